@@ -1,0 +1,112 @@
+// bench/bench.cuh: timing helpers shared by warpkit's benchmarks.
+//  - BENCH_CUDA(call): abort with a message on any CUDA error.
+//  - bench_median_ms(launch, warmup, reps): CUDA-event timing of launch(), median of reps.
+//  - bench_copy_tbps(bytes): device-to-device copy ceiling, (read + written bytes) / time in TB/s.
+//  - bench_fill_random(ptr, n): fill a float/int/half/bf16 buffer with random values on the device.
+//  - bench_progress(...): one line to stderr so a long run shows where it is.
+#pragma once
+
+#include <cuda_runtime.h>
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <stdint.h>
+#include <stdarg.h>
+#include <algorithm>
+#include <vector>
+
+#define BENCH_CUDA(call)                                                                  \
+    do {                                                                                  \
+        cudaError_t e_ = (call);                                                          \
+        if (e_ != cudaSuccess) {                                                          \
+            fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call,          \
+                    cudaGetErrorString(e_));                                              \
+            exit(1);                                                                      \
+        }                                                                                 \
+    } while (0)
+
+/// Median time in milliseconds of `launch()` (which enqueues work on stream 0), timed with CUDA
+/// events around each call after `warmup` untimed calls. Checks for launch errors.
+template <typename F> static float bench_median_ms(F launch, int warmup = 5, int reps = 30) {
+    cudaEvent_t a, b;
+    BENCH_CUDA(cudaEventCreate(&a));
+    BENCH_CUDA(cudaEventCreate(&b));
+    for (int i = 0; i < warmup; ++i) launch();
+    BENCH_CUDA(cudaGetLastError());
+    BENCH_CUDA(cudaDeviceSynchronize());
+    std::vector<float> t(reps);
+    for (int i = 0; i < reps; ++i) {
+        BENCH_CUDA(cudaEventRecord(a));
+        launch();
+        BENCH_CUDA(cudaEventRecord(b));
+        BENCH_CUDA(cudaEventSynchronize(b));
+        BENCH_CUDA(cudaEventElapsedTime(&t[i], a, b));
+    }
+    BENCH_CUDA(cudaGetLastError());
+    BENCH_CUDA(cudaEventDestroy(a));
+    BENCH_CUDA(cudaEventDestroy(b));
+    std::sort(t.begin(), t.end());
+    return reps % 2 ? t[reps / 2] : 0.5f * (t[reps / 2 - 1] + t[reps / 2]);
+}
+
+/// The ceiling: a device-to-device copy of `bytes`, in TB/s counting bytes read plus written.
+static double bench_copy_tbps(size_t bytes, int reps = 30) {
+    void *src, *dst;
+    BENCH_CUDA(cudaMalloc(&src, bytes));
+    BENCH_CUDA(cudaMalloc(&dst, bytes));
+    BENCH_CUDA(cudaMemset(src, 1, bytes));
+    float ms = bench_median_ms([&] { cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice); }, 5, reps);
+    BENCH_CUDA(cudaFree(src));
+    BENCH_CUDA(cudaFree(dst));
+    return 2.0 * (double)bytes / (ms * 1e-3) / 1e12;
+}
+
+/// Bytes over milliseconds, in TB/s.
+static inline double bench_tbps(double bytes, float ms) { return bytes / (ms * 1e-3) / 1e12; }
+
+template <typename T> __global__ void bench_fill_kernel(T* p, size_t n, uint64_t seed, float lo, float hi) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        uint64_t z = seed + i * 0x9e3779b97f4a7c15ull;
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        z ^= z >> 31;
+        float u = lo + (hi - lo) * (float)(z >> 40) * (1.0f / 16777216.0f);
+        if constexpr (sizeof(T) == 2) p[i] = T(u);
+        else p[i] = (T)u;
+    }
+}
+/// Fill n elements with uniform random values in [lo, hi) (never zeros-only data).
+template <typename T> static void bench_fill_random(T* p, size_t n, uint64_t seed, float lo = -1.f, float hi = 1.f) {
+    bench_fill_kernel<<<1024, 256>>>(p, n, seed, lo, hi);
+    BENCH_CUDA(cudaGetLastError());
+    BENCH_CUDA(cudaDeviceSynchronize());
+}
+
+static void bench_progress(const char* fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "  .. ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+}
+
+/// Open the CSV named by argv[1] (or `fallback`), write its header line, return it (never NULL).
+static FILE* bench_csv(int argc, char** argv, const char* fallback, const char* header) {
+    const char* path = argc > 1 ? argv[1] : fallback;
+    FILE* f = fopen(path, "w");
+    if (!f) { fprintf(stderr, "cannot write %s\n", path); exit(1); }
+    fprintf(f, "%s\n", header);
+    fprintf(stderr, "  csv: %s\n", path);
+    return f;
+}
+
+/// Exit cleanly (status 0) when there is no GPU to time.
+static void bench_require_gpu(void) {
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+        printf("no CUDA device: nothing to time\n");
+        exit(0);
+    }
+}

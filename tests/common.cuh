@@ -1,0 +1,120 @@
+// tests/common.cuh: shared pieces of warpkit's Criterion tests.
+//  - WK_REQUIRE_GPU(): skip the test with "no CUDA device" where there is none.
+//  - WK_CUDA(call): fail the test on any CUDA error; WK_LAUNCHED(): check the last launch.
+//  - wk_rng: seeded splitmix64 (seed from WARPKIT_SEED, default fixed), printed on failure.
+//  - wk_alloc / wk_upload / wk_download / wk_poison: device buffers; poison is 0xA5 bytes.
+//  - wk_to_double / wk_from_double: element conversions for the double-precision references.
+//  - wk_close: NaN matches NaN, inf matches the same inf, else |got - want| <= tol * (1 + |want|).
+//  - wk_quick(): true under WARPKIT_QUICK=1 (make sanitize), for smaller sweeps.
+#pragma once
+
+#include <criterion/criterion.h>
+#include <cuda_runtime.h>
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WK_CUDA(call)                                                                     \
+    do {                                                                                  \
+        cudaError_t wk_err_ = (call);                                                     \
+        cr_assert(wk_err_ == cudaSuccess, "%s failed: %s", #call, cudaGetErrorString(wk_err_)); \
+    } while (0)
+
+#define WK_LAUNCHED()                                                                     \
+    do {                                                                                  \
+        WK_CUDA(cudaGetLastError());                                                      \
+        WK_CUDA(cudaDeviceSynchronize());                                                 \
+    } while (0)
+
+static inline bool wk_has_gpu(void) {
+    int n = 0;
+    return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+}
+
+#define WK_REQUIRE_GPU()                                                                  \
+    do {                                                                                  \
+        if (!wk_has_gpu()) cr_skip_test("no CUDA device");                                \
+    } while (0)
+
+static inline bool wk_quick(void) {
+    const char* q = getenv("WARPKIT_QUICK");
+    return q && *q && *q != '0';
+}
+
+// ---- random numbers ------------------------------------------------------------------------
+typedef struct { uint64_t s; } wk_rng;
+
+static inline uint64_t wk_seed(void) {
+    const char* s = getenv("WARPKIT_SEED");
+    return s ? strtoull(s, NULL, 0) : 0x5eed2026ull;
+}
+static inline wk_rng wk_rng_make(uint64_t stream) {
+    wk_rng r = {wk_seed() ^ (stream * 0x9e3779b97f4a7c15ull)};
+    return r;
+}
+static inline uint64_t wk_next(wk_rng* r) {
+    uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+/// Uniform double in [lo, hi).
+static inline double wk_uniform(wk_rng* r, double lo, double hi) {
+    return lo + (hi - lo) * (double)(wk_next(r) >> 11) * (1.0 / 9007199254740992.0);
+}
+/// Uniform integer in [lo, hi].
+static inline long long wk_int(wk_rng* r, long long lo, long long hi) {
+    return lo + (long long)(wk_next(r) % (uint64_t)(hi - lo + 1));
+}
+
+// ---- element conversions ---------------------------------------------------------------------
+template <typename T> static inline double wk_to_double(T v) { return (double)v; }
+template <> inline double wk_to_double<__half>(__half v) { return (double)__half2float(v); }
+template <> inline double wk_to_double<__nv_bfloat16>(__nv_bfloat16 v) { return (double)__bfloat162float(v); }
+template <typename T> static inline T wk_from_double(double v) { return (T)v; }
+template <> inline __half wk_from_double<__half>(double v) { return __float2half_rn((float)v); }
+template <> inline __nv_bfloat16 wk_from_double<__nv_bfloat16>(double v) { return __float2bfloat16_rn((float)v); }
+
+template <typename T> static inline const char* wk_type_name(void);
+#define WK_TYPE_NAME(T) template <> inline const char* wk_type_name<T>(void) { return #T; }
+WK_TYPE_NAME(int) WK_TYPE_NAME(unsigned) WK_TYPE_NAME(long long) WK_TYPE_NAME(unsigned long long)
+WK_TYPE_NAME(float) WK_TYPE_NAME(double) WK_TYPE_NAME(__half) WK_TYPE_NAME(__nv_bfloat16)
+#undef WK_TYPE_NAME
+
+/// Unit roundoff of T's significand (0 for integers): scale tolerances by it.
+template <typename T> static inline double wk_eps(void) { return 0.0; }
+template <> inline double wk_eps<float>(void) { return 1.0 / (1 << 23); }
+template <> inline double wk_eps<double>(void) { return 1.0 / 4503599627370496.0; }
+template <> inline double wk_eps<__half>(void) { return 1.0 / (1 << 10); }
+template <> inline double wk_eps<__nv_bfloat16>(void) { return 1.0 / (1 << 7); }
+
+/// Compare one value with its reference.
+static inline bool wk_close(double got, double want, double tol) {
+    if (isnan(want)) return isnan(got);
+    if (isinf(want)) return got == want;
+    if (isnan(got) || isinf(got)) return false;
+    return fabs(got - want) <= tol * (1.0 + fabs(want));
+}
+
+// ---- device buffers --------------------------------------------------------------------------
+template <typename T> static inline T* wk_alloc(size_t n) {
+    T* p = NULL;
+    cudaError_t e = cudaMalloc((void**)&p, (n ? n : 1) * sizeof(T));
+    cr_assert(e == cudaSuccess, "cudaMalloc(%zu bytes): %s", n * sizeof(T), cudaGetErrorString(e));
+    return p;
+}
+template <typename T> static inline void wk_upload(T* dst, const T* src, size_t n) {
+    WK_CUDA(cudaMemcpy(dst, src, n * sizeof(T), cudaMemcpyHostToDevice));
+}
+template <typename T> static inline void wk_download(T* dst, const T* src, size_t n) {
+    WK_CUDA(cudaMemcpy(dst, src, n * sizeof(T), cudaMemcpyDeviceToHost));
+}
+/// Fill with 0xA5 bytes: a value no correct output holds (a small negative float, a large negative
+/// int), so an element the kernel failed to write shows up as a mismatch.
+template <typename T> static inline void wk_poison(T* dev, size_t n) {
+    WK_CUDA(cudaMemset(dev, 0xA5, n * sizeof(T)));
+}
