@@ -1,0 +1,177 @@
+// warpkit/grid.cuh: grid-stride loops, per-thread accumulation with 16-byte vector loads, and a
+// host helper that sizes a grid from occupancy.
+//
+//   WARPKIT_GRID_STRIDE_LOOP(i, n)       for every index i of [0, n) this thread owns (64-bit i)
+//   warpkit::gridAccumulate<Loads>(p, n, init, op)
+//                                        fold this thread's grid-stride share of p[0..n) into init
+//   warpkit::threadAccumulate<Loads>(p, n, init, op, thread, threads)
+//                                        the same for any numbering of the cooperating threads
+//   warpkit::occupancyGridSize(&blocks, kernel, blockThreads, smem, maxBlocks)
+//                                        host: blocks = resident blocks per SM x SM count
+//
+// The accumulation helpers are the streaming half of a reduction: each thread returns a partial
+// value, and the caller combines the partials with warpReduce / a block reduction (see
+// samples/device_reduce.cu for a whole one-launch device reduction).
+//
+// Memory access. The pointer may have any alignment of its element type. The first few elements
+// up to the next 16-byte boundary ("head") and the last few that do not fill a 16-byte vector
+// ("tail") are read as scalars; everything between is read as 16-byte vectors (ld.global.nc.v4),
+// `Loads` vectors per thread issued back to back before any is used, so Loads x 16 bytes per
+// thread are in flight. No element outside [p, p + n) is read, for any n (0 included).
+//
+// Determinism. A thread's share and the order it folds it in depend only on (p % 16, n, thread,
+// threads), so with the same grid the result is bitwise the same on every run.
+#pragma once
+
+#include "ops.cuh"
+
+namespace warpkit {
+
+/// Grid-stride loop over [0, n) with 64-bit indices: `i` is declared as `unsigned long long`
+/// and starts at this thread's global index (1-D grid), stepping by the number of threads in
+/// the grid. Every thread of the grid runs it; together they visit each index exactly once.
+/// n may exceed 2^32. Example: WARPKIT_GRID_STRIDE_LOOP(i, n) { y[i] = 2 * x[i]; }
+#define WARPKIT_GRID_STRIDE_LOOP(i, n)                                                    \
+    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x, \
+                            i##_warpkit_step = (unsigned long long)gridDim.x * blockDim.x, \
+                            i##_warpkit_end = (unsigned long long)(n);                    \
+         i < i##_warpkit_end; i += i##_warpkit_step)
+
+/// Elements of T in one 16-byte vector load (4 float/int, 2 double, 8 __half/__nv_bfloat16).
+template <typename T> WARPKIT_HD constexpr int vectorElems() { return (int)(16 / sizeof(T)); }
+
+namespace detail {
+
+/// The value handed to op for one element x: a scalar accumulator type gets x converted to it
+/// (int -> long long, __half -> float, float -> double, ...); any other accumulator type (a user
+/// struct) gets x in its own arithmetic type (Arith<T>::Acc: float for the 16-bit floats).
+template <typename Acc, typename T> WARPKIT_DEVICE auto widen(T x) {
+    if constexpr (Arith<Acc>::supported) {
+        if constexpr (IsSame<Acc, T>::value) return x;
+        else if constexpr (Arith<Acc>::is_float && !IsSame<typename Arith<Acc>::Acc, Acc>::value)
+            return Arith<Acc>::from_acc((float)Arith<T>::to_acc(x)); // accumulate in __half/bf16
+        else return (Acc)Arith<T>::to_acc(x);
+    } else {
+        return Arith<T>::to_acc(x);
+    }
+}
+
+/// One 16-byte read-only load, split into its elements.
+template <typename T> struct Vec16 { T e[16 / sizeof(T)]; };
+template <typename T> WARPKIT_DEVICE Vec16<T> loadVec16(const int4* p) {
+    int4 raw = __ldg(p);
+    Vec16<T> v;
+    __builtin_memcpy(&v, &raw, 16);
+    return v;
+}
+
+} // namespace detail
+
+/// Fold this thread's share of p[0 .. n) into `init` with `op` and return it.
+/// Cooperating threads are numbered 0 .. threads-1 (`thread` is this one's number); each must
+/// call with the same p, n and threads. Thread t owns vector t, t + threads, t + 2*threads, ...
+/// of the 16-byte-aligned body, plus scalar head/tail elements; together the threads cover every
+/// element exactly once. Any thread may call (no shuffles, no barriers); each gets its own part.
+///   Loads: 16-byte loads in flight per thread per step (compile time, 1..16; 4 is a good start).
+///   T:     int, unsigned, long long, unsigned long long, float, double, __half, __nv_bfloat16.
+///   init:  op's identity (0 for Sum, lowest for Max); a thread that owns nothing returns it.
+///          Its type Acc is the accumulator: pass 0LL to sum int in 64 bits, 0.0 to sum float
+///          in double.
+///   op:    called as acc = op(acc, x), associative and commutative (shares interleave). For a
+///          scalar Acc, x is the element converted to Acc, so Sum / Max / Min work directly;
+///          for a struct Acc, x is the element in its arithmetic type (float for 16-bit floats),
+///          so write an operator with an (Acc, element) overload.
+template <int Loads = 4, typename T, typename Acc, typename Op>
+WARPKIT_DEVICE Acc threadAccumulate(const T* p, unsigned long long n, Acc init, Op op,
+                                    unsigned long long thread, unsigned long long threads) {
+    static_assert(Loads >= 1 && Loads <= 16,
+                  "threadAccumulate/gridAccumulate: template parameter Loads (16-byte loads in "
+                  "flight per thread) must be between 1 and 16");
+    WARPKIT_CHECK_ARITH_TYPE(T, "threadAccumulate/gridAccumulate");
+    if constexpr (Loads >= 1 && Loads <= 16 && detail::Arith<T>::supported) {
+        constexpr int V = vectorElems<T>();
+        Acc acc = init;
+        // Split [p, p + n) into a scalar head (up to the first 16-byte boundary), a body of whole
+        // vectors and a scalar tail.
+        const unsigned long long mis = (unsigned long long)(size_t)p & 15u;
+        unsigned long long head = mis ? (16u - mis) / sizeof(T) : 0u;
+        if (head > n) head = n;
+        const unsigned long long nvec = (n - head) / V;
+        const unsigned long long tail = n - head - nvec * V;
+        const int4* body = reinterpret_cast<const int4*>(p + head);
+        const T* tailp = p + head + nvec * V;
+
+        // This thread's first head/tail element: loaded now, folded last, so its latency
+        // overlaps the body's loads instead of delaying them.
+        const unsigned long long nextra = head + tail;
+        const bool hasExtra = thread < nextra;
+        T extra{};
+        if (hasExtra) extra = thread < head ? p[thread] : tailp[thread - head];
+
+        // Body: Loads independent vectors per step.
+        unsigned long long v = thread;
+        for (; v + (unsigned long long)(Loads - 1) * threads < nvec; v += (unsigned long long)Loads * threads) {
+            detail::Vec16<T> r[Loads];
+#pragma unroll
+            for (int k = 0; k < Loads; ++k) r[k] = detail::loadVec16<T>(body + v + k * threads);
+#pragma unroll
+            for (int k = 0; k < Loads; ++k)
+#pragma unroll
+                for (int j = 0; j < V; ++j) acc = op(acc, detail::widen<Acc>(r[k].e[j]));
+        }
+        // Last partial step: the remaining (< Loads) vectors, still issued together.
+        if (v < nvec) {
+            detail::Vec16<T> r[Loads];
+#pragma unroll
+            for (int k = 0; k < Loads; ++k)
+                if (v + k * threads < nvec) r[k] = detail::loadVec16<T>(body + v + k * threads);
+#pragma unroll
+            for (int k = 0; k < Loads; ++k)
+                if (v + k * threads < nvec)
+#pragma unroll
+                    for (int j = 0; j < V; ++j) acc = op(acc, detail::widen<Acc>(r[k].e[j]));
+        }
+        if (hasExtra) acc = op(acc, detail::widen<Acc>(extra));
+        // Fewer threads than head + tail elements (at most 2 x 15): the rest, one by one.
+        for (unsigned long long e = thread + threads; e < nextra; e += threads)
+            acc = op(acc, detail::widen<Acc>(e < head ? p[e] : tailp[e - head]));
+        return acc;
+    } else {
+        return init;
+    }
+}
+
+/// threadAccumulate over the whole 1-D grid: thread number blockIdx.x * blockDim.x +
+/// threadIdx.x of gridDim.x * blockDim.x. Every thread of the grid must call it with the same
+/// p and n; each gets the partial value of its own share (combine them with a block reduction).
+template <int Loads = 4, typename T, typename Acc, typename Op>
+WARPKIT_DEVICE Acc gridAccumulate(const T* p, unsigned long long n, Acc init, Op op) {
+    return threadAccumulate<Loads>(p, n, init, op,
+                                   (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x,
+                                   (unsigned long long)gridDim.x * blockDim.x);
+}
+
+/// Host: the number of blocks of `blockThreads` threads (and `dynamicSmemBytes` of dynamic shared
+/// memory) that fill the current device once: resident blocks per SM x SM count, capped at
+/// `maxBlocks` when it is > 0 (e.g. ceil(n / (blockThreads * vectorElems<T>())), so small inputs
+/// do not launch idle blocks), and at least 1. Writes *blocks and returns cudaSuccess, or returns
+/// the CUDA error (cudaErrorInvalidValue for a null `blocks` or blockThreads < 1;
+/// cudaErrorInvalidConfiguration when the kernel cannot run with that block at all).
+template <typename Kernel>
+inline cudaError_t occupancyGridSize(int* blocks, Kernel kernel, int blockThreads,
+                                     size_t dynamicSmemBytes = 0, long long maxBlocks = 0) {
+    if (blocks == nullptr || blockThreads < 1) return cudaErrorInvalidValue;
+    int device = 0, sms = 0, perSm = 0;
+    cudaError_t e = cudaGetDevice(&device);
+    if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+    if (e == cudaSuccess)
+        e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, kernel, blockThreads, dynamicSmemBytes);
+    if (e != cudaSuccess) return e;
+    if (perSm < 1) return cudaErrorInvalidConfiguration;
+    long long b = (long long)perSm * sms;
+    if (maxBlocks > 0 && b > maxBlocks) b = maxBlocks;
+    *blocks = b < 1 ? 1 : (int)b;
+    return cudaSuccess;
+}
+
+} // namespace warpkit
