@@ -1,0 +1,210 @@
+// bench/warp_reduce.cu: segmented warp sums over 2^28 elements, every Width 2..32, float and int.
+//
+// Work: the input is read as rows of Width elements (rows = 2^28 / Width; the < Width leftover
+// elements are not touched). Each segment of Width lanes sums one row per step and the
+// segment's first lane writes the row's sum. For a Width that does not divide 32, a warp holds
+// 32 / Width full segments and its last 32 % Width lanes load nothing (they still call the
+// reduction, which both libraries require of every lane of the warp).
+//
+// Peers, in the same run: warpkit::warpReduceSum<W> and cub::WarpReduce<T, W>::Sum inside the
+// same kernel (only the reduction call differs), and a device-to-device copy as the ceiling.
+// Bytes moved = rows * Width * sizeof(T) read + rows * sizeof(T) written.
+// Every kernel's output is checked against a double-precision CPU sum before it is timed.
+//
+// Usage: warp_reduce [out.csv]      (make bench passes build/bench/warp_reduce.csv)
+#include <cub/warp/warp_reduce.cuh>
+#include <warpkit/reduce.cuh>
+
+#include <cmath>
+#include <thread>
+
+#include "bench.cuh"
+
+namespace {
+
+constexpr int kBlock = 256;   // threads per block
+constexpr int kUnroll = 8;    // rows in flight per segment per loop step (loads issued before reducing)
+constexpr long long kN = 1ll << 28;
+
+template <int W> __host__ __device__ constexpr int fullSegs() { return 32 / W; }
+template <int W> __host__ __device__ constexpr int segsPerWarp() { return 32 / W + (32 % W ? 1 : 0); }
+
+/// The one kernel form both libraries run in. kCub picks the reduction; nothing else differs.
+template <int W, typename T, bool kCub>
+__global__ void __launch_bounds__(kBlock) segSum(const T* __restrict__ in, T* __restrict__ out, long long rows) {
+    constexpr int S = fullSegs<W>();
+    const int lane = threadIdx.x & 31;
+    const int seg = lane / W;
+    const int slane = lane - seg * W;
+    const bool active = seg < S;  // false only for the short tail segment of a non-power-of-two W
+    const long long warp = ((long long)blockIdx.x * kBlock + threadIdx.x) >> 5;
+    const long long warps = ((long long)gridDim.x * kBlock) >> 5;
+
+    using CubReduce = cub::WarpReduce<T, W>;
+    __shared__ typename CubReduce::TempStorage tmp[kCub ? kBlock / 32 * segsPerWarp<W>() : 1];
+
+    // base is the same in every lane of the warp, so all lanes take part in each reduction.
+    for (long long base = warp * S * kUnroll; base < rows; base += warps * S * kUnroll) {
+        T v[kUnroll];
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+            const long long r = base + u * S + seg;
+            v[u] = (active && r < rows) ? in[(base + u * S) * W + lane] : T(0);
+        }
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+            T s;
+            if constexpr (kCub) s = CubReduce(tmp[(threadIdx.x >> 5) * segsPerWarp<W>() + seg]).Sum(v[u]);
+            else s = warpkit::warpReduceSum<W>(v[u]);
+            const long long r = base + u * S + seg;
+            if (active && slane == 0 && r < rows) out[r] = s;
+        }
+    }
+}
+
+struct Result {
+    double ms, tbps;
+};
+
+template <typename T> const char* typeName();
+template <> const char* typeName<float>() { return "float"; }
+template <> const char* typeName<int>() { return "int"; }
+
+/// Compare out[0..rows) with double sums of host rows of W elements, on all host cores.
+template <typename T>
+bool checkRows(const std::vector<T>& host, const std::vector<T>& got, int W, long long rows, const char* who) {
+    const int nth = std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
+    std::vector<long long> bad(nth, 0), first(nth, -1);
+    std::vector<std::thread> pool;
+    for (int t = 0; t < nth; ++t) {
+        pool.emplace_back([&, t] {
+            for (long long r = t; r < rows; r += nth) {
+                double s = 0, a = 0;
+                for (int j = 0; j < W; ++j) {
+                    double x = (double)host[r * W + j];
+                    s += x;
+                    a += std::fabs(x);
+                }
+                const double g = (double)got[r];
+                // float: W roundings of at most eps/2 * (partial sum) each; int: exact.
+                const double tol = std::is_same<T, float>::value ? W * 0x1p-24 * a + 1e-30 : 0.0;
+                if (!(std::fabs(g - s) <= tol)) {
+                    if (first[t] < 0) first[t] = r;
+                    ++bad[t];
+                }
+            }
+        });
+    }
+    for (auto& th : pool) th.join();
+    long long nbad = 0, r0 = -1;
+    for (int t = 0; t < nth; ++t) {
+        nbad += bad[t];
+        if (first[t] >= 0 && (r0 < 0 || first[t] < r0)) r0 = first[t];
+    }
+    if (nbad) {
+        double s = 0;
+        for (int j = 0; j < W; ++j) s += (double)host[r0 * W + j];
+        printf("MISMATCH %s width %d %s: %lld of %lld rows wrong; row %lld got %.9g want %.9g\n", who, W,
+               typeName<T>(), nbad, rows, r0, (double)got[r0], s);
+    }
+    return nbad == 0;
+}
+
+template <int W, typename T, bool kCub> int gridFor() {
+    int dev = 0, sms = 0, per = 0;
+    BENCH_CUDA(cudaGetDevice(&dev));
+    BENCH_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    BENCH_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, segSum<W, T, kCub>, kBlock, 0));
+    return sms * std::max(per, 1);
+}
+
+struct Ctx {
+    double copy;
+    FILE* csv;
+    bool all_ok;
+    double min_ratio, min_pct;
+    int cells, cells_met;
+};
+
+template <int W, typename T> void runWidth(Ctx& c, const T* din, T* dout, const std::vector<T>& host) {
+    const long long rows = kN / W;
+    const double bytes = (double)(rows * W + rows) * sizeof(T);
+    const int gw = gridFor<W, T, false>(), gc = gridFor<W, T, true>();
+    auto wk = [&] { segSum<W, T, false><<<gw, kBlock>>>(din, dout, rows); };
+    auto cb = [&] { segSum<W, T, true><<<gc, kBlock>>>(din, dout, rows); };
+
+    // Correctness once, before timing, with the output poisoned first.
+    std::vector<T> got(rows);
+    bool ok = true;
+    for (int k = 0; k < 2; ++k) {
+        BENCH_CUDA(cudaMemset(dout, 0xA5, rows * sizeof(T)));
+        if (k) cb();
+        else wk();
+        BENCH_CUDA(cudaGetLastError());
+        BENCH_CUDA(cudaMemcpy(got.data(), dout, rows * sizeof(T), cudaMemcpyDeviceToHost));
+        ok = checkRows(host, got, W, rows, k ? "cub" : "warpkit") && ok;
+    }
+    c.all_ok = c.all_ok && ok;
+
+    // Two interleaved rounds; keep each kernel's better median (drift hits both alike).
+    float mw = 1e30f, mc = 1e30f;
+    for (int round = 0; round < 2; ++round) {
+        mw = std::min(mw, bench_median_ms(wk, 3, 25));
+        mc = std::min(mc, bench_median_ms(cb, 3, 25));
+    }
+    const double tw = bench_tbps(bytes, mw), tc = bench_tbps(bytes, mc);
+    const double ratio = tw / tc, pct = 100.0 * tw / c.copy;
+    const bool met = ratio >= 1.0 && pct >= 90.0;
+    c.cells++;
+    c.cells_met += met;
+    c.min_ratio = std::min(c.min_ratio, ratio);
+    c.min_pct = std::min(c.min_pct, pct);
+    printf("| %5d | %-5s | %8.3f | %8.3f | %6.3f | %6.1f%% | %s%s\n", W, typeName<T>(), tw, tc, ratio, pct,
+           ok ? "ok" : "WRONG", met ? "" : "  (target missed)");
+    fprintf(c.csv, "%d,%s,%lld,%.0f,%d,%d,%.5f,%.5f,%.4f,%.4f,%.4f,%.2f,%.4f,%d\n", W, typeName<T>(), rows, bytes, gw,
+            gc, mw, mc, tw, tc, ratio, pct, c.copy, ok ? 1 : 0);
+    fflush(stdout);
+}
+
+template <typename T, int... Ws> void runType(Ctx& c, std::integer_sequence<int, Ws...>) {
+    bench_progress("filling 2^28 %s and copying them to the host for the CPU check", typeName<T>());
+    T *din, *dout;
+    BENCH_CUDA(cudaMalloc(&din, kN * sizeof(T)));
+    BENCH_CUDA(cudaMalloc(&dout, (kN / 2) * sizeof(T)));
+    if (std::is_same<T, int>::value) bench_fill_random(din, kN, 0x1234 + sizeof(T), -1000.f, 1000.f);
+    else bench_fill_random(din, kN, 0x4321, -1.f, 1.f);
+    std::vector<T> host(kN);
+    BENCH_CUDA(cudaMemcpy(host.data(), din, kN * sizeof(T), cudaMemcpyDeviceToHost));
+    (runWidth<Ws + 2, T>(c, din, dout, host), ...);
+    BENCH_CUDA(cudaFree(din));
+    BENCH_CUDA(cudaFree(dout));
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    bench_require_gpu();
+    cudaDeviceProp p;
+    BENCH_CUDA(cudaGetDeviceProperties(&p, 0));
+    Ctx c{0, nullptr, true, 1e30, 1e30, 0, 0};
+    c.csv = bench_csv(argc, argv, "warp_reduce.csv",
+                      "width,type,rows,bytes,grid_warpkit,grid_cub,ms_warpkit,ms_cub,tbps_warpkit,tbps_cub,"
+                      "ratio,pct_copy,copy_tbps,correct");
+    const double copy0 = bench_copy_tbps((size_t)kN * 4);
+    printf("warp_reduce: segmented warp sums, 2^28 elements, %s (%d SMs)\n", p.name, p.multiProcessorCount);
+    printf("copy ceiling (1 GiB D2D, read + write): %.3f TB/s\n", copy0);
+    printf("TB/s = (input + output bytes) / time; ratio = warpkit / CUB; %% copy = warpkit / copy ceiling\n\n");
+    printf("| width | type  | warpkit  |   CUB    | ratio  | %% copy | check\n");
+    printf("|------:|-------|---------:|---------:|-------:|-------:|------\n");
+    c.copy = copy0;
+    runType<float>(c, std::make_integer_sequence<int, 31>{});
+    runType<int>(c, std::make_integer_sequence<int, 31>{});
+    const double copy1 = bench_copy_tbps((size_t)kN * 4);
+    printf("\ncopy ceiling again at the end: %.3f TB/s (start %.3f)\n", copy1, copy0);
+    printf("targets (warpkit >= 1.0x CUB and >= 90%% of copy): %d of %d cells met; min ratio %.3f; min %% copy "
+           "%.1f%%\n",
+           c.cells_met, c.cells, c.min_ratio, c.min_pct);
+    printf("results vs CPU double reference: %s\n", c.all_ok ? "all correct" : "MISMATCHES (see above)");
+    fclose(c.csv);
+    return c.all_ok ? 0 : 1;
+}
