@@ -87,7 +87,10 @@ WARPKIT_DEVICE Acc threadAccumulate(const T* p, unsigned long long n, Acc init, 
     static_assert(Loads >= 1 && Loads <= 16,
                   "threadAccumulate/gridAccumulate: template parameter Loads (16-byte loads in "
                   "flight per thread) must be between 1 and 16");
-    WARPKIT_CHECK_ARITH_TYPE(T, "threadAccumulate/gridAccumulate");
+    static_assert(detail::Arith<T>::supported,
+                  "threadAccumulate/gridAccumulate: element type T must be int, unsigned, long long, "
+                  "unsigned long long, float, double, __half or __nv_bfloat16 (reinterpret other "
+                  "data as one of these)");
     if constexpr (Loads >= 1 && Loads <= 16 && detail::Arith<T>::supported) {
         constexpr int V = vectorElems<T>();
         Acc acc = init;
