@@ -102,10 +102,20 @@ deviceReduceKernel(const T* in, unsigned long long n, Acc init, Op op, Acc* part
     }
     __syncthreads();
     if (!isLast) return;
-    // 3. the last block: every partial, in block order
+    // 3. the last block: every partial, in block order. The loads of a batch are all issued
+    //    before any is used (kFinalLoads L2 round trips overlap), since this step is pure latency.
     __threadfence();
     acc = init;
-    for (unsigned b = threadIdx.x; b < gridDim.x; b += BlockThreads) acc = op(acc, loadFromL2(partials + b));
+    constexpr int kFinalLoads = sizeof(Acc) <= 8 ? 8 : 4; // fewer for wide partials: registers
+    for (unsigned b0 = threadIdx.x; b0 < gridDim.x; b0 += kFinalLoads * BlockThreads) {
+        Acc r[kFinalLoads];
+#pragma unroll
+        for (int k = 0; k < kFinalLoads; ++k)
+            if (b0 + k * BlockThreads < gridDim.x) r[k] = loadFromL2(partials + b0 + k * BlockThreads);
+#pragma unroll
+        for (int k = 0; k < kFinalLoads; ++k)
+            if (b0 + k * BlockThreads < gridDim.x) acc = op(acc, r[k]);
+    }
     acc = blockCombine<BlockThreads>(acc, op);
     if (threadIdx.x == 0) {
         *out = acc;
