@@ -502,20 +502,20 @@ template <int BlockThreads = 0, typename T, typename Op> WARPKIT_DEVICE T blockR
 #define WARPKIT_DETAIL_BLOCK_NAMED(NAME, OP)                                              \
     template <int BlockThreads = 0, typename T>                                           \
     WARPKIT_DEVICE T blockReduce##NAME(T v, BlockReduceScratch<T, BlockThreads>& scratch) { \
-        WARPKIT_CHECK_ARITH_TYPE(T, "blockReduce" #NAME);                                 \
+        WARPKIT_CHECK_ARITH_TYPE(T, "blockReduce" #NAME); WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockReduce" #NAME);                                 \
         return blockReduce<BlockThreads>(v, OP{}, scratch);                               \
     }                                                                                     \
     template <int BlockThreads = 0, typename T> WARPKIT_DEVICE T blockReduce##NAME(T v) { \
-        WARPKIT_CHECK_ARITH_TYPE(T, "blockReduce" #NAME);                                 \
+        WARPKIT_CHECK_ARITH_TYPE(T, "blockReduce" #NAME); WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockReduce" #NAME);                                 \
         return blockReduce<BlockThreads>(v, OP{});                                        \
     }                                                                                     \
     template <int BlockThreads = 0, typename T>                                           \
     WARPKIT_DEVICE T blockReduce##NAME##ToThread0(T v, BlockReduceScratch<T, BlockThreads>& scratch) { \
-        WARPKIT_CHECK_ARITH_TYPE(T, "blockReduce" #NAME "ToThread0");                     \
+        WARPKIT_CHECK_ARITH_TYPE(T, "blockReduce" #NAME "ToThread0"); WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockReduce" #NAME "ToThread0");                     \
         return blockReduceToThread0<BlockThreads>(v, OP{}, scratch);                      \
     }                                                                                     \
     template <int BlockThreads = 0, typename T> WARPKIT_DEVICE T blockReduce##NAME##ToThread0(T v) { \
-        WARPKIT_CHECK_ARITH_TYPE(T, "blockReduce" #NAME "ToThread0");                     \
+        WARPKIT_CHECK_ARITH_TYPE(T, "blockReduce" #NAME "ToThread0"); WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockReduce" #NAME "ToThread0");                     \
         return blockReduceToThread0<BlockThreads>(v, OP{});                               \
     }
 
@@ -531,12 +531,12 @@ WARPKIT_DETAIL_BLOCK_NAMED(Min, Min)
 /// as torch.argmax). Every thread must call; every thread gets the pair. Scratch form:
 /// BlockReduceScratch<ValueIndex<T>, BlockThreads>.
 template <int BlockThreads = 0, typename T> WARPKIT_DEVICE ValueIndex<T> blockReduceArgMax(T value, int index) {
-    WARPKIT_CHECK_ARITH_TYPE(T, "blockReduceArgMax");
+    WARPKIT_CHECK_ARITH_TYPE(T, "blockReduceArgMax"); WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockReduceArgMax");
     return blockReduce<BlockThreads>(ValueIndex<T>{value, index}, ArgMax{});
 }
 template <int BlockThreads = 0, typename T>
 WARPKIT_DEVICE ValueIndex<T> blockReduceArgMax(T value, int index, BlockReduceScratch<ValueIndex<T>, BlockThreads>& scratch) {
-    WARPKIT_CHECK_ARITH_TYPE(T, "blockReduceArgMax");
+    WARPKIT_CHECK_ARITH_TYPE(T, "blockReduceArgMax"); WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockReduceArgMax");
     return blockReduce<BlockThreads>(ValueIndex<T>{value, index}, ArgMax{}, scratch);
 }
 /// blockReduceArgMax with the pair in thread 0 only.
@@ -547,12 +547,12 @@ template <int BlockThreads = 0, typename T> WARPKIT_DEVICE ValueIndex<T> blockRe
 /// Smallest value in the block and its index (lowest index on ties; NaN wins, as torch.argmin).
 /// Every thread must call; every thread gets the pair.
 template <int BlockThreads = 0, typename T> WARPKIT_DEVICE ValueIndex<T> blockReduceArgMin(T value, int index) {
-    WARPKIT_CHECK_ARITH_TYPE(T, "blockReduceArgMin");
+    WARPKIT_CHECK_ARITH_TYPE(T, "blockReduceArgMin"); WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockReduceArgMin");
     return blockReduce<BlockThreads>(ValueIndex<T>{value, index}, ArgMin{});
 }
 template <int BlockThreads = 0, typename T>
 WARPKIT_DEVICE ValueIndex<T> blockReduceArgMin(T value, int index, BlockReduceScratch<ValueIndex<T>, BlockThreads>& scratch) {
-    WARPKIT_CHECK_ARITH_TYPE(T, "blockReduceArgMin");
+    WARPKIT_CHECK_ARITH_TYPE(T, "blockReduceArgMin"); WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockReduceArgMin");
     return blockReduce<BlockThreads>(ValueIndex<T>{value, index}, ArgMin{}, scratch);
 }
 /// blockReduceArgMin with the pair in thread 0 only.
