@@ -123,13 +123,14 @@ __global__ void __launch_bounds__(kWarpThreads) softmaxWarpKernel(const T* __res
 template <typename T, int Kind, int Threads, int C>
 __global__ void __launch_bounds__(Threads) softmaxBlockKernel(const T* __restrict__ x, T* __restrict__ y, int cols, bool vec) {
     constexpr int V = Vec<T>::V, P = C * V, slice = Threads * P;
-    __shared__ warpkit::BlockReduceScratch<float, Threads> red;
+    __shared__ warpkit::BlockReduceScratch<SoftmaxState, Threads> red;
     int rank = 0, nblocks = 1;
 #if WARPKIT_ARCH >= 900
     namespace cg = cooperative_groups;
     cg::cluster_group cluster = cg::this_cluster();
     nblocks = (int)cluster.num_blocks();
     rank = (int)cluster.block_rank();
+    __shared__ SoftmaxState part; // this block's state, read by the cluster's other blocks
 #endif
     const size_t row = blockIdx.x / nblocks;
     const T* p = x + row * cols;
@@ -139,27 +140,22 @@ __global__ void __launch_bounds__(Threads) softmaxBlockKernel(const T* __restric
 #pragma unroll
     for (int c = 0; c < C; ++c)
         loadSlots<T, V>(&v[c * V], p, cols, vec, base + (c * Threads + t) * V, base + c * V * Threads + t, Threads, true);
-    auto rmax = [&](float m) { return warpkit::blockReduce<Threads>(m, warpkit::Max{}, red); };
-    auto rsum = [&](float s) { return warpkit::blockReduce<Threads>(s, warpkit::Sum{}, red); };
-    if (nblocks == 1) {
-        warpkit::detail::softmaxCore<Kind>(v, rmax, rsum);
-    } else {
+    warpkit::detail::softmaxCore<Kind>(v, [&](SoftmaxState st) {
+        st = warpkit::blockReduce<Threads>(st, warpkit::SoftmaxStateMerge{}, red);
 #if WARPKIT_ARCH >= 900
-        __shared__ SoftmaxState part;
-        auto combine = [&](SoftmaxState mine) {
-            if (t == 0) part = mine;
-            cluster.sync(); // every block's part is published
-            SoftmaxState s = warpkit::softmaxStateEmpty();
+        if (nblocks > 1) {
+            if (t == 0) part = st;
+            cluster.sync(); // every block's state is published
+            SoftmaxState o = warpkit::softmaxStateEmpty();
             const int lane = t & 31;
-            if (lane < nblocks) s = *cluster.map_shared_rank(&part, lane);
-            s = warpkit::warpReduce<32>(s, warpkit::SoftmaxStateMerge{}, nblocks);
-            // Tell the others we are done reading; the matching wait is just before exit.
+            if (lane < nblocks) o = *cluster.map_shared_rank(&part, lane);
+            st = warpkit::warpReduce<32>(o, warpkit::SoftmaxStateMerge{}, nblocks);
+            // Done reading the others' `part`; the matching wait comes just before exit.
             asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
-            return s;
-        };
-        warpkit::detail::softmaxCore<Kind>(v, rmax, rsum, combine);
+        }
 #endif
-    }
+        return st;
+    });
 #pragma unroll
     for (int c = 0; c < C; ++c)
         storeSlots<T, V>(q, &v[c * V], cols, vec, base + (c * Threads + t) * V, base + c * V * Threads + t, Threads, true);
@@ -195,7 +191,7 @@ __global__ void __launch_bounds__(kSmemThreads) softmaxSmemKernel(const T* __res
         s += warpkit::detail::expDiff(warpkit::detail::Arith<T>::to_acc(row[i]), ms);
     s = warpkit::blockReduce<kSmemThreads>(s, warpkit::Sum{}, red);
     const bool masked = (Kind & warpkit::SoftmaxMasked) && m == -__builtin_huge_valf();
-    const float c = masked ? 0.0f : m + logf(s), inv = masked ? 0.0f : 1.0f / s;
+    const float ls = masked ? 0.0f : logf(s), inv = masked ? 0.0f : 1.0f / s;
     for (int i = threadIdx.x; i < chunks; i += kSmemThreads) {
         T e[V];
         const int n = vec ? V : 1;
@@ -203,7 +199,7 @@ __global__ void __launch_bounds__(kSmemThreads) softmaxSmemKernel(const T* __res
         for (int k = 0; k < V; ++k) {
             if (k >= n) break;
             const float xv = warpkit::detail::Arith<T>::to_acc(row[i * n + k]);
-            const float o = (Kind & warpkit::SoftmaxLog) ? xv - c : warpkit::detail::expDiff(xv, ms) * inv;
+            const float o = (Kind & warpkit::SoftmaxLog) ? (xv - ms) - ls : warpkit::detail::expDiff(xv, ms) * inv;
             e[k] = warpkit::detail::Arith<T>::from_acc(o);
         }
         if (vec) reinterpret_cast<uint4*>(q)[i] = *reinterpret_cast<uint4*>(e);
@@ -271,15 +267,17 @@ static DeviceInfo deviceInfo() {
     return info;
 }
 
-constexpr int kMaxWarpCols = 1024, kMaxBlockCols = 16384, kMaxClusterCols = 262144;
+constexpr int kMaxWarpCols = 1024, kMaxClusterCols = 262144;
+/// Longest row the block path holds: 1024 threads x 64 bytes.
+template <typename T> constexpr int maxBlockCols() { return 1024 * 4 * Vec<T>::V; }
 
 /// The path Auto picks for `cols` columns of T.
 template <typename T> static Path autoPath(int cols) {
     const DeviceInfo d = deviceInfo();
     if (cols <= kMaxWarpCols) return PathWarp;
-    if (cols <= 8192) return PathBlock;
+    if (cols <= 512 * 4 * Vec<T>::V) return PathBlock; // 8192 fp32, 16384 16-bit
     if (d.clusters && cols <= kMaxClusterCols) return PathCluster;
-    if (cols <= kMaxBlockCols) return PathBlock;
+    if (cols <= maxBlockCols<T>()) return PathBlock;
     if ((size_t)cols * sizeof(T) + 16 <= (size_t)d.smemOptin) return PathSmem;
     return PathTwoPass;
 }
@@ -290,7 +288,7 @@ template <typename T> static bool pathSupports(Path path, int cols) {
     switch (path) {
     case PathAuto: case PathTwoPass: return true;
     case PathWarp: return cols <= kMaxWarpCols;
-    case PathBlock: return cols <= kMaxBlockCols;
+    case PathBlock: return cols <= maxBlockCols<T>();
     case PathCluster: return d.clusters && cols <= kMaxClusterCols;
     case PathSmem: return (size_t)cols * sizeof(T) + 16 <= (size_t)d.smemOptin;
     }
@@ -305,6 +303,8 @@ static cudaError_t launchWarp(const T* x, T* y, int rows, int cols, bool vec, cu
     return cudaGetLastError();
 }
 
+static void clusterConfig(cudaLaunchConfig_t* cfg, cudaLaunchAttribute* attr, int n);
+
 template <typename T, int Kind, int Threads, int C>
 static cudaError_t launchBlock(const T* x, T* y, int rows, int cols, bool vec, int clusterN, cudaStream_t st) {
     auto kern = softmaxBlockKernel<T, Kind, Threads, C>;
@@ -318,36 +318,72 @@ static cudaError_t launchBlock(const T* x, T* y, int rows, int cols, bool vec, i
             cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
             if (e != cudaSuccess) return e;
         }
-        attr[0].id = cudaLaunchAttributeClusterDimension;
-        attr[0].val.clusterDim.x = (unsigned)clusterN;
-        attr[0].val.clusterDim.y = 1;
-        attr[0].val.clusterDim.z = 1;
-        cfg.attrs = attr;
-        cfg.numAttrs = 1;
+        clusterConfig(&cfg, attr, clusterN);
     }
     return cudaLaunchKernelEx(&cfg, kern, x, y, cols, vec);
 }
 
-/// Cluster of N blocks of (Threads, C) for this row, or 0 when the device cannot schedule it.
+/// Launch configuration with a cluster of n blocks along x.
+static void clusterConfig(cudaLaunchConfig_t* cfg, cudaLaunchAttribute* attr, int n) {
+    attr->id = cudaLaunchAttributeClusterDimension;
+    attr->val.clusterDim.x = (unsigned)n;
+    attr->val.clusterDim.y = 1;
+    attr->val.clusterDim.z = 1;
+    cfg->attrs = attr;
+    cfg->numAttrs = 1;
+}
+
+/// How many clusters of n blocks of (Threads, C) the device can hold at once (0: none fit).
+/// Cached per kernel and n: the occupancy query costs host time.
 template <typename T, int Kind, int Threads, int C> static int clusterFits(int n) {
+    static int cache[17] = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
+    if (n < 1 || n > 16) return 0;
+    if (cache[n] >= 0) return cache[n];
     auto kern = softmaxBlockKernel<T, Kind, Threads, C>;
-    if (n > 8 && cudaFuncSetAttribute(kern, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) {
-        cudaGetLastError();
-        return 0;
-    }
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3((unsigned)n);
-    cfg.blockDim = dim3(Threads);
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = (unsigned)n;
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
     int clusters = 0;
-    if (cudaOccupancyMaxActiveClusters(&clusters, kern, &cfg) != cudaSuccess) { cudaGetLastError(); return 0; }
-    return clusters;
+    if (n <= 8 || cudaFuncSetAttribute(kern, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) == cudaSuccess) {
+        cudaLaunchConfig_t cfg = {};
+        cfg.gridDim = dim3((unsigned)n);
+        cfg.blockDim = dim3(Threads);
+        cudaLaunchAttribute attr[1];
+        clusterConfig(&cfg, attr, n);
+        if (cudaOccupancyMaxActiveClusters(&clusters, kern, &cfg) != cudaSuccess) clusters = 0;
+    }
+    cudaGetLastError();
+    return cache[n] = clusters;
+}
+
+/// Cluster path. Each block of the cluster holds a slice of the row in registers:
+///   variant 1: 512 threads x 64 bytes     variant 2: 1024 threads x 64 bytes
+///   variant 3: 1024 threads x 128 bytes (fp32 only)   variant 4: 256 threads x 64 bytes
+/// Variant 0 picks: 1 while it needs <= 8 blocks, else 2 with up to 16 blocks (non-portable
+/// cluster size) when the device can place such clusters, else 3 (fp32) / 2. Returns
+/// cudaErrorInvalidValue when the variant cannot cover the row with <= 16 blocks.
+template <typename T, int Kind>
+static cudaError_t rowSoftmaxCluster(const T* x, T* y, int rows, int cols, bool vec, int variant, cudaStream_t st) {
+    constexpr int V = Vec<T>::V;
+    auto blocks = [&](int slice) { return (cols + slice - 1) / slice; };
+    if (variant == 0) {
+        if (blocks(512 * 4 * V) <= 8) variant = 1;
+        else if (blocks(1024 * 4 * V) <= 16 && clusterFits<T, Kind, 1024, 4>(blocks(1024 * 4 * V)) > 0) variant = 2;
+        else variant = sizeof(T) == 4 ? 3 : 2;
+    }
+    int n = 0;
+    switch (variant) {
+    case 1: n = blocks(512 * 4 * V); break;
+    case 2: n = blocks(1024 * 4 * V); break;
+    case 3: n = sizeof(T) == 4 ? blocks(1024 * 8 * V) : 0; break;
+    case 4: n = blocks(256 * 4 * V); break;
+    }
+    if (n < 1 || n > 16) return cudaErrorInvalidValue;
+    switch (variant) {
+    case 1: return launchBlock<T, Kind, 512, 4>(x, y, rows, cols, vec, n, st);
+    case 2: return launchBlock<T, Kind, 1024, 4>(x, y, rows, cols, vec, n, st);
+    case 4: return launchBlock<T, Kind, 256, 4>(x, y, rows, cols, vec, n, st);
+    default:
+        if constexpr (sizeof(T) == 4) return launchBlock<T, Kind, 1024, 8>(x, y, rows, cols, vec, n, st);
+        return cudaErrorInvalidValue;
+    }
 }
 
 /// y = softmax(x) over each row of a rows x cols row-major matrix (Kind: a warpkit::SoftmaxKind).
@@ -374,25 +410,15 @@ static cudaError_t rowSoftmax(const T* x, T* y, int rows, int cols, Path path = 
         if (cols <= 128 * chunkCols) return launchWarp<T, Kind, 32, 4>(x, y, rows, cols, vec, st);
         return launchWarp<T, Kind, 32, 32 / V>(x, y, rows, cols, vec, st); // fp32: 8 chunks
     }
-    case PathBlock: {
-        constexpr int C = 16 / V; // 16 values per thread
-        if (cols <= 128 * 16) return launchBlock<T, Kind, 128, C>(x, y, rows, cols, vec, 1, st);
-        if (cols <= 256 * 16) return launchBlock<T, Kind, 256, C>(x, y, rows, cols, vec, 1, st);
-        if (cols <= 512 * 16) return launchBlock<T, Kind, 512, C>(x, y, rows, cols, vec, 1, st);
-        return launchBlock<T, Kind, 1024, C>(x, y, rows, cols, vec, 1, st);
+    case PathBlock: { // 16 bytes x 4 chunks per thread; the smallest block that holds the row
+        const int per = 4 * V;
+        if (cols <= 64 * per) return launchBlock<T, Kind, 64, 4>(x, y, rows, cols, vec, 1, st);
+        if (cols <= 128 * per) return launchBlock<T, Kind, 128, 4>(x, y, rows, cols, vec, 1, st);
+        if (cols <= 256 * per) return launchBlock<T, Kind, 256, 4>(x, y, rows, cols, vec, 1, st);
+        if (cols <= 512 * per) return launchBlock<T, Kind, 512, 4>(x, y, rows, cols, vec, 1, st);
+        return launchBlock<T, Kind, 1024, 4>(x, y, rows, cols, vec, 1, st);
     }
-    case PathCluster: {
-        // Slices of 512 threads x 16 values (8192 columns) up to 8 blocks; longer rows take
-        // 512 x 32 slices in clusters of up to 16 (non-portable) when the device can place them,
-        // else 1024 x 32 slices in clusters of up to 8.
-        constexpr int C16 = 16 / V, C32 = 32 / V;
-        const int n16 = (cols + 8191) / 8192;
-        if (n16 <= 8) return launchBlock<T, Kind, 512, C16>(x, y, rows, cols, vec, n16, st);
-        const int n32 = (cols + 16383) / 16384;
-        if (n32 <= 16 && clusterFits<T, Kind, 512, C32>(n32) > 0)
-            return launchBlock<T, Kind, 512, C32>(x, y, rows, cols, vec, n32, st);
-        return launchBlock<T, Kind, 1024, C32>(x, y, rows, cols, vec, (cols + 32767) / 32768, st);
-    }
+    case PathCluster: return rowSoftmaxCluster<T, Kind>(x, y, rows, cols, vec, 0, st);
     case PathSmem: {
         const size_t bytes = ((size_t)cols * sizeof(T) + 15) / 16 * 16;
         auto kern = softmaxSmemKernel<T, Kind>;

@@ -41,10 +41,10 @@ struct SoftmaxState {
 namespace detail {
 
 /// exp(x - m) in float. m must not be -inf unless x is too (callers substitute 0 for an
-/// all -inf max). NaN in, NaN out; arguments below -100 give 0.
+/// all -inf max). NaN in, NaN out; arguments below -110 give 0.
 WARPKIT_HD float expDiff(float x, float m) {
     float d = x - m;
-    d = d < -100.0f ? -100.0f : d; // keeps NaN; -inf -> -100 so the split below stays finite
+    d = d < -110.0f ? -110.0f : d; // keeps NaN; -inf -> -110 (exp = 0) so the split stays finite
 #if defined(__CUDA_ARCH__)
     const float L = 1.4426950408889634f;          // log2(e) rounded to float
     const float Llo = 1.9259629911e-08f;          // log2(e) - L
@@ -61,101 +61,7 @@ WARPKIT_HD float expDiff(float x, float m) {
 WARPKIT_HD float negInf() { return -__builtin_huge_valf(); }
 
 
-struct NoCombine {};
-
-/// The shared body of every row primitive. Reduces with rmax / rsum over the threads holding the
-/// row; `combine` (optional) then maps this part's state {max, sum} to the whole row's, for rows
-/// split further (a thread-block cluster), and the outputs are rescaled by exp(max - rowMax).
-template <int Kind, int K, typename T, typename RMax, typename RSum, typename Combine = NoCombine>
-WARPKIT_DEVICE void softmaxCore(T (&io)[K], RMax rmax, RSum rsum, Combine combine = Combine{}) {
-    float v[K];
-#pragma unroll
-    for (int j = 0; j < K; ++j) v[j] = Arith<T>::to_acc(io[j]);
-    float m = v[0];
-#pragma unroll
-    for (int j = 1; j < K; ++j) m = Max{}(m, v[j]);
-    m = rmax(m);
-    const float ms = m == negInf() ? 0.0f : m;
-    float s = 0.0f;
-    if constexpr (Kind & SoftmaxLog) {
-#pragma unroll
-        for (int j = 0; j < K; ++j) s += expDiff(v[j], ms);
-    } else {
-#pragma unroll
-        for (int j = 0; j < K; ++j) { v[j] = expDiff(v[j], ms); s += v[j]; }
-    }
-    s = rsum(s);
-    float M = m, S = s;
-    constexpr bool kSplit = !IsSame<Combine, NoCombine>::value;
-    if constexpr (kSplit) {
-        const SoftmaxState g = combine(SoftmaxState{m, s});
-        M = g.max;
-        S = g.sum;
-    }
-    if constexpr (Kind & SoftmaxLog) {
-        float c = M + logf(S);                      // all -inf: -inf, and x - c is NaN
-        if ((Kind & SoftmaxMasked) && M == negInf()) c = 0.0f; // masked: x - 0 = -inf
-#pragma unroll
-        for (int j = 0; j < K; ++j) io[j] = Arith<T>::from_acc(v[j] - c);
-    } else {
-        float inv = 1.0f / S;                       // all -inf: S = 0, 0 * inf = NaN
-        if constexpr (kSplit) inv *= expDiff(m, M == negInf() ? 0.0f : M); // this part's share
-        if ((Kind & SoftmaxMasked) && M == negInf()) inv = 0.0f;
-#pragma unroll
-        for (int j = 0; j < K; ++j) io[j] = Arith<T>::from_acc(v[j] * inv);
-    }
-}
-
-template <typename T> struct IsSoftmaxType {
-    static constexpr bool value =
-        IsSame<T, float>::value || IsSame<T, __half>::value || IsSame<T, __nv_bfloat16>::value;
-};
-
 } // namespace detail
-
-#define WARPKIT_CHECK_SOFTMAX_ARGS(T, K, Kind, fn)                                        \
-    static_assert(::warpkit::detail::IsSoftmaxType<T>::value,                            \
-                  fn ": element type T must be float, __half or __nv_bfloat16");          \
-    static_assert((K) >= 1, fn ": template parameter K (values per thread) must be at least 1"); \
-    static_assert((Kind) >= 0 && (Kind) <= 3,                                             \
-                  fn ": template parameter Kind must be a SoftmaxKind (Plain, Log, Masked, LogMasked)")
-
-/// Softmax of rows held by segments of Width lanes (Width = 1, 2, 4, 8, 16 or 32): each segment
-/// is one row, each lane holds K of its values in `v` (unused slots = -inf), and every lane gets
-/// its own K results back in place. All 32 lanes of the warp must call, converged.
-template <int Width = 32, int K = 1, int Kind = SoftmaxPlain, typename T>
-WARPKIT_DEVICE void warpSoftmax(T (&v)[K]) {
-    WARPKIT_CHECK_POW2_WIDTH(Width, "warpSoftmax");
-    WARPKIT_CHECK_SOFTMAX_ARGS(T, K, Kind, "warpSoftmax");
-    if constexpr (detail::isPow2(Width) && Width <= 32 && detail::IsSoftmaxType<T>::value && K >= 1)
-        detail::softmaxCore<Kind>(v, [](float m) { return warpReduce<Width>(m, Max{}); },
-                                  [](float s) { return warpReduce<Width>(s, Sum{}); });
-}
-
-/// Log-softmax of segment rows: warpSoftmax with Kind = SoftmaxLog.
-template <int Width = 32, int K = 1, typename T> WARPKIT_DEVICE void warpLogSoftmax(T (&v)[K]) {
-    warpSoftmax<Width, K, SoftmaxLog>(v);
-}
-
-/// Softmax of one row held by the whole block: each thread holds K values in `v` (unused slots
-/// = -inf; a row of length n fits when n <= threads * K) and gets its own K results in place.
-/// Every thread of the block must call (any shape, 1..1024 threads). BlockThreads: the block's
-/// size when known at compile time (faster), 0 for blockDim at run time. Built on blockReduce
-/// (four barriers); back-to-back calls need no barrier between them.
-template <int BlockThreads = 0, int K = 1, int Kind = SoftmaxPlain, typename T>
-WARPKIT_DEVICE void blockSoftmax(T (&v)[K]) {
-    WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockSoftmax");
-    WARPKIT_CHECK_SOFTMAX_ARGS(T, K, Kind, "blockSoftmax");
-    __shared__ BlockReduceScratch<float, BlockThreads> wk_softmax_red;
-    if constexpr (detail::IsSoftmaxType<T>::value && K >= 1)
-        detail::softmaxCore<Kind>(v, [](float m) { return blockReduce<BlockThreads>(m, Max{}, wk_softmax_red); },
-                                  [](float s) { return blockReduce<BlockThreads>(s, Sum{}, wk_softmax_red); });
-}
-
-/// Log-softmax of a block-held row: blockSoftmax with Kind = SoftmaxLog.
-template <int BlockThreads = 0, int K = 1, typename T> WARPKIT_DEVICE void blockLogSoftmax(T (&v)[K]) {
-    blockSoftmax<BlockThreads, K, SoftmaxLog>(v);
-}
 
 // ---- online softmax ------------------------------------------------------------------------
 //
@@ -185,18 +91,29 @@ WARPKIT_HD SoftmaxState softmaxStateUpdate(SoftmaxState s, float x) {
     return SoftmaxState{m, sum};
 }
 
-/// Merge two states (the state of the union of their values). Host or device. Associative and
-/// commutative up to rounding.
+/// Merge two states (the state of the union of their values): one exp. Host or device.
+/// Associative and commutative up to rounding.
 WARPKIT_HD SoftmaxState softmaxStateMerge(SoftmaxState a, SoftmaxState b) {
     const float m = Max{}(a.max, b.max);
     if (m == detail::negInf()) return softmaxStateEmpty();
-    return SoftmaxState{m, a.sum * detail::expDiff(a.max, m) + b.sum * detail::expDiff(b.max, m)};
+    const bool aBig = a.max >= b.max; // NaN: false, and then the exp below is NaN
+    const SoftmaxState big = aBig ? a : b, small = aBig ? b : a;
+    return SoftmaxState{m, big.sum + small.sum * detail::expDiff(small.max, big.max)};
 }
 
 /// softmaxStateMerge as an operator, for the generic warpReduce / blockReduce.
 struct SoftmaxStateMerge {
     WARPKIT_HD SoftmaxState operator()(SoftmaxState a, SoftmaxState b) const { return softmaxStateMerge(a, b); }
 };
+
+/// Merge the states of each segment of Width lanes (1..32). All 32 lanes must call. Result: every
+/// lane of the segment when Width is a power of two, else the segment's first lane.
+template <int Width = 32> WARPKIT_DEVICE SoftmaxState warpReduceSoftmaxState(SoftmaxState s) {
+    WARPKIT_CHECK_WIDTH(Width, "warpReduceSoftmaxState");
+    // The merge is commutative: the unordered butterfly saves a select (and a second exp) per step.
+    if constexpr (Width >= 1 && Width <= 32) return detail::warpReduceFull<Width, false>(s, SoftmaxStateMerge{});
+    else return s;
+}
 
 /// The softmax output of value x of the set `s` summarises, for the given Kind (same NaN/inf rules
 /// as the row primitives). Host or device.
@@ -205,18 +122,99 @@ template <int Kind = SoftmaxPlain> WARPKIT_HD float softmaxApply(SoftmaxState s,
     const bool empty = s.max == detail::negInf();
     if constexpr (Kind & SoftmaxLog) {
         if ((Kind & SoftmaxMasked) && empty) return detail::negInf();
-        return x - (s.max + logf(s.sum));
+        return (x - s.max) - logf(s.sum); // x - max first: exact when x is near max
     } else {
-        if ((Kind & SoftmaxMasked) && empty) return 0.0f;
-        return detail::expDiff(x, empty ? 0.0f : s.max) / s.sum;
+        if (empty) return (Kind & SoftmaxMasked) ? 0.0f : __builtin_nanf("");
+        return detail::expDiff(x, s.max) / s.sum;
     }
 }
 
-/// Merge the states of each segment of Width lanes (1..32). All 32 lanes must call. Result: every
-/// lane of the segment when Width is a power of two, else the segment's first lane.
-template <int Width = 32> WARPKIT_DEVICE SoftmaxState warpReduceSoftmaxState(SoftmaxState s) {
-    WARPKIT_CHECK_WIDTH(Width, "warpReduceSoftmaxState");
-    return warpReduce<Width>(s, SoftmaxStateMerge{});
+namespace detail {
+
+/// The shared body of every row primitive. Each thread summarises its K values as a state
+/// {m, s} (m its max, s = sum exp(v - m), its values replaced by exp(v - m)); `reduce` merges the
+/// states over the threads holding the row (warp segment, block, or a block then a cluster), and
+/// each thread rescales by exp(m - rowMax) / rowSum: one exp per element, one state reduction.
+template <int Kind, int K, typename T, typename Reduce>
+WARPKIT_DEVICE void softmaxCore(T (&io)[K], Reduce reduce) {
+    float v[K];
+#pragma unroll
+    for (int j = 0; j < K; ++j) v[j] = Arith<T>::to_acc(io[j]);
+    float m = v[0];
+#pragma unroll
+    for (int j = 1; j < K; ++j) m = Max{}(m, v[j]);
+    const float ms = m == negInf() ? 0.0f : m; // a thread of only -inf: state {-inf, 0}
+    float s = 0.0f;
+    if constexpr (Kind & SoftmaxLog) {
+#pragma unroll
+        for (int j = 0; j < K; ++j) s += expDiff(v[j], ms);
+    } else {
+#pragma unroll
+        for (int j = 0; j < K; ++j) { v[j] = expDiff(v[j], ms); s += v[j]; }
+    }
+    const SoftmaxState g = reduce(SoftmaxState{m, s}); // NaN / +inf anywhere: g.sum is NaN
+    const bool empty = g.max == negInf();             // the row is all -inf
+    if constexpr (Kind & SoftmaxLog) {
+        const float gm = empty ? 0.0f : g.max;
+        float ls = logf(g.sum);                        // all -inf: log 0 = -inf, and -inf - -inf = NaN
+        if ((Kind & SoftmaxMasked) && empty) ls = 0.0f; // masked: y = x = -inf
+#pragma unroll
+        for (int j = 0; j < K; ++j) io[j] = Arith<T>::from_acc((v[j] - gm) - ls);
+    } else {
+        float scale = expDiff(m, empty ? 0.0f : g.max) / g.sum; // all -inf: 0 / 0 = NaN
+        if ((Kind & SoftmaxMasked) && empty) scale = 0.0f;
+#pragma unroll
+        for (int j = 0; j < K; ++j) io[j] = Arith<T>::from_acc(v[j] * scale);
+    }
+}
+
+template <typename T> struct IsSoftmaxType {
+    static constexpr bool value =
+        IsSame<T, float>::value || IsSame<T, __half>::value || IsSame<T, __nv_bfloat16>::value;
+};
+
+} // namespace detail
+
+#define WARPKIT_CHECK_SOFTMAX_ARGS(T, K, Kind, fn)                                        \
+    static_assert(::warpkit::detail::IsSoftmaxType<T>::value,                            \
+                  fn ": element type T must be float, __half or __nv_bfloat16");          \
+    static_assert((K) >= 1, fn ": template parameter K (values per thread) must be at least 1"); \
+    static_assert((Kind) >= 0 && (Kind) <= 3,                                             \
+                  fn ": template parameter Kind must be a SoftmaxKind (Plain, Log, Masked, LogMasked)")
+
+/// Softmax of rows held by segments of Width lanes (Width = 1, 2, 4, 8, 16 or 32): each segment
+/// is one row, each lane holds K of its values in `v` (unused slots = -inf), and every lane gets
+/// its own K results back in place. All 32 lanes of the warp must call, converged.
+template <int Width = 32, int K = 1, int Kind = SoftmaxPlain, typename T>
+WARPKIT_DEVICE void warpSoftmax(T (&v)[K]) {
+    WARPKIT_CHECK_POW2_WIDTH(Width, "warpSoftmax");
+    WARPKIT_CHECK_SOFTMAX_ARGS(T, K, Kind, "warpSoftmax");
+    if constexpr (detail::isPow2(Width) && Width <= 32 && detail::IsSoftmaxType<T>::value && K >= 1)
+        detail::softmaxCore<Kind>(v, [](SoftmaxState st) { return warpReduceSoftmaxState<Width>(st); });
+}
+
+/// Log-softmax of segment rows: warpSoftmax with Kind = SoftmaxLog.
+template <int Width = 32, int K = 1, typename T> WARPKIT_DEVICE void warpLogSoftmax(T (&v)[K]) {
+    warpSoftmax<Width, K, SoftmaxLog>(v);
+}
+
+/// Softmax of one row held by the whole block: each thread holds K values in `v` (unused slots
+/// = -inf; a row of length n fits when n <= threads * K) and gets its own K results in place.
+/// Every thread of the block must call (any shape, 1..1024 threads). BlockThreads: the block's
+/// size when known at compile time (faster), 0 for blockDim at run time. One blockReduce of
+/// SoftmaxState (two barriers); back-to-back calls need no barrier between them.
+template <int BlockThreads = 0, int K = 1, int Kind = SoftmaxPlain, typename T>
+WARPKIT_DEVICE void blockSoftmax(T (&v)[K]) {
+    WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockSoftmax");
+    WARPKIT_CHECK_SOFTMAX_ARGS(T, K, Kind, "blockSoftmax");
+    constexpr int B = (BlockThreads >= 0 && BlockThreads <= 1024) ? BlockThreads : 0; // one error only
+    if constexpr (detail::IsSoftmaxType<T>::value && K >= 1 && B == BlockThreads)
+        detail::softmaxCore<Kind>(v, [](SoftmaxState st) { return blockReduce<B>(st, SoftmaxStateMerge{}); });
+}
+
+/// Log-softmax of a block-held row: blockSoftmax with Kind = SoftmaxLog.
+template <int BlockThreads = 0, int K = 1, typename T> WARPKIT_DEVICE void blockLogSoftmax(T (&v)[K]) {
+    blockSoftmax<BlockThreads, K, SoftmaxLog>(v);
 }
 
 /// Merge the states of every thread of the block; every thread gets the result. Every thread of
@@ -224,7 +222,8 @@ template <int Width = 32> WARPKIT_DEVICE SoftmaxState warpReduceSoftmaxState(Sof
 /// blockReduce: calls may follow each other directly.
 template <int BlockThreads = 0> WARPKIT_DEVICE SoftmaxState blockReduceSoftmaxState(SoftmaxState s) {
     WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockReduceSoftmaxState");
-    return blockReduce<BlockThreads>(s, SoftmaxStateMerge{});
+    constexpr int B = (BlockThreads >= 0 && BlockThreads <= 1024) ? BlockThreads : 0; // one error only
+    return blockReduce<B>(s, SoftmaxStateMerge{});
 }
 
 } // namespace warpkit

@@ -1,0 +1,41 @@
+// PTX shape of the softmax primitives (sm_90), no local memory anywhere:
+//  * warp: one state reduction, 2 shuffles (max, sum) per butterfly step: 2 log2(Width);
+//  * ex2: one per element, one per merge step, one for the final scale (none for log-softmax):
+//    K + log2(Width) + 1, so a K = 4 row over 32 lanes costs 10, over 8 lanes (K = 1) 5;
+//  * block: one blockReduce of the state, so exactly two barriers.
+// @arch sm_90
+// @nolocal
+// @expect wk_warp_softmax_f32 == 10 shfl.sync.bfly
+// @expect wk_warp_softmax_f32 == 10 ex2.approx
+// @expect wk_seg8_softmax_f32 == 6 shfl.sync.bfly
+// @expect wk_seg8_softmax_f32 == 5 ex2.approx
+// @expect wk_warp_logsoftmax_f32 == 9 ex2.approx
+// @expect wk_block_softmax_h16 == 2 bar.sync
+// @expect wk_block_softmax_h16 <= 25 ex2.approx
+#include <warpkit/softmax.cuh>
+
+extern "C" __global__ void wk_warp_softmax_f32(float4* p) {
+    float4 a = p[threadIdx.x];
+    float v[4] = {a.x, a.y, a.z, a.w};
+    warpkit::warpSoftmax<32, 4>(v);
+    p[threadIdx.x] = make_float4(v[0], v[1], v[2], v[3]);
+}
+extern "C" __global__ void wk_seg8_softmax_f32(float* p) {
+    float v[1] = {p[threadIdx.x]};
+    warpkit::warpSoftmax<8, 1>(v);
+    p[threadIdx.x] = v[0];
+}
+extern "C" __global__ void wk_warp_logsoftmax_f32(float4* p) {
+    float4 a = p[threadIdx.x];
+    float v[4] = {a.x, a.y, a.z, a.w};
+    warpkit::warpLogSoftmax<32, 4>(v);
+    p[threadIdx.x] = make_float4(v[0], v[1], v[2], v[3]);
+}
+extern "C" __global__ void wk_block_softmax_h16(uint4* p) {
+    uint4 u = p[threadIdx.x];
+    __half v[8];
+    __builtin_memcpy(v, &u, 16);
+    warpkit::blockSoftmax<256, 8>(v);
+    __builtin_memcpy(&u, v, 16);
+    p[threadIdx.x] = u;
+}
