@@ -37,7 +37,7 @@ echo "== resources (ptxas -v: no spills, no stack frame)"
 for res in "$BUILD"/tests/*.res "$BUILD"/samples/*.res; do
   [ -f "$res" ] || continue
   name=$(basename "$res" .res)
-  offenders=$(grep -E 'bytes stack frame' "$res" | grep -vE '^\S* ?ptxas info\s*:\s*0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads' | head -n 3)
+  offenders=$(grep -E 'bytes stack frame' "$res" | grep -vE '^\s*(ptxas info\s*:\s*)?0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads' | head -n 3)
   if [ -n "$offenders" ]; then bad "resources: $name" "$offenders"; else ok "resources: $name"; fi
 done
 

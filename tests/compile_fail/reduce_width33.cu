@@ -1,0 +1,3 @@
+// expect: warpReduce: template parameter Width must be between 1 and 32
+#include <warpkit/reduce.cuh>
+__global__ void k(float* p) { p[0] = warpkit::warpReduce<33>(p[1], warpkit::Max{}); }
