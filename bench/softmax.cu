@@ -63,7 +63,7 @@ template <typename T> static void explore_clusters(const char* tname, double cop
     BENCH_CUDA(cudaMalloc(&x, bytes));
     BENCH_CUDA(cudaMalloc(&y, bytes));
     bench_fill_random(x, n, 7, -8.f, 8.f);
-    static const char* names[] = {"auto", "512x64B", "1024x64B", "1024x128B", "256x64B"};
+    static const char* names[] = {"auto", "512x16", "512x32", "1024x32", "1024x16"};
     for (int cols : {16384, 32768, 65536, 262144}) {
         const int rows = (int)(n / cols);
         printf("| %-5s | %6d |", tname, cols);
@@ -100,7 +100,8 @@ int main(int argc, char** argv) {
     printf("\n%d of 33 cells miss a target\n", misses);
     if (rowsm::deviceInfo().clusters) {
         printf("\ncluster slice shapes (TB/s; variant 0 = the dispatcher's pick)\n");
-        printf("| type  |   cols |  auto | 512x64B | 1024x64B | 1024x128B | 256x64B |\n");
+        printf("(slice = threads x values per thread, in registers)\n");
+        printf("| type  |   cols |  auto | 512x16 | 512x32 | 1024x32 | 1024x16 |\n");
         explore_clusters<float>("fp32", copy, csv);
         explore_clusters<__half>("fp16", copy, csv);
     }

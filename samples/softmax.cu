@@ -123,14 +123,14 @@ __global__ void __launch_bounds__(kWarpThreads) softmaxWarpKernel(const T* __res
 template <typename T, int Kind, int Threads, int C>
 __global__ void __launch_bounds__(Threads) softmaxBlockKernel(const T* __restrict__ x, T* __restrict__ y, int cols, bool vec) {
     constexpr int V = Vec<T>::V, P = C * V, slice = Threads * P;
-    __shared__ warpkit::BlockReduceScratch<SoftmaxState, Threads> red;
+    __shared__ warpkit::BlockReduceScratch<float, Threads> red;
     int rank = 0, nblocks = 1;
 #if WARPKIT_ARCH >= 900
     namespace cg = cooperative_groups;
     cg::cluster_group cluster = cg::this_cluster();
     nblocks = (int)cluster.num_blocks();
     rank = (int)cluster.block_rank();
-    __shared__ SoftmaxState part; // this block's state, read by the cluster's other blocks
+    __shared__ SoftmaxState part; // this block's {max, sum}, read by the cluster's other blocks
 #endif
     const size_t row = blockIdx.x / nblocks;
     const T* p = x + row * cols;
@@ -140,22 +140,25 @@ __global__ void __launch_bounds__(Threads) softmaxBlockKernel(const T* __restric
 #pragma unroll
     for (int c = 0; c < C; ++c)
         loadSlots<T, V>(&v[c * V], p, cols, vec, base + (c * Threads + t) * V, base + c * V * Threads + t, Threads, true);
-    warpkit::detail::softmaxCore<Kind>(v, [&](SoftmaxState st) {
-        st = warpkit::blockReduce<Threads>(st, warpkit::SoftmaxStateMerge{}, red);
+    auto rmax = [&](float m) { return warpkit::blockReduce<Threads>(m, warpkit::Max{}, red); };
+    auto rsum = [&](float s) { return warpkit::blockReduce<Threads>(s, warpkit::Sum{}, red); };
+    if (nblocks == 1) {
+        warpkit::detail::softmaxCore<Kind>(v, rmax, rsum);
+    } else {
 #if WARPKIT_ARCH >= 900
-        if (nblocks > 1) {
-            if (t == 0) part = st;
-            cluster.sync(); // every block's state is published
+        warpkit::detail::softmaxCore<Kind>(v, rmax, rsum, [&](SoftmaxState mine) {
+            if (t == 0) part = mine;
+            cluster.sync(); // every block's part is published
             SoftmaxState o = warpkit::softmaxStateEmpty();
             const int lane = t & 31;
             if (lane < nblocks) o = *cluster.map_shared_rank(&part, lane);
-            st = warpkit::warpReduce<32>(o, warpkit::SoftmaxStateMerge{}, nblocks);
+            o = warpkit::warpReduceSoftmaxState<32>(o); // every lane: the whole row's state
             // Done reading the others' `part`; the matching wait comes just before exit.
             asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
-        }
+            return o;
+        });
 #endif
-        return st;
-    });
+    }
 #pragma unroll
     for (int c = 0; c < C; ++c)
         storeSlots<T, V>(q, &v[c * V], cols, vec, base + (c * Threads + t) * V, base + c * V * Threads + t, Threads, true);
@@ -268,14 +271,14 @@ static DeviceInfo deviceInfo() {
 }
 
 constexpr int kMaxWarpCols = 1024, kMaxClusterCols = 262144;
-/// Longest row the block path holds: 1024 threads x 64 bytes.
-template <typename T> constexpr int maxBlockCols() { return 1024 * 4 * Vec<T>::V; }
+/// Longest row the block path holds: 1024 threads x 16 values.
+template <typename T> constexpr int maxBlockCols() { return 1024 * 16; }
 
 /// The path Auto picks for `cols` columns of T.
 template <typename T> static Path autoPath(int cols) {
     const DeviceInfo d = deviceInfo();
     if (cols <= kMaxWarpCols) return PathWarp;
-    if (cols <= 512 * 4 * Vec<T>::V) return PathBlock; // 8192 fp32, 16384 16-bit
+    if (cols <= 512 * 16) return PathBlock;
     if (d.clusters && cols <= kMaxClusterCols) return PathCluster;
     if (cols <= maxBlockCols<T>()) return PathBlock;
     if ((size_t)cols * sizeof(T) + 16 <= (size_t)d.smemOptin) return PathSmem;
@@ -354,35 +357,32 @@ template <typename T, int Kind, int Threads, int C> static int clusterFits(int n
 }
 
 /// Cluster path. Each block of the cluster holds a slice of the row in registers:
-///   variant 1: 512 threads x 64 bytes     variant 2: 1024 threads x 64 bytes
-///   variant 3: 1024 threads x 128 bytes (fp32 only)   variant 4: 256 threads x 64 bytes
-/// Variant 0 picks: 1 while it needs <= 8 blocks, else 2 with up to 16 blocks (non-portable
-/// cluster size) when the device can place such clusters, else 3 (fp32) / 2. Returns
+///   variant 1: 512 threads x 16 values    variant 2: 512 threads x 32 values
+///   variant 3: 1024 threads x 32 values   variant 4: 1024 threads x 16 values
+/// Variant 0 (the dispatcher's pick, from bench/softmax.cu's comparison on H100): clusters of at
+/// most 8 blocks, the smallest slices that get there: fp32 1 then 3, 16-bit 2 then 3. Returns
 /// cudaErrorInvalidValue when the variant cannot cover the row with <= 16 blocks.
 template <typename T, int Kind>
 static cudaError_t rowSoftmaxCluster(const T* x, T* y, int rows, int cols, bool vec, int variant, cudaStream_t st) {
-    constexpr int V = Vec<T>::V;
+    constexpr int V = Vec<T>::V, C16 = 16 / V, C32 = 32 / V;
     auto blocks = [&](int slice) { return (cols + slice - 1) / slice; };
     if (variant == 0) {
-        if (blocks(512 * 4 * V) <= 8) variant = 1;
-        else if (blocks(1024 * 4 * V) <= 16 && clusterFits<T, Kind, 1024, 4>(blocks(1024 * 4 * V)) > 0) variant = 2;
-        else variant = sizeof(T) == 4 ? 3 : 2;
+        const int first = sizeof(T) == 4 ? 1 : 2;
+        variant = blocks(first == 1 ? 512 * 16 : 512 * 32) <= 8 ? first : 3;
     }
     int n = 0;
     switch (variant) {
-    case 1: n = blocks(512 * 4 * V); break;
-    case 2: n = blocks(1024 * 4 * V); break;
-    case 3: n = sizeof(T) == 4 ? blocks(1024 * 8 * V) : 0; break;
-    case 4: n = blocks(256 * 4 * V); break;
+    case 1: n = blocks(512 * 16); break;
+    case 2: n = blocks(512 * 32); break;
+    case 3: n = blocks(1024 * 32); break;
+    case 4: n = blocks(1024 * 16); break;
     }
-    if (n < 1 || n > 16) return cudaErrorInvalidValue;
+    if (n < 1 || n > 16 || (n > 8 && clusterFits<T, Kind, 1024, C32>(n) == 0 && variant == 3)) return cudaErrorInvalidValue;
     switch (variant) {
-    case 1: return launchBlock<T, Kind, 512, 4>(x, y, rows, cols, vec, n, st);
-    case 2: return launchBlock<T, Kind, 1024, 4>(x, y, rows, cols, vec, n, st);
-    case 4: return launchBlock<T, Kind, 256, 4>(x, y, rows, cols, vec, n, st);
-    default:
-        if constexpr (sizeof(T) == 4) return launchBlock<T, Kind, 1024, 8>(x, y, rows, cols, vec, n, st);
-        return cudaErrorInvalidValue;
+    case 1: return launchBlock<T, Kind, 512, C16>(x, y, rows, cols, vec, n, st);
+    case 2: return launchBlock<T, Kind, 512, C32>(x, y, rows, cols, vec, n, st);
+    case 3: return launchBlock<T, Kind, 1024, C32>(x, y, rows, cols, vec, n, st);
+    default: return launchBlock<T, Kind, 1024, C16>(x, y, rows, cols, vec, n, st);
     }
 }
 
@@ -410,13 +410,12 @@ static cudaError_t rowSoftmax(const T* x, T* y, int rows, int cols, Path path = 
         if (cols <= 128 * chunkCols) return launchWarp<T, Kind, 32, 4>(x, y, rows, cols, vec, st);
         return launchWarp<T, Kind, 32, 32 / V>(x, y, rows, cols, vec, st); // fp32: 8 chunks
     }
-    case PathBlock: { // 16 bytes x 4 chunks per thread; the smallest block that holds the row
-        const int per = 4 * V;
-        if (cols <= 64 * per) return launchBlock<T, Kind, 64, 4>(x, y, rows, cols, vec, 1, st);
-        if (cols <= 128 * per) return launchBlock<T, Kind, 128, 4>(x, y, rows, cols, vec, 1, st);
-        if (cols <= 256 * per) return launchBlock<T, Kind, 256, 4>(x, y, rows, cols, vec, 1, st);
-        if (cols <= 512 * per) return launchBlock<T, Kind, 512, 4>(x, y, rows, cols, vec, 1, st);
-        return launchBlock<T, Kind, 1024, 4>(x, y, rows, cols, vec, 1, st);
+    case PathBlock: { // 16 values per thread; the smallest block that holds the row
+        constexpr int C = 16 / V;
+        if (cols <= 128 * 16) return launchBlock<T, Kind, 128, C>(x, y, rows, cols, vec, 1, st);
+        if (cols <= 256 * 16) return launchBlock<T, Kind, 256, C>(x, y, rows, cols, vec, 1, st);
+        if (cols <= 512 * 16) return launchBlock<T, Kind, 512, C>(x, y, rows, cols, vec, 1, st);
+        return launchBlock<T, Kind, 1024, C>(x, y, rows, cols, vec, 1, st);
     }
     case PathCluster: return rowSoftmaxCluster<T, Kind>(x, y, rows, cols, vec, 0, st);
     case PathSmem: {
