@@ -85,9 +85,11 @@ $(BUILD)/bench/%: bench/%.cu bench/bench.cuh $(HEADERS)
 	$(NVCC) -O3 $(NVFLAGS) $< -o $@ > $@.res 2>&1 || { cat $@.res; exit 1; }
 
 # Every public header compiles on its own.
+# (a one-line .cu that includes it, exactly as a user's file would)
 $(BUILD)/headers/%.o: include/%.cuh $(HEADERS)
 	@mkdir -p $(@D)
-	$(NVCC) $(CXXSTD) -Iinclude -arch=$(CHECK_ARCH) -x cu -c $< -o $@
+	@echo '#include <$*.cuh>' > $(@:.o=.cu)
+	$(NVCC) $(CXXSTD) -Iinclude -arch=$(CHECK_ARCH) -Xcompiler -Wall,-Wextra -c $(@:.o=.cu) -o $@
 
 headers: $(HEADER_OBJS)
 

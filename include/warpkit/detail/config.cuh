@@ -29,6 +29,7 @@
 
 /// Debug checks: define WARPKIT_DEBUG to make misuse that is cheap to detect trap with a message.
 #if defined(WARPKIT_DEBUG)
+#include <stdio.h> // device printf for the trap message
 #define WARPKIT_DEBUG_CHECK(cond, msg)                                                    \
     do {                                                                                  \
         if (!(cond)) {                                                                    \

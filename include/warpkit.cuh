@@ -1,0 +1,11 @@
+// warpkit.cuh: the umbrella header. Includes every public warpkit header.
+//   #include <warpkit.cuh>          everything
+//   #include <warpkit/reduce.cuh>   or just the topic you need
+#pragma once
+
+#include "warpkit/ops.cuh"
+#include "warpkit/reduce.cuh"
+#include "warpkit/scan.cuh"
+#include "warpkit/vote.cuh"
+#include "warpkit/grid.cuh"
+#include "warpkit/softmax.cuh"
