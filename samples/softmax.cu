@@ -1,12 +1,14 @@
 // samples/softmax.cu: softmax over the last dimension of a rows x cols matrix (float, __half,
 // __nv_bfloat16), with a host dispatcher that picks one of five paths by row length:
 //
-//   1. Warp:     rows of up to 32 * 32 fp32 / 32 * 32 16-bit values... (cols <= 1024): a segment
-//                of Width lanes per row, several rows per warp and per thread, row in registers.
-//   2. Block:    one block per row, row in registers (cols <= 16384).
-//   3. Cluster:  (Hopper, sm_90) a thread-block cluster per row: each block keeps its slice in
-//                registers, the blocks swap {max, sum} through distributed shared memory, so each
-//                element is read once and written once however long the row (cols <= 262144).
+//   1. Warp:     cols <= 1024: a segment of Width lanes (1..32) per row, up to 32 values per lane,
+//                several rows per warp and per thread, row in registers, no barriers.
+//   2. Block:    one block per row, 16 values per thread in registers (cols <= 16384; Auto
+//                uses it up to 8192).
+//   3. Cluster:  (Hopper, sm_90) a thread-block cluster per row (cols <= 262144): each block
+//                keeps its slice in registers, publishes its {max, sum} in shared memory and
+//                reads the others' through distributed shared memory (DSMEM), so each element
+//                is read once and written once however long the row.
 //   4. Smem:     one block per row, row staged in dynamic shared memory (up to the device's
 //                opt-in limit, 227 KB on H100): the one-read path for GPUs without clusters.
 //   5. TwoPass:  online softmax: pass 1 streams the row into a SoftmaxState, pass 2 re-reads it
@@ -360,7 +362,8 @@ template <typename T, int Kind, int Threads, int C> static int clusterFits(int n
 ///   variant 1: 512 threads x 16 values    variant 2: 512 threads x 32 values
 ///   variant 3: 1024 threads x 32 values   variant 4: 1024 threads x 16 values
 /// Variant 0 (the dispatcher's pick, from bench/softmax.cu's comparison on H100): clusters of at
-/// most 8 blocks, the smallest slices that get there: fp32 1 then 3, 16-bit 2 then 3. Returns
+/// most 8 blocks, the smallest slices that get there: fp32 1 then 3, 16-bit 2 then 3 (and 3 as
+/// a single block for 16-bit rows of 16385..32768). Returns
 /// cudaErrorInvalidValue when the variant cannot cover the row with <= 16 blocks.
 template <typename T, int Kind>
 static cudaError_t rowSoftmaxCluster(const T* x, T* y, int rows, int cols, bool vec, int variant, cudaStream_t st) {
@@ -369,6 +372,9 @@ static cudaError_t rowSoftmaxCluster(const T* x, T* y, int rows, int cols, bool 
     if (variant == 0) {
         const int first = sizeof(T) == 4 ? 1 : 2;
         variant = blocks(first == 1 ? 512 * 16 : 512 * 32) <= 8 ? first : 3;
+        // 16-bit rows of 16385..32768: one block of 1024 x 32 beat a cluster of two (2.42 vs
+        // 2.10 TB/s for fp16 at 32768 on H100).
+        if (sizeof(T) == 2 && blocks(512 * 32) > 1 && blocks(1024 * 32) == 1) variant = 3;
     }
     int n = 0;
     switch (variant) {
