@@ -19,7 +19,7 @@
 #include <algorithm>
 
 namespace compact {
-constexpr int K = 8;       // rows of 32 elements per warp chunk
+constexpr int K = 32;      // rows of 32 elements per warp chunk (one atomic per 1024 elements)
 constexpr int BLOCK = 256;
 
 /// Compact `in[0..n)` into `out`; `*count` (zeroed by the caller) ends as the number kept.

@@ -1,10 +1,10 @@
 // samples/histogram.cu: 256-bin byte histogram with match-aggregated shared-memory atomics.
 //
 // Each block keeps a private 256-bin histogram in shared memory. For every byte, the lanes of a
-// warp that hit the same bin find each other with __match_any_sync (warpkit::atomicAggIncMatch)
-// and do ONE shared atomicAdd between them: skewed data, where most lanes hit a few bins, costs
-// one atomic per distinct bin per warp instead of 32 serialised ones. At the end each block adds
-// its bins to the global histogram (256 global atomics per block).
+// warp that hit the same bin find each other with __match_any_sync (warpkit::atomicAggCountMatch,
+// the form that returns no old values) and do ONE shared atomicAdd between them: skewed data,
+// where most lanes hit a few bins, costs one atomic per distinct bin per warp instead of up to 32
+// serialised ones. At the end each block adds its bins to the global histogram.
 //
 // Run: build/samples/histogram. Checks itself against the CPU on uniform and skewed data and
 // exits non-zero on a mismatch.
@@ -20,7 +20,7 @@ constexpr int BINS = 256;
 
 __device__ __forceinline__ void count_word(unsigned* sh, unsigned w) {
 #pragma unroll
-    for (int b = 0; b < 4; ++b) warpkit::atomicAggIncMatch(sh + ((w >> (8 * b)) & 255u));
+    for (int b = 0; b < 4; ++b) warpkit::atomicAggCountMatch(sh + ((w >> (8 * b)) & 255u));
 }
 
 /// hist[256] (zeroed by the caller) += counts of the n bytes of `in`.
@@ -35,7 +35,7 @@ __global__ void __launch_bounds__(BLOCK) kernel(const unsigned char* __restrict_
         const uint4 q = __ldcs(in4 + i);
         count_word(sh, q.x); count_word(sh, q.y); count_word(sh, q.z); count_word(sh, q.w);
     }
-    for (long long i = n16 * 16 + tid; i < n; i += threads) warpkit::atomicAggIncMatch(sh + in[i]);
+    for (long long i = n16 * 16 + tid; i < n; i += threads) warpkit::atomicAggCountMatch(sh + in[i]);
     __syncthreads();
     for (int i = threadIdx.x; i < BINS; i += BLOCK)
         if (sh[i]) atomicAdd(hist + i, sh[i]);

@@ -197,6 +197,7 @@ __global__ void k_atomic(const unsigned* part, const int* slot, T* counters, T* 
         T* c = base + slot[g];
         if constexpr (Agg == 1) got[g] = warpkit::atomicAggInc(c);
         else if constexpr (Agg == 2) got[g] = warpkit::atomicAggIncMatch(c);
+        else if constexpr (Agg == 3) { warpkit::atomicAggCountMatch(c); got[g] = 0; }
         else got[g] = atomicAdd(c, (T)1);
     }
     if (Shared) {
@@ -228,7 +229,18 @@ template <typename T, int Agg, bool Shared> static void run_atomic(tally* t, wk_
     std::vector<T> c(nc), got(n);
     wk_download(c.data(), dc, nc);
     wk_download(got.data(), dgot, n);
-    const char* name = Agg == 1 ? "atomicAggInc" : Agg == 2 ? "atomicAggIncMatch" : "atomicAdd";
+    const char* name = Agg == 1 ? "atomicAggInc" : Agg == 2 ? "atomicAggIncMatch" : Agg == 3 ? "atomicAggCountMatch" : "atomicAdd";
+    if (Agg == 3) { // no old values: only the final counts can be checked
+        for (int gi = 0; gi < (Shared ? blocks : 1); ++gi)
+            for (int s = 0; s < slots; ++s) {
+                unsigned long long want = 0;
+                for (int g = 0; g < n; ++g) want += part[g] && slot[g] == s && (!Shared || g / block == gi);
+                CHECK(t, (unsigned long long)c[gi * slots + s] == want, "%s counter %d final %llu want %llu", name, s,
+                      (unsigned long long)c[gi * slots + s], want);
+            }
+        WK_CUDA(cudaFree(dpart)); WK_CUDA(cudaFree(dslot)); WK_CUDA(cudaFree(dc)); WK_CUDA(cudaFree(dgot));
+        return;
+    }
     // Every (counter instance) must hand out exactly 0..count-1, each once.
     const int groups = Shared ? blocks : 1;
     for (int gi = 0; gi < groups; ++gi)
@@ -275,5 +287,7 @@ Test(vote, aggregated_atomics) {
     run_atomic<unsigned long long, 2, false>(&t, &r, 33);
     run_atomic<unsigned, 2, true>(&t, &r, 256);
     run_atomic<unsigned, 0, true>(&t, &r, 256);
+    run_atomic<unsigned, 3, true>(&t, &r, 256);
+    run_atomic<unsigned long long, 3, false>(&t, &r, 9);
     report(&t, "aggregated atomics");
 }

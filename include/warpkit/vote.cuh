@@ -157,4 +157,13 @@ template <typename T> WARPKIT_DEVICE T atomicAggIncMatch(T* counter) {
     return base + (T)__popc(group & laneMaskLt());
 }
 
+/// Per-address aggregated `atomicAdd(counter, 1)` whose old values are not needed (counting,
+/// histograms): lanes with the same pointer do one atomicAdd of their count, made by the group's
+/// lowest lane, with no value shuffled back. Any subset of lanes may call.
+template <typename T> WARPKIT_DEVICE void atomicAggCountMatch(T* counter) {
+    WARPKIT_CHECK_COUNTER_TYPE(T, "atomicAggCountMatch");
+    const unsigned group = __match_any_sync(__activemask(), (unsigned long long)counter);
+    if ((group & laneMaskLt()) == 0u) atomicAdd(counter, (T)__popc(group));
+}
+
 } // namespace warpkit
