@@ -318,6 +318,8 @@ template <int BlockThreads> struct BlockShape {
     static constexpr bool maybePartial = !known || BlockThreads % 32 != 0;
     /// One slot per warp, plus one for the broadcast when the last warp may be partial.
     static constexpr int slots = (known && BlockThreads <= 32) ? 1 : warps + (maybePartial ? 1 : 0);
+    /// Lanes that combine the per-warp slots: `warps` rounded up to a power of two (2..32).
+    static constexpr int slotLanes = warps <= 2 ? 2 : warps <= 4 ? 4 : warps <= 8 ? 8 : warps <= 16 ? 16 : 32;
 };
 
 /// The type a block reduction with `Op` works in: float for 16-bit floats under Sum/Max/Min.
@@ -379,7 +381,7 @@ WARPKIT_DEVICE A blockSlotStage(const A* slots, int nw, Op op) {
     const int lane = (int)laneId();
     if constexpr (BlockThreads > 0) {
         constexpr int NW = BlockShape<BlockThreads>::warps;
-        constexpr int P0 = NW <= 2 ? 2 : NW <= 4 ? 4 : NW <= 8 ? 8 : NW <= 16 ? 16 : 32;
+        constexpr int P0 = BlockShape<BlockThreads>::slotLanes;
 #if WARPKIT_ARCH >= 800
         // 32-bit integer Sum/Max/Min: one redux.sync beats log2(P0) shuffles.
         constexpr int P = (IsBuiltinOp<Op>::value && IsInt32<A>::value) ? 32 : P0;

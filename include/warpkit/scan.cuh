@@ -340,7 +340,7 @@ WARPKIT_DEVICE A blockSlotScan(const A* slots, int nw, Op op) {
     const int lane = (int)laneId();
     if constexpr (BlockThreads > 0) {
         constexpr int NW = BlockShape<BlockThreads>::warps;
-        constexpr int P = NW <= 2 ? 2 : NW <= 4 ? 4 : NW <= 8 ? 8 : NW <= 16 ? 16 : 32;
+        constexpr int P = BlockShape<BlockThreads>::slotLanes;
         const int s = lane & (P - 1);
         return warpInclusiveScan<P>(slots[s < NW ? s : NW - 1], op);
     } else {
