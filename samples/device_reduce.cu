@@ -6,8 +6,8 @@
 //      loads, several in flight);
 //   2. each block combines its threads (warp shuffles, then one small __shared__ array) and
 //      thread 0 writes the block's partial to global memory;
-//   3. thread 0 fences (__threadfence) and bumps a global counter; the block that brings the
-//      counter to gridDim.x is the last one: it reads every partial, in block order, combines
+//   3. thread 0 bumps a global counter with an acquire-release atomic, which publishes its
+//      partial; the block that brings the counter to gridDim.x is the last one: it reads every partial, in block order, combines
 //      them the same way, writes the result and resets the counter to 0 for the next launch.
 // No float atomics are used, and every partial is combined in a fixed order, so for the same
 // input and the same GPU the result is bitwise identical on every run.
@@ -57,6 +57,12 @@ struct SumMaxOp {
     }
 };
 
+// Bitwise equality of two results, field by field: memcmp of the whole struct would also compare
+// the padding after `max` (SumMax<long long, int> has 4 bytes of it), which nothing initialises.
+template <typename S, typename M> inline bool sameBits(const SumMax<S, M>& a, const SumMax<S, M>& b) {
+    return memcmp(&a.sum, &b.sum, sizeof(S)) == 0 && memcmp(&a.max, &b.max, sizeof(M)) == 0;
+}
+
 // ---- block combine: thread 0 gets op over all BlockThreads values ---------------------------
 template <int BlockThreads, typename Acc, typename Op> __device__ Acc blockCombine(Acc v, Op op) {
     static_assert(BlockThreads % 32 == 0 && BlockThreads <= 1024, "BlockThreads: 32..1024, a multiple of 32");
@@ -83,6 +89,15 @@ template <typename Acc> __device__ Acc loadFromL2(const Acc* p) {
     return a;
 }
 
+// atomicAdd(counter, 1) with acquire-release semantics at GPU scope (sm_70+): the writes this thread
+// made before it are visible to whoever later observes the new count, and this thread observes
+// the writes released by the increments it follows.
+__device__ __forceinline__ unsigned arriveAcqRel(unsigned* counter) {
+    unsigned old;
+    asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;" : "=r"(old) : "l"(counter) : "memory");
+    return old;
+}
+
 // ---- the kernel --------------------------------------------------------------------------------
 // in[0..n) is reduced with op into *out. init must be op's identity. partials holds gridDim.x
 // values; *done must be 0 before the first launch (the kernel leaves it 0 again).
@@ -97,14 +112,14 @@ deviceReduceKernel(const T* in, unsigned long long n, Acc init, Op op, Acc* part
     __shared__ bool isLast;
     if (threadIdx.x == 0) {
         partials[blockIdx.x] = acc;
-        __threadfence(); // the partial is visible device-wide before the counter moves
-        isLast = atomicAdd(done, 1u) == gridDim.x - 1;
+        // Release: the partial is visible device-wide before the counter moves. Acquire: the last
+        // block sees every other block's partial. One acq_rel atomic does both (no separate fence).
+        isLast = arriveAcqRel(done) == gridDim.x - 1;
     }
-    __syncthreads();
+    __syncthreads(); // thread 0's acquire + this barrier order the partial loads below after it
     if (!isLast) return;
     // 3. the last block: every partial, in block order. The loads of a batch are all issued
     //    before any is used (kFinalLoads L2 round trips overlap), since this step is pure latency.
-    __threadfence();
     acc = init;
     constexpr int kFinalLoads = sizeof(Acc) <= 8 ? 8 : 4; // fewer for wide partials: registers
     for (unsigned b0 = threadIdx.x; b0 < gridDim.x; b0 += kFinalLoads * BlockThreads) {
@@ -212,7 +227,7 @@ template <typename T, typename S> static bool check(unsigned long long n, const 
     const double eps = sizeof(T) == 8 ? 1.1e-16 : sizeof(S) == 4 ? 6e-8 : 0.0;
     const bool sumOk = fabsl((long double)got[0].sum - refSum) <= 4 * eps * absSum;
     const bool maxOk = got[0].max == refMax;
-    const bool same = memcmp(&got[0], &got[1], sizeof(Acc)) == 0 && memcmp(&got[0], &got[2], sizeof(Acc)) == 0;
+    const bool same = sameBits(got[0], got[1]) && sameBits(got[0], got[2]);
     printf("  %-6s n=%-10llu sum=%-22.10Lg max=%-14.8g %s %s\n", name, n, (long double)got[0].sum,
            (double)got[0].max, sumOk && maxOk ? "ok" : "WRONG", same ? "bitwise-same x3" : "NOT DETERMINISTIC");
     if (!sumOk) fprintf(stderr, "    sum: got %.17Lg want %.17Lg\n", (long double)got[0].sum, refSum);

@@ -285,7 +285,7 @@ template <typename T, typename S> static void sample_reduce(wk_rng* rng) {
         cr_assert((double)got[0].sum == ref && (double)got[0].max == wantMax,
                   "device_reduce %s n=%llu: sum %.17g (want %.17g) max %g (want %g)", wk_type_name<T>(), n,
                   (double)got[0].sum, ref, (double)got[0].max, wantMax);
-        cr_assert(memcmp(&got[0], &got[1], sizeof(Acc)) == 0, "device_reduce %s n=%llu: two runs differ",
+        cr_assert(sameBits(got[0], got[1]), "device_reduce %s n=%llu: two runs differ",
                   wk_type_name<T>(), n);
         WK_CUDA(cudaFree(in));
     }
