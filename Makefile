@@ -24,6 +24,7 @@ ifeq ($(strip $(ARCH)),)
   endif
 endif
 ARCH_LIST  := $(subst $(comma), ,$(ARCH))
+DEPFLAGS   = -MD -MP -MF $@.d
 ARCH_FLAGS := $(foreach a,$(ARCH_LIST),-gencode arch=compute_$(patsubst sm_%,%,$(a)),code=$(a))
 # Newest listed architecture: PTX and SASS checks read its code.
 CHECK_ARCH := $(lastword $(sort $(ARCH_LIST)))
@@ -74,15 +75,15 @@ criterion:
 # and no local memory.
 $(BUILD)/tests/%: tests/%.cu tests/common.cuh $(HEADERS) | criterion
 	@mkdir -p $(@D)
-	$(NVCC) -O1 $(NVFLAGS) $(CRIT_FLAGS) $< -o $@ -lcriterion > $@.res 2>&1 || { cat $@.res; exit 1; }
+	$(NVCC) -O1 $(NVFLAGS) $(DEPFLAGS) $(CRIT_FLAGS) $< -o $@ -lcriterion > $@.res 2>&1 || { cat $@.res; exit 1; }
 
 $(BUILD)/samples/%: samples/%.cu $(HEADERS)
 	@mkdir -p $(@D)
-	$(NVCC) -O3 $(NVFLAGS) $< -o $@ > $@.res 2>&1 || { cat $@.res; exit 1; }
+	$(NVCC) -O3 $(NVFLAGS) $(DEPFLAGS) $< -o $@ > $@.res 2>&1 || { cat $@.res; exit 1; }
 
 $(BUILD)/bench/%: bench/%.cu bench/bench.cuh $(HEADERS)
 	@mkdir -p $(@D)
-	$(NVCC) -O3 $(NVFLAGS) $< -o $@ > $@.res 2>&1 || { cat $@.res; exit 1; }
+	$(NVCC) -O3 $(NVFLAGS) $(DEPFLAGS) $< -o $@ > $@.res 2>&1 || { cat $@.res; exit 1; }
 
 # Every public header compiles on its own.
 # (a one-line .cu that includes it, exactly as a user's file would)
@@ -92,6 +93,10 @@ $(BUILD)/headers/%.o: include/%.cuh $(HEADERS)
 	$(NVCC) $(CXXSTD) -Iinclude -arch=$(CHECK_ARCH) -Xcompiler -Wall,-Wextra -c $(@:.o=.cu) -o $@
 
 headers: $(HEADER_OBJS)
+
+# Dependencies written by nvcc (-MD): a bench or test that includes a sample is rebuilt when the
+# sample changes.
+-include $(wildcard $(BUILD)/tests/*.d $(BUILD)/samples/*.d $(BUILD)/bench/*.d)
 
 test: headers $(TEST_BINS) $(SAMPLE_BINS)
 	@NVCC="$(NVCC)" CHECK_ARCH="$(CHECK_ARCH)" BUILD="$(BUILD)" bash tests/check.sh $(TEST_BINS)
