@@ -39,6 +39,18 @@ template <int K, bool Excl, int W, typename T, typename... A> __device__ T named
         else return warpkit::warpExclusiveMin<W>(v, static_cast<A&&>(a)...);
     }
 }
+// The valid-lane named forms (warp...Valid).
+template <int K, bool Excl, int W, typename T, typename... A> __device__ T namedValid(T v, int valid, A&&... a) {
+    if constexpr (!Excl) {
+        if constexpr (K == K_SUM) return warpkit::warpInclusiveSumValid<W>(v, valid, static_cast<A&&>(a)...);
+        else if constexpr (K == K_MAX) return warpkit::warpInclusiveMaxValid<W>(v, valid, static_cast<A&&>(a)...);
+        else return warpkit::warpInclusiveMinValid<W>(v, valid, static_cast<A&&>(a)...);
+    } else {
+        if constexpr (K == K_SUM) return warpkit::warpExclusiveSumValid<W>(v, valid, static_cast<A&&>(a)...);
+        else if constexpr (K == K_MAX) return warpkit::warpExclusiveMaxValid<W>(v, valid, static_cast<A&&>(a)...);
+        else return warpkit::warpExclusiveMinValid<W>(v, valid, static_cast<A&&>(a)...);
+    }
+}
 
 // Lane l of warp w reads in[w*32+l]; out holds NOUT planes of n results:
 // for e = 0 (inclusive) and 1 (exclusive), at plane 6e: scan(v), scan(v,total), total,
@@ -48,8 +60,8 @@ template <int W, int K, bool Excl, typename T> __device__ void six_forms(T v, in
     out[0 * n] = named<K, Excl, W>(v);
     out[1 * n] = named<K, Excl, W>(v, t1);
     out[2 * n] = t1;
-    out[3 * n] = named<K, Excl, W>(v, +va);
-    out[4 * n] = named<K, Excl, W>(v, va, t2);
+    out[3 * n] = namedValid<K, Excl, W>(v, va);
+    out[4 * n] = namedValid<K, Excl, W>(v, va, t2);
     out[5 * n] = t2;
 }
 template <int W, typename T, int K> __global__ void k_named(const T* in, T* out, const int* valid, int n) {
@@ -73,14 +85,14 @@ template <int W> __global__ void k_affine(const Affine* in, Affine* out, const i
     out[gid + 0 * n] = warpkit::warpInclusiveScan<W>(v, Compose{});
     out[gid + 1 * n] = warpkit::warpInclusiveScan<W>(v, Compose{}, t1);
     out[gid + 2 * n] = t1;
-    out[gid + 3 * n] = warpkit::warpInclusiveScan<W>(v, Compose{}, va);
-    out[gid + 4 * n] = warpkit::warpInclusiveScan<W>(v, Compose{}, va, t2);
+    out[gid + 3 * n] = warpkit::warpInclusiveScanValid<W>(v, Compose{}, va);
+    out[gid + 4 * n] = warpkit::warpInclusiveScanValid<W>(v, Compose{}, va, t2);
     out[gid + 5 * n] = t2;
     out[gid + 6 * n] = warpkit::warpExclusiveScan<W>(v, Compose{}, init);
     out[gid + 7 * n] = warpkit::warpExclusiveScan<W>(v, Compose{}, init, t1);
     out[gid + 8 * n] = t1;
-    out[gid + 9 * n] = warpkit::warpExclusiveScan<W>(v, Compose{}, init, va);
-    out[gid + 10 * n] = warpkit::warpExclusiveScan<W>(v, Compose{}, init, va, t2);
+    out[gid + 9 * n] = warpkit::warpExclusiveScanValid<W>(v, Compose{}, init, va);
+    out[gid + 10 * n] = warpkit::warpExclusiveScanValid<W>(v, Compose{}, init, va, t2);
     out[gid + 11 * n] = t2;
 }
 
@@ -90,7 +102,7 @@ template <int W, typename T, int K> __global__ void k_seeded(const T* in, T* out
     const int va = valid[(gid >> 5) * 32 + (threadIdx.x & 31) / W];
     using Op = typename std::conditional<K == K_SUM, warpkit::Sum, typename std::conditional<K == K_MAX, warpkit::Max, warpkit::Min>::type>::type;
     T t;
-    out[gid] = warpkit::warpExclusiveScan<W>(in[gid], Op{}, init, va, t);
+    out[gid] = warpkit::warpExclusiveScanValid<W>(in[gid], Op{}, init, va, t);
     out[gid + n] = t;
 }
 

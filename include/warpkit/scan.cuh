@@ -16,14 +16,14 @@
 //   (init is a seed, as cub::WarpScan::ExclusiveScan). The named exclusive forms use the
 //   identity (0 for Sum, lowest/-inf for Max, highest/+inf for Min), so lane 0 gets exactly that.
 //
-// Valid-lane forms `(..., int valid)`: only the first `valid` lanes of each segment (1 <= valid;
-// valid >= Width means the whole segment) contribute; inputs of later lanes are ignored (they may
-// hold anything, NaN included). Lanes at positions >= valid get what they would get if their
-// inputs were the identity: an inclusive scan hands them the total of the valid lanes, an
-// exclusive scan hands them init op (total of the valid lanes). `total` is the valid lanes' total.
-// The count is taken as `const int&` so that, when T is int, a non-const int variable binds to
-// `T& total` and an rvalue or const binds to `valid`: for an int scan over a count held in a
-// plain int variable `n`, write `warpInclusiveSum(v, +n)` (or pass a const int).
+// Valid-lane forms, named with a `Valid` suffix (warpInclusiveScanValid, warpExclusiveSumValid, ...)
+// and taking `int valid`: only the first `valid` lanes of each segment (1 <= valid; valid >= Width
+// means the whole segment) contribute; inputs of later lanes are ignored (they may hold anything,
+// NaN included). Lanes at positions >= valid get what they would get if their inputs were the
+// identity: an inclusive scan hands them the total of the valid lanes, an exclusive scan hands
+// them init op (total of the valid lanes). `total` is the valid lanes' total. (They have their own
+// names because, for T = int, an overload `(v, int valid)` next to `(v, T& total)` would let a
+// count held in an int variable silently bind to `total`.)
 //
 // Types of the named forms (Sum/Max/Min): int, unsigned, long long, unsigned long long, float,
 // double, __half, __nv_bfloat16. __half and __nv_bfloat16 are scanned in float and each output is
@@ -194,16 +194,16 @@ template <int Width = 32, typename T, typename Op> WARPKIT_DEVICE T warpInclusiv
 }
 /// warpInclusiveScan over the first `valid` (>= 1) lanes of each segment; later lanes' inputs
 /// are ignored and they get the valid lanes' total. All 32 lanes must call.
-template <int Width = 32, typename T, typename Op> WARPKIT_DEVICE T warpInclusiveScan(T v, Op op, const int& valid) {
-    WARPKIT_DETAIL_SCAN_CHECKS("warpInclusiveScan");
+template <int Width = 32, typename T, typename Op> WARPKIT_DEVICE T warpInclusiveScanValid(T v, Op op, int valid) {
+    WARPKIT_DETAIL_SCAN_CHECKS("warpInclusiveScanValid");
     T unused;
     if constexpr (WARPKIT_DETAIL_SCAN_OK) return detail::inclusiveDispatch<Width, false, true>(v, op, valid, unused);
     else return v;
 }
-/// Valid-lane inclusive scan with the valid lanes' total in `total`.
+/// warpInclusiveScanValid with the valid lanes' total in `total` (every lane).
 template <int Width = 32, typename T, typename Op>
-WARPKIT_DEVICE T warpInclusiveScan(T v, Op op, const int& valid, T& total) {
-    WARPKIT_DETAIL_SCAN_CHECKS("warpInclusiveScan");
+WARPKIT_DEVICE T warpInclusiveScanValid(T v, Op op, int valid, T& total) {
+    WARPKIT_DETAIL_SCAN_CHECKS("warpInclusiveScanValid");
     if constexpr (WARPKIT_DETAIL_SCAN_OK) return detail::inclusiveDispatch<Width, true, true>(v, op, valid, total);
     else return v;
 }
@@ -226,16 +226,16 @@ WARPKIT_DEVICE T warpExclusiveScan(T v, Op op, T init, T& total) {
 /// warpExclusiveScan over the first `valid` (>= 1) lanes of each segment; lanes at positions
 /// >= valid get init op (the valid lanes' total). All 32 lanes must call.
 template <int Width = 32, typename T, typename Op>
-WARPKIT_DEVICE T warpExclusiveScan(T v, Op op, T init, const int& valid) {
-    WARPKIT_DETAIL_SCAN_CHECKS("warpExclusiveScan");
+WARPKIT_DEVICE T warpExclusiveScanValid(T v, Op op, T init, int valid) {
+    WARPKIT_DETAIL_SCAN_CHECKS("warpExclusiveScanValid");
     T unused;
     if constexpr (WARPKIT_DETAIL_SCAN_OK) return detail::exclusiveDispatch<Width, false, true>(v, op, init, valid, unused);
     else return v;
 }
-/// Valid-lane exclusive scan with the valid lanes' total (init not included) in `total`.
+/// warpExclusiveScanValid with the valid lanes' total (init not included) in `total` (every lane).
 template <int Width = 32, typename T, typename Op>
-WARPKIT_DEVICE T warpExclusiveScan(T v, Op op, T init, const int& valid, T& total) {
-    WARPKIT_DETAIL_SCAN_CHECKS("warpExclusiveScan");
+WARPKIT_DEVICE T warpExclusiveScanValid(T v, Op op, T init, int valid, T& total) {
+    WARPKIT_DETAIL_SCAN_CHECKS("warpExclusiveScanValid");
     if constexpr (WARPKIT_DETAIL_SCAN_OK) return detail::exclusiveDispatch<Width, true, true>(v, op, init, valid, total);
     else return v;
 }
@@ -244,8 +244,8 @@ WARPKIT_DEVICE T warpExclusiveScan(T v, Op op, T init, const int& valid, T& tota
 #undef WARPKIT_DETAIL_SCAN_OK
 
 // ---- named scans ---------------------------------------------------------------------------
-// warpInclusiveX<Width>(v[, total]), warpInclusiveX<Width>(v, valid[, total]) for X = Sum, Max,
-// Min; warpExclusiveX<Width>(...) with the same overloads, init = the identity (0 for Sum, the
+// warpInclusiveX<Width>(v[, total]), warpInclusiveXValid<Width>(v, valid[, total]) for X = Sum,
+// Max, Min; warpExclusiveX<Width>(...) and warpExclusiveXValid<Width>(...) likewise, init = the identity (0 for Sum, the
 // lowest value / -inf for Max, the highest / +inf for Min). All 32 lanes must call; every lane
 // gets its own prefix (and the segment total). Types: see the header comment.
 
@@ -267,9 +267,9 @@ WARPKIT_DEVICE T warpExclusiveScan(T v, Op op, T init, const int& valid, T& tota
         else                                                                               \
             return v;                                                                      \
     }                                                                                      \
-    template <int Width = 32, typename T> WARPKIT_DEVICE T warp##KIND##NAME(T v, const int& valid) { \
-        WARPKIT_CHECK_WIDTH(Width, "warp" #KIND #NAME);                                    \
-        WARPKIT_CHECK_ARITH_TYPE(T, "warp" #KIND #NAME);                                   \
+    template <int Width = 32, typename T> WARPKIT_DEVICE T warp##KIND##NAME##Valid(T v, int valid) { \
+        WARPKIT_CHECK_WIDTH(Width, "warp" #KIND #NAME "Valid");                            \
+        WARPKIT_CHECK_ARITH_TYPE(T, "warp" #KIND #NAME "Valid");                           \
         T unused;                                                                          \
         if constexpr (Width >= 1 && Width <= 32 && detail::Arith<T>::supported)            \
             return detail::IMPL##Builtin<Width, OP, false, true>(v, valid, unused);        \
@@ -277,9 +277,9 @@ WARPKIT_DEVICE T warpExclusiveScan(T v, Op op, T init, const int& valid, T& tota
             return v;                                                                      \
     }                                                                                      \
     template <int Width = 32, typename T>                                                  \
-    WARPKIT_DEVICE T warp##KIND##NAME(T v, const int& valid, T& total) {                          \
-        WARPKIT_CHECK_WIDTH(Width, "warp" #KIND #NAME);                                    \
-        WARPKIT_CHECK_ARITH_TYPE(T, "warp" #KIND #NAME);                                   \
+    WARPKIT_DEVICE T warp##KIND##NAME##Valid(T v, int valid, T& total) {                   \
+        WARPKIT_CHECK_WIDTH(Width, "warp" #KIND #NAME "Valid");                            \
+        WARPKIT_CHECK_ARITH_TYPE(T, "warp" #KIND #NAME "Valid");                           \
         if constexpr (Width >= 1 && Width <= 32 && detail::Arith<T>::supported)            \
             return detail::IMPL##Builtin<Width, OP, true, true>(v, valid, total);          \
         else                                                                               \
