@@ -181,8 +181,9 @@ Test(vote, broadcast_any_width) {
 // ---- aggregated atomics ---------------------------------------------------------------------------------
 // Thread g takes part when part[g]; it increments counter slot[g] (of `slots`) through the
 // aggregated helper (Agg = 1: one counter, atomicAggInc; 2: atomicAggIncMatch; 0: plain
-// atomicAdd) and stores the old value it got. Shared: counters live in shared memory, one set per
-// block, copied out at the end.
+// atomicAdd; 3: atomicAggCountMatch(pointer); 4: atomicAggCountMatch(counters, 32-bit key)) and
+// stores the old value it got (0 for the forms that return none). Shared: counters live in
+// shared memory, one set per block, copied out at the end.
 template <typename T, int Agg, bool Shared>
 __global__ void k_atomic(const unsigned* part, const int* slot, T* counters, T* got, int slots) {
     __shared__ T sh[256];
@@ -198,6 +199,7 @@ __global__ void k_atomic(const unsigned* part, const int* slot, T* counters, T* 
         if constexpr (Agg == 1) got[g] = warpkit::atomicAggInc(c);
         else if constexpr (Agg == 2) got[g] = warpkit::atomicAggIncMatch(c);
         else if constexpr (Agg == 3) { warpkit::atomicAggCountMatch(c); got[g] = 0; }
+        else if constexpr (Agg == 4) { warpkit::atomicAggCountMatch(base, (unsigned)slot[g]); got[g] = 0; }
         else got[g] = atomicAdd(c, (T)1);
     }
     if (Shared) {
@@ -229,13 +231,15 @@ template <typename T, int Agg, bool Shared> static void run_atomic(tally* t, wk_
     std::vector<T> c(nc), got(n);
     wk_download(c.data(), dc, nc);
     wk_download(got.data(), dgot, n);
-    const char* name = Agg == 1 ? "atomicAggInc" : Agg == 2 ? "atomicAggIncMatch" : Agg == 3 ? "atomicAggCountMatch" : "atomicAdd";
-    if (Agg == 3) { // no old values: only the final counts can be checked
+    const char* name = Agg == 1 ? "atomicAggInc" : Agg == 2 ? "atomicAggIncMatch" : Agg == 3 ? "atomicAggCountMatch"
+                     : Agg == 4 ? "atomicAggCountMatch(key)" : "atomicAdd";
+    if (Agg >= 3) { // no old values: only the final counts (as plain atomicAdd leaves them) can be checked
         for (int gi = 0; gi < (Shared ? blocks : 1); ++gi)
             for (int s = 0; s < slots; ++s) {
                 unsigned long long want = 0;
                 for (int g = 0; g < n; ++g) want += part[g] && slot[g] == s && (!Shared || g / block == gi);
-                CHECK(t, (unsigned long long)c[gi * slots + s] == want, "%s counter %d final %llu want %llu", name, s,
+                CHECK(t, (unsigned long long)c[gi * slots + s] == want, "%s %s slots=%d counter %d final %llu want %llu", name,
+                      Shared ? "shared" : "global", slots, s,
                       (unsigned long long)c[gi * slots + s], want);
             }
         WK_CUDA(cudaFree(dpart)); WK_CUDA(cudaFree(dslot)); WK_CUDA(cudaFree(dc)); WK_CUDA(cudaFree(dgot));
@@ -289,5 +293,10 @@ Test(vote, aggregated_atomics) {
     run_atomic<unsigned, 0, true>(&t, &r, 256);
     run_atomic<unsigned, 3, true>(&t, &r, 256);
     run_atomic<unsigned long long, 3, false>(&t, &r, 9);
+    run_atomic<unsigned, 4, true>(&t, &r, 256);           // 32-bit key form: shared and global, all types
+    run_atomic<int, 4, true>(&t, &r, 1);
+    run_atomic<int, 4, false>(&t, &r, 7);
+    run_atomic<unsigned long long, 4, false>(&t, &r, 33);
+    run_atomic<unsigned, 4, false>(&t, &r, 256);
     report(&t, "aggregated atomics");
 }
