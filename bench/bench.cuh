@@ -1,6 +1,7 @@
 // bench/bench.cuh: timing helpers shared by warpkit's benchmarks.
 //  - BENCH_CUDA(call): abort with a message on any CUDA error.
 //  - bench_median_ms(launch, warmup, reps): CUDA-event timing of launch(), median of reps.
+//  - bench_pair_median_ms(a, b, &msA, &msB): the same for two peers, timed alternately.
 //  - bench_copy_tbps(bytes): device-to-device copy ceiling, (read + written bytes) / time in TB/s.
 //  - bench_fill_random(ptr, n): fill a float/int/half/bf16 buffer with random values on the device.
 //  - bench_progress(...): one line to stderr so a long run shows where it is.
@@ -48,6 +49,35 @@ template <typename F> static float bench_median_ms(F launch, int warmup = 5, int
     BENCH_CUDA(cudaEventDestroy(b));
     std::sort(t.begin(), t.end());
     return reps % 2 ? t[reps / 2] : 0.5f * (t[reps / 2 - 1] + t[reps / 2]);
+}
+
+/// Medians (ms) of two launches timed alternately, A then B in every round, after `warmup` calls
+/// of each: for peers whose times are within noise of each other, so that clock or thermal drift
+/// during the run cannot favour whichever was timed first.
+template <typename FA, typename FB>
+static void bench_pair_median_ms(FA launchA, FB launchB, float* msA, float* msB, int warmup = 5, int reps = 61) {
+    cudaEvent_t e[3];
+    for (cudaEvent_t& x : e) BENCH_CUDA(cudaEventCreate(&x));
+    for (int i = 0; i < warmup; ++i) { launchA(); launchB(); }
+    BENCH_CUDA(cudaGetLastError());
+    BENCH_CUDA(cudaDeviceSynchronize());
+    std::vector<float> ta(reps), tb(reps);
+    for (int i = 0; i < reps; ++i) {
+        BENCH_CUDA(cudaEventRecord(e[0]));
+        launchA();
+        BENCH_CUDA(cudaEventRecord(e[1]));
+        launchB();
+        BENCH_CUDA(cudaEventRecord(e[2]));
+        BENCH_CUDA(cudaEventSynchronize(e[2]));
+        BENCH_CUDA(cudaEventElapsedTime(&ta[i], e[0], e[1]));
+        BENCH_CUDA(cudaEventElapsedTime(&tb[i], e[1], e[2]));
+    }
+    BENCH_CUDA(cudaGetLastError());
+    for (cudaEvent_t& x : e) BENCH_CUDA(cudaEventDestroy(x));
+    std::sort(ta.begin(), ta.end());
+    std::sort(tb.begin(), tb.end());
+    *msA = reps % 2 ? ta[reps / 2] : 0.5f * (ta[reps / 2 - 1] + ta[reps / 2]);
+    *msB = reps % 2 ? tb[reps / 2] : 0.5f * (tb[reps / 2 - 1] + tb[reps / 2]);
 }
 
 /// The ceiling: a device-to-device copy of `bytes`, in TB/s counting bytes read plus written.

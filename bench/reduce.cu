@@ -265,6 +265,14 @@ int main(int argc, char** argv) {
         // int accumulator: CUB's own semantics (wraps past 2^31; bound |sum| < 2^31 documented)
         ms = timeIt([&] { deviceReduce<256, 4>(pSumI32, slice(iin), n, 0, warpkit::Sum{}, iout + 2); });
         rows.push_back({"warpkit sum, int32 acc (|sum|<2^31)", "i32", ms * 1e3, bench_tbps(bytes, ms), 1});
+        // Smaller grids: fewer partials for the last block, more loads per thread.
+        ReducePlan<float, float, warpkit::Sum> pHalf = pSumF4, pQuarter = pSumF4;
+        pHalf.maxBlocks /= 2;
+        pQuarter.maxBlocks /= 4;
+        ms = timeIt([&] { deviceReduce<256, 4>(pHalf, slice(fin), n, 0.0f, warpkit::Sum{}, fout + 10); });
+        rows.push_back({"warpkit sum (256x4, 1/2 grid)", "f32", ms * 1e3, bench_tbps(bytes, ms), 0});
+        ms = timeIt([&] { deviceReduce<256, 4>(pQuarter, slice(fin), n, 0.0f, warpkit::Sum{}, fout + 11); });
+        rows.push_back({"warpkit sum (256x4, 1/4 grid)", "f32", ms * 1e3, bench_tbps(bytes, ms), 0});
         ms = timeIt([&] { deviceReduce<512, 4>(pSumF512, slice(fin), n, 0.0f, warpkit::Sum{}, fout + 8); });
         rows.push_back({"warpkit sum (512 thr, 4 loads)", "f32", ms * 1e3, bench_tbps(bytes, ms), 0});
         ms = timeIt([&] { deviceReduce<1024, 2>(pSumF1024, slice(fin), n, 0.0f, warpkit::Sum{}, fout + 9); });
