@@ -2,23 +2,12 @@
 // ArgMax/ArgMin, caller scratch). One "combo" kernel runs every reduction of one type several
 // times in a loop, back to back over shared scratch, on fresh data each iteration; each thread
 // writes what it got, so "every thread gets the result" is checked thread by thread.
-#include "common.cuh"
+#include "block_common.cuh"
 #include <warpkit/reduce.cuh>
 #include <utility>
 #include <vector>
 
 using warpkit::ValueIndex;
-
-static const int kSizes[] = {1, 2, 31, 32, 33, 63, 64, 65, 96, 100, 127, 128, 129, 255, 256, 257,
-                             384, 500, 511, 512, 513, 640, 1000, 1023, 1024};
-
-// Non-commutative generic operator: combining two ranges is valid only left-then-right adjacent.
-struct Seg { int first, last, ok; };
-struct SegOp {
-    __host__ __device__ Seg operator()(Seg a, Seg b) const {
-        return Seg{a.first, b.last, a.ok && b.ok && a.last + 1 == b.first};
-    }
-};
 
 template <typename T> struct Outs {
     T *sum, *sum2, *mx, *mn, *amv, *anv, *sum0;
@@ -112,15 +101,7 @@ template <typename T> static double sum_tol(const Ref& r) {
     const double acc = sizeof(T) == 8 ? 1e-15 : 1e-6;
     return wk_eps<T>() * fabs(r.sum) + 8.0 * acc * (r.sumabs + 1.0);
 }
-static bool same(double got, double want) { return isnan(want) ? isnan(got) : got == want; }
 
-static int g_failures;
-#define EXPECT(cond, ...)                                                                 \
-    do {                                                                                  \
-        if (!(cond)) {                                                                    \
-            if (g_failures++ < 12) cr_log_error(__VA_ARGS__);                             \
-        }                                                                                 \
-    } while (0)
 
 /// Run k_combo<BT, T> on `grid` blocks of shape `block`, `iters` calls each; check every thread.
 template <int BT, typename T, bool Full = true> static void run_combo(dim3 block, int grid, int iters) {
@@ -177,32 +158,14 @@ template <int BT, typename T, bool Full = true> static void run_combo(dim3 block
     cudaFree(o.sum0); cudaFree(o.ami0);
 }
 
-static const dim3 kShapes[] = {dim3(8, 4, 1), dim3(10, 10, 1), dim3(7, 3, 5), dim3(3, 11, 1),
-                               dim3(16, 16, 2), dim3(32, 8, 4), dim3(5, 5, 5), dim3(1, 1, 1), dim3(1, 31, 1)};
-
-template <typename T> static void sweep_runtime(void) {
-    const bool quick = wk_quick();
-    for (int n : kSizes) {
-        if (quick && n != 1 && n != 33 && n != 100 && n != 1024) continue;
-        run_combo<0, T>(dim3(n), quick ? 2 : 3, quick ? 2 : 4);
-    }
-    for (dim3 s : kShapes) {
-        if (quick && s.z == 1) continue;
-        run_combo<0, T>(s, 2, 4);
-    }
-}
 
 Test(reduce_block, runtime_size_every_type_size_and_shape) {
     WK_REQUIRE_GPU();
     g_failures = 0;
-    sweep_runtime<int>();
-    sweep_runtime<unsigned>();
-    sweep_runtime<long long>();
-    sweep_runtime<unsigned long long>();
-    sweep_runtime<float>();
-    sweep_runtime<double>();
-    sweep_runtime<__half>();
-    sweep_runtime<__nv_bfloat16>();
+    for_each_block_type([](auto zero) {
+        typedef decltype(zero) T;
+        sweep_block_shapes([](dim3 b, int g, int it) { run_combo<0, T>(b, g, it); }, wk_quick() ? 2 : 3, 4, 4);
+    });
     cr_assert(g_failures == 0, "%d mismatches (first ones logged above)", g_failures);
 }
 

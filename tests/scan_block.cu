@@ -2,21 +2,10 @@
 // form of one type several times in a loop (fresh data each iteration, scratch reused back to
 // back, a running prefix carried from iteration to iteration as a tile loop would); each thread
 // writes what it got and the host checks every thread against a double-precision reference.
-#include "common.cuh"
+#include "block_common.cuh"
 #include <warpkit/scan.cuh>
 #include <utility>
 #include <vector>
-
-static const int kSizes[] = {1, 2, 31, 32, 33, 63, 64, 65, 96, 100, 127, 128, 129, 255, 256, 257,
-                             384, 500, 511, 512, 513, 640, 1000, 1023, 1024};
-
-// Non-commutative generic operator: combining two ranges is valid only left-then-right adjacent.
-struct Seg { int first, last, ok; };
-struct SegOp {
-    __host__ __device__ Seg operator()(Seg a, Seg b) const {
-        return Seg{a.first, b.last, a.ok && b.ok && a.last + 1 == b.first};
-    }
-};
 
 enum { O_INCL, O_TOT, O_EXCL, O_TOT2, O_IMAX, O_EMIN, O_GEX, O_RIN, O_REX, O_COUNT };
 template <typename T> struct Outs { T* o[O_COUNT]; int* seg; };
@@ -68,13 +57,6 @@ template <typename T> static void gen_call(wk_rng* r, T* p, int n, int call) {
     }
 }
 
-static int g_failures;
-#define EXPECT(cond, ...)                                                                 \
-    do {                                                                                  \
-        if (!(cond)) {                                                                    \
-            if (g_failures++ < 12) cr_log_error(__VA_ARGS__);                             \
-        }                                                                                 \
-    } while (0)
 
 /// got vs a double reference `want` whose inputs had absolute sum `abs`.
 /// `carry`: the absolute sum carried in a T-typed running prefix, rounded to T once per tile.
@@ -85,7 +67,6 @@ template <typename T> static bool sum_ok(double got, double want, double abs, do
     const double acc = sizeof(T) == 8 ? 1e-15 : 1e-6;
     return fabs(got - want) <= wk_eps<T>() * (fabs(want) + carry) + 8.0 * acc * (abs + 1.0);
 }
-static bool same(double got, double want) { return isnan(want) ? isnan(got) : got == want; }
 
 template <int BT, typename T, bool Full = true> static void run_scan(dim3 block, int grid, int iters) {
     const int n = (int)(block.x * block.y * block.z);
@@ -149,32 +130,14 @@ template <int BT, typename T, bool Full = true> static void run_scan(dim3 block,
     cudaFree(o.seg);
 }
 
-static const dim3 kShapes[] = {dim3(8, 4, 1), dim3(10, 10, 1), dim3(7, 3, 5), dim3(3, 11, 1),
-                               dim3(16, 16, 2), dim3(32, 8, 4), dim3(5, 5, 5), dim3(1, 31, 1)};
-
-template <typename T> static void sweep_runtime(void) {
-    const bool quick = wk_quick();
-    for (int n : kSizes) {
-        if (quick && n != 1 && n != 33 && n != 100 && n != 1024) continue;
-        run_scan<0, T>(dim3(n), 2, quick ? 2 : 4);
-    }
-    for (dim3 s : kShapes) {
-        if (quick && s.z == 1) continue;
-        run_scan<0, T>(s, 2, 3);
-    }
-}
 
 Test(scan_block, runtime_size_every_type_size_and_shape) {
     WK_REQUIRE_GPU();
     g_failures = 0;
-    sweep_runtime<int>();
-    sweep_runtime<unsigned>();
-    sweep_runtime<long long>();
-    sweep_runtime<unsigned long long>();
-    sweep_runtime<float>();
-    sweep_runtime<double>();
-    sweep_runtime<__half>();
-    sweep_runtime<__nv_bfloat16>();
+    for_each_block_type([](auto zero) {
+        typedef decltype(zero) T;
+        sweep_block_shapes([](dim3 b, int g, int it) { run_scan<0, T>(b, g, it); }, 2, 4, 3);
+    });
     cr_assert(g_failures == 0, "%d mismatches (first ones logged above)", g_failures);
 }
 
