@@ -128,6 +128,19 @@ template <typename T> struct IsCounter {
     static_assert(::warpkit::detail::IsCounter<T>::value,                                 \
                   fn ": counter type T must be int, unsigned or unsigned long long")
 
+namespace detail {
+/// The lanes of `group` (this lane among them; `active` = every calling lane) add popc(group) to
+/// *counter with one atomicAdd by the group's lowest lane; each lane gets the old value plus the
+/// number of group lanes below it.
+template <typename T> WARPKIT_DEVICE T groupAtomicInc(T* counter, unsigned group, unsigned active) {
+    const int leader = __ffs(group) - 1;
+    T base = 0;
+    if ((int)laneId() == leader) base = atomicAdd(counter, (T)__popc(group));
+    base = shflIdx(base, leader, 32, active);
+    return base + (T)__popc(group & laneMaskLt());
+}
+} // namespace detail
+
 /// Warp-aggregated `atomicAdd(counter, 1)`: the calling lanes (any subset; all must pass the same
 /// `counter`) do ONE atomicAdd of their count between them, made by the lowest calling lane.
 /// Each lane gets its own old value, exactly as if it had done its own atomicAdd: the values are
@@ -135,11 +148,7 @@ template <typename T> struct IsCounter {
 template <typename T> WARPKIT_DEVICE T atomicAggInc(T* counter) {
     WARPKIT_CHECK_COUNTER_TYPE(T, "atomicAggInc");
     const unsigned active = __activemask();
-    const int leader = __ffs(active) - 1;
-    T base = 0;
-    if ((int)laneId() == leader) base = atomicAdd(counter, (T)__popc(active));
-    base = detail::shflIdx(base, leader, 32, active);
-    return base + (T)__popc(active & laneMaskLt());
+    return detail::groupAtomicInc(counter, active, active);
 }
 
 /// Per-address aggregated `atomicAdd(counter, 1)`: the calling lanes (any subset) may pass
@@ -149,12 +158,7 @@ template <typename T> WARPKIT_DEVICE T atomicAggInc(T* counter) {
 template <typename T> WARPKIT_DEVICE T atomicAggIncMatch(T* counter) {
     WARPKIT_CHECK_COUNTER_TYPE(T, "atomicAggIncMatch");
     const unsigned active = __activemask();
-    const unsigned group = __match_any_sync(active, (unsigned long long)counter);
-    const int leader = __ffs(group) - 1;
-    T base = 0;
-    if ((int)laneId() == leader) base = atomicAdd(counter, (T)__popc(group));
-    base = detail::shflIdx(base, leader, 32, active);
-    return base + (T)__popc(group & laneMaskLt());
+    return detail::groupAtomicInc(counter, __match_any_sync(active, (unsigned long long)counter), active);
 }
 
 /// Per-address aggregated `atomicAdd(counter, 1)` whose old values are not needed (counting,
