@@ -56,28 +56,46 @@ static void bench_type(const char* tname, int ti, double copy, FILE* csv, int* m
     BENCH_CUDA(cudaFree(y));
 }
 
-// The cluster path's slice shapes side by side on the long rows (for choosing variant 0's rule).
-template <typename T> static void explore_clusters(const char* tname, double copy, FILE* csv) {
+// Trial variants side by side (the dispatcher's choices come from these rows): on long rows the
+// register cluster path (slices in registers) against the csmem path (slices in shared memory,
+// bulk-copied) at several slice sizes and block sizes; at 16-bit 2048 the warp and block paths.
+template <typename T> static void explore(const char* tname, double copy, FILE* csv) {
     const size_t n = (size_t)1 << 26, bytes = n * sizeof(T);
     T *x, *y;
     BENCH_CUDA(cudaMalloc(&x, bytes));
     BENCH_CUDA(cudaMalloc(&y, bytes));
     bench_fill_random(x, n, 7, -8.f, 8.f);
-    static const char* names[] = {"auto", "512x16", "512x32", "1024x32", "1024x16"};
-    for (int cols : {16384, 32768, 65536, 262144}) {
+    auto one = [&](int cols, const char* name, auto launch) {
         const int rows = (int)(n / cols);
-        printf("| %-5s | %6d |", tname, cols);
-        for (int v = 0; v <= 4; ++v) {
-            if (rowsm::rowSoftmaxCluster<T, warpkit::SoftmaxPlain>(x, y, rows, cols, true, v, 0) != cudaSuccess) {
-                cudaGetLastError();
-                printf("     - |");
-                continue;
-            }
-            const float ms = bench_median_ms([&] { rowsm::rowSoftmaxCluster<T, warpkit::SoftmaxPlain>(x, y, rows, cols, true, v, 0); }, 3, 20);
-            const double tb = bench_tbps(2.0 * bytes, ms);
-            printf(" %5.2f |", tb);
-            fprintf(csv, "%s,%d,%d,cluster-%s,%.4f,%.3f,%.3f,%.3f,,\n", tname, rows, cols, names[v], ms, tb, copy, tb / copy);
+        if (launch(rows, cols) != cudaSuccess) {
+            cudaGetLastError();
+            printf("     - |");
+            return;
         }
+        BENCH_CUDA(cudaDeviceSynchronize());
+        const float ms = bench_median_ms([&] { BENCH_CUDA(launch(rows, cols)); }, 3, 20);
+        const double tb = bench_tbps(2.0 * bytes, ms);
+        printf(" %5.2f |", tb);
+        fprintf(csv, "%s,%d,%d,cluster-%s,%.4f,%.3f,%.3f,%.3f,,\n", tname, rows, cols, name, ms, tb, copy, tb / copy);
+    };
+    constexpr int K = warpkit::SoftmaxPlain;
+    if (sizeof(T) == 2) {
+        printf("| %-5s | %6d |", tname, 2048);
+        one(2048, "warp", [&](int r, int c) { return rowsm::rowSoftmax<T>(x, y, r, c, rowsm::PathWarp); });
+        one(2048, "block", [&](int r, int c) { return rowsm::rowSoftmax<T>(x, y, r, c, rowsm::PathBlock); });
+        printf("\n");
+    }
+    for (int cols : {16384, 32768, 65536, 262144}) {
+        printf("| %-5s | %6d |", tname, cols);
+        one(cols, "reg", [&](int r, int c) { return rowsm::rowSoftmaxCluster<T, K>(x, y, r, c, true, 0, 0); });
+        struct Shape { const char* name; int slice, chunk, ring; bool mid; }; // KB
+        static const Shape shapes[] = {{"p128/16/208", 128, 16, 208, true}, {"p128/16/208-nomid", 128, 16, 208, false},
+                                       {"p96/16/208", 96, 16, 208, true},   {"p128/32/208", 128, 32, 208, true},
+                                       {"p64/16/208", 64, 16, 208, true},   {"p64/16/128", 64, 16, 128, true}};
+        for (const Shape& sh : shapes)
+            one(cols, sh.name, [&](int r, int c) {
+                return rowsm::rowSoftmaxPersist<T, K, 512>(x, y, r, c, true, sh.slice << 10, sh.chunk << 10, sh.ring << 10, 0, sh.mid);
+            });
         printf("\n");
     }
     BENCH_CUDA(cudaFree(x));
@@ -99,11 +117,13 @@ int main(int argc, char** argv) {
     bench_type<__nv_bfloat16>("bf16", 2, copy, csv, &misses);
     printf("\n%d of 33 cells miss a target\n", misses);
     if (rowsm::deviceInfo().clusters) {
-        printf("\ncluster slice shapes (TB/s; variant 0 = the dispatcher's pick)\n");
-        printf("(slice = threads x values per thread, in registers)\n");
-        printf("| type  |   cols |  auto | 512x16 | 512x32 | 1024x32 | 1024x16 |\n");
-        explore_clusters<float>("fp32", copy, csv);
-        explore_clusters<__half>("fp16", copy, csv);
+        printf("\ntrial variants (TB/s). 2048: warp / block paths. Long rows: reg = register cluster path\n");
+        printf("(dispatcher's slices), pS/C/R = persistent csmem path: slice target S KB, chunks of C KB, ring of R KB\n");
+        printf("per block, 512 threads; -nomid: ring refilled only at row starts\n");
+        printf("| type  |   cols |  reg  | p128/16/208 | p128/16/208-nomid | p96/16/208 | p128/32/208 | p64/16/208 | p64/16/128 |\n");
+        explore<float>("fp32", copy, csv);
+        explore<__half>("fp16", copy, csv);
+        explore<__nv_bfloat16>("bf16", copy, csv);
     }
     fclose(csv);
     return 0;

@@ -1,8 +1,9 @@
 // samples/softmax.cu: softmax over the last dimension of a rows x cols matrix (float, __half,
-// __nv_bfloat16), with a host dispatcher that picks one of five paths by row length:
+// __nv_bfloat16), with a host dispatcher that picks one of six paths by row length:
 //
-//   1. Warp:     cols <= 1024: a segment of Width lanes (1..32) per row, up to 32 values per lane,
-//                several rows per warp and per thread, row in registers, no barriers.
+//   1. Warp:     cols <= 1024 (16-bit: 2048): a segment of Width lanes (1..32) per row, up to 32
+//                (16-bit: 64) values per lane, several rows per warp and per thread, row in
+//                registers, no barriers.
 //   2. Block:    one block per row, 16 values per thread in registers (cols <= 16384; Auto
 //                uses it up to 8192).
 //   3. Cluster:  (Hopper, sm_90) a thread-block cluster per row (cols <= 262144): each block
@@ -13,6 +14,10 @@
 //                opt-in limit, 227 KB on H100): the one-read path for GPUs without clusters.
 //   5. TwoPass:  online softmax: pass 1 streams the row into a SoftmaxState, pass 2 re-reads it
 //                and writes. Any length, any GPU; reads the row twice.
+//   6. ClusterSmem (csmem): (Hopper) persistent clusters, each block's slice in a ring of
+//                shared-memory chunks filled by bulk copies (cp.async.bulk + mbarrier), the next
+//                row's chunks loading while this one is reduced and written; {max, sum} across
+//                the cluster through DSMEM. Auto uses it for 16-bit rows of >= 65536.
 //
 // Each path is one kernel template below, usable on its own: copy the kernel and the launch lines
 // of its `case` in rowSoftmax(). Loads and stores are 16 bytes wide when cols * sizeof(T) is a
@@ -28,9 +33,9 @@ namespace rowsm {
 
 using warpkit::SoftmaxState;
 
-enum Path { PathAuto = 0, PathWarp, PathBlock, PathCluster, PathSmem, PathTwoPass };
+enum Path { PathAuto = 0, PathWarp, PathBlock, PathCluster, PathSmem, PathTwoPass, PathClusterSmem };
 static const char* pathName(Path p) {
-    static const char* n[] = {"auto", "warp", "block", "cluster", "smem", "twopass"};
+    static const char* n[] = {"auto", "warp", "block", "cluster", "smem", "twopass", "csmem"};
     return n[p];
 }
 
@@ -212,6 +217,190 @@ __global__ void __launch_bounds__(kSmemThreads) softmaxSmemKernel(const T* __res
     }
 }
 
+// ---- 6. persistent cluster + shared-memory path (Hopper) ----------------------------------------
+// Persistent clusters of N blocks (N = 1 when the row fits one slice): cluster c takes rows c,
+// c + clusters, ...; block rank k of a cluster owns columns [k*slice, k*slice + len) of each.
+// Each block keeps a ring of `slots` chunks in dynamic shared memory, filled by bulk copies
+// (cp.async.bulk; each slot has an mbarrier that completes when its bytes land). At the top of
+// each row (after a block barrier: the previous row's chunks are all written out) thread 0
+// refills every free slot with the next chunks in row order, so the next row loads while this
+// one is reduced and written (slots >= chunks per slice is required; 2x is a full double
+// buffer). Per row: a max sweep and a sum-of-exp sweep over shared memory, {max, sum} merged
+// across the cluster through DSMEM (double-buffered, one cluster barrier per row), a write sweep.
+constexpr int kPstThreads = 512, kPstMaxSlots = 32;
+#if WARPKIT_ARCH >= 900
+__device__ __forceinline__ unsigned smemAddr(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
+__device__ __forceinline__ void mbarWait(unsigned bar, unsigned parity) {
+    asm volatile("{\n.reg .pred P;\nWK_PST_WAIT:\n"
+                 "mbarrier.try_wait.parity.shared::cta.b64 P, [%0], %1;\n"
+                 "@!P bra WK_PST_WAIT;\n}" ::"r"(bar), "r"(parity) : "memory");
+}
+__device__ __forceinline__ float ex2Fast(float a) { // 2^a, ~2 ulp; -inf -> 0, NaN -> NaN
+    float r;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(a));
+    return r;
+}
+/// Running max of the 16 bytes `u` into `acc` (NaN-propagating): fp32 one value per word,
+/// 16-bit types two per word (packed max; the caller unpacks the final pair).
+template <typename T> __device__ __forceinline__ void maxChunk(unsigned& acc, const uint4& u) {
+    const unsigned w[4] = {u.x, u.y, u.z, u.w};
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+        if constexpr (sizeof(T) == 4) acc = __float_as_uint(warpkit::Max{}(__uint_as_float(acc), __uint_as_float(w[k])));
+        else if constexpr (warpkit::detail::IsSame<T, __half>::value) asm("max.NaN.f16x2 %0, %0, %1;" : "+r"(acc) : "r"(w[k]));
+        else asm("max.NaN.bf16x2 %0, %0, %1;" : "+r"(acc) : "r"(w[k]));
+    }
+}
+#endif
+template <typename T, int Kind, int Threads>
+__global__ void __launch_bounds__(Threads) softmaxPersistKernel(const T* __restrict__ x, T* __restrict__ y, int rows, int cols, int slice, int chunk, int slots, bool midRefill) {
+#if WARPKIT_ARCH >= 900
+    constexpr int V = Vec<T>::V;
+    constexpr float L = 1.4426950408889634f; // log2(e)
+    using A = warpkit::detail::Arith<T>;
+    namespace cg = cooperative_groups;
+    extern __shared__ uint4 pst_ring[];
+    __shared__ warpkit::BlockReduceScratch<float, Threads> red;
+    __shared__ SoftmaxState part[2]; // this block's {max, sum} of even / odd rows, read via DSMEM
+    __shared__ alignas(8) unsigned long long full[kPstMaxSlots]; // slot s holds its chunk
+    cg::cluster_group cluster = cg::this_cluster();
+    const int nb = (int)cluster.num_blocks(), rank = (int)cluster.block_rank(), t = threadIdx.x, lane = t & 31;
+    const int cid = blockIdx.x / nb, ncl = gridDim.x / nb;
+    const int base = rank * slice, len = cols - base < slice ? cols - base : slice, nch = (len + chunk - 1) / chunk;
+    const int iters = cid < rows ? (rows - 1 - cid) / ncl + 1 : 0;
+    const int chunkVecs = chunk / V;
+    // Producer (thread 0) position: next chunk to issue is chunk pj of row iteration pit, into slot ps.
+    int pit = 0, pj = 0, ps = 0;
+    auto issueUpTo = [&](int lastIt, int lastJ) { // issue chunks before (lastIt, lastJ) in row order
+        while (pit < iters && (pit < lastIt || (pit == lastIt && pj < lastJ))) {
+            const size_t row = (size_t)cid + (size_t)pit * ncl;
+            const int off = pj * chunk, n = len - off < chunk ? len - off : chunk;
+            const unsigned bytes = (unsigned)n * (unsigned)sizeof(T), bar = smemAddr(&full[ps]);
+            asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
+            asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                         ::"r"(smemAddr(pst_ring + (size_t)ps * chunkVecs)), "l"(x + row * cols + base + off), "r"(bytes), "r"(bar)
+                         : "memory");
+            if (++ps == slots) ps = 0;
+            if (++pj == nch) { pj = 0; ++pit; }
+        }
+    };
+    // Once chunks [0, j) of row `it` are written out, the ring may hold the `slots` chunks from there.
+    auto refill = [&](int it, int j) { issueUpTo(it + (j + slots) / nch, (j + slots) % nch); };
+    // With less than a double buffer, also refill halfway through the write sweep (one more block
+    // barrier a row) so the next row's tail chunks load before its max sweep waits for them.
+    const int mid = midRefill && slots < 2 * nch ? nch / 2 : 0;
+    if (t == 0) {
+        for (int s = 0; s < slots; ++s)
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smemAddr(&full[s])) : "memory");
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+        refill(0, 0);
+    }
+    __syncthreads(); // barriers initialised before anyone waits on them
+    int s0 = 0;           // slot of this row's first chunk
+    unsigned ph0 = 0;     // its fill parity
+    for (int it = 0; it < iters; ++it) {
+        const size_t row = (size_t)cid + (size_t)it * ncl;
+        T* q = y + row * cols + base;
+        if (it > 0) {
+            __syncthreads(); // every warp is done with the previous row's slots
+            if (t == 0) {
+                asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); // our reads before the bulk writes
+                refill(it, 0);
+            }
+        }
+        auto slotOf = [&](int j, unsigned* ph) { // slot and parity of this row's chunk j
+            int s = s0 + j;
+            *ph = ph0;
+            if (s >= slots) { s -= slots; *ph ^= 1u; }
+            return s;
+        };
+        // Sweep 1: max (waits for each chunk to land).
+        unsigned mx = 0xff80ff80u; // -inf: bf16 pair
+        if constexpr (sizeof(T) == 4) mx = 0xff800000u;
+        if constexpr (warpkit::detail::IsSame<T, __half>::value) mx = 0xfc00fc00u;
+        for (int j = 0; j < nch; ++j) {
+            unsigned ph;
+            const int s = slotOf(j, &ph), nv = (len - j * chunk < chunk ? len - j * chunk : chunk) / V;
+            mbarWait(smemAddr(&full[s]), ph);
+            const uint4* c = pst_ring + (size_t)s * chunkVecs;
+#pragma unroll 4
+            for (int i = t; i < nv; i += Threads) maxChunk<T>(mx, c[i]);
+        }
+        float m;
+        if constexpr (sizeof(T) == 4) m = __uint_as_float(mx);
+        else {
+            T h[2];
+            __builtin_memcpy(h, &mx, 4);
+            m = warpkit::Max{}(A::to_acc(h[0]), A::to_acc(h[1]));
+        }
+        m = warpkit::blockReduce<Threads>(m, warpkit::Max{}, red);
+        const float ms = m == -__builtin_huge_valf() ? 0.0f : m; // all -inf: every exp is 0
+        // f(e, i) for each of this thread's 16-byte vectors i of chunk j (e: its V elements).
+        auto sweepChunk = [&](int j, auto f) {
+            unsigned ph;
+            const int s = slotOf(j, &ph), nv = (len - j * chunk < chunk ? len - j * chunk : chunk) / V;
+            const uint4* c = pst_ring + (size_t)s * chunkVecs;
+#pragma unroll 4
+            for (int i = t; i < nv; i += Threads) {
+                const uint4 u = c[i];
+                T e[V];
+                __builtin_memcpy(e, &u, 16);
+                f(e, i);
+            }
+        };
+        // Sweep 2: sum of exp(x - max). NaN or +inf in the row: NaN.
+        float sum = 0.0f;
+        for (int j = 0; j < nch; ++j)
+            sweepChunk(j, [&](T* e, int) {
+#pragma unroll
+                for (int k = 0; k < V; ++k) sum += ex2Fast((A::to_acc(e[k]) - ms) * L);
+            });
+        sum = warpkit::blockReduce<Threads>(sum, warpkit::Sum{}, red);
+        SoftmaxState st{m, sum};
+        if (nb > 1) {
+            if (t == 0) part[it & 1] = st;
+            cluster.sync(); // every block's part for this row is published
+            SoftmaxState o = warpkit::softmaxStateEmpty();
+            if (lane < nb) o = *cluster.map_shared_rank(&part[it & 1], lane);
+            st = warpkit::warpReduceSoftmaxState<32>(o);
+        }
+        const bool empty_ = st.max == -__builtin_huge_valf(); // the whole row is -inf
+        const float gm = empty_ ? 0.0f : st.max;
+        float scale = 1.0f / st.sum, ls = logf(st.sum), l2s = -log2f(st.sum); // all -inf: NaN below
+        if ((Kind & warpkit::SoftmaxMasked) && empty_) { scale = ls = 0.0f; l2s = -__builtin_huge_valf(); }
+        // Sweep 3: write.
+        for (int j = 0; j < nch; ++j) {
+            uint4* o = reinterpret_cast<uint4*>(q + (size_t)j * chunk);
+            sweepChunk(j, [&](T* e, int i) {
+#pragma unroll
+                for (int k = 0; k < V; ++k) {
+                    const float xv = A::to_acc(e[k]), d = xv - gm;
+                    float r;
+                    if constexpr (Kind & warpkit::SoftmaxLog) r = d - ls;
+                    else if constexpr (sizeof(T) == 4) r = warpkit::detail::expDiff(xv, gm) * scale;
+                    else r = ex2Fast(__fmaf_rn(d, L, l2s)); // 16-bit: the scale folded into the exponent
+                    e[k] = A::from_acc(r);
+                }
+                uint4 w;
+                __builtin_memcpy(&w, e, 16);
+                o[i] = w;
+            });
+            if (j + 1 == mid) {
+                __syncthreads(); // chunks [0, mid) of this row are written out
+                if (t == 0) {
+                    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+                    refill(it, mid);
+                }
+            }
+        }
+        s0 += nch;
+        if (s0 >= slots) { s0 -= slots; ph0 ^= 1u; }
+    }
+    if (nb > 1) cluster.sync(); // no block leaves while another may still read its `part`
+#endif
+}
+
 // ---- 5. online two-pass path -------------------------------------------------------------------
 constexpr int kTwoPassThreads = 1024;
 template <typename T, int Kind>
@@ -272,16 +461,19 @@ static DeviceInfo deviceInfo() {
     return info;
 }
 
-constexpr int kMaxWarpCols = 1024, kMaxClusterCols = 262144;
+constexpr int kMaxClusterCols = 262144;
+/// Longest row the warp path holds: 32 lanes x 8 chunks of 16 bytes (fp32 1024, 16-bit 2048).
+template <typename T> constexpr int maxWarpCols() { return 32 * 8 * Vec<T>::V; }
 /// Longest row the block path holds: 1024 threads x 16 values.
 template <typename T> constexpr int maxBlockCols() { return 1024 * 16; }
 
 /// The path Auto picks for `cols` columns of T.
 template <typename T> static Path autoPath(int cols) {
     const DeviceInfo d = deviceInfo();
-    if (cols <= kMaxWarpCols) return PathWarp;
+    if (cols <= maxWarpCols<T>()) return PathWarp;
     if (cols <= 512 * 16) return PathBlock;
-    if (d.clusters && cols <= kMaxClusterCols) return PathCluster;
+    // Rows the register cluster path handles at >= 0.94x copy on H100 stay there (bench/softmax.cu).
+    if (d.clusters && cols <= kMaxClusterCols) return sizeof(T) == 2 && cols >= 65536 ? PathClusterSmem : PathCluster;
     if (cols <= maxBlockCols<T>()) return PathBlock;
     if ((size_t)cols * sizeof(T) + 16 <= (size_t)d.smemOptin) return PathSmem;
     return PathTwoPass;
@@ -292,9 +484,9 @@ template <typename T> static bool pathSupports(Path path, int cols) {
     const DeviceInfo d = deviceInfo();
     switch (path) {
     case PathAuto: case PathTwoPass: return true;
-    case PathWarp: return cols <= kMaxWarpCols;
+    case PathWarp: return cols <= maxWarpCols<T>();
     case PathBlock: return cols <= maxBlockCols<T>();
-    case PathCluster: return d.clusters && cols <= kMaxClusterCols;
+    case PathCluster: case PathClusterSmem: return d.clusters && cols <= kMaxClusterCols;
     case PathSmem: return (size_t)cols * sizeof(T) + 16 <= (size_t)d.smemOptin;
     }
     return false;
@@ -392,6 +584,86 @@ static cudaError_t rowSoftmaxCluster(const T* x, T* y, int rows, int cols, bool 
     }
 }
 
+/// Shared memory a persistent block uses besides its ring (reduce scratch, parts, mbarriers),
+/// rounded up; the ring gets the rest of the opt-in limit at most.
+constexpr int kPstStaticBytes = 2048;
+/// The dispatcher's csmem shape: slice target, chunk and ring bytes per block (bench/softmax.cu).
+constexpr int kPstSliceBytes = 128 * 1024, kPstChunkBytes = 16 * 1024, kPstRingBytes = 208 * 1024;
+
+/// How many clusters of n persistent blocks with `bytes` of dynamic shared memory the device
+/// holds at once (cached: the query costs host time).
+template <typename T, int Kind, int Threads> static int pstClusters(int n, int bytes) {
+    static int cacheN[8] = {0}, cacheBytes[8] = {0}, cacheCount[8] = {0}, next = 0;
+    for (int i = 0; i < 8; ++i)
+        if (cacheN[i] == n && cacheBytes[i] == bytes) return cacheCount[i];
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3((unsigned)n);
+    cfg.blockDim = dim3(Threads);
+    cfg.dynamicSmemBytes = (size_t)bytes;
+    cudaLaunchAttribute attr[1];
+    clusterConfig(&cfg, attr, n);
+    int clusters = 0;
+    if (cudaOccupancyMaxActiveClusters(&clusters, softmaxPersistKernel<T, Kind, Threads>, &cfg) != cudaSuccess) clusters = 0;
+    cudaGetLastError();
+    cacheN[next] = n;
+    cacheBytes[next] = bytes;
+    cacheCount[next] = clusters;
+    next = (next + 1) % 8;
+    return clusters;
+}
+
+/// Persistent cluster + shared-memory path (16-byte aligned rows only: `vec`; otherwise the
+/// register cluster path runs). Blocks per row n = row bytes / sliceBytes rounded up (1..16; back
+/// to 8 when no non-portable cluster of more can be resident), slices balanced, a multiple of 16
+/// bytes; chunks of chunkBytes (larger when a slice would need more than 32); the ring holds
+/// ringBytes / chunkBytes chunks (at least one slice, at most 32). One
+/// wave of clusters, as many as fit. cudaErrorInvalidValue without clusters or when one slice
+/// does not fit the opt-in shared memory.
+template <typename T, int Kind, int Threads = kPstThreads>
+static cudaError_t rowSoftmaxPersist(const T* x, T* y, int rows, int cols, bool vec, int sliceBytes, int chunkBytes,
+                                     int ringBytes, cudaStream_t st, bool midRefill = true) {
+    constexpr int V = Vec<T>::V;
+    const DeviceInfo d = deviceInfo();
+    if (!d.clusters || chunkBytes < 16 || sliceBytes < 16) return cudaErrorInvalidValue;
+    if (!vec) return rowSoftmaxCluster<T, Kind>(x, y, rows, cols, false, 0, st);
+    auto kern = softmaxPersistKernel<T, Kind, Threads>;
+    const int maxRing = d.smemOptin - kPstStaticBytes;
+    static bool attrsSet = false;
+    if (!attrsSet) {
+        cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, maxRing);
+        if (e == cudaSuccess) e = cudaFuncSetAttribute(kern, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
+        if (e != cudaSuccess) return e;
+        attrsSet = true;
+    }
+    long long n = ((long long)cols * (long long)sizeof(T) + sliceBytes - 1) / sliceBytes;
+    n = n < 1 ? 1 : n > 16 ? 16 : n;
+    int slice = 0, chunk = 0, slots = 0, bytes = 0, clusters = 0;
+    for (int attempt = 0; attempt < 2; ++attempt) {
+        slice = (int)(((cols + n - 1) / n + V - 1) / V * V);
+        chunk = chunkBytes / (int)sizeof(T) / V * V;
+        const int minChunk = ((slice + kPstMaxSlots - 1) / kPstMaxSlots + V - 1) / V * V; // <= 32 chunks a slice
+        chunk = chunk < minChunk ? minChunk : chunk > slice ? slice : chunk;
+        const int nch = (slice + chunk - 1) / chunk;
+        slots = ringBytes / (chunk * (int)sizeof(T));
+        slots = slots < nch ? nch : slots > kPstMaxSlots ? kPstMaxSlots : slots;
+        bytes = slots * chunk * (int)sizeof(T);
+        clusters = bytes <= maxRing ? pstClusters<T, Kind, Threads>((int)n, bytes) : 0;
+        if (clusters > 0 || n <= 8) break;
+        n = 8; // no cluster of more than 8 fits: try 8
+    }
+    if (clusters == 0) return cudaErrorInvalidValue;
+    n = (cols + slice - 1) / slice; // balanced slices can leave the last block empty: drop it
+    const long long grid = (clusters < rows ? clusters : rows) * n;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3((unsigned)grid);
+    cfg.blockDim = dim3(Threads);
+    cfg.dynamicSmemBytes = (size_t)bytes;
+    cfg.stream = st;
+    cudaLaunchAttribute attr[1];
+    clusterConfig(&cfg, attr, (int)n);
+    return cudaLaunchKernelEx(&cfg, kern, x, y, rows, cols, slice, chunk, slots, midRefill);
+}
+
 /// y = softmax(x) over each row of a rows x cols row-major matrix (Kind: a warpkit::SoftmaxKind).
 /// rows, cols >= 1. `path` forces a strategy (tests use this); PathAuto picks by row length.
 /// Returns cudaErrorInvalidValue when the forced path cannot take this many columns.
@@ -414,7 +686,7 @@ static cudaError_t rowSoftmax(const T* x, T* y, int rows, int cols, Path path = 
         if (cols <= 32 * chunkCols) return launchWarp<T, Kind, 32, 1>(x, y, rows, cols, vec, st);
         if (cols <= 64 * chunkCols) return launchWarp<T, Kind, 32, 2>(x, y, rows, cols, vec, st);
         if (cols <= 128 * chunkCols) return launchWarp<T, Kind, 32, 4>(x, y, rows, cols, vec, st);
-        return launchWarp<T, Kind, 32, 32 / V>(x, y, rows, cols, vec, st); // fp32: 8 chunks
+        return launchWarp<T, Kind, 32, 8>(x, y, rows, cols, vec, st); // fp32 1024, 16-bit 2048
     }
     case PathBlock: { // 16 values per thread; the smallest block that holds the row
         constexpr int C = 16 / V;
@@ -424,6 +696,7 @@ static cudaError_t rowSoftmax(const T* x, T* y, int rows, int cols, Path path = 
         return launchBlock<T, Kind, 1024, C>(x, y, rows, cols, vec, 1, st);
     }
     case PathCluster: return rowSoftmaxCluster<T, Kind>(x, y, rows, cols, vec, 0, st);
+    case PathClusterSmem: return rowSoftmaxPersist<T, Kind>(x, y, rows, cols, vec, kPstSliceBytes, kPstChunkBytes, kPstRingBytes, st);
     case PathSmem: {
         const size_t bytes = ((size_t)cols * sizeof(T) + 15) / 16 * 16;
         auto kern = softmaxSmemKernel<T, Kind>;
@@ -482,7 +755,7 @@ int main() {
     int n = 0;
     if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) { printf("no CUDA device\n"); return 0; }
     int bad = 0;
-    const rowsm::Path paths[] = {rowsm::PathWarp, rowsm::PathBlock, rowsm::PathCluster, rowsm::PathSmem, rowsm::PathTwoPass};
+    const rowsm::Path paths[] = {rowsm::PathWarp, rowsm::PathBlock, rowsm::PathCluster, rowsm::PathSmem, rowsm::PathTwoPass, rowsm::PathClusterSmem};
     const int cols[] = {1, 7, 32, 1000, 1024, 5000, 16384, 100003};
     for (rowsm::Path p : paths)
         for (int c : cols) {

@@ -346,16 +346,21 @@ static void path_case(rowsm::Path path, int rows, int cols, uint64_t seed) {
 /// Columns to try on a path: its boundaries +-1, odd primes, its largest rows.
 static std::vector<int> path_cols(rowsm::Path p) {
     switch (p) {
-    case rowsm::PathWarp: return {1, 2, 3, 4, 5, 7, 8, 9, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 257, 511, 512, 513, 1021, 1023, 1024};
+    case rowsm::PathWarp: // 16-bit rows go to 2048
+        return {1, 2, 3, 4, 5, 7, 8, 9, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 257, 511, 512, 513, 1021, 1023, 1024,
+                1025, 1031, 1536, 2047, 2048};
     case rowsm::PathBlock: return {1, 5, 1025, 2047, 2048, 2049, 4095, 4097, 8191, 8192, 8193, 12289, 16383, 16384};
     case rowsm::PathCluster: return {3, 4099, 8191, 8193, 16385, 40009, 65535, 65536, 65537, 131071, 262143, 262144};
     case rowsm::PathSmem: return {1, 13, 1024, 4099, 16384, 50021, 56832, 113664};
+    case rowsm::PathClusterSmem: // 64 KB slices: fp32 16384 per block, 16-bit 32768; fp32 > 131072: > 8 blocks
+        return {1, 3, 8, 4099, 16383, 16384, 16385, 32767, 32768, 32769, 40009, 65536, 131072, 131073, 262143, 262144};
     default: return {1, 7, 1023, 5003, 65536, 300007};
     }
 }
 
 template <typename T, int Kind> static void paths_for(void) {
-    const rowsm::Path paths[] = {rowsm::PathWarp, rowsm::PathBlock, rowsm::PathCluster, rowsm::PathSmem, rowsm::PathTwoPass};
+    const rowsm::Path paths[] = {rowsm::PathWarp,    rowsm::PathBlock,   rowsm::PathCluster,
+                                 rowsm::PathSmem,    rowsm::PathTwoPass, rowsm::PathClusterSmem};
     const size_t budget = wk_quick() ? ((size_t)1 << 18) : ((size_t)1 << 22);
     for (rowsm::Path p : paths) {
         for (int cols : path_cols(p)) {
@@ -397,16 +402,53 @@ template <typename T> static void cluster_variants(void) {
     }
 }
 
+/// The persistent csmem path at other shapes: 1..16 blocks per row (non-portable cluster sizes
+/// or their fallback to 8), rings of exactly one slice (every chunk waits for its slot) up to
+/// double buffers, odd slot counts, many rows per cluster (the ring wraps, parities flip).
+template <typename T> static void csmem_variants(void) {
+    if (!rowsm::deviceInfo().clusters) return;
+    struct Shape { int slice, chunk, ring; bool mid; }; // KB; mid: refill halfway through the write sweep
+    const Shape shapes[] = {{4, 1, 4, true}, {16, 4, 40, true}, {32, 16, 48, true}, {64, 16, 128, true},
+                            {128, 16, 208, true}, {128, 16, 208, false}};
+    const int cols_list[] = {8, 20011, 20016, 65536, 131072, 262144};
+    for (int cols : cols_list) {
+        if (wk_quick() && cols > 70000) continue;
+        for (const Shape& sh : shapes) {
+            const int rows = (int)std::max<size_t>(1, std::min<size_t>(3000, ((size_t)1 << 22) / cols));
+            wk_rng r = wk_rng_make(cols + sh.slice + sh.mid);
+            const size_t n = (size_t)rows * cols;
+            std::vector<T> hx(n), hy(n);
+            for (int q = 0; q < rows; ++q) fill_row<T>(&r, &hx[(size_t)q * cols], cols, q + sh.chunk);
+            T *dx = wk_alloc<T>(n), *dy = wk_alloc<T>(n);
+            wk_upload(dx, hx.data(), n);
+            wk_poison(dy, n);
+            const bool vec = cols % rowsm::Vec<T>::V == 0;
+            cudaError_t e = rowsm::rowSoftmaxPersist<T, warpkit::SoftmaxPlain>(dx, dy, rows, cols, vec, sh.slice << 10,
+                                                                               sh.chunk << 10, sh.ring << 10, 0, sh.mid);
+            cr_expect(e == cudaSuccess, "csmem %d/%d/%d KB, %d cols: %s", sh.slice, sh.chunk, sh.ring, cols, cudaGetErrorString(e));
+            WK_LAUNCHED();
+            wk_download(hy.data(), dy, n);
+            char what[64];
+            snprintf(what, sizeof what, "csmem %d/%d/%d KB", sh.slice, sh.chunk, sh.ring);
+            check_rows<T>(what, warpkit::SoftmaxPlain, hx.data(), hy.data(), rows, cols);
+            cudaFree(dx);
+            cudaFree(dy);
+        }
+    }
+}
+
 Test(softmax, paths_float) {
     WK_REQUIRE_GPU();
     paths_for<float, warpkit::SoftmaxPlain>();
     cluster_variants<float>();
+    csmem_variants<float>();
 }
 Test(softmax, paths_half_bf16) {
     WK_REQUIRE_GPU();
     paths_for<__half, warpkit::SoftmaxPlain>();
     paths_for<__nv_bfloat16, warpkit::SoftmaxPlain>();
     cluster_variants<__half>();
+    csmem_variants<__half>();
 }
 // LogMasked runs the log arithmetic and the masked branch of every path (the plain-masked branch
 // is covered by the primitive tests and softmaxApply's host test); one kind keeps the build short.
