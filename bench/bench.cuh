@@ -1,6 +1,7 @@
 // bench/bench.cuh: timing helpers shared by warpkit's benchmarks.
 //  - BENCH_CUDA(call): abort with a message on any CUDA error.
-//  - bench_median_ms(launch, warmup, reps): CUDA-event timing of launch(), median of reps.
+//  - bench_median_ms(launch, warmup, reps): CUDA-event timing of launch(), median of reps; a
+//    50 us spin kernel ahead of each start event keeps host launch latency out of the interval.
 //  - bench_pair_median_ms(a, b, &msA, &msB): the same for two peers, timed alternately.
 //  - bench_copy_tbps(bytes): device-to-device copy ceiling, (read + written bytes) / time in TB/s.
 //  - bench_fill_random(ptr, n): fill a float/int/half/bf16 buffer with random values on the device.
@@ -27,6 +28,22 @@
         }                                                                                 \
     } while (0)
 
+/// Spins one thread for `ns` nanoseconds of GPU time. Enqueued before the start event, it keeps the
+/// GPU busy while the host enqueues the timed launches, so the measured interval holds GPU work
+/// only, not the host's launch latency (as nvbench's blocking kernel does).
+__global__ void bench_delay_kernel(unsigned long long ns) {
+    unsigned long long t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    do { asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); } while (t - t0 < ns);
+}
+static const unsigned long long kBenchDelayNs = 50000; // far above a launch's host cost
+
+static float bench_median_of(std::vector<float>& t) {
+    std::sort(t.begin(), t.end());
+    const size_t n = t.size();
+    return n % 2 ? t[n / 2] : 0.5f * (t[n / 2 - 1] + t[n / 2]);
+}
+
 /// Median time in milliseconds of `launch()` (which enqueues work on stream 0), timed with CUDA
 /// events around each call after `warmup` untimed calls. Checks for launch errors.
 template <typename F> static float bench_median_ms(F launch, int warmup = 5, int reps = 30) {
@@ -38,6 +55,7 @@ template <typename F> static float bench_median_ms(F launch, int warmup = 5, int
     BENCH_CUDA(cudaDeviceSynchronize());
     std::vector<float> t(reps);
     for (int i = 0; i < reps; ++i) {
+        bench_delay_kernel<<<1, 1>>>(kBenchDelayNs);
         BENCH_CUDA(cudaEventRecord(a));
         launch();
         BENCH_CUDA(cudaEventRecord(b));
@@ -47,8 +65,7 @@ template <typename F> static float bench_median_ms(F launch, int warmup = 5, int
     BENCH_CUDA(cudaGetLastError());
     BENCH_CUDA(cudaEventDestroy(a));
     BENCH_CUDA(cudaEventDestroy(b));
-    std::sort(t.begin(), t.end());
-    return reps % 2 ? t[reps / 2] : 0.5f * (t[reps / 2 - 1] + t[reps / 2]);
+    return bench_median_of(t);
 }
 
 /// Medians (ms) of two launches timed alternately, A then B in every round, after `warmup` calls
@@ -63,6 +80,7 @@ static void bench_pair_median_ms(FA launchA, FB launchB, float* msA, float* msB,
     BENCH_CUDA(cudaDeviceSynchronize());
     std::vector<float> ta(reps), tb(reps);
     for (int i = 0; i < reps; ++i) {
+        bench_delay_kernel<<<1, 1>>>(kBenchDelayNs);
         BENCH_CUDA(cudaEventRecord(e[0]));
         launchA();
         BENCH_CUDA(cudaEventRecord(e[1]));
@@ -74,10 +92,8 @@ static void bench_pair_median_ms(FA launchA, FB launchB, float* msA, float* msB,
     }
     BENCH_CUDA(cudaGetLastError());
     for (cudaEvent_t& x : e) BENCH_CUDA(cudaEventDestroy(x));
-    std::sort(ta.begin(), ta.end());
-    std::sort(tb.begin(), tb.end());
-    *msA = reps % 2 ? ta[reps / 2] : 0.5f * (ta[reps / 2 - 1] + ta[reps / 2]);
-    *msB = reps % 2 ? tb[reps / 2] : 0.5f * (tb[reps / 2 - 1] + tb[reps / 2]);
+    *msA = bench_median_of(ta);
+    *msB = bench_median_of(tb);
 }
 
 /// The ceiling: a device-to-device copy of `bytes`, in TB/s counting bytes read plus written.
