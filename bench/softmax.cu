@@ -57,8 +57,10 @@ static void bench_type(const char* tname, int ti, double copy, FILE* csv, int* m
 }
 
 // Trial variants side by side (the dispatcher's choices come from these rows): on long rows the
-// register cluster path (slices in registers) against the csmem path (slices in shared memory,
-// bulk-copied) at several slice sizes and block sizes; at 16-bit 2048 the warp and block paths.
+// register cluster path (slices in registers) against the csmem path (persistent, slices in a
+// shared-memory ring) and the staged path (one cluster per row, slices bulk-copied into shared
+// memory) at several slice sizes, piece counts and block sizes; at 16-bit 2048 the warp and
+// block paths.
 template <typename T> static void explore(const char* tname, double copy, FILE* csv) {
     const size_t n = (size_t)1 << 26, bytes = n * sizeof(T);
     T *x, *y;
@@ -85,16 +87,22 @@ template <typename T> static void explore(const char* tname, double copy, FILE* 
         one(2048, "block", [&](int r, int c) { return rowsm::rowSoftmax<T>(x, y, r, c, rowsm::PathBlock); });
         printf("\n");
     }
-    for (int cols : {16384, 32768, 65536, 262144}) {
+    for (int cols : {32768, 65536, 262144}) {
         printf("| %-5s | %6d |", tname, cols);
         one(cols, "reg", [&](int r, int c) { return rowsm::rowSoftmaxCluster<T, K>(x, y, r, c, true, 0, 0); });
-        struct Shape { const char* name; int slice, chunk, ring; bool mid; }; // KB
-        static const Shape shapes[] = {{"p128/16/208", 128, 16, 208, true}, {"p128/16/208-nomid", 128, 16, 208, false},
-                                       {"p96/16/208", 96, 16, 208, true},   {"p128/32/208", 128, 32, 208, true},
-                                       {"p64/16/208", 64, 16, 208, true},   {"p64/16/128", 64, 16, 128, true}};
+        one(cols, "p128/16/208", [&](int r, int c) {
+            return rowsm::rowSoftmaxPersist<T, K, 512>(x, y, r, c, true, 128 << 10, 16 << 10, 208 << 10, 0, true);
+        });
+        struct Shape { const char* name; int slice, pieces, threads; }; // slice in KB
+        static const Shape shapes[] = {{"s64/4x512", 64, 4, 512},  {"s64/4x256", 64, 4, 256}, {"s64/1x512", 64, 1, 512},
+                                       {"s64/8x512", 64, 8, 512},  {"s64/4x1024", 64, 4, 1024}, {"s32/4x512", 32, 4, 512},
+                                       {"s32/4x256", 32, 4, 256},  {"s48/4x512", 48, 4, 512},  {"s96/4x512", 96, 4, 512}};
         for (const Shape& sh : shapes)
             one(cols, sh.name, [&](int r, int c) {
-                return rowsm::rowSoftmaxPersist<T, K, 512>(x, y, r, c, true, sh.slice << 10, sh.chunk << 10, sh.ring << 10, 0, sh.mid);
+                const int sb = sh.slice << 10;
+                if (sh.threads == 256) return rowsm::rowSoftmaxStaged<T, K, 256>(x, y, r, c, true, sb, sh.pieces, 0);
+                if (sh.threads == 1024) return rowsm::rowSoftmaxStaged<T, K, 1024>(x, y, r, c, true, sb, sh.pieces, 0);
+                return rowsm::rowSoftmaxStaged<T, K, 512>(x, y, r, c, true, sb, sh.pieces, 0);
             });
         printf("\n");
     }
@@ -118,9 +126,9 @@ int main(int argc, char** argv) {
     printf("\n%d of 33 cells miss a target\n", misses);
     if (rowsm::deviceInfo().clusters) {
         printf("\ntrial variants (TB/s). 2048: warp / block paths. Long rows: reg = register cluster path\n");
-        printf("(dispatcher's slices), pS/C/R = persistent csmem path: slice target S KB, chunks of C KB, ring of R KB\n");
-        printf("per block, 512 threads; -nomid: ring refilled only at row starts\n");
-        printf("| type  |   cols |  reg  | p128/16/208 | p128/16/208-nomid | p96/16/208 | p128/32/208 | p64/16/208 | p64/16/128 |\n");
+        printf("(dispatcher's slices), p128/16/208 = persistent csmem path (128 KB slices, 16 KB chunks, 208 KB ring),\n");
+        printf("sS/PxT = staged path: slices of <= S KB in shared memory, P bulk copies each, T threads\n");
+        printf("| type  |   cols |  reg  | p128/16/208 | s64/4x512 | s64/4x256 | s64/1x512 | s64/8x512 | s64/4x1024 | s32/4x512 | s32/4x256 | s48/4x512 | s96/4x512 |\n");
         explore<float>("fp32", copy, csv);
         explore<__half>("fp16", copy, csv);
         explore<__nv_bfloat16>("bf16", copy, csv);

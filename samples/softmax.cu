@@ -1,5 +1,5 @@
 // samples/softmax.cu: softmax over the last dimension of a rows x cols matrix (float, __half,
-// __nv_bfloat16), with a host dispatcher that picks one of six paths by row length:
+// __nv_bfloat16), with a host dispatcher that picks one of seven paths by row length:
 //
 //   1. Warp:     cols <= 1024 (16-bit: 2048): a segment of Width lanes (1..32) per row, up to 32
 //                (16-bit: 64) values per lane, several rows per warp and per thread, row in
@@ -18,6 +18,9 @@
 //                shared-memory chunks filled by bulk copies (cp.async.bulk + mbarrier), the next
 //                row's chunks loading while this one is reduced and written; {max, sum} across
 //                the cluster through DSMEM. Auto uses it for 16-bit rows of >= 65536.
+//   7. Staged:   (Hopper) one cluster per row, not persistent: each block bulk-copies its slice
+//                (<= 64 KB) into dynamic shared memory, so several blocks share an SM and their
+//                load / reduce / write phases overlap; {max, sum} across the cluster via DSMEM.
 //
 // Each path is one kernel template below, usable on its own: copy the kernel and the launch lines
 // of its `case` in rowSoftmax(). Loads and stores are 16 bytes wide when cols * sizeof(T) is a
@@ -33,9 +36,9 @@ namespace rowsm {
 
 using warpkit::SoftmaxState;
 
-enum Path { PathAuto = 0, PathWarp, PathBlock, PathCluster, PathSmem, PathTwoPass, PathClusterSmem };
+enum Path { PathAuto = 0, PathWarp, PathBlock, PathCluster, PathSmem, PathTwoPass, PathClusterSmem, PathStaged };
 static const char* pathName(Path p) {
-    static const char* n[] = {"auto", "warp", "block", "cluster", "smem", "twopass", "csmem"};
+    static const char* n[] = {"auto", "warp", "block", "cluster", "smem", "twopass", "csmem", "staged"};
     return n[p];
 }
 
@@ -251,13 +254,63 @@ template <typename T> __device__ __forceinline__ void maxChunk(unsigned& acc, co
         else asm("max.NaN.bf16x2 %0, %0, %1;" : "+r"(acc) : "r"(w[k]));
     }
 }
+/// -inf in maxChunk's accumulator layout.
+template <typename T> __device__ __forceinline__ unsigned maxChunkInit() {
+    if constexpr (sizeof(T) == 4) return 0xff800000u;
+    else if constexpr (warpkit::detail::IsSame<T, __half>::value) return 0xfc00fc00u;
+    else return 0xff80ff80u;
+}
+/// The float max held by maxChunk's accumulator.
+template <typename T> __device__ __forceinline__ float maxChunkValue(unsigned acc) {
+    if constexpr (sizeof(T) == 4) return __uint_as_float(acc);
+    else {
+        T h[2];
+        __builtin_memcpy(h, &acc, 4);
+        return warpkit::Max{}(warpkit::detail::Arith<T>::to_acc(h[0]), warpkit::detail::Arith<T>::to_acc(h[1]));
+    }
+}
+constexpr float kLog2e = 1.4426950408889634f;
+/// Per-row output constants from the row's {max, sum} (Kind's rules for an all -inf row).
+struct RowOut { float gm, scale, ls, l2s; };
+template <int Kind> __device__ __forceinline__ RowOut rowOut(SoftmaxState st) {
+    const bool empty_ = st.max == -__builtin_huge_valf(); // the whole row is -inf
+    RowOut r{empty_ ? 0.0f : st.max, 1.0f / st.sum, logf(st.sum), -log2f(st.sum)}; // all -inf: NaN below
+    if ((Kind & warpkit::SoftmaxMasked) && empty_) { r.scale = r.ls = 0.0f; r.l2s = -__builtin_huge_valf(); }
+    return r;
+}
+/// The outputs of the 16 bytes `u` (V elements), packed back into 16 bytes.
+template <typename T, int Kind> __device__ __forceinline__ uint4 outVec(uint4 u, const RowOut& ro) {
+    constexpr int V = Vec<T>::V;
+    using A = warpkit::detail::Arith<T>;
+    T e[V];
+    __builtin_memcpy(e, &u, 16);
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+        const float xv = A::to_acc(e[k]), d = xv - ro.gm;
+        float r;
+        if constexpr (Kind & warpkit::SoftmaxLog) r = d - ro.ls;
+        else if constexpr (sizeof(T) == 4) r = warpkit::detail::expDiff(xv, ro.gm) * ro.scale;
+        else r = ex2Fast(__fmaf_rn(d, kLog2e, ro.l2s)); // 16-bit: the scale folded into the exponent
+        e[k] = A::from_acc(r);
+    }
+    __builtin_memcpy(&u, e, 16);
+    return u;
+}
+/// Sum of 2^((x - ms) * log2 e) over the V elements of `u`.
+template <typename T> __device__ __forceinline__ float sumVec(uint4 u, float ms) {
+    constexpr int V = Vec<T>::V;
+    T e[V];
+    __builtin_memcpy(e, &u, 16);
+    float s = 0.0f;
+#pragma unroll
+    for (int k = 0; k < V; ++k) s += ex2Fast((warpkit::detail::Arith<T>::to_acc(e[k]) - ms) * kLog2e);
+    return s;
+}
 #endif
 template <typename T, int Kind, int Threads>
 __global__ void __launch_bounds__(Threads) softmaxPersistKernel(const T* __restrict__ x, T* __restrict__ y, int rows, int cols, int slice, int chunk, int slots, bool midRefill) {
 #if WARPKIT_ARCH >= 900
     constexpr int V = Vec<T>::V;
-    constexpr float L = 1.4426950408889634f; // log2(e)
-    using A = warpkit::detail::Arith<T>;
     namespace cg = cooperative_groups;
     extern __shared__ uint4 pst_ring[];
     __shared__ warpkit::BlockReduceScratch<float, Threads> red;
@@ -316,9 +369,7 @@ __global__ void __launch_bounds__(Threads) softmaxPersistKernel(const T* __restr
             return s;
         };
         // Sweep 1: max (waits for each chunk to land).
-        unsigned mx = 0xff80ff80u; // -inf: bf16 pair
-        if constexpr (sizeof(T) == 4) mx = 0xff800000u;
-        if constexpr (warpkit::detail::IsSame<T, __half>::value) mx = 0xfc00fc00u;
+        unsigned mx = maxChunkInit<T>();
         for (int j = 0; j < nch; ++j) {
             unsigned ph;
             const int s = slotOf(j, &ph), nv = (len - j * chunk < chunk ? len - j * chunk : chunk) / V;
@@ -327,35 +378,19 @@ __global__ void __launch_bounds__(Threads) softmaxPersistKernel(const T* __restr
 #pragma unroll 4
             for (int i = t; i < nv; i += Threads) maxChunk<T>(mx, c[i]);
         }
-        float m;
-        if constexpr (sizeof(T) == 4) m = __uint_as_float(mx);
-        else {
-            T h[2];
-            __builtin_memcpy(h, &mx, 4);
-            m = warpkit::Max{}(A::to_acc(h[0]), A::to_acc(h[1]));
-        }
-        m = warpkit::blockReduce<Threads>(m, warpkit::Max{}, red);
+        const float m = warpkit::blockReduce<Threads>(maxChunkValue<T>(mx), warpkit::Max{}, red);
         const float ms = m == -__builtin_huge_valf() ? 0.0f : m; // all -inf: every exp is 0
-        // f(e, i) for each of this thread's 16-byte vectors i of chunk j (e: its V elements).
+        // f(u, i) for each of this thread's 16-byte vectors u (index i) of chunk j.
         auto sweepChunk = [&](int j, auto f) {
             unsigned ph;
             const int s = slotOf(j, &ph), nv = (len - j * chunk < chunk ? len - j * chunk : chunk) / V;
             const uint4* c = pst_ring + (size_t)s * chunkVecs;
 #pragma unroll 4
-            for (int i = t; i < nv; i += Threads) {
-                const uint4 u = c[i];
-                T e[V];
-                __builtin_memcpy(e, &u, 16);
-                f(e, i);
-            }
+            for (int i = t; i < nv; i += Threads) f(c[i], i);
         };
         // Sweep 2: sum of exp(x - max). NaN or +inf in the row: NaN.
         float sum = 0.0f;
-        for (int j = 0; j < nch; ++j)
-            sweepChunk(j, [&](T* e, int) {
-#pragma unroll
-                for (int k = 0; k < V; ++k) sum += ex2Fast((A::to_acc(e[k]) - ms) * L);
-            });
+        for (int j = 0; j < nch; ++j) sweepChunk(j, [&](uint4 u, int) { sum += sumVec<T>(u, ms); });
         sum = warpkit::blockReduce<Threads>(sum, warpkit::Sum{}, red);
         SoftmaxState st{m, sum};
         if (nb > 1) {
@@ -365,27 +400,11 @@ __global__ void __launch_bounds__(Threads) softmaxPersistKernel(const T* __restr
             if (lane < nb) o = *cluster.map_shared_rank(&part[it & 1], lane);
             st = warpkit::warpReduceSoftmaxState<32>(o);
         }
-        const bool empty_ = st.max == -__builtin_huge_valf(); // the whole row is -inf
-        const float gm = empty_ ? 0.0f : st.max;
-        float scale = 1.0f / st.sum, ls = logf(st.sum), l2s = -log2f(st.sum); // all -inf: NaN below
-        if ((Kind & warpkit::SoftmaxMasked) && empty_) { scale = ls = 0.0f; l2s = -__builtin_huge_valf(); }
+        const RowOut ro = rowOut<Kind>(st);
         // Sweep 3: write.
         for (int j = 0; j < nch; ++j) {
             uint4* o = reinterpret_cast<uint4*>(q + (size_t)j * chunk);
-            sweepChunk(j, [&](T* e, int i) {
-#pragma unroll
-                for (int k = 0; k < V; ++k) {
-                    const float xv = A::to_acc(e[k]), d = xv - gm;
-                    float r;
-                    if constexpr (Kind & warpkit::SoftmaxLog) r = d - ls;
-                    else if constexpr (sizeof(T) == 4) r = warpkit::detail::expDiff(xv, gm) * scale;
-                    else r = ex2Fast(__fmaf_rn(d, L, l2s)); // 16-bit: the scale folded into the exponent
-                    e[k] = A::from_acc(r);
-                }
-                uint4 w;
-                __builtin_memcpy(&w, e, 16);
-                o[i] = w;
-            });
+            sweepChunk(j, [&](uint4 u, int i) { o[i] = outVec<T, Kind>(u, ro); });
             if (j + 1 == mid) {
                 __syncthreads(); // chunks [0, mid) of this row are written out
                 if (t == 0) {
@@ -398,6 +417,77 @@ __global__ void __launch_bounds__(Threads) softmaxPersistKernel(const T* __restr
         if (s0 >= slots) { s0 -= slots; ph0 ^= 1u; }
     }
     if (nb > 1) cluster.sync(); // no block leaves while another may still read its `part`
+#endif
+}
+
+// ---- 7. staged cluster path (Hopper) -----------------------------------------------------------
+// One cluster of N blocks per row (N = 1 when the row fits one slice), not persistent: block rank k
+// bulk-copies its slice (<= ~72 KB, so 3 blocks fit an SM) into dynamic shared memory as up to
+// kStageMaxPieces pieces, each with its own mbarrier (thread 0 issues them all at once; no
+// registers are held while the bytes land), then a max sweep (piece by piece, as they land), a
+// sum-of-exp sweep, one {max, sum} exchange through DSMEM when N > 1, and a write sweep. With
+// several resident blocks per SM, blocks in different phases keep the memory pipe busy.
+constexpr int kStageThreads = 512, kStageMaxPieces = 8;
+template <typename T, int Kind, int Threads>
+__global__ void __launch_bounds__(Threads) softmaxStagedKernel(const T* __restrict__ x, T* __restrict__ y, int cols, int slice, int piece) {
+#if WARPKIT_ARCH >= 900
+    constexpr int V = Vec<T>::V;
+    namespace cg = cooperative_groups;
+    extern __shared__ uint4 stg_buf[];
+    __shared__ warpkit::BlockReduceScratch<float, Threads> red;
+    __shared__ SoftmaxState part; // this block's {max, sum}, read by the cluster's other blocks
+    __shared__ alignas(8) unsigned long long full[kStageMaxPieces]; // piece k has landed
+    cg::cluster_group cluster = cg::this_cluster();
+    const int nb = (int)cluster.num_blocks(), rank = (int)cluster.block_rank(), t = threadIdx.x;
+    const size_t row = blockIdx.x / nb;
+    const int base = rank * slice, len = cols - base < slice ? cols - base : slice, np = (len + piece - 1) / piece;
+    if (t == 0) {
+        for (int k = 0; k < np; ++k)
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smemAddr(&full[k])) : "memory");
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+        for (int k = 0; k < np; ++k) {
+            const int off = k * piece, n = len - off < piece ? len - off : piece;
+            const unsigned bytes = (unsigned)n * (unsigned)sizeof(T), bar = smemAddr(&full[k]);
+            asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
+            asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                         ::"r"(smemAddr(stg_buf + off / V)), "l"(x + row * cols + base + off), "r"(bytes), "r"(bar)
+                         : "memory");
+        }
+    }
+    __syncthreads(); // barriers initialised before anyone waits on them
+    const int nv = len / V, pv = piece / V;
+    // Sweep 1: max, piece by piece as each lands.
+    unsigned mx = maxChunkInit<T>();
+    for (int k = 0; k < np; ++k) {
+        mbarWait(smemAddr(&full[k]), 0);
+        const int end = (k + 1) * pv < nv ? (k + 1) * pv : nv;
+#pragma unroll 4
+        for (int i = k * pv + t; i < end; i += Threads) maxChunk<T>(mx, stg_buf[i]);
+    }
+    const float m = warpkit::blockReduce<Threads>(maxChunkValue<T>(mx), warpkit::Max{}, red);
+    const float ms = m == -__builtin_huge_valf() ? 0.0f : m; // all -inf: every exp is 0
+    // Sweep 2: sum of exp(x - max). NaN or +inf in the row: NaN.
+    float sum = 0.0f;
+#pragma unroll 4
+    for (int i = t; i < nv; i += Threads) sum += sumVec<T>(stg_buf[i], ms);
+    sum = warpkit::blockReduce<Threads>(sum, warpkit::Sum{}, red);
+    SoftmaxState st{m, sum};
+    if (nb > 1) {
+        if (t == 0) part = st;
+        cluster.sync(); // every block's part is published
+        SoftmaxState o = warpkit::softmaxStateEmpty();
+        if ((t & 31) < nb) o = *cluster.map_shared_rank(&part, t & 31);
+        st = warpkit::warpReduceSoftmaxState<32>(o);
+        // Done reading the others' `part`; the matching wait comes just before exit.
+        asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
+    }
+    const RowOut ro = rowOut<Kind>(st);
+    // Sweep 3: write.
+    uint4* q = reinterpret_cast<uint4*>(y + row * cols + base);
+#pragma unroll 4
+    for (int i = t; i < nv; i += Threads) q[i] = outVec<T, Kind>(stg_buf[i], ro);
+    if (nb > 1) asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory"); // keep `part` alive
 #endif
 }
 
@@ -486,7 +576,7 @@ template <typename T> static bool pathSupports(Path path, int cols) {
     case PathAuto: case PathTwoPass: return true;
     case PathWarp: return cols <= maxWarpCols<T>();
     case PathBlock: return cols <= maxBlockCols<T>();
-    case PathCluster: case PathClusterSmem: return d.clusters && cols <= kMaxClusterCols;
+    case PathCluster: case PathClusterSmem: case PathStaged: return d.clusters && cols <= kMaxClusterCols;
     case PathSmem: return (size_t)cols * sizeof(T) + 16 <= (size_t)d.smemOptin;
     }
     return false;
@@ -664,6 +754,56 @@ static cudaError_t rowSoftmaxPersist(const T* x, T* y, int rows, int cols, bool 
     return cudaLaunchKernelEx(&cfg, kern, x, y, rows, cols, slice, chunk, slots, midRefill);
 }
 
+/// The dispatcher's staged shape: slice target and pieces per block (bench/softmax.cu).
+constexpr int kStageSliceBytes = 64 * 1024, kStagePieces = 4;
+
+/// Staged cluster path (16-byte aligned rows only: `vec`; otherwise the register cluster path
+/// runs). Blocks per row n = row bytes / sliceBytes rounded up (1..16), slices balanced, a
+/// multiple of 16 bytes, each loaded as `pieces` bulk copies (1..kStageMaxPieces).
+/// cudaErrorInvalidValue without clusters, when a slice does not fit the opt-in shared memory,
+/// when the row needs more than 16 blocks, or when no cluster of more than 8 can be resident.
+template <typename T, int Kind, int Threads = kStageThreads>
+static cudaError_t rowSoftmaxStaged(const T* x, T* y, int rows, int cols, bool vec, int sliceBytes, int pieces, cudaStream_t st) {
+    constexpr int V = Vec<T>::V;
+    const DeviceInfo d = deviceInfo();
+    if (!d.clusters || sliceBytes < 16 || pieces < 1 || pieces > kStageMaxPieces) return cudaErrorInvalidValue;
+    if (!vec) return rowSoftmaxCluster<T, Kind>(x, y, rows, cols, false, 0, st);
+    auto kern = softmaxStagedKernel<T, Kind, Threads>;
+    const int maxBytes = d.smemOptin - kPstStaticBytes;
+    static bool attrsSet = false;
+    if (!attrsSet) {
+        cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, maxBytes);
+        if (e == cudaSuccess) e = cudaFuncSetAttribute(kern, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
+        if (e != cudaSuccess) return e;
+        attrsSet = true;
+    }
+    long long n = ((long long)cols * (long long)sizeof(T) + sliceBytes - 1) / sliceBytes;
+    if (n > 16) return cudaErrorInvalidValue;
+    n = n < 1 ? 1 : n;
+    const int slice = (int)(((cols + n - 1) / n + V - 1) / V * V);
+    n = (cols + slice - 1) / slice; // balanced slices can leave the last block empty: drop it
+    const int piece = ((slice + pieces - 1) / pieces + V - 1) / V * V, bytes = slice * (int)sizeof(T);
+    if (bytes > maxBytes) return cudaErrorInvalidValue;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3((unsigned)n);
+    cfg.blockDim = dim3(Threads);
+    cfg.dynamicSmemBytes = (size_t)bytes;
+    cfg.stream = st;
+    cudaLaunchAttribute attr[1];
+    clusterConfig(&cfg, attr, (int)n);
+    if (n > 8) { // non-portable cluster size: is one resident at all?
+        static int fitsBytes[17] = {0}, fits[17] = {0};
+        if (fitsBytes[n] != bytes) {
+            if (cudaOccupancyMaxActiveClusters(&fits[n], kern, &cfg) != cudaSuccess) fits[n] = 0;
+            cudaGetLastError();
+            fitsBytes[n] = bytes;
+        }
+        if (fits[n] == 0) return cudaErrorInvalidValue;
+    }
+    cfg.gridDim = dim3((unsigned)((long long)rows * n));
+    return cudaLaunchKernelEx(&cfg, kern, x, y, cols, slice, piece);
+}
+
 /// y = softmax(x) over each row of a rows x cols row-major matrix (Kind: a warpkit::SoftmaxKind).
 /// rows, cols >= 1. `path` forces a strategy (tests use this); PathAuto picks by row length.
 /// Returns cudaErrorInvalidValue when the forced path cannot take this many columns.
@@ -697,6 +837,10 @@ static cudaError_t rowSoftmax(const T* x, T* y, int rows, int cols, Path path = 
     }
     case PathCluster: return rowSoftmaxCluster<T, Kind>(x, y, rows, cols, vec, 0, st);
     case PathClusterSmem: return rowSoftmaxPersist<T, Kind>(x, y, rows, cols, vec, kPstSliceBytes, kPstChunkBytes, kPstRingBytes, st);
+    case PathStaged: { // rows needing more than 16 slices (or a non-resident cluster): register cluster path
+        const cudaError_t e = rowSoftmaxStaged<T, Kind>(x, y, rows, cols, vec, kStageSliceBytes, kStagePieces, st);
+        return e == cudaErrorInvalidValue ? rowSoftmaxCluster<T, Kind>(x, y, rows, cols, vec, 0, st) : e;
+    }
     case PathSmem: {
         const size_t bytes = ((size_t)cols * sizeof(T) + 15) / 16 * 16;
         auto kern = softmaxSmemKernel<T, Kind>;
@@ -755,7 +899,7 @@ int main() {
     int n = 0;
     if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) { printf("no CUDA device\n"); return 0; }
     int bad = 0;
-    const rowsm::Path paths[] = {rowsm::PathWarp, rowsm::PathBlock, rowsm::PathCluster, rowsm::PathSmem, rowsm::PathTwoPass, rowsm::PathClusterSmem};
+    const rowsm::Path paths[] = {rowsm::PathWarp, rowsm::PathBlock, rowsm::PathCluster, rowsm::PathSmem, rowsm::PathTwoPass, rowsm::PathClusterSmem, rowsm::PathStaged};
     const int cols[] = {1, 7, 32, 1000, 1024, 5000, 16384, 100003};
     for (rowsm::Path p : paths)
         for (int c : cols) {

@@ -354,18 +354,22 @@ static std::vector<int> path_cols(rowsm::Path p) {
     case rowsm::PathSmem: return {1, 13, 1024, 4099, 16384, 50021, 56832, 113664};
     case rowsm::PathClusterSmem: // 64 KB slices: fp32 16384 per block, 16-bit 32768; fp32 > 131072: > 8 blocks
         return {1, 3, 8, 4099, 16383, 16384, 16385, 32767, 32768, 32769, 40009, 65536, 131072, 131073, 262143, 262144};
+    case rowsm::PathStaged: // 64 KB slices as for csmem; fp32 262144: 16 blocks (or the register fallback)
+        return {1, 3, 8, 4099, 16383, 16384, 16385, 32767, 32768, 32769, 40009, 65535, 65536, 65537, 131072, 131073,
+                262143, 262144};
     default: return {1, 7, 1023, 5003, 65536, 300007};
     }
 }
 
 template <typename T, int Kind> static void paths_for(void) {
-    const rowsm::Path paths[] = {rowsm::PathWarp,    rowsm::PathBlock,   rowsm::PathCluster,
-                                 rowsm::PathSmem,    rowsm::PathTwoPass, rowsm::PathClusterSmem};
-    const size_t budget = wk_quick() ? ((size_t)1 << 18) : ((size_t)1 << 22);
+    const rowsm::Path paths[] = {rowsm::PathWarp,    rowsm::PathBlock,       rowsm::PathCluster, rowsm::PathSmem,
+                                 rowsm::PathTwoPass, rowsm::PathClusterSmem, rowsm::PathStaged};
+    // Quick mode (make sanitize: racecheck tracks every shared-memory access) keeps rows short.
+    const size_t budget = wk_quick() ? ((size_t)1 << 16) : ((size_t)1 << 22);
     for (rowsm::Path p : paths) {
         for (int cols : path_cols(p)) {
             if (wk_quick() && cols > 70000) continue;
-            const int many = (int)std::min<size_t>(3001, std::max<size_t>(2, budget / (size_t)cols));
+            const int many = (int)std::min<size_t>(wk_quick() ? 300 : 3001, std::max<size_t>(2, budget / (size_t)cols));
             path_case<T, Kind>(p, 1, cols, 7 + cols);
             path_case<T, Kind>(p, many, cols, 11 + cols);
         }
@@ -414,7 +418,8 @@ template <typename T> static void csmem_variants(void) {
     for (int cols : cols_list) {
         if (wk_quick() && cols > 70000) continue;
         for (const Shape& sh : shapes) {
-            const int rows = (int)std::max<size_t>(1, std::min<size_t>(3000, ((size_t)1 << 22) / cols));
+            const size_t budget = wk_quick() ? ((size_t)1 << 18) : ((size_t)1 << 22);
+            const int rows = (int)std::max<size_t>(1, std::min<size_t>(wk_quick() ? 400 : 3000, budget / cols));
             wk_rng r = wk_rng_make(cols + sh.slice + sh.mid);
             const size_t n = (size_t)rows * cols;
             std::vector<T> hx(n), hy(n);
@@ -437,11 +442,59 @@ template <typename T> static void csmem_variants(void) {
     }
 }
 
+/// The staged path at other shapes: 1..16 blocks per row, 1..8 pieces (a piece per 16 bytes at
+/// the smallest), 256 / 512 / 1024 threads.
+template <typename T> static void staged_variants(void) {
+    if (!rowsm::deviceInfo().clusters) return;
+    struct Shape { int sliceBytes, pieces, threads; };
+    const Shape shapes[] = {{16, 8, 256}, {4096, 3, 256}, {32 << 10, 4, 512}, {48 << 10, 8, 1024}, {64 << 10, 1, 512},
+                            {96 << 10, 4, 512}};
+    const int cols_list[] = {8, 20011, 20016, 65536, 131072, 262144};
+    for (int cols : cols_list) {
+        if (wk_quick() && cols > 70000) continue;
+        for (const Shape& sh : shapes) {
+            const size_t budget = wk_quick() ? ((size_t)1 << 17) : ((size_t)1 << 22);
+            const int rows = (int)std::max<size_t>(1, std::min<size_t>(wk_quick() ? 300 : 3000, budget / cols));
+            wk_rng r = wk_rng_make(cols + sh.sliceBytes + sh.pieces);
+            const size_t n = (size_t)rows * cols;
+            std::vector<T> hx(n), hy(n);
+            for (int q = 0; q < rows; ++q) fill_row<T>(&r, &hx[(size_t)q * cols], cols, q + sh.pieces);
+            T *dx = wk_alloc<T>(n), *dy = wk_alloc<T>(n);
+            wk_upload(dx, hx.data(), n);
+            wk_poison(dy, n);
+            const bool vec = cols % rowsm::Vec<T>::V == 0;
+            constexpr int K = warpkit::SoftmaxPlain;
+            cudaError_t e;
+            if (sh.threads == 256) e = rowsm::rowSoftmaxStaged<T, K, 256>(dx, dy, rows, cols, vec, sh.sliceBytes, sh.pieces, 0);
+            else if (sh.threads == 1024) e = rowsm::rowSoftmaxStaged<T, K, 1024>(dx, dy, rows, cols, vec, sh.sliceBytes, sh.pieces, 0);
+            else e = rowsm::rowSoftmaxStaged<T, K, 512>(dx, dy, rows, cols, vec, sh.sliceBytes, sh.pieces, 0);
+            const bool tooMany = (size_t)cols * sizeof(T) > (size_t)sh.sliceBytes * 16; // > 16 blocks: refused
+            if (tooMany || e == cudaErrorInvalidValue) {
+                cr_expect(tooMany || (size_t)cols * sizeof(T) > (size_t)sh.sliceBytes * 8,
+                          "staged %d B x %d: refused %d cols", sh.sliceBytes, sh.pieces, cols);
+                cudaFree(dx);
+                cudaFree(dy);
+                continue;
+            }
+            cr_expect(e == cudaSuccess, "staged %d B / %d pieces / %d thr, %d cols: %s", sh.sliceBytes, sh.pieces, sh.threads,
+                      cols, cudaGetErrorString(e));
+            WK_LAUNCHED();
+            wk_download(hy.data(), dy, n);
+            char what[64];
+            snprintf(what, sizeof what, "staged %d B / %d / %d", sh.sliceBytes, sh.pieces, sh.threads);
+            check_rows<T>(what, K, hx.data(), hy.data(), rows, cols);
+            cudaFree(dx);
+            cudaFree(dy);
+        }
+    }
+}
+
 Test(softmax, paths_float) {
     WK_REQUIRE_GPU();
     paths_for<float, warpkit::SoftmaxPlain>();
     cluster_variants<float>();
     csmem_variants<float>();
+    staged_variants<float>();
 }
 Test(softmax, paths_half_bf16) {
     WK_REQUIRE_GPU();
@@ -449,6 +502,8 @@ Test(softmax, paths_half_bf16) {
     paths_for<__nv_bfloat16, warpkit::SoftmaxPlain>();
     cluster_variants<__half>();
     csmem_variants<__half>();
+    staged_variants<__half>();
+    staged_variants<__nv_bfloat16>();
 }
 // LogMasked runs the log arithmetic and the masked branch of every path (the plain-masked branch
 // is covered by the primitive tests and softmaxApply's host test); one kind keeps the build short.
