@@ -425,11 +425,11 @@ __global__ void __launch_bounds__(Threads) softmaxPersistKernel(const T* __restr
 // bulk-copies its slice (<= ~72 KB, so 3 blocks fit an SM) into dynamic shared memory as up to
 // kStageMaxPieces pieces, each with its own mbarrier (thread 0 issues them all at once; no
 // registers are held while the bytes land), then a max sweep (piece by piece, as they land), a
-// sum-of-exp sweep, one {max, sum} exchange through DSMEM when N > 1, and a write sweep. With
+// sum-of-exp sweep (or one fused sweep with a running {max, sum}), one {max, sum} exchange through DSMEM when N > 1, and a write sweep. With
 // several resident blocks per SM, blocks in different phases keep the memory pipe busy.
 constexpr int kStageThreads = 512, kStageMaxPieces = 8;
 template <typename T, int Kind, int Threads>
-__global__ void __launch_bounds__(Threads) softmaxStagedKernel(const T* __restrict__ x, T* __restrict__ y, int cols, int slice, int piece) {
+__global__ void __launch_bounds__(Threads) softmaxStagedKernel(const T* __restrict__ x, T* __restrict__ y, int cols, int slice, int piece, bool fused) {
 #if WARPKIT_ARCH >= 900
     constexpr int V = Vec<T>::V;
     namespace cg = cooperative_groups;
@@ -457,20 +457,40 @@ __global__ void __launch_bounds__(Threads) softmaxStagedKernel(const T* __restri
     }
     __syncthreads(); // barriers initialised before anyone waits on them
     const int nv = len / V, pv = piece / V;
-    // Sweep 1: max, piece by piece as each lands.
-    unsigned mx = maxChunkInit<T>();
-    for (int k = 0; k < np; ++k) {
-        mbarWait(smemAddr(&full[k]), 0);
-        const int end = (k + 1) * pv < nv ? (k + 1) * pv : nv;
+    constexpr float ninf = -__builtin_huge_valf();
+    // f(i) for this thread's 16-byte vectors i, piece by piece as each lands.
+    auto landed = [&](auto f) {
+        for (int k = 0; k < np; ++k) {
+            mbarWait(smemAddr(&full[k]), 0);
+            const int end = (k + 1) * pv < nv ? (k + 1) * pv : nv;
 #pragma unroll 4
-        for (int i = k * pv + t; i < end; i += Threads) maxChunk<T>(mx, stg_buf[i]);
+            for (int i = k * pv + t; i < end; i += Threads) f(i);
+        }
+    };
+    float m, sum = 0.0f;
+    if (fused) {
+        // One sweep: a running {max, sum} per thread, the sum rescaled when a vector raises the max
+        // (rare after the first few vectors); then the block max and each thread's rescale.
+        float tm = ninf;
+        landed([&](int i) {
+            const uint4 u = stg_buf[i];
+            unsigned vm = maxChunkInit<T>();
+            maxChunk<T>(vm, u);
+            const float v = maxChunkValue<T>(vm);
+            if (v > tm) { sum *= ex2Fast((tm - v) * kLog2e); tm = v; } // from -inf: sum is 0, stays 0
+            sum += sumVec<T>(u, tm == ninf ? 0.0f : tm); // NaN or +inf in the row: NaN
+        });
+        m = warpkit::blockReduce<Threads>(tm, warpkit::Max{}, red);
+        sum *= ex2Fast((tm - (m == ninf ? 0.0f : m)) * kLog2e);
+    } else {
+        // Sweep 1: max. Sweep 2: sum of exp(x - max); NaN or +inf in the row: NaN.
+        unsigned mx = maxChunkInit<T>();
+        landed([&](int i) { maxChunk<T>(mx, stg_buf[i]); });
+        m = warpkit::blockReduce<Threads>(maxChunkValue<T>(mx), warpkit::Max{}, red);
+        const float ms = m == ninf ? 0.0f : m; // all -inf: every exp is 0
+#pragma unroll 4
+        for (int i = t; i < nv; i += Threads) sum += sumVec<T>(stg_buf[i], ms);
     }
-    const float m = warpkit::blockReduce<Threads>(maxChunkValue<T>(mx), warpkit::Max{}, red);
-    const float ms = m == -__builtin_huge_valf() ? 0.0f : m; // all -inf: every exp is 0
-    // Sweep 2: sum of exp(x - max). NaN or +inf in the row: NaN.
-    float sum = 0.0f;
-#pragma unroll 4
-    for (int i = t; i < nv; i += Threads) sum += sumVec<T>(stg_buf[i], ms);
     sum = warpkit::blockReduce<Threads>(sum, warpkit::Sum{}, red);
     SoftmaxState st{m, sum};
     if (nb > 1) {
@@ -756,14 +776,17 @@ static cudaError_t rowSoftmaxPersist(const T* x, T* y, int rows, int cols, bool 
 
 /// The dispatcher's staged shape: slice target and pieces per block (bench/softmax.cu).
 constexpr int kStageSliceBytes = 64 * 1024, kStagePieces = 4;
+constexpr bool kStageFused = false;
 
 /// Staged cluster path (16-byte aligned rows only: `vec`; otherwise the register cluster path
 /// runs). Blocks per row n = row bytes / sliceBytes rounded up (1..16), slices balanced, a
-/// multiple of 16 bytes, each loaded as `pieces` bulk copies (1..kStageMaxPieces).
+/// multiple of 16 bytes, each loaded as `pieces` bulk copies (1..kStageMaxPieces). fused: max and
+/// sum in one sweep (running per-thread state) instead of two.
 /// cudaErrorInvalidValue without clusters, when a slice does not fit the opt-in shared memory,
 /// when the row needs more than 16 blocks, or when no cluster of more than 8 can be resident.
 template <typename T, int Kind, int Threads = kStageThreads>
-static cudaError_t rowSoftmaxStaged(const T* x, T* y, int rows, int cols, bool vec, int sliceBytes, int pieces, cudaStream_t st) {
+static cudaError_t rowSoftmaxStaged(const T* x, T* y, int rows, int cols, bool vec, int sliceBytes, int pieces, cudaStream_t st,
+                                    bool fused = kStageFused) {
     constexpr int V = Vec<T>::V;
     const DeviceInfo d = deviceInfo();
     if (!d.clusters || sliceBytes < 16 || pieces < 1 || pieces > kStageMaxPieces) return cudaErrorInvalidValue;
@@ -801,7 +824,7 @@ static cudaError_t rowSoftmaxStaged(const T* x, T* y, int rows, int cols, bool v
         if (fits[n] == 0) return cudaErrorInvalidValue;
     }
     cfg.gridDim = dim3((unsigned)((long long)rows * n));
-    return cudaLaunchKernelEx(&cfg, kern, x, y, cols, slice, piece);
+    return cudaLaunchKernelEx(&cfg, kern, x, y, cols, slice, piece, fused);
 }
 
 /// y = softmax(x) over each row of a rows x cols row-major matrix (Kind: a warpkit::SoftmaxKind).

@@ -443,12 +443,12 @@ template <typename T> static void csmem_variants(void) {
 }
 
 /// The staged path at other shapes: 1..16 blocks per row, 1..8 pieces (a piece per 16 bytes at
-/// the smallest), 256 / 512 / 1024 threads.
+/// the smallest), 256 / 512 / 1024 threads, max and sum in two sweeps or fused.
 template <typename T> static void staged_variants(void) {
     if (!rowsm::deviceInfo().clusters) return;
-    struct Shape { int sliceBytes, pieces, threads; };
-    const Shape shapes[] = {{16, 8, 256}, {4096, 3, 256}, {32 << 10, 4, 512}, {48 << 10, 8, 1024}, {64 << 10, 1, 512},
-                            {96 << 10, 4, 512}};
+    struct Shape { int sliceBytes, pieces, threads; bool fused; };
+    const Shape shapes[] = {{16, 8, 256, false},  {4096, 3, 256, true},      {32 << 10, 4, 512, false}, {48 << 10, 8, 1024, true},
+                            {64 << 10, 1, 512, false}, {64 << 10, 4, 512, true}, {96 << 10, 4, 512, false}};
     const int cols_list[] = {8, 20011, 20016, 65536, 131072, 262144};
     for (int cols : cols_list) {
         if (wk_quick() && cols > 70000) continue;
@@ -465,9 +465,9 @@ template <typename T> static void staged_variants(void) {
             const bool vec = cols % rowsm::Vec<T>::V == 0;
             constexpr int K = warpkit::SoftmaxPlain;
             cudaError_t e;
-            if (sh.threads == 256) e = rowsm::rowSoftmaxStaged<T, K, 256>(dx, dy, rows, cols, vec, sh.sliceBytes, sh.pieces, 0);
-            else if (sh.threads == 1024) e = rowsm::rowSoftmaxStaged<T, K, 1024>(dx, dy, rows, cols, vec, sh.sliceBytes, sh.pieces, 0);
-            else e = rowsm::rowSoftmaxStaged<T, K, 512>(dx, dy, rows, cols, vec, sh.sliceBytes, sh.pieces, 0);
+            if (sh.threads == 256) e = rowsm::rowSoftmaxStaged<T, K, 256>(dx, dy, rows, cols, vec, sh.sliceBytes, sh.pieces, 0, sh.fused);
+            else if (sh.threads == 1024) e = rowsm::rowSoftmaxStaged<T, K, 1024>(dx, dy, rows, cols, vec, sh.sliceBytes, sh.pieces, 0, sh.fused);
+            else e = rowsm::rowSoftmaxStaged<T, K, 512>(dx, dy, rows, cols, vec, sh.sliceBytes, sh.pieces, 0, sh.fused);
             const bool tooMany = (size_t)cols * sizeof(T) > (size_t)sh.sliceBytes * 16; // > 16 blocks: refused
             if (tooMany || e == cudaErrorInvalidValue) {
                 cr_expect(tooMany || (size_t)cols * sizeof(T) > (size_t)sh.sliceBytes * 8,
@@ -481,7 +481,7 @@ template <typename T> static void staged_variants(void) {
             WK_LAUNCHED();
             wk_download(hy.data(), dy, n);
             char what[64];
-            snprintf(what, sizeof what, "staged %d B / %d / %d", sh.sliceBytes, sh.pieces, sh.threads);
+            snprintf(what, sizeof what, "staged %d B / %d / %d%s", sh.sliceBytes, sh.pieces, sh.threads, sh.fused ? " fused" : "");
             check_rows<T>(what, K, hx.data(), hy.data(), rows, cols);
             cudaFree(dx);
             cudaFree(dy);
