@@ -324,11 +324,19 @@ __global__ void __launch_bounds__(Threads) softmaxPersistKernel(const T* __restr
     const int chunkVecs = chunk / V;
     // Producer (thread 0) position: next chunk to issue is chunk pj of row iteration pit, into slot ps.
     int pit = 0, pj = 0, ps = 0;
+    unsigned used = 0, par = 0; // per slot: filled before; parity of its fill count
     auto issueUpTo = [&](int lastIt, int lastJ) { // issue chunks before (lastIt, lastJ) in row order
         while (pit < iters && (pit < lastIt || (pit == lastIt && pj < lastJ))) {
             const size_t row = (size_t)cid + (size_t)pit * ncl;
             const int off = pj * chunk, n = len - off < chunk ? len - off : chunk;
             const unsigned bytes = (unsigned)n * (unsigned)sizeof(T), bar = smemAddr(&full[ps]);
+            // The slot's previous fill has completed (its consumers are past a block barrier), but
+            // this thread may not have waited on it itself: wait (returns at once) so that it
+            // observes the phase it re-arms, as the mbarrier protocol asks (compute-sanitizer's
+            // synccheck reports "Missing wait" otherwise).
+            if ((used >> ps) & 1u) mbarWait(bar, ((par >> ps) & 1u) ^ 1u);
+            used |= 1u << ps;
+            par ^= 1u << ps;
             asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
             asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
                          ::"r"(smemAddr(pst_ring + (size_t)ps * chunkVecs)), "l"(x + row * cols + base + off), "r"(bytes), "r"(bar)
