@@ -95,16 +95,14 @@ template <typename T> static void explore(const char* tname, double copy, FILE* 
         });
         struct Shape { const char* name; int slice, pieces, threads; bool fused; }; // slice in KB
         static const Shape shapes[] = {
-            {"s64/4x512", 64, 4, 512, false},  {"s64/4x512f", 64, 4, 512, true},  {"s64/4x256", 64, 4, 256, false},
-            {"s64/4x256f", 64, 4, 256, true},  {"s64/1x512", 64, 1, 512, false},  {"s64/8x512", 64, 8, 512, false},
-            {"s64/4x1024", 64, 4, 1024, false}, {"s32/4x512", 32, 4, 512, false}, {"s32/4x256f", 32, 4, 256, true},
-            {"s48/4x512", 48, 4, 512, false},  {"s96/4x512", 96, 4, 512, false}};
+            {"s64/4x256f", 64, 4, 256, true},  {"s64/4x256", 64, 4, 256, false},  {"s64/1x256f", 64, 1, 256, true},
+            {"s64/8x256f", 64, 8, 256, true},  {"s64/4x128f", 64, 4, 128, true},  {"s64/2x128f", 64, 2, 128, true},
+            {"s48/4x256f", 48, 4, 256, true},  {"s96/4x256f", 96, 4, 256, true}};
         for (const Shape& sh : shapes)
             one(cols, sh.name, [&](int r, int c) {
                 const int sb = sh.slice << 10;
                 if (sh.threads == 256) return rowsm::rowSoftmaxStaged<T, K, 256>(x, y, r, c, true, sb, sh.pieces, 0, sh.fused);
-                if (sh.threads == 1024) return rowsm::rowSoftmaxStaged<T, K, 1024>(x, y, r, c, true, sb, sh.pieces, 0, sh.fused);
-                return rowsm::rowSoftmaxStaged<T, K, 512>(x, y, r, c, true, sb, sh.pieces, 0, sh.fused);
+                return rowsm::rowSoftmaxStaged<T, K, 128>(x, y, r, c, true, sb, sh.pieces, 0, sh.fused);
             });
         printf("\n");
     }
@@ -130,7 +128,7 @@ int main(int argc, char** argv) {
         printf("\ntrial variants (TB/s). 2048: warp / block paths. Long rows: reg = register cluster path\n");
         printf("(dispatcher's slices), p128/16/208 = persistent csmem path (128 KB slices, 16 KB chunks, 208 KB ring),\n");
         printf("sS/PxT = staged path: slices of <= S KB in shared memory, P bulk copies each, T threads; f: max and sum fused\n");
-        printf("| type  |   cols |  reg  | p128/16/208 | s64/4x512 | s64/4x512f | s64/4x256 | s64/4x256f | s64/1x512 | s64/8x512 | s64/4x1024 | s32/4x512 | s32/4x256f | s48/4x512 | s96/4x512 |\n");
+        printf("| type  |   cols |  reg  | p128/16/208 | s64/4x256f | s64/4x256 | s64/1x256f | s64/8x256f | s64/4x128f | s64/2x128f | s48/4x256f | s96/4x256f |\n");
         explore<float>("fp32", copy, csv);
         explore<__half>("fp16", copy, csv);
         explore<__nv_bfloat16>("bf16", copy, csv);

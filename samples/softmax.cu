@@ -17,10 +17,11 @@
 //   6. ClusterSmem (csmem): (Hopper) persistent clusters, each block's slice in a ring of
 //                shared-memory chunks filled by bulk copies (cp.async.bulk + mbarrier), the next
 //                row's chunks loading while this one is reduced and written; {max, sum} across
-//                the cluster through DSMEM. Auto uses it for 16-bit rows of >= 65536.
+//                the cluster through DSMEM.
 //   7. Staged:   (Hopper) one cluster per row, not persistent: each block bulk-copies its slice
 //                (<= 64 KB) into dynamic shared memory, so several blocks share an SM and their
 //                load / reduce / write phases overlap; {max, sum} across the cluster via DSMEM.
+//                Auto uses it for 16-bit rows of more than 16384.
 //
 // Each path is one kernel template below, usable on its own: copy the kernel and the launch lines
 // of its `case` in rowSoftmax(). Loads and stores are 16 bytes wide when cols * sizeof(T) is a
@@ -435,7 +436,7 @@ __global__ void __launch_bounds__(Threads) softmaxPersistKernel(const T* __restr
 // registers are held while the bytes land), then a max sweep (piece by piece, as they land), a
 // sum-of-exp sweep (or one fused sweep with a running {max, sum}), one {max, sum} exchange through DSMEM when N > 1, and a write sweep. With
 // several resident blocks per SM, blocks in different phases keep the memory pipe busy.
-constexpr int kStageThreads = 512, kStageMaxPieces = 8;
+constexpr int kStageThreads = 256, kStageMaxPieces = 8;
 template <typename T, int Kind, int Threads>
 __global__ void __launch_bounds__(Threads) softmaxStagedKernel(const T* __restrict__ x, T* __restrict__ y, int cols, int slice, int piece, bool fused) {
 #if WARPKIT_ARCH >= 900
@@ -591,7 +592,9 @@ template <typename T> static Path autoPath(int cols) {
     if (cols <= maxWarpCols<T>()) return PathWarp;
     if (cols <= 512 * 16) return PathBlock;
     // Rows the register cluster path handles at >= 0.94x copy on H100 stay there (bench/softmax.cu).
-    if (d.clusters && cols <= kMaxClusterCols) return sizeof(T) == 2 && cols >= 65536 ? PathClusterSmem : PathCluster;
+    // 16-bit rows of more than 32 KB: the staged path (2.5 / 2.3 / 2.0 TB/s -> 2.8 / 2.6 / 2.5 at 32768 /
+    // 65536 / 262144 cols on H100); fp32 262144 measured the same on both, so fp32 stays in registers.
+    if (d.clusters && cols <= kMaxClusterCols) return sizeof(T) == 2 && cols > 16384 ? PathStaged : PathCluster;
     if (cols <= maxBlockCols<T>()) return PathBlock;
     if ((size_t)cols * sizeof(T) + 16 <= (size_t)d.smemOptin) return PathSmem;
     return PathTwoPass;
@@ -782,9 +785,10 @@ static cudaError_t rowSoftmaxPersist(const T* x, T* y, int rows, int cols, bool 
     return cudaLaunchKernelEx(&cfg, kern, x, y, rows, cols, slice, chunk, slots, midRefill);
 }
 
-/// The dispatcher's staged shape: slice target and pieces per block (bench/softmax.cu).
+/// The dispatcher's staged shape: slice target, pieces per block, one fused max+sum sweep, 256
+/// threads (bench/softmax.cu: on H100 256 threads beat 512 and 1024, fused beat two sweeps).
 constexpr int kStageSliceBytes = 64 * 1024, kStagePieces = 4;
-constexpr bool kStageFused = false;
+constexpr bool kStageFused = true;
 
 /// Staged cluster path (16-byte aligned rows only: `vec`; otherwise the register cluster path
 /// runs). Blocks per row n = row bytes / sliceBytes rounded up (1..16), slices balanced, a
