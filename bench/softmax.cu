@@ -93,16 +93,17 @@ template <typename T> static void explore(const char* tname, double copy, FILE* 
         one(cols, "p128/16/208", [&](int r, int c) {
             return rowsm::rowSoftmaxPersist<T, K, 512>(x, y, r, c, true, 128 << 10, 16 << 10, 208 << 10, 0, true);
         });
-        struct Shape { const char* name; int slice, pieces, threads; bool fused; }; // slice in KB
+        struct Shape { const char* name; int slice, pieces, threads, flags; }; // slice in KB
+        constexpr int F = rowsm::kStageFused, E = rowsm::kStageEarly, B = rowsm::kStageLoadBalance;
         static const Shape shapes[] = {
-            {"s64/4x256f", 64, 4, 256, true},  {"s64/4x256", 64, 4, 256, false},  {"s64/1x256f", 64, 1, 256, true},
-            {"s64/8x256f", 64, 8, 256, true},  {"s64/4x128f", 64, 4, 128, true},  {"s64/2x128f", 64, 2, 128, true},
-            {"s48/4x256f", 48, 4, 256, true},  {"s96/4x256f", 96, 4, 256, true}};
+            {"s64/4x256f", 64, 4, 256, F},      {"s64/4x256fe", 64, 4, 256, F | E}, {"s64/4x256fb", 64, 4, 256, F | B},
+            {"s64/4x256feb", 64, 4, 256, F | E | B}, {"s64/4x128f", 64, 4, 128, F},  {"s64/4x128fe", 64, 4, 128, F | E},
+            {"s48/4x256fe", 48, 4, 256, F | E}, {"s96/4x256fe", 96, 4, 256, F | E}};
         for (const Shape& sh : shapes)
             one(cols, sh.name, [&](int r, int c) {
                 const int sb = sh.slice << 10;
-                if (sh.threads == 256) return rowsm::rowSoftmaxStaged<T, K, 256>(x, y, r, c, true, sb, sh.pieces, 0, sh.fused);
-                return rowsm::rowSoftmaxStaged<T, K, 128>(x, y, r, c, true, sb, sh.pieces, 0, sh.fused);
+                if (sh.threads == 256) return rowsm::rowSoftmaxStaged<T, K, 256>(x, y, r, c, true, sb, sh.pieces, 0, sh.flags);
+                return rowsm::rowSoftmaxStaged<T, K, 128>(x, y, r, c, true, sb, sh.pieces, 0, sh.flags);
             });
         printf("\n");
     }
@@ -127,8 +128,9 @@ int main(int argc, char** argv) {
     if (rowsm::deviceInfo().clusters) {
         printf("\ntrial variants (TB/s). 2048: warp / block paths. Long rows: reg = register cluster path\n");
         printf("(dispatcher's slices), p128/16/208 = persistent csmem path (128 KB slices, 16 KB chunks, 208 KB ring),\n");
-        printf("sS/PxT = staged path: slices of <= S KB in shared memory, P bulk copies each, T threads; f: max and sum fused\n");
-        printf("| type  |   cols |  reg  | p128/16/208 | s64/4x256f | s64/4x256 | s64/1x256f | s64/8x256f | s64/4x128f | s64/2x128f | s48/4x256f | s96/4x256f |\n");
+        printf("sS/PxT = staged path: slices of <= S KB in shared memory, P bulk copies each, T threads; f: max and sum fused,\n");
+        printf("e: exp computed while the cluster barrier completes, b: load-balancing cluster scheduling\n");
+        printf("| type  |   cols |  reg  | p128/16/208 | s64/4x256f | s64/4x256fe | s64/4x256fb | s64/4x256feb | s64/4x128f | s64/4x128fe | s48/4x256fe | s96/4x256fe |\n");
         explore<float>("fp32", copy, csv);
         explore<__half>("fp16", copy, csv);
         explore<__nv_bfloat16>("bf16", copy, csv);

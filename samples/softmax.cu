@@ -21,7 +21,7 @@
 //   7. Staged:   (Hopper) one cluster per row, not persistent: each block bulk-copies its slice
 //                (<= 64 KB) into dynamic shared memory, so several blocks share an SM and their
 //                load / reduce / write phases overlap; {max, sum} across the cluster via DSMEM.
-//                Auto uses it for 16-bit rows of more than 16384.
+//                Auto uses it for 16-bit rows of more than 16384 and fp32 rows of more than 65536.
 //
 // Each path is one kernel template below, usable on its own: copy the kernel and the launch lines
 // of its `case` in rowSoftmax(). Loads and stores are 16 bytes wide when cols * sizeof(T) is a
@@ -279,23 +279,24 @@ template <int Kind> __device__ __forceinline__ RowOut rowOut(SoftmaxState st) {
     if ((Kind & warpkit::SoftmaxMasked) && empty_) { r.scale = r.ls = 0.0f; r.l2s = -__builtin_huge_valf(); }
     return r;
 }
-/// The outputs of the 16 bytes `u` (V elements), packed back into 16 bytes.
-template <typename T, int Kind> __device__ __forceinline__ uint4 outVec(uint4 u, const RowOut& ro) {
+/// f applied to each of the V elements of the 16 bytes `u` (as float), packed back as T.
+template <typename T, typename F> __device__ __forceinline__ uint4 mapVec(uint4 u, F f) {
     constexpr int V = Vec<T>::V;
     using A = warpkit::detail::Arith<T>;
     T e[V];
     __builtin_memcpy(e, &u, 16);
 #pragma unroll
-    for (int k = 0; k < V; ++k) {
-        const float xv = A::to_acc(e[k]), d = xv - ro.gm;
-        float r;
-        if constexpr (Kind & warpkit::SoftmaxLog) r = d - ro.ls;
-        else if constexpr (sizeof(T) == 4) r = warpkit::detail::expDiff(xv, ro.gm) * ro.scale;
-        else r = ex2Fast(__fmaf_rn(d, kLog2e, ro.l2s)); // 16-bit: the scale folded into the exponent
-        e[k] = A::from_acc(r);
-    }
+    for (int k = 0; k < V; ++k) e[k] = A::from_acc(f(A::to_acc(e[k])));
     __builtin_memcpy(&u, e, 16);
     return u;
+}
+/// The outputs of the 16 bytes `u` (V elements), packed back into 16 bytes.
+template <typename T, int Kind> __device__ __forceinline__ uint4 outVec(uint4 u, const RowOut& ro) {
+    return mapVec<T>(u, [&](float xv) {
+        if constexpr (Kind & warpkit::SoftmaxLog) return (xv - ro.gm) - ro.ls;
+        else if constexpr (sizeof(T) == 4) return warpkit::detail::expDiff(xv, ro.gm) * ro.scale;
+        else return ex2Fast(__fmaf_rn(xv - ro.gm, kLog2e, ro.l2s)); // 16-bit: the scale folded into the exponent
+    });
 }
 /// Sum of 2^((x - ms) * log2 e) over the V elements of `u`.
 template <typename T> __device__ __forceinline__ float sumVec(uint4 u, float ms) {
@@ -306,6 +307,14 @@ template <typename T> __device__ __forceinline__ float sumVec(uint4 u, float ms)
 #pragma unroll
     for (int k = 0; k < V; ++k) s += ex2Fast((warpkit::detail::Arith<T>::to_acc(e[k]) - ms) * kLog2e);
     return s;
+}
+/// exp(x - ms) for the V elements of `u` (fp32: the accurate split exp), packed back as T.
+template <typename T> __device__ __forceinline__ uint4 expVec(uint4 u, float ms) {
+    return mapVec<T>(u, [&](float xv) { return sizeof(T) == 4 ? warpkit::detail::expDiff(xv, ms) : ex2Fast((xv - ms) * kLog2e); });
+}
+/// The V elements of `u` times c.
+template <typename T> __device__ __forceinline__ uint4 scaleVec(uint4 u, float c) {
+    return mapVec<T>(u, [&](float xv) { return xv * c; });
 }
 #endif
 template <typename T, int Kind, int Threads>
@@ -437,8 +446,12 @@ __global__ void __launch_bounds__(Threads) softmaxPersistKernel(const T* __restr
 // sum-of-exp sweep (or one fused sweep with a running {max, sum}), one {max, sum} exchange through DSMEM when N > 1, and a write sweep. With
 // several resident blocks per SM, blocks in different phases keep the memory pipe busy.
 constexpr int kStageThreads = 256, kStageMaxPieces = 8;
+/// Staged-path options: kStageFused: max and sum in one sweep; kStageEarly: exp computed while the
+/// cluster barrier completes (plain kinds, clusters of 2+; the output is rounded twice to T);
+/// kStageLoadBalance: the load-balancing cluster scheduling policy (host side).
+enum { kStageFused = 1, kStageEarly = 2, kStageLoadBalance = 4 };
 template <typename T, int Kind, int Threads>
-__global__ void __launch_bounds__(Threads) softmaxStagedKernel(const T* __restrict__ x, T* __restrict__ y, int cols, int slice, int piece, bool fused) {
+__global__ void __launch_bounds__(Threads) softmaxStagedKernel(const T* __restrict__ x, T* __restrict__ y, int cols, int slice, int piece, int flags) {
 #if WARPKIT_ARCH >= 900
     constexpr int V = Vec<T>::V;
     namespace cg = cooperative_groups;
@@ -477,7 +490,7 @@ __global__ void __launch_bounds__(Threads) softmaxStagedKernel(const T* __restri
         }
     };
     float m, sum = 0.0f;
-    if (fused) {
+    if (flags & kStageFused) {
         // One sweep: a running {max, sum} per thread, the sum rescaled when a vector raises the max
         // (rare after the first few vectors); then the block max and each thread's rescale.
         float tm = ninf;
@@ -502,6 +515,29 @@ __global__ void __launch_bounds__(Threads) softmaxStagedKernel(const T* __restri
     }
     sum = warpkit::blockReduce<Threads>(sum, warpkit::Sum{}, red);
     SoftmaxState st{m, sum};
+    uint4* q = reinterpret_cast<uint4*>(y + row * cols + base);
+    // early (plain kinds, N > 1): while the cluster barrier completes, turn the slice into
+    // exp(x - local max) in place; after it, outputs are those times exp(local max - row max) / sum.
+    if (!(Kind & warpkit::SoftmaxLog) && (flags & kStageEarly) && nb > 1) {
+        if (t == 0) part = st;
+        asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory"); // this block's part is published
+        const float ms = m == ninf ? 0.0f : m;
+#pragma unroll 4
+        for (int i = t; i < nv; i += Threads) stg_buf[i] = expVec<T>(stg_buf[i], ms); // each thread its own vectors
+        asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
+        SoftmaxState o = warpkit::softmaxStateEmpty();
+        if ((t & 31) < nb) o = *cluster.map_shared_rank(&part, t & 31);
+        const SoftmaxState g = warpkit::warpReduceSoftmaxState<32>(o);
+        asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory"); // done reading the others' parts
+        // A slice of only -inf: zeros, unless the whole row is -inf (NaN; masked kinds 0). NaN or
+        // +inf in the row: the sum is NaN, so is every output.
+        float c = warpkit::detail::expDiff(ms, g.max) / g.sum;
+        if (m == ninf) c = (g.max == ninf && !(Kind & warpkit::SoftmaxMasked)) ? __builtin_nanf("") : 0.0f;
+#pragma unroll 4
+        for (int i = t; i < nv; i += Threads) q[i] = scaleVec<T>(stg_buf[i], c);
+        asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory"); // keep `part` alive
+        return;
+    }
     if (nb > 1) {
         if (t == 0) part = st;
         cluster.sync(); // every block's part is published
@@ -513,7 +549,6 @@ __global__ void __launch_bounds__(Threads) softmaxStagedKernel(const T* __restri
     }
     const RowOut ro = rowOut<Kind>(st);
     // Sweep 3: write.
-    uint4* q = reinterpret_cast<uint4*>(y + row * cols + base);
 #pragma unroll 4
     for (int i = t; i < nv; i += Threads) q[i] = outVec<T, Kind>(stg_buf[i], ro);
     if (nb > 1) asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory"); // keep `part` alive
@@ -592,9 +627,11 @@ template <typename T> static Path autoPath(int cols) {
     if (cols <= maxWarpCols<T>()) return PathWarp;
     if (cols <= 512 * 16) return PathBlock;
     // Rows the register cluster path handles at >= 0.94x copy on H100 stay there (bench/softmax.cu).
-    // 16-bit rows of more than 32 KB: the staged path (2.5 / 2.3 / 2.0 TB/s -> 2.8 / 2.6 / 2.5 at 32768 /
-    // 65536 / 262144 cols on H100); fp32 262144 measured the same on both, so fp32 stays in registers.
-    if (d.clusters && cols <= kMaxClusterCols) return sizeof(T) == 2 && cols > 16384 ? PathStaged : PathCluster;
+    // 16-bit rows of more than 32 KB and fp32 rows of more than 256 KB: the staged path (16-bit 2.5 /
+    // 2.3 / 2.0 TB/s -> 2.8 / 2.6 / 2.5 at 32768 / 65536 / 262144 cols on H100, fp32 262144 2.47 ->
+    // 2.57 with 128 threads); shorter fp32 rows measured the same on both and stay in registers.
+    if (d.clusters && cols <= kMaxClusterCols)
+        return cols > (sizeof(T) == 2 ? 16384 : 65536) ? PathStaged : PathCluster;
     if (cols <= maxBlockCols<T>()) return PathBlock;
     if ((size_t)cols * sizeof(T) + 16 <= (size_t)d.smemOptin) return PathSmem;
     return PathTwoPass;
@@ -788,17 +825,17 @@ static cudaError_t rowSoftmaxPersist(const T* x, T* y, int rows, int cols, bool 
 /// The dispatcher's staged shape: slice target, pieces per block, one fused max+sum sweep, 256
 /// threads (bench/softmax.cu: on H100 256 threads beat 512 and 1024, fused beat two sweeps).
 constexpr int kStageSliceBytes = 64 * 1024, kStagePieces = 4;
-constexpr bool kStageFused = true;
+constexpr int kStageFlags = kStageFused;
 
 /// Staged cluster path (16-byte aligned rows only: `vec`; otherwise the register cluster path
 /// runs). Blocks per row n = row bytes / sliceBytes rounded up (1..16), slices balanced, a
-/// multiple of 16 bytes, each loaded as `pieces` bulk copies (1..kStageMaxPieces). fused: max and
-/// sum in one sweep (running per-thread state) instead of two.
+/// multiple of 16 bytes, each loaded as `pieces` bulk copies (1..kStageMaxPieces). flags: the
+/// kStage* options.
 /// cudaErrorInvalidValue without clusters, when a slice does not fit the opt-in shared memory,
 /// when the row needs more than 16 blocks, or when no cluster of more than 8 can be resident.
 template <typename T, int Kind, int Threads = kStageThreads>
 static cudaError_t rowSoftmaxStaged(const T* x, T* y, int rows, int cols, bool vec, int sliceBytes, int pieces, cudaStream_t st,
-                                    bool fused = kStageFused) {
+                                    int flags = kStageFlags) {
     constexpr int V = Vec<T>::V;
     const DeviceInfo d = deviceInfo();
     if (!d.clusters || sliceBytes < 16 || pieces < 1 || pieces > kStageMaxPieces) return cudaErrorInvalidValue;
@@ -836,7 +873,14 @@ static cudaError_t rowSoftmaxStaged(const T* x, T* y, int rows, int cols, bool v
         if (fits[n] == 0) return cudaErrorInvalidValue;
     }
     cfg.gridDim = dim3((unsigned)((long long)rows * n));
-    return cudaLaunchKernelEx(&cfg, kern, x, y, cols, slice, piece, fused);
+    cudaLaunchAttribute all[2] = {attr[0], {}};
+    if (flags & kStageLoadBalance) {
+        all[1].id = cudaLaunchAttributeClusterSchedulingPolicyPreference;
+        all[1].val.clusterSchedulingPolicyPreference = cudaClusterSchedulingPolicyLoadBalancing;
+        cfg.attrs = all;
+        cfg.numAttrs = 2;
+    }
+    return cudaLaunchKernelEx(&cfg, kern, x, y, cols, slice, piece, flags & (kStageFused | kStageEarly));
 }
 
 /// y = softmax(x) over each row of a rows x cols row-major matrix (Kind: a warpkit::SoftmaxKind).
@@ -873,7 +917,9 @@ static cudaError_t rowSoftmax(const T* x, T* y, int rows, int cols, Path path = 
     case PathCluster: return rowSoftmaxCluster<T, Kind>(x, y, rows, cols, vec, 0, st);
     case PathClusterSmem: return rowSoftmaxPersist<T, Kind>(x, y, rows, cols, vec, kPstSliceBytes, kPstChunkBytes, kPstRingBytes, st);
     case PathStaged: { // rows needing more than 16 slices (or a non-resident cluster): register cluster path
-        const cudaError_t e = rowSoftmaxStaged<T, Kind>(x, y, rows, cols, vec, kStageSliceBytes, kStagePieces, st);
+        const cudaError_t e = sizeof(T) == 4 && cols > 65536 // fp32: 16 blocks a row; 128 threads measured faster
+                                  ? rowSoftmaxStaged<T, Kind, 128>(x, y, rows, cols, vec, kStageSliceBytes, kStagePieces, st)
+                                  : rowSoftmaxStaged<T, Kind>(x, y, rows, cols, vec, kStageSliceBytes, kStagePieces, st);
         return e == cudaErrorInvalidValue ? rowSoftmaxCluster<T, Kind>(x, y, rows, cols, vec, 0, st) : e;
     }
     case PathSmem: {

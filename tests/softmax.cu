@@ -443,12 +443,14 @@ template <typename T> static void csmem_variants(void) {
 }
 
 /// The staged path at other shapes: 1..16 blocks per row, 1..8 pieces (a piece per 16 bytes at
-/// the smallest), 256 / 512 / 1024 threads, max and sum in two sweeps or fused.
+/// the smallest), 256 / 512 / 1024 threads, max and sum in two sweeps or fused, with and without
+/// the early exp (clusters of 2+) and the load-balancing cluster policy.
 template <typename T> static void staged_variants(void) {
     if (!rowsm::deviceInfo().clusters) return;
-    struct Shape { int sliceBytes, pieces, threads; bool fused; };
-    const Shape shapes[] = {{16, 8, 256, false},  {4096, 3, 256, true},      {32 << 10, 4, 512, false}, {48 << 10, 8, 1024, true},
-                            {64 << 10, 1, 512, false}, {64 << 10, 4, 512, true}, {96 << 10, 4, 512, false}};
+    struct Shape { int sliceBytes, pieces, threads, flags; };
+    constexpr int F = rowsm::kStageFused, E = rowsm::kStageEarly, B = rowsm::kStageLoadBalance;
+    const Shape shapes[] = {{16, 8, 256, 0},        {4096, 3, 256, F | E},   {32 << 10, 4, 512, E | B}, {48 << 10, 8, 1024, F},
+                            {64 << 10, 1, 512, 0},  {64 << 10, 4, 256, F | E}, {96 << 10, 4, 512, F | B}};
     const int cols_list[] = {8, 20011, 20016, 65536, 131072, 262144};
     for (int cols : cols_list) {
         if (wk_quick() && cols > 70000) continue;
@@ -465,9 +467,9 @@ template <typename T> static void staged_variants(void) {
             const bool vec = cols % rowsm::Vec<T>::V == 0;
             constexpr int K = warpkit::SoftmaxPlain;
             cudaError_t e;
-            if (sh.threads == 256) e = rowsm::rowSoftmaxStaged<T, K, 256>(dx, dy, rows, cols, vec, sh.sliceBytes, sh.pieces, 0, sh.fused);
-            else if (sh.threads == 1024) e = rowsm::rowSoftmaxStaged<T, K, 1024>(dx, dy, rows, cols, vec, sh.sliceBytes, sh.pieces, 0, sh.fused);
-            else e = rowsm::rowSoftmaxStaged<T, K, 512>(dx, dy, rows, cols, vec, sh.sliceBytes, sh.pieces, 0, sh.fused);
+            if (sh.threads == 256) e = rowsm::rowSoftmaxStaged<T, K, 256>(dx, dy, rows, cols, vec, sh.sliceBytes, sh.pieces, 0, sh.flags);
+            else if (sh.threads == 1024) e = rowsm::rowSoftmaxStaged<T, K, 1024>(dx, dy, rows, cols, vec, sh.sliceBytes, sh.pieces, 0, sh.flags);
+            else e = rowsm::rowSoftmaxStaged<T, K, 512>(dx, dy, rows, cols, vec, sh.sliceBytes, sh.pieces, 0, sh.flags);
             const bool tooMany = (size_t)cols * sizeof(T) > (size_t)sh.sliceBytes * 16; // > 16 blocks: refused
             if (tooMany || e == cudaErrorInvalidValue) {
                 cr_expect(tooMany || (size_t)cols * sizeof(T) > (size_t)sh.sliceBytes * 8,
@@ -481,7 +483,7 @@ template <typename T> static void staged_variants(void) {
             WK_LAUNCHED();
             wk_download(hy.data(), dy, n);
             char what[64];
-            snprintf(what, sizeof what, "staged %d B / %d / %d%s", sh.sliceBytes, sh.pieces, sh.threads, sh.fused ? " fused" : "");
+            snprintf(what, sizeof what, "staged %d B / %d / %d / flags %d", sh.sliceBytes, sh.pieces, sh.threads, sh.flags);
             check_rows<T>(what, K, hx.data(), hy.data(), rows, cols);
             cudaFree(dx);
             cudaFree(dy);
