@@ -745,6 +745,14 @@ static cudaError_t rowSoftmaxCluster(const T* x, T* y, int rows, int cols, bool 
 /// Shared memory a persistent block uses besides its ring (reduce scratch, parts, mbarriers),
 /// rounded up; the ring gets the rest of the opt-in limit at most.
 constexpr int kPstStaticBytes = 2048;
+/// Lets `kern` take `smemBytes` of dynamic shared memory (the opt-in limit) and run in clusters of
+/// more than 8 blocks (non-portable sizes, up to 16 on H100).
+template <typename K> static cudaError_t allowBigSmemClusters(K kern, int smemBytes) {
+    cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smemBytes);
+    if (e == cudaSuccess) e = cudaFuncSetAttribute(kern, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
+    return e;
+}
+
 /// The dispatcher's csmem shape: slice target, chunk and ring bytes per block (bench/softmax.cu).
 constexpr int kPstSliceBytes = 128 * 1024, kPstChunkBytes = 16 * 1024, kPstRingBytes = 208 * 1024;
 
@@ -786,11 +794,9 @@ static cudaError_t rowSoftmaxPersist(const T* x, T* y, int rows, int cols, bool 
     if (!vec) return rowSoftmaxCluster<T, Kind>(x, y, rows, cols, false, 0, st);
     auto kern = softmaxPersistKernel<T, Kind, Threads>;
     const int maxRing = d.smemOptin - kPstStaticBytes;
-    static bool attrsSet = false;
+    static bool attrsSet = false; // once per kernel instantiation
     if (!attrsSet) {
-        cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, maxRing);
-        if (e == cudaSuccess) e = cudaFuncSetAttribute(kern, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
-        if (e != cudaSuccess) return e;
+        if (cudaError_t e = allowBigSmemClusters(kern, maxRing)) return e;
         attrsSet = true;
     }
     long long n = ((long long)cols * (long long)sizeof(T) + sliceBytes - 1) / sliceBytes;
@@ -842,11 +848,9 @@ static cudaError_t rowSoftmaxStaged(const T* x, T* y, int rows, int cols, bool v
     if (!vec) return rowSoftmaxCluster<T, Kind>(x, y, rows, cols, false, 0, st);
     auto kern = softmaxStagedKernel<T, Kind, Threads>;
     const int maxBytes = d.smemOptin - kPstStaticBytes;
-    static bool attrsSet = false;
+    static bool attrsSet = false; // once per kernel instantiation
     if (!attrsSet) {
-        cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, maxBytes);
-        if (e == cudaSuccess) e = cudaFuncSetAttribute(kern, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
-        if (e != cudaSuccess) return e;
+        if (cudaError_t e = allowBigSmemClusters(kern, maxBytes)) return e;
         attrsSet = true;
     }
     long long n = ((long long)cols * (long long)sizeof(T) + sliceBytes - 1) / sliceBytes;

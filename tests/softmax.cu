@@ -406,6 +406,29 @@ template <typename T> static void cluster_variants(void) {
     }
 }
 
+/// One variant case: `rows` seeded random rows of `cols` (row q gets fill pattern q + salt), output
+/// poisoned, then launch(dx, dy, vec). When it returns cudaSuccess, the rows are checked against
+/// the host reference under the label `what`. Returns launch's error.
+template <typename T, typename Launch>
+static cudaError_t variant_case(int cols, int rows, unsigned long long seed, int salt, int kind, const char* what, Launch launch) {
+    wk_rng r = wk_rng_make(seed);
+    const size_t n = (size_t)rows * cols;
+    std::vector<T> hx(n), hy(n);
+    for (int q = 0; q < rows; ++q) fill_row<T>(&r, &hx[(size_t)q * cols], cols, q + salt);
+    T *dx = wk_alloc<T>(n), *dy = wk_alloc<T>(n);
+    wk_upload(dx, hx.data(), n);
+    wk_poison(dy, n);
+    const cudaError_t e = launch(dx, dy, cols % rowsm::Vec<T>::V == 0);
+    if (e == cudaSuccess) {
+        WK_LAUNCHED();
+        wk_download(hy.data(), dy, n);
+        check_rows<T>(what, kind, hx.data(), hy.data(), rows, cols);
+    }
+    cudaFree(dx);
+    cudaFree(dy);
+    return e;
+}
+
 /// The persistent csmem path at other shapes: 1..16 blocks per row (non-portable cluster sizes
 /// or their fallback to 8), rings of exactly one slice (every chunk waits for its slot) up to
 /// double buffers, odd slot counts, many rows per cluster (the ring wraps, parities flip).
@@ -420,24 +443,14 @@ template <typename T> static void csmem_variants(void) {
         for (const Shape& sh : shapes) {
             const size_t budget = wk_quick() ? ((size_t)1 << 18) : ((size_t)1 << 22);
             const int rows = (int)std::max<size_t>(1, std::min<size_t>(wk_quick() ? 400 : 3000, budget / cols));
-            wk_rng r = wk_rng_make(cols + sh.slice + sh.mid);
-            const size_t n = (size_t)rows * cols;
-            std::vector<T> hx(n), hy(n);
-            for (int q = 0; q < rows; ++q) fill_row<T>(&r, &hx[(size_t)q * cols], cols, q + sh.chunk);
-            T *dx = wk_alloc<T>(n), *dy = wk_alloc<T>(n);
-            wk_upload(dx, hx.data(), n);
-            wk_poison(dy, n);
-            const bool vec = cols % rowsm::Vec<T>::V == 0;
-            cudaError_t e = rowsm::rowSoftmaxPersist<T, warpkit::SoftmaxPlain>(dx, dy, rows, cols, vec, sh.slice << 10,
-                                                                               sh.chunk << 10, sh.ring << 10, 0, sh.mid);
-            cr_expect(e == cudaSuccess, "csmem %d/%d/%d KB, %d cols: %s", sh.slice, sh.chunk, sh.ring, cols, cudaGetErrorString(e));
-            WK_LAUNCHED();
-            wk_download(hy.data(), dy, n);
             char what[64];
             snprintf(what, sizeof what, "csmem %d/%d/%d KB", sh.slice, sh.chunk, sh.ring);
-            check_rows<T>(what, warpkit::SoftmaxPlain, hx.data(), hy.data(), rows, cols);
-            cudaFree(dx);
-            cudaFree(dy);
+            const cudaError_t e = variant_case<T>(cols, rows, cols + sh.slice + sh.mid, sh.chunk, warpkit::SoftmaxPlain, what,
+                                                  [&](const T* dx, T* dy, bool vec) {
+                return rowsm::rowSoftmaxPersist<T, warpkit::SoftmaxPlain>(dx, dy, rows, cols, vec, sh.slice << 10,
+                                                                          sh.chunk << 10, sh.ring << 10, 0, sh.mid);
+            });
+            cr_expect(e == cudaSuccess, "csmem %d/%d/%d KB, %d cols: %s", sh.slice, sh.chunk, sh.ring, cols, cudaGetErrorString(e));
         }
     }
 }
@@ -457,36 +470,23 @@ template <typename T> static void staged_variants(void) {
         for (const Shape& sh : shapes) {
             const size_t budget = wk_quick() ? ((size_t)1 << 17) : ((size_t)1 << 22);
             const int rows = (int)std::max<size_t>(1, std::min<size_t>(wk_quick() ? 300 : 3000, budget / cols));
-            wk_rng r = wk_rng_make(cols + sh.sliceBytes + sh.pieces);
-            const size_t n = (size_t)rows * cols;
-            std::vector<T> hx(n), hy(n);
-            for (int q = 0; q < rows; ++q) fill_row<T>(&r, &hx[(size_t)q * cols], cols, q + sh.pieces);
-            T *dx = wk_alloc<T>(n), *dy = wk_alloc<T>(n);
-            wk_upload(dx, hx.data(), n);
-            wk_poison(dy, n);
-            const bool vec = cols % rowsm::Vec<T>::V == 0;
             constexpr int K = warpkit::SoftmaxPlain;
-            cudaError_t e;
-            if (sh.threads == 256) e = rowsm::rowSoftmaxStaged<T, K, 256>(dx, dy, rows, cols, vec, sh.sliceBytes, sh.pieces, 0, sh.flags);
-            else if (sh.threads == 1024) e = rowsm::rowSoftmaxStaged<T, K, 1024>(dx, dy, rows, cols, vec, sh.sliceBytes, sh.pieces, 0, sh.flags);
-            else e = rowsm::rowSoftmaxStaged<T, K, 512>(dx, dy, rows, cols, vec, sh.sliceBytes, sh.pieces, 0, sh.flags);
+            char what[64];
+            snprintf(what, sizeof what, "staged %d B / %d / %d / flags %d", sh.sliceBytes, sh.pieces, sh.threads, sh.flags);
+            const cudaError_t e = variant_case<T>(cols, rows, cols + sh.sliceBytes + sh.pieces, sh.pieces, K, what,
+                                                  [&](const T* dx, T* dy, bool vec) {
+                if (sh.threads == 256) return rowsm::rowSoftmaxStaged<T, K, 256>(dx, dy, rows, cols, vec, sh.sliceBytes, sh.pieces, 0, sh.flags);
+                if (sh.threads == 1024) return rowsm::rowSoftmaxStaged<T, K, 1024>(dx, dy, rows, cols, vec, sh.sliceBytes, sh.pieces, 0, sh.flags);
+                return rowsm::rowSoftmaxStaged<T, K, 512>(dx, dy, rows, cols, vec, sh.sliceBytes, sh.pieces, 0, sh.flags);
+            });
             const bool tooMany = (size_t)cols * sizeof(T) > (size_t)sh.sliceBytes * 16; // > 16 blocks: refused
             if (tooMany || e == cudaErrorInvalidValue) {
                 cr_expect(tooMany || (size_t)cols * sizeof(T) > (size_t)sh.sliceBytes * 8,
                           "staged %d B x %d: refused %d cols", sh.sliceBytes, sh.pieces, cols);
-                cudaFree(dx);
-                cudaFree(dy);
                 continue;
             }
             cr_expect(e == cudaSuccess, "staged %d B / %d pieces / %d thr, %d cols: %s", sh.sliceBytes, sh.pieces, sh.threads,
                       cols, cudaGetErrorString(e));
-            WK_LAUNCHED();
-            wk_download(hy.data(), dy, n);
-            char what[64];
-            snprintf(what, sizeof what, "staged %d B / %d / %d / flags %d", sh.sliceBytes, sh.pieces, sh.threads, sh.flags);
-            check_rows<T>(what, K, hx.data(), hy.data(), rows, cols);
-            cudaFree(dx);
-            cudaFree(dy);
         }
     }
 }
