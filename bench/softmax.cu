@@ -57,10 +57,9 @@ static void bench_type(const char* tname, int ti, double copy, FILE* csv, int* m
 }
 
 // Trial variants side by side (the dispatcher's choices come from these rows): on long rows the
-// register cluster path (slices in registers) against the csmem path (persistent, slices in a
-// shared-memory ring) and the staged path (one cluster per row, slices bulk-copied into shared
-// memory) at several slice sizes, piece counts and block sizes; at 16-bit 2048 the warp and
-// block paths.
+// register cluster path (slices in registers) and the staged path (one cluster per row, slices
+// bulk-copied into shared memory) at several slice sizes, block sizes and options; at 16-bit 2048
+// the warp and block paths.
 template <typename T> static void explore(const char* tname, double copy, FILE* csv) {
     const size_t n = (size_t)1 << 26, bytes = n * sizeof(T);
     T *x, *y;
@@ -78,7 +77,7 @@ template <typename T> static void explore(const char* tname, double copy, FILE* 
         const float ms = bench_median_ms([&] { BENCH_CUDA(launch(rows, cols)); }, 3, 20);
         const double tb = bench_tbps(2.0 * bytes, ms);
         printf(" %5.2f |", tb);
-        fprintf(csv, "%s,%d,%d,cluster-%s,%.4f,%.3f,%.3f,%.3f,,\n", tname, rows, cols, name, ms, tb, copy, tb / copy);
+        fprintf(csv, "%s,%d,%d,trial-%s,%.4f,%.3f,%.3f,%.3f,,\n", tname, rows, cols, name, ms, tb, copy, tb / copy);
     };
     constexpr int K = warpkit::SoftmaxPlain;
     if (sizeof(T) == 2) {
@@ -87,23 +86,21 @@ template <typename T> static void explore(const char* tname, double copy, FILE* 
         one(2048, "block", [&](int r, int c) { return rowsm::rowSoftmax<T>(x, y, r, c, rowsm::PathBlock); });
         printf("\n");
     }
-    for (int cols : {32768, 65536, 262144}) {
+    for (int cols : {16384, 32768, 65536, 262144}) {
         printf("| %-5s | %6d |", tname, cols);
         one(cols, "reg", [&](int r, int c) { return rowsm::rowSoftmaxCluster<T, K>(x, y, r, c, true, 0, 0); });
-        one(cols, "p128/16/208", [&](int r, int c) {
-            return rowsm::rowSoftmaxPersist<T, K, 512>(x, y, r, c, true, 128 << 10, 16 << 10, 208 << 10, 0, true);
-        });
-        struct Shape { const char* name; int slice, pieces, threads, flags; }; // slice in KB
-        constexpr int F = rowsm::kStageFused, E = rowsm::kStageEarly, B = rowsm::kStageLoadBalance;
-        static const Shape shapes[] = {
-            {"s64/4x256f", 64, 4, 256, F},      {"s64/4x256fe", 64, 4, 256, F | E}, {"s64/4x256fb", 64, 4, 256, F | B},
-            {"s64/4x256feb", 64, 4, 256, F | E | B}, {"s64/4x128f", 64, 4, 128, F},  {"s64/4x128fe", 64, 4, 128, F | E},
-            {"s48/4x256fe", 48, 4, 256, F | E}, {"s96/4x256fe", 96, 4, 256, F | E}};
+        constexpr int F = rowsm::kStageFused, X = rowsm::kStageExp, B = rowsm::kStageLoadBalance;
+        struct Shape { const char* name; int slice, threads, flags; }; // slice in KB
+        static const Shape shapes[] = {{"s64/256f", 64, 256, F},          {"s64/128f", 64, 128, F},
+                                       {"s64/256x", 64, 256, F | X},      {"s64/128x", 64, 128, F | X},
+                                       {"s64/512x", 64, 512, F | X},      {"s64/256xb", 64, 256, F | X | B},
+                                       {"s64/128xb", 64, 128, F | X | B}, {"s32/256x", 32, 256, F | X}};
         for (const Shape& sh : shapes)
             one(cols, sh.name, [&](int r, int c) {
                 const int sb = sh.slice << 10;
-                if (sh.threads == 256) return rowsm::rowSoftmaxStaged<T, K, 256>(x, y, r, c, true, sb, sh.pieces, 0, sh.flags);
-                return rowsm::rowSoftmaxStaged<T, K, 128>(x, y, r, c, true, sb, sh.pieces, 0, sh.flags);
+                if (sh.threads == 128) return rowsm::rowSoftmaxStaged<T, K, 128>(x, y, r, c, true, sb, 4, 0, sh.flags);
+                if (sh.threads == 512) return rowsm::rowSoftmaxStaged<T, K, 512>(x, y, r, c, true, sb, 4, 0, sh.flags);
+                return rowsm::rowSoftmaxStaged<T, K, 256>(x, y, r, c, true, sb, 4, 0, sh.flags);
             });
         printf("\n");
     }
@@ -127,10 +124,9 @@ int main(int argc, char** argv) {
     printf("\n%d of 33 cells miss a target\n", misses);
     if (rowsm::deviceInfo().clusters) {
         printf("\ntrial variants (TB/s). 2048: warp / block paths. Long rows: reg = register cluster path\n");
-        printf("(dispatcher's slices), p128/16/208 = persistent csmem path (128 KB slices, 16 KB chunks, 208 KB ring),\n");
-        printf("sS/PxT = staged path: slices of <= S KB in shared memory, P bulk copies each, T threads; f: max and sum fused,\n");
-        printf("e: exp computed while the cluster barrier completes, b: load-balancing cluster scheduling\n");
-        printf("| type  |   cols |  reg  | p128/16/208 | s64/4x256f | s64/4x256fe | s64/4x256fb | s64/4x256feb | s64/4x128f | s64/4x128fe | s48/4x256fe | s96/4x256fe |\n");
+        printf("(dispatcher's slices); sS/T = staged path: slices of <= S KB, 4 bulk copies each, T threads; f: max and\n");
+        printf("sum in one sweep, x: exps stored in shared memory (write sweep only scales), b: load-balancing cluster scheduling\n");
+        printf("| type  |   cols |  reg  | s64/256f | s64/128f | s64/256x | s64/128x | s64/512x | s64/256xb | s64/128xb | s32/256x |\n");
         explore<float>("fp32", copy, csv);
         explore<__half>("fp16", copy, csv);
         explore<__nv_bfloat16>("bf16", copy, csv);

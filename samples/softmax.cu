@@ -1,5 +1,5 @@
 // samples/softmax.cu: softmax over the last dimension of a rows x cols matrix (float, __half,
-// __nv_bfloat16), with a host dispatcher that picks one of seven paths by row length:
+// __nv_bfloat16), with a host dispatcher that picks one of six paths by row length:
 //
 //   1. Warp:     cols <= 1024 (16-bit: 2048): a segment of Width lanes (1..32) per row, up to 32
 //                (16-bit: 64) values per lane, several rows per warp and per thread, row in
@@ -14,14 +14,10 @@
 //                opt-in limit, 227 KB on H100): the one-read path for GPUs without clusters.
 //   5. TwoPass:  online softmax: pass 1 streams the row into a SoftmaxState, pass 2 re-reads it
 //                and writes. Any length, any GPU; reads the row twice.
-//   6. ClusterSmem (csmem): (Hopper) persistent clusters, each block's slice in a ring of
-//                shared-memory chunks filled by bulk copies (cp.async.bulk + mbarrier), the next
-//                row's chunks loading while this one is reduced and written; {max, sum} across
-//                the cluster through DSMEM.
-//   7. Staged:   (Hopper) one cluster per row, not persistent: each block bulk-copies its slice
-//                (<= 64 KB) into dynamic shared memory, so several blocks share an SM and their
-//                load / reduce / write phases overlap; {max, sum} across the cluster via DSMEM.
-//                Auto uses it for 16-bit rows of more than 16384 and fp32 rows of more than 65536.
+//   6. Staged:   (Hopper) one cluster per row: each block bulk-copies its slice (<= 64 KB) into
+//                dynamic shared memory, so several blocks share an SM and their load / reduce /
+//                write phases overlap; {max, sum} across the cluster via DSMEM. Auto uses it for
+//                16-bit rows of more than 16384 and fp32 rows of more than 65536.
 //
 // Each path is one kernel template below, usable on its own: copy the kernel and the launch lines
 // of its `case` in rowSoftmax(). Loads and stores are 16 bytes wide when cols * sizeof(T) is a
@@ -37,9 +33,9 @@ namespace rowsm {
 
 using warpkit::SoftmaxState;
 
-enum Path { PathAuto = 0, PathWarp, PathBlock, PathCluster, PathSmem, PathTwoPass, PathClusterSmem, PathStaged };
+enum Path { PathAuto = 0, PathWarp, PathBlock, PathCluster, PathSmem, PathTwoPass, PathStaged };
 static const char* pathName(Path p) {
-    static const char* n[] = {"auto", "warp", "block", "cluster", "smem", "twopass", "csmem", "staged"};
+    static const char* n[] = {"auto", "warp", "block", "cluster", "smem", "twopass", "staged"};
     return n[p];
 }
 
@@ -221,23 +217,13 @@ __global__ void __launch_bounds__(kSmemThreads) softmaxSmemKernel(const T* __res
     }
 }
 
-// ---- 6. persistent cluster + shared-memory path (Hopper) ----------------------------------------
-// Persistent clusters of N blocks (N = 1 when the row fits one slice): cluster c takes rows c,
-// c + clusters, ...; block rank k of a cluster owns columns [k*slice, k*slice + len) of each.
-// Each block keeps a ring of `slots` chunks in dynamic shared memory, filled by bulk copies
-// (cp.async.bulk; each slot has an mbarrier that completes when its bytes land). At the top of
-// each row (after a block barrier: the previous row's chunks are all written out) thread 0
-// refills every free slot with the next chunks in row order, so the next row loads while this
-// one is reduced and written (slots >= chunks per slice is required; 2x is a full double
-// buffer). Per row: a max sweep and a sum-of-exp sweep over shared memory, {max, sum} merged
-// across the cluster through DSMEM (double-buffered, one cluster barrier per row), a write sweep.
-constexpr int kPstThreads = 512, kPstMaxSlots = 32;
+// ---- Hopper helpers (bulk copies, mbarriers, 16-byte vector math) -------------------------------
 #if WARPKIT_ARCH >= 900
 __device__ __forceinline__ unsigned smemAddr(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
 __device__ __forceinline__ void mbarWait(unsigned bar, unsigned parity) {
-    asm volatile("{\n.reg .pred P;\nWK_PST_WAIT:\n"
+    asm volatile("{\n.reg .pred P;\nWK_MBAR_WAIT:\n"
                  "mbarrier.try_wait.parity.shared::cta.b64 P, [%0], %1;\n"
-                 "@!P bra WK_PST_WAIT;\n}" ::"r"(bar), "r"(parity) : "memory");
+                 "@!P bra WK_MBAR_WAIT;\n}" ::"r"(bar), "r"(parity) : "memory");
 }
 __device__ __forceinline__ float ex2Fast(float a) { // 2^a, ~2 ulp; -inf -> 0, NaN -> NaN
     float r;
@@ -308,148 +294,75 @@ template <typename T> __device__ __forceinline__ float sumVec(uint4 u, float ms)
     for (int k = 0; k < V; ++k) s += ex2Fast((warpkit::detail::Arith<T>::to_acc(e[k]) - ms) * kLog2e);
     return s;
 }
-/// exp(x - ms) for the V elements of `u` (fp32: the accurate split exp), packed back as T.
-template <typename T> __device__ __forceinline__ uint4 expVec(uint4 u, float ms) {
-    return mapVec<T>(u, [&](float xv) { return sizeof(T) == 4 ? warpkit::detail::expDiff(xv, ms) : ex2Fast((xv - ms) * kLog2e); });
+/// exp(x - ms) for the V elements of `u` (fp32: the accurate split exp), packed back as T; their
+/// float sum is added to `sum` (pairwise, so the dependency chain is short).
+template <typename T> __device__ __forceinline__ uint4 expSumVec(uint4 u, float ms, float& sum) {
+    constexpr int V = Vec<T>::V;
+    using A = warpkit::detail::Arith<T>;
+    T e[V];
+    float f[V];
+    __builtin_memcpy(e, &u, 16);
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+        const float xv = A::to_acc(e[k]);
+        f[k] = sizeof(T) == 4 ? warpkit::detail::expDiff(xv, ms) : ex2Fast((xv - ms) * kLog2e);
+        e[k] = A::from_acc(f[k]);
+    }
+#pragma unroll
+    for (int w = 1; w < V; w *= 2)
+#pragma unroll
+        for (int k = 0; k + w < V; k += 2 * w) f[k] += f[k + w];
+    sum += f[0];
+    __builtin_memcpy(&u, e, 16);
+    return u;
 }
 /// The V elements of `u` times c.
 template <typename T> __device__ __forceinline__ uint4 scaleVec(uint4 u, float c) {
     return mapVec<T>(u, [&](float xv) { return xv * c; });
 }
-#endif
-template <typename T, int Kind, int Threads>
-__global__ void __launch_bounds__(Threads) softmaxPersistKernel(const T* __restrict__ x, T* __restrict__ y, int rows, int cols, int slice, int chunk, int slots, bool midRefill) {
-#if WARPKIT_ARCH >= 900
-    constexpr int V = Vec<T>::V;
-    namespace cg = cooperative_groups;
-    extern __shared__ uint4 pst_ring[];
-    __shared__ warpkit::BlockReduceScratch<float, Threads> red;
-    __shared__ SoftmaxState part[2]; // this block's {max, sum} of even / odd rows, read via DSMEM
-    __shared__ alignas(8) unsigned long long full[kPstMaxSlots]; // slot s holds its chunk
-    cg::cluster_group cluster = cg::this_cluster();
-    const int nb = (int)cluster.num_blocks(), rank = (int)cluster.block_rank(), t = threadIdx.x, lane = t & 31;
-    const int cid = blockIdx.x / nb, ncl = gridDim.x / nb;
-    const int base = rank * slice, len = cols - base < slice ? cols - base : slice, nch = (len + chunk - 1) / chunk;
-    const int iters = cid < rows ? (rows - 1 - cid) / ncl + 1 : 0;
-    const int chunkVecs = chunk / V;
-    // Producer (thread 0) position: next chunk to issue is chunk pj of row iteration pit, into slot ps.
-    int pit = 0, pj = 0, ps = 0;
-    unsigned used = 0, par = 0; // per slot: filled before; parity of its fill count
-    auto issueUpTo = [&](int lastIt, int lastJ) { // issue chunks before (lastIt, lastJ) in row order
-        while (pit < iters && (pit < lastIt || (pit == lastIt && pj < lastJ))) {
-            const size_t row = (size_t)cid + (size_t)pit * ncl;
-            const int off = pj * chunk, n = len - off < chunk ? len - off : chunk;
-            const unsigned bytes = (unsigned)n * (unsigned)sizeof(T), bar = smemAddr(&full[ps]);
-            // The slot's previous fill has completed (its consumers are past a block barrier), but
-            // this thread may not have waited on it itself: wait (returns at once) so that it
-            // observes the phase it re-arms, as the mbarrier protocol asks (compute-sanitizer's
-            // synccheck reports "Missing wait" otherwise).
-            if ((used >> ps) & 1u) mbarWait(bar, ((par >> ps) & 1u) ^ 1u);
-            used |= 1u << ps;
-            par ^= 1u << ps;
-            asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
-            asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
-                         ::"r"(smemAddr(pst_ring + (size_t)ps * chunkVecs)), "l"(x + row * cols + base + off), "r"(bytes), "r"(bar)
-                         : "memory");
-            if (++ps == slots) ps = 0;
-            if (++pj == nch) { pj = 0; ++pit; }
-        }
-    };
-    // Once chunks [0, j) of row `it` are written out, the ring may hold the `slots` chunks from there.
-    auto refill = [&](int it, int j) { issueUpTo(it + (j + slots) / nch, (j + slots) % nch); };
-    // With less than a double buffer, also refill halfway through the write sweep (one more block
-    // barrier a row) so the next row's tail chunks load before its max sweep waits for them.
-    const int mid = midRefill && slots < 2 * nch ? nch / 2 : 0;
-    if (t == 0) {
-        for (int s = 0; s < slots; ++s)
-            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smemAddr(&full[s])) : "memory");
-        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-        refill(0, 0);
-    }
-    __syncthreads(); // barriers initialised before anyone waits on them
-    int s0 = 0;           // slot of this row's first chunk
-    unsigned ph0 = 0;     // its fill parity
-    for (int it = 0; it < iters; ++it) {
-        const size_t row = (size_t)cid + (size_t)it * ncl;
-        T* q = y + row * cols + base;
-        if (it > 0) {
-            __syncthreads(); // every warp is done with the previous row's slots
-            if (t == 0) {
-                asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); // our reads before the bulk writes
-                refill(it, 0);
-            }
-        }
-        auto slotOf = [&](int j, unsigned* ph) { // slot and parity of this row's chunk j
-            int s = s0 + j;
-            *ph = ph0;
-            if (s >= slots) { s -= slots; *ph ^= 1u; }
-            return s;
-        };
-        // Sweep 1: max (waits for each chunk to land).
-        unsigned mx = maxChunkInit<T>();
-        for (int j = 0; j < nch; ++j) {
-            unsigned ph;
-            const int s = slotOf(j, &ph), nv = (len - j * chunk < chunk ? len - j * chunk : chunk) / V;
-            mbarWait(smemAddr(&full[s]), ph);
-            const uint4* c = pst_ring + (size_t)s * chunkVecs;
-#pragma unroll 4
-            for (int i = t; i < nv; i += Threads) maxChunk<T>(mx, c[i]);
-        }
-        const float m = warpkit::blockReduce<Threads>(maxChunkValue<T>(mx), warpkit::Max{}, red);
-        const float ms = m == -__builtin_huge_valf() ? 0.0f : m; // all -inf: every exp is 0
-        // f(u, i) for each of this thread's 16-byte vectors u (index i) of chunk j.
-        auto sweepChunk = [&](int j, auto f) {
-            unsigned ph;
-            const int s = slotOf(j, &ph), nv = (len - j * chunk < chunk ? len - j * chunk : chunk) / V;
-            const uint4* c = pst_ring + (size_t)s * chunkVecs;
-#pragma unroll 4
-            for (int i = t; i < nv; i += Threads) f(c[i], i);
-        };
-        // Sweep 2: sum of exp(x - max). NaN or +inf in the row: NaN.
-        float sum = 0.0f;
-        for (int j = 0; j < nch; ++j) sweepChunk(j, [&](uint4 u, int) { sum += sumVec<T>(u, ms); });
-        sum = warpkit::blockReduce<Threads>(sum, warpkit::Sum{}, red);
-        SoftmaxState st{m, sum};
-        if (nb > 1) {
-            if (t == 0) part[it & 1] = st;
-            cluster.sync(); // every block's part for this row is published
-            SoftmaxState o = warpkit::softmaxStateEmpty();
-            if (lane < nb) o = *cluster.map_shared_rank(&part[it & 1], lane);
-            st = warpkit::warpReduceSoftmaxState<32>(o);
-        }
-        const RowOut ro = rowOut<Kind>(st);
-        // Sweep 3: write.
-        for (int j = 0; j < nch; ++j) {
-            uint4* o = reinterpret_cast<uint4*>(q + (size_t)j * chunk);
-            sweepChunk(j, [&](uint4 u, int i) { o[i] = outVec<T, Kind>(u, ro); });
-            if (j + 1 == mid) {
-                __syncthreads(); // chunks [0, mid) of this row are written out
-                if (t == 0) {
-                    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-                    refill(it, mid);
-                }
-            }
-        }
-        s0 += nch;
-        if (s0 >= slots) { s0 -= slots; ph0 ^= 1u; }
-    }
-    if (nb > 1) cluster.sync(); // no block leaves while another may still read its `part`
-#endif
+/// One step of a fused max+sum sweep: the running per-thread {tm, sum} takes the 16 bytes `u`; the
+/// sum is rescaled when `u` raises the max (rare after the first few vectors). NaN or +inf: NaN.
+template <typename T> __device__ __forceinline__ void statsStep(const uint4& u, float& tm, float& sum) {
+    unsigned vm = maxChunkInit<T>();
+    maxChunk<T>(vm, u);
+    const float v = maxChunkValue<T>(vm);
+    if (v > tm) { sum *= ex2Fast((tm - v) * kLog2e); tm = v; } // from -inf: sum is 0, stays 0
+    sum += sumVec<T>(u, tm == -__builtin_huge_valf() ? 0.0f : tm);
 }
+/// The block's {max, sum} from every thread's running {tm, sum} (statsStep). Every thread calls
+/// and gets it.
+template <int Threads>
+__device__ __forceinline__ SoftmaxState blockStats(float tm, float sum, warpkit::BlockReduceScratch<float, Threads>& red) {
+    const float m = warpkit::blockReduce<Threads>(tm, warpkit::Max{}, red);
+    sum *= ex2Fast((tm - (m == -__builtin_huge_valf() ? 0.0f : m)) * kLog2e);
+    return SoftmaxState{m, warpkit::blockReduce<Threads>(sum, warpkit::Sum{}, red)};
+}
+/// The row's {max, sum}: lane k of every warp reads block rank k's `part` through DSMEM (once the
+/// cluster barrier has published them), then the warp merges. Every thread gets it.
+__device__ __forceinline__ SoftmaxState clusterGather(const cooperative_groups::cluster_group& cluster, SoftmaxState* part, int nb) {
+    SoftmaxState o = warpkit::softmaxStateEmpty();
+    if ((int)(threadIdx.x & 31) < nb) o = *cluster.map_shared_rank(part, (int)(threadIdx.x & 31));
+    return warpkit::warpReduceSoftmaxState<32>(o);
+}
+#endif
 
-// ---- 7. staged cluster path (Hopper) -----------------------------------------------------------
-// One cluster of N blocks per row (N = 1 when the row fits one slice), not persistent: block rank k
-// bulk-copies its slice (<= ~72 KB, so 3 blocks fit an SM) into dynamic shared memory as up to
-// kStageMaxPieces pieces, each with its own mbarrier (thread 0 issues them all at once; no
-// registers are held while the bytes land), then a max sweep (piece by piece, as they land), a
-// sum-of-exp sweep (or one fused sweep with a running {max, sum}), one {max, sum} exchange through DSMEM when N > 1, and a write sweep. With
-// several resident blocks per SM, blocks in different phases keep the memory pipe busy.
+// ---- 6. staged cluster path (Hopper) -----------------------------------------------------------
+// One cluster of N blocks per row (N = 1 when the row fits one slice): block rank k bulk-copies its
+// slice (<= ~72 KB, so 3 blocks fit an SM) into dynamic shared memory as up to kStageMaxPieces
+// pieces, each with its own mbarrier (thread 0 issues them all at once; no registers are held while
+// the bytes land). With several resident blocks per SM, blocks in different phases keep the memory
+// pipe busy; the less time a block spends computing, the sooner its shared memory takes the next
+// row, so the sweeps are kept short:
+//   plain kinds (kStageExp): a max sweep (packed 16-bit max, piece by piece as they land); an exp
+//     sweep that sums exp(x - block max) and writes it back over x (rounded to T); the {max, sum}
+//     exchange through DSMEM when N > 1; a write sweep that only scales: one exp per element.
+//   otherwise: a max sweep and a sum-of-exp sweep (or one fused sweep with a running {max, sum},
+//     kStageFused), the exchange, and a write sweep that computes each output from x.
 constexpr int kStageThreads = 256, kStageMaxPieces = 8;
-/// Staged-path options: kStageFused: max and sum in one sweep; kStageEarly: exp computed while the
-/// cluster barrier completes (plain kinds, clusters of 2+; the output is rounded twice to T);
+/// Staged-path options: kStageFused: max and sum in one sweep; kStageExp (plain kinds): exps stored
+/// in shared memory, the write sweep only scales them (16-bit outputs are rounded twice to T);
 /// kStageLoadBalance: the load-balancing cluster scheduling policy (host side).
-enum { kStageFused = 1, kStageEarly = 2, kStageLoadBalance = 4 };
+enum { kStageFused = 1, kStageExp = 2, kStageLoadBalance = 4 };
 template <typename T, int Kind, int Threads>
 __global__ void __launch_bounds__(Threads) softmaxStagedKernel(const T* __restrict__ x, T* __restrict__ y, int cols, int slice, int piece, int flags) {
 #if WARPKIT_ARCH >= 900
@@ -489,68 +402,57 @@ __global__ void __launch_bounds__(Threads) softmaxStagedKernel(const T* __restri
             for (int i = k * pv + t; i < end; i += Threads) f(i);
         }
     };
-    float m, sum = 0.0f;
-    if (flags & kStageFused) {
-        // One sweep: a running {max, sum} per thread, the sum rescaled when a vector raises the max
-        // (rare after the first few vectors); then the block max and each thread's rescale.
-        float tm = ninf;
-        landed([&](int i) {
-            const uint4 u = stg_buf[i];
-            unsigned vm = maxChunkInit<T>();
-            maxChunk<T>(vm, u);
-            const float v = maxChunkValue<T>(vm);
-            if (v > tm) { sum *= ex2Fast((tm - v) * kLog2e); tm = v; } // from -inf: sum is 0, stays 0
-            sum += sumVec<T>(u, tm == ninf ? 0.0f : tm); // NaN or +inf in the row: NaN
-        });
-        m = warpkit::blockReduce<Threads>(tm, warpkit::Max{}, red);
-        sum *= ex2Fast((tm - (m == ninf ? 0.0f : m)) * kLog2e);
-    } else {
-        // Sweep 1: max. Sweep 2: sum of exp(x - max); NaN or +inf in the row: NaN.
+    // The block max (packed 16-bit max, piece by piece as they land).
+    auto maxSweep = [&] {
         unsigned mx = maxChunkInit<T>();
         landed([&](int i) { maxChunk<T>(mx, stg_buf[i]); });
-        m = warpkit::blockReduce<Threads>(maxChunkValue<T>(mx), warpkit::Max{}, red);
-        const float ms = m == ninf ? 0.0f : m; // all -inf: every exp is 0
-#pragma unroll 4
-        for (int i = t; i < nv; i += Threads) sum += sumVec<T>(stg_buf[i], ms);
-    }
-    sum = warpkit::blockReduce<Threads>(sum, warpkit::Sum{}, red);
-    SoftmaxState st{m, sum};
+        return warpkit::blockReduce<Threads>(maxChunkValue<T>(mx), warpkit::Max{}, red);
+    };
+    // The row's {max, sum} from this block's (N > 1: through DSMEM; the matching cluster wait
+    // comes just before exit, so no block leaves while another may still read its `part`).
+    auto exchange = [&](SoftmaxState s) {
+        if (nb > 1) {
+            if (t == 0) part = s;
+            cluster.sync(); // every block's part is published
+            s = clusterGather(cluster, &part, nb);
+            asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory"); // done reading the others' parts
+        }
+        return s;
+    };
+    float sum = 0.0f;
+    SoftmaxState st;
     uint4* q = reinterpret_cast<uint4*>(y + row * cols + base);
-    // early (plain kinds, N > 1): while the cluster barrier completes, turn the slice into
-    // exp(x - local max) in place; after it, outputs are those times exp(local max - row max) / sum.
-    if (!(Kind & warpkit::SoftmaxLog) && (flags & kStageEarly) && nb > 1) {
-        if (t == 0) part = st;
-        asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory"); // this block's part is published
-        const float ms = m == ninf ? 0.0f : m;
+    if (!(Kind & warpkit::SoftmaxLog) && (flags & kStageExp)) {
+        st.max = maxSweep();
+        const float ms = st.max == ninf ? 0.0f : st.max; // a slice of only -inf: every exp is 0
 #pragma unroll 4
-        for (int i = t; i < nv; i += Threads) stg_buf[i] = expVec<T>(stg_buf[i], ms); // each thread its own vectors
-        asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
-        SoftmaxState o = warpkit::softmaxStateEmpty();
-        if ((t & 31) < nb) o = *cluster.map_shared_rank(&part, t & 31);
-        const SoftmaxState g = warpkit::warpReduceSoftmaxState<32>(o);
-        asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory"); // done reading the others' parts
-        // A slice of only -inf: zeros, unless the whole row is -inf (NaN; masked kinds 0). NaN or
-        // +inf in the row: the sum is NaN, so is every output.
+        for (int i = t; i < nv; i += Threads) stg_buf[i] = expSumVec<T>(stg_buf[i], ms, sum); // each thread its own vectors
+        st.sum = warpkit::blockReduce<Threads>(sum, warpkit::Sum{}, red);
+        const SoftmaxState g = exchange(st);
+        // Outputs are e * exp(block max - row max) / row sum. A slice of only -inf: zeros, unless the
+        // whole row is -inf (NaN; masked kinds 0). NaN or +inf in the row: the sum is NaN, so is
+        // every output.
         float c = warpkit::detail::expDiff(ms, g.max) / g.sum;
-        if (m == ninf) c = (g.max == ninf && !(Kind & warpkit::SoftmaxMasked)) ? __builtin_nanf("") : 0.0f;
+        if (st.max == ninf) c = (g.max == ninf && !(Kind & warpkit::SoftmaxMasked)) ? __builtin_nanf("") : 0.0f;
 #pragma unroll 4
         for (int i = t; i < nv; i += Threads) q[i] = scaleVec<T>(stg_buf[i], c);
-        asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory"); // keep `part` alive
-        return;
-    }
-    if (nb > 1) {
-        if (t == 0) part = st;
-        cluster.sync(); // every block's part is published
-        SoftmaxState o = warpkit::softmaxStateEmpty();
-        if ((t & 31) < nb) o = *cluster.map_shared_rank(&part, t & 31);
-        st = warpkit::warpReduceSoftmaxState<32>(o);
-        // Done reading the others' `part`; the matching wait comes just before exit.
-        asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
-    }
-    const RowOut ro = rowOut<Kind>(st);
-    // Sweep 3: write.
+    } else {
+        if (flags & kStageFused) {
+            float tm = ninf; // one sweep: a running {max, sum} per thread
+            landed([&](int i) { statsStep<T>(stg_buf[i], tm, sum); });
+            st = blockStats<Threads>(tm, sum, red);
+        } else {
+            // Sweep 1: max. Sweep 2: sum of exp(x - max); NaN or +inf in the row: NaN.
+            st.max = maxSweep();
+            const float ms = st.max == ninf ? 0.0f : st.max; // all -inf: every exp is 0
 #pragma unroll 4
-    for (int i = t; i < nv; i += Threads) q[i] = outVec<T, Kind>(stg_buf[i], ro);
+            for (int i = t; i < nv; i += Threads) sum += sumVec<T>(stg_buf[i], ms);
+            st.sum = warpkit::blockReduce<Threads>(sum, warpkit::Sum{}, red);
+        }
+        const RowOut ro = rowOut<Kind>(exchange(st));
+#pragma unroll 4
+        for (int i = t; i < nv; i += Threads) q[i] = outVec<T, Kind>(stg_buf[i], ro);
+    }
     if (nb > 1) asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory"); // keep `part` alive
 #endif
 }
@@ -644,7 +546,7 @@ template <typename T> static bool pathSupports(Path path, int cols) {
     case PathAuto: case PathTwoPass: return true;
     case PathWarp: return cols <= maxWarpCols<T>();
     case PathBlock: return cols <= maxBlockCols<T>();
-    case PathCluster: case PathClusterSmem: case PathStaged: return d.clusters && cols <= kMaxClusterCols;
+    case PathCluster: case PathStaged: return d.clusters && cols <= kMaxClusterCols;
     case PathSmem: return (size_t)cols * sizeof(T) + 16 <= (size_t)d.smemOptin;
     }
     return false;
@@ -742,9 +644,9 @@ static cudaError_t rowSoftmaxCluster(const T* x, T* y, int rows, int cols, bool 
     }
 }
 
-/// Shared memory a persistent block uses besides its ring (reduce scratch, parts, mbarriers),
-/// rounded up; the ring gets the rest of the opt-in limit at most.
-constexpr int kPstStaticBytes = 2048;
+/// Shared memory a staged block uses besides its slice (reduce scratch, parts,
+/// mbarriers), rounded up; the slices get the rest of the opt-in limit at most.
+constexpr int kSliceStaticBytes = 2048;
 /// Lets `kern` take `smemBytes` of dynamic shared memory (the opt-in limit) and run in clusters of
 /// more than 8 blocks (non-portable sizes, up to 16 on H100).
 template <typename K> static cudaError_t allowBigSmemClusters(K kern, int smemBytes) {
@@ -753,85 +655,43 @@ template <typename K> static cudaError_t allowBigSmemClusters(K kern, int smemBy
     return e;
 }
 
-/// The dispatcher's csmem shape: slice target, chunk and ring bytes per block (bench/softmax.cu).
-constexpr int kPstSliceBytes = 128 * 1024, kPstChunkBytes = 16 * 1024, kPstRingBytes = 208 * 1024;
+/// Blocks per row (*n) and columns per block (*slice) for slices of at most sliceBytes: n = row
+/// bytes / sliceBytes rounded up, slices balanced and a multiple of 16 bytes (a last block left
+/// empty by the rounding is dropped). False when the row needs more than 16 blocks.
+template <typename T> static bool sliceShape(int cols, int sliceBytes, int* n, int* slice) {
+    constexpr int V = Vec<T>::V;
+    long long k = ((long long)cols * (long long)sizeof(T) + sliceBytes - 1) / sliceBytes;
+    if (k > 16) return false;
+    k = k < 1 ? 1 : k;
+    *slice = (int)(((cols + k - 1) / k + V - 1) / V * V);
+    *n = (cols + *slice - 1) / *slice;
+    return true;
+}
 
-/// How many clusters of n persistent blocks with `bytes` of dynamic shared memory the device
-/// holds at once (cached: the query costs host time).
-template <typename T, int Kind, int Threads> static int pstClusters(int n, int bytes) {
-    static int cacheN[8] = {0}, cacheBytes[8] = {0}, cacheCount[8] = {0}, next = 0;
-    for (int i = 0; i < 8; ++i)
-        if (cacheN[i] == n && cacheBytes[i] == bytes) return cacheCount[i];
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3((unsigned)n);
-    cfg.blockDim = dim3(Threads);
-    cfg.dynamicSmemBytes = (size_t)bytes;
-    cudaLaunchAttribute attr[1];
-    clusterConfig(&cfg, attr, n);
+/// How many clusters of cfg's cluster size of `kern` (cfg: block size, dynamic shared memory)
+/// the device holds at once (cached: the query costs host time).
+template <typename K> static int activeClusters(K kern, const cudaLaunchConfig_t& cfg) {
+    struct Entry { const void* kern; unsigned threads, n; size_t bytes; int count; };
+    static Entry cache[16];
+    static int used = 0;
+    const unsigned n = cfg.attrs[0].val.clusterDim.x;
+    for (int i = 0; i < used; ++i)
+        if (cache[i].kern == (const void*)kern && cache[i].threads == cfg.blockDim.x && cache[i].n == n && cache[i].bytes == cfg.dynamicSmemBytes)
+            return cache[i].count;
+    cudaLaunchConfig_t q = cfg;
+    q.gridDim = dim3(n);
     int clusters = 0;
-    if (cudaOccupancyMaxActiveClusters(&clusters, softmaxPersistKernel<T, Kind, Threads>, &cfg) != cudaSuccess) clusters = 0;
+    if (cudaOccupancyMaxActiveClusters(&clusters, kern, &q) != cudaSuccess) clusters = 0;
     cudaGetLastError();
-    cacheN[next] = n;
-    cacheBytes[next] = bytes;
-    cacheCount[next] = clusters;
-    next = (next + 1) % 8;
+    cache[used < 16 ? used++ : 15] = Entry{(const void*)kern, cfg.blockDim.x, n, cfg.dynamicSmemBytes, clusters};
     return clusters;
 }
 
-/// Persistent cluster + shared-memory path (16-byte aligned rows only: `vec`; otherwise the
-/// register cluster path runs). Blocks per row n = row bytes / sliceBytes rounded up (1..16; back
-/// to 8 when no non-portable cluster of more can be resident), slices balanced, a multiple of 16
-/// bytes; chunks of chunkBytes (larger when a slice would need more than 32); the ring holds
-/// ringBytes / chunkBytes chunks (at least one slice, at most 32). One
-/// wave of clusters, as many as fit. cudaErrorInvalidValue without clusters or when one slice
-/// does not fit the opt-in shared memory.
-template <typename T, int Kind, int Threads = kPstThreads>
-static cudaError_t rowSoftmaxPersist(const T* x, T* y, int rows, int cols, bool vec, int sliceBytes, int chunkBytes,
-                                     int ringBytes, cudaStream_t st, bool midRefill = true) {
-    constexpr int V = Vec<T>::V;
-    const DeviceInfo d = deviceInfo();
-    if (!d.clusters || chunkBytes < 16 || sliceBytes < 16) return cudaErrorInvalidValue;
-    if (!vec) return rowSoftmaxCluster<T, Kind>(x, y, rows, cols, false, 0, st);
-    auto kern = softmaxPersistKernel<T, Kind, Threads>;
-    const int maxRing = d.smemOptin - kPstStaticBytes;
-    static bool attrsSet = false; // once per kernel instantiation
-    if (!attrsSet) {
-        if (cudaError_t e = allowBigSmemClusters(kern, maxRing)) return e;
-        attrsSet = true;
-    }
-    long long n = ((long long)cols * (long long)sizeof(T) + sliceBytes - 1) / sliceBytes;
-    n = n < 1 ? 1 : n > 16 ? 16 : n;
-    int slice = 0, chunk = 0, slots = 0, bytes = 0, clusters = 0;
-    for (int attempt = 0; attempt < 2; ++attempt) {
-        slice = (int)(((cols + n - 1) / n + V - 1) / V * V);
-        chunk = chunkBytes / (int)sizeof(T) / V * V;
-        const int minChunk = ((slice + kPstMaxSlots - 1) / kPstMaxSlots + V - 1) / V * V; // <= 32 chunks a slice
-        chunk = chunk < minChunk ? minChunk : chunk > slice ? slice : chunk;
-        const int nch = (slice + chunk - 1) / chunk;
-        slots = ringBytes / (chunk * (int)sizeof(T));
-        slots = slots < nch ? nch : slots > kPstMaxSlots ? kPstMaxSlots : slots;
-        bytes = slots * chunk * (int)sizeof(T);
-        clusters = bytes <= maxRing ? pstClusters<T, Kind, Threads>((int)n, bytes) : 0;
-        if (clusters > 0 || n <= 8) break;
-        n = 8; // no cluster of more than 8 fits: try 8
-    }
-    if (clusters == 0) return cudaErrorInvalidValue;
-    n = (cols + slice - 1) / slice; // balanced slices can leave the last block empty: drop it
-    const long long grid = (clusters < rows ? clusters : rows) * n;
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3((unsigned)grid);
-    cfg.blockDim = dim3(Threads);
-    cfg.dynamicSmemBytes = (size_t)bytes;
-    cfg.stream = st;
-    cudaLaunchAttribute attr[1];
-    clusterConfig(&cfg, attr, (int)n);
-    return cudaLaunchKernelEx(&cfg, kern, x, y, rows, cols, slice, chunk, slots, midRefill);
-}
-
-/// The dispatcher's staged shape: slice target, pieces per block, one fused max+sum sweep, 256
-/// threads (bench/softmax.cu: on H100 256 threads beat 512 and 1024, fused beat two sweeps).
+/// The dispatcher's staged shape: slice target, pieces per block, 256 threads, stored exps (plain
+/// kinds), else one fused max+sum sweep (bench/softmax.cu: on H100 256 threads beat 512 and 1024,
+/// fused beat two sweeps). Rows of more than 8 blocks also ask for load-balancing cluster scheduling.
 constexpr int kStageSliceBytes = 64 * 1024, kStagePieces = 4;
-constexpr int kStageFlags = kStageFused;
+constexpr int kStageFlags = kStageFused | kStageExp;
 
 /// Staged cluster path (16-byte aligned rows only: `vec`; otherwise the register cluster path
 /// runs). Blocks per row n = row bytes / sliceBytes rounded up (1..16), slices balanced, a
@@ -847,35 +707,23 @@ static cudaError_t rowSoftmaxStaged(const T* x, T* y, int rows, int cols, bool v
     if (!d.clusters || sliceBytes < 16 || pieces < 1 || pieces > kStageMaxPieces) return cudaErrorInvalidValue;
     if (!vec) return rowSoftmaxCluster<T, Kind>(x, y, rows, cols, false, 0, st);
     auto kern = softmaxStagedKernel<T, Kind, Threads>;
-    const int maxBytes = d.smemOptin - kPstStaticBytes;
+    const int maxBytes = d.smemOptin - kSliceStaticBytes;
     static bool attrsSet = false; // once per kernel instantiation
     if (!attrsSet) {
         if (cudaError_t e = allowBigSmemClusters(kern, maxBytes)) return e;
         attrsSet = true;
     }
-    long long n = ((long long)cols * (long long)sizeof(T) + sliceBytes - 1) / sliceBytes;
-    if (n > 16) return cudaErrorInvalidValue;
-    n = n < 1 ? 1 : n;
-    const int slice = (int)(((cols + n - 1) / n + V - 1) / V * V);
-    n = (cols + slice - 1) / slice; // balanced slices can leave the last block empty: drop it
+    int n = 0, slice = 0;
+    if (!sliceShape<T>(cols, sliceBytes, &n, &slice)) return cudaErrorInvalidValue;
     const int piece = ((slice + pieces - 1) / pieces + V - 1) / V * V, bytes = slice * (int)sizeof(T);
     if (bytes > maxBytes) return cudaErrorInvalidValue;
     cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3((unsigned)n);
     cfg.blockDim = dim3(Threads);
     cfg.dynamicSmemBytes = (size_t)bytes;
     cfg.stream = st;
     cudaLaunchAttribute attr[1];
-    clusterConfig(&cfg, attr, (int)n);
-    if (n > 8) { // non-portable cluster size: is one resident at all?
-        static int fitsBytes[17] = {0}, fits[17] = {0};
-        if (fitsBytes[n] != bytes) {
-            if (cudaOccupancyMaxActiveClusters(&fits[n], kern, &cfg) != cudaSuccess) fits[n] = 0;
-            cudaGetLastError();
-            fitsBytes[n] = bytes;
-        }
-        if (fits[n] == 0) return cudaErrorInvalidValue;
-    }
+    clusterConfig(&cfg, attr, n);
+    if (n > 8 && activeClusters(kern, cfg) == 0) return cudaErrorInvalidValue; // non-portable size: is one resident at all?
     cfg.gridDim = dim3((unsigned)((long long)rows * n));
     cudaLaunchAttribute all[2] = {attr[0], {}};
     if (flags & kStageLoadBalance) {
@@ -884,7 +732,7 @@ static cudaError_t rowSoftmaxStaged(const T* x, T* y, int rows, int cols, bool v
         cfg.attrs = all;
         cfg.numAttrs = 2;
     }
-    return cudaLaunchKernelEx(&cfg, kern, x, y, cols, slice, piece, flags & (kStageFused | kStageEarly));
+    return cudaLaunchKernelEx(&cfg, kern, x, y, cols, slice, piece, flags & (kStageFused | kStageExp));
 }
 
 /// y = softmax(x) over each row of a rows x cols row-major matrix (Kind: a warpkit::SoftmaxKind).
@@ -919,11 +767,11 @@ static cudaError_t rowSoftmax(const T* x, T* y, int rows, int cols, Path path = 
         return launchBlock<T, Kind, 1024, C>(x, y, rows, cols, vec, 1, st);
     }
     case PathCluster: return rowSoftmaxCluster<T, Kind>(x, y, rows, cols, vec, 0, st);
-    case PathClusterSmem: return rowSoftmaxPersist<T, Kind>(x, y, rows, cols, vec, kPstSliceBytes, kPstChunkBytes, kPstRingBytes, st);
     case PathStaged: { // rows needing more than 16 slices (or a non-resident cluster): register cluster path
+        const int flags = kStageFlags | ((size_t)cols * sizeof(T) > (size_t)8 * kStageSliceBytes ? kStageLoadBalance : 0);
         const cudaError_t e = sizeof(T) == 4 && cols > 65536 // fp32: 16 blocks a row; 128 threads measured faster
-                                  ? rowSoftmaxStaged<T, Kind, 128>(x, y, rows, cols, vec, kStageSliceBytes, kStagePieces, st)
-                                  : rowSoftmaxStaged<T, Kind>(x, y, rows, cols, vec, kStageSliceBytes, kStagePieces, st);
+                                  ? rowSoftmaxStaged<T, Kind, 128>(x, y, rows, cols, vec, kStageSliceBytes, kStagePieces, st, flags)
+                                  : rowSoftmaxStaged<T, Kind>(x, y, rows, cols, vec, kStageSliceBytes, kStagePieces, st, flags);
         return e == cudaErrorInvalidValue ? rowSoftmaxCluster<T, Kind>(x, y, rows, cols, vec, 0, st) : e;
     }
     case PathSmem: {
@@ -984,7 +832,7 @@ int main() {
     int n = 0;
     if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) { printf("no CUDA device\n"); return 0; }
     int bad = 0;
-    const rowsm::Path paths[] = {rowsm::PathWarp, rowsm::PathBlock, rowsm::PathCluster, rowsm::PathSmem, rowsm::PathTwoPass, rowsm::PathClusterSmem, rowsm::PathStaged};
+    const rowsm::Path paths[] = {rowsm::PathWarp, rowsm::PathBlock, rowsm::PathCluster, rowsm::PathSmem, rowsm::PathTwoPass, rowsm::PathStaged};
     const int cols[] = {1, 7, 32, 1000, 1024, 5000, 16384, 100003};
     for (rowsm::Path p : paths)
         for (int c : cols) {

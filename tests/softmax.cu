@@ -41,7 +41,8 @@ static bool close_out(int kind, double got, double want, double tol, double floo
 template <typename T> static double tol_of(void) { return sizeof(T) == 4 ? 1e-5 : 1e-2; }
 template <typename T> static double floor_of(void) { return sizeof(T) == 4 ? 1e-37 : 1e-7; }
 
-/// Fill one row: mode picks the pattern (random at several scales, NaN, +inf, all -inf, some -inf).
+/// Fill one row: mode picks the pattern (random at several scales, NaN, +inf, all -inf, some -inf,
+/// a first half of -inf).
 template <typename T> static void fill_row(wk_rng* r, T* x, int n, int mode) {
     static const double scales[] = {1.0, 10.0, 100.0, 3e3};
     const double sc = scales[mode & 3];
@@ -51,6 +52,7 @@ template <typename T> static void fill_row(wk_rng* r, T* x, int n, int mode) {
     case 5: x[wk_int(r, 0, n - 1)] = wk_from_double<T>(INFINITY); break;
     case 6: for (int i = 0; i < n; ++i) x[i] = wk_from_double<T>(-INFINITY); break;
     case 7: for (int i = 0; i < n; i += 3) x[i] = wk_from_double<T>(-INFINITY); break;
+    case 8: for (int i = 0; i < n / 2; ++i) x[i] = wk_from_double<T>(-INFINITY); break; // whole slices of -inf
     default: break;
     }
 }
@@ -352,9 +354,7 @@ static std::vector<int> path_cols(rowsm::Path p) {
     case rowsm::PathBlock: return {1, 5, 1025, 2047, 2048, 2049, 4095, 4097, 8191, 8192, 8193, 12289, 16383, 16384};
     case rowsm::PathCluster: return {3, 4099, 8191, 8193, 16385, 40009, 65535, 65536, 65537, 131071, 262143, 262144};
     case rowsm::PathSmem: return {1, 13, 1024, 4099, 16384, 50021, 56832, 113664};
-    case rowsm::PathClusterSmem: // 64 KB slices: fp32 16384 per block, 16-bit 32768; fp32 > 131072: > 8 blocks
-        return {1, 3, 8, 4099, 16383, 16384, 16385, 32767, 32768, 32769, 40009, 65536, 131072, 131073, 262143, 262144};
-    case rowsm::PathStaged: // 64 KB slices as for csmem; fp32 262144: 16 blocks (or the register fallback)
+    case rowsm::PathStaged: // 64 KB slices: fp32 16384 per block, 16-bit 32768; fp32 262144: 16 blocks
         return {1, 3, 8, 4099, 16383, 16384, 16385, 32767, 32768, 32769, 40009, 65535, 65536, 65537, 131072, 131073,
                 262143, 262144};
     default: return {1, 7, 1023, 5003, 65536, 300007};
@@ -363,7 +363,7 @@ static std::vector<int> path_cols(rowsm::Path p) {
 
 template <typename T, int Kind> static void paths_for(void) {
     const rowsm::Path paths[] = {rowsm::PathWarp,    rowsm::PathBlock,       rowsm::PathCluster, rowsm::PathSmem,
-                                 rowsm::PathTwoPass, rowsm::PathClusterSmem, rowsm::PathStaged};
+                                 rowsm::PathTwoPass, rowsm::PathStaged};
     // Quick mode (make sanitize: racecheck tracks every shared-memory access) keeps rows short.
     const size_t budget = wk_quick() ? ((size_t)1 << 16) : ((size_t)1 << 22);
     for (rowsm::Path p : paths) {
@@ -429,55 +429,32 @@ static cudaError_t variant_case(int cols, int rows, unsigned long long seed, int
     return e;
 }
 
-/// The persistent csmem path at other shapes: 1..16 blocks per row (non-portable cluster sizes
-/// or their fallback to 8), rings of exactly one slice (every chunk waits for its slot) up to
-/// double buffers, odd slot counts, many rows per cluster (the ring wraps, parities flip).
-template <typename T> static void csmem_variants(void) {
-    if (!rowsm::deviceInfo().clusters) return;
-    struct Shape { int slice, chunk, ring; bool mid; }; // KB; mid: refill halfway through the write sweep
-    const Shape shapes[] = {{4, 1, 4, true}, {16, 4, 40, true}, {32, 16, 48, true}, {64, 16, 128, true},
-                            {128, 16, 208, true}, {128, 16, 208, false}};
-    const int cols_list[] = {8, 20011, 20016, 65536, 131072, 262144};
-    for (int cols : cols_list) {
-        if (wk_quick() && cols > 70000) continue;
-        for (const Shape& sh : shapes) {
-            const size_t budget = wk_quick() ? ((size_t)1 << 18) : ((size_t)1 << 22);
-            const int rows = (int)std::max<size_t>(1, std::min<size_t>(wk_quick() ? 400 : 3000, budget / cols));
-            char what[64];
-            snprintf(what, sizeof what, "csmem %d/%d/%d KB", sh.slice, sh.chunk, sh.ring);
-            const cudaError_t e = variant_case<T>(cols, rows, cols + sh.slice + sh.mid, sh.chunk, warpkit::SoftmaxPlain, what,
-                                                  [&](const T* dx, T* dy, bool vec) {
-                return rowsm::rowSoftmaxPersist<T, warpkit::SoftmaxPlain>(dx, dy, rows, cols, vec, sh.slice << 10,
-                                                                          sh.chunk << 10, sh.ring << 10, 0, sh.mid);
-            });
-            cr_expect(e == cudaSuccess, "csmem %d/%d/%d KB, %d cols: %s", sh.slice, sh.chunk, sh.ring, cols, cudaGetErrorString(e));
-        }
-    }
-}
-
 /// The staged path at other shapes: 1..16 blocks per row, 1..8 pieces (a piece per 16 bytes at
 /// the smallest), 256 / 512 / 1024 threads, max and sum in two sweeps or fused, with and without
-/// the early exp (clusters of 2+) and the load-balancing cluster policy.
+/// the stored exps and the load-balancing cluster policy; plain and masked kinds.
 template <typename T> static void staged_variants(void) {
     if (!rowsm::deviceInfo().clusters) return;
-    struct Shape { int sliceBytes, pieces, threads, flags; };
-    constexpr int F = rowsm::kStageFused, E = rowsm::kStageEarly, B = rowsm::kStageLoadBalance;
-    const Shape shapes[] = {{16, 8, 256, 0},        {4096, 3, 256, F | E},   {32 << 10, 4, 512, E | B}, {48 << 10, 8, 1024, F},
-                            {64 << 10, 1, 512, 0},  {64 << 10, 4, 256, F | E}, {96 << 10, 4, 512, F | B}};
+    struct Shape { int sliceBytes, pieces, threads, flags; bool masked; };
+    constexpr int F = rowsm::kStageFused, X = rowsm::kStageExp, B = rowsm::kStageLoadBalance;
+    const Shape shapes[] = {{16, 8, 256, X, false},          {4096, 3, 256, F | X, false}, {32 << 10, 4, 512, X | B, false},
+                            {48 << 10, 8, 1024, F, false},    {64 << 10, 1, 512, 0, false}, {64 << 10, 4, 256, F | X, false},
+                            {96 << 10, 4, 512, F | B, false}, {4096, 2, 256, X, true},      {64 << 10, 4, 256, F | X | B, true}};
     const int cols_list[] = {8, 20011, 20016, 65536, 131072, 262144};
     for (int cols : cols_list) {
         if (wk_quick() && cols > 70000) continue;
         for (const Shape& sh : shapes) {
             const size_t budget = wk_quick() ? ((size_t)1 << 17) : ((size_t)1 << 22);
             const int rows = (int)std::max<size_t>(1, std::min<size_t>(wk_quick() ? 300 : 3000, budget / cols));
-            constexpr int K = warpkit::SoftmaxPlain;
+            constexpr int P = warpkit::SoftmaxPlain, M = warpkit::SoftmaxMasked;
             char what[64];
-            snprintf(what, sizeof what, "staged %d B / %d / %d / flags %d", sh.sliceBytes, sh.pieces, sh.threads, sh.flags);
-            const cudaError_t e = variant_case<T>(cols, rows, cols + sh.sliceBytes + sh.pieces, sh.pieces, K, what,
+            snprintf(what, sizeof what, "staged %d B / %d / %d / flags %d%s", sh.sliceBytes, sh.pieces, sh.threads, sh.flags,
+                     sh.masked ? " / masked" : "");
+            const cudaError_t e = variant_case<T>(cols, rows, cols + sh.sliceBytes + sh.pieces, sh.pieces, sh.masked ? M : P, what,
                                                   [&](const T* dx, T* dy, bool vec) {
-                if (sh.threads == 256) return rowsm::rowSoftmaxStaged<T, K, 256>(dx, dy, rows, cols, vec, sh.sliceBytes, sh.pieces, 0, sh.flags);
-                if (sh.threads == 1024) return rowsm::rowSoftmaxStaged<T, K, 1024>(dx, dy, rows, cols, vec, sh.sliceBytes, sh.pieces, 0, sh.flags);
-                return rowsm::rowSoftmaxStaged<T, K, 512>(dx, dy, rows, cols, vec, sh.sliceBytes, sh.pieces, 0, sh.flags);
+                if (sh.masked) return rowsm::rowSoftmaxStaged<T, M, 256>(dx, dy, rows, cols, vec, sh.sliceBytes, sh.pieces, 0, sh.flags);
+                if (sh.threads == 256) return rowsm::rowSoftmaxStaged<T, P, 256>(dx, dy, rows, cols, vec, sh.sliceBytes, sh.pieces, 0, sh.flags);
+                if (sh.threads == 1024) return rowsm::rowSoftmaxStaged<T, P, 1024>(dx, dy, rows, cols, vec, sh.sliceBytes, sh.pieces, 0, sh.flags);
+                return rowsm::rowSoftmaxStaged<T, P, 512>(dx, dy, rows, cols, vec, sh.sliceBytes, sh.pieces, 0, sh.flags);
             });
             const bool tooMany = (size_t)cols * sizeof(T) > (size_t)sh.sliceBytes * 16; // > 16 blocks: refused
             if (tooMany || e == cudaErrorInvalidValue) {
@@ -495,7 +472,6 @@ Test(softmax, paths_float) {
     WK_REQUIRE_GPU();
     paths_for<float, warpkit::SoftmaxPlain>();
     cluster_variants<float>();
-    csmem_variants<float>();
     staged_variants<float>();
 }
 Test(softmax, paths_half_bf16) {
@@ -503,7 +479,6 @@ Test(softmax, paths_half_bf16) {
     paths_for<__half, warpkit::SoftmaxPlain>();
     paths_for<__nv_bfloat16, warpkit::SoftmaxPlain>();
     cluster_variants<__half>();
-    csmem_variants<__half>();
     staged_variants<__half>();
     staged_variants<__nv_bfloat16>();
 }
