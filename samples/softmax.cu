@@ -122,6 +122,16 @@ __global__ void __launch_bounds__(kWarpThreads) softmaxWarpKernel(const T* __res
     }
 }
 
+#if WARPKIT_ARCH >= 900
+/// The row's {max, sum}: lane k of every warp reads block rank k's `part` through DSMEM (once the
+/// cluster barrier has published them), then the warp merges. Every thread gets it.
+__device__ __forceinline__ SoftmaxState clusterGather(const cooperative_groups::cluster_group& cluster, SoftmaxState* part, int nb) {
+    SoftmaxState o = warpkit::softmaxStateEmpty();
+    if ((int)(threadIdx.x & 31) < nb) o = *cluster.map_shared_rank(part, (int)(threadIdx.x & 31));
+    return warpkit::warpReduceSoftmaxState<32>(o);
+}
+#endif
+
 // ---- 2 and 3. block and cluster paths ------------------------------------------------------------
 // Threads threads, C chunks of V elements each: a slice of Threads*C*V columns in registers.
 // Without a cluster one block holds the whole row. In a cluster of N blocks, block rank k holds
@@ -156,10 +166,7 @@ __global__ void __launch_bounds__(Threads) softmaxBlockKernel(const T* __restric
         warpkit::detail::softmaxCore<Kind>(v, rmax, rsum, [&](SoftmaxState mine) {
             if (t == 0) part = mine;
             cluster.sync(); // every block's part is published
-            SoftmaxState o = warpkit::softmaxStateEmpty();
-            const int lane = t & 31;
-            if (lane < nblocks) o = *cluster.map_shared_rank(&part, lane);
-            o = warpkit::warpReduceSoftmaxState<32>(o); // every lane: the whole row's state
+            const SoftmaxState o = clusterGather(cluster, &part, nblocks); // every lane: the whole row's state
             // Done reading the others' `part`; the matching wait comes just before exit.
             asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
             return o;
@@ -336,13 +343,6 @@ __device__ __forceinline__ SoftmaxState blockStats(float tm, float sum, warpkit:
     const float m = warpkit::blockReduce<Threads>(tm, warpkit::Max{}, red);
     sum *= ex2Fast((tm - (m == -__builtin_huge_valf() ? 0.0f : m)) * kLog2e);
     return SoftmaxState{m, warpkit::blockReduce<Threads>(sum, warpkit::Sum{}, red)};
-}
-/// The row's {max, sum}: lane k of every warp reads block rank k's `part` through DSMEM (once the
-/// cluster barrier has published them), then the warp merges. Every thread gets it.
-__device__ __forceinline__ SoftmaxState clusterGather(const cooperative_groups::cluster_group& cluster, SoftmaxState* part, int nb) {
-    SoftmaxState o = warpkit::softmaxStateEmpty();
-    if ((int)(threadIdx.x & 31) < nb) o = *cluster.map_shared_rank(part, (int)(threadIdx.x & 31));
-    return warpkit::warpReduceSoftmaxState<32>(o);
 }
 #endif
 
@@ -590,24 +590,38 @@ static void clusterConfig(cudaLaunchConfig_t* cfg, cudaLaunchAttribute* attr, in
     cfg->numAttrs = 1;
 }
 
-/// How many clusters of n blocks of (Threads, C) the device can hold at once (0: none fit).
-/// Cached per kernel and n: the occupancy query costs host time.
-template <typename T, int Kind, int Threads, int C> static int clusterFits(int n) {
-    static int cache[17] = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
-    if (n < 1 || n > 16) return 0;
-    if (cache[n] >= 0) return cache[n];
-    auto kern = softmaxBlockKernel<T, Kind, Threads, C>;
+/// How many clusters of cfg's cluster size of `kern` (cfg: block size, dynamic shared memory)
+/// the device holds at once (cached: the query costs host time).
+template <typename K> static int activeClusters(K kern, const cudaLaunchConfig_t& cfg) {
+    struct Entry { const void* kern; unsigned threads, n; size_t bytes; int count; };
+    static Entry cache[16];
+    static int used = 0;
+    const unsigned n = cfg.attrs[0].val.clusterDim.x;
+    for (int i = 0; i < used; ++i)
+        if (cache[i].kern == (const void*)kern && cache[i].threads == cfg.blockDim.x && cache[i].n == n && cache[i].bytes == cfg.dynamicSmemBytes)
+            return cache[i].count;
+    cudaLaunchConfig_t q = cfg;
+    q.gridDim = dim3(n);
     int clusters = 0;
-    if (n <= 8 || cudaFuncSetAttribute(kern, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) == cudaSuccess) {
-        cudaLaunchConfig_t cfg = {};
-        cfg.gridDim = dim3((unsigned)n);
-        cfg.blockDim = dim3(Threads);
-        cudaLaunchAttribute attr[1];
-        clusterConfig(&cfg, attr, n);
-        if (cudaOccupancyMaxActiveClusters(&clusters, kern, &cfg) != cudaSuccess) clusters = 0;
-    }
+    if (cudaOccupancyMaxActiveClusters(&clusters, kern, &q) != cudaSuccess) clusters = 0;
     cudaGetLastError();
-    return cache[n] = clusters;
+    cache[used < 16 ? used++ : 15] = Entry{(const void*)kern, cfg.blockDim.x, n, cfg.dynamicSmemBytes, clusters};
+    return clusters;
+}
+
+/// How many clusters of n blocks of (Threads, C) the device can hold at once (0: none fit).
+template <typename T, int Kind, int Threads, int C> static int clusterFits(int n) {
+    if (n < 1 || n > 16) return 0;
+    auto kern = softmaxBlockKernel<T, Kind, Threads, C>;
+    if (n > 8 && cudaFuncSetAttribute(kern, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    cudaLaunchConfig_t cfg = {};
+    cfg.blockDim = dim3(Threads);
+    cudaLaunchAttribute attr[1];
+    clusterConfig(&cfg, attr, n);
+    return activeClusters(kern, cfg);
 }
 
 /// Cluster path. Each block of the cluster holds a slice of the row in registers:
@@ -666,25 +680,6 @@ template <typename T> static bool sliceShape(int cols, int sliceBytes, int* n, i
     *slice = (int)(((cols + k - 1) / k + V - 1) / V * V);
     *n = (cols + *slice - 1) / *slice;
     return true;
-}
-
-/// How many clusters of cfg's cluster size of `kern` (cfg: block size, dynamic shared memory)
-/// the device holds at once (cached: the query costs host time).
-template <typename K> static int activeClusters(K kern, const cudaLaunchConfig_t& cfg) {
-    struct Entry { const void* kern; unsigned threads, n; size_t bytes; int count; };
-    static Entry cache[16];
-    static int used = 0;
-    const unsigned n = cfg.attrs[0].val.clusterDim.x;
-    for (int i = 0; i < used; ++i)
-        if (cache[i].kern == (const void*)kern && cache[i].threads == cfg.blockDim.x && cache[i].n == n && cache[i].bytes == cfg.dynamicSmemBytes)
-            return cache[i].count;
-    cudaLaunchConfig_t q = cfg;
-    q.gridDim = dim3(n);
-    int clusters = 0;
-    if (cudaOccupancyMaxActiveClusters(&clusters, kern, &q) != cudaSuccess) clusters = 0;
-    cudaGetLastError();
-    cache[used < 16 ? used++ : 15] = Entry{(const void*)kern, cfg.blockDim.x, n, cfg.dynamicSmemBytes, clusters};
-    return clusters;
 }
 
 /// The dispatcher's staged shape: slice target, pieces per block, 256 threads, stored exps (plain
