@@ -89,23 +89,24 @@ template <typename T> static void explore(const char* tname, double copy, FILE* 
     for (int cols : {16384, 32768, 65536, 262144}) {
         printf("| %-5s | %6d |", tname, cols);
         one(cols, "reg", [&](int r, int c) { return rowsm::rowSoftmaxCluster<T, K>(x, y, r, c, true, 0, 0); });
-        constexpr int F = rowsm::kStageFused, X = rowsm::kStageExp, B = rowsm::kStageLoadBalance;
-        struct Shape { const char* name; int slice, threads, flags; }; // slice in KB
-        static const Shape shapes[] = {{"s64/256f", 64, 256, F},          {"s64/128f", 64, 128, F},
-                                       {"s64/256x", 64, 256, F | X},      {"s64/128x", 64, 128, F | X},
-                                       {"s64/512x", 64, 512, F | X},      {"s64/256xb", 64, 256, F | X | B},
-                                       {"s64/128xb", 64, 128, F | X | B}, {"s32/256x", 32, 256, F | X}};
+        constexpr int F = rowsm::kStageFused, X = rowsm::kStageExp, B = rowsm::kStageLoadBalance, G = rowsm::kStageGlobal;
+        struct Shape { const char* name; int slice, threads, flags, pieces; }; // slice in KB
+        static const Shape shapes[] = {{"s64/256x", 64, 256, X, 4},           {"s64/256xf", 64, 256, X | F, 4},
+                                       {"s64/128x", 64, 128, X, 4},           {"s64/128xf", 64, 128, X | F, 4},
+                                       {"s64/128xfb", 64, 128, X | F | B, 4}, {"s64/256xfg", 64, 256, X | F | G, 4},
+                                       {"s64/128xfg", 64, 128, X | F | G, 4}, {"s64/256xf8", 64, 256, X | F, 8},
+                                       {"s64/128xf8", 64, 128, X | F, 8},     {"s64/128xb", 64, 128, X | B, 4}};
         for (const Shape& sh : shapes)
             one(cols, sh.name, [&](int r, int c) {
                 const int sb = sh.slice << 10;
-                if (sh.threads == 128) return rowsm::rowSoftmaxStaged<T, K, 128>(x, y, r, c, true, sb, 4, 0, sh.flags);
-                if (sh.threads == 512) return rowsm::rowSoftmaxStaged<T, K, 512>(x, y, r, c, true, sb, 4, 0, sh.flags);
-                return rowsm::rowSoftmaxStaged<T, K, 256>(x, y, r, c, true, sb, 4, 0, sh.flags);
+                if (sh.threads == 128) return rowsm::rowSoftmaxStaged<T, K, 128>(x, y, r, c, true, sb, sh.pieces, 0, sh.flags);
+                return rowsm::rowSoftmaxStaged<T, K, 256>(x, y, r, c, true, sb, sh.pieces, 0, sh.flags);
             });
         printf("\n");
     }
     BENCH_CUDA(cudaFree(x));
     BENCH_CUDA(cudaFree(y));
+    rowsm::releaseStageWorkspace();
 }
 
 int main(int argc, char** argv) {
@@ -124,9 +125,10 @@ int main(int argc, char** argv) {
     printf("\n%d of 33 cells miss a target\n", misses);
     if (rowsm::deviceInfo().clusters) {
         printf("\ntrial variants (TB/s). 2048: warp / block paths. Long rows: reg = register cluster path\n");
-        printf("(dispatcher's slices); sS/T = staged path: slices of <= S KB, 4 bulk copies each, T threads; f: max and\n");
-        printf("sum in one sweep, x: exps stored in shared memory (write sweep only scales), b: load-balancing cluster scheduling\n");
-        printf("| type  |   cols |  reg  | s64/256f | s64/128f | s64/256x | s64/128x | s64/512x | s64/256xb | s64/128xb | s32/256x |\n");
+        printf("(dispatcher's slices); sS/T = staged path: slices of <= S KB, 4 bulk copies each (8 where it ends in 8), T threads;\n");
+        printf("x: exps stored in shared memory (write sweep only scales), xf: ... piece by piece as they land,\n");
+        printf("b: load-balancing cluster scheduling, g: global mode (no clusters; {max, sum} exchanged through global memory)\n");
+        printf("| type  |   cols |  reg  | s64/256x | s64/256xf | s64/128x | s64/128xf | s64/128xfb | s64/256xfg | s64/128xfg | s64/256xf8 | s64/128xf8 | s64/128xb |\n");
         explore<float>("fp32", copy, csv);
         explore<__half>("fp16", copy, csv);
         explore<__nv_bfloat16>("bf16", copy, csv);

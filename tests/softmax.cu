@@ -431,14 +431,20 @@ static cudaError_t variant_case(int cols, int rows, unsigned long long seed, int
 
 /// The staged path at other shapes: 1..16 blocks per row, 1..8 pieces (a piece per 16 bytes at
 /// the smallest), 256 / 512 / 1024 threads, max and sum in two sweeps or fused, with and without
-/// the stored exps and the load-balancing cluster policy; plain and masked kinds.
+/// the stored exps and the load-balancing cluster policy, clusters or global mode (rows of up to
+/// 256 blocks, many rows so tickets and counters run through thousands of blocks, and the
+/// counters are cleared for the next launch: every shape runs again on the next cols); plain
+/// and masked kinds.
 template <typename T> static void staged_variants(void) {
     if (!rowsm::deviceInfo().clusters) return;
     struct Shape { int sliceBytes, pieces, threads, flags; bool masked; };
-    constexpr int F = rowsm::kStageFused, X = rowsm::kStageExp, B = rowsm::kStageLoadBalance;
+    constexpr int F = rowsm::kStageFused, X = rowsm::kStageExp, B = rowsm::kStageLoadBalance, G = rowsm::kStageGlobal;
     const Shape shapes[] = {{16, 8, 256, X, false},          {4096, 3, 256, F | X, false}, {32 << 10, 4, 512, X | B, false},
                             {48 << 10, 8, 1024, F, false},    {64 << 10, 1, 512, 0, false}, {64 << 10, 4, 256, F | X, false},
-                            {96 << 10, 4, 512, F | B, false}, {4096, 2, 256, X, true},      {64 << 10, 4, 256, F | X | B, true}};
+                            {96 << 10, 4, 512, F | B, false}, {4096, 2, 256, X, true},      {64 << 10, 4, 256, F | X | B, true},
+                            // global mode: up to 256 blocks a row
+                            {4096, 2, 256, X | G, false},     {32 << 10, 4, 512, G, false}, {64 << 10, 4, 256, F | X | G, false},
+                            {4096, 1, 256, F | X | G, true},  {48 << 10, 8, 1024, F | X, false}};
     const int cols_list[] = {8, 20011, 20016, 65536, 131072, 262144};
     for (int cols : cols_list) {
         if (wk_quick() && cols > 70000) continue;
@@ -456,9 +462,10 @@ template <typename T> static void staged_variants(void) {
                 if (sh.threads == 1024) return rowsm::rowSoftmaxStaged<T, P, 1024>(dx, dy, rows, cols, vec, sh.sliceBytes, sh.pieces, 0, sh.flags);
                 return rowsm::rowSoftmaxStaged<T, P, 512>(dx, dy, rows, cols, vec, sh.sliceBytes, sh.pieces, 0, sh.flags);
             });
-            const bool tooMany = (size_t)cols * sizeof(T) > (size_t)sh.sliceBytes * 16; // > 16 blocks: refused
+            // Clusters: more than 16 blocks refused, more than 8 where none fits. Global mode takes these.
+            const bool global = sh.flags & G, tooMany = !global && (size_t)cols * sizeof(T) > (size_t)sh.sliceBytes * 16;
             if (tooMany || e == cudaErrorInvalidValue) {
-                cr_expect(tooMany || (size_t)cols * sizeof(T) > (size_t)sh.sliceBytes * 8,
+                cr_expect(tooMany || (!global && (size_t)cols * sizeof(T) > (size_t)sh.sliceBytes * 8),
                           "staged %d B x %d: refused %d cols", sh.sliceBytes, sh.pieces, cols);
                 continue;
             }
@@ -466,6 +473,7 @@ template <typename T> static void staged_variants(void) {
                       cols, cudaGetErrorString(e));
         }
     }
+    rowsm::releaseStageWorkspace(); // memcheck's leak check: nothing left allocated
 }
 
 Test(softmax, paths_float) {
