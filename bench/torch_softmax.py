@@ -53,8 +53,8 @@ def main():
     if os.path.exists(wk_csv):
         with open(wk_csv) as f:
             for row in csv.DictReader(f):
-                if row["path"].startswith("cluster-"):
-                    continue  # the slice-shape comparison rows, not the dispatcher's pick
+                if row["path"].startswith(("cluster-", "trial-")):
+                    continue  # the trial-variant rows, not the dispatcher's pick
                 mine[(row["type"], int(row["cols"]))] = float(row["tbps"])
     print(f"torch {torch.__version__}: torch.softmax(x, -1), 2^26 elements; copy {copy:.2f} TB/s")
     print("| type  |   cols | torch TB/s | xcopy | warpkit TB/s | warpkit/torch |")
