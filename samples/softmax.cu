@@ -371,6 +371,11 @@ constexpr int kStageThreads = 256, kStageMaxPieces = 8;
 /// kStageGlobal: no cluster; the blocks of a row exchange {max, sum} through a global-memory
 /// workspace (any number of blocks a row, scheduled one by one as the GPU frees room for them).
 enum { kStageFused = 1, kStageExp = 2, kStageLoadBalance = 4, kStageGlobal = 8 };
+/// Whether the kernel stores exps piece by piece, with each thread's running max after each piece
+/// in the dynamic shared memory after the slice (the host sizes that memory by the same rule).
+__host__ __device__ constexpr bool stagePieceMaxes(int kind, int flags) {
+    return !(kind & warpkit::SoftmaxLog) && (flags & (kStageFused | kStageExp)) == (kStageFused | kStageExp);
+}
 /// Global mode's workspace: counters gx ([0] tickets taken, [1] blocks finished, [2 + r] blocks
 /// of row r that published their part; all 0 at launch, and the last block to finish clears
 /// them again) and parts (row r's blocks' {max, sum} at parts[r * N + rank]).
@@ -419,11 +424,13 @@ __global__ void __launch_bounds__(Threads) softmaxStagedKernel(const T* __restri
     __syncthreads(); // barriers initialised before anyone waits on them
     const int nv = len / V, pv = piece / V;
     constexpr float ninf = -__builtin_huge_valf();
+    // Piece k is vectors [k * pv, pieceEnd(k)).
+    auto pieceEnd = [&](int k) { return (k + 1) * pv < nv ? (k + 1) * pv : nv; };
     // f(i) for this thread's 16-byte vectors i, piece by piece as each lands.
     auto landed = [&](auto f) {
         for (int k = 0; k < np; ++k) {
             mbarWait(smemAddr(&full[k]), 0);
-            const int end = (k + 1) * pv < nv ? (k + 1) * pv : nv;
+            const int end = pieceEnd(k);
 #pragma unroll 4
             for (int i = k * pv + t; i < end; i += Threads) f(i);
         }
@@ -470,7 +477,7 @@ __global__ void __launch_bounds__(Threads) softmaxStagedKernel(const T* __restri
             if (m == ninf) return (g.max == ninf && !(Kind & warpkit::SoftmaxMasked)) ? __builtin_nanf("") : 0.0f;
             return warpkit::detail::expDiff(m, g.max) / g.sum;
         };
-        if (flags & kStageFused) {
+        if (stagePieceMaxes(Kind, flags)) {
             // Piece by piece as each lands: this thread's max over its vectors of the piece, then
             // exp(x - running max) stored over x and summed (the sum rescaled when the max rises;
             // NaN makes the max NaN). Only the last piece's sweeps lie between its landing and
@@ -481,7 +488,7 @@ __global__ void __launch_bounds__(Threads) softmaxStagedKernel(const T* __restri
             float tm = ninf;
             for (int k = 0; k < np; ++k) {
                 mbarWait(smemAddr(&full[k]), 0);
-                const int end = (k + 1) * pv < nv ? (k + 1) * pv : nv;
+                const int end = pieceEnd(k);
                 unsigned vm = maxChunkInit<T>();
 #pragma unroll 4
                 for (int i = k * pv + t; i < end; i += Threads) maxChunk<T>(vm, stg_buf[i]);
@@ -495,7 +502,7 @@ __global__ void __launch_bounds__(Threads) softmaxStagedKernel(const T* __restri
             const SoftmaxState g = exchange(blockStats<Threads>(tm, sum, red));
             for (int k = 0; k < np; ++k) {
                 const float c = scaleFor(pms[k * Threads + t], g);
-                const int end = (k + 1) * pv < nv ? (k + 1) * pv : nv;
+                const int end = pieceEnd(k);
 #pragma unroll 4
                 for (int i = k * pv + t; i < end; i += Threads) q[i] = scaleVec<T>(stg_buf[i], c);
             }
@@ -835,8 +842,7 @@ static cudaError_t rowSoftmaxStaged(const T* x, T* y, int rows, int cols, bool v
     if (!sliceShape<T>(cols, sliceBytes, &n, &slice, global ? 1 << 20 : 16)) return cudaErrorInvalidValue;
     const int piece = ((slice + pieces - 1) / pieces + V - 1) / V * V;
     // The slice, then (stored exps piece by piece) each thread's running max after each piece.
-    const bool perPieceMax = !(Kind & warpkit::SoftmaxLog) && (flags & (kStageFused | kStageExp)) == (kStageFused | kStageExp);
-    const int bytes = slice * (int)sizeof(T) + (perPieceMax ? (slice + piece - 1) / piece * Threads * (int)sizeof(float) : 0);
+    const int bytes = slice * (int)sizeof(T) + (stagePieceMaxes(Kind, flags) ? (slice + piece - 1) / piece * Threads * (int)sizeof(float) : 0);
     if (bytes > maxBytes) return cudaErrorInvalidValue;
     cudaLaunchConfig_t cfg = {};
     cfg.blockDim = dim3(Threads);
@@ -844,17 +850,15 @@ static cudaError_t rowSoftmaxStaged(const T* x, T* y, int rows, int cols, bool v
     cfg.stream = st;
     cfg.gridDim = dim3((unsigned)((long long)rows * n));
     const int kflags = flags & (kStageFused | kStageExp);
-    if (global) { // every block of a row must be able to run at once
-        int perSM = 0, sms = 0, dev = 0;
-        cudaGetDevice(&dev);
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSM, kern, Threads, (size_t)bytes) != cudaSuccess || (long long)perSM * sms < n)
-            return cudaErrorInvalidValue;
+    cudaLaunchAttribute attr[2];
+    if (global) { // every block of a row must be able to run at once: clusters of one = resident blocks
+        clusterConfig(&cfg, attr, 1);
+        if (activeClusters(kern, cfg) < n) return cudaErrorInvalidValue;
+        cfg.numAttrs = 0; // launched without a cluster
         const StageWorkspace ws = stageWorkspace(rows, n);
         if (!ws.counters) return cudaErrorMemoryAllocation;
         return cudaLaunchKernelEx(&cfg, kern, x, y, cols, slice, piece, kflags, ws.counters, ws.parts, rows, n);
     }
-    cudaLaunchAttribute attr[2];
     clusterConfig(&cfg, attr, n);
     if (n > 8 && activeClusters(kern, cfg) == 0) return cudaErrorInvalidValue; // non-portable size: is one resident at all?
     if (flags & kStageLoadBalance) {
