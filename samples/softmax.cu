@@ -7,16 +7,16 @@
 //   2. Block:    one block per row, 16 values per thread in registers (cols <= 16384; Auto
 //                uses it up to 8192).
 //   3. Cluster:  (Hopper, sm_90) a thread-block cluster per row (cols <= 262144): each block
-//                keeps its slice in registers, publishes its {max, sum} in shared memory and
-//                reads the others' through distributed shared memory (DSMEM), so each element
-//                is read once and written once however long the row.
+//                keeps its slice in registers and pushes its {max, sum} into every other
+//                block's shared memory (distributed shared memory, st.async: clusterExchange),
+//                so each element is read once and written once however long the row.
 //   4. Smem:     one block per row, row staged in dynamic shared memory (up to the device's
 //                opt-in limit, 227 KB on H100): the one-read path for GPUs without clusters.
 //   5. TwoPass:  online softmax: pass 1 streams the row into a SoftmaxState, pass 2 re-reads it
 //                and writes. Any length, any GPU; reads the row twice.
 //   6. Staged:   (Hopper) one cluster per row: each block bulk-copies its slice (<= 64 KB) into
 //                dynamic shared memory, so several blocks share an SM and their load / reduce /
-//                write phases overlap; {max, sum} across the cluster via DSMEM. Auto uses it for
+//                write phases overlap; {max, sum} across the cluster by clusterExchange. Auto uses it for
 //                16-bit rows of more than 16384 and fp32 rows of more than 65536. Option
 //                kStageGlobal trades the cluster for a {max, sum} exchange through a global
 //                workspace (no 16-block limit; launches must not overlap).
@@ -124,12 +124,60 @@ __global__ void __launch_bounds__(kWarpThreads) softmaxWarpKernel(const T* __res
     }
 }
 
+// ---- Hopper helpers (mbarriers, the cluster exchange) -------------------------------------------
 #if WARPKIT_ARCH >= 900
-/// The row's {max, sum}: lane k of every warp reads block rank k's `part` through DSMEM (once the
-/// cluster barrier has published them), then the warp merges. Every thread gets it.
-__device__ __forceinline__ SoftmaxState clusterGather(const cooperative_groups::cluster_group& cluster, SoftmaxState* part, int nb) {
+__device__ __forceinline__ unsigned smemAddr(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
+/// Wait for the mbarrier at `bar` to complete the phase of `parity`. Cluster: acquire at cluster
+/// scope (for data other blocks sent with st.async), else at CTA scope (bulk copies).
+template <bool Cluster = false> __device__ __forceinline__ void mbarWait(unsigned bar, unsigned parity) {
+    if constexpr (Cluster)
+        asm volatile("{\n.reg .pred P;\nWK_MBAR_WAITC:\n"
+                     "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 P, [%0], %1;\n"
+                     "@!P bra WK_MBAR_WAITC;\n}" ::"r"(bar), "r"(parity) : "memory");
+    else
+        asm volatile("{\n.reg .pred P;\nWK_MBAR_WAIT:\n"
+                     "mbarrier.try_wait.parity.shared::cta.b64 P, [%0], %1;\n"
+                     "@!P bra WK_MBAR_WAIT;\n}" ::"r"(bar), "r"(parity) : "memory");
+}
+/// A row's {max, sum} across the blocks of a cluster (2..16 blocks), with no cluster-wide memory
+/// fence: every block pushes its part into every block's `parts[its rank]` with st.async, which
+/// completes on the receiver's mbarrier, and each block waits only for its own n parts to land.
+/// (cluster.sync() releases every earlier memory access of the block; on an SM busy with other
+/// blocks' stores that took ~5 us per row on H100, about a third of a block's life:
+/// notes/issue6.md, session 11.) Use: clusterExchangeArm at the top of the kernel (every thread,
+/// once), clusterExchange once per block (every thread, after the block's part is known).
+struct ClusterExchange {
+    SoftmaxState parts[16];
+    alignas(8) unsigned long long bar;
+};
+/// Every thread, once, before anything is sent: thread 0 arms `x.bar` for nb parts, then every
+/// thread arrives (relaxed) on the cluster barrier that clusterExchange waits on, so no block
+/// sends before every receiver's barrier is initialised.
+__device__ __forceinline__ void clusterExchangeArm(ClusterExchange& x, int nb) {
+    if (threadIdx.x == 0) {
+        const unsigned bar = smemAddr(&x.bar);
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar) : "memory");
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(nb * (int)sizeof(SoftmaxState)) : "memory");
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+}
+/// Every thread of each of the nb blocks (rank: this block's rank in the cluster; s: this block's
+/// {max, sum}, the same in every thread): returns the whole row's {max, sum} to every thread. A
+/// block may exit as soon as this returns: nothing is sent to it afterwards.
+__device__ __forceinline__ SoftmaxState clusterExchange(ClusterExchange& x, SoftmaxState s, int nb, int rank) {
+    asm volatile("barrier.cluster.wait.aligned;" ::: "memory"); // every receiver is armed
+    const int t = (int)threadIdx.x;
+    if (t < nb) { // thread k sends to block k
+        unsigned dst, bar;
+        asm("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(dst) : "r"(smemAddr(&x.parts[rank])), "r"(t));
+        asm("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(bar) : "r"(smemAddr(&x.bar)), "r"(t));
+        asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f32 [%0], {%1, %2}, [%3];"
+                     ::"r"(dst), "f"(s.max), "f"(s.sum), "r"(bar) : "memory");
+    }
+    mbarWait<true>(smemAddr(&x.bar), 0);
     SoftmaxState o = warpkit::softmaxStateEmpty();
-    if ((int)(threadIdx.x & 31) < nb) o = *cluster.map_shared_rank(part, (int)(threadIdx.x & 31));
+    if ((t & 31) < nb) o = x.parts[t & 31];
     return warpkit::warpReduceSoftmaxState<32>(o);
 }
 #endif
@@ -137,8 +185,8 @@ __device__ __forceinline__ SoftmaxState clusterGather(const cooperative_groups::
 // ---- 2 and 3. block and cluster paths ------------------------------------------------------------
 // Threads threads, C chunks of V elements each: a slice of Threads*C*V columns in registers.
 // Without a cluster one block holds the whole row. In a cluster of N blocks, block rank k holds
-// columns [k*slice, (k+1)*slice); after the block reductions each block publishes its {max, sum}
-// in shared memory, reads the others' through DSMEM, merges, and rescales its slice.
+// columns [k*slice, (k+1)*slice); after the block reductions the blocks swap their {max, sum}
+// (clusterExchange: pushed into each other's shared memory), merge, and rescale their slices.
 template <typename T, int Kind, int Threads, int C>
 __global__ void __launch_bounds__(Threads) softmaxBlockKernel(const T* __restrict__ x, T* __restrict__ y, int cols, bool vec) {
     constexpr int V = Vec<T>::V, P = C * V, slice = Threads * P;
@@ -149,7 +197,8 @@ __global__ void __launch_bounds__(Threads) softmaxBlockKernel(const T* __restric
     cg::cluster_group cluster = cg::this_cluster();
     nblocks = (int)cluster.num_blocks();
     rank = (int)cluster.block_rank();
-    __shared__ SoftmaxState part; // this block's {max, sum}, read by the cluster's other blocks
+    __shared__ ClusterExchange xch; // the cluster's {max, sum} parts
+    if (nblocks > 1) clusterExchangeArm(xch, nblocks);
 #endif
     const size_t row = blockIdx.x / nblocks;
     const T* p = x + row * cols;
@@ -165,22 +214,12 @@ __global__ void __launch_bounds__(Threads) softmaxBlockKernel(const T* __restric
         warpkit::detail::softmaxCore<Kind>(v, rmax, rsum);
     } else {
 #if WARPKIT_ARCH >= 900
-        warpkit::detail::softmaxCore<Kind>(v, rmax, rsum, [&](SoftmaxState mine) {
-            if (t == 0) part = mine;
-            cluster.sync(); // every block's part is published
-            const SoftmaxState o = clusterGather(cluster, &part, nblocks); // every lane: the whole row's state
-            // Done reading the others' `part`; the matching wait comes just before exit.
-            asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
-            return o;
-        });
+        warpkit::detail::softmaxCore<Kind>(v, rmax, rsum, [&](SoftmaxState mine) { return clusterExchange(xch, mine, nblocks, rank); });
 #endif
     }
 #pragma unroll
     for (int c = 0; c < C; ++c)
         storeSlots<T, V>(q, &v[c * V], cols, vec, base + (c * Threads + t) * V, base + c * V * Threads + t, Threads, true);
-#if WARPKIT_ARCH >= 900
-    if (nblocks > 1) asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory"); // keep `part` alive
-#endif
 }
 
 // ---- 4. shared-memory path -------------------------------------------------------------------
@@ -226,14 +265,8 @@ __global__ void __launch_bounds__(kSmemThreads) softmaxSmemKernel(const T* __res
     }
 }
 
-// ---- Hopper helpers (bulk copies, mbarriers, 16-byte vector math) -------------------------------
+// ---- Hopper helpers (16-byte vector math) ------------------------------------------------------
 #if WARPKIT_ARCH >= 900
-__device__ __forceinline__ unsigned smemAddr(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
-__device__ __forceinline__ void mbarWait(unsigned bar, unsigned parity) {
-    asm volatile("{\n.reg .pred P;\nWK_MBAR_WAIT:\n"
-                 "mbarrier.try_wait.parity.shared::cta.b64 P, [%0], %1;\n"
-                 "@!P bra WK_MBAR_WAIT;\n}" ::"r"(bar), "r"(parity) : "memory");
-}
 __device__ __forceinline__ float ex2Fast(float a) { // 2^a, ~2 ulp; -inf -> 0, NaN -> NaN
     float r;
     asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(a));
@@ -357,7 +390,7 @@ __device__ __forceinline__ SoftmaxState blockStats(float tm, float sum, warpkit:
 // row, so the sweeps are kept short:
 //   plain kinds (kStageExp | kStageFused, the default): piece by piece as each lands, each thread
 //     takes its max over its vectors of the piece, then writes exp(x - its running max) back over
-//     x (rounded to T) and sums them; the {max, sum} exchange (DSMEM when N > 1); a write sweep
+//     x (rounded to T) and sums them; the {max, sum} exchange (clusterExchange when N > 1); a write sweep
 //     that only scales, by one factor per piece: one exp per element, and only the last piece's
 //     sweeps lie between the last byte landing and the exchange. (kStageExp alone: a max sweep,
 //     then one exp sweep relative to the block max.)
@@ -394,11 +427,11 @@ __global__ void __launch_bounds__(Threads) softmaxStagedKernel(const T* __restri
     namespace cg = cooperative_groups;
     extern __shared__ uint4 stg_buf[];
     __shared__ warpkit::BlockReduceScratch<float, Threads> red;
-    __shared__ SoftmaxState part; // this block's {max, sum}, read by the cluster's other blocks
+    __shared__ ClusterExchange xch; // cluster mode: the row's blocks' {max, sum}
     __shared__ alignas(8) unsigned long long full[kStageMaxPieces]; // piece k has landed
     __shared__ unsigned s_id;     // row * N + rank
-    cg::cluster_group cluster = cg::this_cluster();
-    const int nb = gx ? gn : (int)cluster.num_blocks(), t = threadIdx.x;
+    const int nb = gx ? gn : (int)cg::this_cluster().num_blocks(), t = threadIdx.x;
+    if (!gx && nb > 1) clusterExchangeArm(xch, nb);
     // Cluster mode: block rank k of cluster r (1-D clusters: rank = blockIdx.x % N). Global mode:
     // the blocks take (row, rank) tickets in order, so a block only ever waits for blocks that
     // are already running or for the next ones to start (no deadlock while N blocks fit the GPU).
@@ -441,8 +474,7 @@ __global__ void __launch_bounds__(Threads) softmaxStagedKernel(const T* __restri
         landed([&](int i) { maxChunk<T>(mx, stg_buf[i]); });
         return warpkit::blockReduce<Threads>(maxChunkValue<T>(mx), warpkit::Max{}, red);
     };
-    // The row's {max, sum} from this block's (N > 1: through DSMEM; the matching cluster wait
-    // comes just before exit, so no block leaves while another may still read its `part`).
+    // The row's {max, sum} from this block's (N > 1: clusterExchange, or the global workspace).
     auto exchange = [&](SoftmaxState s) {
         if (gx && nb > 1) { // global mode: parts in the workspace, one arrival counter per row
             unsigned* arrive = gx + 2;
@@ -459,10 +491,7 @@ __global__ void __launch_bounds__(Threads) softmaxStagedKernel(const T* __restri
             }
             s = warpkit::warpReduceSoftmaxState<32>(o);
         } else if (nb > 1) {
-            if (t == 0) part = s;
-            cluster.sync(); // every block's part is published
-            s = clusterGather(cluster, &part, nb);
-            asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory"); // done reading the others' parts
+            s = clusterExchange(xch, s, nb, rank);
         }
         return s;
     };
@@ -542,8 +571,6 @@ __global__ void __launch_bounds__(Threads) softmaxStagedKernel(const T* __restri
             __threadfence();
             for (int i = t; i < rows + 2; i += Threads) gx[i] = 0;
         }
-    } else if (nb > 1) {
-        asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory"); // keep `part` alive
     }
 #endif
 }
