@@ -62,7 +62,11 @@ done
 #   // @nolocal                         no .local state space anywhere in the file's PTX
 # Kernels are extern "C", so their PTX names are the source names.
 echo "== ptx"
-ptx_body() { awk -v k="$2" '$0 ~ "^.visible .entry "k"\\(" {on=1} on {print} on && /^}/ {exit}' "$1"; }
+# The body ends at the brace that closes the entry (inline asm puts its own { } lines inside).
+ptx_body() {
+  awk -v k="$2" '$0 ~ "^.visible .entry "k"\\(" {on=1} !on {next} {print}
+    /^[ \t]*\{[ \t]*$/ {d++} /^[ \t]*\}[ \t]*$/ {if (--d == 0) exit}' "$1"
+}
 for src in tests/ptx/*.cu; do
   [ -f "$src" ] || continue
   arch=$(sed -n 's|^// @arch ||p' "$src" | head -n 1); arch=${arch:-sm_90}
