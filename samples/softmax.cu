@@ -157,8 +157,8 @@ __device__ __forceinline__ void clusterExchangeArm(ClusterExchange& x, int nb) {
     if (threadIdx.x == 0) {
         const unsigned bar = smemAddr(&x.bar);
         asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar) : "memory");
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"); // the init before any use
         asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(nb * (int)sizeof(SoftmaxState)) : "memory");
-        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     }
     asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
 }
