@@ -154,12 +154,14 @@ struct ClusterExchange {
 /// thread arrives (relaxed) on the cluster barrier that clusterExchange waits on, so no block
 /// sends before every receiver's barrier is initialised.
 __device__ __forceinline__ void clusterExchangeArm(ClusterExchange& x, int nb) {
+    const unsigned bar = smemAddr(&x.bar);
     if (threadIdx.x == 0) {
-        const unsigned bar = smemAddr(&x.bar);
         asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar) : "memory");
-        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"); // the init before any use
-        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(nb * (int)sizeof(SoftmaxState)) : "memory");
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     }
+    __syncthreads(); // the init before any use (racecheck flags init then expect_tx without it)
+    if (threadIdx.x == 0)
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(nb * (int)sizeof(SoftmaxState)) : "memory");
     asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
 }
 /// Every thread of each of the nb blocks (rank: this block's rank in the cluster; s: this block's
