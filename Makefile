@@ -45,10 +45,12 @@ else
   CRIT_HEADER := /usr/include/criterion/criterion.h
 endif
 
-TEST_SRCS   := $(wildcard tests/*.cu)
+# Criterion tests: tests/*.cu and one level of folders mirroring include/warpkit/ (tests/device/...);
+# tests/ptx, tests/sass and tests/compile_fail hold inputs of tests/check.sh, not Criterion tests.
+TEST_SRCS   := $(wildcard tests/*.cu) $(filter-out tests/ptx/% tests/sass/% tests/compile_fail/% tests/consumer/%,$(wildcard tests/*/*.cu))
 SAMPLE_SRCS := $(wildcard samples/*.cu)
 BENCH_SRCS  := $(wildcard bench/*.cu)
-HEADERS     := $(wildcard include/*.cuh include/warpkit/*.cuh include/warpkit/detail/*.cuh)
+HEADERS     := $(wildcard include/*.cuh include/warpkit/*.cuh include/warpkit/*/*.cuh)
 TEST_BINS   := $(patsubst tests/%.cu,$(BUILD)/tests/%,$(TEST_SRCS))
 SAMPLE_BINS := $(patsubst samples/%.cu,$(BUILD)/samples/%,$(SAMPLE_SRCS))
 BENCH_BINS  := $(patsubst bench/%.cu,$(BUILD)/bench/%,$(BENCH_SRCS))
@@ -96,7 +98,7 @@ headers: $(HEADER_OBJS)
 
 # Dependencies written by nvcc (-MD): a bench or test that includes a sample is rebuilt when the
 # sample changes.
--include $(wildcard $(BUILD)/tests/*.d $(BUILD)/samples/*.d $(BUILD)/bench/*.d)
+-include $(wildcard $(BUILD)/tests/*.d $(BUILD)/tests/*/*.d $(BUILD)/samples/*.d $(BUILD)/bench/*.d)
 
 test: headers $(TEST_BINS) $(SAMPLE_BINS)
 	@NVCC="$(NVCC)" CHECK_ARCH="$(CHECK_ARCH)" BUILD="$(BUILD)" bash tests/check.sh $(TEST_BINS)

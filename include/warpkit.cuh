@@ -1,9 +1,11 @@
-// warpkit.cuh: the umbrella header. Includes every public warpkit header.
+// warpkit.cuh: the umbrella header. Includes every public device-code header of warpkit (thread,
+// warp, block and cluster levels); the host-callable device layer is in warpkit/device/.
 //   #include <warpkit.cuh>          everything
 //   #include <warpkit/reduce.cuh>   or just the topic you need
 #pragma once
 
 #include "warpkit/ops.cuh"
+#include "warpkit/thread/vector.cuh"
 #include "warpkit/reduce.cuh"
 #include "warpkit/scan.cuh"
 #include "warpkit/vote.cuh"

@@ -17,7 +17,7 @@ skp()  { skip=$((skip + 1)); printf '  SKIP  %s: %s\n' "$1" "$2"; }
 
 # 1. Criterion binaries ----------------------------------------------------------------------
 for bin in "$@"; do
-  name=$(basename "$bin")
+  name=${bin#"$BUILD"/tests/}
   echo "== $name"
   tap="$bin.tap"
   rm -f "$tap"
@@ -34,9 +34,9 @@ done
 
 # 2. Resource reports ------------------------------------------------------------------------
 echo "== resources (ptxas -v: no spills, no stack frame)"
-for res in "$BUILD"/tests/*.res "$BUILD"/samples/*.res; do
+for res in "$BUILD"/tests/*.res "$BUILD"/tests/*/*.res "$BUILD"/samples/*.res; do
   [ -f "$res" ] || continue
-  name=$(basename "$res" .res)
+  name=${res#"$BUILD"/}; name=${name%.res}
   # Only the newest target's report is judged (CHECK_ARCH): on sm_80 three large block-test
   # kernels get an 8-byte stack frame (see notes/issue4.md).
   offenders=$(awk -v a="$CHECK_ARCH" '/Compiling entry function/ {on = index($0, "for '"'"'" a "'"'"'") > 0} on' "$res" | grep -E 'bytes stack frame' | grep -vE '^\s*(ptxas info\s*:\s*)?0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads' | head -n 3)

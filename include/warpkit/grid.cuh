@@ -24,6 +24,7 @@
 #pragma once
 
 #include "ops.cuh"
+#include "thread/vector.cuh"
 
 namespace warpkit {
 
@@ -36,9 +37,6 @@ namespace warpkit {
                             i##_warpkit_step = (unsigned long long)gridDim.x * blockDim.x, \
                             i##_warpkit_end = (unsigned long long)(n);                    \
          i < i##_warpkit_end; i += i##_warpkit_step)
-
-/// Elements of T in one 16-byte vector load (4 float/int, 2 double, 8 __half/__nv_bfloat16).
-template <typename T> WARPKIT_HD constexpr int vectorElems() { return (int)(16 / sizeof(T)); }
 
 namespace detail {
 
@@ -54,15 +52,6 @@ template <typename Acc, typename T> WARPKIT_DEVICE auto widen(T x) {
     } else {
         return Arith<T>::to_acc(x);
     }
-}
-
-/// One 16-byte read-only load, split into its elements.
-template <typename T> struct Vec16 { T e[16 / sizeof(T)]; };
-template <typename T> WARPKIT_DEVICE Vec16<T> loadVec16(const int4* p) {
-    int4 raw = __ldg(p);
-    Vec16<T> v;
-    __builtin_memcpy(&v, &raw, 16);
-    return v;
 }
 
 } // namespace detail
@@ -96,12 +85,10 @@ WARPKIT_DEVICE Acc threadAccumulate(const T* p, unsigned long long n, Acc init, 
         Acc acc = init;
         // Split [p, p + n) into a scalar head (up to the first 16-byte boundary), a body of whole
         // vectors and a scalar tail.
-        const unsigned long long mis = (unsigned long long)(size_t)p & 15u;
-        unsigned long long head = mis ? (16u - mis) / sizeof(T) : 0u;
-        if (head > n) head = n;
-        const unsigned long long nvec = (n - head) / V;
-        const unsigned long long tail = n - head - nvec * V;
-        const int4* body = reinterpret_cast<const int4*>(p + head);
+        const VectorSplit s = vectorSplit(p, (long long)n);
+        const unsigned long long head = (unsigned long long)s.head, tail = (unsigned long long)s.tail;
+        const unsigned long long nvec = (unsigned long long)s.vectors;
+        const T* body = p + head;
         const T* tailp = p + head + nvec * V;
 
         // This thread's first head/tail element: loaded now, folded last, so its latency
@@ -114,9 +101,9 @@ WARPKIT_DEVICE Acc threadAccumulate(const T* p, unsigned long long n, Acc init, 
         // Body: Loads independent vectors per step.
         unsigned long long v = thread;
         for (; v + (unsigned long long)(Loads - 1) * threads < nvec; v += (unsigned long long)Loads * threads) {
-            detail::Vec16<T> r[Loads];
+            Vector16<T> r[Loads];
 #pragma unroll
-            for (int k = 0; k < Loads; ++k) r[k] = detail::loadVec16<T>(body + v + k * threads);
+            for (int k = 0; k < Loads; ++k) r[k] = loadVector<LoadReadOnly>(body + (v + k * threads) * V);
 #pragma unroll
             for (int k = 0; k < Loads; ++k)
 #pragma unroll
@@ -124,10 +111,10 @@ WARPKIT_DEVICE Acc threadAccumulate(const T* p, unsigned long long n, Acc init, 
         }
         // Last partial step: the remaining (< Loads) vectors, still issued together.
         if (v < nvec) {
-            detail::Vec16<T> r[Loads];
+            Vector16<T> r[Loads];
 #pragma unroll
             for (int k = 0; k < Loads; ++k)
-                if (v + k * threads < nvec) r[k] = detail::loadVec16<T>(body + v + k * threads);
+                if (v + k * threads < nvec) r[k] = loadVector<LoadReadOnly>(body + (v + k * threads) * V);
 #pragma unroll
             for (int k = 0; k < Loads; ++k)
                 if (v + k * threads < nvec)

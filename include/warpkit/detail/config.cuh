@@ -51,3 +51,9 @@
 #define WARPKIT_CHECK_POW2_WIDTH(W, fn)                                                   \
     static_assert((W) >= 1 && (W) <= 32 && ((W) & ((W) - 1)) == 0,                        \
                   fn ": template parameter Width must divide the warp: 1, 2, 4, 8, 16 or 32")
+
+/// Readable compile-time error for a bad BlockThreads.
+#define WARPKIT_CHECK_BLOCK_THREADS(B, fn)                                                \
+    static_assert((B) >= 0 && (B) <= 1024,                                                \
+                  fn ": template parameter BlockThreads must be the block size (1..1024) or " \
+                  "0 (read blockDim at run time)")

@@ -4,7 +4,7 @@
 // ceil(sizeof/4) 32-bit words, so a {float, int} pair costs two shuffles.
 #pragma once
 
-#include "types.cuh"
+#include "lane.cuh"
 
 namespace warpkit {
 namespace detail {
@@ -62,16 +62,6 @@ template <typename T> WARPKIT_DEVICE T shflDown(T v, int delta, int width = 32, 
 template <typename T> WARPKIT_DEVICE T shflXor(T v, int laneMask, int width = 32, unsigned mask = WARPKIT_FULL_MASK) {
     return shfl<ShflXor>(mask, v, laneMask, width);
 }
-
-/// This thread's lane within its warp (0..31), read from the hardware register, so it is right
-/// for 1-D, 2-D and 3-D blocks alike.
-WARPKIT_DEVICE unsigned laneId() {
-    unsigned l;
-    asm("mov.u32 %0, %%laneid;" : "=r"(l));
-    return l;
-}
-
-__host__ __device__ constexpr bool isPow2(int w) { return w > 0 && (w & (w - 1)) == 0; }
 
 } // namespace detail
 } // namespace warpkit

@@ -1,0 +1,292 @@
+// warpkit/block/reduce.cuh: block reductions.
+//
+// Every thread of a block contributes one value. Any block shape: 1 to 1024 threads, a partial
+// last warp, 1-D, 2-D or 3-D blocks (threads are taken in linear order x + Dx*(y + Dy*z), the
+// order the hardware forms warps in).
+//
+// BlockThreads (template parameter): the block size when it is known at compile time (1..1024),
+// which lets the compiler drop dead steps (a block of <= 32 threads needs no barrier and no
+// shared memory); 0, the default, reads blockDim at run time.
+//
+// Participation: EVERY thread of the block must call, none returned early or branched away (the
+// functions hold __syncthreads barriers). With WARPKIT_DEBUG defined they trap, with a message,
+// when a thread of the block did not arrive or BlockThreads disagrees with blockDim.
+//
+// Who gets the result: blockReduce* give it to every thread of the block; the cheaper
+// blockReduce*ToThread0 give it to thread 0 only (other threads get unspecified values) and let
+// every warp but warp 0 leave after the second barrier.
+//
+// Shared memory: each function declares its own __shared__ scratch, unless you pass a
+// BlockReduceScratch<T, BlockThreads> (declare it __shared__; its size in bytes is
+// blockReduceScratchBytes<T, BlockThreads>(), at most 33 slots of T). Back-to-back calls, calls
+// in loops and calls sharing one caller scratch are race-free without any barrier of yours: each
+// call begins with a barrier that no thread passes before every thread has finished reading the
+// previous call's scratch.
+//
+// Types, operators and NaN as for the warp reductions: the named forms take int, unsigned,
+// long long, unsigned long long, float, double, __half and __nv_bfloat16 (16-bit floats are
+// reduced in float and rounded once); Max/Min propagate NaN; ArgMax/ArgMin keep the lowest index
+// on ties and return a NaN's index. The generic blockReduce takes any trivially copyable T and any
+// associative op; it need not be commutative (lower threads always go on the left).
+//
+// Cost beyond the warp reductions: two barriers (three for blockReduce* when the block has a
+// partial last warp, which needs a broadcast), one shared store per warp, <= 32 shared loads.
+
+#pragma once
+
+#include "../warp/reduce.cuh"
+
+namespace warpkit {
+namespace detail {
+
+template <bool C, typename X, typename Y> struct Cond { using type = X; };
+template <typename X, typename Y> struct Cond<false, X, Y> { using type = Y; };
+
+/// Compile-time facts about a block of BlockThreads threads (0: known only at run time).
+template <int BlockThreads> struct BlockShape {
+    static constexpr bool known = BlockThreads > 0;
+    static constexpr int warps = known ? (BlockThreads + 31) / 32 : 32;
+    static constexpr bool maybePartial = !known || BlockThreads % 32 != 0;
+    /// One slot per warp, plus one for the broadcast when the last warp may be partial.
+    static constexpr int slots = (known && BlockThreads <= 32) ? 1 : warps + (maybePartial ? 1 : 0);
+    /// Lanes that combine the per-warp slots: `warps` rounded up to a power of two (2..32).
+    static constexpr int slotLanes = warps <= 2 ? 2 : warps <= 4 ? 4 : warps <= 8 ? 8 : warps <= 16 ? 16 : 32;
+};
+
+/// The type a block reduction with `Op` works in: float for 16-bit floats under Sum/Max/Min.
+template <typename T, typename Op> struct BlockAcc {
+    static constexpr bool builtin = IsBuiltinOp<Op>::value && Arith<T>::supported;
+    using type = typename Cond<builtin, typename Arith<T>::Acc, T>::type;
+};
+
+template <typename T> struct ScratchElem {
+    using Acc = typename Arith<T>::Acc;
+    static constexpr int size = (int)(sizeof(T) > sizeof(Acc) ? sizeof(T) : sizeof(Acc));
+    static constexpr int align0 = (int)(alignof(T) > alignof(Acc) ? alignof(T) : alignof(Acc));
+    static constexpr int align = align0 > 4 ? align0 : 4;
+};
+
+/// Threads in the block.
+template <int BlockThreads> WARPKIT_DEVICE int blockThreads() {
+    if constexpr (BlockThreads > 0) return BlockThreads;
+    else return (int)(blockDim.x * blockDim.y * blockDim.z);
+}
+
+/// The barrier that opens every block-level call. Under WARPKIT_DEBUG it also counts arrivals.
+template <int BlockThreads> WARPKIT_DEVICE void blockEntryBarrier(int n) {
+#if defined(WARPKIT_DEBUG)
+    WARPKIT_DEBUG_CHECK(BlockThreads == 0 || (int)(blockDim.x * blockDim.y * blockDim.z) == BlockThreads,
+                        "block function: BlockThreads differs from blockDim.x*blockDim.y*blockDim.z");
+    const int arrived = __syncthreads_count(1);
+    WARPKIT_DEBUG_CHECK(arrived == n, "block function: every thread of the block must call it");
+#else
+    (void)n;
+    __syncthreads();
+#endif
+}
+
+/// Stage 1: each warp reduces its own lanes; every lane of the warp gets its warp's value.
+/// A partial last warp reduces over its `valid` existing lanes only, with a mask naming them.
+template <int BlockThreads, typename A, typename Op>
+WARPKIT_DEVICE A blockWarpStage(A v, Op op, int n, int tid) {
+    if constexpr (BlockThreads > 0 && BlockThreads % 32 == 0) {
+        return warpReduce<32>(v, op);
+    } else {
+        const int valid = n - (tid & ~31);
+        if (valid >= 32) return warpReduce<32>(v, op);
+        const unsigned mask = (1u << valid) - 1u;
+        __syncwarp(mask);
+        WARPKIT_DEBUG_CHECK(__activemask() == mask, "block function: every thread of the block must call it");
+        return warpReduceActive(v, op);
+    }
+}
+
+/// Stage 2: one full warp reduces the `nw` warp values in slots[0..nw); all its lanes get it.
+template <int BlockThreads, typename A, typename Op>
+WARPKIT_DEVICE A blockSlotStage(const A* slots, int nw, Op op) {
+    const int lane = (int)laneId();
+    if constexpr (BlockThreads > 0) {
+        constexpr int NW = BlockShape<BlockThreads>::warps;
+        constexpr int P0 = BlockShape<BlockThreads>::slotLanes;
+#if WARPKIT_ARCH >= 800
+        // 32-bit integer Sum/Max/Min: one redux.sync beats log2(P0) shuffles.
+        constexpr int P = (IsBuiltinOp<Op>::value && IsInt32<A>::value) ? 32 : P0;
+#else
+        constexpr int P = P0;
+#endif
+        const int s = lane & (P - 1);
+        const A x = slots[s < NW ? s : NW - 1];
+        if constexpr (NW == P) return warpReduce<P>(x, op);
+        else return warpReduce<P>(x, op, NW);
+    } else {
+        const A x = slots[lane < nw ? lane : 0];
+        return warpReduce<32>(x, op, nw);
+    }
+}
+
+template <int BlockThreads, bool AllThreads, typename A, typename Op>
+WARPKIT_DEVICE A blockReduceCore(A v, Op op, A* slots) {
+    const int n = blockThreads<BlockThreads>();
+    const int tid = (int)linearThreadId();
+    const A w = blockWarpStage<BlockThreads>(v, op, n, tid);
+    if constexpr (BlockThreads > 0 && BlockThreads <= 32) {
+#if defined(WARPKIT_DEBUG)
+        blockEntryBarrier<BlockThreads>(n);
+#endif
+        return w;
+    } else {
+        if constexpr (BlockThreads == 0) {
+            if (n <= 32) return w; // one warp: no barrier, no scratch (same branch in every thread)
+        }
+        const int warp = tid >> 5, lane = tid & 31;
+        const int nw = BlockThreads > 0 ? BlockShape<BlockThreads>::warps : (n + 31) >> 5;
+        blockEntryBarrier<BlockThreads>(n); // previous call's reads of `slots` are finished
+        if (lane == 0) slots[warp] = w;
+        __syncthreads();
+        if constexpr (!AllThreads) {
+            if (warp == 0) return blockSlotStage<BlockThreads>(slots, nw, op);
+            return w;
+        } else {
+            if (!BlockShape<BlockThreads>::maybePartial || (n & 31) == 0)
+                return blockSlotStage<BlockThreads>(slots, nw, op); // every warp is full
+            // A partial warp cannot run the slot stage itself: warp 0 broadcasts through slot nw.
+            if (warp == 0) {
+                const A r = blockSlotStage<BlockThreads>(slots, nw, op);
+                if (lane == 0) slots[nw] = r;
+            }
+            __syncthreads();
+            return slots[nw];
+        }
+    }
+}
+
+template <int BlockThreads, bool AllThreads, typename T, typename Op>
+WARPKIT_DEVICE T blockReduceDispatch(T v, Op op, unsigned char* bytes) {
+    if constexpr (BlockAcc<T, Op>::builtin) {
+        using A = typename Arith<T>::Acc;
+        return Arith<T>::from_acc(
+            blockReduceCore<BlockThreads, AllThreads>(Arith<T>::to_acc(v), op, reinterpret_cast<A*>(bytes)));
+    } else {
+        return blockReduceCore<BlockThreads, AllThreads>(v, op, reinterpret_cast<T*>(bytes));
+    }
+}
+
+} // namespace detail
+
+/// Caller-provided scratch for the block reductions (and block scans) of T over blocks of
+/// BlockThreads threads (0: any block size). Declare it __shared__; one scratch may serve any
+/// number of calls, back to back, with no barrier in between.
+template <typename T, int BlockThreads = 0> struct BlockReduceScratch {
+    alignas(detail::ScratchElem<T>::align) unsigned char
+        bytes[detail::BlockShape<BlockThreads>::slots * detail::ScratchElem<T>::size];
+};
+
+/// Size in bytes of BlockReduceScratch<T, BlockThreads>: for budgeting shared memory.
+template <typename T, int BlockThreads = 0> __host__ __device__ constexpr int blockReduceScratchBytes() {
+    return (int)sizeof(BlockReduceScratch<T, BlockThreads>);
+}
+
+// ---- generic operator ----
+
+/// Reduce `v` with `op` over the whole block. Every thread of the block must call; every thread
+/// gets the result. T: any trivially copyable type; op: associative (lower threads on the left).
+template <int BlockThreads = 0, typename T, typename Op>
+WARPKIT_DEVICE T blockReduce(T v, Op op, BlockReduceScratch<T, BlockThreads>& scratch) {
+    WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockReduce");
+    WARPKIT_CHECK_SHUFFLABLE(T, "blockReduce");
+    if constexpr (BlockThreads >= 0 && BlockThreads <= 1024 && detail::IsShufflable<T>::value)
+        return detail::blockReduceDispatch<BlockThreads, true>(v, op, scratch.bytes);
+    else
+        return v;
+}
+/// blockReduce with its own __shared__ scratch.
+template <int BlockThreads = 0, typename T, typename Op> WARPKIT_DEVICE T blockReduce(T v, Op op) {
+    __shared__ BlockReduceScratch<T, BlockThreads> scratch;
+    return blockReduce<BlockThreads>(v, op, scratch);
+}
+
+/// Like blockReduce, but only thread 0 gets the result (others: unspecified). Every thread of
+/// the block must call. Cheaper: no broadcast; warps other than warp 0 leave after the barrier.
+template <int BlockThreads = 0, typename T, typename Op>
+WARPKIT_DEVICE T blockReduceToThread0(T v, Op op, BlockReduceScratch<T, BlockThreads>& scratch) {
+    WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockReduceToThread0");
+    WARPKIT_CHECK_SHUFFLABLE(T, "blockReduceToThread0");
+    if constexpr (BlockThreads >= 0 && BlockThreads <= 1024 && detail::IsShufflable<T>::value)
+        return detail::blockReduceDispatch<BlockThreads, false>(v, op, scratch.bytes);
+    else
+        return v;
+}
+/// blockReduceToThread0 with its own __shared__ scratch.
+template <int BlockThreads = 0, typename T, typename Op> WARPKIT_DEVICE T blockReduceToThread0(T v, Op op) {
+    __shared__ BlockReduceScratch<T, BlockThreads> scratch;
+    return blockReduceToThread0<BlockThreads>(v, op, scratch);
+}
+
+// ---- named block reductions ----
+// Generated for Sum, Max and Min: blockReduceX<BlockThreads>(v[, scratch]) (every thread gets the
+// result) and blockReduceXToThread0<BlockThreads>(v[, scratch]) (thread 0 gets it). Every thread
+// of the block must call.
+
+#define WARPKIT_DETAIL_BLOCK_NAMED(NAME, OP)                                              \
+    template <int BlockThreads = 0, typename T>                                           \
+    WARPKIT_DEVICE T blockReduce##NAME(T v, BlockReduceScratch<T, BlockThreads>& scratch) { \
+        WARPKIT_CHECK_ARITH_TYPE(T, "blockReduce" #NAME); WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockReduce" #NAME);                                 \
+        return blockReduce<BlockThreads>(v, OP{}, scratch);                               \
+    }                                                                                     \
+    template <int BlockThreads = 0, typename T> WARPKIT_DEVICE T blockReduce##NAME(T v) { \
+        WARPKIT_CHECK_ARITH_TYPE(T, "blockReduce" #NAME); WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockReduce" #NAME);                                 \
+        return blockReduce<BlockThreads>(v, OP{});                                        \
+    }                                                                                     \
+    template <int BlockThreads = 0, typename T>                                           \
+    WARPKIT_DEVICE T blockReduce##NAME##ToThread0(T v, BlockReduceScratch<T, BlockThreads>& scratch) { \
+        WARPKIT_CHECK_ARITH_TYPE(T, "blockReduce" #NAME "ToThread0"); WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockReduce" #NAME "ToThread0");                     \
+        return blockReduceToThread0<BlockThreads>(v, OP{}, scratch);                      \
+    }                                                                                     \
+    template <int BlockThreads = 0, typename T> WARPKIT_DEVICE T blockReduce##NAME##ToThread0(T v) { \
+        WARPKIT_CHECK_ARITH_TYPE(T, "blockReduce" #NAME "ToThread0"); WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockReduce" #NAME "ToThread0");                     \
+        return blockReduceToThread0<BlockThreads>(v, OP{});                               \
+    }
+
+/// Sum over the block (see the section comment for participation and result threads).
+WARPKIT_DETAIL_BLOCK_NAMED(Sum, Sum)
+/// Maximum over the block; NaN if any thread holds NaN.
+WARPKIT_DETAIL_BLOCK_NAMED(Max, Max)
+/// Minimum over the block; NaN if any thread holds NaN.
+WARPKIT_DETAIL_BLOCK_NAMED(Min, Min)
+#undef WARPKIT_DETAIL_BLOCK_NAMED
+
+/// Largest value in the block with the index that came with it (lowest index on ties; NaN wins,
+/// as torch.argmax). Every thread must call; every thread gets the pair. Scratch form:
+/// BlockReduceScratch<ValueIndex<T>, BlockThreads>.
+template <int BlockThreads = 0, typename T> WARPKIT_DEVICE ValueIndex<T> blockReduceArgMax(T value, int index) {
+    WARPKIT_CHECK_ARITH_TYPE(T, "blockReduceArgMax"); WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockReduceArgMax");
+    return blockReduce<BlockThreads>(ValueIndex<T>{value, index}, ArgMax{});
+}
+template <int BlockThreads = 0, typename T>
+WARPKIT_DEVICE ValueIndex<T> blockReduceArgMax(T value, int index, BlockReduceScratch<ValueIndex<T>, BlockThreads>& scratch) {
+    WARPKIT_CHECK_ARITH_TYPE(T, "blockReduceArgMax"); WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockReduceArgMax");
+    return blockReduce<BlockThreads>(ValueIndex<T>{value, index}, ArgMax{}, scratch);
+}
+/// blockReduceArgMax with the pair in thread 0 only.
+template <int BlockThreads = 0, typename T> WARPKIT_DEVICE ValueIndex<T> blockReduceArgMaxToThread0(T value, int index) {
+    WARPKIT_CHECK_ARITH_TYPE(T, "blockReduceArgMaxToThread0");
+    return blockReduceToThread0<BlockThreads>(ValueIndex<T>{value, index}, ArgMax{});
+}
+/// Smallest value in the block and its index (lowest index on ties; NaN wins, as torch.argmin).
+/// Every thread must call; every thread gets the pair.
+template <int BlockThreads = 0, typename T> WARPKIT_DEVICE ValueIndex<T> blockReduceArgMin(T value, int index) {
+    WARPKIT_CHECK_ARITH_TYPE(T, "blockReduceArgMin"); WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockReduceArgMin");
+    return blockReduce<BlockThreads>(ValueIndex<T>{value, index}, ArgMin{});
+}
+template <int BlockThreads = 0, typename T>
+WARPKIT_DEVICE ValueIndex<T> blockReduceArgMin(T value, int index, BlockReduceScratch<ValueIndex<T>, BlockThreads>& scratch) {
+    WARPKIT_CHECK_ARITH_TYPE(T, "blockReduceArgMin"); WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockReduceArgMin");
+    return blockReduce<BlockThreads>(ValueIndex<T>{value, index}, ArgMin{}, scratch);
+}
+/// blockReduceArgMin with the pair in thread 0 only.
+template <int BlockThreads = 0, typename T> WARPKIT_DEVICE ValueIndex<T> blockReduceArgMinToThread0(T value, int index) {
+    WARPKIT_CHECK_ARITH_TYPE(T, "blockReduceArgMinToThread0");
+    return blockReduceToThread0<BlockThreads>(ValueIndex<T>{value, index}, ArgMin{});
+}
+
+} // namespace warpkit
