@@ -1,87 +1,13 @@
-// Tests of include/warpkit/softmax.cuh and of every path of samples/softmax.cu's dispatcher.
-// Host tests (run in CI without a GPU): the online-softmax state and softmaxApply against a
-// double-precision reference, NaN/inf rules, merge in any grouping.
-// GPU tests: warpSoftmax / blockSoftmax (all kinds, widths, K, block sizes incl. partial warps),
-// warp/block state reductions, and rowSoftmax through each forced path with cols at the path
-// boundaries +-1 and odd primes, rows = 1 and thousands, float/half/bf16, special rows.
-#define WARPKIT_SOFTMAX_SAMPLE_NO_MAIN
-#include "common.cuh"
-#include "../samples/softmax.cu"
-#include <vector>
+// Tests of the softmax primitives (include/warpkit/softmax.cuh: thread, warp, block and cluster levels).
+// Host tests (run in CI without a GPU): the online state, softmaxFactors / softmaxApply and the
+// K-value update against a double-precision reference, NaN/inf rules, merge in any grouping.
+// GPU tests: warpSoftmax / blockSoftmax (all kinds, widths, K, block sizes incl. partial warps) and
+// the states they return, warpSoftmaxState / blockSoftmaxState, warp/block state reductions, and
+// clusterSoftmax / clusterReduceSoftmaxState on sm_90. rowSoftmax: tests/device/softmax.cu.
+#include "softmax_common.cuh"
+#include <warpkit/softmax.cuh>
 
 using warpkit::SoftmaxState;
-
-// ---- reference ---------------------------------------------------------------------------------
-/// Double-precision softmax of one row with PyTorch's rules (masked kinds: all -inf -> 0 / -inf).
-static void ref_softmax(int kind, const double* x, int n, double* y) {
-    bool nan = false, pinf = false, allninf = true;
-    double m = -INFINITY;
-    for (int i = 0; i < n; ++i) {
-        if (isnan(x[i])) nan = true;
-        else if (x[i] == INFINITY) pinf = true;
-        if (!(x[i] == -INFINITY)) allninf = false;
-        if (!isnan(x[i])) m = fmax(m, x[i]);
-    }
-    const bool log_ = kind & warpkit::SoftmaxLog, masked = kind & warpkit::SoftmaxMasked;
-    if (nan || pinf || (allninf && !masked)) { for (int i = 0; i < n; ++i) y[i] = NAN; return; }
-    if (allninf) { for (int i = 0; i < n; ++i) y[i] = log_ ? -INFINITY : 0.0; return; }
-    double s = 0;
-    for (int i = 0; i < n; ++i) s += exp(x[i] - m);
-    for (int i = 0; i < n; ++i) y[i] = log_ ? x[i] - m - log(s) : exp(x[i] - m) / s;
-}
-
-/// got vs want: plain kinds relative (tol * want + abs floor), log kinds tol * (1 + |want|).
-static bool close_out(int kind, double got, double want, double tol, double floor_) {
-    if (isnan(want)) return isnan(got);
-    if (isinf(want)) return got == want;
-    if (isnan(got) || isinf(got)) return false;
-    if (kind & warpkit::SoftmaxLog) return fabs(got - want) <= tol * (1.0 + fabs(want));
-    return fabs(got - want) <= tol * fabs(want) + floor_;
-}
-template <typename T> static double tol_of(void) { return sizeof(T) == 4 ? 1e-5 : 1e-2; }
-template <typename T> static double floor_of(void) { return sizeof(T) == 4 ? 1e-37 : 1e-7; }
-
-/// Fill one row: mode picks the pattern (random at several scales, NaN, +inf, all -inf, some -inf,
-/// a first half of -inf).
-template <typename T> static void fill_row(wk_rng* r, T* x, int n, int mode) {
-    static const double scales[] = {1.0, 10.0, 100.0, 3e3};
-    const double sc = scales[mode & 3];
-    for (int i = 0; i < n; ++i) x[i] = wk_from_double<T>(wk_uniform(r, -sc, sc));
-    switch (mode % 9) {
-    case 4: x[wk_int(r, 0, n - 1)] = wk_from_double<T>(NAN); break;
-    case 5: x[wk_int(r, 0, n - 1)] = wk_from_double<T>(INFINITY); break;
-    case 6: for (int i = 0; i < n; ++i) x[i] = wk_from_double<T>(-INFINITY); break;
-    case 7: for (int i = 0; i < n; i += 3) x[i] = wk_from_double<T>(-INFINITY); break;
-    case 8: for (int i = 0; i < n / 2; ++i) x[i] = wk_from_double<T>(-INFINITY); break; // whole slices of -inf
-    default: break;
-    }
-}
-
-/// Check rows x cols outputs against the reference; also row sums for plain kinds.
-template <typename T>
-static void check_rows(const char* what, int kind, const T* x, const T* y, int rows, int cols) {
-    std::vector<double> xd(cols), yd(cols);
-    const double tol = tol_of<T>(), fl = floor_of<T>();
-    int bad = 0;
-    for (int r = 0; r < rows && bad < 3; ++r) {
-        for (int c = 0; c < cols; ++c) xd[c] = wk_to_double(x[(size_t)r * cols + c]);
-        ref_softmax(kind, xd.data(), cols, yd.data());
-        double sum = 0;
-        bool finite = true;
-        for (int c = 0; c < cols; ++c) {
-            const double got = wk_to_double(y[(size_t)r * cols + c]);
-            sum += got;
-            finite = finite && !isnan(yd[c]);
-            if (!close_out(kind, got, yd[c], tol, fl) && bad++ < 3)
-                cr_log_error("%s %s kind %d: %d x %d row %d col %d: got %.9g want %.9g (x %.9g)", what, wk_type_name<T>(),
-                             kind, rows, cols, r, c, got, yd[c], xd[c]);
-        }
-        const bool zeros = (kind & warpkit::SoftmaxMasked) && yd[0] == 0.0;
-        if (!(kind & warpkit::SoftmaxLog) && finite && !zeros && fabs(sum - 1.0) > tol * 2 && bad++ < 3)
-            cr_log_error("%s %s: %d x %d row %d sums to %.9g", what, wk_type_name<T>(), rows, cols, r, sum);
-    }
-    cr_expect(bad == 0, "%s %s kind %d (%d x %d): %d mismatches", what, wk_type_name<T>(), kind, rows, cols, bad);
-}
 
 // ---- host tests: the online state --------------------------------------------------------------
 static void host_state_case(int kind, const double* xd, const float* xf, int n, int split) {
@@ -141,6 +67,73 @@ Test(softmax_host, state_edge_rules) {
     cr_expect(s.max == 3.0f && s.sum == 1.0f, "merge with the empty state is the identity");
     s = warpkit::softmaxStateMerge(warpkit::softmaxStateUpdate(e, 0.0f), warpkit::softmaxStateUpdate(e, 0.0f));
     cr_expect(s.max == 0.0f && fabsf(s.sum - 2.0f) < 1e-6f, "two zeros: sum 2");
+}
+
+/// softmaxFactors + softmaxApply (precise and fast) and the K-value update against the reference
+/// and against the one-value update, every kind, random rows and the special patterns.
+template <int Kind> static int factors_case(const double* xd, const float* xf, int n) {
+    std::vector<double> y(n);
+    ref_softmax(Kind, xd, n, y.data());
+    SoftmaxState one = warpkit::softmaxStateEmpty(), many = warpkit::softmaxStateEmpty();
+    for (int i = 0; i < n; ++i) one = warpkit::softmaxStateUpdate(one, xf[i]);
+    int i = 0;
+    for (; i + 5 <= n; i += 5) {
+        const float k5[5] = {xf[i], xf[i + 1], xf[i + 2], xf[i + 3], xf[i + 4]};
+        many = warpkit::softmaxStateUpdate(many, k5);
+    }
+    for (; i < n; ++i) {
+        const float k1[1] = {xf[i]};
+        many = warpkit::softmaxStateUpdate(many, k1);
+    }
+    int bad = 0;
+    const SoftmaxState sts[2] = {one, many};
+    for (const SoftmaxState& s : sts) {
+        const warpkit::SoftmaxFactors f = warpkit::softmaxFactors<Kind>(s);
+        for (int j = 0; j < n; ++j) {
+            const double precise = warpkit::softmaxApply<Kind, true>(f, xf[j]);
+            const double fast = warpkit::softmaxApply<Kind, false>(f, xf[j]);
+            const double viaState = warpkit::softmaxApply<Kind>(s, xf[j]);
+            if ((!close_out(Kind, precise, y[j], 1e-5, 1e-37) || !close_out(Kind, fast, y[j], 1e-4, 1e-30) ||
+                 !close_out(Kind, viaState, y[j], 1e-5, 1e-37)) &&
+                bad++ < 3)
+                cr_log_error("factors kind %d n %d [%d]: precise %.9g fast %.9g state %.9g want %.9g", Kind, n, j, precise, fast,
+                             viaState, y[j]);
+        }
+    }
+    return bad;
+}
+
+Test(softmax_host, factors_and_k_value_update) {
+    wk_rng r = wk_rng_make(11);
+    int bad = 0;
+    for (int mode = 0; mode < 36; ++mode) {
+        const int n = (int)wk_int(&r, 1, 300);
+        std::vector<float> xf(n);
+        std::vector<double> xd(n);
+        fill_row<float>(&r, xf.data(), n, mode);
+        for (int i = 0; i < n; ++i) xd[i] = xf[i];
+        bad += factors_case<warpkit::SoftmaxPlain>(xd.data(), xf.data(), n) + factors_case<warpkit::SoftmaxLog>(xd.data(), xf.data(), n) +
+               factors_case<warpkit::SoftmaxMasked>(xd.data(), xf.data(), n) +
+               factors_case<warpkit::SoftmaxLogMasked>(xd.data(), xf.data(), n);
+    }
+    cr_expect(bad == 0, "softmaxFactors / softmaxApply / K-value softmaxStateUpdate: %d mismatches", bad);
+    // The edge rules, through the factors.
+    const float inf = INFINITY;
+    const float allNinf[3] = {-inf, -inf, -inf};
+    const SoftmaxState e = warpkit::softmaxStateUpdate(warpkit::softmaxStateEmpty(), allNinf);
+    cr_expect(e.max == -inf && e.sum == 0.0f, "K values of -inf leave the state empty");
+    cr_expect(isnan(warpkit::softmaxApply<warpkit::SoftmaxPlain>(warpkit::softmaxFactors<warpkit::SoftmaxPlain>(e), -inf)),
+              "all -inf: NaN");
+    cr_expect(warpkit::softmaxApply<warpkit::SoftmaxMasked>(warpkit::softmaxFactors<warpkit::SoftmaxMasked>(e), -inf) == 0.0f,
+              "masked all -inf: 0");
+    cr_expect((warpkit::softmaxApply<warpkit::SoftmaxMasked, false>(warpkit::softmaxFactors<warpkit::SoftmaxMasked>(e), -inf)) == 0.0f,
+              "masked all -inf, fast exp: 0");
+    cr_expect(isnan(warpkit::softmaxApply<warpkit::SoftmaxPlain, false>(warpkit::softmaxFactors<warpkit::SoftmaxPlain>(e), -inf)),
+              "all -inf, fast exp: NaN");
+    cr_expect(warpkit::softmaxApply<warpkit::SoftmaxLogMasked>(warpkit::softmaxFactors<warpkit::SoftmaxLogMasked>(e), -inf) == -inf,
+              "masked log all -inf: -inf");
+    const float withInf[2] = {1.0f, inf};
+    cr_expect(isnan(warpkit::softmaxStateUpdate(warpkit::softmaxStateEmpty(), withInf).sum), "+inf among K values: NaN sum");
 }
 
 // ---- GPU: warp and block primitives ------------------------------------------------------------
@@ -323,176 +316,70 @@ Test(softmax, state_reductions) {
     state_case<0>(1024, 9, 1);
 }
 
-// ---- GPU: every dispatcher path ------------------------------------------------------------------
-template <typename T, int Kind>
-static void path_case(rowsm::Path path, int rows, int cols, uint64_t seed) {
-    if (!rowsm::pathSupports<T>(path, cols)) return;
-    wk_rng r = wk_rng_make(seed);
-    const size_t n = (size_t)rows * cols;
-    std::vector<T> hx(n), hy(n);
-    for (int q = 0; q < rows; ++q) fill_row<T>(&r, &hx[(size_t)q * cols], cols, q + (int)seed);
-    T *dx = wk_alloc<T>(n), *dy = wk_alloc<T>(n);
-    wk_upload(dx, hx.data(), n);
-    wk_poison(dy, n);
-    cudaError_t e = rowsm::rowSoftmax<T, Kind>(dx, dy, rows, cols, path);
-    cr_expect(e == cudaSuccess, "rowSoftmax %s %d x %d: %s", rowsm::pathName(path), rows, cols, cudaGetErrorString(e));
+// ---- GPU: the states the row primitives return --------------------------------------------------
+// Segment q (8 lanes) holds row q, slot j of lane l = element j*8 + l (n_q = 1..24 elements; -inf
+// past n_q). Each lane writes warpSoftmaxState, then warpSoftmax's returned state; each block
+// (64 threads, slot j of thread t = element j*64 + t of row blockIdx.x) writes blockSoftmaxState
+// and blockSoftmax's returned state.
+__global__ void states_kernel(const float* x, const int* lens, float* out, float* bout) {
+    const int lane = threadIdx.x & 31, seg = (blockIdx.x * blockDim.x + threadIdx.x) / 8, l = lane % 8, t = threadIdx.x;
+    float v[3], b[3];
+    for (int j = 0; j < 3; ++j) {
+        v[j] = j * 8 + l < lens[seg] ? x[seg * 24 + j * 8 + l] : -INFINITY;
+        b[j] = j * 64 + t < lens[blockIdx.x] * 8 ? x[blockIdx.x * 192 + j * 64 + t] : -INFINITY;
+    }
+    const SoftmaxState a = warpkit::warpSoftmaxState<8>(v);
+    const SoftmaxState r = warpkit::warpSoftmax<8, 3>(v);
+    float* o = out + (size_t)(blockIdx.x * blockDim.x + t) * 4;
+    o[0] = a.max; o[1] = a.sum; o[2] = r.max; o[3] = r.sum;
+    const SoftmaxState ba = warpkit::blockSoftmaxState<64>(b);
+    const SoftmaxState br = warpkit::blockSoftmax<64, 3, warpkit::SoftmaxLog>(b);
+    float* q = bout + (size_t)(blockIdx.x * blockDim.x + t) * 4;
+    q[0] = ba.max; q[1] = ba.sum; q[2] = br.max; q[3] = br.sum;
+}
+
+Test(softmax, returned_states) {
+    WK_REQUIRE_GPU();
+    const int blocks = 6, threads = 64, segs = blocks * threads / 8;
+    wk_rng r = wk_rng_make(77);
+    std::vector<float> hx((size_t)segs * 24 > (size_t)blocks * 192 ? (size_t)segs * 24 : (size_t)blocks * 192);
+    std::vector<int> lens(segs);
+    for (int q = 0; q < segs; ++q) {
+        lens[q] = (int)wk_int(&r, 1, 24);
+        fill_row<float>(&r, &hx[(size_t)q * 24], 24, q);
+    }
+    for (int q = 0; q < blocks; ++q) fill_row<float>(&r, &hx[(size_t)q * 192], 192, q + 3);
+    float *dx = wk_alloc<float>(hx.size()), *dout = wk_alloc<float>((size_t)blocks * threads * 4),
+          *dbout = wk_alloc<float>((size_t)blocks * threads * 4);
+    int* dl = wk_alloc<int>(segs);
+    wk_upload(dx, hx.data(), hx.size());
+    wk_upload(dl, lens.data(), segs);
+    wk_poison(dout, (size_t)blocks * threads * 4);
+    wk_poison(dbout, (size_t)blocks * threads * 4);
+    states_kernel<<<blocks, threads>>>(dx, dl, dout, dbout);
     WK_LAUNCHED();
-    wk_download(hy.data(), dy, n);
-    char what[64];
-    snprintf(what, sizeof what, "rowSoftmax/%s", rowsm::pathName(path));
-    check_rows<T>(what, Kind, hx.data(), hy.data(), rows, cols);
+    std::vector<float> ho((size_t)blocks * threads * 4), hb(ho.size());
+    wk_download(ho.data(), dout, ho.size());
+    wk_download(hb.data(), dbout, hb.size());
+    int bad = 0;
+    for (int g = 0; g < blocks * threads && bad < 5; ++g) {
+        const int seg = g / 8, blk = g / threads;
+        double m, s, bm, bs;
+        ref_state(&hx[(size_t)seg * 24], lens[seg], &m, &s);
+        // The block's row: elements j*64 + t for t < 64, j < 3, of the first lens[blk] * 8.
+        std::vector<float> brow(hx.begin() + (size_t)blk * 192, hx.begin() + (size_t)blk * 192 + lens[blk] * 8);
+        ref_state(brow.data(), (int)brow.size(), &bm, &bs);
+        const float* o = &ho[(size_t)g * 4];
+        const float* q = &hb[(size_t)g * 4];
+        const bool ok = wk_close(o[0], m, 0) && wk_close(o[1], s, 1e-5) && wk_close(o[2], m, 0) && wk_close(o[3], s, 1e-5) &&
+                        wk_close(q[0], bm, 0) && wk_close(q[1], bs, 1e-5) && wk_close(q[2], bm, 0) && wk_close(q[3], bs, 1e-5);
+        if (!ok && bad++ < 5)
+            cr_log_error("thread %d: warp states {%g,%g} {%g,%g} want {%g,%g}; block {%g,%g} {%g,%g} want {%g,%g}", g, o[0], o[1], o[2],
+                         o[3], m, s, q[0], q[1], q[2], q[3], bm, bs);
+    }
+    cr_expect(bad == 0, "states returned by warpSoftmax / blockSoftmax and the ...State forms: %d mismatches", bad);
     cudaFree(dx);
-    cudaFree(dy);
-}
-
-/// Columns to try on a path: its boundaries +-1, odd primes, its largest rows.
-static std::vector<int> path_cols(rowsm::Path p) {
-    switch (p) {
-    case rowsm::PathWarp: // 16-bit rows go to 2048
-        return {1, 2, 3, 4, 5, 7, 8, 9, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 257, 511, 512, 513, 1021, 1023, 1024,
-                1025, 1031, 1536, 2047, 2048};
-    case rowsm::PathBlock: return {1, 5, 1025, 2047, 2048, 2049, 4095, 4097, 8191, 8192, 8193, 12289, 16383, 16384};
-    case rowsm::PathCluster: return {3, 4099, 8191, 8193, 16385, 40009, 65535, 65536, 65537, 131071, 262143, 262144};
-    case rowsm::PathSmem: return {1, 13, 1024, 4099, 16384, 50021, 56832, 113664};
-    case rowsm::PathStaged: // 64 KB slices: fp32 16384 per block, 16-bit 32768; fp32 262144: 16 blocks
-        return {1, 3, 8, 4099, 16383, 16384, 16385, 32767, 32768, 32769, 40009, 65535, 65536, 65537, 131072, 131073,
-                262143, 262144};
-    default: return {1, 7, 1023, 5003, 65536, 300007};
-    }
-}
-
-template <typename T, int Kind> static void paths_for(void) {
-    const rowsm::Path paths[] = {rowsm::PathWarp,    rowsm::PathBlock,       rowsm::PathCluster, rowsm::PathSmem,
-                                 rowsm::PathTwoPass, rowsm::PathStaged};
-    // Quick mode (make sanitize: racecheck tracks every shared-memory access) keeps rows short.
-    const size_t budget = wk_quick() ? ((size_t)1 << 16) : ((size_t)1 << 22);
-    for (rowsm::Path p : paths) {
-        for (int cols : path_cols(p)) {
-            if (wk_quick() && cols > 70000) continue;
-            const int many = (int)std::min<size_t>(wk_quick() ? 300 : 3001, std::max<size_t>(2, budget / (size_t)cols));
-            path_case<T, Kind>(p, 1, cols, 7 + cols);
-            path_case<T, Kind>(p, many, cols, 11 + cols);
-        }
-    }
-}
-
-/// Every cluster variant (slice shapes) on rows that need 1..16 blocks.
-template <typename T> static void cluster_variants(void) {
-    if (!rowsm::deviceInfo().clusters) return;
-    const int cols_list[] = {3, 20011, 65536, 131071, 262144};
-    for (int cols : cols_list) {
-        if (wk_quick() && cols > 70000) continue;
-        for (int variant = 1; variant <= 4; ++variant) {
-            const int rows = (int)std::max<size_t>(1, std::min<size_t>(300, ((size_t)1 << 21) / cols));
-            wk_rng r = wk_rng_make(cols + variant);
-            const size_t n = (size_t)rows * cols;
-            std::vector<T> hx(n), hy(n);
-            for (int q = 0; q < rows; ++q) fill_row<T>(&r, &hx[(size_t)q * cols], cols, q);
-            T *dx = wk_alloc<T>(n), *dy = wk_alloc<T>(n);
-            wk_upload(dx, hx.data(), n);
-            wk_poison(dy, n);
-            const bool vec = cols % rowsm::Vec<T>::V == 0;
-            cudaError_t e = rowsm::rowSoftmaxCluster<T, warpkit::SoftmaxPlain>(dx, dy, rows, cols, vec, variant, 0);
-            if (e == cudaErrorInvalidValue) { cudaFree(dx); cudaFree(dy); continue; } // needs > 16 blocks
-            cr_expect(e == cudaSuccess, "cluster variant %d, %d cols: %s", variant, cols, cudaGetErrorString(e));
-            WK_LAUNCHED();
-            wk_download(hy.data(), dy, n);
-            char what[64];
-            snprintf(what, sizeof what, "cluster variant %d", variant);
-            check_rows<T>(what, warpkit::SoftmaxPlain, hx.data(), hy.data(), rows, cols);
-            cudaFree(dx);
-            cudaFree(dy);
-        }
-    }
-}
-
-/// One variant case: `rows` seeded random rows of `cols` (row q gets fill pattern q + salt), output
-/// poisoned, then launch(dx, dy, vec). When it returns cudaSuccess, the rows are checked against
-/// the host reference under the label `what`. Returns launch's error.
-template <typename T, typename Launch>
-static cudaError_t variant_case(int cols, int rows, unsigned long long seed, int salt, int kind, const char* what, Launch launch) {
-    wk_rng r = wk_rng_make(seed);
-    const size_t n = (size_t)rows * cols;
-    std::vector<T> hx(n), hy(n);
-    for (int q = 0; q < rows; ++q) fill_row<T>(&r, &hx[(size_t)q * cols], cols, q + salt);
-    T *dx = wk_alloc<T>(n), *dy = wk_alloc<T>(n);
-    wk_upload(dx, hx.data(), n);
-    wk_poison(dy, n);
-    const cudaError_t e = launch(dx, dy, cols % rowsm::Vec<T>::V == 0);
-    if (e == cudaSuccess) {
-        WK_LAUNCHED();
-        wk_download(hy.data(), dy, n);
-        check_rows<T>(what, kind, hx.data(), hy.data(), rows, cols);
-    }
-    cudaFree(dx);
-    cudaFree(dy);
-    return e;
-}
-
-/// The staged path at other shapes: 1..16 blocks per row, 1..8 pieces (a piece per 16 bytes at
-/// the smallest), 256 / 512 / 1024 threads, max and sum in two sweeps or fused, with and without
-/// the stored exps and the load-balancing cluster policy, clusters or global mode (rows of up to
-/// 256 blocks, many rows so tickets and counters run through thousands of blocks, and the
-/// counters are cleared for the next launch: every shape runs again on the next cols); plain
-/// and masked kinds.
-template <typename T> static void staged_variants(void) {
-    if (!rowsm::deviceInfo().clusters) return;
-    struct Shape { int sliceBytes, pieces, threads, flags; bool masked; };
-    constexpr int F = rowsm::kStageFused, X = rowsm::kStageExp, B = rowsm::kStageLoadBalance, G = rowsm::kStageGlobal;
-    const Shape shapes[] = {{16, 8, 256, X, false},          {4096, 3, 256, F | X, false}, {32 << 10, 4, 512, X | B, false},
-                            {48 << 10, 8, 1024, F, false},    {64 << 10, 1, 512, 0, false}, {64 << 10, 4, 256, F | X, false},
-                            {96 << 10, 4, 512, F | B, false}, {4096, 2, 256, X, true},      {64 << 10, 4, 256, F | X | B, true},
-                            // global mode: up to 256 blocks a row
-                            {4096, 2, 256, X | G, false},     {32 << 10, 4, 512, G, false}, {64 << 10, 4, 256, F | X | G, false},
-                            {4096, 1, 256, F | X | G, true},  {48 << 10, 8, 1024, F | X, false}};
-    const int cols_list[] = {8, 20011, 20016, 65536, 131072, 262144};
-    for (int cols : cols_list) {
-        if (wk_quick() && cols > 70000) continue;
-        for (const Shape& sh : shapes) {
-            const size_t budget = wk_quick() ? ((size_t)1 << 17) : ((size_t)1 << 22);
-            const int rows = (int)std::max<size_t>(1, std::min<size_t>(wk_quick() ? 300 : 3000, budget / cols));
-            constexpr int P = warpkit::SoftmaxPlain, M = warpkit::SoftmaxMasked;
-            char what[64];
-            snprintf(what, sizeof what, "staged %d B / %d / %d / flags %d%s", sh.sliceBytes, sh.pieces, sh.threads, sh.flags,
-                     sh.masked ? " / masked" : "");
-            const cudaError_t e = variant_case<T>(cols, rows, cols + sh.sliceBytes + sh.pieces, sh.pieces, sh.masked ? M : P, what,
-                                                  [&](const T* dx, T* dy, bool vec) {
-                if (sh.masked) return rowsm::rowSoftmaxStaged<T, M, 256>(dx, dy, rows, cols, vec, sh.sliceBytes, sh.pieces, 0, sh.flags);
-                if (sh.threads == 256) return rowsm::rowSoftmaxStaged<T, P, 256>(dx, dy, rows, cols, vec, sh.sliceBytes, sh.pieces, 0, sh.flags);
-                if (sh.threads == 1024) return rowsm::rowSoftmaxStaged<T, P, 1024>(dx, dy, rows, cols, vec, sh.sliceBytes, sh.pieces, 0, sh.flags);
-                return rowsm::rowSoftmaxStaged<T, P, 512>(dx, dy, rows, cols, vec, sh.sliceBytes, sh.pieces, 0, sh.flags);
-            });
-            // Clusters: more than 16 blocks refused, more than 8 where none fits. Global mode takes these.
-            const bool global = sh.flags & G, tooMany = !global && (size_t)cols * sizeof(T) > (size_t)sh.sliceBytes * 16;
-            if (tooMany || e == cudaErrorInvalidValue) {
-                cr_expect(tooMany || (!global && (size_t)cols * sizeof(T) > (size_t)sh.sliceBytes * 8),
-                          "staged %d B x %d: refused %d cols", sh.sliceBytes, sh.pieces, cols);
-                continue;
-            }
-            cr_expect(e == cudaSuccess, "staged %d B / %d pieces / %d thr, %d cols: %s", sh.sliceBytes, sh.pieces, sh.threads,
-                      cols, cudaGetErrorString(e));
-        }
-    }
-    rowsm::releaseStageWorkspace(); // memcheck's leak check: nothing left allocated
-}
-
-Test(softmax, paths_float) {
-    WK_REQUIRE_GPU();
-    paths_for<float, warpkit::SoftmaxPlain>();
-    cluster_variants<float>();
-    staged_variants<float>();
-}
-Test(softmax, paths_half_bf16) {
-    WK_REQUIRE_GPU();
-    paths_for<__half, warpkit::SoftmaxPlain>();
-    paths_for<__nv_bfloat16, warpkit::SoftmaxPlain>();
-    cluster_variants<__half>();
-    staged_variants<__half>();
-    staged_variants<__nv_bfloat16>();
-}
-// LogMasked runs the log arithmetic and the masked branch of every path (the plain-masked branch
-// is covered by the primitive tests and softmaxApply's host test); one kind keeps the build short.
-Test(softmax, paths_log_masked) {
-    WK_REQUIRE_GPU();
-    paths_for<float, warpkit::SoftmaxLogMasked>();
+    cudaFree(dout);
+    cudaFree(dbout);
+    cudaFree(dl);
 }

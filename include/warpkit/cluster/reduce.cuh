@@ -17,7 +17,8 @@
 // can follow each other with nothing but a block barrier between them.
 //
 // Participation: every thread of every block of the cluster calls clusterExchangeInit once, then
-// each clusterReduce, in the same order. The value passed must be the same in every thread of a
+// each clusterReduce, in the same order. Blocks must be whole warps (a multiple of 32 threads):
+// each warp reduces the parts with full-warp shuffles. The value passed must be the same in every thread of a
 // block (a block reduction's result). A block may exit as soon as its last clusterReduce returns:
 // nothing is sent to it afterwards. Clusters of up to 16 blocks (kClusterMaxBlocks).
 //
@@ -116,6 +117,8 @@ WARPKIT_DEVICE T clusterReduce(ClusterExchange<T>& x, unsigned& round, T v, Op o
     const unsigned nb = clusterBlocks();
     if (nb <= 1) return v;
     constexpr int W = detail::ExchangeWords<T>::value;
+    WARPKIT_DEBUG_CHECK((blockDim.x * blockDim.y * blockDim.z) % 32 == 0,
+                        "clusterReduce: blocks must be a whole number of warps (a multiple of 32 threads)");
     const unsigned r = round++, b = r & 1u, t = linearThreadId();
     if (r == 0) {
         asm volatile("barrier.cluster.wait.aligned;" ::: "memory"); // every receiver is armed

@@ -22,9 +22,10 @@
 //   * -inf elements give 0 (Log: -inf) when the row has a finite element;
 //   * a row of all -inf gives NaN everywhere (Plain, Log), zeros (Masked), -inf (LogMasked).
 //
-// Accuracy: the precise exp (the default) is ex2.approx with the argument split into a rounded part
-// and its error, so the only error beyond a few float ulps is the rounding of x - max itself;
-// probabilities below 2^-126 flush to zero. The fast exp (Precise = false) is one ex2.approx of one
+// Accuracy: the precise exp (the default, and what float rows use) is ex2.approx with the argument
+// split into a rounded part and its error, so the only error beyond a few float ulps is the
+// rounding of x - max itself; probabilities below 2^-126 flush to zero. The fast exp (Precise =
+// false; the row primitives use it for __half and __nv_bfloat16 rows) is one ex2.approx of one
 // FFMA: a few float ulps more, far below a 16-bit output's rounding.
 //
 // Example: cross-entropy loss of a row streamed by one warp (lane-strided), then the loss of `t`:
@@ -123,11 +124,9 @@ WARPKIT_HD SoftmaxState softmaxStateUpdate(SoftmaxState s, float x) {
 template <int K, typename T> WARPKIT_HD SoftmaxState softmaxStateUpdate(SoftmaxState s, const T (&v)[K]) {
     static_assert(K >= 1, "softmaxStateUpdate: the array must hold at least one value (K >= 1)");
     float m = s.max;
-#pragma unroll
     for (int j = 0; j < K; ++j) m = Max{}(m, detail::Arith<T>::to_acc(v[j]));
     if (m == detail::negInf()) return s; // one branch per call: nothing but -inf yet
     float sum = s.sum * detail::expDiff(s.max, m); // s.max = -inf: 0
-#pragma unroll
     for (int j = 0; j < K; ++j) sum += detail::expDiff(detail::Arith<T>::to_acc(v[j]), m);
     if (m == __builtin_huge_valf()) sum = __builtin_nanf("");
     return SoftmaxState{m, sum};
@@ -183,7 +182,6 @@ template <int Kind = SoftmaxPlain, bool Precise = true> WARPKIT_HD float softmax
 /// softmaxApply over K values in place (T: float, __half or __nv_bfloat16, computed in float).
 template <int Kind = SoftmaxPlain, bool Precise = true, int K, typename T>
 WARPKIT_HD void softmaxApply(const SoftmaxFactors& f, T (&v)[K]) {
-#pragma unroll
     for (int j = 0; j < K; ++j)
         v[j] = detail::Arith<T>::from_acc(softmaxApply<Kind, Precise>(f, detail::Arith<T>::to_acc(v[j])));
 }
@@ -205,9 +203,9 @@ struct NoCombine {};
 
 /// The state of a row spread over the calling threads' K slots each (unused slots -inf): the max
 /// (rmax reduces a float over the threads holding this part), then the sum of exp(v - max) (rsum).
-/// StoreExp: v[j] becomes exp(v[j] - max) on the way (the plain kinds' numerators). NaN or +inf in
-/// the row: the sum is NaN.
-template <bool StoreExp, int K, typename RMax, typename RSum>
+/// StoreExp: v[j] becomes exp(v[j] - max) on the way (the plain kinds' numerators). Precise: the
+/// precise exp, else the fast one. NaN or +inf in the row: the sum is NaN.
+template <bool StoreExp, bool Precise, int K, typename RMax, typename RSum>
 WARPKIT_DEVICE SoftmaxState partState(float (&v)[K], RMax rmax, RSum rsum) {
     float m = v[0];
 #pragma unroll
@@ -217,7 +215,7 @@ WARPKIT_DEVICE SoftmaxState partState(float (&v)[K], RMax rmax, RSum rsum) {
     float s = 0.0f;
 #pragma unroll
     for (int j = 0; j < K; ++j) {
-        const float e = expDiff(v[j], ms);
+        const float e = expDiff<Precise>(v[j], ms);
         if constexpr (StoreExp) v[j] = e;
         s += e;
     }
@@ -228,17 +226,19 @@ WARPKIT_DEVICE SoftmaxState partState(float (&v)[K], RMax rmax, RSum rsum) {
 /// reductions, faster on H100 than one reduction of {max, sum} states, whose tree costs an exp per
 /// step), then the outputs in place, one exp per element. `combine` (optional) maps this part's
 /// state to the whole row's, for rows split further (the blocks of a cluster). Returns the row's
-/// state.
+/// state. `masked` adds SoftmaxMasked to Kind at run time.
 template <int Kind, int K, typename T, typename RMax, typename RSum, typename Combine = NoCombine>
-WARPKIT_DEVICE SoftmaxState softmaxCore(T (&io)[K], RMax rmax, RSum rsum, Combine combine = Combine{}) {
+WARPKIT_DEVICE SoftmaxState softmaxCore(T (&io)[K], RMax rmax, RSum rsum, Combine combine = Combine{}, bool masked = false) {
     float v[K];
 #pragma unroll
     for (int j = 0; j < K; ++j) v[j] = Arith<T>::to_acc(io[j]);
-    const SoftmaxState part = partState<!(Kind & SoftmaxLog)>(v, rmax, rsum);
+    // 16-bit rows take the fast exp: its error is far below a 16-bit output's rounding.
+    const SoftmaxState part = partState<!(Kind & SoftmaxLog), sizeof(T) == 4>(v, rmax, rsum);
     SoftmaxState row = part;
     constexpr bool kSplit = !IsSame<Combine, NoCombine>::value;
     if constexpr (kSplit) row = combine(part);
-    const SoftmaxFactors f = softmaxFactors<Kind>(row);
+    // `masked` (run time) adds SoftmaxMasked to Kind: the device layer's kernels take it as an argument.
+    const SoftmaxFactors f = masked ? softmaxFactors<Kind | SoftmaxMasked>(row) : softmaxFactors<Kind>(row);
     if constexpr (Kind & SoftmaxLog) {
 #pragma unroll
         for (int j = 0; j < K; ++j) io[j] = Arith<T>::from_acc((v[j] - f.max) - f.logSum);
@@ -262,7 +262,7 @@ WARPKIT_DEVICE SoftmaxState rowStateCore(const T (&io)[K], RMax rmax, RSum rsum)
     float v[K];
 #pragma unroll
     for (int j = 0; j < K; ++j) v[j] = Arith<T>::to_acc(io[j]);
-    return partState<false>(v, rmax, rsum);
+    return partState<false, sizeof(T) == 4>(v, rmax, rsum);
 }
 
 } // namespace detail

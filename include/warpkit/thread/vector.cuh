@@ -130,9 +130,10 @@ template <typename T> WARPKIT_HD VectorSplit vectorSplit(const T* p, long long n
 
 namespace detail {
 
-/// Element index (in the run) of extra slot e: head elements first, then the tail.
-WARPKIT_DEVICE long long extraIndex(const VectorSplit& s, int e, int V) {
-    return e < s.head ? (long long)e : s.head + s.vectors * V + (e - s.head);
+/// Element index (in the run) of extra slot e: head elements first, then the tail. I: the index
+/// type (int for runs shorter than 2^31 elements: cheaper arithmetic).
+template <typename I = long long> WARPKIT_DEVICE I extraIndex(const VectorSplit& s, int e, int V) {
+    return e < s.head ? (I)e : (I)s.head + (I)s.vectors * V + (I)(e - s.head);
 }
 
 } // namespace detail
@@ -148,19 +149,19 @@ WARPKIT_DEVICE long long extraIndex(const VectorSplit& s, int e, int V) {
 /// of a cluster); `extras` = false leaves the head and tail to another group.
 /// Any threads may call, each alone; together the G threads cover their vectors once when
 /// C*G >= their vector count, and the extras once when E*G >= head + tail.
-template <int C, int E, int Hint = LoadDefault, typename T, int K>
+template <int C, int E, int Hint = LoadDefault, typename T, int K, typename I = long long>
 WARPKIT_DEVICE void loadShare(T (&v)[K], const T* p, const VectorSplit& s, int t, int G, T fill,
-                              long long firstVector = 0, long long vectorEnd = -1, bool extras = true) {
+                              I firstVector = 0, I vectorEnd = -1, bool extras = true) {
     WARPKIT_CHECK_VECTOR_TYPE(T, "loadShare");
     static_assert(C >= 0 && E >= 0 && K == C * (int)(16 / sizeof(T)) + E,
                   "loadShare: the register array must hold K = C * vectorElems<T>() + E elements "
                   "(template parameters C: vectors per thread, E: head/tail slots per thread)");
     constexpr int V = vectorElems<T>();
-    const long long end = vectorEnd < 0 || vectorEnd > s.vectors ? s.vectors : vectorEnd;
+    const I end = vectorEnd < 0 || vectorEnd > (I)s.vectors ? (I)s.vectors : vectorEnd;
     const T* body = p + s.head;
 #pragma unroll
     for (int c = 0; c < C; ++c) {
-        const long long i = firstVector + t + (long long)c * G;
+        const I i = firstVector + t + (I)c * G;
         if (i < end) {
             const Vector16<T> x = loadVector<Hint>(body + i * V);
 #pragma unroll
@@ -173,7 +174,7 @@ WARPKIT_DEVICE void loadShare(T (&v)[K], const T* p, const VectorSplit& s, int t
 #pragma unroll
     for (int j = 0; j < E; ++j) {
         const int e = t + j * G;
-        v[C * V + j] = (extras && e < s.head + s.tail) ? loadScalar<Hint>(p + detail::extraIndex(s, e, V)) : fill;
+        v[C * V + j] = (extras && e < s.head + s.tail) ? loadScalar<Hint>(p + detail::extraIndex<I>(s, e, V)) : fill;
     }
 }
 
@@ -182,20 +183,20 @@ WARPKIT_DEVICE void loadShare(T (&v)[K], const T* p, const VectorSplit& s, int t
 /// 16 bytes the body goes out as 16-byte stores, else element by element (the same elements, so
 /// correct for any q). Slots that held no element are not written. Same participation and
 /// arguments as loadShare.
-template <int C, int E, int Hint = StoreDefault, typename T, int K>
-WARPKIT_DEVICE void storeShare(T* q, const VectorSplit& s, const T (&v)[K], int t, int G, long long firstVector = 0,
-                               long long vectorEnd = -1, bool extras = true) {
+template <int C, int E, int Hint = StoreDefault, typename T, int K, typename I = long long>
+WARPKIT_DEVICE void storeShare(T* q, const VectorSplit& s, const T (&v)[K], int t, int G, I firstVector = 0,
+                               I vectorEnd = -1, bool extras = true) {
     WARPKIT_CHECK_VECTOR_TYPE(T, "storeShare");
     static_assert(C >= 0 && E >= 0 && K == C * (int)(16 / sizeof(T)) + E,
                   "storeShare: the register array must hold K = C * vectorElems<T>() + E elements "
                   "(template parameters C: vectors per thread, E: head/tail slots per thread)");
     constexpr int V = vectorElems<T>();
-    const long long end = vectorEnd < 0 || vectorEnd > s.vectors ? s.vectors : vectorEnd;
+    const I end = vectorEnd < 0 || vectorEnd > (I)s.vectors ? (I)s.vectors : vectorEnd;
     T* body = q + s.head;
     const bool aligned = ((size_t)body & 15) == 0;
 #pragma unroll
     for (int c = 0; c < C; ++c) {
-        const long long i = firstVector + t + (long long)c * G;
+        const I i = firstVector + t + (I)c * G;
         if (i < end) {
             if (aligned) {
                 Vector16<T> x;
@@ -211,7 +212,7 @@ WARPKIT_DEVICE void storeShare(T* q, const VectorSplit& s, const T (&v)[K], int 
 #pragma unroll
     for (int j = 0; j < E; ++j) {
         const int e = t + j * G;
-        if (extras && e < s.head + s.tail) storeScalar<Hint>(q + detail::extraIndex(s, e, V), v[C * V + j]);
+        if (extras && e < s.head + s.tail) storeScalar<Hint>(q + detail::extraIndex<I>(s, e, V), v[C * V + j]);
     }
 }
 

@@ -1,0 +1,199 @@
+// warpkit/detail/rows.cuh: how the device layer spreads the rows of a rows x cols matrix over the
+// GPU (the path and its shape, by row length and row count), and the launch that goes with it.
+// Internal: device/softmax.cuh uses it, and any other row-wise device algorithm takes the same
+// path choice.
+//
+// Paths (each row's elements live in registers or shared memory between their one read and their
+// one write, except the streamed fallback):
+//   RowWarp     cols <= 32 x 8 vectors (fp32 1024, 16-bit 2048): a segment of `width` lanes per
+//               row, `chunks` 16-byte vectors a lane, several rows per warp; no barriers.
+//   RowBlock    one block of `threads` per row, or (sm_90) a cluster of `blocks` blocks per row,
+//               `chunks` vectors a thread in registers; blocks swap {max, sum} through
+//               cluster/reduce.cuh.
+//   RowStaged   (sm_90) a cluster of `blocks` blocks per row; each block bulk-copies its `slice`
+//               vectors into shared memory in pieces of `piece` vectors, so several blocks share an
+//               SM and their load, reduce and write phases overlap.
+//   RowStream   any GPU, any length: each block streams its slice twice (statistics, then output);
+//               on sm_90 a cluster of up to 16 blocks shares a row.
+#pragma once
+
+#include "host.cuh"
+#include "../thread/vector.cuh"
+
+namespace warpkit {
+namespace detail {
+
+enum RowPath { RowWarp = 0, RowBlock = 1, RowStaged = 2, RowStream = 3 };
+
+/// A path and its shape (fields a path does not use are 0).
+struct RowPlan {
+    RowPath path;
+    int width;   // RowWarp: lanes per row (1, 2, 4, ..., 32)
+    int chunks;  // RowWarp / RowBlock: 16-byte vectors per lane or thread
+    int threads; // RowBlock / RowStaged / RowStream: threads per block
+    int blocks;  // RowBlock / RowStaged / RowStream: blocks per row (a cluster when > 1)
+    int slice;   // RowStaged / RowStream: 16-byte vectors per block
+    int piece;   // RowStaged: vectors per bulk copy
+};
+
+constexpr int kRowWarpThreads = 128;       // block of the warp path
+constexpr int kRowWarpMaxChunks = 8;       // vectors a lane on the warp path
+constexpr int kStageSliceBytes = 64 * 1024; // the largest staged slice: 3 blocks share an H100 SM
+constexpr int kStageMinSliceBytes = 16 * 1024; // the smallest, for rows that 16 blocks cover
+constexpr int kStageMaxPieces = 2;
+constexpr int kRowMaxClusterBlocks = 16;    // H100's non-portable cluster limit
+constexpr int kStreamThreads = 512;
+constexpr int kStageThreads = 128;
+
+/// Vectors a thread holds on the block path for "16 values a thread" (C16) and "32" (C32).
+template <typename T> constexpr int rowC16() { return 16 / vectorElems<T>() > 0 ? 16 / vectorElems<T>() : 1; }
+template <typename T> constexpr int rowC32() { return 32 / vectorElems<T>() > 0 ? 32 / vectorElems<T>() : 1; }
+
+/// The warp path's shape for a row of `cols`: the narrowest segment whose lanes' vectors hold its
+/// body (its head and tail elements have slots of their own).
+template <typename T> inline RowPlan rowWarpPlan(int cols) {
+    const int vecs = cols / vectorElems<T>(); // whole vectors of any row's body
+    RowPlan p{RowWarp, 1, 1, kRowWarpThreads, 1, 0, 0};
+    while (p.width < 32 && p.width < vecs) p.width *= 2;
+    while (p.width * p.chunks < vecs) p.chunks *= 2;
+    return p;
+}
+
+/// The block path for `vecs` vectors a row over clusters of `n` blocks of `threads`, `chunks` vectors
+/// a thread: balanced slices of ceil(vecs / n) vectors (a block left empty by the rounding is dropped).
+inline RowPlan rowBlockPlan(long long vecs, long long n, int threads, int chunks) {
+    RowPlan p{RowBlock, 0, chunks, threads, 1, 0, 0};
+    const long long slice = (vecs + n - 1) / n;
+    p.slice = (int)slice;
+    p.blocks = (int)((vecs + slice - 1) / slice);
+    return p;
+}
+
+/// One block a row: the smallest block (128..1024 threads) of 16 values a thread that holds it.
+template <typename T> inline RowPlan rowOneBlockPlan(long long vecs) {
+    int threads = 128;
+    while (threads < 1024 && (long long)threads * rowC16<T>() < vecs) threads *= 2;
+    return rowBlockPlan(vecs, 1, threads, rowC16<T>());
+}
+
+/// The path for rows x cols of T on a device with `sms` multiprocessors (clusters: sm_90).
+/// Rules and the measurements behind them: docs/design.md.
+template <typename T> inline RowPlan rowPlan(long long rows, int cols, int sms, bool clusters) {
+    constexpr int V = vectorElems<T>();
+    constexpr bool kHalf = sizeof(T) == 2;
+    // Any row's body holds at most cols / V whole vectors (its head and tail elements go to their
+    // own slots), so a row of 8k + 1 columns needs no more room than one of 8k.
+    const long long vecs = (long long)cols / V;
+    if (vecs <= 32 * kRowWarpMaxChunks) return rowWarpPlan<T>(cols);
+    if (!clusters) {
+        if (vecs <= 1024LL * rowC16<T>()) return rowOneBlockPlan<T>(vecs);
+        RowPlan s{RowStream, 0, 0, kStreamThreads, 1, 0, 0};
+        s.slice = (int)(vecs < (1LL << 30) ? vecs : (1LL << 30));
+        return s;
+    }
+    // Few rows: when every row's blocks fit one wave, each row takes a cluster of small blocks, so
+    // that every SM loads at once: 256 threads x 16 values (four blocks an SM), or for longer rows
+    // 512 threads x 16 or 32 values (two an SM).
+    {
+        const int c16 = rowC16<T>();
+        long long n = (vecs + 256LL * c16 - 1) / (256LL * c16);
+        if (n > 1 && n <= kRowMaxClusterBlocks && rows * n <= 4LL * sms) return rowBlockPlan(vecs, n, 256, c16);
+        int chunks = c16;
+        n = (vecs + 512LL * chunks - 1) / (512LL * chunks);
+        if (n > kRowMaxClusterBlocks) {
+            chunks = rowC32<T>();
+            n = (vecs + 512LL * chunks - 1) / (512LL * chunks);
+        }
+        if (n > 1 && n <= kRowMaxClusterBlocks && rows * n <= 2LL * sms) return rowBlockPlan(vecs, n, 512, chunks);
+    }
+    if (cols <= 8192) return rowOneBlockPlan<T>(vecs);
+    if (!kHalf && cols <= 65536) // fp32: clusters of 256 threads x 16 values (4096 columns a block)
+        return rowBlockPlan(vecs, (vecs + 256LL * rowC16<T>() - 1) / (256LL * rowC16<T>()), 256, rowC16<T>());
+    // Longer rows (16-bit rows of more than 8192): the staged path. Slices of 16 KB where 16 blocks
+    // suffice (one bulk copy each; the most blocks an SM), else the row over 16 blocks, up to 64 KB
+    // a slice (two bulk copies each past 32 KB).
+    const long long rowBytes = (long long)cols * (long long)sizeof(T);
+    long long stageN = (rowBytes + kStageMinSliceBytes - 1) / kStageMinSliceBytes;
+    stageN = stageN > kRowMaxClusterBlocks ? kRowMaxClusterBlocks : stageN;
+    const long long slice = (vecs + stageN - 1) / stageN;
+    if (slice * 16 <= kStageSliceBytes) {
+        RowPlan p{RowStaged, 0, 0, kStageThreads, (int)stageN, (int)slice, 0};
+        p.piece = slice * 16 <= 32 * 1024 ? (int)slice : (int)((slice + 1) / 2);
+        p.blocks = (int)((vecs + slice - 1) / slice); // a block left empty by the rounding is dropped
+        return p;
+    }
+    RowPlan s{RowStream, 0, 0, kStreamThreads, kRowMaxClusterBlocks, 0, 0};
+    s.slice = (int)((vecs + kRowMaxClusterBlocks - 1) / kRowMaxClusterBlocks);
+    s.blocks = (int)((vecs + s.slice - 1) / s.slice);
+    return s;
+}
+
+/// Launch `kernel` over `rows` rows, `perRow` blocks a row (a cluster when > 1 on a GPU with
+/// clusters) or, when perRow == 0, `rowsPerBlock` rows a block; grids larger than the hardware's
+/// x limit go out as several launches. `args(r0)` gives the kernel's arguments for the rows from
+/// r0 on (as a tuple-free call: `launchOne(cfg, r0, n)` is called per chunk). Returns the first error.
+template <typename Launch>
+inline cudaError_t launchRowChunks(long long rows, long long rowsPerLaunch, Launch launchOne) {
+    for (long long r0 = 0; r0 < rows; r0 += rowsPerLaunch) {
+        const long long n = rows - r0 < rowsPerLaunch ? rows - r0 : rowsPerLaunch;
+        WARPKIT_TRY(launchOne(r0, n));
+    }
+    return cudaSuccess;
+}
+
+/// A launch configuration: grid x = `blocks`, `threads` a block, `smem` dynamic shared memory,
+/// clusters of `clusterN` along x (no cluster attribute when clusterN == 0: a GPU without them).
+struct RowLaunch {
+    cudaLaunchConfig_t cfg;
+    cudaLaunchAttribute attr[2];
+};
+inline void rowLaunchConfig(RowLaunch* l, long long blocks, int threads, int smem, int clusterN, bool balance,
+                            cudaStream_t stream) {
+    l->cfg = cudaLaunchConfig_t{};
+    l->cfg.gridDim = dim3((unsigned)blocks);
+    l->cfg.blockDim = dim3((unsigned)threads);
+    l->cfg.dynamicSmemBytes = (size_t)smem;
+    l->cfg.stream = stream;
+    l->cfg.attrs = l->attr;
+    l->cfg.numAttrs = 0;
+    if (clusterN > 0) {
+        l->attr[0].id = cudaLaunchAttributeClusterDimension;
+        l->attr[0].val.clusterDim.x = (unsigned)clusterN;
+        l->attr[0].val.clusterDim.y = 1;
+        l->attr[0].val.clusterDim.z = 1;
+        l->cfg.numAttrs = 1;
+        if (balance) {
+            l->attr[1].id = cudaLaunchAttributeClusterSchedulingPolicyPreference;
+            l->attr[1].val.clusterSchedulingPolicyPreference = cudaClusterSchedulingPolicyLoadBalancing;
+            l->cfg.numAttrs = 2;
+        }
+    }
+}
+
+/// Whether clusters of `n` blocks of `kernel` (threads, dynamic shared memory) can be resident on
+/// device `dev` at all; asks the occupancy calculator once per (kernel, device, n, smem) for the
+/// non-portable sizes (n > 8) and allows them on the kernel.
+template <typename K> inline cudaError_t rowClusterFits(K kernel, int dev, int n, int threads, int smem, bool* fits) {
+    *fits = true;
+    if (n <= 8) return cudaSuccess;
+    const void* key = reinterpret_cast<const void*>(kernel);
+    int have = 0;
+    if (hostCacheGet(key, dev, n, smem, &have)) {
+        *fits = have > 0;
+        return cudaSuccess;
+    }
+    WARPKIT_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+    RowLaunch l;
+    rowLaunchConfig(&l, n, threads, smem, n, false, 0);
+    int clusters = 0;
+    if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &l.cfg) != cudaSuccess) {
+        (void)cudaGetLastError(); // a size the device cannot run at all: not an error of the call
+        clusters = 0;
+    }
+    hostCachePut(key, dev, n, smem, clusters);
+    *fits = clusters > 0;
+    return cudaSuccess;
+}
+
+} // namespace detail
+} // namespace warpkit

@@ -1,0 +1,504 @@
+// warpkit/device/softmax.cuh: softmax over the last dimension of a rows x cols matrix, called from
+// the host.
+//
+//   warpkit::rowSoftmax(x, y, rows, cols, stream)                         y = softmax(x), row by row
+//   warpkit::rowSoftmax(x, y, rows, cols, kind, ldx, ldy, stream)         any kind, row strides
+//
+// Types: float, __half, __nv_bfloat16 (read and written in that type, computed in float).
+// Kinds, NaN/inf rules and accuracy: thread/softmax.cuh (as PyTorch's torch.softmax and
+// torch.log_softmax; the Masked kinds give zeros / -inf for a row of all -inf).
+// Shapes: any rows >= 0 (0 is a no-op), any cols >= 1, row strides ldx, ldy >= cols (in
+// elements), any pointer alignment (each row's aligned body moves in 16-byte accesses, its head
+// and tail element by element), 64-bit row counts. In place: x == y with ldx == ldy. Otherwise x
+// and y must not overlap.
+// Conventions (docs/design.md): returns cudaError_t; asynchronous on `stream`; allocates nothing;
+// bad arguments (rows < 0, cols < 1, ld < cols, null pointers with rows > 0, an unknown kind,
+// x == y with ldx != ldy) return cudaErrorInvalidValue and launch nothing. Host state (device
+// properties, occupancy answers) is cached per device and thread-safe; any number of host
+// threads, streams and devices may call at once.
+//
+// Paths, picked by row length and row count (detail/rows.cuh; the rules and why: docs/design.md):
+// a warp segment per row (up to 1024 fp32 / 2048 16-bit columns), a block per row, a cluster of
+// blocks per row holding the row in registers (sm_90), a cluster staging the row in shared memory
+// (sm_90), and a streamed two-pass fallback. Every path but the last reads each element once and
+// writes it once.
+#pragma once
+
+#include "../softmax.cuh"
+#include "../thread/vector.cuh"
+#include "../detail/host.cuh"
+#include "../detail/mbarrier.cuh"
+#include "../detail/rows.cuh"
+
+namespace warpkit {
+namespace detail {
+
+template <typename T> WARPKIT_DEVICE T negInfAs() { return Arith<T>::from_acc(negInf()); }
+
+// ---- 1. warp path: a segment of W lanes per row --------------------------------------------------
+// Each lane holds C body vectors and E head/tail elements of a row; a thread works on R rows at
+// once (at least 16 values in flight). Aligned: every row starts on a 16-byte boundary and holds
+// whole vectors (in x and y), so no lane needs head/tail slots (fewer registers, no exps of -inf
+// padding): the dispatcher checks that once per call.
+template <typename T, int W, int C, bool Aligned> struct WarpRowShape {
+    static constexpr int V = vectorElems<T>();
+    static constexpr int E = Aligned ? 0 : (2 * V - 2 + W - 1) / W; // head + tail elements, at most 2V - 2
+    static constexpr int K = C * V + E;
+    static constexpr int R = C * V >= 16 ? 1 : 16 / (C * V);
+    static constexpr int segs = kRowWarpThreads / W;
+    static constexpr int rowsPerBlock = segs * R;
+};
+
+template <typename T, int Kind, int W, int C, bool Aligned>
+__global__ void __launch_bounds__(kRowWarpThreads)
+    softmaxWarpKernel(const T* x, T* y, long long rows, int cols, long long ldx, long long ldy, bool masked) {
+    using S = WarpRowShape<T, W, C, Aligned>;
+    const int seg = (int)threadIdx.x / W, l = (int)threadIdx.x % W;
+    const long long row0 = (long long)blockIdx.x * S::rowsPerBlock + seg;
+    T v[S::R][S::K];
+    VectorSplit sp[S::R];
+#pragma unroll
+    for (int r = 0; r < S::R; ++r) {
+        const long long row = row0 + (long long)r * S::segs;
+        const bool ok = row < rows;
+        const T* p = x + (ok ? row : 0) * ldx;
+        const int n = ok ? cols : 0; // a row past the end: nothing loaded, all -inf
+        sp[r] = Aligned ? VectorSplit{0, 0, n / S::V} : vectorSplit(p, n);
+        loadShare<C, S::E, LoadReadOnly>(v[r], p, sp[r], l, W, negInfAs<T>(), 0, -1);
+    }
+#pragma unroll
+    for (int r = 0; r < S::R; ++r)
+        softmaxCore<Kind>(v[r], [](float m) { return warpReduce<W>(m, Max{}); },
+                          [](float s) { return warpReduce<W>(s, Sum{}); }, NoCombine{}, masked);
+#pragma unroll
+    for (int r = 0; r < S::R; ++r) {
+        const long long row = row0 + (long long)r * S::segs;
+        if (row < rows) storeShare<C, S::E>(y + row * ldy, sp[r], v[r], l, W, 0, -1);
+    }
+}
+
+// ---- 2. block path: a block, or a cluster of blocks, per row; the row in registers ---------------
+// Block k of a row's cluster holds body vectors [k*slice, (k+1)*slice), C a thread; block 0 also
+// holds the head and tail elements (none when Aligned, as on the warp path). The blocks swap
+// {max, sum} with clusterReduce.
+template <typename T, int Kind, int Threads, int C, bool Aligned>
+__global__ void __launch_bounds__(Threads)
+    softmaxBlockKernel(const T* x, T* y, int cols, long long ldx, long long ldy, bool masked, int slice) {
+    constexpr int E = Aligned ? 0 : 1, K = C * vectorElems<T>() + E;
+    __shared__ BlockReduceScratch<float, Threads> red;
+    __shared__ ClusterExchange<SoftmaxState> xch;
+    unsigned round = clusterExchangeInit(xch);
+    const unsigned nb = clusterBlocks(), rank = clusterBlockRank();
+    const long long row = blockIdx.x / nb;
+    const T* p = x + row * ldx;
+    const VectorSplit sp = Aligned ? VectorSplit{0, 0, cols / vectorElems<T>()} : vectorSplit(p, cols);
+    const int first = (int)rank * slice, end = first + slice; // rows are shorter than 2^31 elements
+    T v[K];
+    loadShare<C, E, LoadReadOnly>(v, p, sp, (int)threadIdx.x, Threads, negInfAs<T>(), first, end, rank == 0);
+    auto rmax = [&](float m) { return blockReduce<Threads>(m, Max{}, red); };
+    auto rsum = [&](float s) { return blockReduce<Threads>(s, Sum{}, red); };
+    if (nb == 1) // a block per row: no exchange, and no rescaling of this block's part
+        softmaxCore<Kind>(v, rmax, rsum, NoCombine{}, masked);
+    else
+        softmaxCore<Kind>(v, rmax, rsum, [&](SoftmaxState s) { return clusterReduceSoftmaxState(xch, round, s); }, masked);
+    storeShare<C, E>(y + row * ldy, sp, v, (int)threadIdx.x, Threads, first, end, rank == 0);
+}
+
+// ---- 3. staged path (sm_90): a cluster per row, each block's slice in shared memory --------------
+#if WARPKIT_ARCH >= 900
+/// Running max of the 16 bytes `u` into `acc` (NaN-propagating): fp32 one value a word, 16-bit two
+/// a word (a packed max; maxChunkValue unpacks the final pair).
+template <typename T> WARPKIT_DEVICE void maxChunk(unsigned& acc, const uint4& u) {
+    const unsigned w[4] = {u.x, u.y, u.z, u.w};
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+        if constexpr (sizeof(T) == 4) acc = __float_as_uint(Max{}(__uint_as_float(acc), __uint_as_float(w[k])));
+        else if constexpr (IsSame<T, __half>::value) asm("max.NaN.f16x2 %0, %0, %1;" : "+r"(acc) : "r"(w[k]));
+        else asm("max.NaN.bf16x2 %0, %0, %1;" : "+r"(acc) : "r"(w[k]));
+    }
+}
+/// -inf in maxChunk's accumulator layout.
+template <typename T> WARPKIT_DEVICE unsigned maxChunkInit() {
+    if constexpr (sizeof(T) == 4) return 0xff800000u;
+    else if constexpr (IsSame<T, __half>::value) return 0xfc00fc00u;
+    else return 0xff80ff80u;
+}
+/// The float max held by maxChunk's accumulator.
+template <typename T> WARPKIT_DEVICE float maxChunkValue(unsigned acc) {
+    if constexpr (sizeof(T) == 4) {
+        return __uint_as_float(acc);
+    } else {
+        T h[2];
+        __builtin_memcpy(h, &acc, 4);
+        return Max{}(Arith<T>::to_acc(h[0]), Arith<T>::to_acc(h[1]));
+    }
+}
+/// f applied to each element of the 16 bytes `u` (as float), packed back as T.
+template <typename T, typename F> WARPKIT_DEVICE uint4 mapVec(uint4 u, F f) {
+    Vector16<T> e;
+    __builtin_memcpy(&e, &u, 16);
+#pragma unroll
+    for (int k = 0; k < vectorElems<T>(); ++k) e.e[k] = Arith<T>::from_acc(f(Arith<T>::to_acc(e.e[k])));
+    __builtin_memcpy(&u, &e, 16);
+    return u;
+}
+/// exp(x - ms) for the elements of `u` (fp32: the precise exp, 16-bit: the fast one), packed back
+/// as T; their float sum is added to `sum` pairwise (a short dependency chain).
+template <typename T> WARPKIT_DEVICE uint4 expSumVec(uint4 u, float ms, float& sum) {
+    constexpr int V = vectorElems<T>();
+    Vector16<T> e;
+    float f[V];
+    __builtin_memcpy(&e, &u, 16);
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+        f[k] = expDiff<sizeof(T) == 4>(Arith<T>::to_acc(e.e[k]), ms);
+        e.e[k] = Arith<T>::from_acc(f[k]);
+    }
+#pragma unroll
+    for (int w = 1; w < V; w *= 2)
+#pragma unroll
+        for (int k = 0; k + w < V; k += 2 * w) f[k] += f[k + w];
+    sum += f[0];
+    __builtin_memcpy(&u, &e, 16);
+    return u;
+}
+/// One step of a fused max+sum sweep: the running per-thread {tm, sum} takes the 16 bytes `u`; the
+/// sum is rescaled when `u` raises the max (rare after the first few vectors). NaN or +inf: NaN.
+template <typename T> WARPKIT_DEVICE void statsStep(const uint4& u, float& tm, float& sum) {
+    unsigned vm = maxChunkInit<T>();
+    maxChunk<T>(vm, u);
+    const float v = maxChunkValue<T>(vm);
+    if (v > tm) { sum *= expDiff<false>(tm, v); tm = v; } // from -inf: sum is 0, stays 0
+    const float ms = tm == negInf() ? 0.0f : tm;
+    Vector16<T> e;
+    __builtin_memcpy(&e, &u, 16);
+#pragma unroll
+    for (int k = 0; k < vectorElems<T>(); ++k) sum += expDiff<false>(Arith<T>::to_acc(e.e[k]), ms);
+}
+/// The running {tm, sum} takes one more value (a head or tail element). NaN or +inf: NaN.
+WARPKIT_DEVICE void statsStepOne(float x, float& tm, float& sum) {
+    if (!(x <= tm)) { sum *= expDiff<false>(tm, x); tm = x; } // NaN x: tm becomes NaN
+    sum += expDiff<false>(x, tm == negInf() ? 0.0f : tm);
+}
+/// The block's {max, sum} from every thread's running {tm, sum}. Every thread calls and gets it.
+template <int Threads> WARPKIT_DEVICE SoftmaxState blockStats(float tm, float sum, BlockReduceScratch<float, Threads>& red) {
+    const float m = blockReduce<Threads>(tm, Max{}, red);
+    sum *= expDiff<false>(tm, m == negInf() ? 0.0f : m);
+    return SoftmaxState{m, blockReduce<Threads>(sum, Sum{}, red)};
+}
+#endif
+
+/// Block k of the row's cluster bulk-copies its `slice` body vectors into dynamic shared memory in
+/// pieces of `piece` vectors, each with its own mbarrier (thread 0 issues them all at once; no
+/// registers are held while the bytes land); block 0 also takes the head and tail elements, one a
+/// thread, in registers. With several resident blocks per SM, blocks in different phases keep the
+/// memory pipe busy, so the sweeps are kept short:
+///   plain kinds: piece by piece as each lands, each thread takes its max over its vectors of the
+///     piece, then writes exp(x - its running max) back over x (rounded to T) and sums them; the
+///     {max, sum} exchange; a write sweep that only scales, by one factor a piece (the running
+///     max after each piece is kept in the shared memory after the slice): one exp per element,
+///     and only the last piece's sweeps lie between the last byte landing and the exchange;
+///   log kinds: one fused max+sum sweep as pieces land, the exchange, a write sweep from x.
+template <typename T, int Kind, int Threads>
+__global__ void __launch_bounds__(Threads) softmaxStagedKernel(const T* x, T* y, int cols, long long ldx, long long ldy,
+                                                               bool masked, int slice, int piece) {
+#if WARPKIT_ARCH >= 900
+    constexpr int V = vectorElems<T>();
+    extern __shared__ uint4 wk_stage[];
+    __shared__ BlockReduceScratch<float, Threads> red;
+    __shared__ ClusterExchange<SoftmaxState> xch;
+    __shared__ alignas(8) unsigned long long full[kStageMaxPieces];
+    unsigned round = clusterExchangeInit(xch);
+    const int nb = (int)clusterBlocks(), rank = (int)clusterBlockRank(), t = (int)threadIdx.x;
+    const long long row = blockIdx.x / nb;
+    const T* p = x + row * ldx;
+    const VectorSplit sp = vectorSplit(p, cols);
+    const int base = rank * slice;
+    int nv = (int)(sp.vectors - base);
+    nv = nv < 0 ? 0 : nv < slice ? nv : slice;
+    const int np = (nv + piece - 1) / piece;
+    if (t == 0) {
+        for (int k = 0; k < np; ++k) mbarInit(smemAddr(&full[k]), 1);
+        mbarInitFence();
+        fenceProxyAsyncShared();
+        const uint4* src = reinterpret_cast<const uint4*>(p + sp.head) + base;
+        for (int k = 0; k < np; ++k) {
+            const int n = nv - k * piece < piece ? nv - k * piece : piece;
+            const unsigned bar = smemAddr(&full[k]);
+            mbarArriveExpectTx(bar, (unsigned)n * 16u);
+            bulkCopyToShared(smemAddr(wk_stage + k * piece), src + k * piece, (unsigned)n * 16u, bar);
+        }
+    }
+    // Head and tail elements (block 0): thread t holds element t of them.
+    const bool hasX = rank == 0 && t < sp.head + sp.tail;
+    const float xe = hasX ? Arith<T>::to_acc(loadScalar(p + extraIndex<int>(sp, t, V))) : negInf();
+    __syncthreads(); // the barriers are initialised before anyone waits on them
+    auto pieceEnd = [&](int k) { return (k + 1) * piece < nv ? (k + 1) * piece : nv; };
+    T* q = y + row * ldy;
+    T* qb = q + sp.head;
+    const bool vecOut = ((size_t)qb & 15) == 0; // y's rows may be aligned differently from x's
+    auto store = [&](int i, uint4 u) {
+        if (vecOut) {
+            reinterpret_cast<uint4*>(qb)[base + i] = u;
+        } else {
+            Vector16<T> e;
+            __builtin_memcpy(&e, &u, 16);
+#pragma unroll
+            for (int k = 0; k < V; ++k) qb[(long long)(base + i) * V + k] = e.e[k];
+        }
+    };
+    float tm = negInf(), sum = 0.0f;
+    if constexpr (!(Kind & SoftmaxLog)) {
+        float* pms = reinterpret_cast<float*>(wk_stage + slice);
+        for (int k = 0; k < np; ++k) {
+            mbarWait(smemAddr(&full[k]), 0);
+            const int end = pieceEnd(k);
+            unsigned vm = maxChunkInit<T>();
+#pragma unroll 4
+            for (int i = k * piece + t; i < end; i += Threads) maxChunk<T>(vm, wk_stage[i]);
+            const float v = maxChunkValue<T>(vm);
+            if (!(v <= tm)) { sum *= expDiff<false>(tm, v); tm = v; } // from -inf: sum is 0, stays 0
+            const float ms = tm == negInf() ? 0.0f : tm;
+#pragma unroll 4
+            for (int i = k * piece + t; i < end; i += Threads) wk_stage[i] = expSumVec<T>(wk_stage[i], ms, sum);
+            pms[k * Threads + t] = tm;
+        }
+        if (hasX) statsStepOne(xe, tm, sum);
+        const SoftmaxState g = clusterReduceSoftmaxState(xch, round, blockStats<Threads>(tm, sum, red));
+        const SoftmaxFactors f = masked ? softmaxFactors<SoftmaxMasked>(g) : softmaxFactors<SoftmaxPlain>(g);
+        // The stored exps of piece k are relative to pms[k]: scale them by exp(pms[k] - max) / sum.
+        // A thread whose vectors were all -inf (pms = -inf) writes scale * 0: zeros, or NaN when
+        // the row holds a NaN or +inf (the scale is NaN) or is all -inf without masking (1/0 * 0).
+        for (int k = 0; k < np; ++k) {
+            const float m = pms[k * Threads + t];
+            const float c = m == negInf() ? f.scale * 0.0f : expDiff(m, f.max) * f.scale;
+            const int end = pieceEnd(k);
+#pragma unroll 4
+            for (int i = k * piece + t; i < end; i += Threads) store(i, mapVec<T>(wk_stage[i], [&](float e) { return e * c; }));
+        }
+        if (hasX) storeScalar(q + extraIndex<int>(sp, t, V), Arith<T>::from_acc(softmaxApply<SoftmaxPlain>(f, xe)));
+    } else {
+        for (int k = 0; k < np; ++k) {
+            mbarWait(smemAddr(&full[k]), 0);
+            const int end = pieceEnd(k);
+#pragma unroll 4
+            for (int i = k * piece + t; i < end; i += Threads) statsStep<T>(wk_stage[i], tm, sum);
+        }
+        if (hasX) statsStepOne(xe, tm, sum);
+        const SoftmaxState g = clusterReduceSoftmaxState(xch, round, blockStats<Threads>(tm, sum, red));
+        const SoftmaxFactors f = masked ? softmaxFactors<SoftmaxLogMasked>(g) : softmaxFactors<SoftmaxLog>(g);
+#pragma unroll 4
+        for (int i = t; i < nv; i += Threads) store(i, mapVec<T>(wk_stage[i], [&](float e) { return softmaxApply<SoftmaxLog>(f, e); }));
+        if (hasX) storeScalar(q + extraIndex<int>(sp, t, V), Arith<T>::from_acc(softmaxApply<SoftmaxLog>(f, xe)));
+    }
+#else
+    (void)x; (void)y; (void)cols; (void)ldx; (void)ldy; (void)masked; (void)slice; (void)piece;
+#endif
+}
+
+// ---- 4. streamed path: any GPU, any length ---------------------------------------------------------
+// Each block (a cluster of up to 16 on sm_90) streams its slice of the row twice: an online
+// {max, sum} of every 16-byte vector, then the outputs. Reads each element twice.
+template <typename T, int Kind, int Threads>
+__global__ void __launch_bounds__(Threads)
+    softmaxStreamKernel(const T* x, T* y, int cols, long long ldx, long long ldy, bool masked, int slice) {
+    constexpr int V = vectorElems<T>(), L = 4; // L vectors in flight a thread
+    __shared__ ClusterExchange<SoftmaxState> xch;
+    unsigned round = clusterExchangeInit(xch);
+    const unsigned nb = clusterBlocks(), rank = clusterBlockRank();
+    const int t = (int)threadIdx.x;
+    const long long row = blockIdx.x / nb;
+    const T* p = x + row * ldx;
+    const VectorSplit sp = vectorSplit(p, cols);
+    const T* body = p + sp.head;
+    const long long first = (long long)rank * slice;
+    const long long end = first + slice < sp.vectors ? first + slice : sp.vectors;
+    const bool hasX = rank == 0 && t < sp.head + sp.tail;
+    const float xe = hasX ? Arith<T>::to_acc(loadScalar(p + extraIndex<int>(sp, t, V))) : negInf();
+    SoftmaxState st = softmaxStateEmpty();
+    for (long long i = first + t; i < end; i += (long long)L * Threads) {
+        Vector16<T> v[L];
+#pragma unroll
+        for (int k = 0; k < L; ++k)
+            if (i + (long long)k * Threads < end) v[k] = loadVector<LoadReadOnly>(body + (i + (long long)k * Threads) * V);
+#pragma unroll
+        for (int k = 0; k < L; ++k)
+            if (i + (long long)k * Threads < end) st = softmaxStateUpdate(st, v[k].e);
+    }
+    if (hasX) st = softmaxStateUpdate(st, xe);
+    st = clusterReduceSoftmaxState(xch, round, blockReduceSoftmaxState<Threads>(st));
+    const SoftmaxFactors f = masked ? softmaxFactors<Kind | SoftmaxMasked>(st) : softmaxFactors<Kind>(st);
+    T* q = y + row * ldy;
+    T* qb = q + sp.head;
+    const bool vecOut = ((size_t)qb & 15) == 0;
+    for (long long i = first + t; i < end; i += Threads) {
+        Vector16<T> v = loadVector<LoadReadOnly>(body + i * V);
+        softmaxApply<Kind>(f, v.e);
+        if (vecOut) {
+            storeVector(qb + i * V, v);
+        } else {
+#pragma unroll
+            for (int k = 0; k < V; ++k) qb[i * V + k] = v.e[k];
+        }
+    }
+    if (hasX) storeScalar(q + extraIndex<int>(sp, t, V), Arith<T>::from_acc(softmaxApply<Kind>(f, xe)));
+}
+
+// ---- host side -------------------------------------------------------------------------------------
+
+constexpr long long kMaxGridX = 2147483647LL;
+
+template <typename T, int Kind, int W, int C, bool Aligned>
+inline cudaError_t launchSoftmaxWarp(const T* x, T* y, long long rows, int cols, long long ldx, long long ldy, bool masked,
+                                     cudaStream_t st) {
+    using S = WarpRowShape<T, W, C, Aligned>;
+    const long long perLaunch = kMaxGridX * S::rowsPerBlock;
+    return launchRowChunks(rows, perLaunch, [&](long long r0, long long n) {
+        const long long blocks = (n + S::rowsPerBlock - 1) / S::rowsPerBlock;
+        softmaxWarpKernel<T, Kind, W, C, Aligned><<<(unsigned)blocks, kRowWarpThreads, 0, st>>>(x + r0 * ldx, y + r0 * ldy, n, cols,
+                                                                                                ldx, ldy, masked);
+        return cudaGetLastError();
+    });
+}
+
+/// Launches `kern` with `perRow` blocks a row (a cluster when the device has them), `threads` a
+/// block and `smem` bytes of dynamic shared memory, in as many launches as the grid limit needs.
+/// args(r0) must return the kernel's argument pack for the rows from r0 on, as a call of `go`.
+template <typename K, typename Go>
+inline cudaError_t launchSoftmaxRows(K kern, long long rows, int perRow, int threads, int smem, bool clusters, int dev,
+                                     cudaStream_t st, Go go) {
+    WARPKIT_TRY(allowDynamicSmem(kern, dev, smem)); // before the occupancy question, which depends on it
+    if (clusters) {
+        bool fits = true;
+        WARPKIT_TRY(rowClusterFits(kern, dev, perRow, threads, smem, &fits));
+        if (!fits) return cudaErrorInvalidConfiguration;
+    }
+    const long long perLaunch = kMaxGridX / perRow;
+    return launchRowChunks(rows, perLaunch, [&](long long r0, long long n) {
+        RowLaunch l;
+        rowLaunchConfig(&l, n * perRow, threads, smem, clusters ? perRow : 0, perRow > 8, st);
+        return go(l.cfg, r0);
+    });
+}
+
+template <typename T, int Kind, bool Aligned>
+inline cudaError_t rowSoftmaxWarp(const RowPlan& p, const T* x, T* y, long long rows, int cols, long long ldx,
+                                  long long ldy, bool masked, cudaStream_t st) {
+#define WARPKIT_DETAIL_WARP_CASE(W, C)                                                    \
+    if (p.width == W && p.chunks == C) return launchSoftmaxWarp<T, Kind, W, C, Aligned>(x, y, rows, cols, ldx, ldy, masked, st);
+    WARPKIT_DETAIL_WARP_CASE(1, 1) WARPKIT_DETAIL_WARP_CASE(2, 1) WARPKIT_DETAIL_WARP_CASE(4, 1)
+    WARPKIT_DETAIL_WARP_CASE(8, 1) WARPKIT_DETAIL_WARP_CASE(16, 1) WARPKIT_DETAIL_WARP_CASE(32, 1)
+    WARPKIT_DETAIL_WARP_CASE(32, 2) WARPKIT_DETAIL_WARP_CASE(32, 4) WARPKIT_DETAIL_WARP_CASE(32, 8)
+#undef WARPKIT_DETAIL_WARP_CASE
+    return cudaErrorInvalidConfiguration;
+}
+
+template <typename T, int Kind, int Threads, int C, bool Aligned>
+inline cudaError_t launchSoftmaxBlock(const RowPlan& p, const T* x, T* y, long long rows, int cols, long long ldx,
+                                      long long ldy, bool masked, bool clusters, int dev, cudaStream_t st) {
+    auto kern = softmaxBlockKernel<T, Kind, Threads, C, Aligned>;
+    return launchSoftmaxRows(kern, rows, p.blocks, Threads, 0, clusters, dev, st, [&](const cudaLaunchConfig_t& cfg, long long r0) {
+        return cudaLaunchKernelEx(&cfg, kern, x + r0 * ldx, y + r0 * ldy, cols, ldx, ldy, masked, p.slice);
+    });
+}
+
+template <typename T, int Kind, bool Aligned>
+inline cudaError_t rowSoftmaxBlock(const RowPlan& p, const T* x, T* y, long long rows, int cols, long long ldx,
+                                   long long ldy, bool masked, bool clusters, int dev, cudaStream_t st) {
+    constexpr int C16 = rowC16<T>(), C32 = rowC32<T>();
+#define WARPKIT_DETAIL_BLOCK_CASE(N, C)                                                   \
+    if (p.threads == N && p.chunks == C)                                                  \
+        return launchSoftmaxBlock<T, Kind, N, C, Aligned>(p, x, y, rows, cols, ldx, ldy, masked, clusters, dev, st);
+    WARPKIT_DETAIL_BLOCK_CASE(128, C16) WARPKIT_DETAIL_BLOCK_CASE(256, C16) WARPKIT_DETAIL_BLOCK_CASE(512, C16)
+    WARPKIT_DETAIL_BLOCK_CASE(1024, C16) WARPKIT_DETAIL_BLOCK_CASE(512, C32)
+#undef WARPKIT_DETAIL_BLOCK_CASE
+    return cudaErrorInvalidConfiguration;
+}
+
+template <typename T, int Kind, int Threads>
+inline cudaError_t launchSoftmaxStaged(const RowPlan& p, const T* x, T* y, long long rows, int cols, long long ldx,
+                                       long long ldy, bool masked, int dev, cudaStream_t st) {
+    auto kern = softmaxStagedKernel<T, Kind, Threads>;
+    const int np = (p.slice + p.piece - 1) / p.piece;
+    const int smem = p.slice * 16 + ((Kind & SoftmaxLog) ? 0 : np * Threads * (int)sizeof(float));
+    return launchSoftmaxRows(kern, rows, p.blocks, Threads, smem, true, dev, st, [&](const cudaLaunchConfig_t& cfg, long long r0) {
+        return cudaLaunchKernelEx(&cfg, kern, x + r0 * ldx, y + r0 * ldy, cols, ldx, ldy, masked, p.slice, p.piece);
+    });
+}
+
+/// Runs plan `p` (from rowPlan) on device `dev` with properties `d`.
+template <typename T, int Kind>
+inline cudaError_t rowSoftmaxRun(RowPlan p, const T* x, T* y, long long rows, int cols, long long ldx, long long ldy,
+                                 bool masked, int dev, const DeviceProps& d, cudaStream_t st) {
+    // Every row of x and y on a 16-byte boundary and of whole vectors: the paths without head/tail slots.
+    constexpr int V = vectorElems<T>();
+    const bool aligned = cols % V == 0 && ((size_t)x & 15) == 0 && ((size_t)y & 15) == 0 && ldx % V == 0 && ldy % V == 0;
+    for (;;) {
+        cudaError_t e = cudaErrorInvalidConfiguration;
+        switch (p.path) {
+        case RowWarp:
+            return aligned ? rowSoftmaxWarp<T, Kind, true>(p, x, y, rows, cols, ldx, ldy, masked, st)
+                           : rowSoftmaxWarp<T, Kind, false>(p, x, y, rows, cols, ldx, ldy, masked, st);
+        case RowBlock:
+            e = aligned ? rowSoftmaxBlock<T, Kind, true>(p, x, y, rows, cols, ldx, ldy, masked, d.clusters, dev, st)
+                        : rowSoftmaxBlock<T, Kind, false>(p, x, y, rows, cols, ldx, ldy, masked, d.clusters, dev, st);
+            break;
+        case RowStaged:
+            if (p.threads == kStageThreads) e = launchSoftmaxStaged<T, Kind, kStageThreads>(p, x, y, rows, cols, ldx, ldy, masked, dev, st);
+            break;
+        case RowStream: {
+            auto kern = softmaxStreamKernel<T, Kind, kStreamThreads>;
+            return launchSoftmaxRows(kern, rows, p.blocks, kStreamThreads, 0, d.clusters && p.blocks > 1, dev, st,
+                                     [&](const cudaLaunchConfig_t& cfg, long long r0) {
+                                         return cudaLaunchKernelEx(&cfg, kern, x + r0 * ldx, y + r0 * ldy, cols, ldx, ldy,
+                                                                   masked, p.slice);
+                                     });
+        }
+        }
+        // A cluster the device cannot hold (a non-portable size on a partitioned GPU, say): the
+        // streamed path, in clusters of at most 8.
+        if (e != cudaErrorInvalidConfiguration) return e;
+        const long long vecs = ((long long)cols + V - 1) / V;
+        const int n = d.clusters ? 8 : 1;
+        p = RowPlan{RowStream, 0, 0, kStreamThreads, n, (int)((vecs + n - 1) / n), 0};
+        p.blocks = (int)((vecs + p.slice - 1) / p.slice);
+    }
+}
+
+template <typename T, int Kind>
+inline cudaError_t rowSoftmaxKind(const T* x, T* y, long long rows, int cols, long long ldx, long long ldy, bool masked,
+                                  cudaStream_t st) {
+    int dev = 0;
+    DeviceProps d;
+    WARPKIT_TRY(currentDevice(&dev, &d));
+    return rowSoftmaxRun<T, Kind>(rowPlan<T>(rows, cols, d.sms, d.clusters), x, y, rows, cols, ldx, ldy, masked, dev, d, st);
+}
+
+template <typename T> struct IsRowSoftmaxType {
+    static constexpr bool value = IsSame<T, float>::value || IsSame<T, __half>::value || IsSame<T, __nv_bfloat16>::value;
+};
+
+} // namespace detail
+
+/// y = softmax of each row of x (Kind: a SoftmaxKind), for a rows x cols matrix whose row r starts
+/// at x + r * ldx (and y + r * ldy). Host; asynchronous on `stream`. See the header comment for
+/// shapes, alignment, in-place use, errors and NaN/inf rules.
+template <typename T>
+inline cudaError_t rowSoftmax(const T* x, T* y, long long rows, int cols, SoftmaxKind kind, long long ldx, long long ldy,
+                              cudaStream_t stream = 0) {
+    static_assert(detail::IsRowSoftmaxType<T>::value, "rowSoftmax: element type T must be float, __half or __nv_bfloat16");
+    if (rows < 0 || cols < 1 || ldx < cols || ldy < cols || (int)kind < 0 || (int)kind > 3) return cudaErrorInvalidValue;
+    if (rows == 0) return cudaSuccess;
+    if (x == nullptr || y == nullptr || (x == y && ldx != ldy)) return cudaErrorInvalidValue;
+    const bool masked = (kind & SoftmaxMasked) != 0;
+    if (kind & SoftmaxLog) return detail::rowSoftmaxKind<T, SoftmaxLog>(x, y, rows, cols, ldx, ldy, masked, stream);
+    return detail::rowSoftmaxKind<T, SoftmaxPlain>(x, y, rows, cols, ldx, ldy, masked, stream);
+}
+
+/// y = softmax(x) over each row of a contiguous rows x cols matrix (ld = cols). Host; asynchronous
+/// on `stream`.
+template <typename T> inline cudaError_t rowSoftmax(const T* x, T* y, long long rows, int cols, cudaStream_t stream = 0) {
+    return rowSoftmax(x, y, rows, cols, SoftmaxPlain, cols, cols, stream);
+}
+
+} // namespace warpkit

@@ -1,0 +1,264 @@
+// Tests of include/warpkit/device/softmax.cuh (rowSoftmax), all through the public call except
+// `paths`, which also runs each path's plan on shapes the dispatcher would give another path
+// (so that every kernel runs on small inputs, under the sanitizers too).
+//   fuzz:        seeded random rows (0, 1, many), cols 1..300000, row strides and pointer offsets
+//                of 0..7 elements, every type and kind, in place; outputs poisoned first, and
+//                every element between and around the rows checked untouched.
+//   paths:       each path's boundaries +-1 with many and with few rows, every type, plain and log.
+//   specials:    NaN, +inf, all -inf rows, whole -inf slices, on every path.
+//   bad_args:    every bad argument returns cudaErrorInvalidValue and writes nothing.
+//   concurrent:  two host threads on two streams at once (and on two devices where there are two).
+#include "../softmax_common.cuh"
+#include <warpkit/device/softmax.cuh>
+#include <thread>
+
+using warpkit::SoftmaxKind;
+
+struct SmCase {
+    int kind;
+    long long rows;
+    int cols;
+    long long ldx, ldy;
+    int offX, offY; // pointer offsets in elements
+    bool inplace;
+    int mode; // fill_row pattern of row 0 (row r uses mode + r)
+};
+
+/// Runs one case: a fresh x buffer (rows at offX + r * ldx, anything else random filler), y either
+/// x itself or a poisoned buffer; checks the rows against the reference and every other element
+/// of y unchanged. `plan` (optional): run that plan instead of the dispatcher's. Returns mismatches.
+template <typename T>
+static int sm_case(const char* what, const SmCase& c, uint64_t seed, const warpkit::detail::RowPlan* plan = nullptr,
+                   cudaStream_t st = 0) {
+    wk_rng r = wk_rng_make(seed);
+    const size_t nx = (size_t)c.offX + (size_t)(c.rows > 0 ? c.rows - 1 : 0) * c.ldx + c.cols + 8;
+    const size_t ny = c.inplace ? nx : (size_t)c.offY + (size_t)(c.rows > 0 ? c.rows - 1 : 0) * c.ldy + c.cols + 8;
+    std::vector<T> hx(nx), hy(ny), before(ny);
+    for (size_t i = 0; i < nx; ++i) hx[i] = wk_from_double<T>(wk_uniform(&r, -50.0, 50.0));
+    for (long long q = 0; q < c.rows; ++q) fill_row<T>(&r, &hx[c.offX + (size_t)q * c.ldx], c.cols, c.mode + (int)q);
+    T* dx = wk_alloc<T>(nx);
+    wk_upload(dx, hx.data(), nx);
+    T* dy = dx;
+    if (c.inplace) {
+        before = hx;
+    } else {
+        dy = wk_alloc<T>(ny);
+        wk_poison(dy, ny);
+        wk_download(before.data(), dy, ny);
+    }
+    const long long ldy = c.inplace ? c.ldx : c.ldy;
+    T* yp = dy + (c.inplace ? c.offX : c.offY);
+    cudaError_t e;
+    if (plan) {
+        int dev = 0;
+        warpkit::detail::DeviceProps d;
+        WK_CUDA(warpkit::detail::currentDevice(&dev, &d));
+        e = (c.kind & warpkit::SoftmaxLog)
+                ? warpkit::detail::rowSoftmaxRun<T, warpkit::SoftmaxLog>(*plan, dx + c.offX, yp, c.rows, c.cols, c.ldx, ldy,
+                                                                         c.kind & warpkit::SoftmaxMasked, dev, d, st)
+                : warpkit::detail::rowSoftmaxRun<T, warpkit::SoftmaxPlain>(*plan, dx + c.offX, yp, c.rows, c.cols, c.ldx, ldy,
+                                                                           c.kind & warpkit::SoftmaxMasked, dev, d, st);
+    } else {
+        e = warpkit::rowSoftmax(dx + c.offX, yp, c.rows, c.cols, (SoftmaxKind)c.kind, c.ldx, ldy, st);
+    }
+    int bad = 0;
+    if (e != cudaSuccess) {
+        cr_log_error("%s %s: rowSoftmax(%lld x %d, kind %d, ld %lld/%lld, off %d/%d%s) returned %s", what, wk_type_name<T>(),
+                     c.rows, c.cols, c.kind, c.ldx, ldy, c.offX, c.offY, c.inplace ? ", in place" : "", cudaGetErrorString(e));
+        bad = 1;
+    }
+    WK_CUDA(cudaStreamSynchronize(st));
+    WK_CUDA(cudaGetLastError());
+    wk_download(hy.data(), dy, ny);
+    if (!bad) bad = check_rows_ld(what, c.kind, &hx[c.offX], c.ldx, &hy[yp - dy], ldy, c.rows, c.cols);
+    // Everything outside the rows' [0, cols) is as it was.
+    const size_t y0 = (size_t)(yp - dy);
+    int touched = 0;
+    for (size_t i = 0; i < ny && touched < 3; ++i) {
+        const bool inRow = i >= y0 && (long long)((i - y0) % ldy) < c.cols && (long long)((i - y0) / ldy) < c.rows;
+        if (!inRow && memcmp(&hy[i], &before[i], sizeof(T)) != 0) {
+            if (touched++ == 0)
+                cr_log_error("%s %s: %lld x %d (ld %lld, off %d): element %zu outside the rows was written", what,
+                             wk_type_name<T>(), c.rows, c.cols, ldy, (int)y0, i);
+        }
+    }
+    cudaFree(dx);
+    if (!c.inplace) cudaFree(dy);
+    return bad + touched;
+}
+
+template <typename T> static int sm_fuzz_one(wk_rng* r, long long budget, int iter) {
+    SmCase c;
+    c.kind = (int)wk_int(r, 0, 3);
+    // cols: log-uniform over 1..300000, with a third of the draws near a path boundary.
+    static const int edges[] = {4, 8, 32, 64, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072, 262144};
+    if (wk_int(r, 0, 2) == 0) c.cols = edges[wk_int(r, 0, 14)] + (int)wk_int(r, -1, 1);
+    else c.cols = (int)exp(wk_uniform(r, 0.0, log(300000.0)));
+    c.cols = c.cols < 1 ? 1 : c.cols;
+    const long long maxRows = budget / c.cols > 0 ? budget / c.cols : 1;
+    const int pick = (int)wk_int(r, 0, 9);
+    c.rows = pick == 0 ? 0 : pick == 1 ? 1 : wk_int(r, 1, maxRows < 3000 ? maxRows : 3000);
+    c.ldx = c.cols + (wk_int(r, 0, 2) == 0 ? 0 : wk_int(r, 1, 9));
+    c.ldy = c.cols + (wk_int(r, 0, 2) == 0 ? 0 : wk_int(r, 1, 9));
+    c.offX = (int)wk_int(r, 0, 7);
+    c.offY = (int)wk_int(r, 0, 7);
+    c.inplace = wk_int(r, 0, 4) == 0;
+    c.mode = (int)wk_int(r, 0, 35);
+    return sm_case<T>("fuzz", c, 0xf0220000ull + iter, nullptr);
+}
+
+Test(device_softmax, fuzz) {
+    WK_REQUIRE_GPU();
+    wk_rng r = wk_rng_make(7001);
+    const int iters = wk_quick() ? 45 : 330;
+    const long long budget = wk_quick() ? (1 << 16) : (1 << 19);
+    int bad = 0, failedIters = 0;
+    for (int i = 0; i < iters; ++i) {
+        const int type = (int)wk_int(&r, 0, 2);
+        const int b = type == 0 ? sm_fuzz_one<float>(&r, budget, i)
+                    : type == 1 ? sm_fuzz_one<__half>(&r, budget, i)
+                                : sm_fuzz_one<__nv_bfloat16>(&r, budget, i);
+        bad += b;
+        failedIters += b > 0;
+    }
+    cr_expect(bad == 0, "rowSoftmax fuzz: %d of %d cases failed (%d mismatches)", failedIters, iters, bad);
+}
+
+/// Each of the dispatcher's paths: for every type and kind plain/log, the columns around each
+/// path's edges with few rows (the dispatcher's plan), and the plan it gives many rows forced
+/// onto 3 rows (in place, misaligned), so every kernel runs on small inputs, under the sanitizers
+/// too; then a few shapes with really many rows (past one wave of the few-rows rule), so that the
+/// row-length rules choose. Odd offsets and strides throughout.
+template <typename T> static int sm_paths(int* seen) {
+    int dev = 0;
+    warpkit::detail::DeviceProps d;
+    WK_CUDA(warpkit::detail::currentDevice(&dev, &d));
+    const bool quick = wk_quick();
+    std::vector<int> cols = {1, 3, 5, 8, 9, 31, 33, 127, 255, 257, 513, 1023, 1025, 2047, 2049, 4095, 4097, 8191, 8193,
+                             16383, 16385, 32767, 32769, 40009, 65535, 65537, 100003, 131073, 262143, 262145, 300007};
+    if (!quick) cols.push_back(sizeof(T) == 4 ? 400009 : 600011); // the streamed path on sm_90
+    int bad = 0, salt = 0;
+    for (int c : cols) {
+        for (int kind : {warpkit::SoftmaxPlain, warpkit::SoftmaxLog}) {
+            seen[warpkit::detail::rowPlan<T>(3, c, d.sms, d.clusters).path] = 1;
+            SmCase few{kind, 3, c, (long long)c + 3, (long long)c + 1, 3, 5, false, salt};
+            bad += sm_case<T>("paths (3 rows)", few, 0x9a000ull + salt++);
+            const warpkit::detail::RowPlan p = warpkit::detail::rowPlan<T>(1LL << 24, c, d.sms, d.clusters);
+            seen[p.path] = 1;
+            SmCase forced{kind | warpkit::SoftmaxMasked, 3, c, (long long)c + 7, (long long)c + 7, 1, 1, true, 8 + salt};
+            bad += sm_case<T>("paths (many-rows plan on 3 rows)", forced, 0x9b000ull + salt++, &p);
+        }
+    }
+    if (!quick) {
+        for (int c : {4097, 40009, 100003, sizeof(T) == 4 ? 400009 : 600011}) {
+            const long long rows = (long long)d.sms * 2048 * 16 / c + 3;
+            SmCase many{c % 2 ? warpkit::SoftmaxPlain : warpkit::SoftmaxLog, rows, c, (long long)c + 5, (long long)c, 2, 0, false, salt};
+            bad += sm_case<T>("paths (many rows)", many, 0x9c000ull + salt++);
+        }
+    }
+    return bad;
+}
+
+Test(device_softmax, paths) {
+    WK_REQUIRE_GPU();
+    int seen[4] = {0, 0, 0, 0};
+    const int bad = sm_paths<float>(seen) + sm_paths<__half>(seen) + sm_paths<__nv_bfloat16>(seen);
+    cr_expect(bad == 0, "rowSoftmax paths: %d mismatches", bad);
+    int dev = 0;
+    warpkit::detail::DeviceProps d;
+    WK_CUDA(warpkit::detail::currentDevice(&dev, &d));
+    cr_expect(seen[warpkit::detail::RowWarp] && seen[warpkit::detail::RowBlock], "warp and block paths both ran");
+    if (d.clusters && !wk_quick())
+        cr_expect(seen[warpkit::detail::RowStaged] && seen[warpkit::detail::RowStream], "sm_90: staged and streamed paths ran");
+}
+
+/// Special rows (NaN, +inf, all -inf, every third -inf, a first half of -inf) at every kind on a
+/// column count of each path.
+template <typename T> static int sm_specials(void) {
+    int bad = 0, salt = 0;
+    for (int c : {7, 200, 2047, 5000, 20000, 70001, 262144}) {
+        for (int kind = 0; kind < 4; ++kind) {
+            for (int mode : {4, 5, 6, 7, 8, 13, 14, 15}) {
+                SmCase sc{kind, 2, c, c, c, 0, 0, false, mode};
+                bad += sm_case<T>("specials", sc, 0x5e000ull + salt++);
+            }
+        }
+    }
+    return bad;
+}
+
+Test(device_softmax, specials) {
+    WK_REQUIRE_GPU();
+    const int bad = sm_specials<float>() + sm_specials<__half>() + sm_specials<__nv_bfloat16>();
+    cr_expect(bad == 0, "rowSoftmax special rows: %d mismatches", bad);
+}
+
+Test(device_softmax, bad_args) {
+    WK_REQUIRE_GPU();
+    const int n = 64;
+    float* dx = wk_alloc<float>(n);
+    float* dy = wk_alloc<float>(n);
+    std::vector<float> hx(n, 1.0f), hy(n), poison(n);
+    wk_upload(dx, hx.data(), n);
+    wk_poison(dy, n);
+    wk_download(poison.data(), dy, n);
+    struct Bad { long long rows; int cols; int kind; long long ldx, ldy; bool nullx, nully, same; const char* what; };
+    const Bad bads[] = {
+        {-1, 8, 0, 8, 8, false, false, false, "rows < 0"},
+        {2, 0, 0, 8, 8, false, false, false, "cols = 0"},
+        {2, -3, 0, 8, 8, false, false, false, "cols < 0"},
+        {2, 8, 0, 7, 8, false, false, false, "ldx < cols"},
+        {2, 8, 0, 8, 7, false, false, false, "ldy < cols"},
+        {2, 8, 0, 8, 8, true, false, false, "x null"},
+        {2, 8, 0, 8, 8, false, true, false, "y null"},
+        {2, 8, 4, 8, 8, false, false, false, "kind 4"},
+        {2, 8, -1, 8, 8, false, false, false, "kind -1"},
+        {2, 8, 0, 8, 16, false, false, true, "in place with ldx != ldy"},
+        {0, 0, 0, 8, 8, false, false, false, "rows 0 but cols 0"},
+    };
+    for (const Bad& b : bads) {
+        const float* x = b.nullx ? nullptr : dx;
+        float* y = b.nully ? nullptr : b.same ? dx : dy;
+        const cudaError_t e = warpkit::rowSoftmax(x, y, b.rows, b.cols, (SoftmaxKind)b.kind, b.ldx, b.ldy);
+        cr_expect(e == cudaErrorInvalidValue, "rowSoftmax with %s: got %s, want cudaErrorInvalidValue", b.what,
+                  cudaGetErrorString(e));
+    }
+    // rows == 0 is a no-op, with or without pointers.
+    cr_expect(warpkit::rowSoftmax<float>(nullptr, nullptr, 0, 5) == cudaSuccess, "rows 0 with null pointers: no-op");
+    cr_expect(warpkit::rowSoftmax(dx, dy, 0, 5) == cudaSuccess, "rows 0: no-op");
+    WK_LAUNCHED();
+    wk_download(hy.data(), dy, n);
+    std::vector<float> x2(n);
+    wk_download(x2.data(), dx, n);
+    cr_expect(memcmp(hy.data(), poison.data(), n * sizeof(float)) == 0, "a rejected call wrote y");
+    cr_expect(memcmp(x2.data(), hx.data(), n * sizeof(float)) == 0, "a rejected call wrote x");
+    cudaFree(dx);
+    cudaFree(dy);
+}
+
+/// Two host threads, each with its own stream (and its own device where there are two), each
+/// running a series of different shapes at once.
+Test(device_softmax, concurrent) {
+    WK_REQUIRE_GPU();
+    int devices = 0;
+    WK_CUDA(cudaGetDeviceCount(&devices));
+    int bad[2] = {0, 0};
+    auto worker = [&](int w) {
+        WK_CUDA(cudaSetDevice(devices > 1 ? w : 0));
+        cudaStream_t st;
+        WK_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+        static const int cols[] = {33, 1000, 4097, 16385, 50257, 151936};
+        for (int i = 0; i < 12; ++i) {
+            const int c = cols[(i + w) % 6];
+            SmCase sc{i & 3, c > 20000 ? 4 : 300, c, (long long)c + w, (long long)c, w, 2 * w, false, i};
+            bad[w] += (i + w) % 2 ? sm_case<float>("concurrent", sc, 0xc0000ull + 100 * w + i, nullptr, st)
+                                  : sm_case<__nv_bfloat16>("concurrent", sc, 0xc0000ull + 100 * w + i, nullptr, st);
+        }
+        WK_CUDA(cudaStreamDestroy(st));
+    };
+    std::thread a(worker, 0), b(worker, 1);
+    a.join();
+    b.join();
+    if (devices < 2) cr_log_info("concurrent: one device here, so both threads shared it (two streams)");
+    cr_expect(bad[0] + bad[1] == 0, "rowSoftmax from two threads / streams at once: %d mismatches", bad[0] + bad[1]);
+}
