@@ -10,11 +10,6 @@
 
 #include <vector>
 
-// The one-launch device reduction of samples/device_reduce.cu, so the sanitizers see its
-// last-block-done protocol (counter, fences, partials read from L2).
-#define DEVICE_REDUCE_NO_MAIN
-#include "../samples/device_reduce.cu"
-
 using warpkit::detail::Arith;
 
 // ---- kernels -------------------------------------------------------------------------------
@@ -254,51 +249,6 @@ Test(grid, huge_n_64bit_indices) {
     WK_CUDA(cudaFree(visits));
     WK_CUDA(cudaFree(sums));
     WK_CUDA(cudaFree(maxes));
-}
-
-// ---- the sample's one-launch reduction ----------------------------------------------------------
-template <typename T, typename S> static void sample_reduce(wk_rng* rng) {
-    typedef SumMax<S, T> Acc;
-    ReducePlan<T, Acc, SumMaxOp> plan;
-    WK_CUDA(makePlan(&plan));
-    const unsigned long long sizes[] = {0, 1, 31, 4099, wk_quick() ? 70001ull : (1ull << 22) + 7};
-    Acc* out = wk_alloc<Acc>(2);
-    for (unsigned long long n : sizes) {
-        std::vector<T> h(n);
-        double ref = 0, mx = -INFINITY;
-        for (unsigned long long i = 0; i < n; ++i) {
-            double x = (double)wk_int(rng, -1000, 1000);
-            h[i] = wk_from_double<T>(x);
-            ref += x;
-            mx = x > mx ? x : mx;
-        }
-        T* in = wk_alloc<T>(n);
-        wk_upload(in, h.data(), n);
-        wk_poison(out, 2);
-        const Acc init = {S(0), Arith<T>::lowest()};
-        WK_CUDA(deviceReduce(plan, in, n, init, SumMaxOp{}, out));
-        WK_CUDA(deviceReduce(plan, in, n, init, SumMaxOp{}, out + 1));
-        WK_LAUNCHED();
-        Acc got[2];
-        wk_download(got, out, 2);
-        const double wantMax = n ? mx : (double)Arith<T>::lowest();
-        cr_assert((double)got[0].sum == ref && (double)got[0].max == wantMax,
-                  "device_reduce %s n=%llu: sum %.17g (want %.17g) max %g (want %g)", wk_type_name<T>(), n,
-                  (double)got[0].sum, ref, (double)got[0].max, wantMax);
-        cr_assert(sameBits(got[0], got[1]), "device_reduce %s n=%llu: two runs differ",
-                  wk_type_name<T>(), n);
-        WK_CUDA(cudaFree(in));
-    }
-    WK_CUDA(cudaFree(out));
-    freePlan(&plan);
-}
-
-Test(grid, sample_one_launch_reduce) {
-    WK_REQUIRE_GPU();
-    wk_rng rng = wk_rng_make(4242);
-    sample_reduce<float, float>(&rng);
-    sample_reduce<double, double>(&rng);
-    sample_reduce<int, long long>(&rng);
 }
 
 // ---- occupancyGridSize ---------------------------------------------------------------------------

@@ -11,7 +11,7 @@
 //
 // The accumulation helpers are the streaming half of a reduction: each thread returns a partial
 // value, and the caller combines the partials with warpReduce / a block reduction (see
-// samples/device_reduce.cu for a whole one-launch device reduction).
+// device/reduce.cuh for a whole one-launch device reduction).
 //
 // Memory access. The pointer may have any alignment of its element type. The first few elements
 // up to the next 16-byte boundary ("head") and the last few that do not fill a 16-byte vector

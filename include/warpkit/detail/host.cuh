@@ -4,6 +4,8 @@
 //   currentDevice(&dev, &props)     the current device and its properties, queried once per device
 //   hostCacheGet / hostCachePut     a small process-wide cache of int results keyed by
 //                                   (kernel, device, a, b): occupancy answers, attributes set
+//   residentBlocks / gridBlocks     occupancy-sized grids (the occupancy asked once per kernel and device)
+//   launchKernel                    a plain launch that returns its own error
 //   WARPKIT_TRY(expr)               return the cudaError_t of expr when it is not cudaSuccess
 //
 // Thread safety: every cache here is guarded by one spin lock (GCC/Clang __atomic builtins),
@@ -131,6 +133,46 @@ template <typename K> inline cudaError_t allowDynamicSmem(K kernel, int dev, int
     WARPKIT_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smemBytes));
     hostCachePut(key, dev, -1, 0, smemBytes > have ? smemBytes : have);
     return cudaSuccess;
+}
+
+/// Blocks of `threads` threads of `kernel` (no dynamic shared memory) resident on device `dev`
+/// at once: occupancy x SM count, the occupancy asked once per kernel and device.
+template <typename K> inline cudaError_t residentBlocks(K kernel, int threads, int dev, int sms, int* blocks) {
+    const void* key = reinterpret_cast<const void*>(kernel);
+    int perSm = 0;
+    if (!hostCacheGet(key, dev, threads, 0, &perSm)) {
+        WARPKIT_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, kernel, threads, 0));
+        hostCachePut(key, dev, threads, 0, perSm);
+    }
+    if (perSm < 1) return cudaErrorInvalidConfiguration;
+    *blocks = perSm * sms;
+    return cudaSuccess;
+}
+
+/// Blocks a grid on the current device needs for `items` work items, `perBlock` a block: one per
+/// perBlock items (at least 1), at most the resident blocks and `cap`.
+template <typename K>
+inline cudaError_t gridBlocks(K kernel, int threads, long long items, long long perBlock, long long cap, int* blocks) {
+    int dev = 0, resident = 0;
+    DeviceProps d;
+    WARPKIT_TRY(currentDevice(&dev, &d));
+    WARPKIT_TRY(residentBlocks(kernel, threads, dev, d.sms, &resident));
+    long long b = (items + perBlock - 1) / perBlock;
+    b = b < resident ? b : resident;
+    b = b < cap ? b : cap;
+    *blocks = b > 1 ? (int)b : 1;
+    return cudaSuccess;
+}
+
+/// Launches `kernel` on `blocks` blocks of `threads` threads on `stream`; returns the launch's
+/// own error (not one an earlier call left behind).
+template <typename... Params, typename... Args>
+inline cudaError_t launchKernel(void (*kernel)(Params...), int blocks, int threads, cudaStream_t stream, Args... args) {
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3((unsigned)blocks);
+    cfg.blockDim = dim3((unsigned)threads);
+    cfg.stream = stream;
+    return cudaLaunchKernelEx(&cfg, kernel, args...);
 }
 
 } // namespace detail
