@@ -128,10 +128,8 @@ template <typename T> inline RowPlan rowPlan(long long rows, int cols, int sms, 
     return s;
 }
 
-/// Launch `kernel` over `rows` rows, `perRow` blocks a row (a cluster when > 1 on a GPU with
-/// clusters) or, when perRow == 0, `rowsPerBlock` rows a block; grids larger than the hardware's
-/// x limit go out as several launches. `args(r0)` gives the kernel's arguments for the rows from
-/// r0 on (as a tuple-free call: `launchOne(cfg, r0, n)` is called per chunk). Returns the first error.
+/// Calls launchOne(r0, n) for consecutive chunks [r0, r0 + n) of `rows` rows, at most
+/// `rowsPerLaunch` each (so that no grid passes the hardware's x limit). Returns the first error.
 template <typename Launch>
 inline cudaError_t launchRowChunks(long long rows, long long rowsPerLaunch, Launch launchOne) {
     for (long long r0 = 0; r0 < rows; r0 += rowsPerLaunch) {
@@ -193,6 +191,30 @@ template <typename K> inline cudaError_t rowClusterFits(K kernel, int dev, int n
     hostCachePut(key, dev, n, smem, clusters);
     *fits = clusters > 0;
     return cudaSuccess;
+}
+
+/// The hardware limit of a grid's x dimension.
+constexpr long long kMaxGridX = 2147483647LL;
+
+/// Launches `kern` with `perRow` blocks a row (a cluster when `clusters`), `threads` a block and
+/// `smem` bytes of dynamic shared memory, in as many launches as the grid's x limit needs:
+/// go(cfg, r0) launches the rows from r0 on with configuration cfg (cudaLaunchKernelEx).
+/// cudaErrorInvalidConfiguration when no cluster of perRow blocks can be resident.
+template <typename K, typename Go>
+inline cudaError_t launchRows(K kern, long long rows, int perRow, int threads, int smem, bool clusters, int dev,
+                                     cudaStream_t st, Go go) {
+    WARPKIT_TRY(allowDynamicSmem(kern, dev, smem)); // before the occupancy question, which depends on it
+    if (clusters) {
+        bool fits = true;
+        WARPKIT_TRY(rowClusterFits(kern, dev, perRow, threads, smem, &fits));
+        if (!fits) return cudaErrorInvalidConfiguration;
+    }
+    const long long perLaunch = kMaxGridX / perRow;
+    return launchRowChunks(rows, perLaunch, [&](long long r0, long long n) {
+        RowLaunch l;
+        rowLaunchConfig(&l, n * perRow, threads, smem, clusters ? perRow : 0, perRow > 8, st);
+        return go(l.cfg, r0);
+    });
 }
 
 } // namespace detail

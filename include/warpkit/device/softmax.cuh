@@ -346,8 +346,6 @@ __global__ void __launch_bounds__(Threads)
 
 // ---- host side -------------------------------------------------------------------------------------
 
-constexpr long long kMaxGridX = 2147483647LL;
-
 template <typename T, int Kind, int W, int C, bool Aligned>
 inline cudaError_t launchSoftmaxWarp(const T* x, T* y, long long rows, int cols, long long ldx, long long ldy, bool masked,
                                      cudaStream_t st) {
@@ -358,26 +356,6 @@ inline cudaError_t launchSoftmaxWarp(const T* x, T* y, long long rows, int cols,
         softmaxWarpKernel<T, Kind, W, C, Aligned><<<(unsigned)blocks, kRowWarpThreads, 0, st>>>(x + r0 * ldx, y + r0 * ldy, n, cols,
                                                                                                 ldx, ldy, masked);
         return cudaGetLastError();
-    });
-}
-
-/// Launches `kern` with `perRow` blocks a row (a cluster when the device has them), `threads` a
-/// block and `smem` bytes of dynamic shared memory, in as many launches as the grid limit needs.
-/// args(r0) must return the kernel's argument pack for the rows from r0 on, as a call of `go`.
-template <typename K, typename Go>
-inline cudaError_t launchSoftmaxRows(K kern, long long rows, int perRow, int threads, int smem, bool clusters, int dev,
-                                     cudaStream_t st, Go go) {
-    WARPKIT_TRY(allowDynamicSmem(kern, dev, smem)); // before the occupancy question, which depends on it
-    if (clusters) {
-        bool fits = true;
-        WARPKIT_TRY(rowClusterFits(kern, dev, perRow, threads, smem, &fits));
-        if (!fits) return cudaErrorInvalidConfiguration;
-    }
-    const long long perLaunch = kMaxGridX / perRow;
-    return launchRowChunks(rows, perLaunch, [&](long long r0, long long n) {
-        RowLaunch l;
-        rowLaunchConfig(&l, n * perRow, threads, smem, clusters ? perRow : 0, perRow > 8, st);
-        return go(l.cfg, r0);
     });
 }
 
@@ -397,7 +375,7 @@ template <typename T, int Kind, int Threads, int C, bool Aligned>
 inline cudaError_t launchSoftmaxBlock(const RowPlan& p, const T* x, T* y, long long rows, int cols, long long ldx,
                                       long long ldy, bool masked, bool clusters, int dev, cudaStream_t st) {
     auto kern = softmaxBlockKernel<T, Kind, Threads, C, Aligned>;
-    return launchSoftmaxRows(kern, rows, p.blocks, Threads, 0, clusters, dev, st, [&](const cudaLaunchConfig_t& cfg, long long r0) {
+    return launchRows(kern, rows, p.blocks, Threads, 0, clusters, dev, st, [&](const cudaLaunchConfig_t& cfg, long long r0) {
         return cudaLaunchKernelEx(&cfg, kern, x + r0 * ldx, y + r0 * ldy, cols, ldx, ldy, masked, p.slice);
     });
 }
@@ -421,7 +399,7 @@ inline cudaError_t launchSoftmaxStaged(const RowPlan& p, const T* x, T* y, long 
     auto kern = softmaxStagedKernel<T, Kind, Threads>;
     const int np = (p.slice + p.piece - 1) / p.piece;
     const int smem = p.slice * 16 + ((Kind & SoftmaxLog) ? 0 : np * Threads * (int)sizeof(float));
-    return launchSoftmaxRows(kern, rows, p.blocks, Threads, smem, true, dev, st, [&](const cudaLaunchConfig_t& cfg, long long r0) {
+    return launchRows(kern, rows, p.blocks, Threads, smem, true, dev, st, [&](const cudaLaunchConfig_t& cfg, long long r0) {
         return cudaLaunchKernelEx(&cfg, kern, x + r0 * ldx, y + r0 * ldy, cols, ldx, ldy, masked, p.slice, p.piece);
     });
 }
@@ -448,7 +426,7 @@ inline cudaError_t rowSoftmaxRun(RowPlan p, const T* x, T* y, long long rows, in
             break;
         case RowStream: {
             auto kern = softmaxStreamKernel<T, Kind, kStreamThreads>;
-            return launchSoftmaxRows(kern, rows, p.blocks, kStreamThreads, 0, d.clusters && p.blocks > 1, dev, st,
+            return launchRows(kern, rows, p.blocks, kStreamThreads, 0, d.clusters && p.blocks > 1, dev, st,
                                      [&](const cudaLaunchConfig_t& cfg, long long r0) {
                                          return cudaLaunchKernelEx(&cfg, kern, x + r0 * ldx, y + r0 * ldy, cols, ldx, ldy,
                                                                    masked, p.slice);
