@@ -106,19 +106,21 @@ template <typename T> inline RowPlan rowPlan(long long rows, int cols, int sms, 
         }
         if (n > 1 && n <= kRowMaxClusterBlocks && rows * n <= 2LL * sms) return rowBlockPlan(vecs, n, 512, chunks);
     }
-    if (cols <= 8192) return rowOneBlockPlan<T>(vecs);
-    if (!kHalf && cols <= 65536) // fp32: clusters of 256 threads x 16 values (4096 columns a block)
+    // Past here every bound is on the body's whole vectors, so that a row of 8k + 1 columns takes
+    // the path of a row of 8k.
+    if (vecs * V <= 8192) return rowOneBlockPlan<T>(vecs);
+    if (!kHalf && vecs * V <= 65536) // fp32: clusters of 256 threads x 16 values (4096 columns a block)
         return rowBlockPlan(vecs, (vecs + 256LL * rowC16<T>() - 1) / (256LL * rowC16<T>()), 256, rowC16<T>());
     // Longer rows (16-bit rows of more than 8192): the staged path. Slices of 16 KB where 16 blocks
     // suffice (one bulk copy each; the most blocks an SM), else the row over 16 blocks, up to 64 KB
     // a slice (two bulk copies each past 32 KB).
-    const long long rowBytes = (long long)cols * (long long)sizeof(T);
+    const long long rowBytes = vecs * 16;
     long long stageN = (rowBytes + kStageMinSliceBytes - 1) / kStageMinSliceBytes;
     stageN = stageN > kRowMaxClusterBlocks ? kRowMaxClusterBlocks : stageN;
-    const long long slice = (vecs + stageN - 1) / stageN;
+    const long long slice = ((vecs + stageN - 1) / stageN + 7) / 8 * 8; // whole 128-byte lines a slice
     if (slice * 16 <= kStageSliceBytes) {
         RowPlan p{RowStaged, 0, 0, kStageThreads, (int)stageN, (int)slice, 0};
-        p.piece = slice * 16 <= 32 * 1024 ? (int)slice : (int)((slice + 1) / 2);
+        p.piece = slice * 16 <= 32 * 1024 ? (int)slice : (int)((slice / 2 + 7) / 8 * 8);
         p.blocks = (int)((vecs + slice - 1) / slice); // a block left empty by the rounding is dropped
         return p;
     }

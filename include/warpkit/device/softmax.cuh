@@ -204,7 +204,7 @@ __global__ void __launch_bounds__(Threads) softmaxStagedKernel(const T* x, T* y,
                                                                bool masked, int slice, int piece) {
 #if WARPKIT_ARCH >= 900
     constexpr int V = vectorElems<T>();
-    extern __shared__ uint4 wk_stage[];
+    extern __shared__ __align__(128) uint4 wk_stage[]; // bulk copies land on 128-byte boundaries
     __shared__ BlockReduceScratch<float, Threads> red;
     __shared__ ClusterExchange<SoftmaxState> xch;
     __shared__ alignas(8) unsigned long long full[kStageMaxPieces];
