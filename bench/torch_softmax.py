@@ -3,13 +3,12 @@
 bench/softmax.cu's three tables (anchors, odd lengths, few long rows), each beside a copy of the
 same bytes timed in the same run.
 
-warpkit is called through build/bench/libwarpkit_softmax.so (bench/softmax_shim.cu, built by
-`make bench`) with ctypes, on the same torch tensors and torch's current stream.
-Usage: python3 bench/torch_softmax.py [out.csv]. Skips cleanly (exit 0) without torch, a GPU or
-the shim. Target: warpkit ahead of the better of torch and torch.compile, or at least 0.98x it
-where both sit at the copy ceiling (>= 0.95x copy).
+warpkit is called through its PyTorch extension (python/: warpkit.softmax, JIT-built on first use
+into build/torch_ext), on the same tensors and torch's current stream.
+Usage: python3 bench/torch_softmax.py [out.csv]. Skips cleanly (exit 0) without torch or a GPU.
+Target: warpkit ahead of the better of torch and torch.compile, or at least 0.98x it where both
+sit at the copy ceiling (>= 0.95x copy).
 """
-import ctypes
 import csv
 import os
 import sys
@@ -32,22 +31,13 @@ def main():
     if not torch.cuda.is_available():
         print("torch_softmax: skipped: no CUDA device")
         return 0
-    so = os.path.join(os.path.dirname(out) or ".", "libwarpkit_softmax.so")
-    if not os.path.exists(so):
-        print(f"torch_softmax: skipped: {so} not built (make bench builds it)")
-        return 0
-    lib = ctypes.CDLL(so)
-    lib.wk_row_softmax.restype = ctypes.c_int
-    lib.wk_row_softmax.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_longlong, ctypes.c_int,
-                                   ctypes.c_int, ctypes.c_longlong, ctypes.c_longlong, ctypes.c_void_p]
-    codes = {torch.float32: 0, torch.float16: 1, torch.bfloat16: 2}
-
-    def warpkit_softmax(x, y):
-        rows, cols = x.shape
-        err = lib.wk_row_softmax(codes[x.dtype], x.data_ptr(), y.data_ptr(), rows, cols, 0, x.stride(0), y.stride(0),
-                                 torch.cuda.current_stream().cuda_stream)
-        if err != 0:
-            raise RuntimeError(f"wk_row_softmax: cudaError {err}")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    sys.path.insert(0, os.path.join(root, "python"))
+    os.environ.setdefault("WARPKIT_TORCH_BUILD", os.path.join(os.path.dirname(out) or ".", "..", "torch_ext"))
+    import warpkit
+    t0 = time.time()
+    warpkit.load()
+    print(f"warpkit extension ready in {time.time() - t0:.0f} s")
 
     spin = getattr(torch.cuda, "_sleep", None)
 
@@ -69,30 +59,32 @@ def main():
         times.sort()
         return times[len(times) // 2]
 
+    # One compiled graph per shape (static shapes, as a model with fixed sizes gets); without a
+    # higher limit dynamo stops recompiling after 8 shapes and runs the rest eagerly.
+    torch._dynamo.config.recompile_limit = 10000
+    torch._dynamo.config.cache_size_limit = 10000
     compiled = torch.compile(lambda t: torch.softmax(t, -1), dynamic=False)
     compile_s = 0.0
     rows_out = []
-    print(f"torch {torch.__version__}: warpkit (ctypes shim) vs torch.softmax and torch.compile (static shapes), same process")
+    print(f"torch {torch.__version__}: warpkit (extension) vs torch.softmax and torch.compile (static shapes), same process")
     print("| table   | type | rows    |   cols | copy TB/s | warpkit | torch | compile | x best | xcopy | tgt  |")
     print("|---------|------|---------|--------|-----------|---------|-------|---------|--------|-------|------|")
     misses = 0
     for tname, dt in (("fp32", torch.float32), ("fp16", torch.float16), ("bf16", torch.bfloat16)):
         base = torch.randn(N, dtype=torch.float32, device="cuda").mul_(4).to(dt)
-        ybuf = torch.empty_like(base)
         cbuf = torch.empty_like(base)
         cells = [("anchors", N // c, c) for c in ANCHOR_COLS] + [("odd", N // c, c) for c in ODD_COLS] + \
                 [("few", r, c) for r in FEW_ROWS for c in VOCAB]
         for table, rows, cols in cells:
             n = rows * cols
             x = base[:n].view(rows, cols)
-            y = ybuf[:n].view(rows, cols)
             cp = cbuf[:n]
             t0 = time.time()
             compiled(x)  # compile outside the timing
             torch.cuda.synchronize()
             compile_s += time.time() - t0
             ms_copy = median_ms(lambda: cp.copy_(base[:n]))
-            ms_wk = median_ms(lambda: warpkit_softmax(x, y))
+            ms_wk = median_ms(lambda: warpkit.softmax(x, -1))  # allocates its output, as torch.softmax does
             ms_t = median_ms(lambda: torch.softmax(x, -1))
             ms_c = median_ms(lambda: compiled(x))
             tb = lambda ms: 2 * n * base.element_size() / (ms * 1e-3) / 1e12  # noqa: E731
@@ -104,7 +96,7 @@ def main():
             print(f"| {table:7} | {tname} | {rows:7d} | {cols:6d} | {tb(ms_copy):9.2f} | {tb(ms_wk):7.2f} | {tb(ms_t):5.2f} | "
                   f"{tb(ms_c):7.2f} | {ratio:5.2f}x | {ms_copy / ms_wk:5.2f} | {'ok' if ok else 'MISS':4} |")
             rows_out.append((table, tname, rows, cols, ms_copy, ms_wk, ms_t, ms_c, ratio))
-        del base, ybuf, cbuf
+        del base, cbuf
         torch.cuda.empty_cache()
     print(f"\n{misses} of {len(rows_out)} cells miss the peer target; torch.compile spent {compile_s:.0f} s compiling")
     with open(out, "w", newline="") as f:
