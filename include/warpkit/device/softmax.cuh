@@ -50,8 +50,7 @@ template <typename T, int W, int C, bool Aligned> struct WarpRowShape {
 };
 
 template <typename T, int Kind, int W, int C, bool Aligned>
-__global__ void __launch_bounds__(kRowWarpThreads)
-    softmaxWarpKernel(const T* x, T* y, long long rows, int cols, long long ldx, long long ldy, bool masked) {
+WARPKIT_DEVICE void softmaxWarpRows(const T* x, T* y, long long rows, int cols, long long ldx, long long ldy, bool masked) {
     using S = WarpRowShape<T, W, C, Aligned>;
     const int seg = (int)threadIdx.x / W, l = (int)threadIdx.x % W;
     const long long row0 = (long long)blockIdx.x * S::rowsPerBlock + seg;
@@ -75,6 +74,20 @@ __global__ void __launch_bounds__(kRowWarpThreads)
         const long long row = row0 + (long long)r * S::segs;
         if (row < rows) storeShare<C, S::E>(y + row * ldy, sp[r], v[r], l, W, 0, -1);
     }
+}
+
+// The two instantiations differ in their launch bounds: the aligned kernels get ptxas's own
+// register choice (measured at the copy ceiling); the unaligned ones, with head/tail slots, ask
+// for room for one block an SM, since ptxas's choice spilled a few of them.
+template <typename T, int Kind, int W, int C>
+__global__ void __launch_bounds__(kRowWarpThreads)
+    softmaxWarpKernelAligned(const T* x, T* y, long long rows, int cols, long long ldx, long long ldy, bool masked) {
+    softmaxWarpRows<T, Kind, W, C, true>(x, y, rows, cols, ldx, ldy, masked);
+}
+template <typename T, int Kind, int W, int C>
+__global__ void __launch_bounds__(kRowWarpThreads, 1)
+    softmaxWarpKernel(const T* x, T* y, long long rows, int cols, long long ldx, long long ldy, bool masked) {
+    softmaxWarpRows<T, Kind, W, C, false>(x, y, rows, cols, ldx, ldy, masked);
 }
 
 // ---- 2. block path: a block, or a cluster of blocks, per row; the row in registers ---------------
@@ -353,8 +366,8 @@ inline cudaError_t launchSoftmaxWarp(const T* x, T* y, long long rows, int cols,
     const long long perLaunch = kMaxGridX * S::rowsPerBlock;
     return launchRowChunks(rows, perLaunch, [&](long long r0, long long n) {
         const long long blocks = (n + S::rowsPerBlock - 1) / S::rowsPerBlock;
-        softmaxWarpKernel<T, Kind, W, C, Aligned><<<(unsigned)blocks, kRowWarpThreads, 0, st>>>(x + r0 * ldx, y + r0 * ldy, n, cols,
-                                                                                                ldx, ldy, masked);
+        auto kern = Aligned ? softmaxWarpKernelAligned<T, Kind, W, C> : softmaxWarpKernel<T, Kind, W, C>;
+        kern<<<(unsigned)blocks, kRowWarpThreads, 0, st>>>(x + r0 * ldx, y + r0 * ldy, n, cols, ldx, ldy, masked);
         return cudaGetLastError();
     });
 }
