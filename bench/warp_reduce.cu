@@ -11,11 +11,18 @@
 // Bytes moved = rows * Width * sizeof(T) read + rows * sizeof(T) written.
 // Every kernel's output is checked against a double-precision CPU sum before it is timed.
 //
+// Batched (float, second table): each segment reduces K rows of Width elements per step (K values
+// a lane, loaded as above). warpkit::warpReduceBatchedSum<W> leaves row k's sum in lane k % P, slot
+// k / P (P = warpBatchedLanes<W>()), and every lane stores its own slots; the peers are K separate
+// warpkit::warpReduceSum<W> and K cub::WarpReduce<float, W>::Sum calls, after which the segment's
+// first lane stores the K sums (CUB gives the sum to that lane only). Same bytes, same check.
+//
 // Usage: warp_reduce [out.csv]      (make bench passes build/bench/warp_reduce.csv)
 #include <cub/warp/warp_reduce.cuh>
 #include <warpkit/reduce.cuh>
 
 #include <cmath>
+#include <string>
 #include <thread>
 
 #include "bench.cuh"
@@ -121,6 +128,7 @@ template <int W, typename T, bool kCub> int gridFor() {
 struct Ctx {
     double copy;
     FILE* csv;
+    FILE* csvBatched;
     bool all_ok;
     double min_ratio, min_pct;
     int cells, cells_met;
@@ -180,16 +188,126 @@ template <typename T, int... Ws> void runType(Ctx& c, std::integer_sequence<int,
     BENCH_CUDA(cudaFree(dout));
 }
 
+// ---- batched --------------------------------------------------------------------------------------
+enum BatchImpl { kBatched, kNamed, kCub };
+
+/// Segment seg of each warp sums rows base + seg*K .. + K-1 (Width elements each) per step.
+template <int W, int K, int Impl>
+__global__ void __launch_bounds__(kBlock) batchSum(const float* __restrict__ in, float* __restrict__ out, long long rows) {
+    constexpr int S = fullSegs<W>();
+    constexpr int P = warpkit::warpBatchedLanes<W>();
+    const int lane = threadIdx.x & 31;
+    const int seg = lane / W;
+    const int slane = lane - seg * W;
+    const bool active = seg < S;
+    const long long warp = ((long long)blockIdx.x * kBlock + threadIdx.x) >> 5;
+    const long long warps = ((long long)gridDim.x * kBlock) >> 5;
+    using CubReduce = cub::WarpReduce<float, W>;
+    __shared__ typename CubReduce::TempStorage tmp[Impl == kCub ? kBlock / 32 * segsPerWarp<W>() : 1];
+    for (long long base = warp * S * K; base < rows; base += warps * S * K) {
+        const long long r0 = base + (long long)seg * K;
+        float v[K];
+#pragma unroll
+        for (int k = 0; k < K; ++k) v[k] = (active && r0 + k < rows) ? in[(r0 + k) * W + slane] : 0.0f;
+        if constexpr (Impl == kBatched) {
+            warpkit::warpReduceBatchedSum<W>(v);
+#pragma unroll
+            for (int j = 0; j < (K + P - 1) / P; ++j) {
+                const int k = slane + j * P;
+                if (active && slane < P && k < K && r0 + k < rows) out[r0 + k] = v[j];
+            }
+        } else {
+#pragma unroll
+            for (int k = 0; k < K; ++k) {
+                float t;
+                if constexpr (Impl == kNamed) t = warpkit::warpReduceSum<W>(v[k]);
+                else t = CubReduce(tmp[(threadIdx.x >> 5) * segsPerWarp<W>() + seg]).Sum(v[k]);
+                if (active && slane == 0 && r0 + k < rows) out[r0 + k] = t;
+            }
+        }
+    }
+}
+
+template <int W, int K, int Impl> int batchGrid() {
+    int dev = 0, sms = 0, per = 0;
+    BENCH_CUDA(cudaGetDevice(&dev));
+    BENCH_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    BENCH_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, batchSum<W, K, Impl>, kBlock, 0));
+    return sms * std::max(per, 1);
+}
+
+template <int W, int K> void runBatched(Ctx& c, const float* din, float* dout, const std::vector<float>& host) {
+    const long long rows = kN / W;
+    const double bytes = (double)(rows * W + rows) * sizeof(float);
+    const int g[3] = {batchGrid<W, K, kBatched>(), batchGrid<W, K, kNamed>(), batchGrid<W, K, kCub>()};
+    auto launch = [&](int impl) {
+        if (impl == kBatched) batchSum<W, K, kBatched><<<g[0], kBlock>>>(din, dout, rows);
+        else if (impl == kNamed) batchSum<W, K, kNamed><<<g[1], kBlock>>>(din, dout, rows);
+        else batchSum<W, K, kCub><<<g[2], kBlock>>>(din, dout, rows);
+    };
+    static const char* names[3] = {"batched", "named_x_k", "cub_x_k"};
+    std::vector<float> got(rows);
+    bool ok = true;
+    for (int impl = 0; impl < 3; ++impl) {
+        BENCH_CUDA(cudaMemset(dout, 0xA5, rows * sizeof(float)));
+        launch(impl);
+        BENCH_CUDA(cudaGetLastError());
+        BENCH_CUDA(cudaMemcpy(got.data(), dout, rows * sizeof(float), cudaMemcpyDeviceToHost));
+        ok = checkRows(host, got, W, rows, names[impl]) && ok;
+    }
+    c.all_ok = c.all_ok && ok;
+    float ms[3] = {1e30f, 1e30f, 1e30f};
+    for (int round = 0; round < 3; ++round)
+        for (int impl = 0; impl < 3; ++impl) ms[impl] = std::min(ms[impl], bench_median_ms([&] { launch(impl); }, 3, 25));
+    double tb[3];
+    for (int impl = 0; impl < 3; ++impl) {
+        tb[impl] = bench_tbps(bytes, ms[impl]);
+        fprintf(c.csvBatched, "%d,%d,%s,%lld,%.0f,%d,%.5f,%.4f,%.4f,%d\n", W, K, names[impl], rows, bytes, g[impl], ms[impl], tb[impl], c.copy, ok ? 1 : 0);
+    }
+    printf("| %5d | %3d | %8.3f | %8.3f | %8.3f | %6.3f | %6.3f | %6.1f%% | %s\n", W, K, tb[0], tb[1], tb[2], tb[0] / tb[1], tb[0] / tb[2],
+           100.0 * tb[0] / c.copy, ok ? "ok" : "WRONG");
+    fflush(stdout);
+}
+
+void runBatchedAll(Ctx& c) {
+    bench_progress("batched: filling 2^28 float and copying them to the host for the CPU check");
+    float *din, *dout;
+    BENCH_CUDA(cudaMalloc(&din, kN * sizeof(float)));
+    BENCH_CUDA(cudaMalloc(&dout, (kN / 2) * sizeof(float)));
+    bench_fill_random(din, kN, 0x5151, -1.f, 1.f);
+    std::vector<float> host(kN);
+    BENCH_CUDA(cudaMemcpy(host.data(), din, kN * sizeof(float), cudaMemcpyDeviceToHost));
+    printf("\nbatched: K rows per segment per step; ratio = batched / K separate reductions\n\n");
+    printf("| width |  K  | batched  | named x K |  CUB x K | /named |  /CUB  | %% copy | check\n");
+    printf("|------:|----:|---------:|---------:|---------:|-------:|-------:|-------:|------\n");
+    runBatched<32, 32>(c, din, dout, host);
+    runBatched<32, 8>(c, din, dout, host);
+    runBatched<32, 2>(c, din, dout, host);
+    runBatched<16, 16>(c, din, dout, host);
+    runBatched<8, 8>(c, din, dout, host);
+    runBatched<4, 4>(c, din, dout, host);
+    runBatched<24, 16>(c, din, dout, host);
+    runBatched<12, 8>(c, din, dout, host);
+    BENCH_CUDA(cudaFree(din));
+    BENCH_CUDA(cudaFree(dout));
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
     bench_require_gpu();
     cudaDeviceProp p;
     BENCH_CUDA(cudaGetDeviceProperties(&p, 0));
-    Ctx c{0, nullptr, true, 1e30, 1e30, 0, 0};
+    Ctx c{0, nullptr, nullptr, true, 1e30, 1e30, 0, 0};
     c.csv = bench_csv(argc, argv, "warp_reduce.csv",
                       "width,type,rows,bytes,grid_warpkit,grid_cub,ms_warpkit,ms_cub,tbps_warpkit,tbps_cub,"
                       "ratio,pct_copy,copy_tbps,correct");
+    // The batched table goes to <csv name>_batched.csv (its own columns).
+    std::string bpath = argc > 1 ? argv[1] : "warp_reduce.csv";
+    if (bpath.size() > 4 && bpath.compare(bpath.size() - 4, 4, ".csv") == 0) bpath.resize(bpath.size() - 4);
+    bpath += "_batched.csv";
+    char* bargv[2] = {argv[0], &bpath[0]};
+    c.csvBatched = bench_csv(2, bargv, bpath.c_str(), "width,k,impl,rows,bytes,grid,ms,tbps,copy_tbps,correct");
     const double copy0 = bench_copy_tbps((size_t)kN * 4);
     printf("warp_reduce: segmented warp sums, 2^28 elements, %s (%d SMs)\n", p.name, p.multiProcessorCount);
     printf("copy ceiling (1 GiB D2D, read + write): %.3f TB/s\n", copy0);
@@ -199,6 +317,7 @@ int main(int argc, char** argv) {
     c.copy = copy0;
     runType<float>(c, std::make_integer_sequence<int, 31>{});
     runType<int>(c, std::make_integer_sequence<int, 31>{});
+    runBatchedAll(c);
     const double copy1 = bench_copy_tbps((size_t)kN * 4);
     printf("\ncopy ceiling again at the end: %.3f TB/s (start %.3f)\n", copy1, copy0);
     printf("targets (warpkit >= 1.0x CUB and >= 90%% of copy): %d of %d cells met; min ratio %.3f; min %% copy "
@@ -206,5 +325,6 @@ int main(int argc, char** argv) {
            c.cells_met, c.cells, c.min_ratio, c.min_pct);
     printf("results vs CPU double reference: %s\n", c.all_ok ? "all correct" : "MISMATCHES (see above)");
     fclose(c.csv);
+    fclose(c.csvBatched);
     return c.all_ok ? 0 : 1;
 }

@@ -11,3 +11,4 @@
 #include "warpkit/vote.cuh"
 #include "warpkit/grid.cuh"
 #include "warpkit/softmax.cuh"
+#include "warpkit/welford.cuh"

@@ -31,6 +31,19 @@
 //
 // Cost beyond the warp reductions: two barriers (three for blockReduce* when the block has a
 // partial last warp, which needs a broadcast), one shared store per warp, <= 32 shared loads.
+//
+// Several values at once: blockReduceSum/Max/Min<BlockThreads>(T (&v)[N]) reduce N values per
+// thread (a sum and a sum of squares, say) in place, every thread getting all N totals, for the
+// barriers of one reduction. Each warp reduces its N values with warpReduceBatched (about N
+// shuffles, not 5 N), one store per value and warp; then each warp reduces the N x warps partials
+// split over its lanes (ceil(N / (32 / P)) values a lane, P = the warp count rounded up to a power
+// of two) and gathers the N totals (N more shuffles). Scratch: BlockReduceScratch<T[N], BlockThreads>.
+//
+// Generic operators on structs: a struct of W 32-bit words costs W shuffles a step, as W single
+// values do, for the barriers of one reduction. Only lane 0 of each warp needs the warp's value, so
+// a non-commutative operator slides the partial values down to it (shfl.down, op once a step, no
+// selects), and the slot stage broadcasts its result with one more shuffle; an operator that
+// declares `commutative` (warp/reduce.cuh) uses butterflies.
 
 #pragma once
 
@@ -65,6 +78,11 @@ template <typename T> struct ScratchElem {
     static constexpr int align0 = (int)(alignof(T) > alignof(Acc) ? alignof(T) : alignof(Acc));
     static constexpr int align = align0 > 4 ? align0 : 4;
 };
+/// A slot of the multi-value reductions: N values of T's working type.
+template <typename T, int N> struct ScratchElem<T[N]> {
+    static constexpr int size = N * ScratchElem<T>::size;
+    static constexpr int align = ScratchElem<T>::align;
+};
 
 /// Threads in the block.
 template <int BlockThreads> WARPKIT_DEVICE int blockThreads() {
@@ -85,15 +103,16 @@ template <int BlockThreads> WARPKIT_DEVICE void blockEntryBarrier(int n) {
 #endif
 }
 
-/// Stage 1: each warp reduces its own lanes; every lane of the warp gets its warp's value.
+/// Stage 1: each warp reduces its own lanes; every lane of the warp gets its warp's value (Lead:
+/// lane 0 of a full warp at least; an ordered operator then skips the broadcast).
 /// A partial last warp reduces over its `valid` existing lanes only, with a mask naming them.
-template <int BlockThreads, typename A, typename Op>
+template <int BlockThreads, bool Lead, typename A, typename Op>
 WARPKIT_DEVICE A blockWarpStage(A v, Op op, int n, int tid) {
     if constexpr (BlockThreads > 0 && BlockThreads % 32 == 0) {
-        return warpReduce<32>(v, op);
+        return warpReduceAny<32, Lead>(v, op);
     } else {
         const int valid = n - (tid & ~31);
-        if (valid >= 32) return warpReduce<32>(v, op);
+        if (valid >= 32) return warpReduceAny<32, Lead>(v, op);
         const unsigned mask = (1u << valid) - 1u;
         __syncwarp(mask);
         WARPKIT_DEBUG_CHECK(__activemask() == mask, "block function: every thread of the block must call it");
@@ -101,8 +120,9 @@ WARPKIT_DEVICE A blockWarpStage(A v, Op op, int n, int tid) {
     }
 }
 
-/// Stage 2: one full warp reduces the `nw` warp values in slots[0..nw); all its lanes get it.
-template <int BlockThreads, typename A, typename Op>
+/// Stage 2: one full warp reduces the `nw` warp values in slots[0..nw); all its lanes get it
+/// (Lead: lane 0 at least).
+template <int BlockThreads, bool Lead, typename A, typename Op>
 WARPKIT_DEVICE A blockSlotStage(const A* slots, int nw, Op op) {
     const int lane = (int)laneId();
     if constexpr (BlockThreads > 0) {
@@ -116,11 +136,11 @@ WARPKIT_DEVICE A blockSlotStage(const A* slots, int nw, Op op) {
 #endif
         const int s = lane & (P - 1);
         const A x = slots[s < NW ? s : NW - 1];
-        if constexpr (NW == P) return warpReduce<P>(x, op);
-        else return warpReduce<P>(x, op, NW);
+        if constexpr (NW == P) return warpReduceAny<P, Lead>(x, op);
+        else return warpReduceAny<P, Lead>(x, op, NW);
     } else {
         const A x = slots[lane < nw ? lane : 0];
-        return warpReduce<32>(x, op, nw);
+        return warpReduceAny<32, Lead>(x, op, nw);
     }
 }
 
@@ -128,15 +148,19 @@ template <int BlockThreads, bool AllThreads, typename A, typename Op>
 WARPKIT_DEVICE A blockReduceCore(A v, Op op, A* slots) {
     const int n = blockThreads<BlockThreads>();
     const int tid = (int)linearThreadId();
-    const A w = blockWarpStage<BlockThreads>(v, op, n, tid);
     if constexpr (BlockThreads > 0 && BlockThreads <= 32) {
+        const A w = blockWarpStage<BlockThreads, false>(v, op, n, tid);
 #if defined(WARPKIT_DEBUG)
         blockEntryBarrier<BlockThreads>(n);
 #endif
         return w;
     } else {
+        // Only lane 0's warp value goes to the slots (a partial warp's lanes all get it).
+        const A w = blockWarpStage<BlockThreads, true>(v, op, n, tid);
         if constexpr (BlockThreads == 0) {
-            if (n <= 32) return w; // one warp: no barrier, no scratch (same branch in every thread)
+            // One warp: no barrier, no scratch (the same branch in every thread); an ordered
+            // operator left the value of a full warp in lane 0 only.
+            if (n <= 32) return (!AnyOrder<Op, A>::value && n == 32) ? shflIdx(w, 0) : w;
         }
         const int warp = tid >> 5, lane = tid & 31;
         const int nw = BlockThreads > 0 ? BlockShape<BlockThreads>::warps : (n + 31) >> 5;
@@ -144,14 +168,14 @@ WARPKIT_DEVICE A blockReduceCore(A v, Op op, A* slots) {
         if (lane == 0) slots[warp] = w;
         __syncthreads();
         if constexpr (!AllThreads) {
-            if (warp == 0) return blockSlotStage<BlockThreads>(slots, nw, op);
+            if (warp == 0) return blockSlotStage<BlockThreads, true>(slots, nw, op);
             return w;
         } else {
             if (!BlockShape<BlockThreads>::maybePartial || (n & 31) == 0)
-                return blockSlotStage<BlockThreads>(slots, nw, op); // every warp is full
+                return blockSlotStage<BlockThreads, false>(slots, nw, op); // every warp is full
             // A partial warp cannot run the slot stage itself: warp 0 broadcasts through slot nw.
             if (warp == 0) {
-                const A r = blockSlotStage<BlockThreads>(slots, nw, op);
+                const A r = blockSlotStage<BlockThreads, true>(slots, nw, op);
                 if (lane == 0) slots[nw] = r;
             }
             __syncthreads();
@@ -171,11 +195,112 @@ WARPKIT_DEVICE T blockReduceDispatch(T v, Op op, unsigned char* bytes) {
     }
 }
 
+/// Stage 2 of the multi-value reduction: the warps' N partials in slots[w * N + k] (w < nw), reduced
+/// by one full warp; every lane gets the N totals in v. Lane (g, s) = (lane / P, lane % P) reduces
+/// values g, g + G, ... of warp s with the other lanes of its group, then the N totals are gathered.
+template <int BlockThreads, typename Op, int N, typename A>
+WARPKIT_DEVICE void blockMultiSlotStage(A (&v)[N], const A* slots, int nw) {
+    constexpr int P = BlockThreads > 0 ? BlockShape<BlockThreads>::slotLanes : 32;
+    constexpr int G = 32 / P;            // groups of P lanes
+    constexpr int C = (N + G - 1) / G;   // values per lane
+    const int lane = (int)laneId();
+    const int g = lane / P, s = lane % P;
+    const int warps = BlockThreads > 0 ? BlockShape<BlockThreads>::warps : nw;
+    A x[C];
+#pragma unroll
+    for (int c = 0; c < C; ++c) {
+        const int k = g + c * G;
+        x[c] = (s < warps && k < N) ? slots[s * N + k] : Identity<Op, A>::value();
+    }
+    warpReduceBatchedImpl<P, false>(x, Op{}); // value g + c*G: group g, lane c % P, slot c / P
+#pragma unroll
+    for (int k = 0; k < N; ++k) v[k] = shflIdx(x[(k / G) / P], (k % G) * P + (k / G) % P);
+}
+
+/// Every thread's N values of v reduced with the built-in Op over the block, in place: every thread
+/// gets the N totals. slots: (warps + 1) x N values of A (BlockReduceScratch<T[N], BlockThreads>).
+template <int BlockThreads, typename Op, int N, typename A>
+WARPKIT_DEVICE void blockReduceMultiCore(A (&v)[N], A* slots) {
+    const int n = blockThreads<BlockThreads>();
+    const int tid = (int)linearThreadId();
+    const int warp = tid >> 5, lane = tid & 31;
+    const bool full = (BlockThreads > 0 && BlockThreads % 32 == 0) || n - (tid & ~31) >= 32;
+    // Stage 1: full warps end in the batched layout (lane l, slot j: value l + 32 j); a partial
+    // last warp reduces value by value over its lanes, every lane getting all N.
+    if (full) {
+        warpReduceBatchedImpl<32, false>(v, Op{});
+    } else {
+        const unsigned mask = (1u << (n - (tid & ~31))) - 1u;
+        __syncwarp(mask);
+        WARPKIT_DEBUG_CHECK(__activemask() == mask, "block function: every thread of the block must call it");
+#pragma unroll
+        for (int k = 0; k < N; ++k) v[k] = builtinReduceActive<Op>(v[k]);
+    }
+    bool oneWarp = BlockThreads > 0 && BlockThreads <= 32;
+    if constexpr (BlockThreads == 0) oneWarp = n <= 32; // same branch in every thread
+    if (oneWarp) {
+#if defined(WARPKIT_DEBUG)
+        if constexpr (BlockThreads > 0) blockEntryBarrier<BlockThreads>(n);
+#endif
+        if (full) {
+            A t[N];
+#pragma unroll
+            for (int k = 0; k < N; ++k) t[k] = shflIdx(v[k / 32], k % 32);
+#pragma unroll
+            for (int k = 0; k < N; ++k) v[k] = t[k];
+        }
+        return;
+    }
+    const int nw = BlockThreads > 0 ? BlockShape<BlockThreads>::warps : (n + 31) >> 5;
+    blockEntryBarrier<BlockThreads>(n); // previous call's reads of `slots` are finished
+    A* row = slots + warp * N;
+    if (full) {
+#pragma unroll
+        for (int j = 0; j < (N + 31) / 32; ++j)
+            if (lane + 32 * j < N) row[lane + 32 * j] = v[j];
+    } else if (lane == 0) {
+#pragma unroll
+        for (int k = 0; k < N; ++k) row[k] = v[k];
+    }
+    __syncthreads();
+    if (!BlockShape<BlockThreads>::maybePartial || (n & 31) == 0) {
+        blockMultiSlotStage<BlockThreads, Op>(v, slots, nw); // every warp is full
+        return;
+    }
+    // A partial warp cannot run the slot stage itself: warp 0 broadcasts through row nw.
+    if (warp == 0) {
+        blockMultiSlotStage<BlockThreads, Op>(v, slots, nw);
+        if (lane == 0) {
+#pragma unroll
+            for (int k = 0; k < N; ++k) slots[nw * N + k] = v[k];
+        }
+    }
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < N; ++k) v[k] = slots[nw * N + k];
+}
+
+template <int BlockThreads, typename Op, int N, typename T>
+WARPKIT_DEVICE void blockReduceMultiDispatch(T (&v)[N], unsigned char* bytes) {
+    using A = typename Arith<T>::Acc;
+    if constexpr (IsSame<A, T>::value) {
+        blockReduceMultiCore<BlockThreads, Op>(v, reinterpret_cast<A*>(bytes));
+    } else {
+        A a[N];
+#pragma unroll
+        for (int k = 0; k < N; ++k) a[k] = Arith<T>::to_acc(v[k]);
+        blockReduceMultiCore<BlockThreads, Op>(a, reinterpret_cast<A*>(bytes));
+#pragma unroll
+        for (int k = 0; k < N; ++k) v[k] = Arith<T>::from_acc(a[k]);
+    }
+}
+
 } // namespace detail
 
 /// Caller-provided scratch for the block reductions (and block scans) of T over blocks of
-/// BlockThreads threads (0: any block size). Declare it __shared__; one scratch may serve any
-/// number of calls, back to back, with no barrier in between.
+/// BlockThreads threads (0: any block size); BlockReduceScratch<T[N], BlockThreads> serves the
+/// N-value forms. Declare it __shared__; one scratch may serve any number of calls, back to back,
+/// with no barrier in between.
 template <typename T, int BlockThreads = 0> struct BlockReduceScratch {
     alignas(detail::ScratchElem<T>::align) unsigned char
         bytes[detail::BlockShape<BlockThreads>::slots * detail::ScratchElem<T>::size];
@@ -254,6 +379,36 @@ WARPKIT_DETAIL_BLOCK_NAMED(Max, Max)
 /// Minimum over the block; NaN if any thread holds NaN.
 WARPKIT_DETAIL_BLOCK_NAMED(Min, Min)
 #undef WARPKIT_DETAIL_BLOCK_NAMED
+
+// ---- several values at once ----
+// Generated for Sum, Max and Min: blockReduceX<BlockThreads>(T (&v)[N][, scratch]) reduces each of
+// the N values over the block in place; every thread of the block must call, and every thread gets
+// all N totals. Types as for the single-value forms; the cost is in the header comment.
+
+#define WARPKIT_DETAIL_BLOCK_MULTI(NAME, OP)                                              \
+    template <int BlockThreads = 0, int N, typename T>                                    \
+    WARPKIT_DEVICE void blockReduce##NAME(T (&v)[N], BlockReduceScratch<T[N], BlockThreads>& scratch) { \
+        WARPKIT_CHECK_ARITH_TYPE(T, "blockReduce" #NAME);                                 \
+        WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockReduce" #NAME);                   \
+        if constexpr (BlockThreads >= 0 && BlockThreads <= 1024 && detail::Arith<T>::supported) \
+            detail::blockReduceMultiDispatch<BlockThreads, OP>(v, scratch.bytes);         \
+    }                                                                                     \
+    template <int BlockThreads = 0, int N, typename T> WARPKIT_DEVICE void blockReduce##NAME(T (&v)[N]) { \
+        WARPKIT_CHECK_ARITH_TYPE(T, "blockReduce" #NAME);                                 \
+        WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockReduce" #NAME);                   \
+        constexpr int B = (BlockThreads >= 0 && BlockThreads <= 1024) ? BlockThreads : 0; \
+        __shared__ BlockReduceScratch<T[N], B> scratch;                                   \
+        if constexpr (B == BlockThreads && detail::Arith<T>::supported)                  \
+            detail::blockReduceMultiDispatch<B, OP>(v, scratch.bytes);                    \
+    }
+
+/// Sums of N values over the block, in place (every thread gets the N sums).
+WARPKIT_DETAIL_BLOCK_MULTI(Sum, Sum)
+/// Maxima of N values over the block, in place; NaN where any thread holds NaN.
+WARPKIT_DETAIL_BLOCK_MULTI(Max, Max)
+/// Minima of N values over the block, in place; NaN where any thread holds NaN.
+WARPKIT_DETAIL_BLOCK_MULTI(Min, Min)
+#undef WARPKIT_DETAIL_BLOCK_MULTI
 
 /// Largest value in the block with the index that came with it (lowest index on ties; NaN wins,
 /// as torch.argmax). Every thread must call; every thread gets the pair. Scratch form:
