@@ -19,6 +19,7 @@
 
 #include "host.cuh"
 #include "../thread/vector.cuh"
+#include "types.cuh"
 
 namespace warpkit {
 namespace detail {
@@ -48,6 +49,26 @@ constexpr int kStageThreads = 128;
 /// Vectors a thread holds on the block path for "16 values a thread" (C16) and "32" (C32).
 template <typename T> constexpr int rowC16() { return 16 / vectorElems<T>() > 0 ? 16 / vectorElems<T>() : 1; }
 template <typename T> constexpr int rowC32() { return 32 / vectorElems<T>() > 0 ? 32 / vectorElems<T>() : 1; }
+
+/// -inf in T: the fill of a row's empty register slots.
+template <typename T> WARPKIT_DEVICE T negInfAs() { return Arith<T>::from_acc(-__builtin_huge_valf()); }
+
+/// The element types of the row-wise device algorithms.
+template <typename T> struct IsRowType {
+    static constexpr bool value = IsSame<T, float>::value || IsSame<T, __half>::value || IsSame<T, __nv_bfloat16>::value;
+};
+
+/// The warp path's layout: each lane of a segment of W lanes holds C body vectors and E head/tail
+/// elements of a row (none when Aligned: every row starts on a 16-byte boundary and holds whole
+/// vectors); a thread works on R rows at once (at least 16 values in flight).
+template <typename T, int W, int C, bool Aligned> struct WarpRowShape {
+    static constexpr int V = vectorElems<T>();
+    static constexpr int E = Aligned ? 0 : (2 * V - 2 + W - 1) / W; // head + tail elements, at most 2V - 2
+    static constexpr int K = C * V + E;
+    static constexpr int R = C * V >= 16 ? 1 : 16 / (C * V);
+    static constexpr int segs = kRowWarpThreads / W;
+    static constexpr int rowsPerBlock = segs * R;
+};
 
 /// The warp path's shape for a row of `cols`: the narrowest segment whose lanes' vectors hold its
 /// body (its head and tail elements have slots of their own).

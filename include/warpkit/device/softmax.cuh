@@ -33,21 +33,12 @@
 namespace warpkit {
 namespace detail {
 
-template <typename T> WARPKIT_DEVICE T negInfAs() { return Arith<T>::from_acc(negInf()); }
 
 // ---- 1. warp path: a segment of W lanes per row --------------------------------------------------
 // Each lane holds C body vectors and E head/tail elements of a row; a thread works on R rows at
 // once (at least 16 values in flight). Aligned: every row starts on a 16-byte boundary and holds
 // whole vectors (in x and y), so no lane needs head/tail slots (fewer registers, no exps of -inf
 // padding): the dispatcher checks that once per call.
-template <typename T, int W, int C, bool Aligned> struct WarpRowShape {
-    static constexpr int V = vectorElems<T>();
-    static constexpr int E = Aligned ? 0 : (2 * V - 2 + W - 1) / W; // head + tail elements, at most 2V - 2
-    static constexpr int K = C * V + E;
-    static constexpr int R = C * V >= 16 ? 1 : 16 / (C * V);
-    static constexpr int segs = kRowWarpThreads / W;
-    static constexpr int rowsPerBlock = segs * R;
-};
 
 template <typename T, int Kind, int W, int C, bool Aligned>
 WARPKIT_DEVICE void softmaxWarpRows(const T* x, T* y, long long rows, int cols, long long ldx, long long ldy, bool masked) {
@@ -465,9 +456,6 @@ inline cudaError_t rowSoftmaxKind(const T* x, T* y, long long rows, int cols, lo
     return rowSoftmaxRun<T, Kind>(rowPlan<T>(rows, cols, d.sms, d.clusters), x, y, rows, cols, ldx, ldy, masked, dev, d, st);
 }
 
-template <typename T> struct IsRowSoftmaxType {
-    static constexpr bool value = IsSame<T, float>::value || IsSame<T, __half>::value || IsSame<T, __nv_bfloat16>::value;
-};
 
 } // namespace detail
 
@@ -477,7 +465,7 @@ template <typename T> struct IsRowSoftmaxType {
 template <typename T>
 inline cudaError_t rowSoftmax(const T* x, T* y, long long rows, int cols, SoftmaxKind kind, long long ldx, long long ldy,
                               cudaStream_t stream = 0) {
-    static_assert(detail::IsRowSoftmaxType<T>::value, "rowSoftmax: element type T must be float, __half or __nv_bfloat16");
+    static_assert(detail::IsRowType<T>::value, "rowSoftmax: element type T must be float, __half or __nv_bfloat16");
     if (rows < 0 || cols < 1 || ldx < cols || ldy < cols || (int)kind < 0 || (int)kind > 3) return cudaErrorInvalidValue;
     if (rows == 0) return cudaSuccess;
     if (x == nullptr || y == nullptr || (x == y && ldx != ldy)) return cudaErrorInvalidValue;

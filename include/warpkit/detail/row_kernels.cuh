@@ -1,0 +1,486 @@
+// warpkit/detail/row_kernels.cuh: the kernels and host dispatch shared by the row-wise device
+// algorithms built on rowSoftmax's paths: rowLayerNorm and rowRmsNorm (device/norm.cuh),
+// rowCrossEntropy (device/cross_entropy.cuh) and rowSoftmaxBackward (device/softmax_backward.cuh).
+// Internal: include one of those headers instead.
+//
+// Each algorithm is a params struct P (plain data: pointers, strides, scalars) with the types
+//   P::Elem (T), P::kInputs (row arrays read: 1 or 2), P::Exchange and P::Merge (what the blocks of
+//   a row's cluster combine, and the operator), P::Acc (a thread's running statistics when
+//   streamed),
+// and free functions overloaded on P (found by argument-dependent lookup):
+//   rowAt(p, r0)                    the params of the rows from r0 on (host; launch chunks)
+//   rowAligned(p, cols)             every row of every row array starts on 16 bytes and holds whole
+//                                   vectors (host; picks the instantiation without head/tail slots)
+//   rowInput(p, k, row), rowOutput(p, row)   row pointers (the output may be null: nothing stored)
+//   rowFill(p, k)                   the value of input k's empty register slots
+//   rowRegs<C, E>(p, row, cols, part, x, g)  register paths: the row's statistics from the calling
+//                                   thread's slots x (floats) through the group g's reductions, the
+//                                   outputs written into x[0]; returns the row's factors
+//   rowStreamInit, rowStreamAdd<N>, rowStreamTotal<Threads>, rowStreamRow, rowStreamOut<N>
+//                                   the streamed path: statistics a vector at a time, the block's
+//                                   total, the row's factors, the outputs a vector at a time
+//   rowOutputs(p, f, row)           the per-row outputs (mean, rstd, loss), by one thread a row.
+//
+// Paths (rowPlan, detail/rows.cuh), with one difference from rowSoftmax: there is no staged
+// (shared-memory) kernel, so a RowStaged plan becomes a register cluster plan (rowRegisterPlan: up
+// to 16 blocks of 256 threads x 16 values, 512 x 16 or 512 x 32, which hold rows of up to 262144
+// columns of any type), and longer rows are streamed. Every path but the streamed one reads each
+// element once and writes each output once.
+#pragma once
+
+#include "rows.cuh"
+#include "../cluster/reduce.cuh"
+#include "../thread/softmax.cuh"
+#include "../block/reduce.cuh"
+#include "../welford.cuh"
+
+namespace warpkit {
+namespace detail {
+
+// ---- a thread's part of a row (register paths) --------------------------------------------------
+
+/// The slots of one row a thread holds on the register paths, in loadShare's layout: body vectors
+/// first + t + c*G (c < C) below `end`, then the extra (head/tail) elements t + j*G when `extras`.
+struct RowPart {
+    VectorSplit s; // the row's split (of input 0)
+    int t, G;      // this thread and the number of threads sharing the part
+    int first;     // the part's first body vector
+    int end;       // one past its last body vector (at most s.vectors)
+    bool extras;   // whether the part holds the row's head and tail elements
+};
+
+WARPKIT_DEVICE RowPart rowPart(const VectorSplit& s, int t, int G, int first, int end, bool extras) {
+    const int nv = (int)s.vectors; // rows are shorter than 2^31 elements
+    return RowPart{s, t, G, first, end < 0 || end > nv ? nv : end, extras};
+}
+/// Whether body slot c of the calling thread holds a vector, and the column of its first element.
+WARPKIT_DEVICE bool partHasVector(const RowPart& p, int c) { return p.first + p.t + c * p.G < p.end; }
+template <typename T> WARPKIT_DEVICE int partVectorColumn(const RowPart& p, int c) {
+    return p.s.head + (p.first + p.t + c * p.G) * vectorElems<T>();
+}
+/// Whether extra slot j of the calling thread holds an element, and its column.
+WARPKIT_DEVICE bool partHasExtra(const RowPart& p, int j) { return p.extras && p.t + j * p.G < p.s.head + p.s.tail; }
+template <typename T> WARPKIT_DEVICE int partExtraColumn(const RowPart& p, int j) {
+    return extraIndex<int>(p.s, p.t + j * p.G, vectorElems<T>());
+}
+/// Elements of the whole part (all G threads together).
+template <typename T> WARPKIT_DEVICE int partElems(const RowPart& p) {
+    const int nv = p.end > p.first ? p.end - p.first : 0;
+    return nv * vectorElems<T>() + (p.extras ? p.s.head + p.s.tail : 0);
+}
+
+/// f(slot, column, holds) for each of the calling thread's C*V + E slots (column is meaningless
+/// where the slot holds no element).
+template <typename T, int C, int E, typename F> WARPKIT_DEVICE void forEachSlot(const RowPart& p, F f) {
+    constexpr int V = vectorElems<T>();
+#pragma unroll
+    for (int c = 0; c < C; ++c) {
+        const bool ok = partHasVector(p, c);
+        const int col = partVectorColumn<T>(p, c);
+#pragma unroll
+        for (int k = 0; k < V; ++k) f(c * V + k, col + k, ok);
+    }
+#pragma unroll
+    for (int j = 0; j < E; ++j) f(C * V + j, partExtraColumn<T>(p, j), partHasExtra(p, j));
+}
+
+/// For the calling thread's filled slots: fv(slot, column) for each body vector (V slots from
+/// `slot`), fe(slot, column) for each extra element.
+template <typename T, int C, int E, typename FV, typename FE> WARPKIT_DEVICE void forEachPiece(const RowPart& p, FV fv, FE fe) {
+    constexpr int V = vectorElems<T>();
+#pragma unroll
+    for (int c = 0; c < C; ++c)
+        if (partHasVector(p, c)) fv(c * V, partVectorColumn<T>(p, c));
+#pragma unroll
+    for (int j = 0; j < E; ++j)
+        if (partHasExtra(p, j)) fe(C * V + j, partExtraColumn<T>(p, j));
+}
+
+// ---- vector I/O for rows aligned differently from the split's row -------------------------------
+
+/// 16 bytes' worth of elements at q: one 16-byte load when `vec` (q aligned), else one by one.
+template <int Hint = LoadDefault, typename T> WARPKIT_DEVICE Vector16<T> loadVectorAt(const T* q, bool vec) {
+    if (vec) return loadVector<Hint>(q);
+    Vector16<T> v;
+#pragma unroll
+    for (int k = 0; k < vectorElems<T>(); ++k) v.e[k] = loadScalar<Hint>(q + k);
+    return v;
+}
+/// Stores 16 bytes' worth of elements at q: one 16-byte store when `vec`, else one by one.
+template <typename T> WARPKIT_DEVICE void storeVectorAt(T* q, const Vector16<T>& v, bool vec) {
+    if (vec) {
+        storeVector(q, v);
+    } else {
+#pragma unroll
+        for (int k = 0; k < vectorElems<T>(); ++k) storeScalar(q + k, v.e[k]);
+    }
+}
+
+/// loadShare of the part's slots from row q of another array, whose rows may be aligned
+/// differently from the split's row: 16-byte loads where q's body is aligned (always when
+/// Aligned), else element by element. Empty slots get `fill`.
+template <int C, int E, bool Aligned, typename T, int K> WARPKIT_DEVICE void loadPart(T (&v)[K], const T* q, const RowPart& p, T fill) {
+    constexpr int V = vectorElems<T>();
+    const bool vec = Aligned || (((size_t)(q + p.s.head)) & 15) == 0;
+#pragma unroll
+    for (int c = 0; c < C; ++c) {
+        const bool ok = partHasVector(p, c);
+        Vector16<T> x;
+        if (ok) x = loadVectorAt<LoadReadOnly>(q + partVectorColumn<T>(p, c), vec);
+#pragma unroll
+        for (int k = 0; k < V; ++k) v[c * V + k] = ok ? x.e[k] : fill;
+    }
+#pragma unroll
+    for (int j = 0; j < E; ++j)
+        v[C * V + j] = partHasExtra(p, j) ? loadScalar<LoadReadOnly>(q + partExtraColumn<T>(p, j)) : fill;
+}
+
+/// N per-column parameters (LayerNorm's w or b) from columns [col, col + N) of q as floats: `dflt`
+/// when q is null, one 16-byte load when N is a whole vector and `vec` (q + col aligned), else one
+/// by one.
+template <int N, typename T> WARPKIT_DEVICE void loadColumns(const T* q, int col, bool vec, float dflt, float (&out)[N]) {
+    if (q == nullptr) {
+#pragma unroll
+        for (int k = 0; k < N; ++k) out[k] = dflt;
+    } else if constexpr (N == vectorElems<T>()) {
+        const Vector16<T> v = loadVectorAt(q + col, vec);
+#pragma unroll
+        for (int k = 0; k < N; ++k) out[k] = Arith<T>::to_acc(v.e[k]);
+    } else {
+#pragma unroll
+        for (int k = 0; k < N; ++k) out[k] = Arith<T>::to_acc(loadScalar(q + col + k));
+    }
+}
+
+/// T itself, in a parameter that takes no part in deducing T (so that nullptr can be passed for an
+/// optional `const T*` argument).
+template <typename T> struct NonDeduced {
+    using type = T;
+};
+
+/// Whether every row of q (row stride ld) starts on 16 bytes and holds whole vectors. Host.
+template <typename T> inline bool rowsAligned(const T* q, long long ld, int cols) {
+    constexpr int V = vectorElems<T>();
+    return cols % V == 0 && ((size_t)q & 15) == 0 && ld % V == 0;
+}
+
+// ---- the reductions of a row part's threads -----------------------------------------------------
+// A group is the set of threads sharing one row part: a segment of W lanes (warp path), or a block
+// whose row may be split over a cluster (block path). Every thread of the group calls each function
+// with its own value and gets the group's result.
+
+/// A segment of W lanes holding a whole row (warp path).
+template <int W> struct SegmentGroup {};
+/// A block holding its part of a row; the row's cluster (if any) exchanges X through xch.
+template <int Threads, typename X> struct BlockGroup {
+    ClusterExchange<X>* xch;
+    unsigned* round;
+};
+
+template <int W> WARPKIT_DEVICE float groupSum(SegmentGroup<W>, float v) { return warpReduce<W>(v, Sum{}); }
+template <int W> WARPKIT_DEVICE float groupMax(SegmentGroup<W>, float v) { return warpReduce<W>(v, Max{}); }
+template <int W, int N> WARPKIT_DEVICE void groupSums(SegmentGroup<W>, float (&v)[N]) {
+#pragma unroll
+    for (int k = 0; k < N; ++k) v[k] = warpReduce<W>(v[k], Sum{});
+}
+/// The combine across the row's blocks: a segment holds the whole row.
+template <int W, typename X, typename Op> WARPKIT_DEVICE X groupCombine(SegmentGroup<W>, X v, Op) { return v; }
+/// Whether the row is split over several blocks.
+template <int W> WARPKIT_DEVICE bool groupSplit(SegmentGroup<W>) { return false; }
+/// The row's first element as float: `lane0` of the segment's first lane (which holds it).
+template <int W, typename T> WARPKIT_DEVICE float groupFirst(SegmentGroup<W>, float lane0, const T*) {
+    return shflIdx(lane0, 0, W);
+}
+
+template <int Threads, typename X> WARPKIT_DEVICE float groupSum(const BlockGroup<Threads, X>&, float v) {
+    return blockReduceSum<Threads>(v);
+}
+template <int Threads, typename X> WARPKIT_DEVICE float groupMax(const BlockGroup<Threads, X>&, float v) {
+    return blockReduceMax<Threads>(v);
+}
+template <int Threads, typename X, int N> WARPKIT_DEVICE void groupSums(const BlockGroup<Threads, X>&, float (&v)[N]) {
+    blockReduceSum<Threads>(v);
+}
+template <int Threads, typename X, typename Op> WARPKIT_DEVICE X groupCombine(const BlockGroup<Threads, X>& g, X v, Op op) {
+    return clusterReduce(*g.xch, *g.round, v, op);
+}
+template <int Threads, typename X> WARPKIT_DEVICE bool groupSplit(const BlockGroup<Threads, X>&) { return clusterBlocks() > 1; }
+/// The row's first element as float, read from memory (it lives in one block of the cluster). The
+/// read precedes every block's first exchange, and no block writes before its last, so in-place
+/// calls read it before it is overwritten.
+template <int Threads, typename X, typename T> WARPKIT_DEVICE float groupFirst(const BlockGroup<Threads, X>&, float, const T* row) {
+    return Arith<T>::to_acc(loadScalar(row));
+}
+
+template <int NI, int K, typename T> WARPKIT_DEVICE void rowToFloat(const T (&v)[NI][K], float (&x)[NI][K]) {
+#pragma unroll
+    for (int i = 0; i < NI; ++i)
+#pragma unroll
+        for (int j = 0; j < K; ++j) x[i][j] = Arith<T>::to_acc(v[i][j]);
+}
+template <int K, typename T> WARPKIT_DEVICE void rowFromFloat(const float (&x)[K], T (&v)[K]) {
+#pragma unroll
+    for (int j = 0; j < K; ++j) v[j] = Arith<T>::from_acc(x[j]);
+}
+
+// The algorithms' functions that callers name with explicit template arguments, declared here so
+// that those calls parse as template calls (C++17); argument-dependent lookup finds the overloads.
+struct RowOpNone;
+template <int C, int E> void rowRegs(RowOpNone*);
+template <int N> void rowStreamAdd(RowOpNone*);
+template <int Threads> void rowStreamTotal(RowOpNone*);
+template <int N> void rowStreamOut(RowOpNone*);
+
+// ---- 1. warp path: a segment of W lanes per row ---------------------------------------------------
+// The layout and rows a thread of rowSoftmax's warp kernel (WarpRowShape); rows past the end load
+// nothing and store nothing.
+template <typename P, int W, int C, bool Aligned>
+__global__ void __launch_bounds__(kRowWarpThreads) rowOpWarpKernel(P p, long long rows, int cols) {
+    using T = typename P::Elem;
+    using S = WarpRowShape<T, W, C, Aligned>;
+    constexpr int NI = P::kInputs;
+    const int seg = (int)threadIdx.x / W, l = (int)threadIdx.x % W;
+    const long long row0 = (long long)blockIdx.x * S::rowsPerBlock + seg;
+    T v[S::R][NI][S::K];
+    RowPart part[S::R];
+#pragma unroll
+    for (int r = 0; r < S::R; ++r) {
+        const long long row = row0 + (long long)r * S::segs;
+        const bool ok = row < rows;
+        const T* x = rowInput(p, 0, ok ? row : 0);
+        const int n = ok ? cols : 0; // a row past the end: every slot empty
+        const VectorSplit sp = Aligned ? VectorSplit{0, 0, n / S::V} : vectorSplit(x, n);
+        part[r] = rowPart(sp, l, W, 0, -1, true);
+        loadShare<C, S::E, LoadReadOnly>(v[r][0], x, sp, l, W, rowFill(p, 0), 0, -1);
+        if constexpr (NI > 1) loadPart<C, S::E, Aligned>(v[r][1], rowInput(p, 1, ok ? row : 0), part[r], rowFill(p, 1));
+    }
+#pragma unroll
+    for (int r = 0; r < S::R; ++r) {
+        const long long row = row0 + (long long)r * S::segs;
+        float x[NI][S::K];
+        rowToFloat(v[r], x);
+        const auto f = rowRegs<C, S::E>(p, row < rows ? row : 0, cols, part[r], x, SegmentGroup<W>{});
+        if (l == 0 && row < rows) rowOutputs(p, f, row);
+        rowFromFloat(x[0], v[r][0]);
+    }
+#pragma unroll
+    for (int r = 0; r < S::R; ++r) {
+        const long long row = row0 + (long long)r * S::segs;
+        T* y = row < rows ? rowOutput(p, row) : nullptr;
+        if (y != nullptr) storeShare<C, S::E>(y, part[r].s, v[r][0], l, W, 0, -1);
+    }
+}
+
+// ---- 2. block path: a block, or a cluster of blocks, per row; the row in registers -----------------
+// Block k of a row's cluster holds body vectors [k*slice, (k+1)*slice), C a thread; block 0 also
+// holds the head and tail elements (none when Aligned). The blocks combine P::Exchange values with
+// clusterReduce.
+template <typename P, int Threads, int C, bool Aligned>
+__global__ void __launch_bounds__(Threads) rowOpBlockKernel(P p, int cols, int slice) {
+    using T = typename P::Elem;
+    constexpr int NI = P::kInputs, E = Aligned ? 0 : 1, K = C * vectorElems<T>() + E;
+    __shared__ ClusterExchange<typename P::Exchange> xch;
+    unsigned round = clusterExchangeInit(xch);
+    const unsigned nb = clusterBlocks(), rank = clusterBlockRank();
+    const int t = (int)threadIdx.x;
+    const long long row = blockIdx.x / nb;
+    const T* x0 = rowInput(p, 0, row);
+    const VectorSplit sp = Aligned ? VectorSplit{0, 0, cols / vectorElems<T>()} : vectorSplit(x0, cols);
+    const int first = (int)rank * slice; // rows are shorter than 2^31 elements
+    const RowPart part = rowPart(sp, t, Threads, first, first + slice, rank == 0);
+    T v[NI][K];
+    loadShare<C, E, LoadReadOnly>(v[0], x0, sp, t, Threads, rowFill(p, 0), first, part.end, rank == 0);
+    if constexpr (NI > 1) loadPart<C, E, Aligned>(v[1], rowInput(p, 1, row), part, rowFill(p, 1));
+    float x[NI][K];
+    rowToFloat(v, x);
+    BlockGroup<Threads, typename P::Exchange> g{&xch, &round};
+    const auto f = rowRegs<C, E>(p, row, cols, part, x, g);
+    if (rank == 0 && t == 0) rowOutputs(p, f, row);
+    T* y = rowOutput(p, row);
+    if (y == nullptr) return;
+    rowFromFloat(x[0], v[0]);
+    storeShare<C, E>(y, sp, v[0], t, Threads, first, part.end, rank == 0);
+}
+
+// ---- 3. streamed path: any GPU, any length ----------------------------------------------------------
+// Each block (a cluster of up to 16 on sm_90) streams its slice of the row twice: the statistics a
+// 16-byte vector at a time, then the outputs. Reads each element twice.
+template <typename P, int Threads>
+__global__ void __launch_bounds__(Threads) rowOpStreamKernel(P p, int cols, int slice) {
+    using T = typename P::Elem;
+    constexpr int NI = P::kInputs, V = vectorElems<T>(), L = 4 / NI; // L vectors of each input in flight
+    __shared__ ClusterExchange<typename P::Exchange> xch;
+    unsigned round = clusterExchangeInit(xch);
+    const unsigned nb = clusterBlocks(), rank = clusterBlockRank();
+    const int t = (int)threadIdx.x;
+    const long long row = blockIdx.x / nb;
+    const T* in[NI];
+    bool vec[NI]; // whether input k's body is 16-byte aligned (input 0's always is)
+#pragma unroll
+    for (int k = 0; k < NI; ++k) in[k] = rowInput(p, k, row);
+    const VectorSplit sp = vectorSplit(in[0], cols);
+#pragma unroll
+    for (int k = 0; k < NI; ++k) vec[k] = (((size_t)(in[k] + sp.head)) & 15) == 0;
+    const int first = (int)rank * slice;
+    const int end = first + slice < sp.vectors ? first + slice : (int)sp.vectors;
+    // Head and tail elements (block 0): thread t holds element t of them, from the first sweep on.
+    const bool hasX = rank == 0 && t < sp.head + sp.tail;
+    const int xcol = extraIndex<int>(sp, t, V);
+    float xe[NI][1];
+#pragma unroll
+    for (int k = 0; k < NI; ++k) xe[k][0] = hasX ? Arith<T>::to_acc(loadScalar(in[k] + xcol)) : 0.0f;
+    typename P::Acc acc = rowStreamInit(p, row, cols);
+    for (int i = first + t; i < end; i += L * Threads) {
+        Vector16<T> q[L][NI];
+#pragma unroll
+        for (int u = 0; u < L; ++u)
+#pragma unroll
+            for (int k = 0; k < NI; ++k)
+                if (i + u * Threads < end) q[u][k] = loadVectorAt<LoadReadOnly>(in[k] + sp.head + (i + u * Threads) * V, vec[k]);
+#pragma unroll
+        for (int u = 0; u < L; ++u) {
+            if (i + u * Threads < end) {
+                float xf[NI][V];
+#pragma unroll
+                for (int k = 0; k < NI; ++k)
+#pragma unroll
+                    for (int e = 0; e < V; ++e) xf[k][e] = Arith<T>::to_acc(q[u][k].e[e]);
+                rowStreamAdd<V>(p, acc, xf, sp.head + (i + u * Threads) * V);
+            }
+        }
+    }
+    if (hasX) rowStreamAdd<1>(p, acc, xe, xcol);
+    const typename P::Exchange total = clusterReduce(xch, round, rowStreamTotal<Threads>(p, acc), typename P::Merge{});
+    const auto f = rowStreamRow(p, acc, total, row, sp, cols);
+    if (rank == 0 && t == 0) rowOutputs(p, f, row);
+    T* y = rowOutput(p, row);
+    if (y == nullptr) return;
+    const bool vecOut = (((size_t)(y + sp.head)) & 15) == 0;
+    for (int i = first + t; i < end; i += Threads) {
+        float xf[NI][V];
+#pragma unroll
+        for (int k = 0; k < NI; ++k) {
+            const Vector16<T> q = loadVectorAt<LoadReadOnly>(in[k] + sp.head + i * V, vec[k]);
+#pragma unroll
+            for (int e = 0; e < V; ++e) xf[k][e] = Arith<T>::to_acc(q.e[e]);
+        }
+        rowStreamOut<V>(p, f, xf, sp.head + i * V);
+        Vector16<T> o;
+#pragma unroll
+        for (int e = 0; e < V; ++e) o.e[e] = Arith<T>::from_acc(xf[0][e]);
+        storeVectorAt(y + sp.head + i * V, o, vecOut);
+    }
+    if (hasX) {
+        rowStreamOut<1>(p, f, xe, xcol);
+        storeScalar(y + xcol, Arith<T>::from_acc(xe[0][0]));
+    }
+}
+
+// ---- host side -------------------------------------------------------------------------------------
+
+/// The plan for a row that rowPlan stages in shared memory (these algorithms have no staged
+/// kernel): the first of 256 threads x 16 values, 512 x 16 and 512 x 32 a block whose cluster of at
+/// most 16 blocks holds the row in registers, else the streamed path over 16 blocks.
+template <typename T> inline RowPlan rowRegisterPlan(int cols) {
+    const long long vecs = (long long)cols / vectorElems<T>();
+    const int shapes[3][2] = {{256, rowC16<T>()}, {512, rowC16<T>()}, {512, rowC32<T>()}};
+    for (const auto& s : shapes) {
+        const long long per = (long long)s[0] * s[1];
+        const long long n = (vecs + per - 1) / per;
+        if (n <= kRowMaxClusterBlocks) return rowBlockPlan(vecs, n, s[0], s[1]);
+    }
+    RowPlan p{RowStream, 0, 0, kStreamThreads, kRowMaxClusterBlocks, 0, 0};
+    p.slice = (int)((vecs + kRowMaxClusterBlocks - 1) / kRowMaxClusterBlocks);
+    p.blocks = (int)((vecs + p.slice - 1) / p.slice);
+    return p;
+}
+
+template <typename P, int W, int C, bool Aligned>
+inline cudaError_t launchRowOpWarp(const P& p, long long rows, int cols, cudaStream_t st) {
+    using S = WarpRowShape<typename P::Elem, W, C, Aligned>;
+    return launchRowChunks(rows, kMaxGridX * S::rowsPerBlock, [&](long long r0, long long n) {
+        const long long blocks = (n + S::rowsPerBlock - 1) / S::rowsPerBlock;
+        return launchKernel(rowOpWarpKernel<P, W, C, Aligned>, (int)blocks, kRowWarpThreads, st, rowAt(p, r0), n, cols);
+    });
+}
+
+template <typename P, bool Aligned>
+inline cudaError_t rowOpWarp(const RowPlan& pl, const P& p, long long rows, int cols, cudaStream_t st) {
+#define WARPKIT_DETAIL_ROW_WARP_CASE(W, C)                                                \
+    if (pl.width == W && pl.chunks == C) return launchRowOpWarp<P, W, C, Aligned>(p, rows, cols, st);
+    WARPKIT_DETAIL_ROW_WARP_CASE(1, 1) WARPKIT_DETAIL_ROW_WARP_CASE(2, 1) WARPKIT_DETAIL_ROW_WARP_CASE(4, 1)
+    WARPKIT_DETAIL_ROW_WARP_CASE(8, 1) WARPKIT_DETAIL_ROW_WARP_CASE(16, 1) WARPKIT_DETAIL_ROW_WARP_CASE(32, 1)
+    WARPKIT_DETAIL_ROW_WARP_CASE(32, 2) WARPKIT_DETAIL_ROW_WARP_CASE(32, 4) WARPKIT_DETAIL_ROW_WARP_CASE(32, 8)
+#undef WARPKIT_DETAIL_ROW_WARP_CASE
+    return cudaErrorInvalidConfiguration;
+}
+
+template <typename P, int Threads, int C, bool Aligned>
+inline cudaError_t launchRowOpBlock(const RowPlan& pl, const P& p, long long rows, int cols, bool clusters, int dev,
+                                    cudaStream_t st) {
+    auto kern = rowOpBlockKernel<P, Threads, C, Aligned>;
+    return launchRows(kern, rows, pl.blocks, Threads, 0, clusters, dev, st, [&](const cudaLaunchConfig_t& cfg, long long r0) {
+        return cudaLaunchKernelEx(&cfg, kern, rowAt(p, r0), cols, pl.slice);
+    });
+}
+
+template <typename P, bool Aligned>
+inline cudaError_t rowOpBlock(const RowPlan& pl, const P& p, long long rows, int cols, bool clusters, int dev, cudaStream_t st) {
+    using T = typename P::Elem;
+    constexpr int C16 = rowC16<T>(), C32 = rowC32<T>();
+#define WARPKIT_DETAIL_ROW_BLOCK_CASE(N, C)                                               \
+    if (pl.threads == N && pl.chunks == C) return launchRowOpBlock<P, N, C, Aligned>(pl, p, rows, cols, clusters, dev, st);
+    WARPKIT_DETAIL_ROW_BLOCK_CASE(128, C16) WARPKIT_DETAIL_ROW_BLOCK_CASE(256, C16) WARPKIT_DETAIL_ROW_BLOCK_CASE(512, C16)
+    WARPKIT_DETAIL_ROW_BLOCK_CASE(1024, C16) WARPKIT_DETAIL_ROW_BLOCK_CASE(512, C32)
+#undef WARPKIT_DETAIL_ROW_BLOCK_CASE
+    return cudaErrorInvalidConfiguration;
+}
+
+/// Runs plan `pl` (from rowPlan) of the algorithm with params p on device `dev` with properties d.
+template <typename P>
+inline cudaError_t rowOpRun(RowPlan pl, const P& p, long long rows, int cols, int dev, const DeviceProps& d, cudaStream_t st) {
+    using T = typename P::Elem;
+    constexpr int V = vectorElems<T>();
+    const bool aligned = rowAligned(p, cols);
+    if (pl.path == RowStaged) pl = rowRegisterPlan<T>(cols);
+    for (;;) {
+        cudaError_t e = cudaErrorInvalidConfiguration;
+        switch (pl.path) {
+        case RowWarp:
+            return aligned ? rowOpWarp<P, true>(pl, p, rows, cols, st) : rowOpWarp<P, false>(pl, p, rows, cols, st);
+        case RowBlock:
+            e = aligned ? rowOpBlock<P, true>(pl, p, rows, cols, d.clusters, dev, st)
+                        : rowOpBlock<P, false>(pl, p, rows, cols, d.clusters, dev, st);
+            break;
+        case RowStream: {
+            auto kern = rowOpStreamKernel<P, kStreamThreads>;
+            e = launchRows(kern, rows, pl.blocks, kStreamThreads, 0, d.clusters && pl.blocks > 1, dev, st,
+                           [&](const cudaLaunchConfig_t& cfg, long long r0) {
+                               return cudaLaunchKernelEx(&cfg, kern, rowAt(p, r0), cols, pl.slice);
+                           });
+            if (pl.blocks <= 8) return e;
+            break;
+        }
+        default:
+            break;
+        }
+        // A cluster the device cannot hold (a non-portable size on a partitioned GPU, say): the
+        // streamed path, in clusters of at most 8.
+        if (e != cudaErrorInvalidConfiguration) return e;
+        const long long vecs = ((long long)cols + V - 1) / V;
+        const int n = d.clusters ? 8 : 1;
+        pl = RowPlan{RowStream, 0, 0, kStreamThreads, n, (int)((vecs + n - 1) / n), 0};
+        pl.blocks = (int)((vecs + pl.slice - 1) / pl.slice);
+    }
+}
+
+/// rowOpRun with the dispatcher's plan for rows x cols on the current device.
+template <typename P> inline cudaError_t rowOpDispatch(const P& p, long long rows, int cols, cudaStream_t st) {
+    int dev = 0;
+    DeviceProps d;
+    WARPKIT_TRY(currentDevice(&dev, &d));
+    return rowOpRun(rowPlan<typename P::Elem>(rows, cols, d.sms, d.clusters), p, rows, cols, dev, d, st);
+}
+
+} // namespace detail
+} // namespace warpkit

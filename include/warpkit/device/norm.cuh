@@ -1,0 +1,227 @@
+// warpkit/device/norm.cuh: LayerNorm and RMSNorm over the last dimension of a rows x cols matrix,
+// called from the host.
+//
+//   warpkit::rowLayerNorm(x, y, rows, cols, w, b, eps, stream)
+//   warpkit::rowLayerNorm(x, y, rows, cols, w, b, eps, mean, rstd, ldx, ldy, stream)
+//       y = (x - mean) * rstd * w + b per row, rstd = 1 / sqrt(var + eps) (var: the population
+//       variance, as torch.nn.functional.layer_norm); optionally writes each row's mean and rstd.
+//   warpkit::rowRmsNorm(x, y, rows, cols, w, eps, stream)
+//   warpkit::rowRmsNorm(x, y, rows, cols, w, eps, rstd, ldx, ldy, stream)
+//       y = x * rstd * w per row, rstd = 1 / sqrt(mean(x^2) + eps) (torch.nn.functional.rms_norm);
+//       optionally writes each row's rstd.
+//
+// Types: float, __half, __nv_bfloat16 for x, y, w and b (read and written in that type); the
+// statistics are float, and mean / rstd are float arrays of `rows` values. w and b are vectors of
+// `cols` elements, each optional (nullptr: w = 1, b = 0), at any alignment. eps >= 0.
+// Shapes: any rows >= 0 (0 is a no-op), any cols >= 1, row strides ldx, ldy >= cols (elements),
+// any pointer alignment, 64-bit row counts. In place: x == y with ldx == ldy; otherwise x and y
+// must not overlap.
+//
+// Statistics. Exact two-pass where the row lives in registers (every path but the streamed one):
+// pass 1 sums x - s, pass 2 sums the squares of (x - s) - mean(x - s), where s is the row's first
+// element, so a row far from zero with a tiny spread (1e6 + N(0, 1e-3)) loses nothing to the
+// rounding of its mean, and a constant row has variance 0 exactly. The blocks of a row split over a
+// cluster combine their exact {count, mean, m2} with Chan's formula (cluster/welford.cuh). Streamed
+// rows (longer than 262144 columns, or longer than the block path's rows before sm_90) use Welford
+// updates (thread/welford.cuh) of the same shifted values (RMSNorm: a plain sum of squares).
+//
+// NaN and infinities, as PyTorch: a row holding a NaN or an infinity gives NaN outputs and a NaN
+// rstd (LayerNorm; its mean is NaN or +-inf); for RMSNorm a NaN gives NaN everywhere, and an
+// infinity (with no NaN) gives rstd 0, so 0 for the finite elements and NaN for the infinite ones.
+// eps = 0 on a constant row gives NaN (0 * inf), as in PyTorch. Accuracy: the float statistics,
+// then one rounding of each output to T.
+//
+// Conventions (docs/design.md): returns cudaError_t; asynchronous on `stream`; allocates nothing;
+// bad arguments (rows < 0, cols < 1, ld < cols, null x or y with rows > 0, x == y with ldx != ldy,
+// eps negative or NaN) return cudaErrorInvalidValue and launch nothing. Host caches are per device
+// and thread-safe. Paths: rowSoftmax's (detail/rows.cuh), with register clusters where rowSoftmax
+// stages rows in shared memory (detail/row_kernels.cuh).
+#pragma once
+
+#include "../detail/row_kernels.cuh"
+
+namespace warpkit {
+namespace detail {
+
+/// LayerNorm (rms = false) or RMSNorm (rms = true; b and mean are null) of rows x cols.
+template <typename T> struct NormParams {
+    using Elem = T;
+    using Exchange = WelfordState; // a block's {count, mean, m2} of x - shift
+    using Merge = WelfordMerge;
+    struct Acc {
+        WelfordState st; // this thread's Welford state of x - shift (streamed path)
+        float shift;
+    };
+    static constexpr int kInputs = 1;
+    const T* x;
+    T* y;
+    const T* w;
+    const T* b;
+    float* mean;
+    float* rstd;
+    long long ldx, ldy;
+    float eps;
+    bool rms;
+};
+
+/// A row's factors: y = ((x - shift) - off) * rstd * w + b (RMSNorm: y = (x - shift) * rstd * w with
+/// shift 0), where mean = shift + off; vecW / vecB: w / b are 16-byte aligned where the row's body is.
+struct NormRow {
+    float shift, off, rstd;
+    bool vecW, vecB;
+};
+
+template <typename T> inline NormParams<T> rowAt(NormParams<T> p, long long r0) {
+    p.x += r0 * p.ldx;
+    p.y += r0 * p.ldy;
+    if (p.mean) p.mean += r0;
+    if (p.rstd) p.rstd += r0;
+    return p;
+}
+template <typename T> inline bool rowAligned(const NormParams<T>& p, int cols) {
+    return rowsAligned(p.x, p.ldx, cols) && rowsAligned(p.y, p.ldy, cols);
+}
+template <typename T> WARPKIT_DEVICE const T* rowInput(const NormParams<T>& p, int, long long row) { return p.x + row * p.ldx; }
+template <typename T> WARPKIT_DEVICE T* rowOutput(const NormParams<T>& p, long long row) { return p.y + row * p.ldy; }
+template <typename T> WARPKIT_DEVICE T rowFill(const NormParams<T>&, int) { return Arith<T>::from_acc(0.0f); }
+
+/// The factors of a row from the merged {count, mean, m2} of its x - shift.
+template <typename T> WARPKIT_DEVICE NormRow normRow(const NormParams<T>& p, const WelfordState& st, float shift, const VectorSplit& sp) {
+    // RMSNorm: mean(x^2) = m2 / n + mean^2 (shift 0), two non-negative terms. 1 / n by the Welford
+    // reciprocal (1 ulp; the IEEE division's slow path costs a stack frame in the small kernels).
+    const float m2n = st.m2 * welfordRcp((float)st.count);
+    const float var = p.rms ? m2n + st.mean * st.mean : m2n;
+    NormRow f;
+    f.shift = shift;
+    f.off = st.mean;
+    f.rstd = rsqrtf(var + p.eps);
+    f.vecW = p.w != nullptr && (((size_t)(p.w + sp.head)) & 15) == 0;
+    f.vecB = p.b != nullptr && (((size_t)(p.b + sp.head)) & 15) == 0;
+    return f;
+}
+
+/// The outputs of N consecutive elements from column col, in place over their values x.
+template <int N, typename T> WARPKIT_DEVICE void normOut(const NormParams<T>& p, const NormRow& f, float* x, int col) {
+    float w[N], b[N];
+    loadColumns<N>(p.w, col, f.vecW, 1.0f, w);
+    loadColumns<N>(p.b, col, f.vecB, 0.0f, b);
+    const float off = p.rms ? 0.0f : f.off;
+#pragma unroll
+    for (int k = 0; k < N; ++k) x[k] = ((x[k] - f.shift) - off) * f.rstd * w[k] + b[k];
+}
+
+/// Register paths: exact two-pass statistics of the part (shifted by the row's first element), the
+/// parts' {count, mean, m2} merged across the cluster, then the outputs in place.
+template <int C, int E, typename T, int K, typename G>
+WARPKIT_DEVICE NormRow rowRegs(const NormParams<T>& p, long long row, int, const RowPart& part, float (&x)[1][K], G g) {
+    constexpr int V = vectorElems<T>();
+    const int n = partElems<T>(part);
+    float shift = 0.0f, off = 0.0f;
+    if (!p.rms) {
+        // The row's first element: the first thread's first extra slot when the row has a head (or
+        // no body), else its first body slot.
+        float lead = x[0][0];
+        if constexpr (E > 0) {
+            if (part.s.head > 0 || part.s.vectors == 0) lead = x[0][C * V];
+        }
+        shift = groupFirst(g, lead, rowInput(p, 0, row));
+        float s = 0.0f;
+        forEachSlot<T, C, E>(part, [&](int j, int, bool ok) { s += ok ? x[0][j] - shift : 0.0f; });
+        off = groupSum(g, s) * welfordRcp((float)n);
+    }
+    float q = 0.0f;
+    forEachSlot<T, C, E>(part, [&](int j, int, bool ok) {
+        const float d = ok ? (x[0][j] - shift) - off : 0.0f;
+        q += d * d;
+    });
+    q = groupSum(g, q);
+    const WelfordState st = groupCombine(g, WelfordState{(unsigned)n, off, q}, WelfordMerge{});
+    const NormRow f = normRow(p, st, shift, part.s);
+    forEachPiece<T, C, E>(part, [&](int j, int col) { normOut<V>(p, f, &x[0][j], col); },
+                          [&](int j, int col) { normOut<1>(p, f, &x[0][j], col); });
+    return f;
+}
+
+template <typename T> WARPKIT_DEVICE typename NormParams<T>::Acc rowStreamInit(const NormParams<T>& p, long long row, int) {
+    return typename NormParams<T>::Acc{welfordEmpty(), p.rms ? 0.0f : Arith<T>::to_acc(loadScalar(p.x + row * p.ldx))};
+}
+/// LayerNorm: Welford updates of x - shift. RMSNorm: the sum of squares in m2 (mean 0), so that an
+/// infinity gives rstd 0 as in the register paths (a Welford update would make it NaN).
+template <int N, typename T>
+WARPKIT_DEVICE void rowStreamAdd(const NormParams<T>& p, typename NormParams<T>::Acc& a, const float (&x)[1][N], int) {
+    float d[N];
+#pragma unroll
+    for (int k = 0; k < N; ++k) d[k] = x[0][k] - a.shift;
+    if (p.rms) {
+#pragma unroll
+        for (int k = 0; k < N; ++k) a.st.m2 += d[k] * d[k];
+        a.st.count += N;
+    } else {
+        a.st = welfordUpdate(a.st, d);
+    }
+}
+template <int Threads, typename T>
+WARPKIT_DEVICE WelfordState rowStreamTotal(const NormParams<T>&, const typename NormParams<T>::Acc& a) {
+    return blockReduceWelford<Threads>(a.st);
+}
+template <typename T>
+WARPKIT_DEVICE NormRow rowStreamRow(const NormParams<T>& p, const typename NormParams<T>::Acc& a, const WelfordState& st, long long,
+                                    const VectorSplit& sp, int) {
+    return normRow(p, st, a.shift, sp);
+}
+template <int N, typename T> WARPKIT_DEVICE void rowStreamOut(const NormParams<T>& p, const NormRow& f, float (&x)[1][N], int col) {
+    normOut<N>(p, f, x[0], col);
+}
+template <typename T> WARPKIT_DEVICE void rowOutputs(const NormParams<T>& p, const NormRow& f, long long row) {
+    if (p.mean) p.mean[row] = f.shift + f.off;
+    if (p.rstd) p.rstd[row] = f.rstd;
+}
+
+template <typename T>
+inline cudaError_t rowNorm(const NormParams<T>& p, long long rows, int cols, cudaStream_t stream) {
+    if (rows < 0 || cols < 1 || p.ldx < cols || p.ldy < cols || !(p.eps >= 0.0f)) return cudaErrorInvalidValue;
+    if (rows == 0) return cudaSuccess;
+    if (p.x == nullptr || p.y == nullptr || (p.x == p.y && p.ldx != p.ldy)) return cudaErrorInvalidValue;
+    return rowOpDispatch(p, rows, cols, stream);
+}
+
+} // namespace detail
+
+/// LayerNorm of each row of x into y: y = (x - mean) * rstd * w + b with rstd = 1 / sqrt(var + eps),
+/// for a rows x cols matrix whose row r starts at x + r * ldx (and y + r * ldy). w, b: cols
+/// elements each, or nullptr (w = 1, b = 0). mean, rstd: float arrays of rows values that get each
+/// row's statistics, or nullptr. Host; asynchronous on `stream`. See the header comment for shapes,
+/// alignment, in-place use, errors, accuracy and NaN/inf rules.
+template <typename T>
+inline cudaError_t rowLayerNorm(const T* x, T* y, long long rows, int cols, const typename detail::NonDeduced<T>::type* w,
+                                const typename detail::NonDeduced<T>::type* b, float eps, float* mean, float* rstd, long long ldx,
+                                long long ldy, cudaStream_t stream = 0) {
+    static_assert(detail::IsRowType<T>::value, "rowLayerNorm: element type T must be float, __half or __nv_bfloat16");
+    return detail::rowNorm(detail::NormParams<T>{x, y, w, b, mean, rstd, ldx, ldy, eps, false}, rows, cols, stream);
+}
+
+/// rowLayerNorm of a contiguous rows x cols matrix (ld = cols), without the mean and rstd outputs.
+template <typename T>
+inline cudaError_t rowLayerNorm(const T* x, T* y, long long rows, int cols, const typename detail::NonDeduced<T>::type* w,
+                                const typename detail::NonDeduced<T>::type* b, float eps, cudaStream_t stream = 0) {
+    return rowLayerNorm(x, y, rows, cols, w, b, eps, nullptr, nullptr, cols, cols, stream);
+}
+
+/// RMSNorm of each row of x into y: y = x * rstd * w with rstd = 1 / sqrt(mean(x^2) + eps), rows
+/// as for rowLayerNorm. w: cols elements or nullptr (w = 1). rstd: a float array of rows values, or
+/// nullptr. Host; asynchronous on `stream`. See the header comment.
+template <typename T>
+inline cudaError_t rowRmsNorm(const T* x, T* y, long long rows, int cols, const typename detail::NonDeduced<T>::type* w, float eps,
+                              float* rstd, long long ldx, long long ldy, cudaStream_t stream = 0) {
+    static_assert(detail::IsRowType<T>::value, "rowRmsNorm: element type T must be float, __half or __nv_bfloat16");
+    return detail::rowNorm(detail::NormParams<T>{x, y, w, nullptr, nullptr, rstd, ldx, ldy, eps, true}, rows, cols, stream);
+}
+
+/// rowRmsNorm of a contiguous rows x cols matrix (ld = cols), without the rstd output.
+template <typename T>
+inline cudaError_t rowRmsNorm(const T* x, T* y, long long rows, int cols, const typename detail::NonDeduced<T>::type* w, float eps,
+                              cudaStream_t stream = 0) {
+    return rowRmsNorm(x, y, rows, cols, w, eps, nullptr, cols, cols, stream);
+}
+
+} // namespace warpkit

@@ -1,0 +1,389 @@
+// Tests of include/warpkit/device/norm.cuh (rowLayerNorm, rowRmsNorm), through the public calls
+// except `paths`, which also runs forced plans (every kernel of detail/row_kernels.cuh on small
+// inputs, under the sanitizers too).
+//   fuzz:        seeded random shapes (rows 0, 1, many; cols 1..300000 and path edges +-1), row
+//                strides and pointer offsets of 0..7 elements for x, y, w and b, in place, with and
+//                without w, b, mean and rstd, every type; outputs poisoned first, everything outside
+//                the rows (and mean / rstd past `rows`) checked untouched.
+//   paths:       cols around every path boundary +-1 with the dispatcher's plans for few and many
+//                rows, and forced warp, block, cluster and streamed plans on 3 rows.
+//   specials:    NaN, +-inf, all -inf, constant rows, the hard Welford data (1e6 + N(0, 1e-3)) and
+//                near-constant rows a few ulps apart, on every path.
+//   bad_args:    every bad argument returns cudaErrorInvalidValue and writes nothing.
+//   concurrent:  two host threads on two streams at once.
+#include "../common.cuh"
+#include <warpkit/device/norm.cuh>
+#include <thread>
+#include <vector>
+
+using warpkit::detail::RowPlan;
+
+struct NormCase {
+    bool rms;
+    long long rows;
+    int cols;
+    long long ldx, ldy;
+    int offX, offY, offW, offB; // pointer offsets in elements
+    bool inplace, useW, useB, stats;
+    float eps;
+    int mode; // norm_fill pattern of row 0 (row r uses mode + r)
+};
+
+static const int kModes = 12;
+/// One row of pattern `mode`: uniform at four scales and centres, NaN, +inf, -inf, all -inf, the
+/// hard Welford data, near-constant (a few ulps apart far from 0), constant, one outlier.
+template <typename T> static void norm_fill(wk_rng* r, T* x, int n, int mode) {
+    static const double scale[] = {1.0, 10.0, 0.5, 3e3}, centre[] = {0.0, 0.0, -1e3, 100.0};
+    const double big = sizeof(T) == 4 ? 1e6 : 1e3; // fp16 holds no 1e6
+    const int m = mode % kModes;
+    for (int i = 0; i < n; ++i) x[i] = wk_from_double<T>(centre[m & 3] + wk_uniform(r, -scale[m & 3], scale[m & 3]));
+    switch (m) {
+    case 4: x[wk_int(r, 0, n - 1)] = wk_from_double<T>(NAN); break;
+    case 5: x[wk_int(r, 0, n - 1)] = wk_from_double<T>(INFINITY); break;
+    case 6: x[wk_int(r, 0, n - 1)] = wk_from_double<T>(-INFINITY); break;
+    case 7: for (int i = 0; i < n; ++i) x[i] = wk_from_double<T>(-INFINITY); break;
+    case 8: // 1e6 + N(0, 1e-3) (Box-Muller), rounded to T
+        for (int i = 0; i < n; ++i)
+            x[i] = wk_from_double<T>(big + 1e-3 * sqrt(-2.0 * log(wk_uniform(r, 1e-12, 1.0))) * cos(6.283185307 * wk_uniform(r, 0, 1)));
+        break;
+    case 9: { // big + k ulps, k in -3..3
+        const double ulp = wk_eps<T>() * ldexp(1.0, (int)floor(log2(big)));
+        for (int i = 0; i < n; ++i) x[i] = wk_from_double<T>(big + ulp * (double)wk_int(r, -3, 3));
+        break;
+    }
+    case 10: { const T c = x[0]; for (int i = 0; i < n; ++i) x[i] = c; break; }
+    case 11: x[wk_int(r, 0, n - 1)] = wk_from_double<T>(sizeof(T) == 4 ? 1e5 : 1e3); break;
+    default: break;
+    }
+}
+
+/// Double-precision LayerNorm / RMSNorm of one row (IEEE rules in double give PyTorch's).
+static void norm_ref(bool rms, const double* x, int n, const double* w, const double* b, double eps, double* y, double* mean,
+                     double* rstd) {
+    double s = 0, q = 0;
+    if (rms) {
+        for (int i = 0; i < n; ++i) q += x[i] * x[i];
+        *mean = 0;
+        *rstd = 1.0 / sqrt(q / n + eps);
+    } else {
+        for (int i = 0; i < n; ++i) s += x[i];
+        *mean = s / n;
+        for (int i = 0; i < n; ++i) q += (x[i] - *mean) * (x[i] - *mean);
+        *rstd = 1.0 / sqrt(q / n + eps);
+    }
+    for (int i = 0; i < n; ++i) y[i] = (x[i] - *mean) * *rstd * (w ? w[i] : 1.0) + (b ? b[i] : 0.0);
+}
+
+template <typename T> static double tol_y(void) { return sizeof(T) == 4 ? 2e-5 : wk_eps<T>(); }
+
+/// got within tol of want, scaled by the terms' size `mag`; NaN matches NaN, inf the same inf.
+static bool norm_close(double got, double want, double tol, double mag) {
+    if (isnan(want)) return isnan(got);
+    if (isinf(want)) return got == want;
+    if (isnan(got) || isinf(got)) return false;
+    return fabs(got - want) <= tol * (1.0 + mag);
+}
+
+/// Runs one case (the dispatcher's plan, or `plan`); checks the rows against the reference, mean
+/// and rstd, and that nothing else was written. Returns mismatches.
+template <typename T>
+static int norm_case(const char* what, const NormCase& c, uint64_t seed, const RowPlan* plan = nullptr, cudaStream_t st = 0) {
+    wk_rng r = wk_rng_make(seed);
+    const size_t span = (size_t)(c.rows > 0 ? c.rows - 1 : 0);
+    const size_t nx = (size_t)c.offX + span * c.ldx + c.cols + 8;
+    const size_t ny = c.inplace ? nx : (size_t)c.offY + span * c.ldy + c.cols + 8;
+    const long long ldy = c.inplace ? c.ldx : c.ldy;
+    std::vector<T> hx(nx), hy(ny), before(ny), hw(c.cols + 8), hb(c.cols + 8);
+    for (size_t i = 0; i < nx; ++i) hx[i] = wk_from_double<T>(wk_uniform(&r, -9.0, 9.0));
+    for (long long q = 0; q < c.rows; ++q) norm_fill<T>(&r, &hx[c.offX + q * c.ldx], c.cols, c.mode + (int)q);
+    for (T& v : hw) v = wk_from_double<T>(wk_uniform(&r, -2.0, 2.0));
+    for (T& v : hb) v = wk_from_double<T>(wk_uniform(&r, -2.0, 2.0));
+    T* dx = wk_alloc<T>(nx);
+    T* dw = wk_alloc<T>(hw.size());
+    T* db = wk_alloc<T>(hb.size());
+    wk_upload(dx, hx.data(), nx);
+    wk_upload(dw, hw.data(), hw.size());
+    wk_upload(db, hb.data(), hb.size());
+    T* dy = dx;
+    if (c.inplace) {
+        before = hx;
+    } else {
+        dy = wk_alloc<T>(ny);
+        wk_poison(dy, ny);
+        wk_download(before.data(), dy, ny);
+    }
+    const size_t ns = (size_t)c.rows + 2; // mean / rstd at [1, rows], guards around
+    float* dm = wk_alloc<float>(ns);
+    float* dr = wk_alloc<float>(ns);
+    wk_poison(dm, ns);
+    wk_poison(dr, ns);
+    const T* w = c.useW ? dw + c.offW : nullptr;
+    const T* b = c.useB && !c.rms ? db + c.offB : nullptr;
+    T* yp = dy + (c.inplace ? c.offX : c.offY);
+    float* mp = c.stats && !c.rms ? dm + 1 : nullptr;
+    float* rp = c.stats ? dr + 1 : nullptr;
+    cudaError_t e;
+    if (plan) {
+        int dev = 0;
+        warpkit::detail::DeviceProps d;
+        WK_CUDA(warpkit::detail::currentDevice(&dev, &d));
+        const warpkit::detail::NormParams<T> p{dx + c.offX, yp, w, b, mp, rp, c.ldx, ldy, c.eps, c.rms};
+        e = warpkit::detail::rowOpRun(*plan, p, c.rows, c.cols, dev, d, st);
+    } else if (c.rms) {
+        e = warpkit::rowRmsNorm(dx + c.offX, yp, c.rows, c.cols, w, c.eps, rp, c.ldx, ldy, st);
+    } else {
+        e = warpkit::rowLayerNorm(dx + c.offX, yp, c.rows, c.cols, w, b, c.eps, mp, rp, c.ldx, ldy, st);
+    }
+    int bad = 0;
+    if (e != cudaSuccess) {
+        cr_log_error("%s %s: %s(%lld x %d) returned %s", what, wk_type_name<T>(), c.rms ? "rowRmsNorm" : "rowLayerNorm", c.rows,
+                     c.cols, cudaGetErrorString(e));
+        bad = 1;
+    }
+    WK_CUDA(cudaStreamSynchronize(st));
+    WK_CUDA(cudaGetLastError());
+    std::vector<float> hm(ns), hr(ns);
+    wk_download(hy.data(), dy, ny);
+    wk_download(hm.data(), dm, ns);
+    wk_download(hr.data(), dr, ns);
+    std::vector<double> xd(c.cols), yd(c.cols), wd(c.cols), bd(c.cols);
+    for (int i = 0; i < c.cols; ++i) {
+        wd[i] = wk_to_double(hw[c.offW + i]);
+        bd[i] = wk_to_double(hb[c.offB + i]);
+    }
+    const size_t y0 = (size_t)(yp - dy);
+    for (long long q = 0; q < c.rows && bad < 3; ++q) {
+        for (int i = 0; i < c.cols; ++i) xd[i] = wk_to_double(hx[c.offX + q * c.ldx + i]);
+        double mean, rstd;
+        norm_ref(c.rms, xd.data(), c.cols, w ? wd.data() : nullptr, b ? bd.data() : nullptr, c.eps, yd.data(), &mean, &rstd);
+        for (int i = 0; i < c.cols && bad < 3; ++i) {
+            const double got = wk_to_double(hy[y0 + q * ldy + i]);
+            const double mag = fabs(yd[i]) + fabs((xd[i] - mean) * rstd * (w ? wd[i] : 1.0));
+            if (!norm_close(got, yd[i], tol_y<T>(), mag))
+                cr_log_error("%s %s %s: %lld x %d (ld %lld/%lld, off %d/%d) row %lld col %d: got %.9g want %.9g (x %.9g, mean %.9g, rstd %.9g)",
+                             what, wk_type_name<T>(), c.rms ? "rms" : "layer", c.rows, c.cols, c.ldx, ldy, c.offX, c.offY, q, i,
+                             got, yd[i], xd[i], mean, rstd), ++bad;
+        }
+        if (mp && !(isfinite(mean) ? fabs(hm[1 + q] - mean) <= 1e-6 * (fabs(mean) + 1.0 / rstd) + 1e-30 : !isfinite(hm[1 + q])))
+            cr_log_error("%s %s: %lld x %d row %lld mean %.9g want %.9g", what, wk_type_name<T>(), c.rows, c.cols, q, hm[1 + q], mean), ++bad;
+        if (rp && !norm_close(hr[1 + q], rstd, 0.0, 0.0) && !(fabs(hr[1 + q] - rstd) <= 2e-5 * rstd))
+            cr_log_error("%s %s: %lld x %d row %lld rstd %.9g want %.9g", what, wk_type_name<T>(), c.rows, c.cols, q, hr[1 + q], rstd), ++bad;
+    }
+    // Everything outside the rows' [0, cols), and the stats' guards and unasked stats, as before.
+    int touched = 0;
+    for (size_t i = 0; i < ny && touched < 3; ++i) {
+        const bool inRow = i >= y0 && (long long)((i - y0) % ldy) < c.cols && (long long)((i - y0) / ldy) < c.rows;
+        if (!inRow && memcmp(&hy[i], &before[i], sizeof(T)) != 0 && touched++ == 0)
+            cr_log_error("%s %s: %lld x %d: element %zu outside the rows was written", what, wk_type_name<T>(), c.rows, c.cols, i);
+    }
+    std::vector<float> poison(ns);
+    memset(poison.data(), 0xA5, ns * sizeof(float));
+    for (size_t i = 0; i < ns; ++i) {
+        const bool mWritten = mp && i >= 1 && (long long)i <= c.rows, rWritten = rp && i >= 1 && (long long)i <= c.rows;
+        if (!mWritten && memcmp(&hm[i], &poison[i], 4) != 0 && touched++ < 3) cr_log_error("%s: mean[%zu] written", what, i);
+        if (!rWritten && memcmp(&hr[i], &poison[i], 4) != 0 && touched++ < 3) cr_log_error("%s: rstd[%zu] written", what, i);
+    }
+    cudaFree(dx);
+    if (!c.inplace) cudaFree(dy);
+    cudaFree(dw);
+    cudaFree(db);
+    cudaFree(dm);
+    cudaFree(dr);
+    return bad + touched;
+}
+
+static const int kEdges[] = {4, 8, 32, 64, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072, 262144};
+
+template <typename T> static int norm_fuzz_one(wk_rng* r, long long budget, int iter) {
+    NormCase c;
+    c.rms = wk_int(r, 0, 2) == 0;
+    if (wk_int(r, 0, 2) == 0) c.cols = kEdges[wk_int(r, 0, 14)] + (int)wk_int(r, -1, 1);
+    else c.cols = (int)exp(wk_uniform(r, 0.0, log(300000.0)));
+    c.cols = c.cols < 1 ? 1 : c.cols;
+    const long long maxRows = budget / c.cols > 0 ? budget / c.cols : 1;
+    const int pick = (int)wk_int(r, 0, 9);
+    c.rows = pick == 0 ? 0 : pick == 1 ? 1 : wk_int(r, 1, maxRows < 3000 ? maxRows : 3000);
+    c.ldx = c.cols + (wk_int(r, 0, 2) == 0 ? 0 : wk_int(r, 1, 9));
+    c.ldy = c.cols + (wk_int(r, 0, 2) == 0 ? 0 : wk_int(r, 1, 9));
+    c.offX = (int)wk_int(r, 0, 7);
+    c.offY = (int)wk_int(r, 0, 7);
+    c.offW = (int)wk_int(r, 0, 7);
+    c.offB = (int)wk_int(r, 0, 7);
+    c.inplace = wk_int(r, 0, 4) == 0;
+    c.useW = wk_int(r, 0, 3) != 0;
+    c.useB = wk_int(r, 0, 3) != 0;
+    c.stats = wk_int(r, 0, 1) == 0;
+    static const float eps[] = {1e-5f, 1e-6f, 0.1f, 0.0f};
+    c.eps = eps[wk_int(r, 0, 3)];
+    c.mode = (int)wk_int(r, 0, 3); // row r takes pattern mode + r: random rows, and specials past row 0
+    return norm_case<T>("fuzz", c, 0xa0000ull + iter);
+}
+
+Test(device_norm, fuzz) {
+    WK_REQUIRE_GPU();
+    wk_rng r = wk_rng_make(7101);
+    const int iters = wk_quick() ? 40 : 300;
+    const long long budget = wk_quick() ? (1 << 16) : (1 << 19);
+    int bad = 0, failed = 0;
+    for (int i = 0; i < iters; ++i) {
+        const int type = (int)wk_int(&r, 0, 2);
+        const int b = type == 0 ? norm_fuzz_one<float>(&r, budget, i)
+                    : type == 1 ? norm_fuzz_one<__half>(&r, budget, i)
+                                : norm_fuzz_one<__nv_bfloat16>(&r, budget, i);
+        bad += b;
+        failed += b > 0;
+    }
+    cr_expect(bad == 0, "rowLayerNorm / rowRmsNorm fuzz: %d of %d cases failed (%d mismatches)", failed, iters, bad);
+}
+
+/// Plans that run every kernel on `cols` columns of T: the dispatcher's for 3 and 2^24 rows, and
+/// (cols small enough) each block shape on one block and on a cluster, and the streamed path on
+/// one block and on a cluster of 3.
+template <typename T> static std::vector<RowPlan> norm_plans(int cols, const warpkit::detail::DeviceProps& d) {
+    using namespace warpkit::detail;
+    std::vector<RowPlan> ps = {rowPlan<T>(3, cols, d.sms, d.clusters), rowPlan<T>(1LL << 24, cols, d.sms, d.clusters)};
+    if (wk_quick() && cols > 40000) return ps; // the sanitizers: forced plans on the shorter rows only
+    const long long vecs = cols / warpkit::vectorElems<T>();
+    const int shapes[5][2] = {{128, rowC16<T>()}, {256, rowC16<T>()}, {512, rowC16<T>()}, {1024, rowC16<T>()}, {512, rowC32<T>()}};
+    for (const auto& s : shapes) {
+        if (vecs <= (long long)s[0] * s[1]) ps.push_back(rowBlockPlan(vecs > 0 ? vecs : 1, 1, s[0], s[1]));
+        if (d.clusters && vecs >= 3 && vecs <= 5LL * s[0] * s[1]) ps.push_back(rowBlockPlan(vecs, vecs < 5 ? vecs : 5, s[0], s[1]));
+    }
+    ps.push_back(RowPlan{RowStream, 0, 0, kStreamThreads, 1, (int)(vecs > 0 ? vecs : 1), 0});
+    if (d.clusters && vecs >= 3) ps.push_back(RowPlan{RowStream, 0, 0, kStreamThreads, 3, (int)((vecs + 2) / 3), 0});
+    return ps;
+}
+
+template <typename T> static int norm_paths(int* seen) {
+    int dev = 0;
+    warpkit::detail::DeviceProps d;
+    WK_CUDA(warpkit::detail::currentDevice(&dev, &d));
+    std::vector<int> cols = {1, 3, 5, 8, 9, 31, 33, 127, 255, 257, 513, 1023, 1025, 2047, 2049, 4095, 4097, 8191, 8193, 16383,
+                             16385, 32767, 32769, 65535, 65537, 131071, 131073, 262143, 262145};
+    if (!wk_quick()) cols.push_back(300007);
+    int bad = 0, salt = 0;
+    for (int c : cols) {
+        for (const RowPlan& p : norm_plans<T>(c, d)) {
+            seen[p.path] = 1;
+            const bool rms = salt % 3 == 0;
+            // Odd strides and offsets: rows at every alignment, w and b aligned unlike the rows.
+            NormCase k{rms, 3, c, (long long)c + 3, (long long)c + 1, 3, 5, 1, 2, salt % 4 == 1, true, true, true, 1e-5f, salt % 4};
+            bad += norm_case<T>("paths (forced plan)", k, 0xb000ull + salt++, &p);
+            // Aligned rows and parameters (the instantiations without head/tail slots).
+            NormCase a{rms, 3, c, (long long)(c + 7) / 8 * 8, (long long)(c + 7) / 8 * 8, 0, 0, 0, 0, false, true, true, true, 1e-5f, 1};
+            bad += norm_case<T>("paths (forced plan, aligned)", a, 0xb800ull + salt++, &p);
+        }
+        NormCase few{false, 3, c, (long long)c, (long long)c, 0, 0, 0, 0, false, true, true, true, 1e-5f, 2};
+        bad += norm_case<T>("paths (3 rows)", few, 0xbc00ull + salt++);
+    }
+    if (!wk_quick()) {
+        for (int c : {1000, 4097, 40009, 100003}) {
+            const long long rows = (long long)d.sms * 2048 * 16 / c + 3;
+            NormCase many{c % 2 == 0, rows, c, (long long)c + 5, (long long)c, 2, 0, 3, 1, false, true, true, true, 1e-5f, 0};
+            bad += norm_case<T>("paths (many rows)", many, 0xbe00ull + salt++);
+        }
+    }
+    return bad;
+}
+
+Test(device_norm, paths) {
+    WK_REQUIRE_GPU();
+    int seen[4] = {0, 0, 0, 0};
+    const int bad = norm_paths<float>(seen) + norm_paths<__half>(seen) + norm_paths<__nv_bfloat16>(seen);
+    cr_expect(bad == 0, "rowLayerNorm / rowRmsNorm paths: %d mismatches", bad);
+    cr_expect(seen[warpkit::detail::RowWarp] && seen[warpkit::detail::RowBlock] && seen[warpkit::detail::RowStream],
+              "warp, block and streamed plans all ran");
+}
+
+/// Every data pattern at a column count of each path, LayerNorm and RMSNorm.
+template <typename T> static int norm_specials(void) {
+    int bad = 0, salt = 0;
+    for (int c : {7, 200, 2047, 5000, 20000, 70001, 262144, 300007}) {
+        for (int rms = 0; rms < 2; ++rms) {
+            for (int mode = 0; mode < kModes; ++mode) {
+                NormCase k{rms == 1, 2, c, (long long)c, (long long)c, 0, 0, 0, 0, false, mode % 2 == 0, true, true, 1e-5f, mode};
+                bad += norm_case<T>("specials", k, 0xc000ull + salt++);
+            }
+        }
+    }
+    return bad;
+}
+
+Test(device_norm, specials) {
+    WK_REQUIRE_GPU();
+    const int bad = norm_specials<float>() + norm_specials<__half>() + norm_specials<__nv_bfloat16>();
+    cr_expect(bad == 0, "rowLayerNorm / rowRmsNorm special rows: %d mismatches", bad);
+}
+
+Test(device_norm, bad_args) {
+    WK_REQUIRE_GPU();
+    const int n = 64;
+    float* dx = wk_alloc<float>(n);
+    float* dy = wk_alloc<float>(n);
+    float* ds = wk_alloc<float>(n);
+    std::vector<float> hx(n, 1.0f), hy(n), hs(n), poison(n);
+    wk_upload(dx, hx.data(), n);
+    wk_poison(dy, n);
+    wk_poison(ds, n);
+    wk_download(poison.data(), dy, n);
+    struct Bad { long long rows; int cols; long long ldx, ldy; float eps; bool nullx, nully, same; const char* what; };
+    const Bad bads[] = {
+        {-1, 8, 8, 8, 1e-5f, false, false, false, "rows < 0"},
+        {2, 0, 8, 8, 1e-5f, false, false, false, "cols = 0"},
+        {2, -3, 8, 8, 1e-5f, false, false, false, "cols < 0"},
+        {2, 8, 7, 8, 1e-5f, false, false, false, "ldx < cols"},
+        {2, 8, 8, 7, 1e-5f, false, false, false, "ldy < cols"},
+        {2, 8, 8, 8, 1e-5f, true, false, false, "x null"},
+        {2, 8, 8, 8, 1e-5f, false, true, false, "y null"},
+        {2, 8, 8, 16, 1e-5f, false, false, true, "in place with ldx != ldy"},
+        {2, 8, 8, 8, -1e-5f, false, false, false, "eps < 0"},
+        {2, 8, 8, 8, NAN, false, false, false, "eps NaN"},
+        {0, 0, 8, 8, 1e-5f, false, false, false, "rows 0 but cols 0"},
+    };
+    for (const Bad& b : bads) {
+        const float* x = b.nullx ? nullptr : dx;
+        float* y = b.nully ? nullptr : b.same ? dx : dy;
+        const cudaError_t e1 = warpkit::rowLayerNorm(x, y, b.rows, b.cols, dx, dx, b.eps, ds, ds, b.ldx, b.ldy);
+        const cudaError_t e2 = warpkit::rowRmsNorm(x, y, b.rows, b.cols, dx, b.eps, ds, b.ldx, b.ldy);
+        cr_expect(e1 == cudaErrorInvalidValue && e2 == cudaErrorInvalidValue,
+                  "rowLayerNorm / rowRmsNorm with %s: got %s / %s, want cudaErrorInvalidValue", b.what, cudaGetErrorString(e1),
+                  cudaGetErrorString(e2));
+    }
+    cr_expect(warpkit::rowLayerNorm<float>(nullptr, nullptr, 0, 5, nullptr, nullptr, 1e-5f) == cudaSuccess, "rows 0 with null pointers: no-op");
+    cr_expect(warpkit::rowRmsNorm<float>(nullptr, nullptr, 0, 5, nullptr, 1e-5f) == cudaSuccess, "rows 0 with null pointers: no-op");
+    WK_LAUNCHED();
+    wk_download(hy.data(), dy, n);
+    wk_download(hs.data(), ds, n);
+    std::vector<float> x2(n);
+    wk_download(x2.data(), dx, n);
+    cr_expect(memcmp(hy.data(), poison.data(), n * sizeof(float)) == 0, "a rejected call wrote y");
+    cr_expect(memcmp(hs.data(), poison.data(), n * sizeof(float)) == 0, "a rejected call wrote mean or rstd");
+    cr_expect(memcmp(x2.data(), hx.data(), n * sizeof(float)) == 0, "a rejected call wrote x");
+    cudaFree(dx);
+    cudaFree(dy);
+    cudaFree(ds);
+}
+
+/// Two host threads, each with its own stream, each running a series of shapes at once.
+Test(device_norm, concurrent) {
+    WK_REQUIRE_GPU();
+    int bad[2] = {0, 0};
+    auto worker = [&](int w) {
+        WK_CUDA(cudaSetDevice(0));
+        cudaStream_t st;
+        WK_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+        static const int cols[] = {33, 768, 4097, 16385, 50257, 151936};
+        for (int i = 0; i < 12; ++i) {
+            const int c = cols[(i + w) % 6];
+            NormCase k{(i + w) % 3 == 0, c > 20000 ? 4 : 300, c, (long long)c + w, (long long)c, w, 2 * w, w, 0, false, true, true, true,
+                       1e-5f, i % 4};
+            bad[w] += (i + w) % 2 ? norm_case<float>("concurrent", k, 0xd000ull + 100 * w + i, nullptr, st)
+                                  : norm_case<__nv_bfloat16>("concurrent", k, 0xd000ull + 100 * w + i, nullptr, st);
+        }
+        WK_CUDA(cudaStreamDestroy(st));
+    };
+    std::thread a(worker, 0), b(worker, 1);
+    a.join();
+    b.join();
+    cr_expect(bad[0] + bad[1] == 0, "rowLayerNorm / rowRmsNorm from two threads / streams at once: %d mismatches", bad[0] + bad[1]);
+}

@@ -1,0 +1,318 @@
+// Tests of include/warpkit/device/softmax_backward.cuh (rowSoftmaxBackward), through the public
+// call except where a plan is forced (every kernel of detail/row_kernels.cuh on small inputs, under
+// the sanitizers too).
+//   fuzz:        seeded random shapes (rows 0, 1, many; cols 1..300000 and path edges +-1), strides
+//                and pointer offsets of 0..7 elements for y, dy and dx (each aligned its own way),
+//                dx over dy or over y, every kind and type; outputs poisoned first, everything
+//                outside the rows checked untouched.
+//   paths:       cols around every path boundary +-1, the dispatcher's plans for few and many rows,
+//                and forced warp, block, cluster and streamed plans on 3 rows.
+//   specials:    y from rows with NaN, +inf, all -inf and partly -inf logits (zeros, -inf and NaN in
+//                y), NaN and inf in dy, on every path.
+//   bad_args:    every bad argument returns cudaErrorInvalidValue and writes nothing.
+//   concurrent:  two host threads on two streams at once.
+#include "../softmax_common.cuh" // ref_softmax and fill_row give realistic y; floor_of
+#include <warpkit/device/softmax_backward.cuh>
+#include <thread>
+#include <vector>
+
+using warpkit::detail::RowPlan;
+
+struct SbCase {
+    int kind;
+    long long rows;
+    int cols;
+    long long ldy, lddy, lddx;
+    int offY, offD, offX;
+    int alias; // 0: dx separate, 1: dx over dy, 2: dx over y
+    int mode;  // fill_row pattern of row 0's logits (row r uses mode + r); dy gets NaN / inf in modes 9, 10
+};
+
+/// Double-precision softmax backward of one row (the formula in IEEE double).
+static void sb_ref(bool log_, const double* y, const double* dy, int n, double* dx, double* absSum) {
+    double s = 0, a = 0;
+    for (int i = 0; i < n; ++i) {
+        s += log_ ? dy[i] : dy[i] * y[i];
+        a += log_ ? fabs(dy[i]) : fabs(dy[i] * y[i]);
+    }
+    for (int i = 0; i < n; ++i) dx[i] = log_ ? dy[i] - exp(y[i]) * s : y[i] * (dy[i] - s);
+    *absSum = a;
+}
+
+/// Runs one case (the dispatcher's plan, or `plan`) and checks it. Returns mismatches.
+template <typename T>
+static int sb_case(const char* what, const SbCase& c, uint64_t seed, const RowPlan* plan = nullptr, cudaStream_t st = 0) {
+    wk_rng r = wk_rng_make(seed);
+    const bool log_ = c.kind & warpkit::SoftmaxLog;
+    const size_t span = (size_t)(c.rows > 0 ? c.rows - 1 : 0);
+    const size_t ny = (size_t)c.offY + span * c.ldy + c.cols + 8, nd = (size_t)c.offD + span * c.lddy + c.cols + 8;
+    const long long lddx = c.alias == 1 ? c.lddy : c.alias == 2 ? c.ldy : c.lddx;
+    const size_t nx = c.alias == 1 ? nd : c.alias == 2 ? ny : (size_t)c.offX + span * c.lddx + c.cols + 8;
+    std::vector<T> hy(ny), hd(nd), hx(nx), before;
+    std::vector<double> logits(c.cols), yrow(c.cols);
+    for (size_t i = 0; i < ny; ++i) hy[i] = wk_from_double<T>(wk_uniform(&r, -9.0, 9.0));
+    for (size_t i = 0; i < nd; ++i) hd[i] = wk_from_double<T>(wk_uniform(&r, -9.0, 9.0));
+    std::vector<T> tmp(c.cols);
+    for (long long q = 0; q < c.rows; ++q) {
+        const int m = c.mode + (int)q;
+        fill_row<T>(&r, tmp.data(), c.cols, m % 11 < 9 ? m : 0);
+        for (int i = 0; i < c.cols; ++i) logits[i] = wk_to_double(tmp[i]);
+        ref_softmax(c.kind, logits.data(), c.cols, yrow.data());
+        const double ds = (m & 1) ? 1.0 : 30.0;
+        for (int i = 0; i < c.cols; ++i) {
+            hy[c.offY + q * c.ldy + i] = wk_from_double<T>(yrow[i]);
+            hd[c.offD + q * c.lddy + i] = wk_from_double<T>(wk_uniform(&r, -ds, ds));
+        }
+        if (m % 11 == 9) hd[c.offD + q * c.lddy + wk_int(&r, 0, c.cols - 1)] = wk_from_double<T>(NAN);
+        if (m % 11 == 10) hd[c.offD + q * c.lddy + wk_int(&r, 0, c.cols - 1)] = wk_from_double<T>(m % 2 ? INFINITY : -INFINITY);
+    }
+    T* dyb = wk_alloc<T>(ny);
+    T* ddb = wk_alloc<T>(nd);
+    wk_upload(dyb, hy.data(), ny);
+    wk_upload(ddb, hd.data(), nd);
+    T* dxb = c.alias == 1 ? ddb : c.alias == 2 ? dyb : wk_alloc<T>(nx);
+    if (c.alias == 0) wk_poison(dxb, nx);
+    before.resize(nx);
+    wk_download(before.data(), dxb, nx);
+    T* xp = dxb + (c.alias == 1 ? c.offD : c.alias == 2 ? c.offY : c.offX);
+    cudaError_t e;
+    if (plan) {
+        int dev = 0;
+        warpkit::detail::DeviceProps d;
+        WK_CUDA(warpkit::detail::currentDevice(&dev, &d));
+        const warpkit::detail::SoftmaxBackwardParams<T> p{dyb + c.offY, ddb + c.offD, xp, c.ldy, c.lddy, lddx, log_};
+        e = warpkit::detail::rowOpRun(*plan, p, c.rows, c.cols, dev, d, st);
+    } else {
+        e = warpkit::rowSoftmaxBackward(dyb + c.offY, ddb + c.offD, xp, c.rows, c.cols, (warpkit::SoftmaxKind)c.kind, c.ldy, c.lddy, lddx, st);
+    }
+    int bad = 0;
+    if (e != cudaSuccess) {
+        cr_log_error("%s %s: rowSoftmaxBackward(%lld x %d, kind %d) returned %s", what, wk_type_name<T>(), c.rows, c.cols, c.kind,
+                     cudaGetErrorString(e));
+        bad = 1;
+    }
+    WK_CUDA(cudaStreamSynchronize(st));
+    WK_CUDA(cudaGetLastError());
+    wk_download(hx.data(), dxb, nx);
+    const size_t x0 = (size_t)(xp - dxb);
+    std::vector<double> yd(c.cols), dd(c.cols), xd(c.cols);
+    const double tolOut = sizeof(T) == 4 ? 1e-6 : wk_eps<T>();
+    for (long long q = 0; q < c.rows && bad < 3; ++q) {
+        for (int i = 0; i < c.cols; ++i) {
+            yd[i] = wk_to_double(hy[c.offY + q * c.ldy + i]);
+            dd[i] = wk_to_double(hd[c.offD + q * c.lddy + i]);
+        }
+        double a;
+        sb_ref(log_, yd.data(), dd.data(), c.cols, xd.data(), &a);
+        for (int i = 0; i < c.cols && bad < 3; ++i) {
+            const double got = wk_to_double(hx[x0 + q * lddx + i]), want = xd[i];
+            // The sum's rounding grows with the sum of the terms' sizes (a); then one rounding to T.
+            const double mag = log_ ? fabs(dd[i]) + exp(yd[i]) * a : fabs(yd[i]) * (fabs(dd[i]) + a);
+            const double bound = 1e-5 * mag + tolOut * fabs(want) + floor_of<T>();
+            const bool ok = isnan(want) ? isnan(got) : isinf(want) ? got == want : isfinite(got) && fabs(got - want) <= bound;
+            if (!ok)
+                cr_log_error("%s %s kind %d: %lld x %d (ld %lld/%lld/%lld, off %d/%d, alias %d) row %lld col %d: got %.9g want %.9g (y %.9g dy %.9g)",
+                             what, wk_type_name<T>(), c.kind, c.rows, c.cols, c.ldy, c.lddy, lddx, c.offY, c.offD, c.alias, q, i, got,
+                             want, yd[i], dd[i]), ++bad;
+        }
+    }
+    int touched = 0;
+    for (size_t i = 0; i < nx && touched < 3; ++i) {
+        const bool inRow = i >= x0 && (long long)((i - x0) % lddx) < c.cols && (long long)((i - x0) / lddx) < c.rows;
+        if (!inRow && memcmp(&hx[i], &before[i], sizeof(T)) != 0 && touched++ == 0)
+            cr_log_error("%s %s: %lld x %d: element %zu outside the rows was written", what, wk_type_name<T>(), c.rows, c.cols, i);
+    }
+    cudaFree(dyb);
+    cudaFree(ddb);
+    if (c.alias == 0) cudaFree(dxb);
+    return bad + touched;
+}
+
+static const int kEdges[] = {4, 8, 32, 64, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072, 262144};
+
+template <typename T> static int sb_fuzz_one(wk_rng* r, long long budget, int iter) {
+    SbCase c;
+    c.kind = (int)wk_int(r, 0, 3);
+    if (wk_int(r, 0, 2) == 0) c.cols = kEdges[wk_int(r, 0, 14)] + (int)wk_int(r, -1, 1);
+    else c.cols = (int)exp(wk_uniform(r, 0.0, log(300000.0)));
+    c.cols = c.cols < 1 ? 1 : c.cols;
+    const long long maxRows = budget / c.cols > 0 ? budget / c.cols : 1;
+    const int pick = (int)wk_int(r, 0, 9);
+    c.rows = pick == 0 ? 0 : pick == 1 ? 1 : wk_int(r, 1, maxRows < 3000 ? maxRows : 3000);
+    c.ldy = c.cols + (wk_int(r, 0, 2) == 0 ? 0 : wk_int(r, 1, 9));
+    c.lddy = c.cols + (wk_int(r, 0, 2) == 0 ? 0 : wk_int(r, 1, 9));
+    c.lddx = c.cols + (wk_int(r, 0, 2) == 0 ? 0 : wk_int(r, 1, 9));
+    c.offY = (int)wk_int(r, 0, 7);
+    c.offD = (int)wk_int(r, 0, 7);
+    c.offX = (int)wk_int(r, 0, 7);
+    c.alias = (int)wk_int(r, 0, 5) < 4 ? 0 : (int)wk_int(r, 1, 2);
+    c.mode = (int)wk_int(r, 0, 3);
+    return sb_case<T>("fuzz", c, 0x5b000ull + iter);
+}
+
+Test(device_softmax_backward, fuzz) {
+    WK_REQUIRE_GPU();
+    wk_rng r = wk_rng_make(7301);
+    const int iters = wk_quick() ? 40 : 300;
+    const long long budget = wk_quick() ? (1 << 16) : (1 << 19);
+    int bad = 0, failed = 0;
+    for (int i = 0; i < iters; ++i) {
+        const int type = (int)wk_int(&r, 0, 2);
+        const int b = type == 0 ? sb_fuzz_one<float>(&r, budget, i)
+                    : type == 1 ? sb_fuzz_one<__half>(&r, budget, i)
+                                : sb_fuzz_one<__nv_bfloat16>(&r, budget, i);
+        bad += b;
+        failed += b > 0;
+    }
+    cr_expect(bad == 0, "rowSoftmaxBackward fuzz: %d of %d cases failed (%d mismatches)", failed, iters, bad);
+}
+
+/// Plans that run every kernel on `cols` columns of T (as tests/device/norm.cu's).
+template <typename T> static std::vector<RowPlan> sb_plans(int cols, const warpkit::detail::DeviceProps& d) {
+    using namespace warpkit::detail;
+    std::vector<RowPlan> ps = {rowPlan<T>(3, cols, d.sms, d.clusters), rowPlan<T>(1LL << 24, cols, d.sms, d.clusters)};
+    if (wk_quick() && cols > 40000) return ps;
+    const long long vecs = cols / warpkit::vectorElems<T>();
+    const int shapes[5][2] = {{128, rowC16<T>()}, {256, rowC16<T>()}, {512, rowC16<T>()}, {1024, rowC16<T>()}, {512, rowC32<T>()}};
+    for (const auto& s : shapes) {
+        if (vecs <= (long long)s[0] * s[1]) ps.push_back(rowBlockPlan(vecs > 0 ? vecs : 1, 1, s[0], s[1]));
+        if (d.clusters && vecs >= 3 && vecs <= 6LL * s[0] * s[1]) ps.push_back(rowBlockPlan(vecs, vecs < 6 ? vecs : 6, s[0], s[1]));
+    }
+    ps.push_back(RowPlan{RowStream, 0, 0, kStreamThreads, 1, (int)(vecs > 0 ? vecs : 1), 0});
+    if (d.clusters && vecs >= 4) ps.push_back(RowPlan{RowStream, 0, 0, kStreamThreads, 4, (int)((vecs + 3) / 4), 0});
+    return ps;
+}
+
+template <typename T> static int sb_paths(int* seen) {
+    int dev = 0;
+    warpkit::detail::DeviceProps d;
+    WK_CUDA(warpkit::detail::currentDevice(&dev, &d));
+    std::vector<int> cols = {1, 3, 5, 8, 9, 31, 33, 127, 255, 257, 513, 1023, 1025, 2047, 2049, 4095, 4097, 8191, 8193, 16383,
+                             16385, 32767, 32769, 65535, 65537, 131071, 131073, 262143, 262145};
+    if (!wk_quick()) cols.push_back(300007);
+    int bad = 0, salt = 0;
+    for (int c : cols) {
+        for (const RowPlan& p : sb_plans<T>(c, d)) {
+            seen[p.path] = 1;
+            // y, dy and dx each aligned its own way; every third case in place over dy or y.
+            SbCase k{salt % 4, 3, c, (long long)c + 3, (long long)c + 1, (long long)c + 5, 3, 6, 1, salt % 3, salt % 4};
+            bad += sb_case<T>("paths (forced plan)", k, 0x5c000ull + salt++, &p);
+            const long long ld = (long long)(c + 7) / 8 * 8;
+            SbCase a{salt % 2, 3, c, ld, ld, ld, 0, 0, 0, 0, 1};
+            bad += sb_case<T>("paths (forced plan, aligned)", a, 0x5c800ull + salt++, &p);
+        }
+    }
+    if (!wk_quick()) {
+        for (int c : {1000, 4097, 40009, 100003}) {
+            const long long rows = (long long)d.sms * 2048 * 16 / c + 3;
+            SbCase many{c % 2 ? warpkit::SoftmaxPlain : warpkit::SoftmaxLog, rows, c, (long long)c + 5, (long long)c, (long long)c + 1,
+                        2, 0, 1, 0, 0};
+            bad += sb_case<T>("paths (many rows)", many, 0x5cc00ull + salt++);
+        }
+    }
+    return bad;
+}
+
+Test(device_softmax_backward, paths) {
+    WK_REQUIRE_GPU();
+    int seen[4] = {0, 0, 0, 0};
+    const int bad = sb_paths<float>(seen) + sb_paths<__half>(seen) + sb_paths<__nv_bfloat16>(seen);
+    cr_expect(bad == 0, "rowSoftmaxBackward paths: %d mismatches", bad);
+    cr_expect(seen[warpkit::detail::RowWarp] && seen[warpkit::detail::RowBlock] && seen[warpkit::detail::RowStream],
+              "warp, block and streamed plans all ran");
+}
+
+/// y from special logits (NaN, +inf, all -inf, every third -inf, half -inf: NaN, zeros and -inf in
+/// y), NaN and +-inf in dy, every kind, at a column count of each path.
+template <typename T> static int sb_specials(void) {
+    int bad = 0, salt = 0;
+    for (int c : {7, 200, 2047, 5000, 20000, 70001, 262144, 300007}) {
+        if (wk_quick() && c > 200000) continue;
+        for (int kind = 0; kind < 4; ++kind)
+            for (int mode = 4; mode < 11; ++mode) {
+                SbCase k{kind, 2, c, (long long)c, (long long)c, (long long)c, 0, 0, 0, 0, mode};
+                bad += sb_case<T>("specials", k, 0x5d000ull + salt++);
+            }
+    }
+    return bad;
+}
+
+Test(device_softmax_backward, specials) {
+    WK_REQUIRE_GPU();
+    const int bad = sb_specials<float>() + sb_specials<__half>() + sb_specials<__nv_bfloat16>();
+    cr_expect(bad == 0, "rowSoftmaxBackward special rows: %d mismatches", bad);
+}
+
+Test(device_softmax_backward, bad_args) {
+    WK_REQUIRE_GPU();
+    const int n = 64;
+    float* dy = wk_alloc<float>(n);
+    float* dd = wk_alloc<float>(n);
+    float* dx = wk_alloc<float>(n);
+    std::vector<float> hy(n, 0.5f), hx(n), poison(n);
+    wk_upload(dy, hy.data(), n);
+    wk_upload(dd, hy.data(), n);
+    wk_poison(dx, n);
+    wk_download(poison.data(), dx, n);
+    struct Bad { long long rows; int cols; int kind; long long ldy, lddy, lddx; int nulls; int alias; const char* what; };
+    // nulls: 1 y, 2 dy, 4 dx; alias: 1 dx = dy, 2 dx = y
+    const Bad bads[] = {
+        {-1, 8, 0, 8, 8, 8, 0, 0, "rows < 0"},
+        {2, 0, 0, 8, 8, 8, 0, 0, "cols = 0"},
+        {2, -3, 0, 8, 8, 8, 0, 0, "cols < 0"},
+        {2, 8, 0, 7, 8, 8, 0, 0, "ldy < cols"},
+        {2, 8, 0, 8, 7, 8, 0, 0, "lddy < cols"},
+        {2, 8, 0, 8, 8, 7, 0, 0, "lddx < cols"},
+        {2, 8, 0, 8, 8, 8, 1, 0, "y null"},
+        {2, 8, 0, 8, 8, 8, 2, 0, "dy null"},
+        {2, 8, 0, 8, 8, 8, 4, 0, "dx null"},
+        {2, 8, 4, 8, 8, 8, 0, 0, "kind 4"},
+        {2, 8, -1, 8, 8, 8, 0, 0, "kind -1"},
+        {2, 8, 0, 8, 8, 16, 0, 1, "dx = dy with lddx != lddy"},
+        {2, 8, 0, 8, 8, 16, 0, 2, "dx = y with lddx != ldy"},
+        {0, 0, 0, 8, 8, 8, 0, 0, "rows 0 but cols 0"},
+    };
+    for (const Bad& b : bads) {
+        const float* y = (b.nulls & 1) ? nullptr : dy;
+        const float* d = (b.nulls & 2) ? nullptr : dd;
+        float* x = (b.nulls & 4) ? nullptr : b.alias == 1 ? dd : b.alias == 2 ? dy : dx;
+        const cudaError_t e = warpkit::rowSoftmaxBackward(y, d, x, b.rows, b.cols, (warpkit::SoftmaxKind)b.kind, b.ldy, b.lddy, b.lddx);
+        cr_expect(e == cudaErrorInvalidValue, "rowSoftmaxBackward with %s: got %s, want cudaErrorInvalidValue", b.what,
+                  cudaGetErrorString(e));
+    }
+    cr_expect(warpkit::rowSoftmaxBackward<float>(nullptr, nullptr, nullptr, 0, 5) == cudaSuccess, "rows 0 with null pointers: no-op");
+    WK_LAUNCHED();
+    wk_download(hx.data(), dx, n);
+    std::vector<float> y2(n), d2(n);
+    wk_download(y2.data(), dy, n);
+    wk_download(d2.data(), dd, n);
+    cr_expect(memcmp(hx.data(), poison.data(), n * sizeof(float)) == 0, "a rejected call wrote dx");
+    cr_expect(memcmp(y2.data(), hy.data(), n * sizeof(float)) == 0 && memcmp(d2.data(), hy.data(), n * sizeof(float)) == 0,
+              "a rejected call wrote y or dy");
+    cudaFree(dy);
+    cudaFree(dd);
+    cudaFree(dx);
+}
+
+/// Two host threads, each with its own stream, each running a series of shapes at once.
+Test(device_softmax_backward, concurrent) {
+    WK_REQUIRE_GPU();
+    int bad[2] = {0, 0};
+    auto worker = [&](int w) {
+        WK_CUDA(cudaSetDevice(0));
+        cudaStream_t st;
+        WK_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+        static const int cols[] = {33, 1000, 4097, 16385, 50257, 151936};
+        for (int i = 0; i < 12; ++i) {
+            const int c = cols[(i + w) % 6];
+            SbCase k{i & 3, c > 20000 ? 4 : 300, c, (long long)c + w, (long long)c, (long long)c + 2 * w, w, 0, 2 * w, i % 3, i};
+            bad[w] += (i + w) % 2 ? sb_case<float>("concurrent", k, 0x5e000ull + 100 * w + i, nullptr, st)
+                                  : sb_case<__nv_bfloat16>("concurrent", k, 0x5e000ull + 100 * w + i, nullptr, st);
+        }
+        WK_CUDA(cudaStreamDestroy(st));
+    };
+    std::thread a(worker, 0), b(worker, 1);
+    a.join();
+    b.join();
+    cr_expect(bad[0] + bad[1] == 0, "rowSoftmaxBackward from two threads / streams at once: %d mismatches", bad[0] + bad[1]);
+}
