@@ -152,12 +152,6 @@ template <int N, typename T> WARPKIT_DEVICE void loadColumns(const T* q, int col
     }
 }
 
-/// T itself, in a parameter that takes no part in deducing T (so that nullptr can be passed for an
-/// optional `const T*` argument).
-template <typename T> struct NonDeduced {
-    using type = T;
-};
-
 /// Whether every row of q (row stride ld) starts on 16 bytes and holds whole vectors. Host.
 template <typename T> inline bool rowsAligned(const T* q, long long ld, int cols) {
     constexpr int V = vectorElems<T>();

@@ -13,6 +13,10 @@ namespace detail {
 template <typename A, typename B> struct IsSame { static constexpr bool value = false; };
 template <typename A> struct IsSame<A, A> { static constexpr bool value = true; };
 
+/// X in a position where a template argument is not deduced (a parameter that takes its type
+/// from another one, so that a literal such as 0 converts).
+template <typename X> struct NonDeduced { using type = X; };
+
 template <typename T> struct RemoveCV { using type = T; };
 template <typename T> struct RemoveCV<const T> { using type = T; };
 template <typename T> struct RemoveCV<volatile T> { using type = T; };

@@ -229,8 +229,6 @@ inline cudaError_t deviceReduceLaunch(const T* in, Out* out, long long n, Op op,
                         init, op, w.partials, w.arrivals, arrivalTag(), out);
 }
 
-template <typename X> struct NonDeduced { using type = X; };
-
 } // namespace detail
 
 #define WARPKIT_CHECK_REDUCE_TYPE(T, fn)                                                  \
