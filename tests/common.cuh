@@ -115,6 +115,8 @@ template <typename T> static inline void wk_download(T* dst, const T* src, size_
 }
 /// Fill with 0xA5 bytes: a value no correct output holds (a small negative float, a large negative
 /// int), so an element the kernel failed to write shows up as a mismatch.
+/// Waits for the memset, so that work on any stream (non-blocking ones too) sees the poison.
 template <typename T> static inline void wk_poison(T* dev, size_t n) {
     WK_CUDA(cudaMemset(dev, 0xA5, n * sizeof(T)));
+    WK_CUDA(cudaDeviceSynchronize());
 }

@@ -2,7 +2,7 @@
 // Host: vectorSplit for every misalignment and lengths 0..100 (head + body + tail cover the run,
 // the body is 16-byte aligned).
 // GPU: loadShare / storeShare for every alignment offset and lengths 0..100, four element sizes,
-// group sizes 1, 3, 32 and 128 (each element lands in exactly one slot, empty slots hold the fill,
+// group sizes 2, 3, 32 and 128 (each element lands in exactly one slot, empty slots hold the fill,
 // stores write exactly the run, with vector stores when the destination's alignment matches and
 // element stores when it does not), and loadVector / storeVector / loadScalar / storeScalar with
 // every cache hint.
@@ -124,7 +124,7 @@ template <typename T> static void share_cases(int* bad) {
         share_case<T, 32, 4, 1>(offD, bad);
         share_case<T, 128, 1, 1>(offD, bad);
         share_case<T, 3, 100 / V / 3 + 1, (2 * V - 2 + 2) / 3>(offD, bad);
-        share_case<T, 1, 100 / V + 1, 2 * V - 2 < 1 ? 1 : 2 * V - 2>(offD, bad);
+        share_case<T, 2, 100 / V / 2 + 1, V - 1>(offD, bad);
     }
 }
 

@@ -127,7 +127,8 @@ WARPKIT_DEVICE NormRow rowRegs(const NormParams<T>& p, long long row, int, const
         shift = groupFirst(g, lead, rowInput(p, 0, row));
         float s = 0.0f;
         forEachSlot<T, C, E>(part, [&](int j, int, bool ok) { s += ok ? x[0][j] - shift : 0.0f; });
-        off = groupSum(g, s) * welfordRcp((float)n);
+        s = groupSum(g, s);
+        off = n > 0 ? s * welfordRcp((float)n) : 0.0f; // a block of a cluster may hold none of the row
     }
     float q = 0.0f;
     forEachSlot<T, C, E>(part, [&](int j, int, bool ok) {
