@@ -32,10 +32,10 @@
 // with one cudaMemsetAsync on `stream` before its kernel. Calls on different streams with
 // different workspaces are independent; two calls in flight at once must not share one.
 //
-// Method: Merrill and Garland's decoupled look-back, one block per tile of 256 threads x 128 bytes
-// (8192 int or float, 4096 double). A block takes the next tile number from the counter (so every
+// Method: Merrill and Garland's decoupled look-back, one block per tile of 512 threads x 128 bytes
+// (16384 int or float, 8192 double). A block takes the next tile number from the counter (so every
 // tile before it belongs to a block already running, and waiting on it cannot deadlock), then:
-//   1. loads the tile: row c (of C) of the tile is 256 consecutive 16-byte slots, thread g holding
+//   1. loads the tile: row c (of C) of the tile is 512 consecutive 16-byte slots, thread g holding
 //      slot g of each row, so every load and store instruction of a warp covers 512 contiguous
 //      bytes (a blocked arrangement, 128 consecutive bytes a thread, would touch 32 cache lines
 //      per instruction: 8x the L1 wavefronts). The slots lie on `in`'s 16-byte grid, so only the
@@ -111,7 +111,7 @@ template <typename Op> struct SegmentedOp {
 
 namespace detail {
 
-constexpr int kScanThreads = 256; // threads per block, one block per tile
+constexpr int kScanThreads = 512; // threads per block, one tile a block (2^28 int on H100: 0.81x copy; 256 threads 0.75x)
 
 /// Tile geometry and status layout for T.
 template <typename T> struct ScanShape {
@@ -127,9 +127,9 @@ template <typename T> struct ScanShape {
     static constexpr int C = C0 < 1 ? 1 : (C0 > 8 ? 8 : C0);
     static constexpr long long tileSlots = (long long)C * kScanThreads;
     static constexpr long long tileElems = tileSlots * V;
-    /// Blocks an SM must hold at once (registers: 80 a thread for 3): 3 for types of up to 4
-    /// bytes, whose 32 items and C-tuples fit; larger types take what they need (2 blocks).
-    static constexpr int minBlocks = regWords == 1 ? 3 : 1;
+    /// Blocks an SM must hold at once (registers: 64 a thread for 2): 2 for types of up to 4
+    /// bytes, whose 32 items and C-tuples fit; larger types take what they need.
+    static constexpr int minBlocks = regWords == 1 ? 2 : 1;
     /// 64-bit words of a status record: one per 32-bit piece of T, an even count above one (so a
     /// record moves as 16-byte accesses).
     static constexpr int statusWords = regWords == 1 ? 1 : (regWords + 1) / 2 * 2;
@@ -330,8 +330,10 @@ WARPKIT_DEVICE void scanStoreSlot(T* out, long long e0, long long n, const T (&x
 /// The one-pass scan (header comment). Element e of the array is slot position e + head of the
 /// 16-byte grid of `in` (head: in's misalignment in elements). ticket and status: the cleared
 /// workspace. flags: bit 0 vector loads, bit 1 vector stores.
+// Exclusive scans carry init through the tile and need a few more registers than two blocks an
+// SM leave (they spilled at 64): they ask for one.
 template <typename T, typename Op, bool Exclusive>
-__global__ void __launch_bounds__(kScanThreads, ScanShape<T>::minBlocks)
+__global__ void __launch_bounds__(kScanThreads, Exclusive ? 1 : ScanShape<T>::minBlocks)
     deviceScanKernel(const T* in, T* out, long long n, Op op, T init, int head, int flags, unsigned* ticket,
                      unsigned long long* status) {
     using S = ScanShape<T>;
