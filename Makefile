@@ -1,38 +1,64 @@
-# warpkit: header-only CUDA warp/block primitives.
-#   make            build samples, tests and benchmarks
-#   make demo       build and run every sample (each checks itself against the CPU)
-#   make test       build and run every test; GPU tests skip with "no CUDA device" where none is
-#   make sanitize   run the GPU tests under compute-sanitizer (memcheck, racecheck, synccheck, initcheck)
-#   make bench      build and run the benchmarks (tables on stdout, CSV in build/bench/)
-# Variables:
-#   ARCH=sm_90            target(s), comma separated; default: the installed GPU, else sm_75,sm_80,sm_90
-#   CRITERION_PREFIX=dir  use a Criterion installed under dir (include/ and lib/)
-#   NVCC=path             the CUDA compiler
+# warpkit: header-only CUDA C toolkit. This Makefile is the project's own build (samples, tests,
+# benchmarks) and its installer; CMake consumers use CMakeLists.txt. `make help` lists the
+# targets and variables.
 
-NVCC  ?= nvcc
-BUILD ?= build
-comma := ,
+NVCC    ?= nvcc
+BUILD   ?= build
+PREFIX  ?= /usr/local
+DESTDIR ?=
+V       ?= 0
+comma   := ,
+
+# Goals that compile nothing skip the GPU and compiler probes below.
+NOBUILD_GOALS := help install uninstall clean
+ifneq ($(strip $(MAKECMDGOALS)),)
+  ifeq ($(filter-out $(NOBUILD_GOALS),$(MAKECMDGOALS)),)
+    NOBUILD := 1
+  endif
+endif
 
 # --- target architectures -------------------------------------------------------------------
-GPU_CC := $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 | tr -d ' .\r')
-ifeq ($(strip $(ARCH)),)
-  ifneq ($(filter 7% 8% 9% 10% 11% 12%,$(GPU_CC)),)
-    ARCH := sm_$(GPU_CC)
-  else
-    # No GPU: compile for a fixed list. CUDA 13 dropped sm_70; it is added when the compiler has it.
-    ARCH := $(if $(shell $(NVCC) --list-gpu-arch 2>/dev/null | grep -x compute_70),sm_70$(comma))sm_75,sm_80,sm_90
+# ARCH: the installed GPU, else a fixed list. Test binaries (TEST_ARCH) run only on a GPU: with
+# none they are compiled for the newest listed target alone, while the samples and the
+# header checks still compile for every listed target.
+ifndef NOBUILD
+  ifeq ($(strip $(ARCH)),)
+    GPU_CC := $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 | tr -d ' .\r')
+    ifneq ($(filter 7% 8% 9% 10% 11% 12%,$(GPU_CC)),)
+      ARCH := sm_$(GPU_CC)
+    else
+      # No GPU: a fixed list. CUDA 13 dropped sm_70; it is added when the compiler has it.
+      ARCH := $(if $(shell $(NVCC) --list-gpu-arch 2>/dev/null | grep -x compute_70),sm_70$(comma))sm_75,sm_80,sm_90
+      NO_GPU := 1
+    endif
   endif
 endif
 ARCH_LIST  := $(subst $(comma), ,$(ARCH))
-DEPFLAGS   = -MD -MP -MF $@.d
-ARCH_FLAGS := $(foreach a,$(ARCH_LIST),-gencode arch=compute_$(patsubst sm_%,%,$(a)),code=$(a))
-# Newest listed architecture: PTX and SASS checks read its code.
-CHECK_ARCH := $(lastword $(sort $(ARCH_LIST)))
+# Newest listed architecture (by number: sm_100 is newer than sm_90): the resource check judges
+# its code and the consumer checks build for it.
+CHECK_ARCH := $(if $(ARCH_LIST),$(shell printf '%s\n' $(ARCH_LIST) | sort -t_ -k2 -n | tail -n 1))
+ifeq ($(strip $(TEST_ARCH)),)
+  TEST_ARCH := $(if $(NO_GPU),$(CHECK_ARCH),$(ARCH))
+endif
+gencode     = $(foreach a,$(subst $(comma), ,$(1)),-gencode arch=compute_$(patsubst sm_%,%,$(a)),code=$(a))
+ARCH_FLAGS := $(call gencode,$(ARCH))
+TEST_FLAGS := $(call gencode,$(TEST_ARCH))
+DEPFLAGS    = -MD -MP -MF $@.d
 
-CXXSTD   := -std=c++17
+CXXSTD := -std=c++17
 # -O sets the HOST optimisation level only (device code is always optimised): tests use -O1,
-# which halves their build time; samples and benchmarks use -O3.
-NVFLAGS  := $(CXXSTD) -lineinfo -Iinclude $(ARCH_FLAGS) -Xcompiler -Wall,-Wextra -Xptxas -v $(EXTRA_NVFLAGS)
+# which halves their build time; samples and benchmarks use -O3. -lineinfo maps device code to
+# source lines for compute-sanitizer and profilers; -Xptxas -v writes the resource report.
+NVFLAGS := $(CXXSTD) -lineinfo -Iinclude -Xcompiler -Wall,-Wextra -Xptxas -v $(EXTRA_NVFLAGS)
+
+# --- output: one line per built file; V=1 shows the commands ----------------------------------
+ifeq ($(V),1)
+  Q :=
+  say = @true
+else
+  Q := @
+  say = @printf '  %-7s %s\n'
+endif
 
 # --- Criterion ------------------------------------------------------------------------------
 ifneq ($(strip $(CRITERION_PREFIX)),)
@@ -45,21 +71,50 @@ else
   CRIT_HEADER := /usr/include/criterion/criterion.h
 endif
 
+# --- sources --------------------------------------------------------------------------------
 # Criterion tests: tests/*.cu and one level of folders mirroring include/warpkit/ (tests/device/...);
-# tests/ptx, tests/sass and tests/compile_fail hold inputs of tests/check.sh, not Criterion tests.
+# tests/ptx, tests/sass, tests/compile_fail and tests/consumer hold inputs of tests/check.sh.
 TEST_SRCS   := $(wildcard tests/*.cu) $(filter-out tests/ptx/% tests/sass/% tests/compile_fail/% tests/consumer/%,$(wildcard tests/*/*.cu))
 SAMPLE_SRCS := $(wildcard samples/*.cu)
-BENCH_SRCS  := $(wildcard bench/*.cu)
+# bench/*_shim.cu are C entry points for the Python peer scripts, built as shared libraries.
+BENCH_SRCS  := $(filter-out %_shim.cu,$(wildcard bench/*.cu))
+SHIM_SRCS   := $(wildcard bench/*_shim.cu)
 HEADERS     := $(wildcard include/*.cuh include/warpkit/*.cuh include/warpkit/*/*.cuh)
 TEST_BINS   := $(patsubst tests/%.cu,$(BUILD)/tests/%,$(TEST_SRCS))
 SAMPLE_BINS := $(patsubst samples/%.cu,$(BUILD)/samples/%,$(SAMPLE_SRCS))
 BENCH_BINS  := $(patsubst bench/%.cu,$(BUILD)/bench/%,$(BENCH_SRCS))
-HEADER_OBJS := $(patsubst include/%.cuh,$(BUILD)/headers/%.o,$(filter-out include/warpkit/detail/%,$(HEADERS)))
+SHIM_LIBS   := $(patsubst bench/%_shim.cu,$(BUILD)/bench/libwarpkit_%.so,$(SHIM_SRCS))
+PUBLIC_HEADERS := $(filter-out include/warpkit/detail/%,$(HEADERS))
+HEADER_OBJS := $(patsubst include/%.cuh,$(BUILD)/headers/%.o,$(PUBLIC_HEADERS))
+HEADERS_ALL := $(BUILD)/headers-all/all.o
 
-.PHONY: all test demo bench sanitize headers criterion clean
+.PHONY: all test demo bench sanitize headers criterion clean help install uninstall
 .DELETE_ON_ERROR:
 
-all: $(SAMPLE_BINS) $(TEST_BINS) $(BENCH_BINS)
+all: $(SAMPLE_BINS) $(TEST_BINS) $(BENCH_BINS) $(SHIM_LIBS)
+
+help:
+	@echo 'warpkit: header-only CUDA C toolkit'
+	@echo 'Targets:'
+	@echo '  make            build the samples, tests and benchmarks'
+	@echo '  make demo       build and run every sample (each checks itself against the CPU)'
+	@echo '  make test       build and run every check: Criterion tests (GPU tests skip where there is'
+	@echo '                  no GPU), header, resource, compile-fail, PTX, SASS and consumer checks'
+	@echo '  make sanitize   run the GPU tests under compute-sanitizer (memcheck, racecheck, synccheck, initcheck)'
+	@echo '  make bench      build and run the benchmarks (tables on stdout, CSV in $(BUILD)/bench/)'
+	@echo '  make headers    compile every public header on its own, and all of them for every target'
+	@echo '  make install    install the headers, warpkit.pc and the CMake package (builds nothing)'
+	@echo '  make uninstall  remove what make install put under $$(DESTDIR)$$(PREFIX)'
+	@echo '  make clean      remove $(BUILD)/'
+	@echo 'Variables:'
+	@echo '  ARCH=sm_90            targets, comma separated; default: the installed GPU, else sm_75,sm_80,sm_90'
+	@echo '  TEST_ARCH=sm_90       targets of the test binaries; default: ARCH, or its newest without a GPU'
+	@echo '  BUILD=dir             build folder (default build)'
+	@echo '  PREFIX=/usr/local     install prefix; DESTDIR=dir stages the install under dir'
+	@echo '  V=1                   show the full commands'
+	@echo '  NVCC=path             the CUDA compiler (default nvcc)'
+	@echo '  EXTRA_NVFLAGS=...     more nvcc flags for samples, tests and benchmarks'
+	@echo '  CRITERION_PREFIX=dir  use a Criterion installed under dir (include/ and lib/)'
 
 # Criterion: install it from Debian's packages when missing and we are root, else say how.
 criterion:
@@ -73,35 +128,64 @@ criterion:
 	  fi; \
 	fi
 
-# Every object keeps its ptxas resource report (.res) so tests/check.sh can prove no spills
-# and no local memory.
-$(BUILD)/tests/%: tests/%.cu tests/common.cuh $(HEADERS) | criterion
+# The Criterion check is a prerequisite only while Criterion is missing. Under make test it is
+# then one of every build, not only of the test binaries: make starts later targets first while
+# an earlier one waits for a prerequisite, and the test binaries (the slowest builds) must start
+# first.
+ifeq ($(wildcard $(CRIT_HEADER)),)
+$(TEST_BINS): | criterion
+ifneq ($(filter test,$(MAKECMDGOALS)),)
+$(SAMPLE_BINS) $(HEADER_OBJS) $(HEADERS_ALL): | criterion
+endif
+endif
+
+# Every binary keeps its ptxas resource report (.res) so tests/check.sh can prove no spills and
+# no local memory; a failed build prints it.
+$(BUILD)/tests/%: tests/%.cu tests/common.cuh $(HEADERS)
 	@mkdir -p $(@D)
-	$(NVCC) -O1 $(NVFLAGS) $(DEPFLAGS) $(CRIT_FLAGS) $< -o $@ -lcriterion > $@.res 2>&1 || { cat $@.res; exit 1; }
+	$(say) NVCC $@
+	$(Q)$(NVCC) -O1 $(NVFLAGS) $(TEST_FLAGS) $(DEPFLAGS) $(CRIT_FLAGS) $< -o $@ -lcriterion > $@.res 2>&1 || { cat $@.res; exit 1; }
 
 $(BUILD)/samples/%: samples/%.cu $(HEADERS)
 	@mkdir -p $(@D)
-	$(NVCC) -O3 $(NVFLAGS) $(DEPFLAGS) $< -o $@ > $@.res 2>&1 || { cat $@.res; exit 1; }
+	$(say) NVCC $@
+	$(Q)$(NVCC) -O3 $(NVFLAGS) $(ARCH_FLAGS) $(DEPFLAGS) $< -o $@ > $@.res 2>&1 || { cat $@.res; exit 1; }
+
+$(BUILD)/bench/libwarpkit_%.so: bench/%_shim.cu $(HEADERS)
+	@mkdir -p $(@D)
+	$(say) NVCC $@
+	$(Q)$(NVCC) -O3 $(NVFLAGS) $(ARCH_FLAGS) $(DEPFLAGS) -shared -Xcompiler -fPIC $< -o $@ > $@.res 2>&1 || { cat $@.res; exit 1; }
 
 $(BUILD)/bench/%: bench/%.cu bench/bench.cuh $(HEADERS)
 	@mkdir -p $(@D)
-	$(NVCC) -O3 $(NVFLAGS) $(DEPFLAGS) $< -o $@ > $@.res 2>&1 || { cat $@.res; exit 1; }
+	$(say) NVCC $@
+	$(Q)$(NVCC) -O3 $(NVFLAGS) $(ARCH_FLAGS) $(DEPFLAGS) $< -o $@ > $@.res 2>&1 || { cat $@.res; exit 1; }
 
-# Every public header compiles on its own.
-# (a one-line .cu that includes it, exactly as a user's file would)
+# Every public header compiles on its own (a one-line .cu that includes it, exactly as a user's
+# file would) for the newest target, and all of them together for every listed target.
 $(BUILD)/headers/%.o: include/%.cuh $(HEADERS)
 	@mkdir -p $(@D)
+	$(say) HEADER $<
 	@echo '#include <$*.cuh>' > $(@:.o=.cu)
-	$(NVCC) $(CXXSTD) -Iinclude -arch=$(CHECK_ARCH) -Xcompiler -Wall,-Wextra -c $(@:.o=.cu) -o $@
+	$(Q)$(NVCC) $(CXXSTD) -Iinclude -arch=$(CHECK_ARCH) -Xcompiler -Wall,-Wextra -c $(@:.o=.cu) -o $@
 
-headers: $(HEADER_OBJS)
+$(HEADERS_ALL): $(HEADERS)
+	@mkdir -p $(@D)
+	$(say) HEADERS "all public headers for $(ARCH)"
+	@printf '#include <%s>\n' $(patsubst include/%,%,$(PUBLIC_HEADERS)) > $(@:.o=.cu)
+	$(Q)$(NVCC) $(CXXSTD) -Iinclude $(ARCH_FLAGS) -Xcompiler -Wall,-Wextra -c $(@:.o=.cu) -o $@
+
+headers: $(HEADER_OBJS) $(HEADERS_ALL)
 
 # Dependencies written by nvcc (-MD): a bench or test that includes a sample is rebuilt when the
 # sample changes.
+ifndef NOBUILD
 -include $(wildcard $(BUILD)/tests/*.d $(BUILD)/tests/*/*.d $(BUILD)/samples/*.d $(BUILD)/bench/*.d)
+endif
 
-test: headers $(TEST_BINS) $(SAMPLE_BINS)
-	@NVCC="$(NVCC)" CHECK_ARCH="$(CHECK_ARCH)" BUILD="$(BUILD)" bash tests/check.sh $(TEST_BINS)
+# The slowest builds (the test binaries) come first, so parallel jobs finish together.
+test: $(TEST_BINS) $(SAMPLE_BINS) $(HEADERS_ALL) $(HEADER_OBJS)
+	@NVCC="$(NVCC)" CHECK_ARCH="$(CHECK_ARCH)" BUILD="$(BUILD)" MAKE="$(MAKE)" bash tests/check.sh $(TEST_BINS)
 
 sanitize: $(TEST_BINS)
 	@BUILD="$(BUILD)" bash tests/sanitize.sh $(TEST_BINS)
@@ -109,8 +193,39 @@ sanitize: $(TEST_BINS)
 demo: $(SAMPLE_BINS)
 	@bash samples/run.sh $(SAMPLE_BINS)
 
-bench: $(BENCH_BINS)
+bench: $(BENCH_BINS) $(SHIM_LIBS)
 	@BUILD="$(BUILD)" bash bench/run.sh $(BENCH_BINS)
 
 clean:
 	rm -rf $(BUILD)
+
+# --- install ----------------------------------------------------------------------------------
+# Header-only: installing copies files and builds nothing. The version comes from
+# include/warpkit/version.cuh, the one place it is written.
+version_part = $(shell sed -n 's/^\#define WARPKIT_VERSION_$(1)  *\([0-9][0-9]*\).*/\1/p' include/warpkit/version.cuh)
+VERSION       = $(call version_part,MAJOR).$(call version_part,MINOR).$(call version_part,PATCH)
+INSTALL_HDRS  = $(patsubst include/%,%,$(shell find include -type f \( -name '*.cuh' -o -name '*.h' \) | sort))
+DEST          = $(DESTDIR)$(PREFIX)
+CMAKE_DIR     = $(DEST)/lib/cmake/warpkit
+
+install:
+	@case "$(PREFIX)" in /*) ;; *) echo "warpkit: PREFIX must be an absolute path (got '$(PREFIX)')"; exit 1;; esac
+	@case "$(VERSION)" in [0-9]*.[0-9]*.[0-9]*) ;; *) echo "warpkit: no version in include/warpkit/version.cuh"; exit 1;; esac
+	$(say) INSTALL "warpkit $(VERSION) under $(DEST)"
+	$(Q)for f in $(INSTALL_HDRS); do install -D -m 644 "include/$$f" "$(DEST)/include/$$f" || exit 1; done
+	$(Q)install -d "$(DEST)/lib/pkgconfig" "$(CMAKE_DIR)" "$(DEST)/share/doc/warpkit"
+	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' warpkit.pc.in > "$(DEST)/lib/pkgconfig/warpkit.pc"
+	$(Q)install -m 644 cmake/warpkitConfig.cmake "$(CMAKE_DIR)/warpkitConfig.cmake"
+	$(Q)sed -e 's|@VERSION@|$(VERSION)|g' cmake/warpkitConfigVersion.cmake.in > "$(CMAKE_DIR)/warpkitConfigVersion.cmake"
+	$(Q)install -m 644 LICENSE CHANGELOG.md "$(DEST)/share/doc/warpkit/"
+
+# Removes the files make install writes (this checkout's header list), then the folders they
+# leave empty under include/warpkit.
+uninstall:
+	$(say) RM "warpkit under $(DEST)"
+	$(Q)for f in $(INSTALL_HDRS); do rm -f "$(DEST)/include/$$f"; done
+	$(Q)if [ -d "$(DEST)/include/warpkit" ]; then find "$(DEST)/include/warpkit" -depth -type d -empty -delete; fi
+	$(Q)rm -f "$(DEST)/lib/pkgconfig/warpkit.pc" "$(CMAKE_DIR)/warpkitConfig.cmake" \
+	  "$(CMAKE_DIR)/warpkitConfigVersion.cmake" "$(DEST)/share/doc/warpkit/LICENSE" \
+	  "$(DEST)/share/doc/warpkit/CHANGELOG.md"
+	$(Q)rmdir "$(CMAKE_DIR)" "$(DEST)/share/doc/warpkit" 2>/dev/null || true

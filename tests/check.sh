@@ -1,19 +1,112 @@
 #!/usr/bin/env bash
-# warpkit's test driver (make test). Runs, and counts, four kinds of check:
+# warpkit's test driver (make test). Runs, and counts, five kinds of check:
 #   1. the Criterion test binaries given as arguments (GPU tests skip with "no CUDA device");
 #   2. resources: ptxas reports of every test and sample kernel show no spills, no stack frame;
 #   3. compile-fail: each tests/compile_fail/*.cu must fail to compile with its expected message;
-#   4. PTX and SASS shape: tests/ptx/*.cu and tests/sass/*.cu directives (see those files).
+#   4. PTX and SASS shape: tests/ptx/*.cu and tests/sass/*.cu directives (see those files);
+#   5. consumers: make install to a temporary prefix, then tests/consumer built with CMake
+#      (find_package, add_subdirectory, FetchContent) and with nvcc $(pkg-config --cflags warpkit),
+#      then make uninstall.
+# The compiles of 3, 4 and 5 run in the background, JOBS at a time (default: the CPU count),
+# while the test binaries run; each section then reports in order.
 # Ends with one line: "warpkit: N passed, N failed, N skipped"; exits non-zero on any failure.
 set -u
 NVCC=${NVCC:-nvcc}
 BUILD=${BUILD:-build}
 CHECK_ARCH=${CHECK_ARCH:-sm_90}
+MAKE=${MAKE:-make}
+JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 pass=0 fail=0 skip=0
 failed_names=()
 ok()   { pass=$((pass + 1)); printf '  PASS  %s\n' "$1"; }
 bad()  { fail=$((fail + 1)); failed_names+=("$1"); printf '  FAIL  %s\n' "$1"; [ $# -gt 1 ] && printf '        %s\n' "${@:2}"; }
 skp()  { skip=$((skip + 1)); printf '  SKIP  %s: %s\n' "$1" "$2"; }
+
+# Background compiles: `spawn OUT CMD...` runs CMD with its output in OUT.log and its exit code
+# in OUT.rc; at most JOBS run at once. `collect OUT` waits for OUT.rc and prints the exit code.
+spawn() {
+  local out=$1; shift
+  while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n; done
+  rm -f "$out.rc"
+  { "$@" > "$out.log" 2>&1; echo $? > "$out.rc"; } &
+}
+collect() {
+  while [ ! -s "$1.rc" ] && kill -0 "$bg" 2>/dev/null; do sleep 0.2; done
+  cat "$1.rc" 2>/dev/null || echo 255
+}
+case $BUILD in /*) abs_build=$BUILD;; *) abs_build=$PWD/$BUILD;; esac
+
+# The compile-fail, PTX and SASS compiles. sm_90 unless a file says otherwise.
+ptx_arch() { local a; a=$(sed -n 's|^// @arch ||p' "$1" | head -n 1); echo "${a:-sm_90}"; }
+ptx_out()  { echo "$BUILD/ptx/$(basename "$1" .cu).$(ptx_arch "$1").ptx"; }
+mkdir -p "$BUILD/compile_fail" "$BUILD/ptx" "$BUILD/sass"
+rm -f "$BUILD"/compile_fail/*.rc "$BUILD"/ptx/*.rc "$BUILD"/sass/*.rc
+
+# Consumers (section 5): the install runs now (it only copies files); the builds run in the
+# background. Each CMake build configures tests/consumer one way, builds it and runs it (it
+# prints "no CUDA device" and exits 0 without a GPU).
+croot="$abs_build/consumer"
+prefix="$croot/prefix"
+rm -rf "$croot"; mkdir -p "$croot"
+MAKEFLAGS= "$MAKE" --no-print-directory install PREFIX="$prefix" DESTDIR= > "$croot/install.log" 2>&1
+install_rc=$?
+nvcc_path=$(command -v "$NVCC")
+cmake_consumer() { # WAY [cmake -D options]
+  local way=$1; shift
+  cmake -S tests/consumer -B "$croot/$way" -DWARPKIT_CONSUME="$way" -DCMAKE_BUILD_TYPE=Release \
+        -DCMAKE_CUDA_COMPILER="$nvcc_path" -DCMAKE_CUDA_ARCHITECTURES="${CHECK_ARCH#sm_}" "$@" &&
+    cmake --build "$croot/$way" && "$croot/$way/consumer"
+}
+pkgconfig_consumer() {
+  local cflags version
+  cflags=$(PKG_CONFIG_LIBDIR="$prefix/lib/pkgconfig" pkg-config --cflags warpkit) &&
+    version=$(PKG_CONFIG_LIBDIR="$prefix/lib/pkgconfig" pkg-config --modversion warpkit) &&
+    echo "pkg-config: warpkit $version, cflags: $cflags" &&
+    mkdir -p "$croot/pkgconfig" &&
+    "$NVCC" $cflags -arch="$CHECK_ARCH" tests/consumer/consumer.cu -o "$croot/pkgconfig/consumer" &&
+    "$croot/pkgconfig/consumer"
+}
+# FetchContent downloads an archive of the sources, as a user's FetchContent of a release would
+# (the files git tracks or would track; the listed package files where git is not there).
+source_archive() {
+  local files
+  if files=$(git ls-files -co --exclude-standard 2>/dev/null) && [ -n "$files" ]; then
+    printf '%s\n' "$files" | while read -r f; do [ -f "$f" ] && printf '%s\n' "$f"; done |
+      tar -czf "$croot/warpkit-src.tar.gz" --transform 's|^|warpkit/|' -T -
+  else
+    tar -czf "$croot/warpkit-src.tar.gz" --transform 's|^|warpkit/|' CMakeLists.txt cmake include warpkit.pc.in LICENSE CHANGELOG.md
+  fi
+}
+have_cmake=0; command -v cmake >/dev/null && have_cmake=1
+have_pkgconfig=0; command -v pkg-config >/dev/null && have_pkgconfig=1
+
+(
+  for src in tests/compile_fail/*.cu; do
+    [ -f "$src" ] || continue
+    spawn "$BUILD/compile_fail/$(basename "$src" .cu)" "$NVCC" -std=c++17 -Iinclude -arch=sm_90 -ptx "$src" -o /dev/null
+  done
+  for src in tests/ptx/*.cu; do
+    [ -f "$src" ] || continue
+    ptx=$(ptx_out "$src")
+    spawn "$ptx" "$NVCC" -std=c++17 -Iinclude -arch="$(ptx_arch "$src")" -ptx "$src" -o "$ptx"
+  done
+  for src in tests/sass/*.cu; do
+    [ -f "$src" ] || continue
+    cubin="$BUILD/sass/$(basename "$src" .cu).cubin"
+    spawn "$cubin" "$NVCC" -std=c++17 -Iinclude -arch=sm_90 -cubin "$src" -o "$cubin"
+  done
+  if [ "$install_rc" -eq 0 ]; then
+    if [ "$have_cmake" = 1 ]; then
+      spawn "$croot/find_package" cmake_consumer find_package -DCMAKE_PREFIX_PATH="$prefix" \
+        -DWARPKIT_FIND_VERSION="$(sed -n 's/^#define WARPKIT_VERSION_\(MAJOR\|MINOR\) *\([0-9]*\).*/\2/p' include/warpkit/version.cuh | paste -sd.)"
+      spawn "$croot/subdirectory" cmake_consumer subdirectory -DWARPKIT_SOURCE_DIR="$PWD"
+      source_archive && spawn "$croot/fetchcontent" cmake_consumer fetchcontent -DWARPKIT_ARCHIVE="$croot/warpkit-src.tar.gz"
+    fi
+    [ "$have_pkgconfig" = 1 ] && spawn "$croot/pkgconfig" pkgconfig_consumer
+  fi
+  wait
+) &
+bg=$!
 
 # 1. Criterion binaries ----------------------------------------------------------------------
 for bin in "$@"; do
@@ -49,8 +142,8 @@ for src in tests/compile_fail/*.cu; do
   [ -f "$src" ] || continue
   name=compile_fail/$(basename "$src" .cu)
   want=$(sed -n 's|^// expect: ||p' "$src" | head -n 1)
-  out=$("$NVCC" -std=c++17 -Iinclude -arch=sm_90 -ptx "$src" -o /dev/null 2>&1)
-  if [ $? -eq 0 ]; then bad "$name" "compiled, but should have failed with: $want"
+  rc=$(collect "$BUILD/$name"); out=$(cat "$BUILD/$name.log" 2>/dev/null)
+  if [ "$rc" -eq 0 ]; then bad "$name" "compiled, but should have failed with: $want"
   elif [ -z "$want" ] || ! grep -qF -- "$want" <<<"$out"; then bad "$name" "error did not mention: $want" "$(grep -m1 error <<<"$out")"
   else ok "$name"; fi
 done
@@ -69,9 +162,8 @@ ptx_body() {
 }
 for src in tests/ptx/*.cu; do
   [ -f "$src" ] || continue
-  arch=$(sed -n 's|^// @arch ||p' "$src" | head -n 1); arch=${arch:-sm_90}
-  ptx="$BUILD/ptx/$(basename "$src" .cu).$arch.ptx"; mkdir -p "$BUILD/ptx"
-  if ! "$NVCC" -std=c++17 -Iinclude -arch="$arch" -ptx "$src" -o "$ptx" 2>"$ptx.log"; then
+  arch=$(ptx_arch "$src"); ptx=$(ptx_out "$src")
+  if [ "$(collect "$ptx")" -ne 0 ]; then
     bad "ptx: $src does not compile" "$(head -n 3 "$ptx.log")"; continue
   fi
   if grep -q '^// @nolocal' "$src"; then
@@ -110,8 +202,8 @@ if ls tests/sass/*.cu >/dev/null 2>&1; then
     skp "sass" "no cuobjdump/nvdisasm (install the CUDA toolkit's, or pip nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm)"
   else
     for src in tests/sass/*.cu; do
-      cubin="$BUILD/sass/$(basename "$src" .cu).cubin"; mkdir -p "$BUILD/sass"
-      if ! "$NVCC" -std=c++17 -Iinclude -arch=sm_90 -cubin "$src" -o "$cubin" 2>"$cubin.log"; then
+      cubin="$BUILD/sass/$(basename "$src" .cu).cubin"
+      if [ "$(collect "$cubin")" -ne 0 ]; then
         bad "sass: $src does not compile" "$(head -n 3 "$cubin.log")"; continue
       fi
       while read -r a b; do
@@ -122,6 +214,49 @@ if ls tests/sass/*.cu >/dev/null 2>&1; then
     done
   fi
 fi
+
+# 5. Consumers --------------------------------------------------------------------------------
+echo "== consumer (make install, then tests/consumer built against it; make uninstall)"
+consumer_log() { tail -n 5 "$1.log" 2>/dev/null | sed 's/^/        /'; }
+if [ "$install_rc" -ne 0 ]; then
+  bad "consumer: make install PREFIX=$prefix" "$(tail -n 3 "$croot/install.log")"
+else
+  missing=""
+  for f in include/warpkit.cuh include/warpkit/version.cuh include/warpkit/warp/reduce.cuh \
+           lib/pkgconfig/warpkit.pc lib/cmake/warpkit/warpkitConfig.cmake \
+           lib/cmake/warpkit/warpkitConfigVersion.cmake share/doc/warpkit/LICENSE; do
+    [ -f "$prefix/$f" ] || missing="$missing $f"
+  done
+  if [ -n "$missing" ]; then bad "consumer: make install" "missing:$missing"
+  else ok "consumer: make install ($(find "$prefix" -type f | wc -l | tr -d ' ') files under $BUILD/consumer/prefix)"; fi
+  consumer_check() { # OUT NAME
+    if [ "$(collect "$1")" -ne 0 ]; then bad "$2" "$(consumer_log "$1")"
+    elif grep -q '^consumer: ok' "$1.log"; then ok "$2: built, ran ok"
+    else ok "$2: built (no CUDA device: not run)"; fi
+  }
+  if [ "$have_cmake" = 1 ]; then
+    consumer_check "$croot/find_package" "consumer: CMake find_package(warpkit CONFIG) from the install"
+    if ! grep -q "warpkit [0-9.]* from $prefix/lib/cmake/warpkit" "$croot/find_package.log"; then
+      bad "consumer: find_package found a warpkit other than $prefix" "$(grep -m1 'warpkit .* from' "$croot/find_package.log")"
+    fi
+    consumer_check "$croot/subdirectory" "consumer: CMake add_subdirectory(warpkit)"
+    consumer_check "$croot/fetchcontent" "consumer: CMake FetchContent of a source archive"
+  else
+    skp "consumer: CMake" "no cmake (apt-get install -y cmake)"
+  fi
+  if [ "$have_pkgconfig" = 1 ]; then
+    consumer_check "$croot/pkgconfig" "consumer: nvcc \$(pkg-config --cflags warpkit)"
+  else
+    skp "consumer: pkg-config" "no pkg-config (apt-get install -y pkg-config)"
+  fi
+  wait "$bg" 2>/dev/null
+  if ! MAKEFLAGS= "$MAKE" --no-print-directory uninstall PREFIX="$prefix" DESTDIR= > "$croot/uninstall.log" 2>&1; then
+    bad "consumer: make uninstall" "$(tail -n 3 "$croot/uninstall.log")"
+  elif left=$(find "$prefix" -type f | head -n 3) && [ -n "$left" ]; then
+    bad "consumer: make uninstall left files" "$left"
+  else ok "consumer: make uninstall"; fi
+fi
+wait "$bg" 2>/dev/null
 
 echo
 if [ "$fail" -gt 0 ]; then echo "failed: ${failed_names[*]}"; fi
