@@ -33,10 +33,10 @@ at::Tensor softmaxImpl(const at::Tensor& input, int64_t dim, bool log) {
     const auto st = input.scalar_type();
     TORCH_CHECK_TYPE(st == at::kFloat || st == at::kHalf || st == at::kBFloat16, "warpkit.", log ? "log_softmax" : "softmax",
                      ": dtype must be float32, float16 or bfloat16, got ", st);
-    TORCH_CHECK_VALUE(input.dim() >= 1, "warpkit softmax: input must have at least one dimension");
+    TORCH_CHECK(input.dim() >= 1, "warpkit softmax: input must have at least one dimension");
     dim = at::maybe_wrap_dim(dim, input.dim());
-    TORCH_CHECK_VALUE(input.size(dim) > 0, "warpkit softmax: dimension ", dim, " is empty");
-    TORCH_CHECK_VALUE(input.size(dim) <= INT32_MAX, "warpkit softmax: dimension ", dim, " is longer than 2^31 - 1");
+    TORCH_CHECK(input.size(dim) > 0, "warpkit softmax: dimension ", dim, " is empty");
+    TORCH_CHECK(input.size(dim) <= INT32_MAX, "warpkit softmax: dimension ", dim, " is longer than 2^31 - 1");
     const c10::cuda::CUDAGuard guard(input.device());
     // The softmax dimension last; rows with a unit element stride and one row stride go as they
     // are, anything else is made contiguous first.

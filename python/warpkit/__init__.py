@@ -11,8 +11,8 @@ rows, a column slice of a matrix) are read in place; anything else is first made
 result is a new tensor (contiguous, or a transposed view of one when dim is not the last). It runs
 on PyTorch's current stream. NaN and infinities follow torch.softmax.
 
-Errors are Python exceptions: RuntimeError for a CPU tensor, TypeError for another dtype,
-ValueError for an empty or too long dimension.
+Errors are Python exceptions: RuntimeError for a CPU tensor and for an empty or too long
+dimension, TypeError for another dtype, IndexError for a dim out of range.
 
 The compiled part is built by `pip install --no-build-isolation ./python`, or on first use with
 torch.utils.cpp_extension.load (JIT, cached under $WARPKIT_TORCH_BUILD or torch's default).
