@@ -48,11 +48,28 @@ def load(verbose=False):
     return _ext
 
 
+def _check(x, dim, name):
+    """The argument errors, raised in Python before the extension is called."""
+    import torch
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"warpkit.{name}: x must be a torch.Tensor, got {type(x).__name__}")
+    if not x.is_cuda:
+        raise RuntimeError(f"warpkit.{name}: x must be a CUDA tensor, got one on {x.device}")
+    if x.dtype not in (torch.float32, torch.float16, torch.bfloat16):
+        raise TypeError(f"warpkit.{name}: dtype must be float32, float16 or bfloat16, got {x.dtype}")
+    if x.dim() < 1:
+        raise RuntimeError(f"warpkit.{name}: x must have at least one dimension")
+    if x.size(dim) == 0:  # IndexError for a dim out of range
+        raise RuntimeError(f"warpkit.{name}: dimension {dim} is empty")
+
+
 def softmax(x, dim=-1):
     """softmax of x over dimension dim (see the module docstring)."""
+    _check(x, dim, "softmax")
     return load().softmax(x, dim)
 
 
 def log_softmax(x, dim=-1):
     """log-softmax of x over dimension dim (see the module docstring)."""
+    _check(x, dim, "log_softmax")
     return load().log_softmax(x, dim)
