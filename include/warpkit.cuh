@@ -4,6 +4,7 @@
 //   #include <warpkit/reduce.cuh>   or just the topic you need
 #pragma once
 
+#include "warpkit/version.cuh"
 #include "warpkit/ops.cuh"
 #include "warpkit/thread/vector.cuh"
 #include "warpkit/reduce.cuh"
