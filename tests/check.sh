@@ -131,7 +131,7 @@ for res in "$BUILD"/tests/*.res "$BUILD"/tests/*/*.res "$BUILD"/samples/*.res; d
   [ -f "$res" ] || continue
   name=${res#"$BUILD"/}; name=${name%.res}
   # Only the newest target's report is judged (CHECK_ARCH): on sm_80 three large block-test
-  # kernels get an 8-byte stack frame (see notes/issue4.md).
+  # kernels get an 8-byte stack frame.
   offenders=$(awk -v a="$CHECK_ARCH" '/Compiling entry function/ {on = index($0, "for '"'"'" a "'"'"'") > 0} on' "$res" | grep -E 'bytes stack frame' | grep -vE '^\s*(ptxas info\s*:\s*)?0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads' | head -n 3)
   if [ -n "$offenders" ]; then bad "resources: $name" "$offenders"; else ok "resources: $name"; fi
 done

@@ -174,7 +174,7 @@ template <typename T> WARPKIT_DEVICE void atomicAggCountMatch(T* counter) {
 /// in the form above (samples/histogram.cu, H100). Cost: the match takes longer the more
 /// distinct keys the warp holds. Where a shared `atomicAdd(p, 1)` would do instead, prefer it:
 /// ptxas (sm_90) turns it into ATOMS.POPC.INC, which aggregates same-address lanes in hardware
-/// and beat this helper by 4.5x on skewed data (bench/histogram.cu).
+/// and beat this helper by 4.5x on skewed data (a 256-bin byte histogram on H100).
 template <typename T> WARPKIT_DEVICE void atomicAggCountMatch(T* counters, unsigned key) {
     WARPKIT_CHECK_COUNTER_TYPE(T, "atomicAggCountMatch");
     const unsigned group = __match_any_sync(__activemask(), key);
