@@ -9,8 +9,8 @@ for bin in "$@"; do
 done
 # Optional peers written in Python (e.g. torch): each script skips itself cleanly when its
 # framework is missing, and writes build/bench/<name>.csv.
-for py in bench/*.py; do
-  [ -f "$py" ] || continue
+for py in bench/*.py; do  # bench/_*.py are helpers the scripts import
+  [ -f "$py" ] && [ "${py#bench/_}" = "$py" ] || continue
   echo "== $(basename "$py")"
   PYTHONUNBUFFERED=1 python3 "$py" "${BUILD:-build}/bench/$(basename "$py" .py).csv" || { rc=1; echo "  FAILED: $(basename "$py")"; }
 done

@@ -61,30 +61,13 @@ def main():
     def stream():
         return torch.cuda.current_stream().cuda_stream
 
-    # Many static shapes: let dynamo keep a compiled graph for each instead of falling back to eager.
-    for name in ("cache_size_limit", "recompile_limit", "accumulated_cache_size_limit", "accumulated_recompile_limit"):
-        if hasattr(torch._dynamo.config, name):
-            setattr(torch._dynamo.config, name, 4096)
+    allow_many_shapes(torch)  # one compiled graph per shape, as a model with fixed sizes gets
 
-    spin = getattr(torch.cuda, "_sleep", None)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from _torch_timing import allow_many_shapes, median_ms as timed
 
     def median_ms(fn, warmup=5, reps=30):
-        for _ in range(warmup):
-            fn()
-        torch.cuda.synchronize()
-        times = []
-        for _ in range(reps):
-            a = torch.cuda.Event(enable_timing=True)
-            b = torch.cuda.Event(enable_timing=True)
-            if spin is not None:  # as bench/bench.cuh: keep host launch latency out of the interval
-                spin(100000)
-            a.record()
-            fn()
-            b.record()
-            b.synchronize()
-            times.append(a.elapsed_time(b))
-        times.sort()
-        return times[len(times) // 2]
+        return timed(torch, fn, warmup, reps)
 
     def rms_eager(x, w, eps):
         if hasattr(F, "rms_norm"):

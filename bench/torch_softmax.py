@@ -39,30 +39,13 @@ def main():
     warpkit.load()
     print(f"warpkit extension ready in {time.time() - t0:.0f} s")
 
-    spin = getattr(torch.cuda, "_sleep", None)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from _torch_timing import allow_many_shapes, median_ms as timed
 
     def median_ms(fn, warmup=5, reps=30):
-        for _ in range(warmup):
-            fn()
-        torch.cuda.synchronize()
-        times = []
-        for _ in range(reps):
-            a = torch.cuda.Event(enable_timing=True)
-            b = torch.cuda.Event(enable_timing=True)
-            if spin is not None:  # as bench/bench.cuh: keep host launch latency out of the interval
-                spin(100000)
-            a.record()
-            fn()
-            b.record()
-            b.synchronize()
-            times.append(a.elapsed_time(b))
-        times.sort()
-        return times[len(times) // 2]
+        return timed(torch, fn, warmup, reps)
 
-    # One compiled graph per shape (static shapes, as a model with fixed sizes gets); without a
-    # higher limit dynamo stops recompiling after 8 shapes and runs the rest eagerly.
-    torch._dynamo.config.recompile_limit = 10000
-    torch._dynamo.config.cache_size_limit = 10000
+    allow_many_shapes(torch)  # one compiled graph per shape, as a model with fixed sizes gets
     compiled = torch.compile(lambda t: torch.softmax(t, -1), dynamic=False)
     compile_s = 0.0
     rows_out = []
