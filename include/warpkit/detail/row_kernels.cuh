@@ -96,26 +96,6 @@ template <typename T, int C, int E, typename FV, typename FE> WARPKIT_DEVICE voi
         if (partHasExtra(p, j)) fe(C * V + j, partExtraColumn<T>(p, j));
 }
 
-// ---- vector I/O for rows aligned differently from the split's row -------------------------------
-
-/// 16 bytes' worth of elements at q: one 16-byte load when `vec` (q aligned), else one by one.
-template <int Hint = LoadDefault, typename T> WARPKIT_DEVICE Vector16<T> loadVectorAt(const T* q, bool vec) {
-    if (vec) return loadVector<Hint>(q);
-    Vector16<T> v;
-#pragma unroll
-    for (int k = 0; k < vectorElems<T>(); ++k) v.e[k] = loadScalar<Hint>(q + k);
-    return v;
-}
-/// Stores 16 bytes' worth of elements at q: one 16-byte store when `vec`, else one by one.
-template <typename T> WARPKIT_DEVICE void storeVectorAt(T* q, const Vector16<T>& v, bool vec) {
-    if (vec) {
-        storeVector(q, v);
-    } else {
-#pragma unroll
-        for (int k = 0; k < vectorElems<T>(); ++k) storeScalar(q + k, v.e[k]);
-    }
-}
-
 /// loadShare of the part's slots from row q of another array, whose rows may be aligned
 /// differently from the split's row: 16-byte loads where q's body is aligned (always when
 /// Aligned), else element by element. Empty slots get `fill`.

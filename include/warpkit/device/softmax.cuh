@@ -242,14 +242,9 @@ __global__ void __launch_bounds__(Threads) softmaxStagedKernel(const T* x, T* y,
     T* qb = q + sp.head;
     const bool vecOut = ((size_t)qb & 15) == 0; // y's rows may be aligned differently from x's
     auto store = [&](int i, uint4 u) {
-        if (vecOut) {
-            reinterpret_cast<uint4*>(qb)[base + i] = u;
-        } else {
-            Vector16<T> e;
-            __builtin_memcpy(&e, &u, 16);
-#pragma unroll
-            for (int k = 0; k < V; ++k) qb[(long long)(base + i) * V + k] = e.e[k];
-        }
+        Vector16<T> e;
+        __builtin_memcpy(&e, &u, 16);
+        storeVectorAt(qb + (long long)(base + i) * V, e, vecOut);
     };
     float tm = negInf(), sum = 0.0f;
     if constexpr (!(Kind & SoftmaxLog)) {
@@ -338,12 +333,7 @@ __global__ void __launch_bounds__(Threads)
     for (long long i = first + t; i < end; i += Threads) {
         Vector16<T> v = loadVector<LoadReadOnly>(body + i * V);
         softmaxApply<Kind>(f, v.e);
-        if (vecOut) {
-            storeVector(qb + i * V, v);
-        } else {
-#pragma unroll
-            for (int k = 0; k < V; ++k) qb[i * V + k] = v.e[k];
-        }
+        storeVectorAt(qb + i * V, v, vecOut);
     }
     if (hasX) storeScalar(q + extraIndex<int>(sp, t, V), Arith<T>::from_acc(softmaxApply<Kind>(f, xe)));
 }

@@ -13,6 +13,7 @@
 //   storeVector<Hint>(p, v)          one 16-byte store (p must be 16-byte aligned)
 //   loadScalar<Hint>(p), storeScalar<Hint>(p, x)   one element, with the same cache hints
 //   vectorSplit(p, n)                {head, tail, vectors} of the run p[0 .. n)
+//   loadVectorAt / storeVectorAt     16 bytes' worth at p: one access when aligned, else element-wise
 //   loadShare<C, E>(v, p, split, t, G, fill)   thread t of G: its share of the run, in registers
 //   storeShare<C, E>(q, split, v, t, G)         the same share written back (any alignment of q)
 //
@@ -108,6 +109,27 @@ template <int Hint = StoreDefault, typename T> WARPKIT_DEVICE void storeScalar(T
     detail::storeWord<Hint>(reinterpret_cast<W*>(p), w);
 }
 
+/// 16 bytes' worth of elements at p: one 16-byte load when `vec` (p 16-byte aligned), else one
+/// element at a time (p aligned as T). Any thread, alone.
+template <int Hint = LoadDefault, typename T> WARPKIT_DEVICE Vector16<T> loadVectorAt(const T* p, bool vec) {
+    if (vec) return loadVector<Hint>(p);
+    Vector16<T> v;
+#pragma unroll
+    for (int k = 0; k < vectorElems<T>(); ++k) v.e[k] = loadScalar<Hint>(p + k);
+    return v;
+}
+
+/// Stores 16 bytes' worth of elements at p: one 16-byte store when `vec` (p 16-byte aligned),
+/// else one element at a time. Any thread, alone.
+template <int Hint = StoreDefault, typename T> WARPKIT_DEVICE void storeVectorAt(T* p, const Vector16<T>& v, bool vec) {
+    if (vec) {
+        storeVector<Hint>(p, v);
+    } else {
+#pragma unroll
+        for (int k = 0; k < vectorElems<T>(); ++k) storeScalar<Hint>(p + k, v.e[k]);
+    }
+}
+
 /// How the run p[0 .. n) splits into 16-byte accesses: `head` elements before the first 16-byte
 /// boundary (0 when p is aligned; all n when the run ends before it), then `vectors` whole
 /// 16-byte vectors, then `tail` elements. head + vectors * vectorElems<T>() + tail == n, and
@@ -198,15 +220,10 @@ WARPKIT_DEVICE void storeShare(T* q, const VectorSplit& s, const T (&v)[K], int 
     for (int c = 0; c < C; ++c) {
         const I i = firstVector + t + (I)c * G;
         if (i < end) {
-            if (aligned) {
-                Vector16<T> x;
+            Vector16<T> x;
 #pragma unroll
-                for (int k = 0; k < V; ++k) x.e[k] = v[c * V + k];
-                storeVector<Hint>(body + i * V, x);
-            } else {
-#pragma unroll
-                for (int k = 0; k < V; ++k) storeScalar<Hint>(body + i * V + k, v[c * V + k]);
-            }
+            for (int k = 0; k < V; ++k) x.e[k] = v[c * V + k];
+            storeVectorAt<Hint>(body + i * V, x, aligned);
         }
     }
 #pragma unroll
