@@ -6,6 +6,7 @@
 //  - wk_to_double / wk_from_double: element conversions for the double-precision references.
 //  - wk_close: NaN matches NaN, inf matches the same inf, else |got - want| <= tol * (1 + |want|).
 //  - wk_quick(): true under WARPKIT_QUICK=1 (make sanitize), for smaller sweeps.
+//  - wk_two_threads(cases, twoDevices, run): two host threads at once, each on its own stream.
 #pragma once
 
 #include <criterion/criterion.h>
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <thread>
 
 #define WK_CUDA(call)                                                                     \
     do {                                                                                  \
@@ -119,4 +121,26 @@ template <typename T> static inline void wk_download(T* dst, const T* src, size_
 template <typename T> static inline void wk_poison(T* dev, size_t n) {
     WK_CUDA(cudaMemset(dev, 0xA5, n * sizeof(T)));
     WK_CUDA(cudaDeviceSynchronize());
+}
+
+// ---- concurrency ------------------------------------------------------------------------------
+/// Two host threads at once (w = 0 and 1), each with its own non-blocking stream, each running
+/// run(w, i, stream) for i = 0 .. cases-1; thread w works on device w when `twoDevices` and there
+/// are two, else on device 0. Returns the sum of what run returns (its mismatches).
+template <typename F> static int wk_two_threads(int cases, bool twoDevices, F run) {
+    int devices = 0;
+    WK_CUDA(cudaGetDeviceCount(&devices));
+    int bad[2] = {0, 0};
+    auto worker = [&](int w) {
+        WK_CUDA(cudaSetDevice(twoDevices && devices > 1 ? w : 0));
+        cudaStream_t st;
+        WK_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+        for (int i = 0; i < cases; ++i) bad[w] += run(w, i, st);
+        WK_CUDA(cudaStreamDestroy(st));
+    };
+    std::thread a(worker, 0), b(worker, 1);
+    a.join();
+    b.join();
+    if (twoDevices && devices < 2) cr_log_info("concurrent: one device here, so both threads shared it (two streams)");
+    return bad[0] + bad[1];
 }

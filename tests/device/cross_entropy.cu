@@ -16,7 +16,6 @@
 //   concurrent:  two host threads on two streams at once.
 #include "../softmax_common.cuh" // fill_row (random rows at four scales, NaN, +inf, -inf patterns), floor_of
 #include <warpkit/device/cross_entropy.cuh>
-#include <thread>
 #include <vector>
 
 using warpkit::detail::RowPlan;
@@ -405,23 +404,13 @@ Test(device_cross_entropy, bad_args) {
 /// Two host threads, each with its own stream, each running a series of shapes at once.
 Test(device_cross_entropy, concurrent) {
     WK_REQUIRE_GPU();
-    int bad[2] = {0, 0};
-    auto worker = [&](int w) {
-        WK_CUDA(cudaSetDevice(0));
-        cudaStream_t st;
-        WK_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
-        static const int cols[] = {33, 1000, 4097, 32000, 50257, 151936};
-        for (int i = 0; i < 12; ++i) {
-            const int c = cols[(i + w) % 6];
-            CeCase k{c > 20000 ? 4 : 300, c, (long long)c + w, (long long)c, w, 2 * w, i % 3 == 2, true, true, -100, 3, false,
-                     i % 2 ? 0.1f : 0.0f, 0.5f, i};
-            bad[w] += (i + w) % 2 ? ce_case<float>("concurrent", k, 0xcd000ull + 100 * w + i, nullptr, st)
-                                  : ce_case<__nv_bfloat16>("concurrent", k, 0xcd000ull + 100 * w + i, nullptr, st);
-        }
-        WK_CUDA(cudaStreamDestroy(st));
-    };
-    std::thread a(worker, 0), b(worker, 1);
-    a.join();
-    b.join();
-    cr_expect(bad[0] + bad[1] == 0, "rowCrossEntropy from two threads / streams at once: %d mismatches", bad[0] + bad[1]);
+    static const int cols[] = {33, 1000, 4097, 32000, 50257, 151936};
+    const int bad = wk_two_threads(12, false, [&](int w, int i, cudaStream_t st) {
+        const int c = cols[(i + w) % 6];
+        CeCase k{c > 20000 ? 4 : 300, c, (long long)c + w, (long long)c, w, 2 * w, i % 3 == 2, true, true, -100, 3, false,
+                 i % 2 ? 0.1f : 0.0f, 0.5f, i};
+        return (i + w) % 2 ? ce_case<float>("concurrent", k, 0xcd000ull + 100 * w + i, nullptr, st)
+                           : ce_case<__nv_bfloat16>("concurrent", k, 0xcd000ull + 100 * w + i, nullptr, st);
+    });
+    cr_expect(bad == 0, "rowCrossEntropy from two threads / streams at once: %d mismatches", bad);
 }

@@ -10,7 +10,6 @@
 //   concurrent:  two host threads on two streams at once (and on two devices where there are two).
 #include "../softmax_common.cuh"
 #include <warpkit/device/softmax.cuh>
-#include <thread>
 
 using warpkit::SoftmaxKind;
 
@@ -240,25 +239,12 @@ Test(device_softmax, bad_args) {
 /// running a series of different shapes at once.
 Test(device_softmax, concurrent) {
     WK_REQUIRE_GPU();
-    int devices = 0;
-    WK_CUDA(cudaGetDeviceCount(&devices));
-    int bad[2] = {0, 0};
-    auto worker = [&](int w) {
-        WK_CUDA(cudaSetDevice(devices > 1 ? w : 0));
-        cudaStream_t st;
-        WK_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
-        static const int cols[] = {33, 1000, 4097, 16385, 50257, 151936};
-        for (int i = 0; i < 12; ++i) {
-            const int c = cols[(i + w) % 6];
-            SmCase sc{i & 3, c > 20000 ? 4 : 300, c, (long long)c + w, (long long)c, w, 2 * w, false, i};
-            bad[w] += (i + w) % 2 ? sm_case<float>("concurrent", sc, 0xc0000ull + 100 * w + i, nullptr, st)
-                                  : sm_case<__nv_bfloat16>("concurrent", sc, 0xc0000ull + 100 * w + i, nullptr, st);
-        }
-        WK_CUDA(cudaStreamDestroy(st));
-    };
-    std::thread a(worker, 0), b(worker, 1);
-    a.join();
-    b.join();
-    if (devices < 2) cr_log_info("concurrent: one device here, so both threads shared it (two streams)");
-    cr_expect(bad[0] + bad[1] == 0, "rowSoftmax from two threads / streams at once: %d mismatches", bad[0] + bad[1]);
+    static const int cols[] = {33, 1000, 4097, 16385, 50257, 151936};
+    const int bad = wk_two_threads(12, true, [&](int w, int i, cudaStream_t st) {
+        const int c = cols[(i + w) % 6];
+        SmCase sc{i & 3, c > 20000 ? 4 : 300, c, (long long)c + w, (long long)c, w, 2 * w, false, i};
+        return (i + w) % 2 ? sm_case<float>("concurrent", sc, 0xc0000ull + 100 * w + i, nullptr, st)
+                           : sm_case<__nv_bfloat16>("concurrent", sc, 0xc0000ull + 100 * w + i, nullptr, st);
+    });
+    cr_expect(bad == 0, "rowSoftmax from two threads / streams at once: %d mismatches", bad);
 }

@@ -13,7 +13,6 @@
 //   concurrent:  two host threads on two streams at once.
 #include "../softmax_common.cuh" // ref_softmax and fill_row give realistic y; floor_of
 #include <warpkit/device/softmax_backward.cuh>
-#include <thread>
 #include <vector>
 
 using warpkit::detail::RowPlan;
@@ -297,22 +296,12 @@ Test(device_softmax_backward, bad_args) {
 /// Two host threads, each with its own stream, each running a series of shapes at once.
 Test(device_softmax_backward, concurrent) {
     WK_REQUIRE_GPU();
-    int bad[2] = {0, 0};
-    auto worker = [&](int w) {
-        WK_CUDA(cudaSetDevice(0));
-        cudaStream_t st;
-        WK_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
-        static const int cols[] = {33, 1000, 4097, 16385, 50257, 151936};
-        for (int i = 0; i < 12; ++i) {
-            const int c = cols[(i + w) % 6];
-            SbCase k{i & 3, c > 20000 ? 4 : 300, c, (long long)c + w, (long long)c, (long long)c + 2 * w, w, 0, 2 * w, i % 3, i};
-            bad[w] += (i + w) % 2 ? sb_case<float>("concurrent", k, 0x5e000ull + 100 * w + i, nullptr, st)
-                                  : sb_case<__nv_bfloat16>("concurrent", k, 0x5e000ull + 100 * w + i, nullptr, st);
-        }
-        WK_CUDA(cudaStreamDestroy(st));
-    };
-    std::thread a(worker, 0), b(worker, 1);
-    a.join();
-    b.join();
-    cr_expect(bad[0] + bad[1] == 0, "rowSoftmaxBackward from two threads / streams at once: %d mismatches", bad[0] + bad[1]);
+    static const int cols[] = {33, 1000, 4097, 16385, 50257, 151936};
+    const int bad = wk_two_threads(12, false, [&](int w, int i, cudaStream_t st) {
+        const int c = cols[(i + w) % 6];
+        SbCase k{i & 3, c > 20000 ? 4 : 300, c, (long long)c + w, (long long)c, (long long)c + 2 * w, w, 0, 2 * w, i % 3, i};
+        return (i + w) % 2 ? sb_case<float>("concurrent", k, 0x5e000ull + 100 * w + i, nullptr, st)
+                           : sb_case<__nv_bfloat16>("concurrent", k, 0x5e000ull + 100 * w + i, nullptr, st);
+    });
+    cr_expect(bad == 0, "rowSoftmaxBackward from two threads / streams at once: %d mismatches", bad);
 }
