@@ -14,6 +14,7 @@
 //                on small rows.
 //   bad_args:    every bad argument returns cudaErrorInvalidValue and writes nothing.
 //   concurrent:  two host threads on two streams at once.
+#include "row_common.cuh"
 #include "../softmax_common.cuh" // fill_row (random rows at four scales, NaN, +inf, -inf patterns), floor_of
 #include <warpkit/device/cross_entropy.cuh>
 #include <vector>
@@ -166,18 +167,11 @@ static int ce_case(const char* what, const CeCase& c, uint64_t seed, const RowPl
     return bad + touched;
 }
 
-static const int kEdges[] = {4, 8, 32, 64, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072, 262144};
-
 template <typename T> static int ce_fuzz_one(wk_rng* r, long long budget, int iter) {
     CeCase c;
-    if (wk_int(r, 0, 2) == 0) c.cols = kEdges[wk_int(r, 0, 14)] + (int)wk_int(r, -1, 1);
-    else c.cols = (int)exp(wk_uniform(r, 0.0, log(300000.0)));
-    c.cols = c.cols < 1 ? 1 : c.cols;
-    const long long maxRows = budget / c.cols > 0 ? budget / c.cols : 1;
-    const int pick = (int)wk_int(r, 0, 9);
-    c.rows = pick == 0 ? 0 : pick == 1 ? 1 : wk_int(r, 1, maxRows < 3000 ? maxRows : 3000);
-    c.ldx = c.cols + (wk_int(r, 0, 2) == 0 ? 0 : wk_int(r, 1, 9));
-    c.ldg = c.cols + (wk_int(r, 0, 2) == 0 ? 0 : wk_int(r, 1, 9));
+    row_draw_shape(r, budget, &c.rows, &c.cols);
+    c.ldx = row_draw_ld(r, c.cols);
+    c.ldg = row_draw_ld(r, c.cols);
     c.offX = (int)wk_int(r, 0, 7);
     c.offG = (int)wk_int(r, 0, 7);
     const int outputs = (int)wk_int(r, 0, 3); // loss only, gradient only, both, both in place
@@ -196,49 +190,20 @@ template <typename T> static int ce_fuzz_one(wk_rng* r, long long budget, int it
 
 Test(device_cross_entropy, fuzz) {
     WK_REQUIRE_GPU();
-    wk_rng r = wk_rng_make(7201);
-    const int iters = wk_quick() ? 40 : 300;
-    const long long budget = wk_quick() ? (1 << 16) : (1 << 19);
-    int bad = 0, failed = 0;
-    for (int i = 0; i < iters; ++i) {
-        const int type = (int)wk_int(&r, 0, 2);
-        const int b = type == 0 ? ce_fuzz_one<float>(&r, budget, i)
-                    : type == 1 ? ce_fuzz_one<__half>(&r, budget, i)
-                                : ce_fuzz_one<__nv_bfloat16>(&r, budget, i);
-        bad += b;
-        failed += b > 0;
-    }
-    cr_expect(bad == 0, "rowCrossEntropy fuzz: %d of %d cases failed (%d mismatches)", failed, iters, bad);
-}
-
-/// Plans that run every kernel on `cols` columns of T (as tests/device/norm.cu's).
-template <typename T> static std::vector<RowPlan> ce_plans(int cols, const warpkit::detail::DeviceProps& d) {
-    using namespace warpkit::detail;
-    std::vector<RowPlan> ps = {rowPlan<T>(3, cols, d.sms, d.clusters), rowPlan<T>(1LL << 24, cols, d.sms, d.clusters)};
-    if (wk_quick() && cols > 40000) return ps;
-    const long long vecs = cols / warpkit::vectorElems<T>();
-    const int shapes[5][2] = {{128, rowC16<T>()}, {256, rowC16<T>()}, {512, rowC16<T>()}, {1024, rowC16<T>()}, {512, rowC32<T>()}};
-    for (const auto& s : shapes) {
-        if (vecs <= (long long)s[0] * s[1]) ps.push_back(rowBlockPlan(vecs > 0 ? vecs : 1, 1, s[0], s[1]));
-        if (d.clusters && vecs >= 3 && vecs <= 4LL * s[0] * s[1]) ps.push_back(rowBlockPlan(vecs, vecs < 4 ? vecs : 4, s[0], s[1]));
-    }
-    ps.push_back(RowPlan{RowStream, 0, 0, kStreamThreads, 1, (int)(vecs > 0 ? vecs : 1), 0});
-    if (d.clusters && vecs >= 2) ps.push_back(RowPlan{RowStream, 0, 0, kStreamThreads, 2, (int)((vecs + 1) / 2), 0});
-    return ps;
+    row_fuzz("rowCrossEntropy", 7201, wk_quick() ? 40 : 300, ce_fuzz_one<float>, ce_fuzz_one<__half>,
+             ce_fuzz_one<__nv_bfloat16>);
 }
 
 /// Every plan at the path edges, each with the gradient in a separate buffer and over the logits:
 /// the two must be bitwise equal.
 template <typename T> static int ce_paths(int* seen) {
-    int dev = 0;
-    warpkit::detail::DeviceProps d;
-    WK_CUDA(warpkit::detail::currentDevice(&dev, &d));
+    const warpkit::detail::DeviceProps d = row_props();
     std::vector<int> cols = {1, 3, 5, 8, 9, 31, 33, 127, 255, 257, 513, 1023, 1025, 2047, 2049, 4095, 4097, 8191, 8193, 16383,
                              16385, 32000, 32767, 32769, 50257, 65535, 65537, 131071, 131073, 151936, 262143, 262145};
     if (!wk_quick()) cols.push_back(300007);
     int bad = 0, salt = 0;
     for (int c : cols) {
-        for (const RowPlan& p : ce_plans<T>(c, d)) {
+        for (const RowPlan& p : row_forced_plans<T>(c, d, 4, 2)) {
             seen[p.path] = 1;
             const float smoothing = salt % 3 == 0 ? 0.1f : 0.0f;
             CeCase k{3, c, (long long)c + 7, (long long)c + 7, 1, 1, false, true, true, -100, 3, false, smoothing, 0.25f, salt % 9};
@@ -258,7 +223,7 @@ template <typename T> static int ce_paths(int* seen) {
     }
     if (!wk_quick()) {
         for (int c : {1000, 4097, 32000, 50257, 151936}) {
-            const long long rows = (long long)d.sms * 2048 * 16 / c + 3;
+            const long long rows = row_many_rows(d, c);
             CeCase many{rows, c, (long long)c + 5, (long long)c, 2, 0, false, true, true, -100, 7, false, 0.0f, 1.0f / rows, 0};
             bad += ce_case<T>("paths (many rows)", many, 0xcfc00ull + salt++);
         }
@@ -269,10 +234,8 @@ template <typename T> static int ce_paths(int* seen) {
 Test(device_cross_entropy, paths) {
     WK_REQUIRE_GPU();
     int seen[4] = {0, 0, 0, 0};
-    const int bad = ce_paths<float>(seen) + ce_paths<__half>(seen) + ce_paths<__nv_bfloat16>(seen);
-    cr_expect(bad == 0, "rowCrossEntropy paths: %d mismatches", bad);
-    cr_expect(seen[warpkit::detail::RowWarp] && seen[warpkit::detail::RowBlock] && seen[warpkit::detail::RowStream],
-              "warp, block and streamed plans all ran");
+    row_expect_paths("rowCrossEntropy", ce_paths<float>(seen) + ce_paths<__half>(seen) + ce_paths<__nv_bfloat16>(seen),
+                     seen);
 }
 
 /// NaN, +inf, all -inf, partly -inf rows (fill_row's modes 4..8, so -inf target logits too), with

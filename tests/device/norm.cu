@@ -11,7 +11,7 @@
 //                near-constant rows a few ulps apart, on every path.
 //   bad_args:    every bad argument returns cudaErrorInvalidValue and writes nothing.
 //   concurrent:  two host threads on two streams at once.
-#include "../common.cuh"
+#include "row_common.cuh"
 #include <warpkit/device/norm.cuh>
 #include <vector>
 
@@ -191,19 +191,12 @@ static int norm_case(const char* what, const NormCase& c, uint64_t seed, const R
     return bad + touched;
 }
 
-static const int kEdges[] = {4, 8, 32, 64, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072, 262144};
-
 template <typename T> static int norm_fuzz_one(wk_rng* r, long long budget, int iter) {
     NormCase c;
     c.rms = wk_int(r, 0, 2) == 0;
-    if (wk_int(r, 0, 2) == 0) c.cols = kEdges[wk_int(r, 0, 14)] + (int)wk_int(r, -1, 1);
-    else c.cols = (int)exp(wk_uniform(r, 0.0, log(300000.0)));
-    c.cols = c.cols < 1 ? 1 : c.cols;
-    const long long maxRows = budget / c.cols > 0 ? budget / c.cols : 1;
-    const int pick = (int)wk_int(r, 0, 9);
-    c.rows = pick == 0 ? 0 : pick == 1 ? 1 : wk_int(r, 1, maxRows < 3000 ? maxRows : 3000);
-    c.ldx = c.cols + (wk_int(r, 0, 2) == 0 ? 0 : wk_int(r, 1, 9));
-    c.ldy = c.cols + (wk_int(r, 0, 2) == 0 ? 0 : wk_int(r, 1, 9));
+    row_draw_shape(r, budget, &c.rows, &c.cols);
+    c.ldx = row_draw_ld(r, c.cols);
+    c.ldy = row_draw_ld(r, c.cols);
     c.offX = (int)wk_int(r, 0, 7);
     c.offY = (int)wk_int(r, 0, 7);
     c.offW = (int)wk_int(r, 0, 7);
@@ -220,49 +213,18 @@ template <typename T> static int norm_fuzz_one(wk_rng* r, long long budget, int 
 
 Test(device_norm, fuzz) {
     WK_REQUIRE_GPU();
-    wk_rng r = wk_rng_make(7101);
-    const int iters = wk_quick() ? 40 : 300;
-    const long long budget = wk_quick() ? (1 << 16) : (1 << 19);
-    int bad = 0, failed = 0;
-    for (int i = 0; i < iters; ++i) {
-        const int type = (int)wk_int(&r, 0, 2);
-        const int b = type == 0 ? norm_fuzz_one<float>(&r, budget, i)
-                    : type == 1 ? norm_fuzz_one<__half>(&r, budget, i)
-                                : norm_fuzz_one<__nv_bfloat16>(&r, budget, i);
-        bad += b;
-        failed += b > 0;
-    }
-    cr_expect(bad == 0, "rowLayerNorm / rowRmsNorm fuzz: %d of %d cases failed (%d mismatches)", failed, iters, bad);
-}
-
-/// Plans that run every kernel on `cols` columns of T: the dispatcher's for 3 and 2^24 rows, and
-/// (cols small enough) each block shape on one block and on a cluster, and the streamed path on
-/// one block and on a cluster of 3.
-template <typename T> static std::vector<RowPlan> norm_plans(int cols, const warpkit::detail::DeviceProps& d) {
-    using namespace warpkit::detail;
-    std::vector<RowPlan> ps = {rowPlan<T>(3, cols, d.sms, d.clusters), rowPlan<T>(1LL << 24, cols, d.sms, d.clusters)};
-    if (wk_quick() && cols > 40000) return ps; // the sanitizers: forced plans on the shorter rows only
-    const long long vecs = cols / warpkit::vectorElems<T>();
-    const int shapes[5][2] = {{128, rowC16<T>()}, {256, rowC16<T>()}, {512, rowC16<T>()}, {1024, rowC16<T>()}, {512, rowC32<T>()}};
-    for (const auto& s : shapes) {
-        if (vecs <= (long long)s[0] * s[1]) ps.push_back(rowBlockPlan(vecs > 0 ? vecs : 1, 1, s[0], s[1]));
-        if (d.clusters && vecs >= 3 && vecs <= 5LL * s[0] * s[1]) ps.push_back(rowBlockPlan(vecs, vecs < 5 ? vecs : 5, s[0], s[1]));
-    }
-    ps.push_back(RowPlan{RowStream, 0, 0, kStreamThreads, 1, (int)(vecs > 0 ? vecs : 1), 0});
-    if (d.clusters && vecs >= 3) ps.push_back(RowPlan{RowStream, 0, 0, kStreamThreads, 3, (int)((vecs + 2) / 3), 0});
-    return ps;
+    row_fuzz("rowLayerNorm / rowRmsNorm", 7101, wk_quick() ? 40 : 300, norm_fuzz_one<float>, norm_fuzz_one<__half>,
+             norm_fuzz_one<__nv_bfloat16>);
 }
 
 template <typename T> static int norm_paths(int* seen) {
-    int dev = 0;
-    warpkit::detail::DeviceProps d;
-    WK_CUDA(warpkit::detail::currentDevice(&dev, &d));
+    const warpkit::detail::DeviceProps d = row_props();
     std::vector<int> cols = {1, 3, 5, 8, 9, 31, 33, 127, 255, 257, 513, 1023, 1025, 2047, 2049, 4095, 4097, 8191, 8193, 16383,
                              16385, 32767, 32769, 65535, 65537, 131071, 131073, 262143, 262145};
     if (!wk_quick()) cols.push_back(300007);
     int bad = 0, salt = 0;
     for (int c : cols) {
-        for (const RowPlan& p : norm_plans<T>(c, d)) {
+        for (const RowPlan& p : row_forced_plans<T>(c, d, 5, 3)) {
             seen[p.path] = 1;
             const bool rms = salt % 3 == 0;
             // Odd strides and offsets: rows at every alignment, w and b aligned unlike the rows.
@@ -277,7 +239,7 @@ template <typename T> static int norm_paths(int* seen) {
     }
     if (!wk_quick()) {
         for (int c : {1000, 4097, 40009, 100003}) {
-            const long long rows = (long long)d.sms * 2048 * 16 / c + 3;
+            const long long rows = row_many_rows(d, c);
             NormCase many{c % 2 == 0, rows, c, (long long)c + 5, (long long)c, 2, 0, 3, 1, false, true, true, true, 1e-5f, 0};
             bad += norm_case<T>("paths (many rows)", many, 0xbe00ull + salt++);
         }
@@ -288,10 +250,8 @@ template <typename T> static int norm_paths(int* seen) {
 Test(device_norm, paths) {
     WK_REQUIRE_GPU();
     int seen[4] = {0, 0, 0, 0};
-    const int bad = norm_paths<float>(seen) + norm_paths<__half>(seen) + norm_paths<__nv_bfloat16>(seen);
-    cr_expect(bad == 0, "rowLayerNorm / rowRmsNorm paths: %d mismatches", bad);
-    cr_expect(seen[warpkit::detail::RowWarp] && seen[warpkit::detail::RowBlock] && seen[warpkit::detail::RowStream],
-              "warp, block and streamed plans all ran");
+    row_expect_paths("rowLayerNorm / rowRmsNorm", norm_paths<float>(seen) + norm_paths<__half>(seen) + norm_paths<__nv_bfloat16>(seen),
+                     seen);
 }
 
 /// Every data pattern at a column count of each path, LayerNorm and RMSNorm.

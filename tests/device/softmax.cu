@@ -8,6 +8,7 @@
 //   specials:    NaN, +inf, all -inf rows, whole -inf slices, on every path.
 //   bad_args:    every bad argument returns cudaErrorInvalidValue and writes nothing.
 //   concurrent:  two host threads on two streams at once (and on two devices where there are two).
+#include "row_common.cuh"
 #include "../softmax_common.cuh"
 #include <warpkit/device/softmax.cuh>
 
@@ -89,16 +90,9 @@ static int sm_case(const char* what, const SmCase& c, uint64_t seed, const warpk
 template <typename T> static int sm_fuzz_one(wk_rng* r, long long budget, int iter) {
     SmCase c;
     c.kind = (int)wk_int(r, 0, 3);
-    // cols: log-uniform over 1..300000, with a third of the draws near a path boundary.
-    static const int edges[] = {4, 8, 32, 64, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072, 262144};
-    if (wk_int(r, 0, 2) == 0) c.cols = edges[wk_int(r, 0, 14)] + (int)wk_int(r, -1, 1);
-    else c.cols = (int)exp(wk_uniform(r, 0.0, log(300000.0)));
-    c.cols = c.cols < 1 ? 1 : c.cols;
-    const long long maxRows = budget / c.cols > 0 ? budget / c.cols : 1;
-    const int pick = (int)wk_int(r, 0, 9);
-    c.rows = pick == 0 ? 0 : pick == 1 ? 1 : wk_int(r, 1, maxRows < 3000 ? maxRows : 3000);
-    c.ldx = c.cols + (wk_int(r, 0, 2) == 0 ? 0 : wk_int(r, 1, 9));
-    c.ldy = c.cols + (wk_int(r, 0, 2) == 0 ? 0 : wk_int(r, 1, 9));
+    row_draw_shape(r, budget, &c.rows, &c.cols);
+    c.ldx = row_draw_ld(r, c.cols);
+    c.ldy = row_draw_ld(r, c.cols);
     c.offX = (int)wk_int(r, 0, 7);
     c.offY = (int)wk_int(r, 0, 7);
     c.inplace = wk_int(r, 0, 4) == 0;
@@ -108,19 +102,8 @@ template <typename T> static int sm_fuzz_one(wk_rng* r, long long budget, int it
 
 Test(device_softmax, fuzz) {
     WK_REQUIRE_GPU();
-    wk_rng r = wk_rng_make(7001);
-    const int iters = wk_quick() ? 45 : 330;
-    const long long budget = wk_quick() ? (1 << 16) : (1 << 19);
-    int bad = 0, failedIters = 0;
-    for (int i = 0; i < iters; ++i) {
-        const int type = (int)wk_int(&r, 0, 2);
-        const int b = type == 0 ? sm_fuzz_one<float>(&r, budget, i)
-                    : type == 1 ? sm_fuzz_one<__half>(&r, budget, i)
-                                : sm_fuzz_one<__nv_bfloat16>(&r, budget, i);
-        bad += b;
-        failedIters += b > 0;
-    }
-    cr_expect(bad == 0, "rowSoftmax fuzz: %d of %d cases failed (%d mismatches)", failedIters, iters, bad);
+    row_fuzz("rowSoftmax", 7001, wk_quick() ? 45 : 330, sm_fuzz_one<float>, sm_fuzz_one<__half>,
+             sm_fuzz_one<__nv_bfloat16>);
 }
 
 /// Each of the dispatcher's paths: for every type and kind plain/log, the columns around each
@@ -129,9 +112,7 @@ Test(device_softmax, fuzz) {
 /// too; then a few shapes with really many rows (past one wave of the few-rows rule), so that the
 /// row-length rules choose. Odd offsets and strides throughout.
 template <typename T> static int sm_paths(int* seen) {
-    int dev = 0;
-    warpkit::detail::DeviceProps d;
-    WK_CUDA(warpkit::detail::currentDevice(&dev, &d));
+    const warpkit::detail::DeviceProps d = row_props();
     const bool quick = wk_quick();
     std::vector<int> cols = {1, 3, 5, 8, 9, 31, 33, 127, 255, 257, 513, 1023, 1025, 2047, 2049, 4095, 4097, 8191, 8193,
                              16383, 16385, 32767, 32769, 40009, 65535, 65537, 100003, 131073, 262143, 262145, 300007};
@@ -150,7 +131,7 @@ template <typename T> static int sm_paths(int* seen) {
     }
     if (!quick) {
         for (int c : {4097, 40009, 100003, sizeof(T) == 4 ? 400009 : 600011}) {
-            const long long rows = (long long)d.sms * 2048 * 16 / c + 3;
+            const long long rows = row_many_rows(d, c);
             SmCase many{c % 2 ? warpkit::SoftmaxPlain : warpkit::SoftmaxLog, rows, c, (long long)c + 5, (long long)c, 2, 0, false, salt};
             bad += sm_case<T>("paths (many rows)", many, 0x9c000ull + salt++);
         }
@@ -163,9 +144,7 @@ Test(device_softmax, paths) {
     int seen[4] = {0, 0, 0, 0};
     const int bad = sm_paths<float>(seen) + sm_paths<__half>(seen) + sm_paths<__nv_bfloat16>(seen);
     cr_expect(bad == 0, "rowSoftmax paths: %d mismatches", bad);
-    int dev = 0;
-    warpkit::detail::DeviceProps d;
-    WK_CUDA(warpkit::detail::currentDevice(&dev, &d));
+    const warpkit::detail::DeviceProps d = row_props();
     cr_expect(seen[warpkit::detail::RowWarp] && seen[warpkit::detail::RowBlock], "warp and block paths both ran");
     if (d.clusters && !wk_quick())
         cr_expect(seen[warpkit::detail::RowStaged] && seen[warpkit::detail::RowStream], "sm_90: staged and streamed paths ran");

@@ -11,6 +11,7 @@
 //                y), NaN and inf in dy, on every path.
 //   bad_args:    every bad argument returns cudaErrorInvalidValue and writes nothing.
 //   concurrent:  two host threads on two streams at once.
+#include "row_common.cuh"
 #include "../softmax_common.cuh" // ref_softmax and fill_row give realistic y; floor_of
 #include <warpkit/device/softmax_backward.cuh>
 #include <vector>
@@ -127,20 +128,13 @@ static int sb_case(const char* what, const SbCase& c, uint64_t seed, const RowPl
     return bad + touched;
 }
 
-static const int kEdges[] = {4, 8, 32, 64, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072, 262144};
-
 template <typename T> static int sb_fuzz_one(wk_rng* r, long long budget, int iter) {
     SbCase c;
     c.kind = (int)wk_int(r, 0, 3);
-    if (wk_int(r, 0, 2) == 0) c.cols = kEdges[wk_int(r, 0, 14)] + (int)wk_int(r, -1, 1);
-    else c.cols = (int)exp(wk_uniform(r, 0.0, log(300000.0)));
-    c.cols = c.cols < 1 ? 1 : c.cols;
-    const long long maxRows = budget / c.cols > 0 ? budget / c.cols : 1;
-    const int pick = (int)wk_int(r, 0, 9);
-    c.rows = pick == 0 ? 0 : pick == 1 ? 1 : wk_int(r, 1, maxRows < 3000 ? maxRows : 3000);
-    c.ldy = c.cols + (wk_int(r, 0, 2) == 0 ? 0 : wk_int(r, 1, 9));
-    c.lddy = c.cols + (wk_int(r, 0, 2) == 0 ? 0 : wk_int(r, 1, 9));
-    c.lddx = c.cols + (wk_int(r, 0, 2) == 0 ? 0 : wk_int(r, 1, 9));
+    row_draw_shape(r, budget, &c.rows, &c.cols);
+    c.ldy = row_draw_ld(r, c.cols);
+    c.lddy = row_draw_ld(r, c.cols);
+    c.lddx = row_draw_ld(r, c.cols);
     c.offY = (int)wk_int(r, 0, 7);
     c.offD = (int)wk_int(r, 0, 7);
     c.offX = (int)wk_int(r, 0, 7);
@@ -151,47 +145,18 @@ template <typename T> static int sb_fuzz_one(wk_rng* r, long long budget, int it
 
 Test(device_softmax_backward, fuzz) {
     WK_REQUIRE_GPU();
-    wk_rng r = wk_rng_make(7301);
-    const int iters = wk_quick() ? 40 : 300;
-    const long long budget = wk_quick() ? (1 << 16) : (1 << 19);
-    int bad = 0, failed = 0;
-    for (int i = 0; i < iters; ++i) {
-        const int type = (int)wk_int(&r, 0, 2);
-        const int b = type == 0 ? sb_fuzz_one<float>(&r, budget, i)
-                    : type == 1 ? sb_fuzz_one<__half>(&r, budget, i)
-                                : sb_fuzz_one<__nv_bfloat16>(&r, budget, i);
-        bad += b;
-        failed += b > 0;
-    }
-    cr_expect(bad == 0, "rowSoftmaxBackward fuzz: %d of %d cases failed (%d mismatches)", failed, iters, bad);
-}
-
-/// Plans that run every kernel on `cols` columns of T (as tests/device/norm.cu's).
-template <typename T> static std::vector<RowPlan> sb_plans(int cols, const warpkit::detail::DeviceProps& d) {
-    using namespace warpkit::detail;
-    std::vector<RowPlan> ps = {rowPlan<T>(3, cols, d.sms, d.clusters), rowPlan<T>(1LL << 24, cols, d.sms, d.clusters)};
-    if (wk_quick() && cols > 40000) return ps;
-    const long long vecs = cols / warpkit::vectorElems<T>();
-    const int shapes[5][2] = {{128, rowC16<T>()}, {256, rowC16<T>()}, {512, rowC16<T>()}, {1024, rowC16<T>()}, {512, rowC32<T>()}};
-    for (const auto& s : shapes) {
-        if (vecs <= (long long)s[0] * s[1]) ps.push_back(rowBlockPlan(vecs > 0 ? vecs : 1, 1, s[0], s[1]));
-        if (d.clusters && vecs >= 3 && vecs <= 6LL * s[0] * s[1]) ps.push_back(rowBlockPlan(vecs, vecs < 6 ? vecs : 6, s[0], s[1]));
-    }
-    ps.push_back(RowPlan{RowStream, 0, 0, kStreamThreads, 1, (int)(vecs > 0 ? vecs : 1), 0});
-    if (d.clusters && vecs >= 4) ps.push_back(RowPlan{RowStream, 0, 0, kStreamThreads, 4, (int)((vecs + 3) / 4), 0});
-    return ps;
+    row_fuzz("rowSoftmaxBackward", 7301, wk_quick() ? 40 : 300, sb_fuzz_one<float>, sb_fuzz_one<__half>,
+             sb_fuzz_one<__nv_bfloat16>);
 }
 
 template <typename T> static int sb_paths(int* seen) {
-    int dev = 0;
-    warpkit::detail::DeviceProps d;
-    WK_CUDA(warpkit::detail::currentDevice(&dev, &d));
+    const warpkit::detail::DeviceProps d = row_props();
     std::vector<int> cols = {1, 3, 5, 8, 9, 31, 33, 127, 255, 257, 513, 1023, 1025, 2047, 2049, 4095, 4097, 8191, 8193, 16383,
                              16385, 32767, 32769, 65535, 65537, 131071, 131073, 262143, 262145};
     if (!wk_quick()) cols.push_back(300007);
     int bad = 0, salt = 0;
     for (int c : cols) {
-        for (const RowPlan& p : sb_plans<T>(c, d)) {
+        for (const RowPlan& p : row_forced_plans<T>(c, d, 6, 4)) {
             seen[p.path] = 1;
             // y, dy and dx each aligned its own way; every third case in place over dy or y.
             SbCase k{salt % 4, 3, c, (long long)c + 3, (long long)c + 1, (long long)c + 5, 3, 6, 1, salt % 3, salt % 4};
@@ -203,7 +168,7 @@ template <typename T> static int sb_paths(int* seen) {
     }
     if (!wk_quick()) {
         for (int c : {1000, 4097, 40009, 100003}) {
-            const long long rows = (long long)d.sms * 2048 * 16 / c + 3;
+            const long long rows = row_many_rows(d, c);
             SbCase many{c % 2 ? warpkit::SoftmaxPlain : warpkit::SoftmaxLog, rows, c, (long long)c + 5, (long long)c, (long long)c + 1,
                         2, 0, 1, 0, 0};
             bad += sb_case<T>("paths (many rows)", many, 0x5cc00ull + salt++);
@@ -215,10 +180,8 @@ template <typename T> static int sb_paths(int* seen) {
 Test(device_softmax_backward, paths) {
     WK_REQUIRE_GPU();
     int seen[4] = {0, 0, 0, 0};
-    const int bad = sb_paths<float>(seen) + sb_paths<__half>(seen) + sb_paths<__nv_bfloat16>(seen);
-    cr_expect(bad == 0, "rowSoftmaxBackward paths: %d mismatches", bad);
-    cr_expect(seen[warpkit::detail::RowWarp] && seen[warpkit::detail::RowBlock] && seen[warpkit::detail::RowStream],
-              "warp, block and streamed plans all ran");
+    row_expect_paths("rowSoftmaxBackward", sb_paths<float>(seen) + sb_paths<__half>(seen) + sb_paths<__nv_bfloat16>(seen),
+                     seen);
 }
 
 /// y from special logits (NaN, +inf, all -inf, every third -inf, half -inf: NaN, zeros and -inf in
