@@ -38,7 +38,7 @@ __global__ void bench_delay_kernel(unsigned long long ns) {
 }
 static const unsigned long long kBenchDelayNs = 50000; // far above a launch's host cost
 
-static float bench_median_of(std::vector<float>& t) {
+static inline float bench_median_of(std::vector<float>& t) {
     std::sort(t.begin(), t.end());
     const size_t n = t.size();
     return n % 2 ? t[n / 2] : 0.5f * (t[n / 2 - 1] + t[n / 2]);
@@ -97,7 +97,7 @@ static void bench_pair_median_ms(FA launchA, FB launchB, float* msA, float* msB,
 }
 
 /// The ceiling: a device-to-device copy of `bytes`, in TB/s counting bytes read plus written.
-static double bench_copy_tbps(size_t bytes, int reps = 30) {
+static inline double bench_copy_tbps(size_t bytes, int reps = 30) {
     void *src, *dst;
     BENCH_CUDA(cudaMalloc(&src, bytes));
     BENCH_CUDA(cudaMalloc(&dst, bytes));
@@ -129,7 +129,7 @@ template <typename T> static void bench_fill_random(T* p, size_t n, uint64_t see
     BENCH_CUDA(cudaDeviceSynchronize());
 }
 
-static void bench_progress(const char* fmt, ...) {
+static inline void bench_progress(const char* fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     fprintf(stderr, "  .. ");
@@ -149,7 +149,7 @@ static FILE* bench_csv(int argc, char** argv, const char* fallback, const char* 
 }
 
 /// Exit cleanly (status 0) when there is no GPU to time.
-static void bench_require_gpu(void) {
+static inline void bench_require_gpu(void) {
     int n = 0;
     if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
         printf("no CUDA device: nothing to time\n");

@@ -65,7 +65,7 @@ template <typename T, int G, int C, int E> static void share_case(int offD, int*
     std::vector<T> hs(total), hd(total), hslots((size_t)cases * G * K), before(total);
     for (size_t i = 0; i < total; ++i) {
         unsigned w = (unsigned)wk_next(&r);
-        memcpy(&hs[i], &w, sizeof(T) < 4 ? sizeof(T) : 4);
+        memcpy((void*)&hs[i], &w, sizeof(T) < 4 ? sizeof(T) : 4);
         if (sizeof(T) > 4) memcpy(reinterpret_cast<unsigned char*>(&hs[i]) + 4, &w, sizeof(T) - 4);
     }
     T *ds = wk_alloc<T>(total), *dd = wk_alloc<T>(total), *dsl = wk_alloc<T>(hslots.size());
@@ -77,7 +77,7 @@ template <typename T, int G, int C, int E> static void share_case(int offD, int*
     wk_download(hd.data(), dd, total);
     wk_download(hslots.data(), dsl, hslots.size());
     T fill;
-    memset(&fill, 0x7b, sizeof(T));
+    memset((void*)&fill, 0x7b, sizeof(T));
     for (int cs = 0; cs < cases && *bad < 5; ++cs) {
         const int off = cs / (maxLen + 1), n = cs % (maxLen + 1);
         const T* p = &hs[(size_t)cs * stride + off];
