@@ -613,7 +613,10 @@ Test(device_scan, determinism) {
         }
     }
     // In place, with all of the above: the same bits again.
-    for (int s = 0; s < streams; ++s) WK_CUDA(cudaMemcpy(dout[s], din, n * sizeof(float), cudaMemcpyDeviceToDevice));
+    // The copies go on the scan's own stream: a device-to-device cudaMemcpy does not wait for its
+    // copy to finish, and the non-blocking streams do not wait for the legacy stream.
+    for (int s = 0; s < streams; ++s)
+        WK_CUDA(cudaMemcpyAsync(dout[s], din, n * sizeof(float), cudaMemcpyDeviceToDevice, st[s]));
     for (int s = 0; s < streams; ++s) scan_run<false>((const float*)dout[s], dout[s], n, warpkit::Sum{}, 0.0f, w[s], st[s], s);
     WK_CUDA(cudaDeviceSynchronize());
     wk_download(ref.data(), dout[0], n);
