@@ -109,13 +109,32 @@ have_pkgconfig=0; command -v pkg-config >/dev/null && have_pkgconfig=1
 bg=$!
 
 # 1. Criterion binaries ----------------------------------------------------------------------
+# The binaries run TEST_JOBS at a time (default: a quarter of the CPUs, at least 1), each with
+# Criterion's own -j set so that about one test process runs per CPU; the device tests (the
+# longest) start first. Each binary's output, TAP and XML report (per-test times) land beside it;
+# the reports are then read in the order given.
+TEST_JOBS=${TEST_JOBS:-$(( JOBS / 4 > 0 ? JOBS / 4 : 1 ))}
+crit_jobs=$(( JOBS / TEST_JOBS > 0 ? JOBS / TEST_JOBS : 1 ))
+run_test_bin() { # binary: writes binary.out, .tap, .xml, .rc, .time
+  local bin=$1 t0 t1
+  rm -f "$bin.tap" "$bin.xml" "$bin.rc" "$bin.time"
+  t0=$(date +%s.%N)
+  "$bin" --tap="$bin.tap" --xml="$bin.xml" -S -j"$crit_jobs" > "$bin.out" 2>&1
+  echo $? > "$bin.rc"
+  t1=$(date +%s.%N)
+  awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f\n", b - a }' > "$bin.time"
+}
+export -f run_test_bin; export crit_jobs
+t_start=$(date +%s)
+{ printf '%s\n' "$@" | grep '/device/'; printf '%s\n' "$@" | grep -v '/device/'; } |
+  xargs -r -P "$TEST_JOBS" -I{} bash -c 'run_test_bin "$1"' _ {}
+echo "== Criterion binaries: $# ran in $(( $(date +%s) - t_start )) s, $TEST_JOBS at a time (-j$crit_jobs each)"
 for bin in "$@"; do
   name=${bin#"$BUILD"/tests/}
-  echo "== $name"
+  echo "== $name ($(cat "$bin.time" 2>/dev/null || echo ?) s)"
   tap="$bin.tap"
-  rm -f "$tap"
-  "$bin" --tap="$tap" -S
-  rc=$?
+  rc=$(cat "$bin.rc" 2>/dev/null || echo 255)
+  cat "$bin.out" 2>/dev/null
   if [ ! -s "$tap" ]; then bad "$name (no report, exit $rc)"; continue; fi
   p=$(grep -c '^ok .*' "$tap" | tr -d ' '); s=$(grep -c '^ok .*# SKIP' "$tap" | tr -d ' ')
   f=$(grep -c '^not ok' "$tap" | tr -d ' ')
@@ -124,6 +143,11 @@ for bin in "$@"; do
   if [ "$f" -gt 0 ]; then failed_names+=($(grep '^not ok' "$tap" | awk '{print $4}')); fi
   if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then bad "$name (exit $rc with no failing test)"; fi
 done
+# The slowest tests (from the XML reports), to show where the time goes.
+echo "== slowest tests"
+for bin in "$@"; do
+  [ -f "$bin.xml" ] && sed -n 's|.*<testcase name="\([^"]*\)".* time="\([0-9.]*\)".*|\2 '"${bin#"$BUILD"/tests/}"'::\1|p' "$bin.xml"
+done | sort -rn | head -n 8 | awk '{ printf "  %6.1f s  %s\n", $1, $2 }'
 
 # 2. Resource reports ------------------------------------------------------------------------
 echo "== resources (ptxas -v: no spills, no stack frame)"
