@@ -5,7 +5,8 @@
 //  - wk_alloc / wk_upload / wk_download / wk_poison: device buffers; poison is 0xA5 bytes.
 //  - wk_to_double / wk_from_double: element conversions for the double-precision references.
 //  - wk_close: NaN matches NaN, inf matches the same inf, else |got - want| <= tol * (1 + |want|).
-//  - wk_quick(): true under WARPKIT_QUICK=1 (make sanitize), for smaller sweeps.
+//  - wk_quick(): true under WARPKIT_QUICK=1 (make sanitize), for smaller sweeps; wk_thin(i, k):
+//    under WARPKIT_QUICK=2 (racecheck), keep every k-th case of a sweep only.
 //  - wk_two_threads(cases, twoDevices, run): two host threads at once, each on its own stream.
 #pragma once
 
@@ -45,6 +46,14 @@ static inline bool wk_has_gpu(void) {
 static inline bool wk_quick(void) {
     const char* q = getenv("WARPKIT_QUICK");
     return q && *q && *q != '0';
+}
+/// WARPKIT_QUICK=2 (make sanitize's racecheck runs, the slowest tool): true for all but every
+/// `keep`-th case `i` of a sweep. Shared-memory hazards depend on the kernel and its launch shape,
+/// not on the data or the exact length, so those runs keep every kernel but fewer column counts
+/// and data patterns.
+static inline bool wk_thin(int i, int keep) {
+    const char* q = getenv("WARPKIT_QUICK");
+    return q && atoi(q) >= 2 && i % keep != 0;
 }
 
 // ---- random numbers ------------------------------------------------------------------------

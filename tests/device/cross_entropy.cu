@@ -202,7 +202,9 @@ template <typename T> static int ce_paths(int* seen) {
                              16385, 32000, 32767, 32769, 50257, 65535, 65537, 131071, 131073, 151936, 262143, 262145};
     if (!wk_quick()) cols.push_back(300007);
     int bad = 0, salt = 0;
-    for (int c : cols) {
+    for (size_t ci = 0; ci < cols.size(); ++ci) {
+        const int c = cols[ci];
+        if (wk_thin((int)ci, 3)) continue;
         for (const RowPlan& p : row_forced_plans<T>(c, d, 4, 2)) {
             seen[p.path] = 1;
             const float smoothing = salt % 3 == 0 ? 0.1f : 0.0f;
@@ -246,6 +248,7 @@ template <typename T> static int ce_specials(void) {
         if (wk_quick() && c > 200000) continue;
         for (int mode = 0; mode < 9; ++mode) {
             for (float smoothing : {0.0f, 0.2f, 1.0f}) {
+                if (wk_thin(salt, 6)) { ++salt; continue; }
                 CeCase k{10, c, (long long)c, (long long)c, 0, 0, false, true, true, -100, 4, true, smoothing, 1.0f, mode};
                 bad += ce_case<T>("specials", k, 0xc5000ull + salt++);
             }
