@@ -84,6 +84,25 @@ template <typename T, int C, int E, typename F> WARPKIT_DEVICE void forEachSlot(
     for (int j = 0; j < E; ++j) f(C * V + j, partExtraColumn<T>(p, j), partHasExtra(p, j));
 }
 
+/// forEachSlot, split on whether the calling thread's C body slots all hold vectors (every thread
+/// of a row but the last few): for those `holds` is the constant true on the body slots, so the
+/// compiler drops the per-element selects. The extra slots keep their test.
+template <typename T, int C, int E, typename F> WARPKIT_DEVICE void forEachSlotSplit(const RowPart& p, F f) {
+    constexpr int V = vectorElems<T>();
+    if (partHasVector(p, C - 1)) {
+#pragma unroll
+        for (int c = 0; c < C; ++c) {
+            const int col = partVectorColumn<T>(p, c);
+#pragma unroll
+            for (int k = 0; k < V; ++k) f(c * V + k, col + k, true);
+        }
+#pragma unroll
+        for (int j = 0; j < E; ++j) f(C * V + j, partExtraColumn<T>(p, j), partHasExtra(p, j));
+    } else {
+        forEachSlot<T, C, E>(p, f);
+    }
+}
+
 /// For the calling thread's filled slots: fv(slot, column) for each body vector (V slots from
 /// `slot`), fe(slot, column) for each extra element.
 template <typename T, int C, int E, typename FV, typename FE> WARPKIT_DEVICE void forEachPiece(const RowPart& p, FV fv, FE fe) {
@@ -448,12 +467,36 @@ inline cudaError_t rowOpRun(RowPlan pl, const P& p, long long rows, int cols, in
     }
 }
 
-/// rowOpRun with the dispatcher's plan for rows x cols on the current device.
-template <typename P> inline cudaError_t rowOpDispatch(const P& p, long long rows, int cols, cudaStream_t st) {
+/// The plan for an algorithm that writes per-row outputs only (rowCrossEntropy's loss alone): rows
+/// longer than one block's registers hold take the streamed path, which then reads each element
+/// once (it has no second sweep without an output), 4 vectors a thread in flight; on sm_90 a
+/// cluster of up to 16 blocks a row, enough blocks for 8 a multiprocessor, none with fewer than
+/// 2048 vectors. Shorter rows take rowPlan's.
+template <typename T> inline RowPlan rowReducePlan(long long rows, int cols, int sms, bool clusters) {
+    const RowPlan pl = rowPlan<T>(rows, cols, sms, clusters);
+    const long long vecs = (long long)cols / vectorElems<T>();
+    if (pl.path == RowWarp || (long long)cols <= 8192) return pl;
+    long long n = 1;
+    if (clusters) {
+        n = (8LL * sms + rows - 1) / rows;
+        const long long most = vecs / 2048 > 1 ? vecs / 2048 : 1;
+        n = n < most ? n : most;
+        n = n < kRowMaxClusterBlocks ? n : kRowMaxClusterBlocks;
+    }
+    RowPlan s{RowStream, 0, 0, kStreamThreads, 1, (int)((vecs + n - 1) / n), 0};
+    s.blocks = (int)((vecs + s.slice - 1) / s.slice);
+    return s;
+}
+
+/// rowOpRun with the dispatcher's plan for rows x cols on the current device: rowPlan's, or
+/// rowReducePlan's when `reduceOnly` (nothing written per element).
+template <typename P> inline cudaError_t rowOpDispatch(const P& p, long long rows, int cols, cudaStream_t st, bool reduceOnly = false) {
+    using T = typename P::Elem;
     int dev = 0;
     DeviceProps d;
     WARPKIT_TRY(currentDevice(&dev, &d));
-    return rowOpRun(rowPlan<typename P::Elem>(rows, cols, d.sms, d.clusters), p, rows, cols, dev, d, st);
+    const RowPlan pl = reduceOnly ? rowReducePlan<T>(rows, cols, d.sms, d.clusters) : rowPlan<T>(rows, cols, d.sms, d.clusters);
+    return rowOpRun(pl, p, rows, cols, dev, d, st);
 }
 
 } // namespace detail

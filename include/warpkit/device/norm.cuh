@@ -100,14 +100,15 @@ template <typename T> WARPKIT_DEVICE NormRow normRow(const NormParams<T>& p, con
     return f;
 }
 
-/// The outputs of N consecutive elements from column col, in place over their values x.
-template <int N, typename T> WARPKIT_DEVICE void normOut(const NormParams<T>& p, const NormRow& f, float* x, int col) {
+/// The outputs of N consecutive elements from column col, in place over their values x (already
+/// less the shift when Shifted).
+template <int N, bool Shifted, typename T> WARPKIT_DEVICE void normOut(const NormParams<T>& p, const NormRow& f, float* x, int col) {
     float w[N], b[N];
     loadColumns<N>(p.w, col, f.vecW, 1.0f, w);
     loadColumns<N>(p.b, col, f.vecB, 0.0f, b);
     const float off = p.rms ? 0.0f : f.off;
 #pragma unroll
-    for (int k = 0; k < N; ++k) x[k] = ((x[k] - f.shift) - off) * f.rstd * w[k] + b[k];
+    for (int k = 0; k < N; ++k) x[k] = ((Shifted ? x[k] : x[k] - f.shift) - off) * f.rstd * w[k] + b[k];
 }
 
 /// Register paths: exact two-pass statistics of the part (shifted by the row's first element), the
@@ -125,21 +126,25 @@ WARPKIT_DEVICE NormRow rowRegs(const NormParams<T>& p, long long row, int, const
             if (part.s.head > 0 || part.s.vectors == 0) lead = x[0][C * V];
         }
         shift = groupFirst(g, lead, rowInput(p, 0, row));
+        // The slots become x - shift (RMSNorm: shift 0, left as they are).
         float s = 0.0f;
-        forEachSlot<T, C, E>(part, [&](int j, int, bool ok) { s += ok ? x[0][j] - shift : 0.0f; });
+        forEachSlotSplit<T, C, E>(part, [&](int j, int, bool ok) {
+            x[0][j] -= shift;
+            s += ok ? x[0][j] : 0.0f;
+        });
         s = groupSum(g, s);
         off = n > 0 ? s * welfordRcp((float)n) : 0.0f; // a block of a cluster may hold none of the row
     }
     float q = 0.0f;
-    forEachSlot<T, C, E>(part, [&](int j, int, bool ok) {
-        const float d = ok ? (x[0][j] - shift) - off : 0.0f;
+    forEachSlotSplit<T, C, E>(part, [&](int j, int, bool ok) {
+        const float d = ok ? x[0][j] - off : 0.0f;
         q += d * d;
     });
     q = groupSum(g, q);
     const WelfordState st = groupCombine(g, WelfordState{(unsigned)n, off, q}, WelfordMerge{});
     const NormRow f = normRow(p, st, shift, part.s);
-    forEachPiece<T, C, E>(part, [&](int j, int col) { normOut<V>(p, f, &x[0][j], col); },
-                          [&](int j, int col) { normOut<1>(p, f, &x[0][j], col); });
+    forEachPiece<T, C, E>(part, [&](int j, int col) { normOut<V, true>(p, f, &x[0][j], col); },
+                          [&](int j, int col) { normOut<1, true>(p, f, &x[0][j], col); });
     return f;
 }
 
@@ -171,7 +176,7 @@ WARPKIT_DEVICE NormRow rowStreamRow(const NormParams<T>& p, const typename NormP
     return normRow(p, st, a.shift, sp);
 }
 template <int N, typename T> WARPKIT_DEVICE void rowStreamOut(const NormParams<T>& p, const NormRow& f, float (&x)[1][N], int col) {
-    normOut<N>(p, f, x[0], col);
+    normOut<N, false>(p, f, x[0], col);
 }
 template <typename T> WARPKIT_DEVICE void rowOutputs(const NormParams<T>& p, const NormRow& f, long long row) {
     if (p.mean) p.mean[row] = f.shift + f.off;
