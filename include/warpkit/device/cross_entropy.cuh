@@ -124,42 +124,74 @@ WARPKIT_DEVICE CrossEntropyRow crossEntropyRow(const CrossEntropyParams<T>& p, c
     return f;
 }
 
-/// The gradient of the element at column col whose probability is prob.
+/// The gradient of an element whose probability is prob, in a row with a valid target (mode 0): at
+/// a column other than the target (Off) and at the target (At).
+WARPKIT_DEVICE float crossEntropyGradOff(const CrossEntropyRow& f, float prob) { return f.gscale * ((prob - f.smooth) - 0.0f); }
+WARPKIT_DEVICE float crossEntropyGradAt(const CrossEntropyRow& f, float prob) { return f.gscale * ((prob - f.smooth) - f.hot); }
+/// The gradient of the element at column col whose probability is prob, in any row.
 WARPKIT_DEVICE float crossEntropyGrad(const CrossEntropyRow& f, float prob, int col) {
-    const float g = f.gscale * ((prob - f.smooth) - (col == f.target ? f.hot : 0.0f));
+    const float g = col == f.target ? crossEntropyGradAt(f, prob) : crossEntropyGradOff(f, prob);
     return f.mode == 0 ? g : f.mode == 1 ? 0.0f : __builtin_nanf("");
 }
 
-/// Register paths: the part's max, then {sum of exp(x - max), sum of x, x_t} (the exps kept in the
-/// slots), the parts' states merged across the cluster, the loss, then the gradient in place from
-/// the kept exps (one exp per element).
+/// Whether the calling thread's part slots hold column `target` (>= 0) of the row: a body vector
+/// first + t + c*G below end, or extra element t + j*G (loadShare's layout). One thread a row does.
+template <typename T> WARPKIT_DEVICE bool partHoldsColumn(const RowPart& part, int target) {
+    constexpr int V = vectorElems<T>();
+    const int rel = target - part.s.head;
+    if (rel >= 0 && rel < (int)part.s.vectors * V) {
+        const int vec = rel / V;
+        return vec >= part.first && vec < part.end && (vec - part.first) % part.G == part.t;
+    }
+    const int e = rel < 0 ? target : part.s.head + (rel - (int)part.s.vectors * V); // its extra index
+    return part.extras && e % part.G == part.t;
+}
+
+/// Register paths: the part's max, then {sum of exp(x - max), sum of x (with smoothing), x_t} (the
+/// exps kept in the slots), the parts' states merged across the cluster, the loss, then the
+/// gradient in place from the kept exps (one exp per element). x_t is read directly by the one
+/// thread whose slots hold it, so no element is compared with the target: it is that column's
+/// only writer, and reads it before it writes anything.
 template <int C, int E, typename T, int K, typename G>
 WARPKIT_DEVICE CrossEntropyRow rowRegs(const CrossEntropyParams<T>& p, long long row, int cols, const RowPart& part, float (&x)[1][K], G g) {
     int mode;
     const int target = crossEntropyTarget(p, row, cols, &mode);
+    const bool own = target >= 0 && partHoldsColumn<T>(part, target);
+    const float xt = own ? Arith<T>::to_acc(loadScalar(rowInput(p, 0, row) + target)) : 0.0f;
     float m = x[0][0]; // empty slots hold -inf
 #pragma unroll
     for (int j = 1; j < K; ++j) m = Max{}(m, x[0][j]);
     m = groupMax(g, m);
     const float ms = m == negInf() ? 0.0f : m; // all -inf: every exp is 0 and the sum 0
-    float s[3] = {0.0f, 0.0f, 0.0f};
-    forEachSlot<T, C, E>(part, [&](int j, int col, bool ok) {
-        const float v = x[0][j];
-        s[1] += ok ? v : 0.0f;
-        s[2] += ok && col == target ? v : 0.0f;
-        x[0][j] = expDiff<sizeof(T) == 4>(v, ms); // 16-bit rows: the fast exp
+    float s[3] = {0.0f, 0.0f, xt};
+    if (p.smoothing > 0.0f) forEachSlot<T, C, E>(part, [&](int j, int, bool ok) { s[1] += ok ? x[0][j] : 0.0f; });
+#pragma unroll
+    for (int j = 0; j < K; ++j) { // an empty slot's -inf gives exp 0
+        x[0][j] = expDiff<sizeof(T) == 4>(x[0][j], ms); // 16-bit rows: the fast exp
         s[0] += x[0][j];
-    });
+    }
     groupSums(g, s);
     const CrossEntropyState mine{m, s[0], s[1], s[2]};
     const CrossEntropyState st = groupCombine(g, mine, CrossEntropyMerge{});
     const CrossEntropyRow f = crossEntropyRow(p, st, target, mode, cols);
     if (p.grad != nullptr) {
+        if (f.mode != 0) { // ignored: zeros; target out of range: NaN
+            const float v = f.mode == 1 ? 0.0f : __builtin_nanf("");
+#pragma unroll
+            for (int j = 0; j < K; ++j) x[0][j] = v;
+            return f;
+        }
         // The kept exps are relative to this part's max: probabilities are exp * scale * exp(part
         // max - row max). A part of only -inf in a row with other values: zeros (NaN scale: NaN).
         float k = f.scale;
         if (groupSplit(g)) k *= m == negInf() && st.max != negInf() ? 0.0f : expDiff(ms, f.max);
-        forEachSlot<T, C, E>(part, [&](int j, int col, bool) { x[0][j] = crossEntropyGrad(f, x[0][j] * k, col); });
+#pragma unroll
+        for (int j = 0; j < K; ++j) x[0][j] = crossEntropyGradOff(f, x[0][j] * k);
+        // The target's own term, from the same exp of the same value.
+        if (own)
+            forEachSlot<T, C, E>(part, [&](int j, int col, bool ok) {
+                if (ok && col == target) x[0][j] = crossEntropyGradAt(f, expDiff<sizeof(T) == 4>(xt, ms) * k);
+            });
     }
     return f;
 }
@@ -168,16 +200,16 @@ template <typename T>
 WARPKIT_DEVICE typename CrossEntropyParams<T>::Acc rowStreamInit(const CrossEntropyParams<T>& p, long long row, int cols) {
     typename CrossEntropyParams<T>::Acc a{softmaxStateEmpty(), 0.0f, 0.0f, -1, 0};
     a.target = crossEntropyTarget(p, row, cols, &a.mode);
+    // x_t, read by the row's first thread before its block's exchange: every write of the row
+    // (in place) comes after the exchange.
+    if (a.target >= 0 && threadIdx.x == 0 && clusterBlockRank() == 0) a.xt = Arith<T>::to_acc(loadScalar(p.x + row * p.ldx + a.target));
     return a;
 }
 template <int N, typename T>
-WARPKIT_DEVICE void rowStreamAdd(const CrossEntropyParams<T>&, typename CrossEntropyParams<T>::Acc& a, const float (&x)[1][N], int col) {
-    a.st = softmaxStateUpdate(a.st, x[0]);
+WARPKIT_DEVICE void rowStreamAdd(const CrossEntropyParams<T>&, typename CrossEntropyParams<T>::Acc& a, const float (&x)[1][N], int) {
+    a.st = softmaxStateUpdateExp<sizeof(T) == 4>(a.st, x[0]); // 16-bit rows: the fast exp
 #pragma unroll
-    for (int k = 0; k < N; ++k) {
-        a.sumx += x[0][k];
-        a.xt += col + k == a.target ? x[0][k] : 0.0f;
-    }
+    for (int k = 0; k < N; ++k) a.sumx += x[0][k];
 }
 template <int Threads, typename T>
 WARPKIT_DEVICE CrossEntropyState rowStreamTotal(const CrossEntropyParams<T>&, const typename CrossEntropyParams<T>::Acc& a) {
@@ -217,7 +249,7 @@ inline cudaError_t rowCrossEntropy(const T* logits, const long long* targets, fl
         (grad == logits && ldGrad != ldLogits))
         return cudaErrorInvalidValue;
     const detail::CrossEntropyParams<T> p{logits, targets, loss, grad, ldLogits, ldGrad, ignoreIndex, labelSmoothing, gradScale};
-    return detail::rowOpDispatch(p, rows, cols, stream);
+    return detail::rowOpDispatch(p, rows, cols, stream, grad == nullptr);
 }
 
 /// The loss alone of a contiguous rows x cols matrix of logits (ld = cols), with PyTorch's

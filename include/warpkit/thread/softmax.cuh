@@ -118,18 +118,26 @@ WARPKIT_HD SoftmaxState softmaxStateUpdate(SoftmaxState s, float x) {
     return SoftmaxState{m, sum};
 }
 
+namespace detail {
+/// softmaxStateUpdate of K values with the precise exp (Precise) or the fast one (16-bit rows,
+/// whose rounding hides its error).
+template <bool Precise, int K, typename T> WARPKIT_HD SoftmaxState softmaxStateUpdateExp(SoftmaxState s, const T (&v)[K]) {
+    float m = s.max;
+    for (int j = 0; j < K; ++j) m = Max{}(m, Arith<T>::to_acc(v[j]));
+    if (m == negInf()) return s; // one branch per call: nothing but -inf yet
+    float sum = s.sum * expDiff<Precise>(s.max, m); // s.max = -inf: 0
+    for (int j = 0; j < K; ++j) sum += expDiff<Precise>(Arith<T>::to_acc(v[j]), m);
+    if (m == __builtin_huge_valf()) sum = __builtin_nanf("");
+    return SoftmaxState{m, sum};
+}
+} // namespace detail
+
 /// Add K values at once: one max over them, then one exp per value against the new max and one
 /// to rescale the old sum, with no branch per element. T: float, __half or __nv_bfloat16 (read
 /// as float). Host or device; any thread, alone.
 template <int K, typename T> WARPKIT_HD SoftmaxState softmaxStateUpdate(SoftmaxState s, const T (&v)[K]) {
     static_assert(K >= 1, "softmaxStateUpdate: the array must hold at least one value (K >= 1)");
-    float m = s.max;
-    for (int j = 0; j < K; ++j) m = Max{}(m, detail::Arith<T>::to_acc(v[j]));
-    if (m == detail::negInf()) return s; // one branch per call: nothing but -inf yet
-    float sum = s.sum * detail::expDiff(s.max, m); // s.max = -inf: 0
-    for (int j = 0; j < K; ++j) sum += detail::expDiff(detail::Arith<T>::to_acc(v[j]), m);
-    if (m == __builtin_huge_valf()) sum = __builtin_nanf("");
-    return SoftmaxState{m, sum};
+    return detail::softmaxStateUpdateExp<true>(s, v);
 }
 
 /// Merge two states (the state of the union of their values): one exp. Host or device.
