@@ -98,6 +98,7 @@ template <typename T> WARPKIT_DEVICE unsigned clusterExchangeInit(ClusterExchang
             detail::mbarArriveExpectTx(detail::smemAddr(&x.bar[0]), nb * kBytes);
             detail::mbarArriveExpectTx(detail::smemAddr(&x.bar[1]), nb * kBytes);
         }
+        __syncwarp(); // .aligned: the warp's threads execute the arrive together
         asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
     }
 #else
@@ -121,6 +122,7 @@ WARPKIT_DEVICE T clusterReduce(ClusterExchange<T>& x, unsigned& round, T v, Op o
                         "clusterReduce: blocks must be a whole number of warps (a multiple of 32 threads)");
     const unsigned r = round++, b = r & 1u, t = linearThreadId();
     if (r == 0) {
+        __syncwarp(); // .aligned: the warp's threads execute the wait together
         asm volatile("barrier.cluster.wait.aligned;" ::: "memory"); // every receiver is armed
     } else {
         // Re-arm the buffer after next (its previous round has completed), then a block barrier:
