@@ -70,12 +70,13 @@ template <typename T> WARPKIT_DEVICE int partElems(const RowPart& p) {
 }
 
 /// f(slot, column, holds) for each of the calling thread's C*V + E slots (column is meaningless
-/// where the slot holds no element).
-template <typename T, int C, int E, typename F> WARPKIT_DEVICE void forEachSlot(const RowPart& p, F f) {
+/// where the slot holds no element). Full: the caller knows every body slot holds a vector, so
+/// `holds` is the constant true there.
+template <typename T, int C, int E, bool Full = false, typename F> WARPKIT_DEVICE void forEachSlot(const RowPart& p, F f) {
     constexpr int V = vectorElems<T>();
 #pragma unroll
     for (int c = 0; c < C; ++c) {
-        const bool ok = partHasVector(p, c);
+        const bool ok = Full || partHasVector(p, c);
         const int col = partVectorColumn<T>(p, c);
 #pragma unroll
         for (int k = 0; k < V; ++k) f(c * V + k, col + k, ok);
@@ -85,22 +86,10 @@ template <typename T, int C, int E, typename F> WARPKIT_DEVICE void forEachSlot(
 }
 
 /// forEachSlot, split on whether the calling thread's C body slots all hold vectors (every thread
-/// of a row but the last few): for those `holds` is the constant true on the body slots, so the
-/// compiler drops the per-element selects. The extra slots keep their test.
+/// of a row but the last few): for those the compiler drops the per-element selects on `holds`.
 template <typename T, int C, int E, typename F> WARPKIT_DEVICE void forEachSlotSplit(const RowPart& p, F f) {
-    constexpr int V = vectorElems<T>();
-    if (partHasVector(p, C - 1)) {
-#pragma unroll
-        for (int c = 0; c < C; ++c) {
-            const int col = partVectorColumn<T>(p, c);
-#pragma unroll
-            for (int k = 0; k < V; ++k) f(c * V + k, col + k, true);
-        }
-#pragma unroll
-        for (int j = 0; j < E; ++j) f(C * V + j, partExtraColumn<T>(p, j), partHasExtra(p, j));
-    } else {
-        forEachSlot<T, C, E>(p, f);
-    }
+    if (partHasVector(p, C - 1)) forEachSlot<T, C, E, true>(p, f);
+    else forEachSlot<T, C, E>(p, f);
 }
 
 /// For the calling thread's filled slots: fv(slot, column) for each body vector (V slots from
@@ -382,10 +371,7 @@ template <typename T> inline RowPlan rowRegisterPlan(int cols) {
         const long long n = (vecs + per - 1) / per;
         if (n <= kRowMaxClusterBlocks) return rowBlockPlan(vecs, n, s[0], s[1]);
     }
-    RowPlan p{RowStream, 0, 0, kStreamThreads, kRowMaxClusterBlocks, 0, 0};
-    p.slice = (int)((vecs + kRowMaxClusterBlocks - 1) / kRowMaxClusterBlocks);
-    p.blocks = (int)((vecs + p.slice - 1) / p.slice);
-    return p;
+    return rowStreamPlan(vecs, kRowMaxClusterBlocks);
 }
 
 template <typename P, int W, int C, bool Aligned>
@@ -460,10 +446,7 @@ inline cudaError_t rowOpRun(RowPlan pl, const P& p, long long rows, int cols, in
         // A cluster the device cannot hold (a non-portable size on a partitioned GPU, say): the
         // streamed path, in clusters of at most 8.
         if (e != cudaErrorInvalidConfiguration) return e;
-        const long long vecs = ((long long)cols + V - 1) / V;
-        const int n = d.clusters ? 8 : 1;
-        pl = RowPlan{RowStream, 0, 0, kStreamThreads, n, (int)((vecs + n - 1) / n), 0};
-        pl.blocks = (int)((vecs + pl.slice - 1) / pl.slice);
+        pl = rowStreamPlan(((long long)cols + V - 1) / V, d.clusters ? 8 : 1);
     }
 }
 
@@ -473,9 +456,8 @@ inline cudaError_t rowOpRun(RowPlan pl, const P& p, long long rows, int cols, in
 /// cluster of up to 16 blocks a row, enough blocks for 8 a multiprocessor, none with fewer than
 /// 2048 vectors. Shorter rows take rowPlan's.
 template <typename T> inline RowPlan rowReducePlan(long long rows, int cols, int sms, bool clusters) {
-    const RowPlan pl = rowPlan<T>(rows, cols, sms, clusters);
+    if (cols <= 8192) return rowPlan<T>(rows, cols, sms, clusters);
     const long long vecs = (long long)cols / vectorElems<T>();
-    if (pl.path == RowWarp || (long long)cols <= 8192) return pl;
     long long n = 1;
     if (clusters) {
         n = (8LL * sms + rows - 1) / rows;
@@ -483,9 +465,7 @@ template <typename T> inline RowPlan rowReducePlan(long long rows, int cols, int
         n = n < most ? n : most;
         n = n < kRowMaxClusterBlocks ? n : kRowMaxClusterBlocks;
     }
-    RowPlan s{RowStream, 0, 0, kStreamThreads, 1, (int)((vecs + n - 1) / n), 0};
-    s.blocks = (int)((vecs + s.slice - 1) / s.slice);
-    return s;
+    return rowStreamPlan(vecs, n);
 }
 
 /// rowOpRun with the dispatcher's plan for rows x cols on the current device: rowPlan's, or

@@ -90,6 +90,15 @@ inline RowPlan rowBlockPlan(long long vecs, long long n, int threads, int chunks
     return p;
 }
 
+/// The streamed path over `n` blocks a row (a cluster when n > 1) for `vecs` >= 1 vectors a row:
+/// balanced slices of ceil(vecs / n) vectors (a block left empty by the rounding is dropped).
+inline RowPlan rowStreamPlan(long long vecs, long long n) {
+    RowPlan p{RowStream, 0, 0, kStreamThreads, 1, 0, 0};
+    p.slice = (int)((vecs + n - 1) / n);
+    p.blocks = (int)((vecs + p.slice - 1) / p.slice);
+    return p;
+}
+
 /// One block a row: the smallest block (128..1024 threads) of 16 values a thread that holds it.
 template <typename T> inline RowPlan rowOneBlockPlan(long long vecs) {
     int threads = 128;
@@ -145,10 +154,7 @@ template <typename T> inline RowPlan rowPlan(long long rows, int cols, int sms, 
         p.blocks = (int)((vecs + slice - 1) / slice); // a block left empty by the rounding is dropped
         return p;
     }
-    RowPlan s{RowStream, 0, 0, kStreamThreads, kRowMaxClusterBlocks, 0, 0};
-    s.slice = (int)((vecs + kRowMaxClusterBlocks - 1) / kRowMaxClusterBlocks);
-    s.blocks = (int)((vecs + s.slice - 1) / s.slice);
-    return s;
+    return rowStreamPlan(vecs, kRowMaxClusterBlocks);
 }
 
 /// Calls launchOne(r0, n) for consecutive chunks [r0, r0 + n) of `rows` rows, at most
