@@ -126,12 +126,15 @@ WARPKIT_DEVICE CrossEntropyRow crossEntropyRow(const CrossEntropyParams<T>& p, c
 
 /// The gradient of an element whose probability is prob, in a row with a valid target (mode 0): at
 /// a column other than the target (Off) and at the target (At).
-WARPKIT_DEVICE float crossEntropyGradOff(const CrossEntropyRow& f, float prob) { return f.gscale * ((prob - f.smooth) - 0.0f); }
+WARPKIT_DEVICE float crossEntropyGradOff(const CrossEntropyRow& f, float prob) { return f.gscale * (prob - f.smooth); }
 WARPKIT_DEVICE float crossEntropyGradAt(const CrossEntropyRow& f, float prob) { return f.gscale * ((prob - f.smooth) - f.hot); }
+/// Every gradient element of a row without a valid target: 0 when ignored (mode 1), NaN when out
+/// of range (mode 2).
+WARPKIT_DEVICE float crossEntropyGradNoTarget(const CrossEntropyRow& f) { return f.mode == 1 ? 0.0f : __builtin_nanf(""); }
 /// The gradient of the element at column col whose probability is prob, in any row.
 WARPKIT_DEVICE float crossEntropyGrad(const CrossEntropyRow& f, float prob, int col) {
     const float g = col == f.target ? crossEntropyGradAt(f, prob) : crossEntropyGradOff(f, prob);
-    return f.mode == 0 ? g : f.mode == 1 ? 0.0f : __builtin_nanf("");
+    return f.mode == 0 ? g : crossEntropyGradNoTarget(f);
 }
 
 /// Whether the calling thread's part slots hold column `target` (>= 0) of the row: a body vector
@@ -175,8 +178,8 @@ WARPKIT_DEVICE CrossEntropyRow rowRegs(const CrossEntropyParams<T>& p, long long
     const CrossEntropyState st = groupCombine(g, mine, CrossEntropyMerge{});
     const CrossEntropyRow f = crossEntropyRow(p, st, target, mode, cols);
     if (p.grad != nullptr) {
-        if (f.mode != 0) { // ignored: zeros; target out of range: NaN
-            const float v = f.mode == 1 ? 0.0f : __builtin_nanf("");
+        if (f.mode != 0) {
+            const float v = crossEntropyGradNoTarget(f);
 #pragma unroll
             for (int j = 0; j < K; ++j) x[0][j] = v;
             return f;
@@ -202,7 +205,7 @@ WARPKIT_DEVICE typename CrossEntropyParams<T>::Acc rowStreamInit(const CrossEntr
     a.target = crossEntropyTarget(p, row, cols, &a.mode);
     // x_t, read by the row's first thread before its block's exchange: every write of the row
     // (in place) comes after the exchange.
-    if (a.target >= 0 && threadIdx.x == 0 && clusterBlockRank() == 0) a.xt = Arith<T>::to_acc(loadScalar(p.x + row * p.ldx + a.target));
+    if (a.target >= 0 && threadIdx.x == 0 && clusterBlockRank() == 0) a.xt = Arith<T>::to_acc(loadScalar(rowInput(p, 0, row) + a.target));
     return a;
 }
 template <int N, typename T>
