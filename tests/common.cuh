@@ -43,18 +43,18 @@ static inline bool wk_has_gpu(void) {
         if (!wk_has_gpu()) cr_skip_test("no CUDA device");                                \
     } while (0)
 
-static inline bool wk_quick(void) {
+/// WARPKIT_QUICK as a level: 0 when unset, empty or "0"; 2 or more as written; else 1.
+static inline int wk_quick_level(void) {
     const char* q = getenv("WARPKIT_QUICK");
-    return q && *q && *q != '0';
+    if (!q || !*q || *q == '0') return 0;
+    return atoi(q) >= 2 ? atoi(q) : 1;
 }
+static inline bool wk_quick(void) { return wk_quick_level() >= 1; }
 /// WARPKIT_QUICK=2 (make sanitize's racecheck runs, the slowest tool): true for all but every
 /// `keep`-th case `i` of a sweep. Shared-memory hazards depend on the kernel and its launch shape,
 /// not on the data or the exact length, so those runs keep every kernel but fewer column counts
 /// and data patterns.
-static inline bool wk_thin(int i, int keep) {
-    const char* q = getenv("WARPKIT_QUICK");
-    return q && atoi(q) >= 2 && i % keep != 0;
-}
+static inline bool wk_thin(int i, int keep) { return wk_quick_level() >= 2 && i % keep != 0; }
 
 // ---- random numbers ------------------------------------------------------------------------
 typedef struct { uint64_t s; } wk_rng;

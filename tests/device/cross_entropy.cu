@@ -202,9 +202,7 @@ template <typename T> static int ce_paths(int* seen) {
                              16385, 32000, 32767, 32769, 50257, 65535, 65537, 131071, 131073, 151936, 262143, 262145};
     if (!wk_quick()) cols.push_back(300007);
     int bad = 0, salt = 0;
-    for (size_t ci = 0; ci < cols.size(); ++ci) {
-        const int c = cols[ci];
-        if (wk_thin((int)ci, 3)) continue;
+    for (int c : row_thinned(cols)) {
         for (const RowPlan& p : row_forced_plans<T>(c, d, 4, 2)) {
             seen[p.path] = 1;
             const float smoothing = salt % 3 == 0 ? 0.1f : 0.0f;

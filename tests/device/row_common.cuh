@@ -2,7 +2,8 @@
 // (rowSoftmax, rowLayerNorm / rowRmsNorm, rowCrossEntropy, rowSoftmaxBackward):
 //  - row_draw_shape / row_draw_ld: the fuzzers' random row shapes and strides;
 //  - row_fuzz: the fuzz loop over float, __half and __nv_bfloat16, as one expectation;
-//  - row_props, row_forced_plans, row_many_rows, row_expect_paths: the `paths` tests' pieces.
+//  - row_thinned, row_props, row_forced_plans, row_many_rows, row_expect_paths: the `paths` tests'
+//    pieces.
 #pragma once
 
 #include "../common.cuh"
@@ -45,6 +46,15 @@ static inline void row_fuzz(const char* what, uint64_t seed, int iters, RowFuzzO
         failed += b > 0;
     }
     cr_expect(bad == 0, "%s fuzz: %d of %d cases failed (%d mismatches)", what, failed, iters, bad);
+}
+
+/// The `paths` tests' column counts, in order: all of them, or every third under racecheck
+/// (wk_thin).
+static inline std::vector<int> row_thinned(const std::vector<int>& cols) {
+    std::vector<int> kept;
+    for (size_t i = 0; i < cols.size(); ++i)
+        if (!wk_thin((int)i, 3)) kept.push_back(cols[i]);
+    return kept;
 }
 
 /// The current device's properties, as the dispatchers see them.

@@ -118,9 +118,7 @@ template <typename T> static int sm_paths(int* seen) {
                              16383, 16385, 32767, 32769, 40009, 65535, 65537, 100003, 131073, 262143, 262145, 300007};
     if (!quick) cols.push_back(sizeof(T) == 4 ? 400009 : 600011); // the streamed path on sm_90
     int bad = 0, salt = 0;
-    for (size_t ci = 0; ci < cols.size(); ++ci) {
-        const int c = cols[ci];
-        if (wk_thin((int)ci, 3)) continue;
+    for (int c : row_thinned(cols)) {
         for (int kind : {warpkit::SoftmaxPlain, warpkit::SoftmaxLog}) {
             seen[warpkit::detail::rowPlan<T>(3, c, d.sms, d.clusters).path] = 1;
             SmCase few{kind, 3, c, (long long)c + 3, (long long)c + 1, 3, 5, false, salt};

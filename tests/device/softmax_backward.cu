@@ -155,9 +155,7 @@ template <typename T> static int sb_paths(int* seen) {
                              16385, 32767, 32769, 65535, 65537, 131071, 131073, 262143, 262145};
     if (!wk_quick()) cols.push_back(300007);
     int bad = 0, salt = 0;
-    for (size_t ci = 0; ci < cols.size(); ++ci) {
-        const int c = cols[ci];
-        if (wk_thin((int)ci, 3)) continue;
+    for (int c : row_thinned(cols)) {
         for (const RowPlan& p : row_forced_plans<T>(c, d, 6, 4)) {
             seen[p.path] = 1;
             // y, dy and dx each aligned its own way; every third case in place over dy or y.
