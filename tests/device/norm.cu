@@ -233,6 +233,10 @@ template <typename T> static int norm_paths(int* seen) {
             // Aligned rows and parameters (the instantiations without head/tail slots).
             NormCase a{rms, 3, c, (long long)(c + 7) / 8 * 8, (long long)(c + 7) / 8 * 8, 0, 0, 0, 0, false, true, true, true, 1e-5f, 1};
             bad += norm_case<T>("paths (forced plan, aligned)", a, 0xb800ull + salt++, &p);
+            // w and b aligned as row 0's body, later rows (ld = cols) not always: staged blocks
+            // stage w and b for some rows and read them from memory for others in one launch.
+            NormCase m{rms, 3, c, (long long)c, (long long)c + 2, 3, 1, 3, 3, false, true, !rms, true, 1e-5f, salt % 4};
+            bad += norm_case<T>("paths (forced plan, w and b as row 0)", m, 0xba00ull + salt++, &p);
         }
         NormCase few{false, 3, c, (long long)c, (long long)c, 0, 0, 0, 0, false, true, true, true, 1e-5f, 2};
         bad += norm_case<T>("paths (3 rows)", few, 0xbc00ull + salt++);

@@ -7,7 +7,7 @@
 #pragma once
 
 #include "../common.cuh"
-#include <warpkit/detail/rows.cuh>
+#include <warpkit/detail/row_kernels.cuh>
 #include <vector>
 
 /// Column counts at the row paths' boundaries (the fuzzers draw +-1 around them).
@@ -71,13 +71,15 @@ static inline long long row_many_rows(const warpkit::detail::DeviceProps& d, int
 
 /// Plans that run every kernel of the row-op dispatcher on `cols` columns of T: the dispatcher's
 /// for 3 and 2^24 rows, and (cols small enough) each block shape on one block and on a cluster of
-/// up to `blockCluster`, and the streamed path on one block and on a cluster of `streamCluster`.
-/// Each test picks its own cluster sizes, so that between them the sizes 2..6 all run.
+/// up to `blockCluster`, the streamed path on one block and on a cluster of `streamCluster`, and
+/// (sm_90) the staged path in the dispatcher's slices and in small ones of two pieces each over a
+/// cluster of `streamCluster`. Each test picks its own cluster sizes, so that between them the
+/// sizes 2..6 all run.
 template <typename T>
 static std::vector<warpkit::detail::RowPlan> row_forced_plans(int cols, const warpkit::detail::DeviceProps& d, int blockCluster,
                                                               int streamCluster) {
     using namespace warpkit::detail;
-    std::vector<RowPlan> ps = {rowPlan<T>(3, cols, d.sms, d.clusters), rowPlan<T>(1LL << 24, cols, d.sms, d.clusters)};
+    std::vector<RowPlan> ps = {rowOpPlan<T>(3, cols, d.sms, d.clusters), rowOpPlan<T>(1LL << 24, cols, d.sms, d.clusters)};
     if (wk_quick() && cols > 40000) return ps; // the sanitizers: forced plans on the shorter rows only
     const long long vecs = cols / warpkit::vectorElems<T>();
     const int shapes[5][2] = {{128, rowC16<T>()}, {256, rowC16<T>()}, {512, rowC16<T>()}, {1024, rowC16<T>()}, {512, rowC32<T>()}};
@@ -89,13 +91,21 @@ static std::vector<warpkit::detail::RowPlan> row_forced_plans(int cols, const wa
     ps.push_back(RowPlan{RowStream, 0, 0, kStreamThreads, 1, (int)(vecs > 0 ? vecs : 1), 0});
     if (d.clusters && vecs >= streamCluster)
         ps.push_back(RowPlan{RowStream, 0, 0, kStreamThreads, streamCluster, (int)((vecs + streamCluster - 1) / streamCluster), 0});
+    if (d.clusters && vecs >= 2 * streamCluster) {
+        ps.push_back(rowStagedPlan(vecs, kStageMinSliceBytes));
+        const long long slice = (vecs + streamCluster - 1) / streamCluster;
+        RowPlan s{RowStaged, 0, 0, kStageThreads, 0, (int)slice, (int)((slice + 1) / 2)};
+        s.blocks = (int)((vecs + slice - 1) / slice);
+        if (slice * 16 <= kStageSliceBytes / 2) ps.push_back(s); // the dispatcher's plan covers longer rows
+    }
     return ps;
 }
 
 /// The `paths` expectations of a row op: no mismatches, and the warp, block and streamed plans
-/// (seen[path] set when one ran) all ran.
+/// (seen[path] set when one ran) all ran, and the staged plans where the GPU has clusters.
 static inline void row_expect_paths(const char* what, int bad, const int* seen) {
     cr_expect(bad == 0, "%s paths: %d mismatches", what, bad);
     cr_expect(seen[warpkit::detail::RowWarp] && seen[warpkit::detail::RowBlock] && seen[warpkit::detail::RowStream],
               "warp, block and streamed plans all ran");
+    cr_expect(!row_props().clusters || seen[warpkit::detail::RowStaged], "staged plans ran (sm_90)");
 }

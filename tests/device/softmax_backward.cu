@@ -164,6 +164,9 @@ template <typename T> static int sb_paths(int* seen) {
             const long long ld = (long long)(c + 7) / 8 * 8;
             SbCase a{salt % 2, 3, c, ld, ld, ld, 0, 0, 0, 0, 1};
             bad += sb_case<T>("paths (forced plan, aligned)", a, 0x5c800ull + salt++, &p);
+            // y and dy aligned alike (staged plans stage both), rows not on 16 bytes, dx its own way.
+            SbCase m{salt % 4, 3, c, (long long)c + 3, (long long)c + 3, (long long)c + 5, 3, 3, 1, 0, salt % 4};
+            bad += sb_case<T>("paths (forced plan, y and dy alike)", m, 0x5ca00ull + salt++, &p);
         }
     }
     if (!wk_quick()) {

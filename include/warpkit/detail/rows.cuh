@@ -106,6 +106,21 @@ template <typename T> inline RowPlan rowOneBlockPlan(long long vecs) {
     return rowBlockPlan(vecs, 1, threads, rowC16<T>());
 }
 
+/// The staged path (sm_90) for rows of `vecs` vectors: slices of `minSlice` bytes where 16 blocks
+/// suffice (one bulk copy each up to 32 KB; the most blocks an SM), else the row over 16 blocks, up
+/// to 64 KB a slice (two bulk copies each past 32 KB); the streamed path over 16 blocks beyond.
+inline RowPlan rowStagedPlan(long long vecs, int minSlice) {
+    const long long rowBytes = vecs * 16;
+    long long n = (rowBytes + minSlice - 1) / minSlice;
+    n = n > kRowMaxClusterBlocks ? kRowMaxClusterBlocks : n;
+    const long long slice = ((vecs + n - 1) / n + 7) / 8 * 8; // whole 128-byte lines a slice
+    if (slice * 16 > kStageSliceBytes) return rowStreamPlan(vecs, kRowMaxClusterBlocks);
+    RowPlan p{RowStaged, 0, 0, kStageThreads, (int)n, (int)slice, 0};
+    p.piece = slice * 16 <= 32 * 1024 ? (int)slice : (int)((slice / 2 + 7) / 8 * 8);
+    p.blocks = (int)((vecs + slice - 1) / slice); // a block left empty by the rounding is dropped
+    return p;
+}
+
 /// The path for rows x cols of T on a device with `sms` multiprocessors (clusters: sm_90).
 /// Rules and the measurements behind them: docs/design.md.
 template <typename T> inline RowPlan rowPlan(long long rows, int cols, int sms, bool clusters) {
@@ -141,20 +156,8 @@ template <typename T> inline RowPlan rowPlan(long long rows, int cols, int sms, 
     if (vecs * V <= 8192) return rowOneBlockPlan<T>(vecs);
     if (!kHalf && vecs * V <= 65536) // fp32: clusters of 256 threads x 16 values (4096 columns a block)
         return rowBlockPlan(vecs, (vecs + 256LL * rowC16<T>() - 1) / (256LL * rowC16<T>()), 256, rowC16<T>());
-    // Longer rows (16-bit rows of more than 8192): the staged path. Slices of 16 KB where 16 blocks
-    // suffice (one bulk copy each; the most blocks an SM), else the row over 16 blocks, up to 64 KB
-    // a slice (two bulk copies each past 32 KB).
-    const long long rowBytes = vecs * 16;
-    long long stageN = (rowBytes + kStageMinSliceBytes - 1) / kStageMinSliceBytes;
-    stageN = stageN > kRowMaxClusterBlocks ? kRowMaxClusterBlocks : stageN;
-    const long long slice = ((vecs + stageN - 1) / stageN + 7) / 8 * 8; // whole 128-byte lines a slice
-    if (slice * 16 <= kStageSliceBytes) {
-        RowPlan p{RowStaged, 0, 0, kStageThreads, (int)stageN, (int)slice, 0};
-        p.piece = slice * 16 <= 32 * 1024 ? (int)slice : (int)((slice / 2 + 7) / 8 * 8);
-        p.blocks = (int)((vecs + slice - 1) / slice); // a block left empty by the rounding is dropped
-        return p;
-    }
-    return rowStreamPlan(vecs, kRowMaxClusterBlocks);
+    // Longer rows (16-bit rows of more than 8192): the staged path.
+    return rowStagedPlan(vecs, kStageMinSliceBytes);
 }
 
 /// Calls launchOne(r0, n) for consecutive chunks [r0, r0 + n) of `rows` rows, at most

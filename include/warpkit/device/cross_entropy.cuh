@@ -34,8 +34,8 @@
 // bad arguments (rows < 0, cols < 1, ldLogits < cols, ldGrad < cols with a grad, null logits or
 // targets with rows > 0, null loss and grad, grad == logits with ldGrad != ldLogits,
 // labelSmoothing outside [0, 1]) return cudaErrorInvalidValue and launch nothing. Paths:
-// rowSoftmax's (detail/rows.cuh), with register clusters where rowSoftmax stages rows in shared
-// memory (detail/row_kernels.cuh).
+// rowSoftmax's (detail/rows.cuh), with fp32 rows past 8192 columns staged in shared memory too;
+// the loss alone stages rows past 8192 columns in slices of about 32 KB (detail/row_kernels.cuh).
 #pragma once
 
 #include "../detail/row_kernels.cuh"
@@ -65,6 +65,7 @@ template <typename T> struct CrossEntropyParams {
         int target, mode;
     };
     static constexpr int kInputs = 1;
+    static constexpr int kColumns = 0;
     const T* x;
     const long long* targets;
     float* loss;

@@ -17,7 +17,8 @@
 // any pointer alignment, 64-bit row counts. In place: x == y with ldx == ldy; otherwise x and y
 // must not overlap.
 //
-// Statistics. Exact two-pass where the row lives in registers (every path but the streamed one):
+// Statistics. Exact two-pass where the row lives in registers or shared memory (every path but
+// the streamed one):
 // pass 1 sums x - s, pass 2 sums the squares of (x - s) - mean(x - s), where s is the row's first
 // element, so a row far from zero with a tiny spread (1e6 + N(0, 1e-3)) loses nothing to the
 // rounding of its mean, and a constant row has variance 0 exactly. The blocks of a row split over a
@@ -34,8 +35,8 @@
 // Conventions (docs/design.md): returns cudaError_t; asynchronous on `stream`; allocates nothing;
 // bad arguments (rows < 0, cols < 1, ld < cols, null x or y with rows > 0, x == y with ldx != ldy,
 // eps negative or NaN) return cudaErrorInvalidValue and launch nothing. Host caches are per device
-// and thread-safe. Paths: rowSoftmax's (detail/rows.cuh), with register clusters where rowSoftmax
-// stages rows in shared memory (detail/row_kernels.cuh).
+// and thread-safe. Paths: rowSoftmax's (detail/rows.cuh), with fp32 rows past 8192 columns staged in
+// shared memory too, w and b staged beside them (detail/row_kernels.cuh).
 #pragma once
 
 #include "../detail/row_kernels.cuh"
@@ -53,6 +54,7 @@ template <typename T> struct NormParams {
         float shift;
     };
     static constexpr int kInputs = 1;
+    static constexpr int kColumns = 2; // w and b: per-column arrays (rowColumn)
     const T* x;
     T* y;
     const T* w;
@@ -84,6 +86,15 @@ template <typename T> inline bool rowAligned(const NormParams<T>& p, int cols) {
 template <typename T> WARPKIT_DEVICE const T* rowInput(const NormParams<T>& p, int, long long row) { return p.x + row * p.ldx; }
 template <typename T> WARPKIT_DEVICE T* rowOutput(const NormParams<T>& p, long long row) { return p.y + row * p.ldy; }
 template <typename T> WARPKIT_DEVICE T rowFill(const NormParams<T>&, int) { return Arith<T>::from_acc(0.0f); }
+template <typename T> WARPKIT_HD const T* rowColumn(const NormParams<T>& p, int k) { return k == 0 ? p.w : p.b; }
+/// w and b read from copies c whose element 0 is column `origin`'s (a staged block's slice in
+/// shared memory): p.w + col then addresses column col's copy. Integer arithmetic: the pointers
+/// themselves may lie outside the copies.
+template <typename T> WARPKIT_DEVICE void rowSetColumns(NormParams<T>& p, const T* const (&c)[2], int origin) {
+    const size_t back = (size_t)origin * sizeof(T);
+    p.w = c[0] != nullptr ? reinterpret_cast<const T*>((size_t)c[0] - back) : nullptr;
+    p.b = c[1] != nullptr ? reinterpret_cast<const T*>((size_t)c[1] - back) : nullptr;
+}
 
 /// The factors of a row from the merged {count, mean, m2} of its x - shift.
 template <typename T> WARPKIT_DEVICE NormRow normRow(const NormParams<T>& p, const WelfordState& st, float shift, const VectorSplit& sp) {
@@ -169,6 +180,35 @@ WARPKIT_DEVICE void rowStreamAdd(const NormParams<T>& p, typename NormParams<T>:
 template <int Threads, typename T>
 WARPKIT_DEVICE WelfordState rowStreamTotal(const NormParams<T>&, const typename NormParams<T>::Acc& a) {
     return blockReduceWelford<Threads>(a.st);
+}
+/// Staged rows (in shared memory): LayerNorm's exact two-pass over the block's x - shift, the sum,
+/// then the squares about the block's mean; RMSNorm's sum of squares as streamed.
+template <int Threads, typename T, typename Sweep>
+WARPKIT_DEVICE WelfordState rowStagedTotal(const NormParams<T>& p, typename NormParams<T>::Acc& a, Sweep sweep) {
+    if (p.rms) {
+        sweep([&](const auto& x, int col) { rowStreamAdd(p, a, x, col); });
+        return blockReduceWelford<Threads>(a.st);
+    }
+    float s[2] = {0.0f, 0.0f}; // sum of x - shift, count (a slice is far below 2^24 elements)
+    sweep([&](const auto& x, int) {
+        constexpr int N = sizeof(x[0]) / sizeof(float);
+#pragma unroll
+        for (int k = 0; k < N; ++k) s[0] += x[0][k] - a.shift;
+        s[1] += (float)N;
+    });
+    blockReduceSum<Threads>(s);
+    const float off = s[1] > 0.0f ? s[0] * welfordRcp(s[1]) : 0.0f;
+    float q = 0.0f;
+    sweep([&](const auto& x, int) {
+        constexpr int N = sizeof(x[0]) / sizeof(float);
+#pragma unroll
+        for (int k = 0; k < N; ++k) {
+            const float d = (x[0][k] - a.shift) - off;
+            q += d * d;
+        }
+    });
+    q = blockReduceSum<Threads>(q);
+    return WelfordState{(unsigned)s[1], off, q};
 }
 template <typename T>
 WARPKIT_DEVICE NormRow rowStreamRow(const NormParams<T>& p, const typename NormParams<T>::Acc& a, const WelfordState& st, long long,

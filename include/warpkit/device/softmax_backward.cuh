@@ -23,8 +23,8 @@
 // Conventions (docs/design.md): returns cudaError_t; asynchronous on `stream`; allocates nothing;
 // bad arguments (rows < 0, cols < 1, an ld < cols, null pointers with rows > 0, an unknown kind, dx
 // == dy or dx == y with a different ld) return cudaErrorInvalidValue and launch nothing. Paths:
-// rowSoftmax's (detail/rows.cuh), with register clusters where rowSoftmax stages rows in shared
-// memory (detail/row_kernels.cuh).
+// rowSoftmax's (detail/rows.cuh), with fp32 rows past 8192 columns staged in shared memory too
+// (y and dy both, when dy's rows are aligned as y's; else register clusters; detail/row_kernels.cuh).
 #pragma once
 
 #include "../detail/row_kernels.cuh"
@@ -38,6 +38,7 @@ template <typename T> struct SoftmaxBackwardParams {
     using Merge = Sum;
     using Acc = float;
     static constexpr int kInputs = 2; // y, dy
+    static constexpr int kColumns = 0;
     const T* y;
     const T* dy;
     T* dx;
@@ -53,6 +54,10 @@ template <typename T> inline SoftmaxBackwardParams<T> rowAt(SoftmaxBackwardParam
 }
 template <typename T> inline bool rowAligned(const SoftmaxBackwardParams<T>& p, int cols) {
     return rowsAligned(p.y, p.ldy, cols) && rowsAligned(p.dy, p.lddy, cols) && rowsAligned(p.dx, p.lddx, cols);
+}
+/// Staged rows bulk-copy y and dy with y's split: every row of dy has y's alignment modulo 16 bytes.
+template <typename T> inline bool rowStageable(const SoftmaxBackwardParams<T>& p) {
+    return ((size_t)p.dy - (size_t)p.y) % 16 == 0 && ((p.lddy - p.ldy) * (long long)sizeof(T)) % 16 == 0;
 }
 template <typename T> WARPKIT_DEVICE const T* rowInput(const SoftmaxBackwardParams<T>& p, int k, long long row) {
     return k == 0 ? p.y + row * p.ldy : p.dy + row * p.lddy;
