@@ -374,15 +374,21 @@ __global__ void __launch_bounds__(Threads) rowOpStreamKernel(P p, int cols, int 
 // of the shared copy writes the outputs. Reads each element once; every block finishes its reads
 // before its first exchange and writes only after its last, so in-place calls are safe.
 
-/// The block's statistics from its staged values: sweep(f) calls f(x, col) for each of the calling
-/// thread's vectors (float x[NI][V]) and extra elements (float x[NI][1]), col being the column of
-/// x's first element. This default adds them as the streamed path does; an algorithm whose staged
-/// statistics differ (LayerNorm's exact two-pass) overloads it. Every thread of the block calls it
-/// and gets the result.
+/// The block's statistics from its staged values as the streamed path takes them: sweep(f) calls
+/// f(x, col) for each of the calling thread's vectors (float x[NI][V]) and extra elements (float
+/// x[NI][1]), col being the column of x's first element; each goes to rowStreamAdd, and the block's
+/// total is rowStreamTotal's. Every thread of the block calls it and gets the result.
 template <int Threads, typename P, typename Sweep>
-WARPKIT_DEVICE typename P::Exchange rowStagedTotal(const P& p, typename P::Acc& a, Sweep sweep) {
+WARPKIT_DEVICE typename P::Exchange rowStagedStreamTotal(const P& p, typename P::Acc& a, Sweep sweep) {
     sweep([&](const auto& x, int col) { rowStreamAdd(p, a, x, col); });
     return rowStreamTotal<Threads>(p, a);
+}
+
+/// The staged path's block statistics: rowStagedStreamTotal, unless the algorithm overloads it
+/// (LayerNorm's exact two-pass).
+template <int Threads, typename P, typename Sweep>
+WARPKIT_DEVICE typename P::Exchange rowStagedTotal(const P& p, typename P::Acc& a, Sweep sweep) {
+    return rowStagedStreamTotal<Threads>(p, a, sweep);
 }
 
 /// Whether every row of the algorithm's inputs can be bulk-copied with input 0's split: each input's
@@ -398,9 +404,10 @@ constexpr int kStageMaxBytes = 64 * 1024;
 constexpr int kStageReduceSliceBytes = 32 * 1024;
 
 // Per-column arrays (P::kColumns of them: LayerNorm's w and b, rowColumn) are read once a row; when
-// `stageCols` (the host gave them shared memory) and each in use starts the block's slice on 16
-// bytes, the block bulk-copies their slices too, behind the row's last piece, and the output sweep
-// reads them there (rowSetColumns): from L2 they would cost a round trip a batch of vectors.
+// `stageCols` (the host gave them shared memory: rowStagesColumns) and each in use starts the
+// block's slice on 16 bytes, the block bulk-copies their slices too, on a barrier of their own
+// after the row's pieces, and the output sweep reads them there (rowSetColumns): from L2 they
+// would cost a round trip a batch of vectors.
 template <typename P, int Threads>
 __global__ void __launch_bounds__(Threads) rowOpStagedKernel(P p, int cols, int slice, int piece, bool stageCols) {
 #if WARPKIT_ARCH >= 900
@@ -417,8 +424,7 @@ __global__ void __launch_bounds__(Threads) rowOpStagedKernel(P p, int cols, int 
     for (int k = 0; k < NI; ++k) in[k] = rowInput(p, k, row);
     const VectorSplit sp = vectorSplit(in[0], cols);
     const int base = rank * slice;
-    int nv = (int)(sp.vectors - base);
-    nv = nv < 0 ? 0 : nv < slice ? nv : slice;
+    const int nv = stagedVectors(sp, rank, slice);
     const int np = (nv + piece - 1) / piece;
     const T* col[NC > 0 ? NC : 1] = {}; // the column arrays' slices (global), null where not in use
     int nc = 0;                         // how many are in use
@@ -433,23 +439,14 @@ __global__ void __launch_bounds__(Threads) rowOpStagedKernel(P p, int cols, int 
             }
         }
     }
-    stageCols = stageCols && nc > 0;
-    stageCols = stageCols && nv > 0;
+    stageCols = stageCols && nc > 0 && nv > 0;
     const unsigned colsBar = smemAddr(&full[kStageMaxPieces]);
     if (t == 0) {
-        for (int k = 0; k < np; ++k) mbarInit(smemAddr(&full[k]), 1);
         if (stageCols) mbarInit(colsBar, 1);
-        mbarInitFence();
-        fenceProxyAsyncShared();
-        for (int k = 0; k < np; ++k) {
-            const int n = nv - k * piece < piece ? nv - k * piece : piece;
-            const unsigned bar = smemAddr(&full[k]);
-            mbarArriveExpectTx(bar, (unsigned)(n * 16 * NI));
+        const uint4* src[NI];
 #pragma unroll
-            for (int i = 0; i < NI; ++i)
-                bulkCopyToShared(smemAddr(wk_row_stage + i * slice + k * piece),
-                                 reinterpret_cast<const uint4*>(in[i] + sp.head) + base + k * piece, (unsigned)n * 16u, bar);
-        }
+        for (int i = 0; i < NI; ++i) src[i] = reinterpret_cast<const uint4*>(in[i] + sp.head) + base;
+        stagePieces(wk_row_stage, slice, src, nv, piece, full);
         // The columns land on their own barrier, after the row's pieces: the statistics never wait
         // for them, only the output sweep does.
         if (stageCols) {
@@ -532,6 +529,8 @@ __global__ void __launch_bounds__(Threads) rowOpStagedKernel(P p, int cols, int 
 #pragma unroll
             for (int j = 0; j < V; ++j) o.e[j] = Arith<T>::from_acc(x[u][0][j]);
             const int i = i0 + u * Threads;
+            // The aligned store spelled out: through storeVectorAt(..., vecOut) the compiler merges
+            // both branches into element stores (LayerNorm fp32: no STG.E.128 left in the SASS).
             if (vecOut) {
                 uint4 w;
                 __builtin_memcpy(&w, &o, 16);
@@ -645,12 +644,11 @@ inline cudaError_t rowOpRun(RowPlan pl, const P& p, long long rows, int cols, in
     constexpr int V = vectorElems<T>();
     const bool aligned = rowAligned(p, cols);
     // Staged plans need clusters and inputs that bulk-copy with one split. fp32 rows with column
-    // arrays read from L2 past 32 KB slices (LayerNorm and RMSNorm past 131072 columns: each
-    // thread waits on many batches of w and b) run faster in register clusters (262144 columns:
-    // 0.81-0.86x copy against 0.54-0.59x).
+    // arrays and slices past 32 KB (LayerNorm and RMSNorm past 131072 columns; their columns are
+    // then too large to stage, kStageMaxBytes, and each thread waits on many batches of w and b
+    // from L2) run faster in register clusters (262144 columns: 0.81-0.86x copy against 0.54-0.59x).
     if (pl.path == RowStaged &&
-        (!(d.clusters && rowStageable(p)) ||
-         (sizeof(T) == 4 && rowColumnsInUse(p) > 0 && pl.slice * 16 > 32 * 1024 && !rowStagesColumns(p, pl.slice))))
+        (!(d.clusters && rowStageable(p)) || (sizeof(T) == 4 && rowColumnsInUse(p) > 0 && pl.slice * 16 > 32 * 1024)))
         pl = rowRegisterPlan<T>(cols);
     for (;;) {
         cudaError_t e = cudaErrorInvalidConfiguration;

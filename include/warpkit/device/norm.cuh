@@ -36,7 +36,8 @@
 // bad arguments (rows < 0, cols < 1, ld < cols, null x or y with rows > 0, x == y with ldx != ldy,
 // eps negative or NaN) return cudaErrorInvalidValue and launch nothing. Host caches are per device
 // and thread-safe. Paths: rowSoftmax's (detail/rows.cuh), with fp32 rows past 8192 columns staged in
-// shared memory too, w and b staged beside them (detail/row_kernels.cuh).
+// shared memory too; RMSNorm's w is staged beside its rows, LayerNorm's w and b are read from
+// memory (detail/row_kernels.cuh).
 #pragma once
 
 #include "../detail/row_kernels.cuh"
@@ -185,10 +186,7 @@ WARPKIT_DEVICE WelfordState rowStreamTotal(const NormParams<T>&, const typename 
 /// then the squares about the block's mean; RMSNorm's sum of squares as streamed.
 template <int Threads, typename T, typename Sweep>
 WARPKIT_DEVICE WelfordState rowStagedTotal(const NormParams<T>& p, typename NormParams<T>::Acc& a, Sweep sweep) {
-    if (p.rms) {
-        sweep([&](const auto& x, int col) { rowStreamAdd(p, a, x, col); });
-        return blockReduceWelford<Threads>(a.st);
-    }
+    if (p.rms) return rowStagedStreamTotal<Threads>(p, a, sweep);
     float s[2] = {0.0f, 0.0f}; // sum of x - shift, count (a slice is far below 2^24 elements)
     sweep([&](const auto& x, int) {
         constexpr int N = sizeof(x[0]) / sizeof(float);

@@ -218,20 +218,11 @@ __global__ void __launch_bounds__(Threads) softmaxStagedKernel(const T* x, T* y,
     const T* p = x + row * ldx;
     const VectorSplit sp = vectorSplit(p, cols);
     const int base = rank * slice;
-    int nv = (int)(sp.vectors - base);
-    nv = nv < 0 ? 0 : nv < slice ? nv : slice;
+    const int nv = stagedVectors(sp, rank, slice);
     const int np = (nv + piece - 1) / piece;
     if (t == 0) {
-        for (int k = 0; k < np; ++k) mbarInit(smemAddr(&full[k]), 1);
-        mbarInitFence();
-        fenceProxyAsyncShared();
-        const uint4* src = reinterpret_cast<const uint4*>(p + sp.head) + base;
-        for (int k = 0; k < np; ++k) {
-            const int n = nv - k * piece < piece ? nv - k * piece : piece;
-            const unsigned bar = smemAddr(&full[k]);
-            mbarArriveExpectTx(bar, (unsigned)n * 16u);
-            bulkCopyToShared(smemAddr(wk_stage + k * piece), src + k * piece, (unsigned)n * 16u, bar);
-        }
+        const uint4* src[1] = {reinterpret_cast<const uint4*>(p + sp.head) + base};
+        stagePieces(wk_stage, 0, src, nv, piece, full);
     }
     // Head and tail elements (block 0): thread t holds element t of them.
     const bool hasX = rank == 0 && t < sp.head + sp.tail;
