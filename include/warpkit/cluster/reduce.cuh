@@ -13,8 +13,10 @@
 // a long softmax row's time; this exchange took 1.9-2.8 us, half of it partner skew.) The one
 // cluster barrier is a relaxed arrive in clusterExchangeInit, waited on by the first round, so no
 // block sends before every receiver's mbarriers are initialised. Two part buffers and two mbarriers
-// alternate between rounds, and each round re-arms the buffer after next, so any number of rounds
-// can follow each other with nothing but a block barrier between them.
+// alternate between rounds, so any number of rounds can follow each other with nothing but a block
+// barrier between them. Each round arms its own mbarrier as it starts (bytes a partner sent early
+// count against the armed total, which PTX allows), so no phase is left armed when a block exits:
+// shared memory that the next block on the SM reuses holds no pending barrier phase.
 //
 // Participation: every thread of every block of the cluster calls clusterExchangeInit once, then
 // each clusterReduce, in the same order. Blocks must be whole warps (a multiple of 32 threads):
@@ -94,10 +96,7 @@ template <typename T> WARPKIT_DEVICE unsigned clusterExchangeInit(ClusterExchang
             detail::mbarInitFence();
         }
         __syncthreads(); // the inits before anyone's use of the barriers
-        if (linearThreadId() == 0) { // arm rounds 0 and 1
-            detail::mbarArriveExpectTx(detail::smemAddr(&x.bar[0]), nb * kBytes);
-            detail::mbarArriveExpectTx(detail::smemAddr(&x.bar[1]), nb * kBytes);
-        }
+        if (linearThreadId() == 0) detail::mbarArriveExpectTx(detail::smemAddr(&x.bar[0]), nb * kBytes); // arm round 0
         __syncwarp(); // .aligned: the warp's threads execute the arrive together
         asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
     }
@@ -125,9 +124,10 @@ WARPKIT_DEVICE T clusterReduce(ClusterExchange<T>& x, unsigned& round, T v, Op o
         __syncwarp(); // .aligned: the warp's threads execute the wait together
         asm volatile("barrier.cluster.wait.aligned;" ::: "memory"); // every receiver is armed
     } else {
-        // Re-arm the buffer after next (its previous round has completed), then a block barrier:
-        // every thread has read the previous round's parts before any partner can send into them.
-        if (t == 0) detail::mbarArriveExpectTx(detail::smemAddr(&x.bar[b ^ 1u]), nb * (unsigned)W * 4u);
+        // Arm this round's mbarrier (its previous phase, round r - 2, completed: thread 0 waited on
+        // it), then a block barrier: every thread has read the previous round's parts before this
+        // block's value goes out, and so before any partner can send into them again.
+        if (t == 0) detail::mbarArriveExpectTx(detail::smemAddr(&x.bar[b]), nb * (unsigned)W * 4u);
         __syncthreads();
     }
     if (t < nb) { // thread k sends this block's value to block k
