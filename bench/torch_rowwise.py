@@ -23,7 +23,7 @@ import os
 import sys
 import time
 
-COLS = [256, 1024, 4096, 16384, 65536, 262144]
+COLS = [256, 1024, 4096, 8192, 16384, 65536, 262144]
 VOCAB = [32000, 50257, 151936]
 OPS = ["layer_norm", "rms_norm", "ce_loss", "ce_loss_grad", "softmax_bwd", "log_softmax_bwd"]
 N = 1 << 26
