@@ -222,10 +222,15 @@ template <typename T> static int ce_paths(int* seen) {
         }
     }
     if (!wk_quick()) {
-        for (int c : {1000, 4097, 32000, 50257, 151936}) {
+        for (int c : {1000, 4097, 8191, 32000, 50257, 151936}) {
             const long long rows = row_many_rows(d, c);
             CeCase many{rows, c, (long long)c + 5, (long long)c, 2, 0, false, true, true, -100, 7, false, 0.0f, 1.0f / rows, 0};
             bad += ce_case<T>("paths (many rows)", many, 0xcfc00ull + salt++);
+            // The loss alone has its own plan (rowReducePlan): many rows of 4097..8192 staged.
+            if (c == 4097 || c == 8191) {
+                many.useGrad = false;
+                bad += ce_case<T>("paths (many rows, loss alone)", many, 0xcfc00ull + salt++);
+            }
         }
     }
     return bad;

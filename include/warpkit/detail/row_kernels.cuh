@@ -682,6 +682,15 @@ inline cudaError_t rowOpRun(RowPlan pl, const P& p, long long rows, int cols, in
     }
 }
 
+/// Whether plan p holds each row in registers in one block of 512 threads (16-bit rows of 4097..8192
+/// columns, fp32 of 4097..8192), for more rows than a wave of four blocks an SM. Such a block waits
+/// on its loads with little else resident to overlap them (two blocks an SM); the staged path's
+/// blocks hold no registers while their bytes land, and run faster there when the rows are many
+/// (few rows, one wave, keep registers: 500 x 8192 16-bit LayerNorm 0.58x copy against 0.53x).
+inline bool rowWideBlock(const RowPlan& p, long long rows, int sms) {
+    return p.path == RowBlock && p.blocks == 1 && p.threads == 512 && rows > 4LL * sms;
+}
+
 /// The row family's plan: rowPlan's, except that on sm_90 many 16-bit rows of 4097..8192 columns
 /// are staged in one block (below), and rows longer than 8192 columns that are not few (whose
 /// register clusters would not cover every SM at once) are staged in 16 KB slices for fp32 too. rowSoftmax keeps fp32 rows of up to 65536 columns in register clusters; these
@@ -692,29 +701,35 @@ inline cudaError_t rowOpRun(RowPlan pl, const P& p, long long rows, int cols, in
 template <typename T> inline RowPlan rowOpPlan(long long rows, int cols, int sms, bool clusters) {
     const RowPlan p = rowPlan<T>(rows, cols, sms, clusters);
     if (!clusters || p.path != RowBlock) return p;
-    // 16-bit rows that one block of 512 threads holds in registers (4097..8192 columns), when the
-    // rows are many: staged in one block instead, a slice of at most 16 KB (H100, 2^26 elements,
-    // 8192 columns: LayerNorm 0.92x copy against 0.72x, RMSNorm 0.98x against 0.81x, the
-    // cross-entropy gradient 0.96x against 0.76x; 4104 columns 0.78-1.00x against 0.49-0.89x).
-    // The register block waits on its loads with nothing else resident to overlap them (two blocks
-    // an SM); staged blocks hold no registers while their bytes land. Few rows (one wave) keep
-    // registers: 500 x 8192 LayerNorm 0.58x against 0.53x.
-    if (sizeof(T) == 2 && p.blocks == 1 && p.threads == 512 && rows > 4LL * sms)
+    // 16-bit rows of 4097..8192 columns: staged in one block, a slice of at most 16 KB (rowWideBlock;
+    // H100, 2^26 elements, 8192 columns: LayerNorm 0.92x copy against 0.72x, RMSNorm 0.98x against
+    // 0.81x, the cross-entropy gradient 0.96x against 0.76x; 4104 columns 0.78-1.00x against
+    // 0.49-0.89x). fp32 rows of 4097..8192 keep registers (0.94-0.99x; staged 0.76x).
+    if (sizeof(T) == 2 && rowWideBlock(p, rows, sms))
         return rowStagedPlan((long long)cols / vectorElems<T>(), kStageMinSliceBytes);
     if (cols <= 8192) return p;
     if (p.threads == 512 || rows * p.blocks <= 4LL * sms) return p; // rowPlan's few-rows clusters
     return rowStagedPlan((long long)cols / vectorElems<T>(), kStageMinSliceBytes);
 }
 
-/// The plan for an algorithm that writes per-row outputs only (rowCrossEntropy's loss alone). Rows
-/// longer than 8192 columns: on sm_90 the staged path in slices of about 32 KB (each element is
-/// read once, and no registers wait on memory; larger than the 16 KB of the paths with outputs:
-/// the sweep is short, so fewer blocks and exchanges a row pay), 16 KB when the rows would not
+/// The plan for an algorithm that writes per-row outputs only (rowCrossEntropy's loss alone). Many
+/// rows of 4097..8192 columns: on sm_90 staged in one block. Rows longer than 8192 columns: on
+/// sm_90 the staged path in slices of about 32 KB (each element is read once, and no registers
+/// wait on memory; larger than the 16 KB of the paths with outputs: the sweep is short, so fewer
+/// blocks and exchanges a row pay), 16 KB when the rows would not
 /// cover every SM; elsewhere, and past what 16 staged blocks hold, the streamed path, which then
 /// also reads once (4 vectors a thread in flight; a cluster of up to 16 blocks a row on sm_90,
 /// enough for 8 blocks an SM, none with fewer than 2048 vectors). Shorter rows take rowPlan's.
 template <typename T> inline RowPlan rowReducePlan(long long rows, int cols, int sms, bool clusters) {
-    if (cols <= 8192) return rowPlan<T>(rows, cols, sms, clusters);
+    if (cols <= 8192) {
+        // Rows of 4097..8192 columns (rowWideBlock), every type: staged in one block, a slice of at
+        // most 32 KB (H100, 2^26 elements, 8192 columns: 16-bit 0.89x copy against 0.57x, fp32
+        // 1.02x against 0.82x; 6144 columns 0.84x / 0.98x against 0.44x / 0.69x).
+        const RowPlan p = rowPlan<T>(rows, cols, sms, clusters);
+        if (clusters && rowWideBlock(p, rows, sms))
+            return rowStagedPlan((long long)cols / vectorElems<T>(), kStageReduceSliceBytes);
+        return p;
+    }
     const long long vecs = (long long)cols / vectorElems<T>();
     long long n = 1;
     if (clusters) {
