@@ -693,11 +693,11 @@ inline bool rowWideBlock(const RowPlan& p, long long rows, int sms) {
 
 /// The row family's plan: rowPlan's, except that on sm_90 many 16-bit rows of 4097..8192 columns
 /// are staged in one block (below), and rows longer than 8192 columns that are not few (whose
-/// register clusters would not cover every SM at once) are staged in 16 KB slices for fp32 too. rowSoftmax keeps fp32 rows of up to 65536 columns in register clusters; these
-/// algorithms do more per element (two sweeps, per-column w and b) and run faster staged (H100,
-/// 2^26 elements, fp32 16384..65536 columns: LayerNorm 0.93x copy staged against 0.85-0.88x,
-/// RMSNorm 0.97x against 0.91-0.96x, the cross-entropy gradient at 50257 columns 0.95x against
-/// 0.78x).
+/// register clusters would not cover every SM at once) are staged in 16 KB slices for fp32 too.
+/// rowSoftmax keeps fp32 rows of up to 65536 columns in register clusters; these algorithms do
+/// more per element (two sweeps, per-column w and b) and run faster staged (H100, 2^26 elements,
+/// fp32 16384..65536 columns: LayerNorm 0.93x copy staged against 0.85-0.88x, RMSNorm 0.97x
+/// against 0.91-0.96x, the cross-entropy gradient at 50257 columns 0.95x against 0.78x).
 template <typename T> inline RowPlan rowOpPlan(long long rows, int cols, int sms, bool clusters) {
     const RowPlan p = rowPlan<T>(rows, cols, sms, clusters);
     if (!clusters || p.path != RowBlock) return p;
@@ -716,10 +716,10 @@ template <typename T> inline RowPlan rowOpPlan(long long rows, int cols, int sms
 /// rows of 4097..8192 columns: on sm_90 staged in one block. Rows longer than 8192 columns: on
 /// sm_90 the staged path in slices of about 32 KB (each element is read once, and no registers
 /// wait on memory; larger than the 16 KB of the paths with outputs: the sweep is short, so fewer
-/// blocks and exchanges a row pay), 16 KB when the rows would not
-/// cover every SM; elsewhere, and past what 16 staged blocks hold, the streamed path, which then
-/// also reads once (4 vectors a thread in flight; a cluster of up to 16 blocks a row on sm_90,
-/// enough for 8 blocks an SM, none with fewer than 2048 vectors). Shorter rows take rowPlan's.
+/// blocks and exchanges a row pay), 16 KB when the rows would not cover every SM; elsewhere, and
+/// past what 16 staged blocks hold, the streamed path, which then also reads once (4 vectors a
+/// thread in flight; a cluster of up to 16 blocks a row on sm_90, enough for 8 blocks an SM, none
+/// with fewer than 2048 vectors). Other rows take rowPlan's.
 template <typename T> inline RowPlan rowReducePlan(long long rows, int cols, int sms, bool clusters) {
     if (cols <= 8192) {
         // Rows of 4097..8192 columns (rowWideBlock), every type: staged in one block, a slice of at

@@ -36,8 +36,8 @@
 // bad arguments (rows < 0, cols < 1, ld < cols, null x or y with rows > 0, x == y with ldx != ldy,
 // eps negative or NaN) return cudaErrorInvalidValue and launch nothing. Host caches are per device
 // and thread-safe. Paths: rowSoftmax's (detail/rows.cuh), with fp32 rows past 8192 columns and many
-// 16-bit rows of 4097..8192 staged in shared memory too (rowOpPlan); RMSNorm's w is staged beside its rows, LayerNorm's w and b are read from
-// memory (detail/row_kernels.cuh).
+// 16-bit rows of 4097..8192 staged in shared memory too (rowOpPlan); RMSNorm's w is staged beside
+// its rows, LayerNorm's w and b are read from memory (detail/row_kernels.cuh).
 #pragma once
 
 #include "../detail/row_kernels.cuh"
