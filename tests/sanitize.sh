@@ -54,9 +54,9 @@ runs() {
 # the same test under the same load ran clean natively (184 of 184) and under memcheck (92 of 92),
 # and synccheck runs beside each other only ran clean (400 of 400).
 start=$(date +%s)
-first=$(for tool in $tools; do [ "$tool" != synccheck ] && printf '%s ' "$tool"; done)
-runs $first | xargs -r -P "$jobs" -L 1 bash -c 'run_one "$@"' _
-case " $tools " in *" synccheck "*) runs synccheck | xargs -r -P "$jobs" -L 1 bash -c 'run_one "$@"' _ ;; esac
+all=$(runs $tools)
+grep -v '^synccheck ' <<<"$all" | xargs -r -P "$jobs" -L 1 bash -c 'run_one "$@"' _
+grep '^synccheck ' <<<"$all" | xargs -r -P "$jobs" -L 1 bash -c 'run_one "$@"' _
 
 pass=0 fail=0
 for log in "$out"/*.log; do
