@@ -610,7 +610,6 @@ inline cudaError_t rowOpBlock(const RowPlan& pl, const P& p, long long rows, int
     return cudaErrorInvalidConfiguration;
 }
 
-/// Launches the staged plan `pl` (sm_90): clusters of pl.blocks blocks, NI slices of shared memory.
 /// The column arrays (P::kColumns) the algorithm's params use. Host.
 template <typename P> inline int rowColumnsInUse(const P& p) {
     int nc = 0;
@@ -628,6 +627,8 @@ template <typename P> inline bool rowStagesColumns(const P& p, int slice) {
     return nc > 0 && nc <= P::kInputs && (P::kInputs + nc) * slice * 16 <= kStageMaxBytes;
 }
 
+/// Launches the staged plan `pl` (sm_90): clusters of pl.blocks blocks, the inputs' slices (and the
+/// staged column arrays') in dynamic shared memory.
 template <typename P>
 inline cudaError_t launchRowOpStaged(const RowPlan& pl, const P& p, long long rows, int cols, int dev, cudaStream_t st) {
     auto kern = rowOpStagedKernel<P, kStageThreads>;
