@@ -136,14 +136,16 @@ template <typename K> inline cudaError_t allowDynamicSmem(K kernel, int dev, int
     return cudaSuccess;
 }
 
-/// Blocks of `threads` threads of `kernel` (no dynamic shared memory) resident on device `dev`
-/// at once: occupancy x SM count, the occupancy asked once per kernel and device.
-template <typename K> inline cudaError_t residentBlocks(K kernel, int threads, int dev, int sms, int* blocks) {
+/// Blocks of `threads` threads of `kernel`, each with `smem` bytes of dynamic shared memory (its
+/// limit raised first: allowDynamicSmem), resident on device `dev` at once: occupancy x SM count,
+/// the occupancy asked once per kernel, device, block size and shared memory size.
+template <typename K>
+inline cudaError_t residentBlocks(K kernel, int threads, int dev, int sms, int* blocks, int smem = 0) {
     const void* key = reinterpret_cast<const void*>(kernel);
     int perSm = 0;
-    if (!hostCacheGet(key, dev, threads, 0, &perSm)) {
-        WARPKIT_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, kernel, threads, 0));
-        hostCachePut(key, dev, threads, 0, perSm);
+    if (!hostCacheGet(key, dev, threads, smem, &perSm)) {
+        WARPKIT_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, kernel, threads, (size_t)smem));
+        hostCachePut(key, dev, threads, smem, perSm);
     }
     if (perSm < 1) return cudaErrorInvalidConfiguration;
     *blocks = perSm * sms;
