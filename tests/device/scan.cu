@@ -13,9 +13,11 @@
 //   special:       NaN and +-inf in float sums; Max with NaN.
 //   determinism:   float sums, many runs with other work on other streams (a kernel holding SMs for
 //                  random times), several streams at once, bitwise identical outputs.
+//   pipelines:     every stage count and lag a GPU's shared memory can lead to, on grids of 1, 3
+//                  and all blocks: exact, and float bits equal to the public call's.
 //   streams:       two concurrent scans on two streams with two workspaces.
 //   workspace:     the size query; every call gets a workspace full of plausible garbage (status
-//                  words claiming published prefixes, a huge tile counter); reuse without clearing;
+//                  words claiming published prefixes); reuse without clearing;
 //                  a workspace at an odd address.
 //   bad_args:      every bad argument returns cudaErrorInvalidValue and writes nothing.
 //   huge:          n > 2^31 unsigned sum in place, misaligned, every output checked on the device
@@ -76,9 +78,9 @@ template <typename T> static long long tileElems() { return warpkit::detail::Sca
 
 // ---- running one call -------------------------------------------------------------------------
 
-/// A workspace filled with plausible garbage before every call: a huge tile counter and status
-/// words that claim published inclusive prefixes (flag 2) with random values. A call that failed
-/// to clear it reads them and goes wrong (or out of bounds), which the checks see.
+/// A workspace filled with plausible garbage before every call: status words that claim
+/// published inclusive prefixes (flag 2) with random values. A call that failed to clear it
+/// reads them and goes wrong (or out of bounds), which the checks see.
 struct Workspace {
     void* p;
     size_t bytes;
@@ -638,6 +640,115 @@ Test(device_scan, determinism) {
     }
     WK_CUDA(cudaFree(din));
     cr_expect(bad == 0, "%lld differences", bad);
+}
+
+/// Runs detail::deviceScanRun with a chosen pipeline and grid cap, on a garbage-filled workspace.
+template <bool Exclusive, typename T, typename Op>
+static void plan_run(const T* in, T* out, long long n, Op op, T init, const Workspace& w, int stages, int lag,
+                     int blocks) {
+    ws_garbage(w, 0, (unsigned long long)(stages * 100 + lag * 10 + blocks));
+    unsigned long long* status = (unsigned long long*)(((size_t)w.p + 15) / 16 * 16);
+    WK_CUDA((warpkit::detail::deviceScanRun<Exclusive>(in, out, n, op, init, status, stages, lag, blocks, 0)));
+}
+
+/// Every pipeline scanPlan can pick on some GPU (1 to 8 stages, lag 0 to 3, with the async
+/// prefetch and without it: stages <= lag + 1), each on grids of 1 and 3 blocks (so that a block
+/// walks dozens of tiles through every stage and barrier in turn) and on all resident blocks;
+/// aligned and misaligned in and out. int and 2x2-matrix scans exact, float sums the same bits
+/// as the public call's (the pipeline does not change the order of operations). Pipelines whose
+/// stages do not fit the GPU's shared memory are skipped (8 stages fit for the 16-byte matrices).
+Test(device_scan, pipelines) {
+    WK_REQUIRE_GPU();
+    int smemOptin = 0;
+    WK_CUDA(cudaDeviceGetAttribute(&smemOptin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
+    const int plans[][2] = {{1, 0}, {2, 0}, {2, 1}, {3, 1}, {3, 0}, {4, 2}, {4, 3}, {5, 3}, {6, 3}, {8, 3}};
+    const int grids[] = {1, 3, 0};
+    const int offsets[][2] = {{0, 0}, {1, 3}};
+    const long long t = tileElems<int>(), n = (wk_quick() ? 12 : 40) * t + 13;
+    const long long tm = tileElems<Mat2>(), nm = (wk_quick() ? 12 : 40) * tm + 5;
+    Bufs<int> bi = bufs_make<int>(n);
+    Bufs<float> bf = bufs_make<float>(n);
+    Bufs<Mat2> bm = bufs_make<Mat2>(nm);
+    size_t need = 0, needM = 0;
+    WK_CUDA(warpkit::deviceInclusiveSum((const int*)bi.din, bi.dout, n, nullptr, &need));
+    WK_CUDA(warpkit::deviceInclusiveScan((const Mat2*)bm.din, bm.dout, nm, Mat2Mul{}, nullptr, &needM));
+    Workspace w = ws_make(need > needM ? need : needM);
+    wk_rng r = wk_rng_make(0x91e);
+    std::vector<int> hi(n), want(n), wantEx(n), got(n);
+    std::vector<float> hf(n), ref(n), gotf(n);
+    std::vector<Mat2> hm(nm), wantM(nm), gotM(nm);
+    for (long long i = 0; i < n; ++i) hi[i] = gen(&r, 0);
+    for (long long i = 0; i < n; ++i) hf[i] = (float)wk_uniform(&r, -1.0, 1.0);
+    for (long long i = 0; i < nm; ++i) hm[i] = gen(&r, Mat2());
+    host_scan<false>(hi.data(), want.data(), n, warpkit::Sum{}, 0);
+    host_scan<true>(hi.data(), wantEx.data(), n, warpkit::Sum{}, 5);
+    host_scan<false>(hm.data(), wantM.data(), nm, Mat2Mul{}, Mat2{});
+    long long bad = 0, runs = 0;
+    auto check = [&](const char* what, int st, int lag, int g, const auto& gotv, const auto& wantv, long long cnt) {
+        for (long long i = 0; i < cnt; ++i)
+            if (!same(gotv[i], wantv[i])) {
+                if (bad++ < 3) cr_log_error("%s stages %d lag %d grid %d: element %lld wrong", what, st, lag, g, i);
+                break;
+            }
+    };
+    for (const auto& off : offsets) {
+        const int* in = bi.din + off[0];
+        int* out = bi.dout + off[1];
+        const float* fin = bf.din + off[0];
+        float* fout = bf.dout + off[1];
+        wk_upload(bi.din + off[0], hi.data(), n);
+        wk_upload(bf.din + off[0], hf.data(), n);
+        wk_upload(bm.din + off[0], hm.data(), nm);
+        scan_run<false>(fin, fout, n, warpkit::Sum{}, 0.0f, w);
+        WK_CUDA(cudaDeviceSynchronize());
+        wk_download(ref.data(), fout, n);
+        bad += float_check<false>("pipelines", hf.data(), ref.data(), n, 0.0f);
+        for (const auto& pl : plans) {
+            for (int g : grids) {
+                if (pl[0] * warpkit::detail::ScanStage<int>::bytes + 8192 <= smemOptin) {
+                    ++runs;
+                    wk_poison(bi.dout, n + 32);
+                    plan_run<false>(in, out, n, warpkit::Sum{}, 0, w, pl[0], pl[1], g);
+                    WK_CUDA(cudaDeviceSynchronize());
+                    wk_download(got.data(), out, n);
+                    check("int inclusive", pl[0], pl[1], g, got, want, n);
+                    plan_run<true>(in, out, n, warpkit::Sum{}, 5, w, pl[0], pl[1], g);
+                    WK_CUDA(cudaDeviceSynchronize());
+                    wk_download(got.data(), out, n);
+                    check("int exclusive", pl[0], pl[1], g, got, wantEx, n);
+                    wk_poison(bf.dout, n + 32);
+                    plan_run<false>(fin, fout, n, warpkit::Sum{}, 0.0f, w, pl[0], pl[1], g);
+                    WK_CUDA(cudaDeviceSynchronize());
+                    wk_download(gotf.data(), fout, n);
+                    if (memcmp(gotf.data(), ref.data(), n * sizeof(float)) != 0 && bad++ < 3)
+                        cr_log_error("float stages %d lag %d grid %d: bits differ from the public call's", pl[0], pl[1], g);
+                }
+                if (pl[0] * warpkit::detail::ScanStage<Mat2>::bytes + 8192 <= smemOptin) {
+                    ++runs;
+                    wk_poison(bm.dout, nm + 32);
+                    plan_run<false>((const Mat2*)bm.din + off[0], bm.dout + off[1], nm, Mat2Mul{}, Mat2{}, w, pl[0], pl[1], g);
+                    WK_CUDA(cudaDeviceSynchronize());
+                    wk_download(gotM.data(), bm.dout + off[1], nm);
+                    check("Mat2 inclusive", pl[0], pl[1], g, gotM, wantM, nm);
+                }
+            }
+        }
+    }
+    // Not pipelines: rejected before anything is written.
+    const int notPlans[][2] = {{1, 1}, {3, 3}, {5, 4}, {0, 0}, {2, -1}};
+    for (const auto& pl : notPlans) {
+        unsigned long long* status = (unsigned long long*)(((size_t)w.p + 15) / 16 * 16);
+        const cudaError_t e = warpkit::detail::deviceScanRun<false>((const int*)bi.din, bi.dout, n, warpkit::Sum{}, 0,
+                                                                    status, pl[0], pl[1], 0, 0);
+        cr_expect(e == cudaErrorInvalidValue, "stages %d lag %d: %s, want cudaErrorInvalidValue", pl[0], pl[1],
+                  cudaGetErrorString(e));
+    }
+    cr_expect(runs >= 40, "only %lld pipelines fit this GPU", runs);
+    bufs_free(bi);
+    bufs_free(bf);
+    bufs_free(bm);
+    WK_CUDA(cudaFree(w.p));
+    cr_expect(bad == 0, "%lld wrong results", bad);
 }
 
 /// Two scans at once on two streams with two workspaces, each with other work around it.
