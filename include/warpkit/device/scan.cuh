@@ -59,8 +59,8 @@
 // exclusive one to the tile threads. So each look-back has `lag` tiles' time (3 on H100) to
 // wait for the blocks before it, and stages - lag - 1 tiles are loading while a block scans.
 // Devices with less shared memory get fewer stages and a smaller lag (scanPlan); every pipeline
-// gives the same bits. H100, 2^28 int or float: about 0.91x a copy's bandwidth (one tile a
-// block, no pipeline, as CUB: 0.81x).
+// gives the same bits. H100, 2^28 int or float: 0.92x a copy's bandwidth (one tile a block,
+// no pipeline, as CUB: 0.81x).
 // A status record is one 64-bit word per 4 bytes of T, each word holding a 32-bit piece of the
 // value and the record's flag (0 invalid, 1 aggregate, 2 inclusive prefix): one relaxed 64-bit
 // store publishes a piece together with its flag, and a reader accepts a record only when all its
@@ -451,9 +451,22 @@ WARPKIT_DEVICE void scanMbarArrive(unsigned long long* b) {
     asm volatile("mbarrier.arrive.shared.b64 _, [%0];" ::"r"(smemAddr(b)) : "memory");
 }
 WARPKIT_DEVICE void scanMbarWait(unsigned long long* b, unsigned parity) {
+    // A waiting warp must not spin: it shares its scheduler with the warps it waits for (the
+    // look-back warp with three tile warps). sm_90: try_wait suspends the thread until the phase
+    // completes (or a time limit); sm_80: test_wait with a short sleep between tries.
+#if WARPKIT_ARCH >= 900
     asm volatile("{\n.reg .pred P;\nWK_SCAN_MBAR_WAIT:\n"
-                 "mbarrier.test_wait.parity.shared.b64 P, [%0], %1;\n"
+                 "mbarrier.try_wait.parity.shared::cta.b64 P, [%0], %1;\n"
                  "@!P bra WK_SCAN_MBAR_WAIT;\n}" ::"r"(smemAddr(b)), "r"(parity) : "memory");
+#else
+    for (;;) {
+        unsigned done;
+        asm volatile("{\n.reg .pred P;\nmbarrier.test_wait.parity.shared.b64 P, [%1], %2;\nselp.u32 %0, 1, 0, P;\n}"
+                     : "=r"(done) : "r"(smemAddr(b)), "r"(parity) : "memory");
+        if (done) break;
+        __nanosleep(20);
+    }
+#endif
 }
 #endif
 
