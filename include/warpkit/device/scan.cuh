@@ -633,7 +633,8 @@ __global__ void __launch_bounds__(kScanBlockThreads, 1)
         scanBarSync(kScanBarPrefix + (int)(j % (lag + 1)), G + 32);
 #endif
         T P = init;
-        if (lane == 0) P = scanHandTake<T>(prefixShared[q], &prefixFull[q], &prefixEmpty[q], (unsigned)(j / kScanSlots));
+        if (lane == 0)
+            P = scanHandTake<T>(prefixShared[q], &prefixFull[q], &prefixEmpty[q], (unsigned)(j / kScanSlots));
         P = shflIdx(P, 0);
         T x[C][V];
         fromStage(s, x);
@@ -795,8 +796,8 @@ template <typename T> constexpr size_t scanWorkspaceBytes(long long n) {
 /// The pipeline for a block with at most smemOptin bytes of shared memory (8 KB left for the
 /// kernel's own): as many stages as fit (at most 8), and lag = stages - 2 (at most kScanLagMax,
 /// at least 0), which leaves one stage loading ahead of the one scanned. H100, 4-byte types: 5
-/// stages of 38 KB, lag 3 (2^28 int: 0.92x a copy; lag 2: 0.90x; 30 KB tiles, lag 1: 0.79x). stages = 0 when
-/// not even one fits.
+/// stages of 38 KB, lag 3 (2^28 int: 0.92x a copy; lag 2: 0.90x; 30 KB tiles, lag 1: 0.79x).
+/// stages = 0 when not even one fits.
 template <typename T> inline void scanPlan(int smemOptin, int* stages, int* lag) {
     const int fit = (smemOptin - 8 * 1024) / ScanStage<T>::bytes;
     *stages = fit < 0 ? 0 : (fit > 8 ? 8 : fit);
