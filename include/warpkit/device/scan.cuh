@@ -424,9 +424,10 @@ WARPKIT_DEVICE void scanCopyWait(int n) {
 /// The look-back warp and the tile threads hand each other tile j's aggregate and exclusive
 /// prefix through shared-memory slots j % kScanSlots. On sm_80 and newer each slot has a full and
 /// an empty mbarrier a direction (the writer waits for the slot's previous reader, then arrives
-/// on full; the reader waits on full, then arrives on empty): compute-sanitizer's racecheck sees
-/// that order, where a bar.arrive orders only writes for it. The protocol never makes either side
-/// wait on an empty mbarrier (a slot is read kScanLagMax tiles at most after it is written).
+/// on full; the reader waits on full, then arrives on empty): compute-sanitizer's racecheck
+/// (2025.3) follows that order, where it reported the same hand-offs made with bar.arrive and
+/// bar.sync as races. The protocol never makes either side wait on an empty mbarrier (a slot is
+/// read kScanLagMax tiles at most after it is written).
 /// sm_75 (no mbarriers) uses named barriers, lag + 1 of each direction used in turn (by tile
 /// index) so that none is arrived at twice before it completes.
 constexpr int kScanSlots = kScanLagMax + 1;
