@@ -391,9 +391,7 @@ WARPKIT_DEVICE void scanStoreSlot(T* out, long long e0, long long n, const T (&x
 /// in the calling thread's current group. sm_80 and newer.
 WARPKIT_DEVICE void scanCopyAsync(void* dst, const void* src) {
 #if WARPKIT_ARCH >= 800
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"((unsigned)__cvta_generic_to_shared(dst)),
-                 "l"(src)
-                 : "memory");
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smemAddr(dst)), "l"(src) : "memory");
 #endif
 }
 /// Closes the calling thread's current group of async copies (an empty group when it issued none).
@@ -442,35 +440,6 @@ WARPKIT_DEVICE void scanBarArrive(int id, int threads) {
     asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
 
-#if WARPKIT_ARCH >= 800
-/// mbarriers in this block's shared memory (sm_80 and newer): init for `count` arrivals a phase,
-/// arrive (release, CTA scope), and wait for the phase of `parity` to complete (acquire).
-WARPKIT_DEVICE void scanMbarInit(unsigned long long* b, unsigned count) {
-    asm volatile("mbarrier.init.shared.b64 [%0], %1;" ::"r"(smemAddr(b)), "r"(count) : "memory");
-}
-WARPKIT_DEVICE void scanMbarArrive(unsigned long long* b) {
-    asm volatile("mbarrier.arrive.shared.b64 _, [%0];" ::"r"(smemAddr(b)) : "memory");
-}
-WARPKIT_DEVICE void scanMbarWait(unsigned long long* b, unsigned parity) {
-    // A waiting warp must not spin: it shares its scheduler with the warps it waits for (the
-    // look-back warp with three tile warps). sm_90: try_wait suspends the thread until the phase
-    // completes (or a time limit); sm_80: test_wait with a short sleep between tries.
-#if WARPKIT_ARCH >= 900
-    asm volatile("{\n.reg .pred P;\nWK_SCAN_MBAR_WAIT:\n"
-                 "mbarrier.try_wait.parity.shared::cta.b64 P, [%0], %1;\n"
-                 "@!P bra WK_SCAN_MBAR_WAIT;\n}" ::"r"(smemAddr(b)), "r"(parity) : "memory");
-#else
-    for (;;) {
-        unsigned done;
-        asm volatile("{\n.reg .pred P;\nmbarrier.test_wait.parity.shared.b64 P, [%1], %2;\nselp.u32 %0, 1, 0, P;\n}"
-                     : "=r"(done) : "r"(smemAddr(b)), "r"(parity) : "memory");
-        if (done) break;
-        __nanosleep(20);
-    }
-#endif
-}
-#endif
-
 /// Puts v, the `use`-th value through its slot, in the slot (after its previous value was taken:
 /// the empty mbarrier's phase use - 1), and marks it full. One thread. sm_75: only the copy (the
 /// caller's named barriers order it).
@@ -478,11 +447,11 @@ template <typename T>
 WARPKIT_DEVICE void scanHandPut(unsigned char* slot, const T& v, unsigned long long* full, unsigned long long* empty,
                                 unsigned use) {
 #if WARPKIT_ARCH >= 800
-    if (use > 0) scanMbarWait(empty, (use - 1) & 1);
+    if (use > 0) mbarWait(smemAddr(empty), (use - 1) & 1);
 #endif
     __builtin_memcpy(slot, &v, sizeof(T));
 #if WARPKIT_ARCH >= 800
-    scanMbarArrive(full);
+    mbarArrive(smemAddr(full));
 #else
     (void)full, (void)empty, (void)use;
 #endif
@@ -493,12 +462,12 @@ template <typename T>
 WARPKIT_DEVICE T scanHandTake(const unsigned char* slot, unsigned long long* full, unsigned long long* empty,
                               unsigned use) {
 #if WARPKIT_ARCH >= 800
-    scanMbarWait(full, use & 1);
+    mbarWait(smemAddr(full), use & 1);
 #endif
     T v;
     __builtin_memcpy(&v, slot, sizeof(T));
 #if WARPKIT_ARCH >= 800
-    scanMbarArrive(empty);
+    mbarArrive(smemAddr(empty));
 #else
     (void)full, (void)empty, (void)use;
 #endif
@@ -541,10 +510,10 @@ __global__ void __launch_bounds__(kScanBlockThreads, 1)
 #if WARPKIT_ARCH >= 800
     if (g == 0) {
         for (int q = 0; q < kScanSlots; ++q) {
-            scanMbarInit(&aggFull[q], 1);
-            scanMbarInit(&aggEmpty[q], 1);
-            scanMbarInit(&prefixFull[q], 1);
-            scanMbarInit(&prefixEmpty[q], NW); // lane 0 of each tile warp
+            mbarInit(smemAddr(&aggFull[q]), 1);
+            mbarInit(smemAddr(&aggEmpty[q]), 1);
+            mbarInit(smemAddr(&prefixFull[q]), 1);
+            mbarInit(smemAddr(&prefixEmpty[q]), NW); // lane 0 of each tile warp
         }
     }
     __syncthreads();
