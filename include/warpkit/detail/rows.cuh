@@ -258,7 +258,9 @@ template <typename K> inline cudaError_t rowClusterFits(K kernel, int dev, int n
 /// The hardware limit of a grid's x dimension.
 constexpr long long kMaxGridX = 2147483647LL;
 
-/// Launches `kern` with `perRow` blocks a row (a cluster when `clusters`), `threads` a block and
+/// Launches `kern` with `perRow` blocks a row (a cluster when `clusters` and perRow > 1: a cluster
+/// of one block costs block scheduling throughput, H100 cross-entropy loss of 8192 x 8192 16-bit
+/// staged in one block 0.89x copy as clusters of 1, 0.96x as plain blocks), `threads` a block and
 /// `smem` bytes of dynamic shared memory, in as many launches as the grid's x limit needs:
 /// go(cfg, r0) launches the rows from r0 on with configuration cfg (cudaLaunchKernelEx).
 /// cudaErrorInvalidConfiguration when no cluster of perRow blocks can be resident.
@@ -274,7 +276,7 @@ inline cudaError_t launchRows(K kern, long long rows, int perRow, int threads, i
     const long long perLaunch = kMaxGridX / perRow;
     return launchRowChunks(rows, perLaunch, [&](long long r0, long long n) {
         RowLaunch l;
-        rowLaunchConfig(&l, n * perRow, threads, smem, clusters ? perRow : 0, perRow > 8, st);
+        rowLaunchConfig(&l, n * perRow, threads, smem, clusters && perRow > 1 ? perRow : 0, perRow > 8, st);
         return go(l.cfg, r0);
     });
 }
