@@ -82,7 +82,7 @@ static std::vector<warpkit::detail::RowPlan> row_forced_plans(int cols, const wa
     std::vector<RowPlan> ps = {rowOpPlan<T>(3, cols, d.sms, d.clusters), rowOpPlan<T>(1LL << 24, cols, d.sms, d.clusters)};
     if (wk_quick() && cols > 40000) return ps; // the sanitizers: forced plans on the shorter rows only
     const long long vecs = cols / warpkit::vectorElems<T>();
-    const int shapes[5][2] = {{128, rowC16<T>()}, {256, rowC16<T>()}, {512, rowC16<T>()}, {1024, rowC16<T>()}, {512, rowC32<T>()}};
+    const int shapes[6][2] = {{128, rowC16<T>()}, {256, rowC16<T>()}, {512, rowC16<T>()}, {1024, rowC16<T>()}, {512, rowC32<T>()}, {128, rowC32<T>()}};
     for (const auto& s : shapes) {
         if (vecs <= (long long)s[0] * s[1]) ps.push_back(rowBlockPlan(vecs > 0 ? vecs : 1, 1, s[0], s[1]));
         if (d.clusters && vecs >= 3 && vecs <= (long long)blockCluster * s[0] * s[1])

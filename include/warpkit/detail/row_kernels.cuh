@@ -27,8 +27,8 @@
 //                                   streamed adds; LayerNorm overloads it with its exact two-pass)
 //   rowOutputs(p, f, row)           the per-row outputs (mean, rstd, loss), by one thread a row.
 //
-// Paths (rowOpPlan: rowPlan's, detail/rows.cuh, with fp32 rows past 8192 columns and many 16-bit
-// rows of 4097..8192 staged too):
+// Paths (rowOpPlan: rowPlan's, detail/rows.cuh, with 16-bit rows of 1025..4096 columns in blocks of
+// 128 threads, and fp32 rows past 8192 columns and many 16-bit rows of 4097..8192 staged):
 // warp, block (register clusters), staged (sm_90: slices in shared memory, bulk-copied) and
 // streamed. A staged plan that cannot run (inputs aligned differently, no clusters) becomes a
 // register cluster plan (rowRegisterPlan). Every path but the streamed one reads each element once
@@ -220,6 +220,18 @@ template <int C, int E> void rowRegs(RowOpNone*);
 template <int N> void rowStreamAdd(RowOpNone*);
 template <int Threads> void rowStreamTotal(RowOpNone*);
 template <int N> void rowStreamOut(RowOpNone*);
+template <int N> void rowStreamOutFast(RowOpNone*);
+
+/// Whether the staged path's whole-vector outputs of a row with factors f may take
+/// rowStreamOutFast (an algorithm's branch-free form, for the common case; it overloads both).
+/// Default: never.
+template <typename P, typename F> WARPKIT_DEVICE bool rowOutFast(const P&, const F&) { return false; }
+template <int N, typename P, typename F, typename X> WARPKIT_DEVICE void rowStreamOutFast(const P& p, const F& f, X& x, int col) {
+    rowStreamOut<N>(p, f, x, col);
+}
+template <bool B> struct RowBool {
+    static constexpr bool value = B;
+};
 
 // ---- 1. warp path: a segment of W lanes per row ---------------------------------------------------
 // The layout and rows a thread of rowSoftmax's warp kernel (WarpRowShape); rows past the end load
@@ -513,16 +525,23 @@ __global__ void __launch_bounds__(Threads) rowOpStagedKernel(P p, int cols, int 
     const bool vecOut = ((size_t)yb & 15) == 0; // y's rows may be aligned differently from x's
     // U vectors at a time, every store after every output of the batch: the loads an algorithm
     // makes per column (LayerNorm's w and b, when not staged) are all in flight at once rather
-    // than one L2 round trip a vector (a store in between could alias them).
-    constexpr int U = NC > 0 ? 4 : 2;
-    auto out = [&](int n, int i0) {
+    // than one L2 round trip a vector (a store in between could alias them). 16-bit rows batch 2:
+    // 8 values a vector, each with its w and b, in 56 registers (4 took 72-78, and spilled for
+    // bf16).
+    constexpr int U = NC > 0 && sizeof(T) == 4 ? 4 : 2;
+    // Fast: rowOutFast held, checked once a row so that the sweep has no per-vector branch.
+    auto out = [&](int n, int i0, auto fast) {
         float x[U][NI][V];
 #pragma unroll
         for (int u = 0; u < U; ++u)
             if (u < n) staged(i0 + u * Threads, x[u]);
 #pragma unroll
-        for (int u = 0; u < U; ++u)
-            if (u < n) rowStreamOut<V>(ps, f, x[u], sp.head + (base + i0 + u * Threads) * V);
+        for (int u = 0; u < U; ++u) {
+            if (u >= n) break;
+            const int col = sp.head + (base + i0 + u * Threads) * V;
+            if constexpr (decltype(fast)::value) rowStreamOutFast<V>(ps, f, x[u], col);
+            else rowStreamOut<V>(ps, f, x[u], col);
+        }
 #pragma unroll
         for (int u = 0; u < U; ++u) {
             if (u >= n) break;
@@ -541,9 +560,13 @@ __global__ void __launch_bounds__(Threads) rowOpStagedKernel(P p, int cols, int 
             }
         }
     };
-    int i0 = t;
-    for (; i0 + (U - 1) * Threads < nv; i0 += U * Threads) out(U, i0);
-    if (i0 < nv) out((nv - i0 + Threads - 1) / Threads, i0);
+    auto outAll = [&](auto fast) {
+        int i0 = t;
+        for (; i0 + (U - 1) * Threads < nv; i0 += U * Threads) out(U, i0, fast);
+        if (i0 < nv) out((nv - i0 + Threads - 1) / Threads, i0, fast);
+    };
+    if (rowOutFast(ps, f)) outAll(RowBool<true>{});
+    else outAll(RowBool<false>{});
     if (hasX()) {
         rowStreamOut<1>(p, f, xe, xcol);
         storeScalar(y + xcol, Arith<T>::from_acc(xe[0][0]));
@@ -606,6 +629,7 @@ inline cudaError_t rowOpBlock(const RowPlan& pl, const P& p, long long rows, int
     if (pl.threads == N && pl.chunks == C) return launchRowOpBlock<P, N, C, Aligned>(pl, p, rows, cols, clusters, dev, st);
     WARPKIT_DETAIL_ROW_BLOCK_CASE(128, C16) WARPKIT_DETAIL_ROW_BLOCK_CASE(256, C16) WARPKIT_DETAIL_ROW_BLOCK_CASE(512, C16)
     WARPKIT_DETAIL_ROW_BLOCK_CASE(1024, C16) WARPKIT_DETAIL_ROW_BLOCK_CASE(512, C32)
+    WARPKIT_DETAIL_ROW_BLOCK_CASE(128, C32)
 #undef WARPKIT_DETAIL_ROW_BLOCK_CASE
     return cudaErrorInvalidConfiguration;
 }
@@ -692,14 +716,28 @@ inline bool rowWideBlock(const RowPlan& p, long long rows, int sms) {
     return p.path == RowBlock && p.blocks == 1 && p.threads == 512 && rows > 4LL * sms;
 }
 
-/// The row family's plan: rowPlan's, except that on sm_90 many 16-bit rows of 4097..8192 columns
-/// are staged in one block (below), and rows longer than 8192 columns that are not few (whose
+/// The block of 128 threads, 2 or 4 vectors a thread, that holds a 16-bit row of 129..512 vectors
+/// (1025..4096 columns, plus a head and tail) for the row family, in place of rowPlan's warp segments
+/// of 8 vectors a lane (129..256) and blocks of 256 threads x 2 (257..512): 64 bytes a thread in
+/// flight, as fp32 rows of the same bytes have (H100, 2^26 elements, 4096 columns: LayerNorm 0.96x
+/// copy against 0.89x, the cross-entropy loss 0.87x against 0.71x; 2048 columns: its gradient 0.95x
+/// against 0.60x, LayerNorm 0.96x against 0.88x). Null plan (threads 0) for other rows.
+template <typename T> inline RowPlan rowSmallBlockPlan(long long vecs) {
+    if (sizeof(T) != 2 || vecs <= 128 || vecs > 512) return RowPlan{RowBlock, 0, 0, 0, 0, 0, 0};
+    return rowBlockPlan(vecs, 1, 128, vecs <= 256 ? rowC16<T>() : rowC32<T>());
+}
+
+/// The row family's plan: rowPlan's, except that 16-bit rows of 1025..4096 columns take one block
+/// of 128 threads (rowSmallBlockPlan), on sm_90 many 16-bit rows of 4097..8192 columns are staged
+/// in one block (below), and rows longer than 8192 columns that are not few (whose
 /// register clusters would not cover every SM at once) are staged in 16 KB slices for fp32 too.
 /// rowSoftmax keeps fp32 rows of up to 65536 columns in register clusters; these algorithms do
 /// more per element (two sweeps, per-column w and b) and run faster staged (H100, 2^26 elements,
 /// fp32 16384..65536 columns: LayerNorm 0.93x copy staged against 0.85-0.88x, RMSNorm 0.97x
 /// against 0.91-0.96x, the cross-entropy gradient at 50257 columns 0.95x against 0.78x).
 template <typename T> inline RowPlan rowOpPlan(long long rows, int cols, int sms, bool clusters) {
+    const RowPlan small = rowSmallBlockPlan<T>((long long)cols / vectorElems<T>()); // 16-bit 1025..4096 columns
+    if (small.threads > 0) return small;
     const RowPlan p = rowPlan<T>(rows, cols, sms, clusters);
     if (!clusters || p.path != RowBlock) return p;
     // 16-bit rows of 4097..8192 columns: staged in one block, a slice of at most 16 KB (rowWideBlock;
@@ -720,9 +758,12 @@ template <typename T> inline RowPlan rowOpPlan(long long rows, int cols, int sms
 /// blocks and exchanges a row pay), 16 KB when the rows would not cover every SM; elsewhere, and
 /// past what 16 staged blocks hold, the streamed path, which then also reads once (4 vectors a
 /// thread in flight; a cluster of up to 16 blocks a row on sm_90, enough for 8 blocks an SM, none
-/// with fewer than 2048 vectors). Other rows take rowPlan's.
+/// with fewer than 2048 vectors). 16-bit rows of 1025..4096 columns: rowSmallBlockPlan. Other rows
+/// take rowPlan's.
 template <typename T> inline RowPlan rowReducePlan(long long rows, int cols, int sms, bool clusters) {
     if (cols <= 8192) {
+        const RowPlan small = rowSmallBlockPlan<T>((long long)cols / vectorElems<T>()); // 16-bit 1025..4096 columns
+        if (small.threads > 0) return small;
         // Rows of 4097..8192 columns (rowWideBlock), every type: staged in one block, a slice of at
         // most 32 KB (H100, 2^26 elements, 8192 columns: 16-bit 0.89x copy against 0.57x, fp32
         // 1.02x against 0.82x; 6144 columns 0.84x / 0.98x against 0.44x / 0.69x).

@@ -231,6 +231,23 @@ WARPKIT_DEVICE void rowStreamOut(const CrossEntropyParams<T>&, const CrossEntrop
 #pragma unroll
     for (int k = 0; k < N; ++k) x[0][k] = crossEntropyGrad(f, expDiff<sizeof(T) == 4>(x[0][k], f.max) * f.scale, col + k);
 }
+/// The staged path's whole-vector gradients take rowStreamOutFast in a row with a valid target.
+template <typename T> WARPKIT_DEVICE bool rowOutFast(const CrossEntropyParams<T>&, const CrossEntropyRow& f) { return f.mode == 0; }
+/// rowStreamOut in a row with a valid target (mode 0): the target's column is checked once a
+/// vector rather than once an element (the same values).
+template <int N, typename T>
+WARPKIT_DEVICE void rowStreamOutFast(const CrossEntropyParams<T>&, const CrossEntropyRow& f, float (&x)[1][N], int col) {
+    float prob[N];
+#pragma unroll
+    for (int k = 0; k < N; ++k) prob[k] = expDiff<sizeof(T) == 4>(x[0][k], f.max) * f.scale;
+    if ((unsigned)(f.target - col) < (unsigned)N) {
+#pragma unroll
+        for (int k = 0; k < N; ++k) x[0][k] = col + k == f.target ? crossEntropyGradAt(f, prob[k]) : crossEntropyGradOff(f, prob[k]);
+    } else {
+#pragma unroll
+        for (int k = 0; k < N; ++k) x[0][k] = crossEntropyGradOff(f, prob[k]);
+    }
+}
 template <typename T> WARPKIT_DEVICE void rowOutputs(const CrossEntropyParams<T>& p, const CrossEntropyRow& f, long long row) {
     if (p.loss) p.loss[row] = f.loss;
 }
