@@ -5,7 +5,7 @@
 //
 // Each algorithm is a params struct P (plain data: pointers, strides, scalars) with the types
 //   P::Elem (T), P::kInputs (row arrays read: 1 or 2), P::kColumns (per-column arrays read, such
-//   as LayerNorm's w and b: 0..2), P::Exchange and P::Merge (what the blocks of a row's cluster
+//   as LayerNorm's w and b: 0..2), P::kOutFast (rowOutFast below), P::Exchange and P::Merge (what the blocks of a row's cluster
 //   combine, and the operator), P::Acc (a thread's running statistics when streamed or staged),
 // and free functions overloaded on P (found by argument-dependent lookup):
 //   rowAt(p, r0)                    the params of the rows from r0 on (host; launch chunks)
@@ -23,6 +23,9 @@
 //   rowStreamInit, rowStreamAdd<N>, rowStreamTotal<Threads>, rowStreamRow, rowStreamOut<N>
 //                                   the streamed and staged paths: statistics a vector at a time, the
 //                                   block's total, the row's factors, the outputs a vector at a time
+//   rowOutFast(p, f), rowStreamOutFast<N>   (P::kOutFast only) whether a row's whole-vector outputs
+//                                   on the staged path may take the algorithm's branch-free form,
+//                                   checked once a row, and that form
 //   rowStagedTotal<Threads>(p, acc, sweep)   the staged path's block statistics (default: the
 //                                   streamed adds; LayerNorm overloads it with its exact two-pass)
 //   rowOutputs(p, f, row)           the per-row outputs (mean, rstd, loss), by one thread a row.
@@ -221,11 +224,8 @@ template <int N> void rowStreamAdd(RowOpNone*);
 template <int Threads> void rowStreamTotal(RowOpNone*);
 template <int N> void rowStreamOut(RowOpNone*);
 template <int N> void rowStreamOutFast(RowOpNone*);
-
-/// Whether the staged path's whole-vector outputs of a row with factors f may take
-/// rowStreamOutFast (an algorithm's branch-free form, for the common case; it overloads both).
-/// Default: never.
-template <typename P, typename F> WARPKIT_DEVICE bool rowOutFast(const P&, const F&) { return false; }
+/// rowStreamOutFast for algorithms without one (P::kOutFast false): named in the staged kernel's
+/// discarded branch, never run.
 template <int N, typename P, typename F, typename X> WARPKIT_DEVICE void rowStreamOutFast(const P& p, const F& f, X& x, int col) {
     rowStreamOut<N>(p, f, x, col);
 }
@@ -535,12 +535,16 @@ __global__ void __launch_bounds__(Threads) rowOpStagedKernel(P p, int cols, int 
 #pragma unroll
         for (int u = 0; u < U; ++u)
             if (u < n) staged(i0 + u * Threads, x[u]);
+        if constexpr (decltype(fast)::value) {
 #pragma unroll
-        for (int u = 0; u < U; ++u) {
-            if (u >= n) break;
-            const int col = sp.head + (base + i0 + u * Threads) * V;
-            if constexpr (decltype(fast)::value) rowStreamOutFast<V>(ps, f, x[u], col);
-            else rowStreamOut<V>(ps, f, x[u], col);
+            for (int u = 0; u < U; ++u) {
+                if (u >= n) break;
+                rowStreamOutFast<V>(ps, f, x[u], sp.head + (base + i0 + u * Threads) * V);
+            }
+        } else {
+#pragma unroll
+            for (int u = 0; u < U; ++u)
+                if (u < n) rowStreamOut<V>(ps, f, x[u], sp.head + (base + i0 + u * Threads) * V);
         }
 #pragma unroll
         for (int u = 0; u < U; ++u) {
@@ -565,8 +569,12 @@ __global__ void __launch_bounds__(Threads) rowOpStagedKernel(P p, int cols, int 
         for (; i0 + (U - 1) * Threads < nv; i0 += U * Threads) out(U, i0, fast);
         if (i0 < nv) out((nv - i0 + Threads - 1) / Threads, i0, fast);
     };
-    if (rowOutFast(ps, f)) outAll(RowBool<true>{});
-    else outAll(RowBool<false>{});
+    if constexpr (P::kOutFast) {
+        if (rowOutFast(ps, f)) outAll(RowBool<true>{});
+        else outAll(RowBool<false>{});
+    } else {
+        outAll(RowBool<false>{});
+    }
     if (hasX()) {
         rowStreamOut<1>(p, f, xe, xcol);
         storeScalar(y + xcol, Arith<T>::from_acc(xe[0][0]));

@@ -68,6 +68,7 @@ template <typename T> struct CrossEntropyParams {
     };
     static constexpr int kInputs = 1;
     static constexpr int kColumns = 0;
+    static constexpr bool kOutFast = true; // rowOutFast: a row with a valid target
     const T* x;
     const long long* targets;
     float* loss;

@@ -56,6 +56,7 @@ template <typename T> struct NormParams {
     };
     static constexpr int kInputs = 1;
     static constexpr int kColumns = 2; // w and b: per-column arrays (rowColumn)
+    static constexpr bool kOutFast = true; // rowOutFast: w and b given and aligned
     const T* x;
     T* y;
     const T* w;

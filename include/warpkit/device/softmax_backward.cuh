@@ -40,6 +40,7 @@ template <typename T> struct SoftmaxBackwardParams {
     using Acc = float;
     static constexpr int kInputs = 2; // y, dy
     static constexpr int kColumns = 0;
+    static constexpr bool kOutFast = false;
     const T* y;
     const T* dy;
     T* dx;
