@@ -34,8 +34,9 @@
 // bad arguments (rows < 0, cols < 1, ldLogits < cols, ldGrad < cols with a grad, null logits or
 // targets with rows > 0, null loss and grad, grad == logits with ldGrad != ldLogits,
 // labelSmoothing outside [0, 1]) return cudaErrorInvalidValue and launch nothing. Paths:
-// rowSoftmax's (detail/rows.cuh), with fp32 rows past 8192 columns and many 16-bit rows of
-// 4097..8192 staged in shared memory too (rowOpPlan); the loss alone stages many rows of
+// rowSoftmax's (detail/rows.cuh), with 16-bit rows of 1025..4096 columns in blocks of 128 threads,
+// and fp32 rows past 8192 columns and many 16-bit rows of 4097..8192 staged in shared memory
+// (rowOpPlan); the loss alone stages many rows of
 // 4097..8192 columns in one block, and rows past 8192 columns in slices of about 32 KB
 // (rowReducePlan, detail/row_kernels.cuh).
 #pragma once

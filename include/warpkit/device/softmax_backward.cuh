@@ -23,8 +23,9 @@
 // Conventions (docs/design.md): returns cudaError_t; asynchronous on `stream`; allocates nothing;
 // bad arguments (rows < 0, cols < 1, an ld < cols, null pointers with rows > 0, an unknown kind, dx
 // == dy or dx == y with a different ld) return cudaErrorInvalidValue and launch nothing. Paths:
-// rowSoftmax's (detail/rows.cuh), with fp32 rows past 8192 columns and many 16-bit rows of
-// 4097..8192 staged in shared memory too (rowOpPlan; y and dy both, when dy's rows are aligned as
+// rowSoftmax's (detail/rows.cuh), with 16-bit rows of 1025..4096 columns in blocks of 128 threads,
+// and fp32 rows past 8192 columns and many 16-bit rows of 4097..8192 staged in shared memory
+// (rowOpPlan; y and dy both, when dy's rows are aligned as
 // y's; else register clusters; detail/row_kernels.cuh).
 #pragma once
 
