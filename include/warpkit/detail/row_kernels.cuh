@@ -5,8 +5,9 @@
 //
 // Each algorithm is a params struct P (plain data: pointers, strides, scalars) with the types
 //   P::Elem (T), P::kInputs (row arrays read: 1 or 2), P::kColumns (per-column arrays read, such
-//   as LayerNorm's w and b: 0..2), P::kOutFast (rowOutFast below), P::Exchange and P::Merge (what the blocks of a row's cluster
-//   combine, and the operator), P::Acc (a thread's running statistics when streamed or staged),
+//   as LayerNorm's w and b: 0..2), P::kOutFast (rowOutFast below), P::Exchange and P::Merge
+//   (what the blocks of a row's cluster combine, and the operator), P::Acc (a thread's running
+//   statistics when streamed or staged),
 // and free functions overloaded on P (found by argument-dependent lookup):
 //   rowAt(p, r0)                    the params of the rows from r0 on (host; launch chunks)
 //   rowAligned(p, cols)             every row of every row array starts on 16 bytes and holds whole
