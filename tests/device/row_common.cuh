@@ -92,7 +92,7 @@ static std::vector<warpkit::detail::RowPlan> row_forced_plans(int cols, const wa
     if (d.clusters && vecs >= streamCluster)
         ps.push_back(RowPlan{RowStream, 0, 0, kStreamThreads, streamCluster, (int)((vecs + streamCluster - 1) / streamCluster), 0});
     if (d.clusters && vecs >= 2 * streamCluster) {
-        ps.push_back(rowStagedPlan(vecs, kStageMinSliceBytes));
+        ps.push_back(rowStagedPlan(vecs, kStageSliceAimBytes));
         const long long slice = (vecs + streamCluster - 1) / streamCluster;
         RowPlan s{RowStaged, 0, 0, kStageThreads, 0, (int)slice, (int)((slice + 1) / 2)};
         s.blocks = (int)((vecs + slice - 1) / slice);

@@ -754,10 +754,10 @@ template <typename T> inline RowPlan rowOpPlan(long long rows, int cols, int sms
     // 0.81x, the cross-entropy gradient 0.96x against 0.76x; 4104 columns 0.78-1.00x against
     // 0.49-0.89x). fp32 rows of 4097..8192 keep registers (0.94-0.99x; staged 0.76x).
     if (sizeof(T) == 2 && rowWideBlock(p, rows, sms))
-        return rowStagedPlan((long long)cols / vectorElems<T>(), kStageMinSliceBytes);
+        return rowStagedPlan((long long)cols / vectorElems<T>(), kStageSliceAimBytes);
     if (cols <= 8192) return p;
     if (p.threads == 512 || rows * p.blocks <= 4LL * sms) return p; // rowPlan's few-rows clusters
-    return rowStagedPlan((long long)cols / vectorElems<T>(), kStageMinSliceBytes);
+    return rowStagedPlan((long long)cols / vectorElems<T>(), kStageSliceAimBytes);
 }
 
 /// The plan for an algorithm that writes per-row outputs only (rowCrossEntropy's loss alone). Many
@@ -785,7 +785,7 @@ template <typename T> inline RowPlan rowReducePlan(long long rows, int cols, int
     long long n = 1;
     if (clusters) {
         const long long n32 = (vecs * 16 + kStageReduceSliceBytes - 1) / kStageReduceSliceBytes;
-        const RowPlan s = rowStagedPlan(vecs, rows * n32 < sms ? kStageMinSliceBytes : kStageReduceSliceBytes);
+        const RowPlan s = rowStagedPlan(vecs, rows * n32 < sms ? kStageSliceAimBytes : kStageReduceSliceBytes);
         if (s.path == RowStaged) return s;
         n = (8LL * sms + rows - 1) / rows;
         const long long most = vecs / 2048 > 1 ? vecs / 2048 : 1;
