@@ -220,14 +220,22 @@ template <typename T> static int ce_paths(int* seen) {
             CeCase a{3, c, (long long)(c + 7) / 8 * 8, (long long)(c + 7) / 8 * 8, 0, 0, false, true, true, 0, 2, false, 0.0f, 1.0f, 1};
             bad += ce_case<T>("paths (forced plan, aligned)", a, 0xcf800ull + salt++, &p);
         }
+        // The loss alone on the warp-streamed path (rowReducePlan's), unaligned and aligned rows.
+        seen[warpkit::detail::RowWarpStream] = 1;
+        const RowPlan ws{warpkit::detail::RowWarpStream, 32, 0, warpkit::detail::kRowWarpThreads, 1, 0, 0};
+        CeCase u{5, c, (long long)c + 3, (long long)c, 1 + salt % 7, 0, false, true, false, -100, 3, false, salt % 2 ? 0.1f : 0.0f, 1.0f, salt % 9};
+        bad += ce_case<T>("paths (warp-streamed loss)", u, 0xcf400ull + salt++, &ws);
+        CeCase a{3, c, (long long)(c + 7) / 8 * 8, (long long)c, 0, 0, false, true, false, -100, 2, false, 0.0f, 1.0f, 1};
+        bad += ce_case<T>("paths (warp-streamed loss, aligned)", a, 0xcf400ull + salt++, &ws);
     }
     if (!wk_quick()) {
-        for (int c : {1000, 4097, 8191, 32000, 50257, 151936}) {
+        for (int c : {1000, 3001, 4097, 8191, 32000, 50257, 151936}) {
             const long long rows = row_many_rows(d, c);
             CeCase many{rows, c, (long long)c + 5, (long long)c, 2, 0, false, true, true, -100, 7, false, 0.0f, 1.0f / rows, 0};
             bad += ce_case<T>("paths (many rows)", many, 0xcfc00ull + salt++);
-            // The loss alone has its own plan (rowReducePlan): many rows of 4097..8192 staged.
-            if (c == 4097 || c == 8191) {
+            // The loss alone has its own plan (rowReducePlan): many rows of 3001 columns (every type)
+            // and 16-bit rows of 4097 warp-streamed, other rows of 4097..8192 staged.
+            if (c == 3001 || c == 4097 || c == 8191) {
                 many.useGrad = false;
                 bad += ce_case<T>("paths (many rows, loss alone)", many, 0xcfc00ull + salt++);
             }
@@ -238,9 +246,10 @@ template <typename T> static int ce_paths(int* seen) {
 
 Test(device_cross_entropy, paths) {
     WK_REQUIRE_GPU();
-    int seen[4] = {0, 0, 0, 0};
+    int seen[5] = {0, 0, 0, 0, 0};
     row_expect_paths("rowCrossEntropy", ce_paths<float>(seen) + ce_paths<__half>(seen) + ce_paths<__nv_bfloat16>(seen),
                      seen);
+    cr_expect(seen[warpkit::detail::RowWarpStream], "the warp-streamed plan ran");
 }
 
 /// NaN, +inf, all -inf, partly -inf rows (fill_row's modes 4..8, so -inf target logits too), with
@@ -253,7 +262,12 @@ template <typename T> static int ce_specials(void) {
             for (float smoothing : {0.0f, 0.2f, 1.0f}) {
                 if (wk_thin(salt, 6)) { ++salt; continue; }
                 CeCase k{10, c, (long long)c, (long long)c, 0, 0, false, true, true, -100, 4, true, smoothing, 1.0f, mode};
-                bad += ce_case<T>("specials", k, 0xc5000ull + salt++);
+                bad += ce_case<T>("specials", k, 0xc5000ull + salt);
+                // The loss alone, also on the warp-streamed path (the dispatcher's for many rows).
+                k.useGrad = false;
+                const RowPlan ws{warpkit::detail::RowWarpStream, 32, 0, warpkit::detail::kRowWarpThreads, 1, 0, 0};
+                bad += ce_case<T>("specials (loss alone)", k, 0xc5000ull + salt);
+                bad += ce_case<T>("specials (loss alone, warp-streamed)", k, 0xc5000ull + salt++, &ws);
             }
         }
     }

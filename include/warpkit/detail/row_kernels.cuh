@@ -5,7 +5,8 @@
 //
 // Each algorithm is a params struct P (plain data: pointers, strides, scalars) with the types
 //   P::Elem (T), P::kInputs (row arrays read: 1 or 2), P::kColumns (per-column arrays read, such
-//   as LayerNorm's w and b: 0..2), P::kOutFast (rowOutFast below), P::Exchange and P::Merge
+//   as LayerNorm's w and b: 0..2), P::kOutFast (rowOutFast below), P::kReduceWarp (calls without
+//   per-element outputs may take the warp-streamed path), P::Exchange and P::Merge
 //   (what the blocks of a row's cluster combine, and the operator), P::Acc (a thread's running
 //   statistics when streamed or staged),
 // and free functions overloaded on P (found by argument-dependent lookup):
@@ -21,9 +22,12 @@
 //   rowRegs<C, E>(p, row, cols, part, x, g)  register paths: the row's statistics from the calling
 //                                   thread's slots x (floats) through the group g's reductions, the
 //                                   outputs written into x[0]; returns the row's factors
-//   rowStreamInit, rowStreamAdd<N>, rowStreamTotal<Threads>, rowStreamRow, rowStreamOut<N>
-//                                   the streamed and staged paths: statistics a vector at a time, the
+//   rowStreamInit(p, row, cols, first), rowStreamAdd<N>, rowStreamTotal<Threads>, rowStreamRow,
+//   rowStreamOut<N>                 the streamed and staged paths: a thread's running statistics
+//                                   (`first`: the thread is its row's first), a vector at a time, the
 //                                   block's total, the row's factors, the outputs a vector at a time
+//   rowStreamExchange(p, acc)       (P::kReduceWarp only) a thread's statistics as P::Exchange, for
+//                                   the warp-streamed path's shuffles
 //   rowOutFast(p, f), rowStreamOutFast<N>   (P::kOutFast only) whether a row's whole-vector outputs
 //                                   on the staged path may take the algorithm's branch-free form,
 //                                   checked once a row, and that form
@@ -34,9 +38,10 @@
 // Paths (rowOpPlan: rowPlan's, detail/rows.cuh, with 16-bit rows of 1025..4096 columns in blocks of
 // 128 threads, and fp32 rows past 8192 columns and many 16-bit rows of 4097..8192 staged):
 // warp, block (register clusters), staged (sm_90: slices in shared memory, bulk-copied) and
-// streamed. A staged plan that cannot run (inputs aligned differently, no clusters) becomes a
-// register cluster plan (rowRegisterPlan). Every path but the streamed one reads each element once
-// and writes each output once.
+// streamed; and for calls without per-element outputs (rowReducePlan), warp-streamed. A staged plan
+// that cannot run (inputs aligned differently, no clusters) becomes a register cluster plan
+// (rowRegisterPlan). Every path but the streamed one reads each element once and writes each
+// output once.
 #pragma once
 
 #include "rows.cuh"
@@ -332,7 +337,7 @@ __global__ void __launch_bounds__(Threads) rowOpStreamKernel(P p, int cols, int 
     float xe[NI][1];
 #pragma unroll
     for (int k = 0; k < NI; ++k) xe[k][0] = hasX ? Arith<T>::to_acc(loadScalar(in[k] + xcol)) : 0.0f;
-    typename P::Acc acc = rowStreamInit(p, row, cols);
+    typename P::Acc acc = rowStreamInit(p, row, cols, rank == 0 && t == 0);
     for (int i = first + t; i < end; i += L * Threads) {
         Vector16<T> q[L][NI];
 #pragma unroll
@@ -477,7 +482,7 @@ __global__ void __launch_bounds__(Threads) rowOpStagedKernel(P p, int cols, int 
     float xe[NI][1];
 #pragma unroll
     for (int k = 0; k < NI; ++k) xe[k][0] = hasX() ? Arith<T>::to_acc(loadScalar(in[k] + xcol)) : 0.0f;
-    typename P::Acc acc = rowStreamInit(p, row, cols);
+    typename P::Acc acc = rowStreamInit(p, row, cols, rank == 0 && t == 0);
     __syncthreads(); // the barriers are initialised before anyone waits on them
     // The calling thread's staged vector i (of its block's slice) as floats, input by input.
     auto staged = [&](int i, float (&x)[NI][V]) {
@@ -585,6 +590,51 @@ __global__ void __launch_bounds__(Threads) rowOpStagedKernel(P p, int cols, int 
 #endif
 }
 
+// ---- 5. warp-streamed path: per-row outputs only, a warp per row -----------------------------------
+// For calls that write no per-element output (the cross-entropy loss alone; P::kReduceWarp): each
+// warp streams one row once, B = kRowReduceWarpChunks 16-byte vectors a lane in flight, the
+// statistics a vector at a time (rowStreamAdd), the lanes' states combined with shuffles
+// (rowStreamExchange, P::Merge), and lane 0 writes the row's outputs. No barriers and no shared
+// memory, so every warp runs independently of the others.
+constexpr int kRowReduceWarpChunks = 4; // 16-bit: 56-72 registers (8 measured no faster)
+template <typename P>
+__global__ void __launch_bounds__(kRowWarpThreads) rowReduceWarpKernel(P p, long long rows, int cols) {
+    using T = typename P::Elem;
+    constexpr int V = vectorElems<T>(), B = kRowReduceWarpChunks;
+    static_assert(P::kInputs == 1, "rowReduceWarpKernel: P::kInputs must be 1");
+    const int lane = (int)threadIdx.x % 32;
+    const long long row = (long long)blockIdx.x * (kRowWarpThreads / 32) + (int)threadIdx.x / 32;
+    if (row >= rows) return; // the whole warp
+    const T* x = rowInput(p, 0, row);
+    const VectorSplit sp = vectorSplit(x, cols);
+    const T* xb = x + sp.head;
+    const int nv = (int)sp.vectors;
+    typename P::Acc acc = rowStreamInit(p, row, cols, lane == 0);
+    for (int i = lane; i < nv; i += B * 32) {
+        Vector16<T> q[B];
+#pragma unroll
+        for (int u = 0; u < B; ++u)
+            if (i + u * 32 < nv) q[u] = loadVector<LoadReadOnly>(xb + (long long)(i + u * 32) * V);
+#pragma unroll
+        for (int u = 0; u < B; ++u) {
+            if (i + u * 32 < nv) {
+                float xf[1][V];
+#pragma unroll
+                for (int e = 0; e < V; ++e) xf[0][e] = Arith<T>::to_acc(q[u].e[e]);
+                rowStreamAdd<V>(p, acc, xf, sp.head + (i + u * 32) * V);
+            }
+        }
+    }
+    if (lane < sp.head + sp.tail) { // head and tail elements: at most 2V - 2 < 32, one a lane
+        const int col = extraIndex<int>(sp, lane, V);
+        const float xe[1][1] = {{Arith<T>::to_acc(loadScalar<LoadReadOnly>(x + col))}};
+        rowStreamAdd<1>(p, acc, xe, col);
+    }
+    const typename P::Exchange total = warpReduce<32>(rowStreamExchange(p, acc), typename P::Merge{});
+    const auto f = rowStreamRow(p, acc, total, row, sp, cols);
+    if (lane == 0) rowOutputs(p, f, row);
+}
+
 // ---- host side -------------------------------------------------------------------------------------
 
 /// The register plan for a row that rowPlan stages but that cannot (or should not) be staged: the
@@ -672,6 +722,15 @@ inline cudaError_t launchRowOpStaged(const RowPlan& pl, const P& p, long long ro
     });
 }
 
+/// Launches the warp-streamed path: a warp per row, blocks of kRowWarpThreads.
+template <typename P> inline cudaError_t launchRowReduceWarp(const P& p, long long rows, int cols, cudaStream_t st) {
+    constexpr long long kRowsPerBlock = kRowWarpThreads / 32;
+    return launchRowChunks(rows, kMaxGridX * kRowsPerBlock, [&](long long r0, long long n) {
+        return launchKernel(rowReduceWarpKernel<P>, (int)((n + kRowsPerBlock - 1) / kRowsPerBlock), kRowWarpThreads, st,
+                            rowAt(p, r0), n, cols);
+    });
+}
+
 /// Runs plan `pl` (from rowPlan) of the algorithm with params p on device `dev` with properties d.
 template <typename P>
 inline cudaError_t rowOpRun(RowPlan pl, const P& p, long long rows, int cols, int dev, const DeviceProps& d, cudaStream_t st) {
@@ -696,6 +755,9 @@ inline cudaError_t rowOpRun(RowPlan pl, const P& p, long long rows, int cols, in
             break;
         case RowStaged:
             e = launchRowOpStaged(pl, p, rows, cols, dev, st);
+            break;
+        case RowWarpStream:
+            if constexpr (P::kReduceWarp) return launchRowReduceWarp(p, rows, cols, st);
             break;
         case RowStream: {
             auto kern = rowOpStreamKernel<P, kStreamThreads>;
@@ -761,16 +823,25 @@ template <typename T> inline RowPlan rowOpPlan(long long rows, int cols, int sms
 }
 
 /// The plan for an algorithm that writes per-row outputs only (rowCrossEntropy's loss alone). Many
-/// rows of 4097..8192 columns: on sm_90 staged in one block. Rows longer than 8192 columns: on
+/// rows of 129..768 vectors (16-bit; fp32 513..768): a warp per row, streamed (RowWarpStream). Many
+/// other rows of 4097..8192 columns: on sm_90 staged in one block. Rows longer than 8192 columns: on
 /// sm_90 the staged path in slices of about 32 KB (each element is read once, and no registers
 /// wait on memory; larger than the 16 KB of the paths with outputs: the sweep is short, so fewer
 /// blocks and exchanges a row pay), 16 KB when the rows would not cover every SM; elsewhere, and
 /// past what 16 staged blocks hold, the streamed path, which then also reads once (4 vectors a
 /// thread in flight; a cluster of up to 16 blocks a row on sm_90, enough for 8 blocks an SM, none
-/// with fewer than 2048 vectors). 16-bit rows of 1025..4096 columns: rowSmallBlockPlan. Other rows
-/// take rowPlan's.
+/// with fewer than 2048 vectors). Fewer 16-bit rows of 1025..4096 columns: rowSmallBlockPlan.
+/// Other rows take rowPlan's.
 template <typename T> inline RowPlan rowReducePlan(long long rows, int cols, int sms, bool clusters) {
     if (cols <= 8192) {
+        // Many rows (8 warps an SM) of 129..768 vectors (16-bit), 513..768 (fp32, which one block
+        // of 256 threads would leave a quarter empty or more): a warp per row, streamed, on any GPU
+        // (H100, 2^26 elements, the loss alone, x copy: 16-bit 3072 columns 0.97-1.01 against 0.74,
+        // 4096 0.92-0.94 against 0.87-0.88, 4104 0.94-0.98 against 0.82; fp32 3072 0.99-1.00
+        // against 0.88; 16-bit 8192 and fp32 4096 measured faster on the paths below).
+        const long long vecs = (long long)cols / vectorElems<T>();
+        if (rows >= 8LL * sms && vecs > (sizeof(T) == 2 ? 128 : 512) && vecs <= 768)
+            return RowPlan{RowWarpStream, 32, 0, kRowWarpThreads, 1, 0, 0};
         const RowPlan small = rowSmallBlockPlan<T>((long long)cols / vectorElems<T>()); // 16-bit 1025..4096 columns
         if (small.threads > 0) return small;
         // Rows of 4097..8192 columns (rowWideBlock), every type: staged in one block, a slice of at

@@ -15,6 +15,8 @@
 //               SM and their load, reduce and write phases overlap.
 //   RowStream   any GPU, any length: each block streams its slice twice (statistics, then output);
 //               on sm_90 a cluster of up to 16 blocks shares a row.
+//   RowWarpStream (detail/row_kernels.cuh: calls that write per-row outputs only) a warp per row
+//               streams it once, a few vectors a lane in flight; no barriers.
 #pragma once
 
 #include "host.cuh"
@@ -25,7 +27,7 @@
 namespace warpkit {
 namespace detail {
 
-enum RowPath { RowWarp = 0, RowBlock = 1, RowStaged = 2, RowStream = 3 };
+enum RowPath { RowWarp = 0, RowBlock = 1, RowStaged = 2, RowStream = 3, RowWarpStream = 4 };
 
 /// A path and its shape (fields a path does not use are 0).
 struct RowPlan {

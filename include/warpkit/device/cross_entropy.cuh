@@ -69,6 +69,7 @@ template <typename T> struct CrossEntropyParams {
     static constexpr int kInputs = 1;
     static constexpr int kColumns = 0;
     static constexpr bool kOutFast = true; // rowOutFast: a row with a valid target
+    static constexpr bool kReduceWarp = true; // the loss alone may take the warp-streamed path
     const T* x;
     const long long* targets;
     float* loss;
@@ -204,12 +205,12 @@ WARPKIT_DEVICE CrossEntropyRow rowRegs(const CrossEntropyParams<T>& p, long long
 }
 
 template <typename T>
-WARPKIT_DEVICE typename CrossEntropyParams<T>::Acc rowStreamInit(const CrossEntropyParams<T>& p, long long row, int cols) {
+WARPKIT_DEVICE typename CrossEntropyParams<T>::Acc rowStreamInit(const CrossEntropyParams<T>& p, long long row, int cols, bool first) {
     typename CrossEntropyParams<T>::Acc a{softmaxStateEmpty(), 0.0f, 0.0f, -1, 0};
     a.target = crossEntropyTarget(p, row, cols, &a.mode);
     // x_t, read by the row's first thread before its block's exchange: every write of the row
     // (in place) comes after the exchange.
-    if (a.target >= 0 && threadIdx.x == 0 && clusterBlockRank() == 0) a.xt = Arith<T>::to_acc(loadScalar(rowInput(p, 0, row) + a.target));
+    if (a.target >= 0 && first) a.xt = Arith<T>::to_acc(loadScalar(rowInput(p, 0, row) + a.target));
     return a;
 }
 template <int N, typename T>
@@ -218,9 +219,14 @@ WARPKIT_DEVICE void rowStreamAdd(const CrossEntropyParams<T>&, typename CrossEnt
 #pragma unroll
     for (int k = 0; k < N; ++k) a.sumx += x[0][k];
 }
+/// The calling thread's part of the row's state.
+template <typename T>
+WARPKIT_DEVICE CrossEntropyState rowStreamExchange(const CrossEntropyParams<T>&, const typename CrossEntropyParams<T>::Acc& a) {
+    return CrossEntropyState{a.st.max, a.st.sum, a.sumx, a.xt};
+}
 template <int Threads, typename T>
-WARPKIT_DEVICE CrossEntropyState rowStreamTotal(const CrossEntropyParams<T>&, const typename CrossEntropyParams<T>::Acc& a) {
-    return blockReduce<Threads>(CrossEntropyState{a.st.max, a.st.sum, a.sumx, a.xt}, CrossEntropyMerge{});
+WARPKIT_DEVICE CrossEntropyState rowStreamTotal(const CrossEntropyParams<T>& p, const typename CrossEntropyParams<T>::Acc& a) {
+    return blockReduce<Threads>(rowStreamExchange(p, a), CrossEntropyMerge{});
 }
 template <typename T>
 WARPKIT_DEVICE CrossEntropyRow rowStreamRow(const CrossEntropyParams<T>& p, const typename CrossEntropyParams<T>::Acc& a,

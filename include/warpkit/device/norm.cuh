@@ -59,6 +59,7 @@ template <typename T> struct NormParams {
     static constexpr int kInputs = 1;
     static constexpr int kColumns = 2; // w and b: per-column arrays (rowColumn)
     static constexpr bool kOutFast = true; // rowOutFast: w and b given and aligned
+    static constexpr bool kReduceWarp = false;
     const T* x;
     T* y;
     const T* w;
@@ -181,7 +182,7 @@ WARPKIT_DEVICE NormRow rowRegs(const NormParams<T>& p, long long row, int, const
     return f;
 }
 
-template <typename T> WARPKIT_DEVICE typename NormParams<T>::Acc rowStreamInit(const NormParams<T>& p, long long row, int) {
+template <typename T> WARPKIT_DEVICE typename NormParams<T>::Acc rowStreamInit(const NormParams<T>& p, long long row, int, bool) {
     return typename NormParams<T>::Acc{welfordEmpty(), p.rms ? 0.0f : Arith<T>::to_acc(loadScalar(p.x + row * p.ldx))};
 }
 /// LayerNorm: Welford updates of x - shift. RMSNorm: the sum of squares in m2 (mean 0), so that an

@@ -42,6 +42,7 @@ template <typename T> struct SoftmaxBackwardParams {
     static constexpr int kInputs = 2; // y, dy
     static constexpr int kColumns = 0;
     static constexpr bool kOutFast = false;
+    static constexpr bool kReduceWarp = false;
     const T* y;
     const T* dy;
     T* dx;
@@ -89,7 +90,7 @@ WARPKIT_DEVICE float rowRegs(const SoftmaxBackwardParams<T>& p, long long, int, 
     return s;
 }
 
-template <typename T> WARPKIT_DEVICE float rowStreamInit(const SoftmaxBackwardParams<T>&, long long, int) { return 0.0f; }
+template <typename T> WARPKIT_DEVICE float rowStreamInit(const SoftmaxBackwardParams<T>&, long long, int, bool) { return 0.0f; }
 template <int N, typename T> WARPKIT_DEVICE void rowStreamAdd(const SoftmaxBackwardParams<T>& p, float& s, const float (&x)[2][N], int) {
 #pragma unroll
     for (int k = 0; k < N; ++k) s += softmaxBackwardTerm(p, x[0][k], x[1][k]);
