@@ -72,11 +72,11 @@ template <typename T> struct NormParams {
 };
 
 /// A row's factors: y = ((x - shift) - off) * rstd * w + b (RMSNorm: y = (x - shift) * rstd * w with
-/// shift 0), where mean = shift + off; vecW / vecB: w / b are 16-byte aligned where the row's body is;
-/// wb: both w and b are given and 16-byte aligned there (rowOutFast).
+/// shift 0), where mean = shift + off; vecW / vecB: w / b are given and 16-byte aligned where the
+/// row's body is (both: rowOutFast).
 struct NormRow {
     float shift, off, rstd;
-    bool vecW, vecB, wb;
+    bool vecW, vecB;
 };
 
 template <typename T> inline NormParams<T> rowAt(NormParams<T> p, long long r0) {
@@ -114,7 +114,6 @@ template <typename T> WARPKIT_DEVICE NormRow normRow(const NormParams<T>& p, con
     f.rstd = rsqrtf(var + p.eps);
     f.vecW = p.w != nullptr && (((size_t)(p.w + sp.head)) & 15) == 0;
     f.vecB = p.b != nullptr && (((size_t)(p.b + sp.head)) & 15) == 0;
-    f.wb = f.vecW && f.vecB;
     return f;
 }
 
@@ -129,7 +128,7 @@ template <int N, bool Shifted, typename T> WARPKIT_DEVICE void normOut(const Nor
     for (int k = 0; k < N; ++k) x[k] = ((Shifted ? x[k] : x[k] - f.shift) - off) * f.rstd * w[k] + b[k];
 }
 
-/// normOut of a whole vector (N = V elements) when f.wb: w and b by one 16-byte load each, with no
+/// normOut of a whole vector (N = V elements) of LayerNorm when f.vecW && f.vecB: w and b by one 16-byte load each, with no
 /// null or alignment branch, so that a caller's loads for several vectors issue together (the
 /// general path's predicated scalar fallbacks cost about 30 instructions a vector).
 template <int N, bool Shifted, typename T> WARPKIT_DEVICE void normOutWB(const NormParams<T>& p, const NormRow& f, float* x, int col) {
@@ -175,7 +174,7 @@ WARPKIT_DEVICE NormRow rowRegs(const NormParams<T>& p, long long row, int, const
     auto extra = [&](int j, int col) { normOut<1, true>(p, f, &x[0][j], col); };
     // LayerNorm with w and b (RMSNorm has no b). Not for a thread holding more than 32 values: the
     // fast form's loads of every piece at once would spill (warp path, 16-bit, 8 vectors a lane).
-    if (C * V <= 32 && f.wb && !p.rms)
+    if (C * V <= 32 && f.vecW && f.vecB)
         forEachPiece<T, C, E>(part, [&](int j, int col) { normOutWB<V, true>(p, f, &x[0][j], col); }, extra);
     else
         forEachPiece<T, C, E>(part, [&](int j, int col) { normOut<V, true>(p, f, &x[0][j], col); }, extra);
@@ -239,7 +238,7 @@ template <int N, typename T> WARPKIT_DEVICE void rowStreamOut(const NormParams<T
     normOut<N, false>(p, f, x[0], col);
 }
 /// The staged path's whole-vector outputs take rowStreamOutFast when this holds (rowOutFast).
-template <typename T> WARPKIT_DEVICE bool rowOutFast(const NormParams<T>&, const NormRow& f) { return f.wb; }
+template <typename T> WARPKIT_DEVICE bool rowOutFast(const NormParams<T>&, const NormRow& f) { return f.vecW && f.vecB; }
 template <int N, typename T> WARPKIT_DEVICE void rowStreamOutFast(const NormParams<T>& p, const NormRow& f, float (&x)[1][N], int col) {
     normOutWB<N, false>(p, f, x[0], col);
 }
