@@ -223,7 +223,8 @@ template <typename T> static int ce_paths(int* seen) {
         // The loss alone on the warp-streamed path (rowReducePlan's), unaligned and aligned rows.
         seen[warpkit::detail::RowWarpStream] = 1;
         const RowPlan ws{warpkit::detail::RowWarpStream, 32, 0, warpkit::detail::kRowWarpThreads, 1, 0, 0};
-        CeCase u{5, c, (long long)c + 3, (long long)c, 1 + salt % 7, 0, false, true, false, -100, 3, false, salt % 2 ? 0.1f : 0.0f, 1.0f, salt % 9};
+        const float sm = salt % 2 ? 0.1f : 0.0f;
+        CeCase u{5, c, (long long)c + 3, (long long)c, 1 + salt % 7, 0, false, true, false, -100, 3, false, sm, 1.0f, salt % 9};
         bad += ce_case<T>("paths (warp-streamed loss)", u, 0xcf400ull + salt++, &ws);
         CeCase a{3, c, (long long)(c + 7) / 8 * 8, (long long)c, 0, 0, false, true, false, -100, 2, false, 0.0f, 1.0f, 1};
         bad += ce_case<T>("paths (warp-streamed loss, aligned)", a, 0xcf400ull + salt++, &ws);

@@ -833,26 +833,24 @@ template <typename T> inline RowPlan rowOpPlan(long long rows, int cols, int sms
 /// with fewer than 2048 vectors). Fewer 16-bit rows of 1025..4096 columns: rowSmallBlockPlan.
 /// Other rows take rowPlan's.
 template <typename T> inline RowPlan rowReducePlan(long long rows, int cols, int sms, bool clusters) {
+    const long long vecs = (long long)cols / vectorElems<T>();
     if (cols <= 8192) {
         // Many rows (8 warps an SM) of 129..768 vectors (16-bit), 513..768 (fp32, which one block
         // of 256 threads would leave a quarter empty or more): a warp per row, streamed, on any GPU
         // (H100, 2^26 elements, the loss alone, x copy: 16-bit 3072 columns 0.97-1.01 against 0.74,
         // 4096 0.92-0.94 against 0.87-0.88, 4104 0.94-0.98 against 0.82; fp32 3072 0.99-1.00
         // against 0.88; 16-bit 8192 and fp32 4096 measured faster on the paths below).
-        const long long vecs = (long long)cols / vectorElems<T>();
         if (rows >= 8LL * sms && vecs > (sizeof(T) == 2 ? 128 : 512) && vecs <= 768)
             return RowPlan{RowWarpStream, 32, 0, kRowWarpThreads, 1, 0, 0};
-        const RowPlan small = rowSmallBlockPlan<T>((long long)cols / vectorElems<T>()); // 16-bit 1025..4096 columns
+        const RowPlan small = rowSmallBlockPlan<T>(vecs); // fewer 16-bit rows of 1025..4096 columns
         if (small.threads > 0) return small;
         // Rows of 4097..8192 columns (rowWideBlock), every type: staged in one block, a slice of at
         // most 32 KB (H100, 2^26 elements, 8192 columns: 16-bit 0.89x copy against 0.57x, fp32
         // 1.02x against 0.82x; 6144 columns 0.84x / 0.98x against 0.44x / 0.69x).
         const RowPlan p = rowPlan<T>(rows, cols, sms, clusters);
-        if (clusters && rowWideBlock(p, rows, sms))
-            return rowStagedPlan((long long)cols / vectorElems<T>(), kStageReduceSliceBytes);
+        if (clusters && rowWideBlock(p, rows, sms)) return rowStagedPlan(vecs, kStageReduceSliceBytes);
         return p;
     }
-    const long long vecs = (long long)cols / vectorElems<T>();
     long long n = 1;
     if (clusters) {
         const long long n32 = (vecs * 16 + kStageReduceSliceBytes - 1) / kStageReduceSliceBytes;

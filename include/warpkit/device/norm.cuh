@@ -128,9 +128,10 @@ template <int N, bool Shifted, typename T> WARPKIT_DEVICE void normOut(const Nor
     for (int k = 0; k < N; ++k) x[k] = ((Shifted ? x[k] : x[k] - f.shift) - off) * f.rstd * w[k] + b[k];
 }
 
-/// normOut of a whole vector (N = V elements) of LayerNorm when f.vecW && f.vecB: w and b by one 16-byte load each, with no
-/// null or alignment branch, so that a caller's loads for several vectors issue together (the
-/// general path's predicated scalar fallbacks cost about 30 instructions a vector).
+/// normOut of a whole vector (N = V elements) of LayerNorm when f.vecW && f.vecB: w and b by one
+/// 16-byte load each, with no null or alignment branch, so that a caller's loads for several
+/// vectors issue together (the general path's predicated scalar fallbacks cost about 30
+/// instructions a vector).
 template <int N, bool Shifted, typename T> WARPKIT_DEVICE void normOutWB(const NormParams<T>& p, const NormRow& f, float* x, int col) {
     static_assert(N == vectorElems<T>(), "normOutWB: N must be a whole vector");
     const Vector16<T> w = loadVector(p.w + col), b = loadVector(p.b + col);
