@@ -311,6 +311,35 @@ __global__ void __launch_bounds__(Threads) rowOpBlockKernel(P p, int cols, int s
 }
 
 // ---- 3. streamed path: any GPU, any length ----------------------------------------------------------
+// The statistics sweep of the streamed paths (below, and the warp-streamed one): rowStreamAdd of
+// body vectors i0, i0 + S, i0 + 2S, ... below `end` of every input (input k's body 16-byte aligned
+// where vec[k]), L vectors of each in flight.
+template <int S, int L, typename P, int NI>
+WARPKIT_DEVICE void rowStreamSweep(const P& p, typename P::Acc& acc, const typename P::Elem* const (&in)[NI], const bool (&vec)[NI],
+                                   const VectorSplit& sp, int i0, int end) {
+    using T = typename P::Elem;
+    constexpr int V = vectorElems<T>();
+    for (int i = i0; i < end; i += L * S) {
+        Vector16<T> q[L][NI];
+#pragma unroll
+        for (int u = 0; u < L; ++u)
+#pragma unroll
+            for (int k = 0; k < NI; ++k)
+                if (i + u * S < end) q[u][k] = loadVectorAt<LoadReadOnly>(in[k] + sp.head + (i + u * S) * V, vec[k]);
+#pragma unroll
+        for (int u = 0; u < L; ++u) {
+            if (i + u * S < end) {
+                float xf[NI][V];
+#pragma unroll
+                for (int k = 0; k < NI; ++k)
+#pragma unroll
+                    for (int e = 0; e < V; ++e) xf[k][e] = Arith<T>::to_acc(q[u][k].e[e]);
+                rowStreamAdd<V>(p, acc, xf, sp.head + (i + u * S) * V);
+            }
+        }
+    }
+}
+
 // Each block (a cluster of up to 16 on sm_90) streams its slice of the row twice: the statistics a
 // 16-byte vector at a time, then the outputs. Reads each element twice.
 template <typename P, int Threads>
@@ -338,25 +367,7 @@ __global__ void __launch_bounds__(Threads) rowOpStreamKernel(P p, int cols, int 
 #pragma unroll
     for (int k = 0; k < NI; ++k) xe[k][0] = hasX ? Arith<T>::to_acc(loadScalar(in[k] + xcol)) : 0.0f;
     typename P::Acc acc = rowStreamInit(p, row, cols, rank == 0 && t == 0);
-    for (int i = first + t; i < end; i += L * Threads) {
-        Vector16<T> q[L][NI];
-#pragma unroll
-        for (int u = 0; u < L; ++u)
-#pragma unroll
-            for (int k = 0; k < NI; ++k)
-                if (i + u * Threads < end) q[u][k] = loadVectorAt<LoadReadOnly>(in[k] + sp.head + (i + u * Threads) * V, vec[k]);
-#pragma unroll
-        for (int u = 0; u < L; ++u) {
-            if (i + u * Threads < end) {
-                float xf[NI][V];
-#pragma unroll
-                for (int k = 0; k < NI; ++k)
-#pragma unroll
-                    for (int e = 0; e < V; ++e) xf[k][e] = Arith<T>::to_acc(q[u][k].e[e]);
-                rowStreamAdd<V>(p, acc, xf, sp.head + (i + u * Threads) * V);
-            }
-        }
-    }
+    rowStreamSweep<Threads, L>(p, acc, in, vec, sp, first + t, end);
     if (hasX) rowStreamAdd<1>(p, acc, xe, xcol);
     const typename P::Exchange total = clusterReduce(xch, round, rowStreamTotal<Threads>(p, acc), typename P::Merge{});
     const auto f = rowStreamRow(p, acc, total, row, sp, cols);
@@ -592,39 +603,25 @@ __global__ void __launch_bounds__(Threads) rowOpStagedKernel(P p, int cols, int 
 
 // ---- 5. warp-streamed path: per-row outputs only, a warp per row -----------------------------------
 // For calls that write no per-element output (the cross-entropy loss alone; P::kReduceWarp): each
-// warp streams one row once, B = kRowReduceWarpChunks 16-byte vectors a lane in flight, the
-// statistics a vector at a time (rowStreamAdd), the lanes' states combined with shuffles
-// (rowStreamExchange, P::Merge), and lane 0 writes the row's outputs. No barriers and no shared
-// memory, so every warp runs independently of the others.
-constexpr int kRowReduceWarpChunks = 4; // 16-bit: 56-72 registers (8 measured no faster)
+// warp streams one row once (rowStreamSweep), kRowReduceWarpChunks 16-byte vectors a lane in
+// flight, the lanes' states combined with shuffles (rowStreamExchange, P::Merge), and lane 0
+// writes the row's outputs. No barriers and no shared memory, so every warp runs independently of
+// the others.
+constexpr int kRowReduceWarpChunks = 4; // 16-bit: 53-64 registers (8 measured no faster)
 template <typename P>
 __global__ void __launch_bounds__(kRowWarpThreads) rowReduceWarpKernel(P p, long long rows, int cols) {
     using T = typename P::Elem;
-    constexpr int V = vectorElems<T>(), B = kRowReduceWarpChunks;
+    constexpr int V = vectorElems<T>();
     static_assert(P::kInputs == 1, "rowReduceWarpKernel: P::kInputs must be 1");
     const int lane = (int)threadIdx.x % 32;
     const long long row = (long long)blockIdx.x * (kRowWarpThreads / 32) + (int)threadIdx.x / 32;
     if (row >= rows) return; // the whole warp
     const T* x = rowInput(p, 0, row);
     const VectorSplit sp = vectorSplit(x, cols);
-    const T* xb = x + sp.head;
-    const int nv = (int)sp.vectors;
     typename P::Acc acc = rowStreamInit(p, row, cols, lane == 0);
-    for (int i = lane; i < nv; i += B * 32) {
-        Vector16<T> q[B];
-#pragma unroll
-        for (int u = 0; u < B; ++u)
-            if (i + u * 32 < nv) q[u] = loadVector<LoadReadOnly>(xb + (long long)(i + u * 32) * V);
-#pragma unroll
-        for (int u = 0; u < B; ++u) {
-            if (i + u * 32 < nv) {
-                float xf[1][V];
-#pragma unroll
-                for (int e = 0; e < V; ++e) xf[0][e] = Arith<T>::to_acc(q[u].e[e]);
-                rowStreamAdd<V>(p, acc, xf, sp.head + (i + u * 32) * V);
-            }
-        }
-    }
+    const T* const in[1] = {x};
+    const bool vec[1] = {true}; // the split's body is aligned
+    rowStreamSweep<32, kRowReduceWarpChunks>(p, acc, in, vec, sp, lane, (int)sp.vectors);
     if (lane < sp.head + sp.tail) { // head and tail elements: at most 2V - 2 < 32, one a lane
         const int col = extraIndex<int>(sp, lane, V);
         const float xe[1][1] = {{Arith<T>::to_acc(loadScalar<LoadReadOnly>(x + col))}};
