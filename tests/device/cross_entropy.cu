@@ -222,7 +222,7 @@ template <typename T> static int ce_paths(int* seen) {
         }
         // The loss alone on the warp-streamed path (rowReducePlan's), unaligned and aligned rows.
         seen[warpkit::detail::RowWarpStream] = 1;
-        const RowPlan ws{warpkit::detail::RowWarpStream, 32, 0, warpkit::detail::kRowWarpThreads, 1, 0, 0};
+        const RowPlan ws = warpkit::detail::rowWarpStreamPlan();
         const float sm = salt % 2 ? 0.1f : 0.0f;
         CeCase u{5, c, (long long)c + 3, (long long)c, 1 + salt % 7, 0, false, true, false, -100, 3, false, sm, 1.0f, salt % 9};
         bad += ce_case<T>("paths (warp-streamed loss)", u, 0xcf400ull + salt++, &ws);
@@ -268,7 +268,7 @@ template <typename T> static int ce_specials(void) {
                 // run, whose cluster kernels the gradient's run above covers), and on the
                 // warp-streamed path (the dispatcher's for many rows).
                 k.useGrad = false;
-                const RowPlan ws{warpkit::detail::RowWarpStream, 32, 0, warpkit::detail::kRowWarpThreads, 1, 0, 0};
+                const RowPlan ws = warpkit::detail::rowWarpStreamPlan();
                 if (!wk_quick()) bad += ce_case<T>("specials (loss alone)", k, 0xc5000ull + salt);
                 bad += ce_case<T>("specials (loss alone, warp-streamed)", k, 0xc5000ull + salt++, &ws);
             }

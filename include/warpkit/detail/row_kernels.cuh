@@ -838,7 +838,7 @@ template <typename T> inline RowPlan rowReducePlan(long long rows, int cols, int
         // 4096 0.92-0.94 against 0.87-0.88, 4104 0.94-0.98 against 0.82; fp32 3072 0.99-1.00
         // against 0.88; 16-bit 8192 and fp32 4096 measured faster on the paths below).
         if (rows >= 8LL * sms && vecs > (sizeof(T) == 2 ? 128 : 512) && vecs <= 768)
-            return RowPlan{RowWarpStream, 32, 0, kRowWarpThreads, 1, 0, 0};
+            return rowWarpStreamPlan();
         const RowPlan small = rowSmallBlockPlan<T>(vecs); // fewer 16-bit rows of 1025..4096 columns
         if (small.threads > 0) return small;
         // Rows of 4097..8192 columns (rowWideBlock), every type: staged in one block, a slice of at

@@ -93,6 +93,10 @@ inline RowPlan rowBlockPlan(long long vecs, long long n, int threads, int chunks
     return p;
 }
 
+/// The warp-streamed path (detail/row_kernels.cuh; calls without per-element outputs only): a warp
+/// per row in blocks of kRowWarpThreads.
+inline RowPlan rowWarpStreamPlan() { return RowPlan{RowWarpStream, 32, 0, kRowWarpThreads, 1, 0, 0}; }
+
 /// The streamed path over `n` blocks a row (a cluster when n > 1) for `vecs` >= 1 vectors a row:
 /// balanced slices of ceil(vecs / n) vectors (a block left empty by the rounding is dropped).
 inline RowPlan rowStreamPlan(long long vecs, long long n) {
