@@ -69,17 +69,19 @@ static inline warpkit::detail::DeviceProps row_props(void) {
 /// the row-length rules choose the plan.
 static inline long long row_many_rows(const warpkit::detail::DeviceProps& d, int cols) { return (long long)d.sms * 2048 * 16 / cols + 3; }
 
-/// Plans that run every kernel of the row-op dispatcher on `cols` columns of T: the dispatcher's
+/// Plans that run every kernel of the row-op dispatcher on `cols` columns of P's type: the dispatcher's
 /// for 3 and 2^24 rows, and (cols small enough) each block shape on one block and on a cluster of
 /// up to `blockCluster`, the streamed path on one block and on a cluster of `streamCluster`, and
 /// (sm_90) the staged path in the dispatcher's slices and in small ones of two pieces each over a
 /// cluster of `streamCluster`. Each test picks its own cluster sizes, so that between them the
 /// sizes 2..6 all run.
-template <typename T>
+template <typename P>
 static std::vector<warpkit::detail::RowPlan> row_forced_plans(int cols, const warpkit::detail::DeviceProps& d, int blockCluster,
                                                               int streamCluster) {
     using namespace warpkit::detail;
-    std::vector<RowPlan> ps = {rowOpPlan<T>(3, cols, d.sms, d.clusters), rowOpPlan<T>(1LL << 24, cols, d.sms, d.clusters)};
+    using T = typename P::Elem;
+    std::vector<RowPlan> ps = {rowOpPlan<T>(3, cols, d.sms, d.clusters, P::kWarpChunks),
+                               rowOpPlan<T>(1LL << 24, cols, d.sms, d.clusters, P::kWarpChunks)};
     if (wk_quick() && cols > 40000) return ps; // the sanitizers: forced plans on the shorter rows only
     const long long vecs = cols / warpkit::vectorElems<T>();
     const int shapes[6][2] = {{128, rowC16<T>()}, {256, rowC16<T>()}, {512, rowC16<T>()}, {1024, rowC16<T>()}, {512, rowC32<T>()}, {128, rowC32<T>()}};

@@ -6,7 +6,8 @@
 // Each algorithm is a params struct P (plain data: pointers, strides, scalars) with the types
 //   P::Elem (T), P::kInputs (row arrays read: 1 or 2), P::kColumns (per-column arrays read, such
 //   as LayerNorm's w and b: 0..2), P::kOutFast (rowOutFast below), P::kReduceWarp (calls without
-//   per-element outputs may take the warp-streamed path), P::Exchange and P::Merge
+//   per-element outputs may take the warp-streamed path), P::kWarpChunks (the fewest vectors a lane
+//   of the warp path holds: 1, 2 or 4, rowWarpPlan), P::Exchange and P::Merge
 //   (what the blocks of a row's cluster combine, and the operator), P::Acc (a thread's running
 //   statistics when streamed or staged),
 // and free functions overloaded on P (found by argument-dependent lookup):
@@ -35,8 +36,9 @@
 //                                   streamed adds; LayerNorm overloads it with its exact two-pass)
 //   rowOutputs(p, f, row)           the per-row outputs (mean, rstd, loss), by one thread a row.
 //
-// Paths (rowOpPlan: rowPlan's, detail/rows.cuh, with 16-bit rows of 1025..4096 columns in blocks of
-// 128 threads, and fp32 rows past 8192 columns and many 16-bit rows of 4097..8192 staged):
+// Paths (rowOpPlan: rowPlan's, detail/rows.cuh, with P::kWarpChunks vectors a lane on the warp path,
+// 16-bit rows of 1025..4096 columns in blocks of 128 threads, and fp32 rows past 8192 columns and
+// many 16-bit rows of 4097..8192 staged):
 // warp, block (register clusters), staged (sm_90: slices in shared memory, bulk-copied) and
 // streamed; and for calls without per-element outputs (rowReducePlan), warp-streamed. A staged plan
 // that cannot run (inputs aligned differently, no clusters) becomes a register cluster plan
@@ -657,13 +659,22 @@ inline cudaError_t launchRowOpWarp(const P& p, long long rows, int cols, cudaStr
     });
 }
 
+/// The warp path's launch for each shape rowWarpPlan(cols, M) gives, M = P::kWarpChunks: one lane of
+/// 1, 2, .., M vectors, then 2..32 lanes of M, then 32 lanes of 2M, .., 8.
 template <typename P, bool Aligned>
 inline cudaError_t rowOpWarp(const RowPlan& pl, const P& p, long long rows, int cols, cudaStream_t st) {
+    constexpr int M = P::kWarpChunks;
+    static_assert(M == 1 || M == 2 || M == 4, "P::kWarpChunks: the fewest vectors a lane of the warp path holds, 1, 2 or 4");
 #define WARPKIT_DETAIL_ROW_WARP_CASE(W, C)                                                \
     if (pl.width == W && pl.chunks == C) return launchRowOpWarp<P, W, C, Aligned>(p, rows, cols, st);
-    WARPKIT_DETAIL_ROW_WARP_CASE(1, 1) WARPKIT_DETAIL_ROW_WARP_CASE(2, 1) WARPKIT_DETAIL_ROW_WARP_CASE(4, 1)
-    WARPKIT_DETAIL_ROW_WARP_CASE(8, 1) WARPKIT_DETAIL_ROW_WARP_CASE(16, 1) WARPKIT_DETAIL_ROW_WARP_CASE(32, 1)
-    WARPKIT_DETAIL_ROW_WARP_CASE(32, 2) WARPKIT_DETAIL_ROW_WARP_CASE(32, 4) WARPKIT_DETAIL_ROW_WARP_CASE(32, 8)
+    WARPKIT_DETAIL_ROW_WARP_CASE(1, 1)
+    if constexpr (M >= 2) { WARPKIT_DETAIL_ROW_WARP_CASE(1, 2) }
+    if constexpr (M >= 4) { WARPKIT_DETAIL_ROW_WARP_CASE(1, 4) }
+    WARPKIT_DETAIL_ROW_WARP_CASE(2, M) WARPKIT_DETAIL_ROW_WARP_CASE(4, M) WARPKIT_DETAIL_ROW_WARP_CASE(8, M)
+    WARPKIT_DETAIL_ROW_WARP_CASE(16, M) WARPKIT_DETAIL_ROW_WARP_CASE(32, M)
+    if constexpr (M < 2) { WARPKIT_DETAIL_ROW_WARP_CASE(32, 2) }
+    if constexpr (M < 4) { WARPKIT_DETAIL_ROW_WARP_CASE(32, 4) }
+    WARPKIT_DETAIL_ROW_WARP_CASE(32, 8)
 #undef WARPKIT_DETAIL_ROW_WARP_CASE
     return cudaErrorInvalidConfiguration;
 }
@@ -784,6 +795,12 @@ inline bool rowWideBlock(const RowPlan& p, long long rows, int sms) {
     return p.path == RowBlock && p.blocks == 1 && p.threads == 512 && rows > 4LL * sms;
 }
 
+/// rowPlan's plan, with `warpChunks` (P::kWarpChunks) vectors a lane on the warp path (rowWarpPlan).
+template <typename T> inline RowPlan rowFamilyPlan(long long rows, int cols, int sms, bool clusters, int warpChunks) {
+    const RowPlan p = rowPlan<T>(rows, cols, sms, clusters);
+    return p.path == RowWarp ? rowWarpPlan<T>(cols, warpChunks) : p;
+}
+
 /// The block of 128 threads, 2 or 4 vectors a thread, that holds a 16-bit row of 129..512 vectors
 /// (1025..4096 columns, plus a head and tail) for the row family, in place of rowPlan's warp segments
 /// of 8 vectors a lane (129..256) and blocks of 256 threads x 2 (257..512): 64 bytes a thread in
@@ -795,7 +812,7 @@ template <typename T> inline RowPlan rowSmallBlockPlan(long long vecs) {
     return rowBlockPlan(vecs, 1, 128, vecs <= 256 ? rowC16<T>() : rowC32<T>());
 }
 
-/// The row family's plan: rowPlan's, except that 16-bit rows of 1025..4096 columns take one block
+/// The row family's plan: rowFamilyPlan's, except that 16-bit rows of 1025..4096 columns take one block
 /// of 128 threads (rowSmallBlockPlan), on sm_90 many 16-bit rows of 4097..8192 columns are staged
 /// in one block (below), and rows longer than 8192 columns that are not few (whose
 /// register clusters would not cover every SM at once) are staged in 16 KB slices for fp32 too.
@@ -803,10 +820,10 @@ template <typename T> inline RowPlan rowSmallBlockPlan(long long vecs) {
 /// more per element (two sweeps, per-column w and b) and run faster staged (H100, 2^26 elements,
 /// fp32 16384..65536 columns: LayerNorm 0.93x copy staged against 0.85-0.88x, RMSNorm 0.97x
 /// against 0.91-0.96x, the cross-entropy gradient at 50257 columns 0.95x against 0.78x).
-template <typename T> inline RowPlan rowOpPlan(long long rows, int cols, int sms, bool clusters) {
+template <typename T> inline RowPlan rowOpPlan(long long rows, int cols, int sms, bool clusters, int warpChunks) {
     const RowPlan small = rowSmallBlockPlan<T>((long long)cols / vectorElems<T>()); // 16-bit 1025..4096 columns
     if (small.threads > 0) return small;
-    const RowPlan p = rowPlan<T>(rows, cols, sms, clusters);
+    const RowPlan p = rowFamilyPlan<T>(rows, cols, sms, clusters, warpChunks);
     if (!clusters || p.path != RowBlock) return p;
     // 16-bit rows of 4097..8192 columns: staged in one block, a slice of at most 16 KB (rowWideBlock;
     // H100, 2^26 elements, 8192 columns: LayerNorm 0.92x copy against 0.72x, RMSNorm 0.98x against
@@ -828,8 +845,8 @@ template <typename T> inline RowPlan rowOpPlan(long long rows, int cols, int sms
 /// past what 16 staged blocks hold, the streamed path, which then also reads once (4 vectors a
 /// thread in flight; a cluster of up to 16 blocks a row on sm_90, enough for 8 blocks an SM, none
 /// with fewer than 2048 vectors). Fewer 16-bit rows of 1025..4096 columns: rowSmallBlockPlan.
-/// Other rows take rowPlan's.
-template <typename T> inline RowPlan rowReducePlan(long long rows, int cols, int sms, bool clusters) {
+/// Other rows take rowFamilyPlan's.
+template <typename T> inline RowPlan rowReducePlan(long long rows, int cols, int sms, bool clusters, int warpChunks) {
     const long long vecs = (long long)cols / vectorElems<T>();
     if (cols <= 8192) {
         // Many rows (8 warps an SM) of 129..768 vectors (16-bit), 513..768 (fp32, which one block
@@ -844,7 +861,7 @@ template <typename T> inline RowPlan rowReducePlan(long long rows, int cols, int
         // Rows of 4097..8192 columns (rowWideBlock), every type: staged in one block, a slice of at
         // most 32 KB (H100, 2^26 elements, 8192 columns: 16-bit 0.89x copy against 0.57x, fp32
         // 1.02x against 0.82x; 6144 columns 0.84x / 0.98x against 0.44x / 0.69x).
-        const RowPlan p = rowPlan<T>(rows, cols, sms, clusters);
+        const RowPlan p = rowFamilyPlan<T>(rows, cols, sms, clusters, warpChunks);
         if (clusters && rowWideBlock(p, rows, sms)) return rowStagedPlan(vecs, kStageReduceSliceBytes);
         return p;
     }
@@ -868,7 +885,8 @@ template <typename P> inline cudaError_t rowOpDispatch(const P& p, long long row
     int dev = 0;
     DeviceProps d;
     WARPKIT_TRY(currentDevice(&dev, &d));
-    const RowPlan pl = reduceOnly ? rowReducePlan<T>(rows, cols, d.sms, d.clusters) : rowOpPlan<T>(rows, cols, d.sms, d.clusters);
+    const RowPlan pl = reduceOnly ? rowReducePlan<T>(rows, cols, d.sms, d.clusters, P::kWarpChunks)
+                                  : rowOpPlan<T>(rows, cols, d.sms, d.clusters, P::kWarpChunks);
     return rowOpRun(pl, p, rows, cols, dev, d, st);
 }
 

@@ -73,12 +73,16 @@ template <typename T, int W, int C, bool Aligned> struct WarpRowShape {
     static constexpr int rowsPerBlock = segs * R;
 };
 
-/// The warp path's shape for a row of `cols`: the narrowest segment whose lanes' vectors hold its
-/// body (its head and tail elements have slots of their own).
-template <typename T> inline RowPlan rowWarpPlan(int cols) {
+/// The warp path's shape for a row of `cols`: each lane holds `minChunks` (1, 2 or 4) vectors, or
+/// fewer where the body has fewer; the segment widens until its lanes hold the body, up to 32
+/// lanes, and past that the lanes hold more (its head and tail elements have slots of their own).
+/// An algorithm with more work per row than per element takes more vectors a lane, so that a warp
+/// shares that work over more rows at once (rowOpPlan).
+template <typename T> inline RowPlan rowWarpPlan(int cols, int minChunks) {
     const int vecs = cols / vectorElems<T>(); // whole vectors of any row's body
     RowPlan p{RowWarp, 1, 1, kRowWarpThreads, 1, 0, 0};
-    while (p.width < 32 && p.width < vecs) p.width *= 2;
+    while (p.chunks < minChunks && p.chunks < vecs) p.chunks *= 2;
+    while (p.width < 32 && p.width * p.chunks < vecs) p.width *= 2;
     while (p.width * p.chunks < vecs) p.chunks *= 2;
     return p;
 }
@@ -139,7 +143,7 @@ template <typename T> inline RowPlan rowPlan(long long rows, int cols, int sms, 
     // Any row's body holds at most cols / V whole vectors (its head and tail elements go to their
     // own slots), so a row of 8k + 1 columns needs no more room than one of 8k.
     const long long vecs = (long long)cols / V;
-    if (vecs <= 32 * kRowWarpMaxChunks) return rowWarpPlan<T>(cols);
+    if (vecs <= 32 * kRowWarpMaxChunks) return rowWarpPlan<T>(cols, 1);
     if (!clusters) {
         if (vecs <= 1024LL * rowC16<T>()) return rowOneBlockPlan<T>(vecs);
         RowPlan s{RowStream, 0, 0, kStreamThreads, 1, 0, 0};
