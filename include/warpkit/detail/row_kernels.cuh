@@ -795,34 +795,29 @@ inline bool rowWideBlock(const RowPlan& p, long long rows, int sms) {
     return p.path == RowBlock && p.blocks == 1 && p.threads == 512 && rows > 4LL * sms;
 }
 
-/// rowPlan's plan, with `warpChunks` (P::kWarpChunks) vectors a lane on the warp path (rowWarpPlan).
+/// The row family's base plan: rowPlan's, with two changes for rows of up to 4096 columns.
+///  - Warp path: each lane holds `warpChunks` (P::kWarpChunks) vectors or more (rowWarpPlan).
+///  - 16-bit rows of 129..512 vectors (1025..4096 columns, plus a head and tail): one block of 128
+///    threads x 2 or 4 vectors, in place of rowPlan's warp segments of 8 vectors a lane (129..256)
+///    and blocks of 256 threads x 2 (257..512). That is 64 bytes a thread in flight, as fp32 rows of
+///    the same bytes have (H100, 2^26 elements, 4096 columns: LayerNorm 0.96x copy against 0.89x,
+///    the cross-entropy loss 0.87x against 0.71x; 2048 columns: its gradient 0.95x against 0.60x,
+///    LayerNorm 0.96x against 0.88x).
 template <typename T> inline RowPlan rowFamilyPlan(long long rows, int cols, int sms, bool clusters, int warpChunks) {
+    const long long vecs = (long long)cols / vectorElems<T>();
+    if (sizeof(T) == 2 && vecs > 128 && vecs <= 512) return rowBlockPlan(vecs, 1, 128, vecs <= 256 ? rowC16<T>() : rowC32<T>());
     const RowPlan p = rowPlan<T>(rows, cols, sms, clusters);
     return p.path == RowWarp ? rowWarpPlan<T>(cols, warpChunks) : p;
 }
 
-/// The block of 128 threads, 2 or 4 vectors a thread, that holds a 16-bit row of 129..512 vectors
-/// (1025..4096 columns, plus a head and tail) for the row family, in place of rowPlan's warp segments
-/// of 8 vectors a lane (129..256) and blocks of 256 threads x 2 (257..512): 64 bytes a thread in
-/// flight, as fp32 rows of the same bytes have (H100, 2^26 elements, 4096 columns: LayerNorm 0.96x
-/// copy against 0.89x, the cross-entropy loss 0.87x against 0.71x; 2048 columns: its gradient 0.95x
-/// against 0.60x, LayerNorm 0.96x against 0.88x). Null plan (threads 0) for other rows.
-template <typename T> inline RowPlan rowSmallBlockPlan(long long vecs) {
-    if (sizeof(T) != 2 || vecs <= 128 || vecs > 512) return RowPlan{RowBlock, 0, 0, 0, 0, 0, 0};
-    return rowBlockPlan(vecs, 1, 128, vecs <= 256 ? rowC16<T>() : rowC32<T>());
-}
-
-/// The row family's plan: rowFamilyPlan's, except that 16-bit rows of 1025..4096 columns take one block
-/// of 128 threads (rowSmallBlockPlan), on sm_90 many 16-bit rows of 4097..8192 columns are staged
-/// in one block (below), and rows longer than 8192 columns that are not few (whose
+/// The row family's plan: rowFamilyPlan's, except that on sm_90 many 16-bit rows of 4097..8192
+/// columns are staged in one block (below), and rows longer than 8192 columns that are not few (whose
 /// register clusters would not cover every SM at once) are staged in 16 KB slices for fp32 too.
 /// rowSoftmax keeps fp32 rows of up to 65536 columns in register clusters; these algorithms do
 /// more per element (two sweeps, per-column w and b) and run faster staged (H100, 2^26 elements,
 /// fp32 16384..65536 columns: LayerNorm 0.93x copy staged against 0.85-0.88x, RMSNorm 0.97x
 /// against 0.91-0.96x, the cross-entropy gradient at 50257 columns 0.95x against 0.78x).
 template <typename T> inline RowPlan rowOpPlan(long long rows, int cols, int sms, bool clusters, int warpChunks) {
-    const RowPlan small = rowSmallBlockPlan<T>((long long)cols / vectorElems<T>()); // 16-bit 1025..4096 columns
-    if (small.threads > 0) return small;
     const RowPlan p = rowFamilyPlan<T>(rows, cols, sms, clusters, warpChunks);
     if (!clusters || p.path != RowBlock) return p;
     // 16-bit rows of 4097..8192 columns: staged in one block, a slice of at most 16 KB (rowWideBlock;
@@ -844,8 +839,7 @@ template <typename T> inline RowPlan rowOpPlan(long long rows, int cols, int sms
 /// blocks and exchanges a row pay), 16 KB when the rows would not cover every SM; elsewhere, and
 /// past what 16 staged blocks hold, the streamed path, which then also reads once (4 vectors a
 /// thread in flight; a cluster of up to 16 blocks a row on sm_90, enough for 8 blocks an SM, none
-/// with fewer than 2048 vectors). Fewer 16-bit rows of 1025..4096 columns: rowSmallBlockPlan.
-/// Other rows take rowFamilyPlan's.
+/// with fewer than 2048 vectors). Other rows take rowFamilyPlan's.
 template <typename T> inline RowPlan rowReducePlan(long long rows, int cols, int sms, bool clusters, int warpChunks) {
     const long long vecs = (long long)cols / vectorElems<T>();
     if (cols <= 8192) {
@@ -856,8 +850,6 @@ template <typename T> inline RowPlan rowReducePlan(long long rows, int cols, int
         // against 0.88; 16-bit 8192 and fp32 4096 measured faster on the paths below).
         if (rows >= 8LL * sms && vecs > (sizeof(T) == 2 ? 128 : 512) && vecs <= 768)
             return rowWarpStreamPlan();
-        const RowPlan small = rowSmallBlockPlan<T>(vecs); // fewer 16-bit rows of 1025..4096 columns
-        if (small.threads > 0) return small;
         // Rows of 4097..8192 columns (rowWideBlock), every type: staged in one block, a slice of at
         // most 32 KB (H100, 2^26 elements, 8192 columns: 16-bit 0.89x copy against 0.57x, fp32
         // 1.02x against 0.82x; 6144 columns 0.84x / 0.98x against 0.44x / 0.69x).
