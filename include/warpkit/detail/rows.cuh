@@ -77,7 +77,7 @@ template <typename T, int W, int C, bool Aligned> struct WarpRowShape {
 /// fewer where the body has fewer; the segment widens until its lanes hold the body, up to 32
 /// lanes, and past that the lanes hold more (its head and tail elements have slots of their own).
 /// An algorithm with more work per row than per element takes more vectors a lane, so that a warp
-/// shares that work over more rows at once (rowOpPlan).
+/// shares that work over more rows at once (detail/row_kernels.cuh, rowFamilyPlan).
 template <typename T> inline RowPlan rowWarpPlan(int cols, int minChunks) {
     const int vecs = cols / vectorElems<T>(); // whole vectors of any row's body
     RowPlan p{RowWarp, 1, 1, kRowWarpThreads, 1, 0, 0};

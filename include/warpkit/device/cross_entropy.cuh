@@ -36,9 +36,10 @@
 // labelSmoothing outside [0, 1]) return cudaErrorInvalidValue and launch nothing. Paths:
 // rowSoftmax's (detail/rows.cuh), with warp lanes of 4 vectors or more, 16-bit rows of 1025..4096
 // columns in blocks of 128 threads, and fp32 rows past 8192 columns and many 16-bit rows of
-// 4097..8192 staged in shared memory (rowOpPlan); the loss alone streams many rows of 1032..6151 columns (16-bit; fp32 2052..3075) a
-// warp a row, stages many other rows of 4097..8192 columns in one block, and rows past 8192
-// columns in slices of about 32 KB (rowReducePlan, detail/row_kernels.cuh).
+// 4097..8192 staged in shared memory (rowOpPlan); the loss alone streams many rows of 1032..6151
+// columns (16-bit; fp32 2052..3075) a warp a row, stages many other rows of 4097..8192 columns in
+// one block, and rows past 8192 columns in slices of about 32 KB (rowReducePlan,
+// detail/row_kernels.cuh).
 #pragma once
 
 #include "../detail/row_kernels.cuh"

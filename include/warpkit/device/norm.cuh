@@ -36,10 +36,10 @@
 // bad arguments (rows < 0, cols < 1, ld < cols, null x or y with rows > 0, x == y with ldx != ldy,
 // eps negative or NaN) return cudaErrorInvalidValue and launch nothing. Host caches are per device
 // and thread-safe. Paths: rowSoftmax's (detail/rows.cuh), with warp lanes of 2 vectors or more,
-// 16-bit rows of 1025..4096 columns in blocks of 128 threads, and fp32 rows past 8192 columns and many 16-bit rows of 4097..8192 staged
-// in shared memory (rowOpPlan); RMSNorm's w is staged beside its rows, LayerNorm's w and b are read
-// from memory, by one 16-byte load each a vector when both are given and aligned
-// (detail/row_kernels.cuh).
+// 16-bit rows of 1025..4096 columns in blocks of 128 threads, and fp32 rows past 8192 columns and
+// many 16-bit rows of 4097..8192 staged in shared memory (rowOpPlan); RMSNorm's w is staged beside
+// its rows, LayerNorm's w and b are read from memory, by one 16-byte load each a vector when both
+// are given and aligned (detail/row_kernels.cuh).
 #pragma once
 
 #include "../detail/row_kernels.cuh"
