@@ -653,9 +653,8 @@ template <typename T> inline RowPlan rowRegisterPlan(int cols) {
 template <typename P, int W, int C, bool Aligned>
 inline cudaError_t launchRowOpWarp(const P& p, long long rows, int cols, cudaStream_t st) {
     using S = WarpRowShape<typename P::Elem, W, C, Aligned>;
-    return launchRowChunks(rows, kMaxGridX * S::rowsPerBlock, [&](long long r0, long long n) {
-        const long long blocks = (n + S::rowsPerBlock - 1) / S::rowsPerBlock;
-        return launchKernel(rowOpWarpKernel<P, W, C, Aligned>, (int)blocks, kRowWarpThreads, st, rowAt(p, r0), n, cols);
+    return launchRowBlocks(rows, S::rowsPerBlock, [&](long long r0, long long n, int blocks) {
+        return launchKernel(rowOpWarpKernel<P, W, C, Aligned>, blocks, kRowWarpThreads, st, rowAt(p, r0), n, cols);
     });
 }
 
@@ -732,10 +731,8 @@ inline cudaError_t launchRowOpStaged(const RowPlan& pl, const P& p, long long ro
 
 /// Launches the warp-streamed path: a warp per row, blocks of kRowWarpThreads.
 template <typename P> inline cudaError_t launchRowReduceWarp(const P& p, long long rows, int cols, cudaStream_t st) {
-    constexpr long long kRowsPerBlock = kRowWarpThreads / 32;
-    return launchRowChunks(rows, kMaxGridX * kRowsPerBlock, [&](long long r0, long long n) {
-        return launchKernel(rowReduceWarpKernel<P>, (int)((n + kRowsPerBlock - 1) / kRowsPerBlock), kRowWarpThreads, st,
-                            rowAt(p, r0), n, cols);
+    return launchRowBlocks(rows, kRowWarpThreads / 32, [&](long long r0, long long n, int blocks) {
+        return launchKernel(rowReduceWarpKernel<P>, blocks, kRowWarpThreads, st, rowAt(p, r0), n, cols);
     });
 }
 

@@ -271,6 +271,15 @@ template <typename K> inline cudaError_t rowClusterFits(K kernel, int dev, int n
 /// The hardware limit of a grid's x dimension.
 constexpr long long kMaxGridX = 2147483647LL;
 
+/// Calls launchOne(r0, n, blocks) for consecutive chunks [r0, r0 + n) of `rows` rows, `rowsPerBlock`
+/// rows a block: `blocks` blocks cover the chunk, and no grid passes the x limit (the warp paths).
+template <typename Launch>
+inline cudaError_t launchRowBlocks(long long rows, long long rowsPerBlock, Launch launchOne) {
+    return launchRowChunks(rows, kMaxGridX * rowsPerBlock, [&](long long r0, long long n) {
+        return launchOne(r0, n, (int)((n + rowsPerBlock - 1) / rowsPerBlock));
+    });
+}
+
 /// Launches `kern` with `perRow` blocks a row (a cluster when `clusters` and perRow > 1: a cluster
 /// of one block costs block scheduling throughput, H100 cross-entropy loss of 8192 x 8192 16-bit
 /// staged in one block 0.89x copy as clusters of 1, 0.96x as plain blocks), `threads` a block and

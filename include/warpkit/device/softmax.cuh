@@ -342,9 +342,7 @@ template <typename T, int Kind, int W, int C, bool Aligned>
 inline cudaError_t launchSoftmaxWarp(const T* x, T* y, long long rows, int cols, long long ldx, long long ldy, bool masked,
                                      cudaStream_t st) {
     using S = WarpRowShape<T, W, C, Aligned>;
-    const long long perLaunch = kMaxGridX * S::rowsPerBlock;
-    return launchRowChunks(rows, perLaunch, [&](long long r0, long long n) {
-        const long long blocks = (n + S::rowsPerBlock - 1) / S::rowsPerBlock;
+    return launchRowBlocks(rows, S::rowsPerBlock, [&](long long r0, long long n, int blocks) {
         auto kern = Aligned ? softmaxWarpKernelAligned<T, Kind, W, C> : softmaxWarpKernel<T, Kind, W, C>;
         kern<<<(unsigned)blocks, kRowWarpThreads, 0, st>>>(x + r0 * ldx, y + r0 * ldy, n, cols, ldx, ldy, masked);
         return cudaGetLastError();
