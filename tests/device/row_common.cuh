@@ -80,8 +80,7 @@ static std::vector<warpkit::detail::RowPlan> row_forced_plans(int cols, const wa
                                                               int streamCluster) {
     using namespace warpkit::detail;
     using T = typename P::Elem;
-    std::vector<RowPlan> ps = {rowOpPlan<T>(3, cols, d.sms, d.clusters, P::kWarpChunks),
-                               rowOpPlan<T>(1LL << 24, cols, d.sms, d.clusters, P::kWarpChunks)};
+    std::vector<RowPlan> ps = {rowOpPlan<P>(3, cols, d.sms, d.clusters), rowOpPlan<P>(1LL << 24, cols, d.sms, d.clusters)};
     if (wk_quick() && cols > 40000) return ps; // the sanitizers: forced plans on the shorter rows only
     const long long vecs = cols / warpkit::vectorElems<T>();
     const int shapes[6][2] = {{128, rowC16<T>()}, {256, rowC16<T>()}, {512, rowC16<T>()}, {1024, rowC16<T>()}, {512, rowC32<T>()}, {128, rowC32<T>()}};

@@ -793,18 +793,19 @@ inline bool rowWideBlock(const RowPlan& p, long long rows, int sms) {
 }
 
 /// The row family's base plan: rowPlan's, with two changes for rows of up to 4096 columns.
-///  - Warp path: each lane holds `warpChunks` (P::kWarpChunks) vectors or more (rowWarpPlan).
+///  - Warp path: each lane holds P::kWarpChunks vectors or more (rowWarpPlan).
 ///  - 16-bit rows of 129..512 vectors (1025..4096 columns, plus a head and tail): one block of 128
 ///    threads x 2 or 4 vectors, in place of rowPlan's warp segments of 8 vectors a lane (129..256)
 ///    and blocks of 256 threads x 2 (257..512). That is 64 bytes a thread in flight, as fp32 rows of
 ///    the same bytes have (H100, 2^26 elements, 4096 columns: LayerNorm 0.96x copy against 0.89x,
 ///    the cross-entropy loss 0.87x against 0.71x; 2048 columns: its gradient 0.95x against 0.60x,
 ///    LayerNorm 0.96x against 0.88x).
-template <typename T> inline RowPlan rowFamilyPlan(long long rows, int cols, int sms, bool clusters, int warpChunks) {
+template <typename P> inline RowPlan rowFamilyPlan(long long rows, int cols, int sms, bool clusters) {
+    using T = typename P::Elem;
     const long long vecs = (long long)cols / vectorElems<T>();
     if (sizeof(T) == 2 && vecs > 128 && vecs <= 512) return rowBlockPlan(vecs, 1, 128, vecs <= 256 ? rowC16<T>() : rowC32<T>());
     const RowPlan p = rowPlan<T>(rows, cols, sms, clusters);
-    return p.path == RowWarp ? rowWarpPlan<T>(cols, warpChunks) : p;
+    return p.path == RowWarp ? rowWarpPlan<T>(cols, P::kWarpChunks) : p;
 }
 
 /// The row family's plan: rowFamilyPlan's, except that on sm_90 many 16-bit rows of 4097..8192
@@ -814,8 +815,9 @@ template <typename T> inline RowPlan rowFamilyPlan(long long rows, int cols, int
 /// more per element (two sweeps, per-column w and b) and run faster staged (H100, 2^26 elements,
 /// fp32 16384..65536 columns: LayerNorm 0.93x copy staged against 0.85-0.88x, RMSNorm 0.97x
 /// against 0.91-0.96x, the cross-entropy gradient at 50257 columns 0.95x against 0.78x).
-template <typename T> inline RowPlan rowOpPlan(long long rows, int cols, int sms, bool clusters, int warpChunks) {
-    const RowPlan p = rowFamilyPlan<T>(rows, cols, sms, clusters, warpChunks);
+template <typename P> inline RowPlan rowOpPlan(long long rows, int cols, int sms, bool clusters) {
+    using T = typename P::Elem;
+    const RowPlan p = rowFamilyPlan<P>(rows, cols, sms, clusters);
     if (!clusters || p.path != RowBlock) return p;
     // 16-bit rows of 4097..8192 columns: staged in one block, a slice of at most 16 KB (rowWideBlock;
     // H100, 2^26 elements, 8192 columns: LayerNorm 0.92x copy against 0.72x, RMSNorm 0.98x against
@@ -837,7 +839,8 @@ template <typename T> inline RowPlan rowOpPlan(long long rows, int cols, int sms
 /// past what 16 staged blocks hold, the streamed path, which then also reads once (4 vectors a
 /// thread in flight; a cluster of up to 16 blocks a row on sm_90, enough for 8 blocks an SM, none
 /// with fewer than 2048 vectors). Other rows take rowFamilyPlan's.
-template <typename T> inline RowPlan rowReducePlan(long long rows, int cols, int sms, bool clusters, int warpChunks) {
+template <typename P> inline RowPlan rowReducePlan(long long rows, int cols, int sms, bool clusters) {
+    using T = typename P::Elem;
     const long long vecs = (long long)cols / vectorElems<T>();
     if (cols <= 8192) {
         // Many rows (8 warps an SM) of 129..768 vectors (16-bit), 513..768 (fp32, which one block
@@ -850,7 +853,7 @@ template <typename T> inline RowPlan rowReducePlan(long long rows, int cols, int
         // Rows of 4097..8192 columns (rowWideBlock), every type: staged in one block, a slice of at
         // most 32 KB (H100, 2^26 elements, 8192 columns: 16-bit 0.89x copy against 0.57x, fp32
         // 1.02x against 0.82x; 6144 columns 0.84x / 0.98x against 0.44x / 0.69x).
-        const RowPlan p = rowFamilyPlan<T>(rows, cols, sms, clusters, warpChunks);
+        const RowPlan p = rowFamilyPlan<P>(rows, cols, sms, clusters);
         if (clusters && rowWideBlock(p, rows, sms)) return rowStagedPlan(vecs, kStageReduceSliceBytes);
         return p;
     }
@@ -870,12 +873,10 @@ template <typename T> inline RowPlan rowReducePlan(long long rows, int cols, int
 /// rowOpRun with the dispatcher's plan for rows x cols on the current device: rowOpPlan's, or
 /// rowReducePlan's when `reduceOnly` (nothing written per element).
 template <typename P> inline cudaError_t rowOpDispatch(const P& p, long long rows, int cols, cudaStream_t st, bool reduceOnly = false) {
-    using T = typename P::Elem;
     int dev = 0;
     DeviceProps d;
     WARPKIT_TRY(currentDevice(&dev, &d));
-    const RowPlan pl = reduceOnly ? rowReducePlan<T>(rows, cols, d.sms, d.clusters, P::kWarpChunks)
-                                  : rowOpPlan<T>(rows, cols, d.sms, d.clusters, P::kWarpChunks);
+    const RowPlan pl = reduceOnly ? rowReducePlan<P>(rows, cols, d.sms, d.clusters) : rowOpPlan<P>(rows, cols, d.sms, d.clusters);
     return rowOpRun(pl, p, rows, cols, dev, d, st);
 }
 
