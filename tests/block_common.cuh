@@ -1,5 +1,6 @@
-// Shared by tests/reduce_block.cu and tests/scan_block.cu: the block sizes and shapes both sweep,
-// the order-checking operator, a logging EXPECT that counts failures, and the run-time sweep.
+// Shared by tests/block/reduce.cu, tests/block/scan.cu, tests/warp/reduce_batched.cu and
+// tests/welford.cu: the block sizes and shapes they sweep, the order-checking operator, a logging
+// EXPECT that counts failures, and the run-time sweep.
 #pragma once
 #include "common.cuh"
 

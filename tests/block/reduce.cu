@@ -1,8 +1,8 @@
-// Tests of the block reductions in include/warpkit/reduce.cuh (blockReduce*, ...ToThread0,
+// Tests of the block reductions in include/warpkit/block/reduce.cuh (blockReduce*, ...ToThread0,
 // ArgMax/ArgMin, caller scratch). One "combo" kernel runs every reduction of one type several
 // times in a loop, back to back over shared scratch, on fresh data each iteration; each thread
 // writes what it got, so "every thread gets the result" is checked thread by thread.
-#include "block_common.cuh"
+#include "../block_common.cuh"
 #include <warpkit/reduce.cuh>
 #include <utility>
 #include <vector>

@@ -1,8 +1,8 @@
-// Tests of the block scans at the end of include/warpkit/scan.cuh. One kernel runs every scan
+// Tests of the block scans in include/warpkit/block/scan.cuh. One kernel runs every scan
 // form of one type several times in a loop (fresh data each iteration, scratch reused back to
 // back, a running prefix carried from iteration to iteration as a tile loop would); each thread
 // writes what it got and the host checks every thread against a double-precision reference.
-#include "block_common.cuh"
+#include "../block_common.cuh"
 #include <warpkit/scan.cuh>
 #include <utility>
 #include <vector>

@@ -1,8 +1,8 @@
-// Tests of include/warpkit/vote.cuh: ids and lane masks in 1-D/2-D/3-D blocks, segment
+// Tests of include/warpkit/warp/vote.cuh: ids and lane masks in 1-D/2-D/3-D blocks, segment
 // ballot/any/all/count at every dividing width with random predicates on full and partial warps,
 // leader election, segment broadcast at dividing and non-dividing widths, and the aggregated
 // atomics (uniqueness, density, lane order, agreement with plain atomicAdd; global and shared).
-#include "common.cuh"
+#include "../common.cuh"
 #include <warpkit/vote.cuh>
 #include <algorithm>
 #include <utility>

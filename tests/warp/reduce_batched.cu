@@ -1,9 +1,10 @@
-// Tests of the batched warp reductions (warpReduceBatched, ...Sum/Max/Min) at every width 1..32
-// and several K (below, at and above the width, odd and even), the N-value block reductions
-// (blockReduceSum/Max/Min on arrays) at every block size and shape the block tests sweep, and
-// operators that declare `commutative` (warp and block). Every result slot of every lane that the
+// Tests of the batched warp reductions of include/warpkit/warp/reduce.cuh (warpReduceBatched,
+// ...Sum/Max/Min) at every width 1..32 and several K (below, at and above the width, odd and
+// even), the N-value block reductions built on them (block/reduce.cuh: blockReduceSum/Max/Min on
+// arrays) at every block size and shape the block tests sweep, and operators that declare
+// `commutative` (warp and block). Every result slot of every lane that the
 // layout gives a result is checked against a double (or exact integer) host reference.
-#include "block_common.cuh"
+#include "../block_common.cuh"
 #include <warpkit/reduce.cuh>
 #include <type_traits>
 #include <utility>

@@ -1,8 +1,8 @@
-// Tests of include/warpkit/reduce.cuh (warp part): every type x every width 1..32 x Sum/Max/Min,
+// Tests of include/warpkit/warp/reduce.cuh: every type x every width 1..32 x Sum/Max/Min,
 // the valid-lane forms with every count 1..Width (and past it), the active-mask forms with random
 // lane sets, a non-commutative generic operator, argmax/argmin ties and NaN, and determinism.
 // Host references run in double precision (integers exactly, with two's-complement wrap).
-#include "common.cuh"
+#include "../common.cuh"
 #include <warpkit/reduce.cuh>
 #include <utility>
 #include <vector>

@@ -1,11 +1,11 @@
-// Tests of include/warpkit/scan.cuh (warp part). Every named scan (inclusive/exclusive x
+// Tests of include/warpkit/warp/scan.cuh. Every named scan (inclusive/exclusive x
 // Sum/Max/Min) with and without `total`, with and without a valid-lane count, checked against
 // host prefix scans in double precision (integers exactly, with two's-complement wrap):
 //   * float and int at every Width 1..32, the other six types at a spread of widths;
 //   * a non-commutative generic operator at every Width, with init, total and valid counts;
 //   * built-in operators through the generic form with a non-identity init;
 //   * NaN / +-inf inputs, poisoned outputs, valid counts 1..Width and past it.
-#include "common.cuh"
+#include "../common.cuh"
 #include <warpkit/scan.cuh>
 #include <type_traits>
 #include <utility>
