@@ -12,7 +12,6 @@
 // @le wk_sum_i32_w32 cub_sum_i32_w32
 // @le wk_max_f32_w32 cub_max_f32_w32
 #include <cub/warp/warp_reduce.cuh>
-#include <cuda/functional>
 #include <warpkit/reduce.cuh>
 
 namespace {
@@ -27,6 +26,12 @@ template <int W> __device__ __forceinline__ int segIndex() {
     return (int)((blockIdx.x * blockDim.x + threadIdx.x) >> 5) * segsPerWarp<W>() + lane / W;
 }
 template <int W> __device__ __forceinline__ bool firstLane() { return (threadIdx.x & 31) % W == 0; }
+
+// CUB's own maximum rule (a < b ? b : a, which drops NaN), written here: cuda::maximum ships
+// only with CCCL 2.8 (CUDA 12.9) and newer, and cub::Max is gone from CCCL 3 (CUDA 13).
+struct CubMax {
+    template <typename T> __device__ __forceinline__ T operator()(const T& a, const T& b) const { return a < b ? b : a; }
+};
 
 // cub::WarpReduce needs one TempStorage per logical warp (segment) of the block.
 } // namespace
@@ -52,4 +57,4 @@ WK_SASS_PAIR(sum_f32_w8, float, 8, warpkit::warpReduceSum<8>(v), reducer.Sum(v))
 WK_SASS_PAIR(sum_f32_w7, float, 7, warpkit::warpReduceSum<7>(v), reducer.Sum(v))
 WK_SASS_PAIR(sum_i32_w32, int, 32, warpkit::warpReduceSum<32>(v), reducer.Sum(v))
 // CUB's maximum drops NaN (a < b ? b : a); warpkit's Max propagates it and is still no longer.
-WK_SASS_PAIR(max_f32_w32, float, 32, warpkit::warpReduceMax<32>(v), reducer.Reduce(v, ::cuda::maximum<>{}))
+WK_SASS_PAIR(max_f32_w32, float, 32, warpkit::warpReduceMax<32>(v), reducer.Reduce(v, CubMax{}))
