@@ -346,7 +346,11 @@ template <int W, typename T, int K> static void run_seeded(tally* t, wk_rng* r) 
     const int warps = g_warps(), n = warps * 32;
     std::vector<T> h(n), out(2 * (size_t)n);
     fill(h, r);
-    const T init = warpkit::detail::Arith<T>::is_float ? wk_from_double<T>(wk_uniform(r, -50, 50)) : (T)wk_next(r);
+    // if constexpr, not ?:, so that (T)wk_next(r) is never compiled for __half: with the fp16
+    // headers of CUDA 12.0 and 12.1 a 64-bit integer to __half conversion is ambiguous.
+    T init;
+    if constexpr (warpkit::detail::Arith<T>::is_float) init = wk_from_double<T>(wk_uniform(r, -50, 50));
+    else init = (T)wk_next(r);
     std::vector<int> valid = make_valid(warps, W);
     T *din = wk_alloc<T>(n), *dout = wk_alloc<T>(2 * (size_t)n);
     int* dvalid = wk_alloc<int>(valid.size());
