@@ -1,0 +1,182 @@
+// tests/device/row_plan.cu: the golden plans of the row dispatchers. Host only: runs and passes
+// without a GPU. Prints every row planner's answer (rowSoftmax's, the row family's for each params
+// configuration, the reduce-only plan of the loss alone) over dtype x cols x rows x device profile
+// and compares the text with tests/device/row_plan.golden, so that a change to a planner that
+// changes a plan shows up here, line by line. The pure planner answer is pinned: the run-time
+// fall-back where a cluster does not fit the device is not part of it.
+//
+// Regenerate (only when a plan is meant to change, and say so in the commit):
+//   WARPKIT_GOLDEN_WRITE=1 build/tests/device/row_plan   (run from the repository root)
+#include "row_common.cuh"
+#include <warpkit/device/softmax.cuh>
+#include <warpkit/device/norm.cuh>
+#include <warpkit/device/cross_entropy.cuh>
+#include <warpkit/device/softmax_backward.cuh>
+#include <algorithm>
+#include <string>
+#include <vector>
+
+using namespace warpkit::detail;
+
+namespace {
+
+const char* kGoldenPath = "tests/device/row_plan.golden";
+
+struct Profile {
+    const char* name;
+    int sms;
+    bool clusters;
+};
+// H100 (sm_90, clusters), A100 (sm_80), a GPU without clusters (sm_75, 40 SMs), and a small GPU
+// with clusters (2 SMs: every few-rows rule at its smallest).
+const Profile kProfiles[] = {{"h100", 132, true}, {"a100", 108, false}, {"sm75", 40, false}, {"small", 2, true}};
+
+const long long kRows[] = {1, 2, 8, 64, 133, 1024, 65536, 1LL << 20};
+
+/// Column counts: 1..16, then both sides of every threshold of the planners (thresholds are on a
+/// row's whole 16-byte vectors, cols / V, so on multiples of 4 (fp32) and 8 (16-bit) columns, and
+/// on slice bytes), up to 2^20.
+std::vector<int> planCols() {
+    std::vector<int> c;
+    for (int i = 1; i <= 16; ++i) c.push_back(i);
+    for (int v : {17, 24, 31, 32, 33, 48, 63, 64, 65, 96}) c.push_back(v);
+    for (long long p = 128; p <= (1 << 20); p *= 2)
+        for (int d = -1; d <= 1; ++d) c.push_back((int)p + d);
+    // 768 vectors (the warp-streamed rule's end), staged slice counts (nearest whole slices of 16 and
+    // 32 KB: boundaries at odd multiples of 8 and 16 KB), and sizes met in practice.
+    for (int v : {3071, 3072, 3073, 6143, 6144, 6145, 10240, 12287, 12288, 12289, 20480, 24576, 40960, 50257, 98304,
+                  100000, 196608, 393216, 152064})
+        c.push_back(v);
+    std::sort(c.begin(), c.end());
+    c.erase(std::unique(c.begin(), c.end()), c.end());
+    return c;
+}
+
+std::string planText(const RowPlan& p) {
+    static const char kPath[] = "WBSTR"; // warp, block, staged, streamed, warp-streamed
+    char b[96];
+    snprintf(b, sizeof b, "%c%d.%d.%d.%d.%d.%d", p.path >= 0 && p.path < 5 ? kPath[p.path] : '?', p.width, p.chunks, p.threads,
+             p.blocks, p.slice, p.piece);
+    return b;
+}
+
+// ---- the planners, as the dispatchers call them ---------------------------------------------------
+
+/// The row family's plan for params p (what rowOpDispatch runs, before any cluster-fit fall-back).
+template <typename P> RowPlan familyPlan(const P& p, long long rows, int cols, const Profile& d, bool reduceOnly) {
+    using T = typename P::Elem;
+    RowPlan pl = reduceOnly ? rowReducePlan<P>(rows, cols, d.sms, d.clusters) : rowOpPlan<P>(rows, cols, d.sms, d.clusters);
+    if (pl.path == RowStaged &&
+        (!(d.clusters && rowStageable(p)) || (sizeof(T) == 4 && rowColumnsInUse(p) > 0 && pl.slice * 16 > 32 * 1024)))
+        pl = rowRegisterPlan<T>(cols);
+    return pl;
+}
+
+template <typename T> RowPlan softmaxPlan(long long rows, int cols, const Profile& d) { return rowPlan<T>(rows, cols, d.sms, d.clusters); }
+
+// Params configurations: the planners read the element type, P's constants and (for the family's
+// staged rule) which column arrays are given and whether the inputs stage together. Pointers are
+// never dereferenced.
+template <typename T> T* fake(size_t a) { return reinterpret_cast<T*>(a); }
+
+/// One line of plans for rows x cols of T on profile d: rowSoftmax; LayerNorm with w, b, mean and
+/// rstd; LayerNorm with none; RMSNorm with w and rstd; RMSNorm with none; cross-entropy with the
+/// gradient; the loss alone (the reduce-only planner); softmax backward (y and dy aligned alike);
+/// log softmax backward with dy 2 elements off y's alignment (not stageable together).
+template <typename T> std::string planLine(long long rows, int cols, const Profile& d) {
+    const NormParams<T> ln{fake<T>(4096), fake<T>(8192), fake<T>(12288), fake<T>(16384), fake<float>(20480), fake<float>(24576),
+                           cols, cols, 1e-5f, false};
+    const NormParams<T> lnBare{fake<T>(4096), fake<T>(8192), nullptr, nullptr, nullptr, nullptr, cols, cols, 1e-5f, false};
+    const NormParams<T> rms{fake<T>(4096), fake<T>(8192), fake<T>(12288), nullptr, nullptr, fake<float>(24576), cols, cols, 1e-5f, true};
+    const NormParams<T> rmsBare{fake<T>(4096), fake<T>(8192), nullptr, nullptr, nullptr, nullptr, cols, cols, 1e-5f, true};
+    const CrossEntropyParams<T> xg{fake<T>(4096), fake<long long>(8192), fake<float>(12288), fake<T>(16384), cols, cols, -100, 0.0f,
+                                   1.0f};
+    const CrossEntropyParams<T> xl{fake<T>(4096), fake<long long>(8192), fake<float>(12288), nullptr, cols, cols, -100, 0.0f, 1.0f};
+    const SoftmaxBackwardParams<T> bw{fake<T>(4096), fake<T>(8192), fake<T>(12288), cols, cols, cols, false};
+    const SoftmaxBackwardParams<T> bwOff{fake<T>(4096), fake<T>(8192 + 2 * sizeof(T)), fake<T>(12288), cols, cols, cols, true};
+    std::string s = "softmax=" + planText(softmaxPlan<T>(rows, cols, d));
+    s += " ln=" + planText(familyPlan(ln, rows, cols, d, false));
+    s += " ln0=" + planText(familyPlan(lnBare, rows, cols, d, false));
+    s += " rms=" + planText(familyPlan(rms, rows, cols, d, false));
+    s += " rms0=" + planText(familyPlan(rmsBare, rows, cols, d, false));
+    s += " xent=" + planText(familyPlan(xg, rows, cols, d, false));
+    s += " loss=" + planText(familyPlan(xl, rows, cols, d, true));
+    s += " bw=" + planText(familyPlan(bw, rows, cols, d, false));
+    s += " bwlog_off=" + planText(familyPlan(bwOff, rows, cols, d, false));
+    return s;
+}
+
+template <typename T> void appendType(std::string& out, const char* tname, const Profile& d, const std::vector<int>& cols) {
+    for (int c : cols) {
+        // Consecutive row counts with the same plans share a line.
+        std::string prev, rowsText;
+        auto flush = [&]() {
+            if (!prev.empty()) out += std::string(d.name) + " " + tname + " cols=" + std::to_string(c) + " rows=" + rowsText + ": " + prev + "\n";
+        };
+        for (long long r : kRows) {
+            const std::string line = planLine<T>(r, c, d);
+            if (line == prev) {
+                rowsText += "," + std::to_string(r);
+            } else {
+                flush();
+                prev = line;
+                rowsText = std::to_string(r);
+            }
+        }
+        flush();
+    }
+}
+
+std::string allPlans() {
+    const std::vector<int> cols = planCols();
+    std::string out =
+        "# Row planners' answers (tests/device/row_plan.cu). Plan: path (W warp, B block, S staged, T streamed,\n"
+        "# R warp-streamed) then width.chunks.threads.blocks.slice.piece.\n";
+    for (const Profile& d : kProfiles) {
+        appendType<float>(out, "f32", d, cols);
+        appendType<__half>(out, "f16", d, cols);
+        appendType<__nv_bfloat16>(out, "bf16", d, cols);
+    }
+    return out;
+}
+
+bool readFile(const char* path, std::string* s) {
+    FILE* f = fopen(path, "rb");
+    if (!f) return false;
+    char buf[65536];
+    size_t n;
+    s->clear();
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) s->append(buf, n);
+    fclose(f);
+    return true;
+}
+
+/// The 1-based number of the first line where a and b differ, and both lines.
+int firstDiff(const std::string& a, const std::string& b, std::string* la, std::string* lb) {
+    size_t i = 0, j = 0;
+    for (int line = 1;; ++line) {
+        const size_t ea = a.find('\n', i), eb = b.find('\n', j);
+        *la = a.substr(i, ea == std::string::npos ? std::string::npos : ea - i);
+        *lb = b.substr(j, eb == std::string::npos ? std::string::npos : eb - j);
+        if (*la != *lb || ea == std::string::npos || eb == std::string::npos) return line;
+        i = ea + 1;
+        j = eb + 1;
+    }
+}
+
+} // namespace
+
+Test(device_row_plan, golden) {
+    const std::string got = allPlans();
+    if (getenv("WARPKIT_GOLDEN_WRITE")) {
+        FILE* f = fopen(kGoldenPath, "wb");
+        cr_assert(f != nullptr, "cannot write %s (run from the repository root)", kGoldenPath);
+        fwrite(got.data(), 1, got.size(), f);
+        fclose(f);
+    }
+    std::string want;
+    cr_assert(readFile(kGoldenPath, &want), "cannot read %s (run from the repository root)", kGoldenPath);
+    std::string la, lb;
+    const int line = got == want ? 0 : firstDiff(got, want, &la, &lb);
+    cr_expect(line == 0, "plans differ from %s at line %d:\n  now:    %s\n  golden: %s", kGoldenPath, line, la.c_str(), lb.c_str());
+}
