@@ -32,7 +32,7 @@
 #pragma once
 
 #include "../warp/reduce.cuh"
-#include "../detail/mbarrier.cuh"
+#include "../detail/async.cuh"
 
 namespace warpkit {
 

@@ -47,7 +47,7 @@
 #pragma once
 
 #include "rows.cuh"
-#include "mbarrier.cuh"
+#include "async.cuh"
 #include "../cluster/reduce.cuh"
 #include "../thread/softmax.cuh"
 #include "../block/reduce.cuh"

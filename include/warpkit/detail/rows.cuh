@@ -20,7 +20,7 @@
 #pragma once
 
 #include "host.cuh"
-#include "mbarrier.cuh"
+#include "async.cuh"
 #include "../thread/vector.cuh"
 #include "types.cuh"
 
@@ -180,28 +180,6 @@ WARPKIT_DEVICE int stagedVectors(const VectorSplit& sp, int rank, int slice) {
     const long long nv = sp.vectors - (long long)rank * slice;
     return nv < 0 ? 0 : nv < slice ? (int)nv : slice;
 }
-
-#if WARPKIT_ARCH >= 900
-/// Thread 0 of a staged block, alone: initialises the mbarriers full[k] of the nv / piece pieces
-/// (rounded up) and bulk-copies piece k of each source src[i] (16-byte aligned, nv vectors) to
-/// dst + i * stride + k * piece in shared memory, completing on full[k]. Other barriers the block
-/// uses are initialised before the call (its fence covers them). The block synchronises before
-/// anyone waits on the barriers.
-template <int NI>
-WARPKIT_DEVICE void stagePieces(uint4* dst, int stride, const uint4* const (&src)[NI], int nv, int piece, unsigned long long* full) {
-    const int np = (nv + piece - 1) / piece;
-    for (int k = 0; k < np; ++k) mbarInit(smemAddr(&full[k]), 1);
-    mbarInitFence();
-    fenceProxyAsyncShared();
-    for (int k = 0; k < np; ++k) {
-        const int n = nv - k * piece < piece ? nv - k * piece : piece;
-        const unsigned bar = smemAddr(&full[k]);
-        mbarArriveExpectTx(bar, (unsigned)(n * 16 * NI));
-#pragma unroll
-        for (int i = 0; i < NI; ++i) bulkCopyToShared(smemAddr(dst + i * stride + k * piece), src[i] + k * piece, (unsigned)n * 16u, bar);
-    }
-}
-#endif
 
 /// Calls launchOne(r0, n) for consecutive chunks [r0, r0 + n) of `rows` rows, at most
 /// `rowsPerLaunch` each (so that no grid passes the hardware's x limit). Returns the first error.

@@ -99,7 +99,7 @@
 #include "../warp/scan.cuh"
 #include "../thread/vector.cuh"
 #include "../detail/host.cuh"
-#include "../detail/mbarrier.cuh"
+#include "../detail/async.cuh"
 
 namespace warpkit {
 
@@ -186,22 +186,6 @@ constexpr unsigned kScanPrefix = 2;    // the inclusive prefix through the tile
 constexpr unsigned kScanMixed = 3;     // (read only) the words disagree: a record being rewritten
 constexpr unsigned kScanNone = 4;      // (read only) a tile before tile 0
 
-/// Relaxed GPU-scope loads and stores of status words: coherent in L2, no fence.
-WARPKIT_DEVICE unsigned long long scanLoadWord(const unsigned long long* p) {
-    unsigned long long w;
-    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(w) : "l"(p) : "memory");
-    return w;
-}
-WARPKIT_DEVICE void scanLoadWords(const unsigned long long* p, unsigned long long& a, unsigned long long& b) {
-    asm volatile("ld.relaxed.gpu.global.v2.u64 {%0, %1}, [%2];" : "=l"(a), "=l"(b) : "l"(p) : "memory");
-}
-WARPKIT_DEVICE void scanStoreWord(unsigned long long* p, unsigned long long w) {
-    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(w) : "memory");
-}
-WARPKIT_DEVICE void scanStoreWords(unsigned long long* p, unsigned long long a, unsigned long long b) {
-    asm volatile("st.relaxed.gpu.global.v2.u64 [%0], {%1, %2};" ::"l"(p), "l"(a), "l"(b) : "memory");
-}
-
 /// Publishes `flag` and `v` in the status record at p. One thread.
 template <typename T> WARPKIT_DEVICE void scanPublish(unsigned long long* p, unsigned flag, const T& v) {
     constexpr int SW = ScanShape<T>::statusWords;
@@ -213,10 +197,10 @@ template <typename T> WARPKIT_DEVICE void scanPublish(unsigned long long* p, uns
 #pragma unroll
     for (int k = 0; k < SW; ++k) w[k] = (unsigned long long)flag << 32 | piece[k];
     if constexpr (SW == 1) {
-        scanStoreWord(p, w[0]);
+        storeRelaxedGpu(p, w[0]);
     } else {
 #pragma unroll
-        for (int k = 0; k < SW; k += 2) scanStoreWords(p + k, w[k], w[k + 1]);
+        for (int k = 0; k < SW; k += 2) storeRelaxedGpu2(p + k, w[k], w[k + 1]);
     }
 }
 
@@ -226,10 +210,10 @@ template <typename T> WARPKIT_DEVICE unsigned scanRead(const unsigned long long*
     constexpr int SW = ScanShape<T>::statusWords;
     unsigned long long w[SW];
     if constexpr (SW == 1) {
-        w[0] = scanLoadWord(p);
+        w[0] = loadRelaxedGpu(p);
     } else {
 #pragma unroll
-        for (int k = 0; k < SW; k += 2) scanLoadWords(p + k, w[k], w[k + 1]);
+        for (int k = 0; k < SW; k += 2) loadRelaxedGpu2(p + k, w[k], w[k + 1]);
     }
     unsigned flag = (unsigned)(w[0] >> 32);
     unsigned piece[SW];
@@ -387,38 +371,6 @@ WARPKIT_DEVICE void scanStoreSlot(T* out, long long e0, long long n, const T (&x
     }
 }
 
-/// Copies 16 bytes from global to shared memory without holding registers (cp.async, L2 only),
-/// in the calling thread's current group. sm_80 and newer.
-WARPKIT_DEVICE void scanCopyAsync(void* dst, const void* src) {
-#if WARPKIT_ARCH >= 800
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smemAddr(dst)), "l"(src) : "memory");
-#endif
-}
-/// Closes the calling thread's current group of async copies (an empty group when it issued none).
-WARPKIT_DEVICE void scanCopyCommit() {
-#if WARPKIT_ARCH >= 800
-    asm volatile("cp.async.commit_group;" ::: "memory");
-#endif
-}
-/// Waits until at most n (0 to 7; more counts as 7) of the calling thread's groups are in flight;
-/// its copies in the older groups are then visible to it.
-WARPKIT_DEVICE void scanCopyWait(int n) {
-#if WARPKIT_ARCH >= 800
-    switch (n) {
-    case 0: asm volatile("cp.async.wait_group 0;" ::: "memory"); break;
-    case 1: asm volatile("cp.async.wait_group 1;" ::: "memory"); break;
-    case 2: asm volatile("cp.async.wait_group 2;" ::: "memory"); break;
-    case 3: asm volatile("cp.async.wait_group 3;" ::: "memory"); break;
-    case 4: asm volatile("cp.async.wait_group 4;" ::: "memory"); break;
-    case 5: asm volatile("cp.async.wait_group 5;" ::: "memory"); break;
-    case 6: asm volatile("cp.async.wait_group 6;" ::: "memory"); break;
-    default: asm volatile("cp.async.wait_group 7;" ::: "memory"); break;
-    }
-#else
-    (void)n;
-#endif
-}
-
 /// The look-back warp and the tile threads hand each other tile j's aggregate and exclusive
 /// prefix through shared-memory slots j % kScanSlots. On sm_80 and newer each slot has a full and
 /// an empty mbarrier a direction (the writer waits for the slot's previous reader, then arrives
@@ -433,12 +385,6 @@ constexpr int kScanBarTile = 1;                     // the tile threads
 constexpr int kScanBarAgg = 2;                      // sm_75, + j % (lag + 1): tile j's aggregate to the look-back warp
 constexpr int kScanBarPrefix = 2 + kScanLagMax + 1; // sm_75, + j % (lag + 1): tile j's prefix to the tile threads
 static_assert(kScanBarPrefix + kScanLagMax < 16, "kScanLagMax: at most 6 (16 named barriers)");
-WARPKIT_DEVICE void scanBarSync(int id, int threads) {
-    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
-}
-WARPKIT_DEVICE void scanBarArrive(int id, int threads) {
-    asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
-}
 
 /// Puts v, the `use`-th value through its slot, in the slot (after its previous value was taken:
 /// the empty mbarrier's phase use - 1), and marks it full. One thread. sm_75: only the copy (the
@@ -530,7 +476,7 @@ __global__ void __launch_bounds__(kScanBlockThreads, 1)
             T P = init;
             if (tile > 0) P = scanLookBack(status, tile, op, kept);
 #if WARPKIT_ARCH < 800
-            scanBarSync(kScanBarAgg + (int)(j % (lag + 1)), 64);
+            namedBarrierSync(kScanBarAgg + (int)(j % (lag + 1)), 64);
 #endif
             if (lane == 0) {
                 const T agg = scanHandTake<T>(aggShared[q], &aggFull[q], &aggEmpty[q], use);
@@ -538,7 +484,7 @@ __global__ void __launch_bounds__(kScanBlockThreads, 1)
                 scanHandPut(prefixShared[q], P, &prefixFull[q], &prefixEmpty[q], use);
             }
 #if WARPKIT_ARCH < 800
-            scanBarArrive(kScanBarPrefix + (int)(j % (lag + 1)), G + 32);
+            namedBarrierArrive(kScanBarPrefix + (int)(j % (lag + 1)), G + 32);
 #endif
         }
         return;
@@ -584,9 +530,9 @@ __global__ void __launch_bounds__(kScanBlockThreads, 1)
         if (async && t < tiles && isWhole(t)) {
             const T* src = in + t * S::tileElems - head;
 #pragma unroll
-            for (int c = 0; c < C; ++c) scanCopyAsync(slot(s, c), src + (long long)(c * G + g) * V);
+            for (int c = 0; c < C; ++c) asyncCopy16(slot(s, c), src + (long long)(c * G + g) * V);
         }
-        scanCopyCommit();
+        asyncCopyCommit();
     };
 #pragma unroll
     for (int st = 0; st < stages; ++st) prefetch(blockIdx.x + st * step, st);
@@ -600,7 +546,7 @@ __global__ void __launch_bounds__(kScanBlockThreads, 1)
         // Lane 0 of each warp takes the prefix from its slot and hands the slot back; the warp
         // gets it by a shuffle.
 #if WARPKIT_ARCH < 800
-        scanBarSync(kScanBarPrefix + (int)(j % (lag + 1)), G + 32);
+        namedBarrierSync(kScanBarPrefix + (int)(j % (lag + 1)), G + 32);
 #endif
         T P = init;
         if (lane == 0)
@@ -652,7 +598,7 @@ __global__ void __launch_bounds__(kScanBlockThreads, 1)
         bool loaded = false;
         if constexpr (S::vec) {
             if (async && whole) {
-                scanCopyWait(stages - lag - 1);
+                asyncCopyWait(stages - lag - 1);
                 fromStage(s, x);
                 loaded = true;
             } else if (whole && (flags & 1)) { // sm_75: no async copies
@@ -685,7 +631,7 @@ __global__ void __launch_bounds__(kScanBlockThreads, 1)
         const ScanRowOp<Op> rowOp{op};
         const Row incl = warpInclusiveScan<32>(tot, rowOp);
         if (lane == 31) warpShared[j & 1][warp] = incl;
-        scanBarSync(kScanBarTile, G);
+        namedBarrierSync(kScanBarTile, G);
         const Row warps = warpInclusiveScan<32>(warpShared[j & 1][lane < NW ? lane : NW - 1], rowOp);
         const Row warpPrefix = shflIdx(warps, warp > 0 ? warp - 1 : 0);
         const Row total = shflIdx(warps, NW - 1);
@@ -713,7 +659,7 @@ __global__ void __launch_bounds__(kScanBlockThreads, 1)
             scanHandPut(aggShared[q], agg, &aggFull[q], &aggEmpty[q], (unsigned)(j / kScanSlots));
         }
 #if WARPKIT_ARCH < 800
-        if (warp == 0) scanBarArrive(kScanBarAgg + (int)(j % (lag + 1)), 64);
+        if (warp == 0) namedBarrierArrive(kScanBarAgg + (int)(j % (lag + 1)), 64);
 #endif
 
         // The in-tile part of every output: y = pre op (slot prefix), with the slot prefix
@@ -741,7 +687,7 @@ __global__ void __launch_bounds__(kScanBlockThreads, 1)
 
         // 4. the tile `lag` before: its prefix has had `lag` tiles' time to arrive
         if (j >= lag) finish(j - lag);
-        else scanCopyCommit(); // one group a tile, as finish's refill
+        else asyncCopyCommit(); // one group a tile, as finish's refill
     }
     for (long long j = count > lag ? count - lag : 0; j < count; ++j) finish(j);
 }

@@ -27,7 +27,7 @@
 #include "../softmax.cuh"
 #include "../thread/vector.cuh"
 #include "../detail/host.cuh"
-#include "../detail/mbarrier.cuh"
+#include "../detail/async.cuh"
 #include "../detail/rows.cuh"
 
 namespace warpkit {
