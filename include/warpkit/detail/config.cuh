@@ -12,6 +12,13 @@
 #error "warpkit needs C++17 (nvcc's default since CUDA 11): do not pass -std=c++14 or older"
 #endif
 
+// sm_90 code needs CUDA 12.1 or newer: the cluster exchange uses st.async (PTX ISA 8.1), which
+// CUDA 12.0's ptxas cannot assemble. Stop here with that reason rather than at a ptxas error.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && defined(__CUDACC_VER_MAJOR__) && \
+    (__CUDACC_VER_MAJOR__ < 12 || (__CUDACC_VER_MAJOR__ == 12 && __CUDACC_VER_MINOR__ < 1))
+#error "warpkit: sm_90 targets need CUDA 12.1 or newer (st.async: PTX ISA 8.1); CUDA 12.0 builds sm_75/sm_80 only"
+#endif
+
 /// Every warpkit device function is a free, always-inlined function.
 #define WARPKIT_DEVICE __device__ __forceinline__
 /// Small helpers that also run on the host (operators, online-softmax state updates).
