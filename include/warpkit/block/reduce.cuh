@@ -48,6 +48,7 @@
 #pragma once
 
 #include "../warp/reduce.cuh"
+#include "../warp/packed.cuh"
 
 namespace warpkit {
 namespace detail {
@@ -355,20 +356,24 @@ template <int BlockThreads = 0, typename T, typename Op> WARPKIT_DEVICE T blockR
 #define WARPKIT_DETAIL_BLOCK_NAMED(NAME, OP)                                              \
     template <int BlockThreads = 0, typename T>                                           \
     WARPKIT_DEVICE T blockReduce##NAME(T v, BlockReduceScratch<T, BlockThreads>& scratch) { \
-        WARPKIT_CHECK_ARITH_TYPE(T, "blockReduce" #NAME); WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockReduce" #NAME);                                 \
+        WARPKIT_CHECK_ARITH_TYPE(T, "blockReduce" #NAME);                                 \
+        WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockReduce" #NAME);                   \
         return blockReduce<BlockThreads>(v, OP{}, scratch);                               \
     }                                                                                     \
     template <int BlockThreads = 0, typename T> WARPKIT_DEVICE T blockReduce##NAME(T v) { \
-        WARPKIT_CHECK_ARITH_TYPE(T, "blockReduce" #NAME); WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockReduce" #NAME);                                 \
+        WARPKIT_CHECK_ARITH_TYPE(T, "blockReduce" #NAME);                                 \
+        WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockReduce" #NAME);                   \
         return blockReduce<BlockThreads>(v, OP{});                                        \
     }                                                                                     \
     template <int BlockThreads = 0, typename T>                                           \
     WARPKIT_DEVICE T blockReduce##NAME##ToThread0(T v, BlockReduceScratch<T, BlockThreads>& scratch) { \
-        WARPKIT_CHECK_ARITH_TYPE(T, "blockReduce" #NAME "ToThread0"); WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockReduce" #NAME "ToThread0");                     \
+        WARPKIT_CHECK_ARITH_TYPE(T, "blockReduce" #NAME "ToThread0");                     \
+        WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockReduce" #NAME "ToThread0");       \
         return blockReduceToThread0<BlockThreads>(v, OP{}, scratch);                      \
     }                                                                                     \
     template <int BlockThreads = 0, typename T> WARPKIT_DEVICE T blockReduce##NAME##ToThread0(T v) { \
-        WARPKIT_CHECK_ARITH_TYPE(T, "blockReduce" #NAME "ToThread0"); WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockReduce" #NAME "ToThread0");                     \
+        WARPKIT_CHECK_ARITH_TYPE(T, "blockReduce" #NAME "ToThread0");                     \
+        WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockReduce" #NAME "ToThread0");       \
         return blockReduceToThread0<BlockThreads>(v, OP{});                               \
     }
 
@@ -417,13 +422,16 @@ template <int BlockThreads = 0, typename T> WARPKIT_DEVICE ValueIndex<T> blockRe
     WARPKIT_CHECK_ARITH_TYPE(T, "blockReduceArgMax"); WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockReduceArgMax");
     return blockReduce<BlockThreads>(ValueIndex<T>{value, index}, ArgMax{});
 }
+/// blockReduceArgMax with caller-provided scratch. Every thread must call; every thread gets the pair.
 template <int BlockThreads = 0, typename T>
-WARPKIT_DEVICE ValueIndex<T> blockReduceArgMax(T value, int index, BlockReduceScratch<ValueIndex<T>, BlockThreads>& scratch) {
+WARPKIT_DEVICE ValueIndex<T> blockReduceArgMax(T value, int index,
+                                            BlockReduceScratch<ValueIndex<T>, BlockThreads>& scratch) {
     WARPKIT_CHECK_ARITH_TYPE(T, "blockReduceArgMax"); WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockReduceArgMax");
     return blockReduce<BlockThreads>(ValueIndex<T>{value, index}, ArgMax{}, scratch);
 }
 /// blockReduceArgMax with the pair in thread 0 only.
-template <int BlockThreads = 0, typename T> WARPKIT_DEVICE ValueIndex<T> blockReduceArgMaxToThread0(T value, int index) {
+template <int BlockThreads = 0, typename T>
+WARPKIT_DEVICE ValueIndex<T> blockReduceArgMaxToThread0(T value, int index) {
     WARPKIT_CHECK_ARITH_TYPE(T, "blockReduceArgMaxToThread0");
     return blockReduceToThread0<BlockThreads>(ValueIndex<T>{value, index}, ArgMax{});
 }
@@ -433,15 +441,41 @@ template <int BlockThreads = 0, typename T> WARPKIT_DEVICE ValueIndex<T> blockRe
     WARPKIT_CHECK_ARITH_TYPE(T, "blockReduceArgMin"); WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockReduceArgMin");
     return blockReduce<BlockThreads>(ValueIndex<T>{value, index}, ArgMin{});
 }
+/// blockReduceArgMin with caller-provided scratch. Every thread must call; every thread gets the pair.
 template <int BlockThreads = 0, typename T>
-WARPKIT_DEVICE ValueIndex<T> blockReduceArgMin(T value, int index, BlockReduceScratch<ValueIndex<T>, BlockThreads>& scratch) {
+WARPKIT_DEVICE ValueIndex<T> blockReduceArgMin(T value, int index,
+                                            BlockReduceScratch<ValueIndex<T>, BlockThreads>& scratch) {
     WARPKIT_CHECK_ARITH_TYPE(T, "blockReduceArgMin"); WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockReduceArgMin");
     return blockReduce<BlockThreads>(ValueIndex<T>{value, index}, ArgMin{}, scratch);
 }
 /// blockReduceArgMin with the pair in thread 0 only.
-template <int BlockThreads = 0, typename T> WARPKIT_DEVICE ValueIndex<T> blockReduceArgMinToThread0(T value, int index) {
+template <int BlockThreads = 0, typename T>
+WARPKIT_DEVICE ValueIndex<T> blockReduceArgMinToThread0(T value, int index) {
     WARPKIT_CHECK_ARITH_TYPE(T, "blockReduceArgMinToThread0");
     return blockReduceToThread0<BlockThreads>(ValueIndex<T>{value, index}, ArgMin{});
 }
+
+// ---- packed 16-bit pairs ----
+// blockReduceSum/Max/Min<BlockThreads>(P v) for P = __half2 and __nv_bfloat162: lane-wise, the .x
+// halves and the .y halves reduced separately over the block, in float2, rounded once (see
+// warp/packed.cuh). Every thread of the block must call; every thread gets the pair.
+
+#define WARPKIT_DETAIL_BLOCK_PACKED_OP(P, NAME, OP)                                       \
+    template <int BlockThreads = 0> WARPKIT_DEVICE P blockReduce##NAME(P v) {             \
+        WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockReduce" #NAME);                   \
+        return detail::Packed16<P>::from_acc(blockReduce<BlockThreads>(                   \
+            detail::Packed16<P>::to_acc(v), typename detail::PairOf<OP>::Pair{}));       \
+    }
+#define WARPKIT_DETAIL_BLOCK_PACKED(P)                                                    \
+    WARPKIT_DETAIL_BLOCK_PACKED_OP(P, Sum, Sum)                                           \
+    WARPKIT_DETAIL_BLOCK_PACKED_OP(P, Max, Max)                                           \
+    WARPKIT_DETAIL_BLOCK_PACKED_OP(P, Min, Min)
+
+/// Lane-wise sums, maxima and minima of __half2 and of __nv_bfloat162 pairs over the block
+/// (every thread of the block must call; every thread gets the pair).
+WARPKIT_DETAIL_BLOCK_PACKED(__half2)
+WARPKIT_DETAIL_BLOCK_PACKED(__nv_bfloat162)
+#undef WARPKIT_DETAIL_BLOCK_PACKED
+#undef WARPKIT_DETAIL_BLOCK_PACKED_OP
 
 } // namespace warpkit

@@ -32,5 +32,11 @@ template <int Width> WARPKIT_DEVICE int segLane() {
     else return (int)(laneId() % Width);
 }
 
+/// Lanes in this lane's segment (Width, or 32 % Width for the short last segment), given segLane.
+template <int Width> WARPKIT_DEVICE int segLen(int slane) {
+    const int start = (int)laneId() - slane;
+    return 32 - start < Width ? 32 - start : Width;
+}
+
 } // namespace detail
 } // namespace warpkit

@@ -22,9 +22,29 @@ template <typename T> struct RemoveCV<const T> { using type = T; };
 template <typename T> struct RemoveCV<volatile T> { using type = T; };
 template <typename T> struct RemoveCV<const volatile T> { using type = T; };
 
-/// True for types the shuffle helpers can move: trivially copyable, not a reference.
+/// True for types the shuffle helpers can move: trivially copyable, not a reference; also the
+/// packed 16-bit pairs, which CUDA 13 made not trivially copyable (a user-provided copy
+/// constructor that copies the 32 bits), so they are accepted by name.
 template <typename T> struct IsShufflable {
     static constexpr bool value = __is_trivially_copyable(T);
+};
+template <> struct IsShufflable<__half2> { static constexpr bool value = true; };
+template <> struct IsShufflable<__nv_bfloat162> { static constexpr bool value = true; };
+
+/// Packed pairs of 16-bit floats (__half2, __nv_bfloat162): reduced and scanned lane-wise (.x with
+/// .x, .y with .y), in float2 by the precise forms. `Scalar` is the type of one half.
+template <typename T> struct Packed16 { static constexpr bool value = false; };
+template <> struct Packed16<__half2> {
+    static constexpr bool value = true;
+    using Scalar = __half;
+    static WARPKIT_HD float2 to_acc(__half2 v) { return __half22float2(v); }
+    static WARPKIT_HD __half2 from_acc(float2 v) { return __float22half2_rn(v); }
+};
+template <> struct Packed16<__nv_bfloat162> {
+    static constexpr bool value = true;
+    using Scalar = __nv_bfloat16;
+    static WARPKIT_HD float2 to_acc(__nv_bfloat162 v) { return __bfloat1622float2(v); }
+    static WARPKIT_HD __nv_bfloat162 from_acc(float2 v) { return __float22bfloat162_rn(v); }
 };
 
 /// Arithmetic traits of the element types the built-in operators accept.
@@ -114,8 +134,9 @@ template <typename T> WARPKIT_HD T quietNaN() {
 #define WARPKIT_CHECK_ARITH_TYPE(T, fn)                                                   \
     static_assert(::warpkit::detail::Arith<T>::supported,                                 \
                   fn ": element type T must be int, unsigned, long long, unsigned long "  \
-                  "long, float, double, __half or __nv_bfloat16 (for other types use the " \
-                  "generic form with your own operator)")
+                  "long, float, double, __half or __nv_bfloat16 (__half2 and __nv_bfloat162 " \
+                  "where the function lists them; for other types use the generic form " \
+                  "with your own operator)")
 
 /// Readable compile-time error for a type that cannot be moved through shuffles.
 #define WARPKIT_CHECK_SHUFFLABLE(T, fn)                                                   \

@@ -1,4 +1,4 @@
-// warpkit/warp/reduce.cuh: warp reductions over segments of any width (block reductions at the end).
+// warpkit/warp/reduce.cuh: warp reductions over segments of any width, one value or K values a lane.
 //
 // Segments. A warp is split into segments of `Width` consecutive lanes (Width = 1..32, a
 // template parameter, default 32): lanes [k*Width, (k+1)*Width) form segment k. When Width does
@@ -111,12 +111,6 @@ WARPKIT_DEVICE T warpSlideDown(T v, Op op, int slane, int len) {
         }
     }
     return v;
-}
-
-/// Lanes in this lane's segment (Width, or 32 % Width for the short last segment).
-template <int Width> WARPKIT_DEVICE int segLen(int slane) {
-    const int start = (int)laneId() - slane;
-    return 32 - start < Width ? 32 - start : Width;
 }
 
 /// Segment reduction with every lane contributing. Unordered (commutative op): a butterfly, every

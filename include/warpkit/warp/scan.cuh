@@ -16,6 +16,9 @@
 //   (init is a seed, as cub::WarpScan::ExclusiveScan). The named exclusive forms use the
 //   identity (0 for Sum, lowest/-inf for Max, highest/+inf for Min), so lane 0 gets exactly that.
 //
+// Active-lane forms (warpInclusiveScanActive, warpExclusiveSumActive, ...): over whichever lanes
+// are active now, in lane order; see the section at the end.
+//
 // Valid-lane forms, named with a `Valid` suffix (warpInclusiveScanValid, warpExclusiveSumValid, ...)
 // and taking `int valid`: only the first `valid` lanes of each segment (1 <= valid; valid >= Width
 // means the whole segment) contribute; inputs of later lanes are ignored (they may hold anything,
@@ -162,6 +165,46 @@ WARPKIT_DEVICE T exclusiveDispatch(T v, Op op, T init, int valid, T& total) {
     }
 }
 
+/// Inclusive scan over the lanes active now, in lane order (rank = active lanes below this one).
+/// A full warp takes the plain 32-lane scan; otherwise Hillis-Steele over ranks, reading the lane
+/// `o` ranks below through __fns. Exclusive: the result of the active lane one rank below, seeded.
+template <bool Exclusive, typename T, typename Op> WARPKIT_DEVICE T scanActiveImpl(T v, Op op, T init) {
+    const unsigned mask = __activemask();
+    const unsigned lane = laneId();
+    T incl = v;
+    if (mask == WARPKIT_FULL_MASK) {
+        incl = inclusiveFull<32>(v, op);
+    } else {
+        const int n = __popc(mask);
+#pragma unroll
+        for (int o = 1; o < 32; o <<= 1) {
+            if (o >= n) break; // n is the same in every active lane
+            const unsigned src = __fns(mask, lane, -(o + 1));
+            const bool has = src < 32;
+            const T other = shfl<ShflIdx>(mask, incl, has ? (int)src : (int)lane);
+            if (has) incl = op(other, incl);
+        }
+    }
+    if constexpr (Exclusive) {
+        const unsigned src = __fns(mask, lane, -2);
+        const T up = shfl<ShflIdx>(mask, incl, src < 32 ? (int)src : (int)lane);
+        return src < 32 ? op(init, up) : init;
+    } else {
+        return incl;
+    }
+}
+
+/// Named active-lane scans: in Acc (float for 16-bit floats); exclusive lane 0 gets the identity
+/// (+0 for a float Sum), which seeds the others without changing their values.
+template <bool Exclusive, typename Op, typename T> WARPKIT_DEVICE T activeBuiltin(T v) {
+    using Acc = typename Arith<T>::Acc;
+    Acc id = Identity<Op, Acc>::value();
+    if constexpr (IsSame<Op, Sum>::value && Arith<T>::is_float) id = Acc(0);
+    return Arith<T>::from_acc(scanActiveImpl<Exclusive>(Arith<T>::to_acc(v), Op{}, id));
+}
+template <typename Op, typename T> WARPKIT_DEVICE T inclusiveActive(T v) { return activeBuiltin<false, Op>(v); }
+template <typename Op, typename T> WARPKIT_DEVICE T exclusiveActive(T v) { return activeBuiltin<true, Op>(v); }
+
 } // namespace detail
 
 #define WARPKIT_DETAIL_SCAN_CHECKS(fn)                                                    \
@@ -207,7 +250,8 @@ WARPKIT_DEVICE T warpInclusiveScanValid(T v, Op op, int valid, T& total) {
 template <int Width = 32, typename T, typename Op> WARPKIT_DEVICE T warpExclusiveScan(T v, Op op, T init) {
     WARPKIT_DETAIL_SCAN_CHECKS("warpExclusiveScan");
     T unused;
-    if constexpr (WARPKIT_DETAIL_SCAN_OK) return detail::exclusiveDispatch<Width, false, false>(v, op, init, 32, unused);
+    if constexpr (WARPKIT_DETAIL_SCAN_OK)
+        return detail::exclusiveDispatch<Width, false, false>(v, op, init, 32, unused);
     else return v;
 }
 /// warpExclusiveScan that also gives every lane the segment's total (init not included).
@@ -223,14 +267,37 @@ template <int Width = 32, typename T, typename Op>
 WARPKIT_DEVICE T warpExclusiveScanValid(T v, Op op, T init, int valid) {
     WARPKIT_DETAIL_SCAN_CHECKS("warpExclusiveScanValid");
     T unused;
-    if constexpr (WARPKIT_DETAIL_SCAN_OK) return detail::exclusiveDispatch<Width, false, true>(v, op, init, valid, unused);
+    if constexpr (WARPKIT_DETAIL_SCAN_OK)
+        return detail::exclusiveDispatch<Width, false, true>(v, op, init, valid, unused);
     else return v;
 }
 /// warpExclusiveScanValid with the valid lanes' total (init not included) in `total` (every lane).
 template <int Width = 32, typename T, typename Op>
 WARPKIT_DEVICE T warpExclusiveScanValid(T v, Op op, T init, int valid, T& total) {
     WARPKIT_DETAIL_SCAN_CHECKS("warpExclusiveScanValid");
-    if constexpr (WARPKIT_DETAIL_SCAN_OK) return detail::exclusiveDispatch<Width, true, true>(v, op, init, valid, total);
+    if constexpr (WARPKIT_DETAIL_SCAN_OK)
+        return detail::exclusiveDispatch<Width, true, true>(v, op, init, valid, total);
+    else return v;
+}
+
+// ---- active lanes ---------------------------------------------------------------------------
+// Scans over whichever lanes are active now (__activemask()), for code where some lanes have
+// returned or branched away; they match warpReduceActive. Any non-empty set of lanes may call;
+// the active lanes are taken in lane order (the k-th active lane is rank k), and each gets its own
+// prefix over the active lanes of lower rank (inclusive: and its own value).
+
+/// Inclusive scan of `v` with `op` over the active lanes. Any set of lanes may call; each gets
+/// x(rank 0) op ... op x(own rank). op: associative (need not be commutative).
+template <typename T, typename Op> WARPKIT_DEVICE T warpInclusiveScanActive(T v, Op op) {
+    WARPKIT_CHECK_SHUFFLABLE(T, "warpInclusiveScanActive");
+    if constexpr (detail::IsShufflable<T>::value) return detail::scanActiveImpl<false>(v, op, v);
+    else return v;
+}
+/// Exclusive scan of `v` with `op` seeded by `init` over the active lanes: the lowest active lane
+/// gets init, the others init op x(rank 0) op ... op x(own rank - 1). Any set of lanes may call.
+template <typename T, typename Op> WARPKIT_DEVICE T warpExclusiveScanActive(T v, Op op, T init) {
+    WARPKIT_CHECK_SHUFFLABLE(T, "warpExclusiveScanActive");
+    if constexpr (detail::IsShufflable<T>::value) return detail::scanActiveImpl<true>(v, op, init);
     else return v;
 }
 
@@ -239,9 +306,11 @@ WARPKIT_DEVICE T warpExclusiveScanValid(T v, Op op, T init, int valid, T& total)
 
 // ---- named scans ---------------------------------------------------------------------------
 // warpInclusiveX<Width>(v[, total]), warpInclusiveXValid<Width>(v, valid[, total]) for X = Sum,
-// Max, Min; warpExclusiveX<Width>(...) and warpExclusiveXValid<Width>(...) likewise, init = the identity (0 for Sum, the
-// lowest value / -inf for Max, the highest / +inf for Min). All 32 lanes must call; every lane
-// gets its own prefix (and the segment total). Types: see the header comment.
+// Max, Min; warpExclusiveX<Width>(...) and warpExclusiveXValid<Width>(...) likewise, init = the
+// identity (0 for Sum, the lowest value / -inf for Max, the highest / +inf for Min). All 32 lanes
+// must call; every lane gets its own prefix (and the segment total). Types: see the header comment.
+// warpInclusiveXActive(v) and warpExclusiveXActive(v): the same over the lanes active now (any set
+// of lanes may call; rank order; the exclusive forms give the lowest active lane the identity).
 
 #define WARPKIT_DETAIL_NAMED_SCAN(KIND, IMPL, NAME, OP)                                          \
     template <int Width = 32, typename T> WARPKIT_DEVICE T warp##KIND##NAME(T v) {         \
@@ -278,6 +347,11 @@ WARPKIT_DEVICE T warpExclusiveScanValid(T v, Op op, T init, int valid, T& total)
             return detail::IMPL##Builtin<Width, OP, true, true>(v, valid, total);          \
         else                                                                               \
             return v;                                                                      \
+    }                                                                                      \
+    template <typename T> WARPKIT_DEVICE T warp##KIND##NAME##Active(T v) {                 \
+        WARPKIT_CHECK_ARITH_TYPE(T, "warp" #KIND #NAME "Active");                          \
+        if constexpr (detail::Arith<T>::supported) return detail::IMPL##Active<OP>(v);     \
+        else return v;                                                                     \
     }
 
 /// Inclusive prefix sums (see above).
