@@ -140,47 +140,54 @@ endif
 endif
 
 # Every binary keeps its ptxas resource report (.res) so tests/check.sh can prove no spills and
-# no local memory; a failed build prints it.
-$(BUILD)/tests/%: tests/%.cu tests/common.cuh $(HEADERS)
+# no local memory; a failed build prints it. Each binary depends on its source and, through the
+# dependency file nvcc writes beside it (-MD, included below), on the headers it includes: one
+# header edit rebuilds only the binaries that include it. A first build has no dependency file and
+# builds everything.
+$(BUILD)/tests/%: tests/%.cu
 	@mkdir -p $(@D)
 	$(say) NVCC $@
 	$(Q)$(NVCC) -O1 $(NVFLAGS) $(TEST_FLAGS) $(DEPFLAGS) $(CRIT_FLAGS) $< -o $@ -lcriterion > $@.res 2>&1 || { cat $@.res; exit 1; }
 
-$(BUILD)/samples/%: samples/%.cu $(HEADERS)
+$(BUILD)/samples/%: samples/%.cu
 	@mkdir -p $(@D)
 	$(say) NVCC $@
 	$(Q)$(NVCC) -O3 $(NVFLAGS) $(ARCH_FLAGS) $(DEPFLAGS) $< -o $@ > $@.res 2>&1 || { cat $@.res; exit 1; }
 
-$(BUILD)/bench/libwarpkit_%.so: bench/%_shim.cu $(HEADERS)
+$(BUILD)/bench/libwarpkit_%.so: bench/%_shim.cu
 	@mkdir -p $(@D)
 	$(say) NVCC $@
 	$(Q)$(NVCC) -O3 $(NVFLAGS) $(ARCH_FLAGS) $(DEPFLAGS) -shared -Xcompiler -fPIC $< -o $@ > $@.res 2>&1 || { cat $@.res; exit 1; }
 
-$(BUILD)/bench/%: bench/%.cu bench/bench.cuh $(HEADERS)
+$(BUILD)/bench/%: bench/%.cu
 	@mkdir -p $(@D)
 	$(say) NVCC $@
 	$(Q)$(NVCC) -O3 $(NVFLAGS) $(ARCH_FLAGS) $(DEPFLAGS) $< -o $@ > $@.res 2>&1 || { cat $@.res; exit 1; }
 
 # Every public header compiles on its own (a one-line .cu that includes it, exactly as a user's
-# file would) for the newest target, and all of them together for every listed target.
-$(BUILD)/headers/%.o: include/%.cuh $(HEADERS)
+# file would) for the newest target, and all of them together for every listed target. A header's
+# object depends on what the header includes (-MD); the all-headers object on every header, since
+# its source lists them (an added header rebuilds it).
+$(BUILD)/headers/%.o: include/%.cuh
 	@mkdir -p $(@D)
 	$(say) HEADER $<
 	@echo '#include <$*.cuh>' > $(@:.o=.cu)
-	$(Q)$(NVCC) $(CXXSTD) -Iinclude -arch=$(CHECK_ARCH) -Xcompiler -Wall,-Wextra -c $(@:.o=.cu) -o $@
+	$(Q)$(NVCC) $(CXXSTD) -Iinclude -arch=$(CHECK_ARCH) -Xcompiler -Wall,-Wextra $(DEPFLAGS) -c $(@:.o=.cu) -o $@
 
 $(HEADERS_ALL): $(HEADERS)
 	@mkdir -p $(@D)
 	$(say) HEADERS "all public headers for $(ARCH)"
 	@printf '#include <%s>\n' $(patsubst include/%,%,$(PUBLIC_HEADERS)) > $(@:.o=.cu)
-	$(Q)$(NVCC) $(CXXSTD) -Iinclude $(ARCH_FLAGS) -Xcompiler -Wall,-Wextra -c $(@:.o=.cu) -o $@
+	$(Q)$(NVCC) $(CXXSTD) -Iinclude $(ARCH_FLAGS) -Xcompiler -Wall,-Wextra $(DEPFLAGS) -c $(@:.o=.cu) -o $@
 
 headers: $(HEADER_OBJS) $(HEADERS_ALL)
 
-# Dependencies written by nvcc (-MD): a bench or test that includes a sample is rebuilt when the
-# sample changes.
+# Dependencies written by nvcc (-MD -MP): every header (and sample, for a bench or test that
+# includes one) each binary and header object includes; -MP keeps a deleted header from stopping
+# the build.
 ifndef NOBUILD
--include $(wildcard $(BUILD)/tests/*.d $(BUILD)/tests/*/*.d $(BUILD)/samples/*.d $(BUILD)/bench/*.d)
+-include $(wildcard $(BUILD)/tests/*.d $(BUILD)/tests/*/*.d $(BUILD)/samples/*.d $(BUILD)/bench/*.d \
+                    $(BUILD)/headers/*.d $(BUILD)/headers/*/*.d $(BUILD)/headers/*/*/*.d $(BUILD)/headers-all/*.d)
 endif
 
 # The slowest builds (the test binaries) come first, so parallel jobs finish together.
