@@ -235,7 +235,7 @@ WARPKIT_DEVICE void blockReduceMultiCore(A (&v)[N], A* slots) {
         __syncwarp(mask);
         WARPKIT_DEBUG_CHECK(__activemask() == mask, "block function: every thread of the block must call it");
 #pragma unroll
-        for (int k = 0; k < N; ++k) v[k] = builtinReduceActive<Op>(v[k]);
+        for (int k = 0; k < N; ++k) v[k] = builtinReduceMask<Op>(v[k], mask);
     }
     bool oneWarp = BlockThreads > 0 && BlockThreads <= 32;
     if constexpr (BlockThreads == 0) oneWarp = n <= 32; // same branch in every thread

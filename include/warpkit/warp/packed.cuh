@@ -104,7 +104,8 @@ template <int Width, typename Op, typename P> WARPKIT_DEVICE P packedReduceValid
     return Packed16<P>::from_acc(warpReduceAny<Width, false>(a, typename PairOf<Op>::Pair{}));
 }
 template <typename Op, typename P> WARPKIT_DEVICE P packedReduceActive(P v) {
-    return Packed16<P>::from_acc(warpReduceActiveImpl(Packed16<P>::to_acc(v), typename PairOf<Op>::Pair{}));
+    const float2 a = Packed16<P>::to_acc(v);
+    return Packed16<P>::from_acc(warpReduceMaskImpl(a, typename PairOf<Op>::Pair{}, __activemask()));
 }
 template <int Width, typename Op, bool Exclusive, bool WantTotal, typename P>
 WARPKIT_DEVICE P packedScan(P v, P& total) {

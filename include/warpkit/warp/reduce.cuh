@@ -55,6 +55,11 @@ template <typename Op> struct IsCommutative<Op, typename MakeVoid<decltype(Op::c
     static constexpr bool value = Op::commutative;
 };
 
+/// Keeps the `(v, int valid)` named forms out of overload resolution for cooperative-groups
+/// groups (anything with thread_rank()), whose overloads `(group, v)` live in warp/cg.cuh.
+template <typename T, typename = void> struct NotGroup { using type = int; };
+template <typename T> struct NotGroup<T, typename MakeVoid<decltype(((const T*)nullptr)->thread_rank())>::type> {};
+
 template <typename Op> struct IsBuiltinOp { static constexpr bool value = false; };
 template <> struct IsBuiltinOp<Sum> { static constexpr bool value = true; };
 template <> struct IsBuiltinOp<Max> { static constexpr bool value = true; };
@@ -163,9 +168,9 @@ WARPKIT_DEVICE T warpReduceValid(T v, Op op, int valid) {
     }
 }
 
-/// Reduction over whichever lanes are active; every active lane gets the result.
-template <typename T, typename Op> WARPKIT_DEVICE T warpReduceActiveImpl(T v, Op op) {
-    const unsigned mask = __activemask();
+/// Reduction over the lanes of `mask` (the calling lanes: __activemask() for the Active forms, a
+/// coalesced group's lanes in warp/cg.cuh); every lane of `mask` gets the result.
+template <typename T, typename Op> WARPKIT_DEVICE T warpReduceMaskImpl(T v, Op op, unsigned mask) {
     if (mask == WARPKIT_FULL_MASK) return warpReduceFull<32, !AnyOrder<Op, T>::value>(v, op);
     const unsigned lane = laneId();
     const int n = __popc(mask);
@@ -211,11 +216,11 @@ template <int Width, typename Op, typename T> WARPKIT_DEVICE T builtinReduceVali
     return Arith<T>::from_acc(warpReduceFull<Width, false>(a, Op{}));
 }
 
-template <typename Op, typename T> WARPKIT_DEVICE T builtinReduceActive(T v) {
+template <typename Op, typename T> WARPKIT_DEVICE T builtinReduceMask(T v, unsigned mask) {
 #if WARPKIT_ARCH >= 800
-    if constexpr (IsInt32<T>::value) return redux<Op>(__activemask(), v);
+    if constexpr (IsInt32<T>::value) return redux<Op>(mask, v);
 #endif
-    return Arith<T>::from_acc(warpReduceActiveImpl(Arith<T>::to_acc(v), Op{}));
+    return Arith<T>::from_acc(warpReduceMaskImpl(Arith<T>::to_acc(v), Op{}, mask));
 }
 
 /// warpReduce(v, op) [and its valid-lane form]; Lead: only each segment's first lane needs the
@@ -264,9 +269,9 @@ template <typename T, typename Op> WARPKIT_DEVICE T warpReduceActive(T v, Op op)
     WARPKIT_CHECK_SHUFFLABLE(T, "warpReduceActive");
     if constexpr (detail::IsShufflable<T>::value) {
         if constexpr (detail::IsBuiltinOp<Op>::value && detail::Arith<T>::supported)
-            return detail::builtinReduceActive<Op>(v);
+            return detail::builtinReduceMask<Op>(v, __activemask());
         else
-            return detail::warpReduceActiveImpl(v, op);
+            return detail::warpReduceMaskImpl(v, op, __activemask());
     } else {
         return v;
     }
@@ -285,7 +290,8 @@ template <typename T, typename Op> WARPKIT_DEVICE T warpReduceActive(T v, Op op)
         else                                                                              \
             return v;                                                                     \
     }                                                                                     \
-    template <int Width = 32, typename T> WARPKIT_DEVICE T warpReduce##NAME(T v, int valid) { \
+    template <int Width = 32, typename T, typename detail::NotGroup<T>::type = 0>       \
+    WARPKIT_DEVICE T warpReduce##NAME(T v, int valid) {                                   \
         WARPKIT_CHECK_WIDTH(Width, "warpReduce" #NAME);                                   \
         WARPKIT_CHECK_ARITH_TYPE(T, "warpReduce" #NAME);                                  \
         if constexpr (Width >= 1 && Width <= 32 && detail::Arith<T>::supported)           \
@@ -296,7 +302,7 @@ template <typename T, typename Op> WARPKIT_DEVICE T warpReduceActive(T v, Op op)
     template <typename T> WARPKIT_DEVICE T warpReduce##NAME##Active(T v) {                \
         WARPKIT_CHECK_ARITH_TYPE(T, "warpReduce" #NAME "Active");                         \
         if constexpr (detail::Arith<T>::supported)                                        \
-            return detail::builtinReduceActive<OP>(v);                                    \
+            return detail::builtinReduceMask<OP>(v, __activemask());                      \
         else                                                                              \
             return v;                                                                     \
     }

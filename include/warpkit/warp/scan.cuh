@@ -165,11 +165,10 @@ WARPKIT_DEVICE T exclusiveDispatch(T v, Op op, T init, int valid, T& total) {
     }
 }
 
-/// Inclusive scan over the lanes active now, in lane order (rank = active lanes below this one).
-/// A full warp takes the plain 32-lane scan; otherwise Hillis-Steele over ranks, reading the lane
-/// `o` ranks below through __fns. Exclusive: the result of the active lane one rank below, seeded.
-template <bool Exclusive, typename T, typename Op> WARPKIT_DEVICE T scanActiveImpl(T v, Op op, T init) {
-    const unsigned mask = __activemask();
+/// Inclusive scan over the lanes of `mask` (the calling lanes), in lane order (rank = lanes of mask
+/// below this one). A full warp takes the plain 32-lane scan; otherwise Hillis-Steele over ranks,
+/// reading the lane `o` ranks below through __fns. Exclusive: the result one rank below, seeded.
+template <bool Exclusive, typename T, typename Op> WARPKIT_DEVICE T scanMaskImpl(T v, Op op, T init, unsigned mask) {
     const unsigned lane = laneId();
     T incl = v;
     if (mask == WARPKIT_FULL_MASK) {
@@ -196,14 +195,18 @@ template <bool Exclusive, typename T, typename Op> WARPKIT_DEVICE T scanActiveIm
 
 /// Named active-lane scans: in Acc (float for 16-bit floats); exclusive lane 0 gets the identity
 /// (+0 for a float Sum), which seeds the others without changing their values.
-template <bool Exclusive, typename Op, typename T> WARPKIT_DEVICE T activeBuiltin(T v) {
+template <bool Exclusive, typename Op, typename T> WARPKIT_DEVICE T scanMaskBuiltin(T v, unsigned mask) {
     using Acc = typename Arith<T>::Acc;
     Acc id = Identity<Op, Acc>::value();
     if constexpr (IsSame<Op, Sum>::value && Arith<T>::is_float) id = Acc(0);
-    return Arith<T>::from_acc(scanActiveImpl<Exclusive>(Arith<T>::to_acc(v), Op{}, id));
+    return Arith<T>::from_acc(scanMaskImpl<Exclusive>(Arith<T>::to_acc(v), Op{}, id, mask));
 }
-template <typename Op, typename T> WARPKIT_DEVICE T inclusiveActive(T v) { return activeBuiltin<false, Op>(v); }
-template <typename Op, typename T> WARPKIT_DEVICE T exclusiveActive(T v) { return activeBuiltin<true, Op>(v); }
+template <typename Op, typename T> WARPKIT_DEVICE T inclusiveActive(T v) {
+    return scanMaskBuiltin<false, Op>(v, __activemask());
+}
+template <typename Op, typename T> WARPKIT_DEVICE T exclusiveActive(T v) {
+    return scanMaskBuiltin<true, Op>(v, __activemask());
+}
 
 } // namespace detail
 
@@ -290,14 +293,14 @@ WARPKIT_DEVICE T warpExclusiveScanValid(T v, Op op, T init, int valid, T& total)
 /// x(rank 0) op ... op x(own rank). op: associative (need not be commutative).
 template <typename T, typename Op> WARPKIT_DEVICE T warpInclusiveScanActive(T v, Op op) {
     WARPKIT_CHECK_SHUFFLABLE(T, "warpInclusiveScanActive");
-    if constexpr (detail::IsShufflable<T>::value) return detail::scanActiveImpl<false>(v, op, v);
+    if constexpr (detail::IsShufflable<T>::value) return detail::scanMaskImpl<false>(v, op, v, __activemask());
     else return v;
 }
 /// Exclusive scan of `v` with `op` seeded by `init` over the active lanes: the lowest active lane
 /// gets init, the others init op x(rank 0) op ... op x(own rank - 1). Any set of lanes may call.
 template <typename T, typename Op> WARPKIT_DEVICE T warpExclusiveScanActive(T v, Op op, T init) {
     WARPKIT_CHECK_SHUFFLABLE(T, "warpExclusiveScanActive");
-    if constexpr (detail::IsShufflable<T>::value) return detail::scanActiveImpl<true>(v, op, init);
+    if constexpr (detail::IsShufflable<T>::value) return detail::scanMaskImpl<true>(v, op, init, __activemask());
     else return v;
 }
 
