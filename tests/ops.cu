@@ -18,7 +18,8 @@ template <typename T> static void check_max_min_nan(void) {
     cr_expect(isnan(wk_to_double(mx(nan, inf))), "%s: Max(NaN, inf) must be NaN", wk_type_name<T>());
     cr_expect(wk_to_double(mx(one, two)) == 2.0 && wk_to_double(mx(two, one)) == 2.0, "%s: Max", wk_type_name<T>());
     cr_expect(wk_to_double(mn(one, two)) == 1.0 && wk_to_double(mn(two, one)) == 1.0, "%s: Min", wk_type_name<T>());
-    cr_expect(wk_to_double(mx(ninf, inf)) == INFINITY && wk_to_double(mn(ninf, inf)) == -INFINITY, "%s: inf", wk_type_name<T>());
+    cr_expect(wk_to_double(mx(ninf, inf)) == INFINITY && wk_to_double(mn(ninf, inf)) == -INFINITY, "%s: inf",
+              wk_type_name<T>());
     cr_expect(wk_to_double(mx(ninf, ninf)) == -INFINITY, "%s: Max(-inf, -inf)", wk_type_name<T>());
     cr_expect(isnan(wk_to_double(warpkit::Sum{}(inf, ninf))), "%s: inf + -inf must be NaN", wk_type_name<T>());
 }

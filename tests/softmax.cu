@@ -32,7 +32,8 @@ static void host_state_case(int kind, const double* xd, const float* xf, int n, 
             default: got = warpkit::softmaxApply<3>(sts[k], xf[i]); break;
             }
             if (!close_out(kind, got, y[i], 1e-5, 1e-37) && bad++ < 3)
-                cr_log_error("state kind %d n %d split %d form %d: [%d] got %.9g want %.9g", kind, n, split, k, i, got, y[i]);
+                cr_log_error("state kind %d n %d split %d form %d: [%d] got %.9g want %.9g", kind, n, split, k, i, got,
+                             y[i]);
         }
     }
     cr_expect(bad == 0, "online state kind %d, n %d, split %d: %d mismatches", kind, n, split, bad);
@@ -96,8 +97,8 @@ template <int Kind> static int factors_case(const double* xd, const float* xf, i
             if ((!close_out(Kind, precise, y[j], 1e-5, 1e-37) || !close_out(Kind, fast, y[j], 1e-4, 1e-30) ||
                  !close_out(Kind, viaState, y[j], 1e-5, 1e-37)) &&
                 bad++ < 3)
-                cr_log_error("factors kind %d n %d [%d]: precise %.9g fast %.9g state %.9g want %.9g", Kind, n, j, precise, fast,
-                             viaState, y[j]);
+                cr_log_error("factors kind %d n %d [%d]: precise %.9g fast %.9g state %.9g want %.9g", Kind, n, j,
+                             precise, fast, viaState, y[j]);
         }
     }
     return bad;
@@ -112,7 +113,8 @@ Test(softmax_host, factors_and_k_value_update) {
         std::vector<double> xd(n);
         fill_row<float>(&r, xf.data(), n, mode);
         for (int i = 0; i < n; ++i) xd[i] = xf[i];
-        bad += factors_case<warpkit::SoftmaxPlain>(xd.data(), xf.data(), n) + factors_case<warpkit::SoftmaxLog>(xd.data(), xf.data(), n) +
+        bad += factors_case<warpkit::SoftmaxPlain>(xd.data(), xf.data(), n) +
+               factors_case<warpkit::SoftmaxLog>(xd.data(), xf.data(), n) +
                factors_case<warpkit::SoftmaxMasked>(xd.data(), xf.data(), n) +
                factors_case<warpkit::SoftmaxLogMasked>(xd.data(), xf.data(), n);
     }
@@ -122,18 +124,24 @@ Test(softmax_host, factors_and_k_value_update) {
     const float allNinf[3] = {-inf, -inf, -inf};
     const SoftmaxState e = warpkit::softmaxStateUpdate(warpkit::softmaxStateEmpty(), allNinf);
     cr_expect(e.max == -inf && e.sum == 0.0f, "K values of -inf leave the state empty");
-    cr_expect(isnan(warpkit::softmaxApply<warpkit::SoftmaxPlain>(warpkit::softmaxFactors<warpkit::SoftmaxPlain>(e), -inf)),
-              "all -inf: NaN");
-    cr_expect(warpkit::softmaxApply<warpkit::SoftmaxMasked>(warpkit::softmaxFactors<warpkit::SoftmaxMasked>(e), -inf) == 0.0f,
+    cr_expect(
+        isnan(warpkit::softmaxApply<warpkit::SoftmaxPlain>(warpkit::softmaxFactors<warpkit::SoftmaxPlain>(e), -inf)),
+        "all -inf: NaN");
+    cr_expect(warpkit::softmaxApply<warpkit::SoftmaxMasked>(warpkit::softmaxFactors<warpkit::SoftmaxMasked>(e), -inf) ==
+                  0.0f,
               "masked all -inf: 0");
-    cr_expect((warpkit::softmaxApply<warpkit::SoftmaxMasked, false>(warpkit::softmaxFactors<warpkit::SoftmaxMasked>(e), -inf)) == 0.0f,
+    cr_expect((warpkit::softmaxApply<warpkit::SoftmaxMasked, false>(warpkit::softmaxFactors<warpkit::SoftmaxMasked>(e),
+                                                                    -inf)) == 0.0f,
               "masked all -inf, fast exp: 0");
-    cr_expect(isnan(warpkit::softmaxApply<warpkit::SoftmaxPlain, false>(warpkit::softmaxFactors<warpkit::SoftmaxPlain>(e), -inf)),
+    cr_expect(isnan(warpkit::softmaxApply<warpkit::SoftmaxPlain, false>(
+                  warpkit::softmaxFactors<warpkit::SoftmaxPlain>(e), -inf)),
               "all -inf, fast exp: NaN");
-    cr_expect(warpkit::softmaxApply<warpkit::SoftmaxLogMasked>(warpkit::softmaxFactors<warpkit::SoftmaxLogMasked>(e), -inf) == -inf,
+    cr_expect(warpkit::softmaxApply<warpkit::SoftmaxLogMasked>(warpkit::softmaxFactors<warpkit::SoftmaxLogMasked>(e),
+                                                               -inf) == -inf,
               "masked log all -inf: -inf");
     const float withInf[2] = {1.0f, inf};
-    cr_expect(isnan(warpkit::softmaxStateUpdate(warpkit::softmaxStateEmpty(), withInf).sum), "+inf among K values: NaN sum");
+    cr_expect(isnan(warpkit::softmaxStateUpdate(warpkit::softmaxStateEmpty(), withInf).sum),
+              "+inf among K values: NaN sum");
 }
 
 // ---- GPU: warp and block primitives ------------------------------------------------------------
@@ -145,7 +153,8 @@ __global__ void warp_prim_kernel(const T* x, T* y, const int* lens, int cols) {
     T v[K];
 #pragma unroll
     for (int j = 0; j < K; ++j)
-        v[j] = j * W + l < n ? x[(size_t)seg * cols + j * W + l] : warpkit::detail::Arith<T>::from_acc(-__builtin_huge_valf());
+        v[j] = j * W + l < n ? x[(size_t)seg * cols + j * W + l]
+                             : warpkit::detail::Arith<T>::from_acc(-__builtin_huge_valf());
     warpkit::warpSoftmax<W, K, Kind>(v);
 #pragma unroll
     for (int j = 0; j < K; ++j)
@@ -254,7 +263,8 @@ Test(softmax, block_primitives) {
 template <int B> __global__ void state_kernel(const float* x, float* out, int per) {
     const int t = threadIdx.x;
     SoftmaxState s = warpkit::softmaxStateEmpty();
-    for (int i = 0; i < per; ++i) s = warpkit::softmaxStateUpdate(s, x[((size_t)blockIdx.x * blockDim.x + t) * per + i]);
+    for (int i = 0; i < per; ++i)
+        s = warpkit::softmaxStateUpdate(s, x[((size_t)blockIdx.x * blockDim.x + t) * per + i]);
     const SoftmaxState w = warpkit::warpReduceSoftmaxState<8>(s);
     const SoftmaxState b = warpkit::blockReduceSoftmaxState<B>(s);
     // Back to back, from the segment states (one lane per segment contributes).
@@ -300,7 +310,8 @@ template <int B> static void state_case(int threads, int blocks, int per) {
             const bool blk_ok = wk_close(o[2], bm, 0) && wk_close(o[3], bs, 1e-5) && wk_close(o[4], bm, 0) &&
                                 wk_close(o[5], bs, 1e-5);
             if ((!blk_ok || (threads % 32 == 0 && !warp_ok)) && bad++ < 3)
-                cr_log_error("state %d threads: block %d thread %d: warp {%g,%g} want {%g,%g}; block {%g,%g} {%g,%g} want {%g,%g}",
+                cr_log_error("state %d threads: block %d thread %d: warp {%g,%g} want {%g,%g}; block {%g,%g} {%g,%g} "
+                             "want {%g,%g}",
                              threads, b, t, o[0], o[1], wm, ws, o[2], o[3], o[4], o[5], bm, bs);
         }
     }
@@ -371,11 +382,12 @@ Test(softmax, returned_states) {
         ref_state(brow.data(), (int)brow.size(), &bm, &bs);
         const float* o = &ho[(size_t)g * 4];
         const float* q = &hb[(size_t)g * 4];
-        const bool ok = wk_close(o[0], m, 0) && wk_close(o[1], s, 1e-5) && wk_close(o[2], m, 0) && wk_close(o[3], s, 1e-5) &&
-                        wk_close(q[0], bm, 0) && wk_close(q[1], bs, 1e-5) && wk_close(q[2], bm, 0) && wk_close(q[3], bs, 1e-5);
+        const bool ok = wk_close(o[0], m, 0) && wk_close(o[1], s, 1e-5) && wk_close(o[2], m, 0) &&
+                        wk_close(o[3], s, 1e-5) && wk_close(q[0], bm, 0) && wk_close(q[1], bs, 1e-5) &&
+                        wk_close(q[2], bm, 0) && wk_close(q[3], bs, 1e-5);
         if (!ok && bad++ < 5)
-            cr_log_error("thread %d: warp states {%g,%g} {%g,%g} want {%g,%g}; block {%g,%g} {%g,%g} want {%g,%g}", g, o[0], o[1], o[2],
-                         o[3], m, s, q[0], q[1], q[2], q[3], bm, bs);
+            cr_log_error("thread %d: warp states {%g,%g} {%g,%g} want {%g,%g}; block {%g,%g} {%g,%g} want {%g,%g}", g,
+                         o[0], o[1], o[2], o[3], m, s, q[0], q[1], q[2], q[3], bm, bs);
     }
     cr_expect(bad == 0, "states returned by warpSoftmax / blockSoftmax and the ...State forms: %d mismatches", bad);
     cudaFree(dx);

@@ -54,9 +54,8 @@ template <typename T> static void fill_row(wk_rng* r, T* x, int n, int mode) {
 
 /// Check rows x cols outputs (row r at x + r * ldx, y + r * ldy) against the reference; also row
 /// sums for plain kinds. Returns the number of mismatches (logs the first three).
-template <typename T>
-static int check_rows_ld(const char* what, int kind, const T* x, long long ldx, const T* y, long long ldy, long long rows,
-                         int cols) {
+template <typename T> static int check_rows_ld(const char* what, int kind, const T* x, long long ldx, const T* y,
+                                               long long ldy, long long rows, int cols) {
     std::vector<double> xd(cols), yd(cols);
     const double tol = tol_of<T>(), fl = floor_of<T>();
     int bad = 0;

@@ -44,33 +44,47 @@ static const char* check_state(WelfordState got, const Stats& want, bool allEqua
         return buf;
     }
     if (want.n == 0) {
-        if (got.mean != 0.0f || got.m2 != 0.0f) { snprintf(buf, sizeof buf, "empty state {0, %g, %g}", got.mean, got.m2); return buf; }
+        if (got.mean != 0.0f || got.m2 != 0.0f) {
+            snprintf(buf, sizeof buf, "empty state {0, %g, %g}", got.mean, got.m2);
+            return buf;
+        }
         return "";
     }
     const double var = warpkit::welfordVariance(got);
     if (want.nan) {
-        if (!isnan(got.mean) || !isnan(var)) { snprintf(buf, sizeof buf, "NaN input: mean %g var %g, want NaN", got.mean, var); return buf; }
+        if (!isnan(got.mean) || !isnan(var)) {
+            snprintf(buf, sizeof buf, "NaN input: mean %g var %g, want NaN", got.mean, var);
+            return buf;
+        }
         return "";
     }
     if (want.inf) {
-        if (isfinite(got.mean) || !isnan(var)) { snprintf(buf, sizeof buf, "inf input: mean %g var %g, want non-finite mean, NaN var", got.mean, var); return buf; }
+        if (isfinite(got.mean) || !isnan(var)) {
+            snprintf(buf, sizeof buf, "inf input: mean %g var %g, want non-finite mean, NaN var", got.mean, var);
+            return buf;
+        }
         return "";
     }
     if (allEqual) { // identical inputs: Welford's deltas are all 0, so this is exact
-        if ((double)got.mean != want.mean || got.m2 != 0.0f) { snprintf(buf, sizeof buf, "equal inputs: mean %.9g m2 %g want %.9g, 0", got.mean, got.m2, want.mean); return buf; }
+        if ((double)got.mean != want.mean || got.m2 != 0.0f) {
+            snprintf(buf, sizeof buf, "equal inputs: mean %.9g m2 %g want %.9g, 0", got.mean, got.m2, want.mean);
+            return buf;
+        }
         return "";
     }
     const double sd = sqrt(want.var), u = ldexp(fabs(want.mean) + sd, -23);
     const double tm = 4.0 * u, tv = 1e-5 * want.var + 1.5 * u * sd + 6.0 * u * u;
     if (!(fabs(got.mean - want.mean) <= tm) || !(fabs(var - want.var) <= tv)) {
-        snprintf(buf, sizeof buf, "mean %.9g var %.9g want %.9g %.9g (tol %.3g %.3g, n %llu)", got.mean, var, want.mean, want.var, tm, tv, want.n);
+        snprintf(buf, sizeof buf, "mean %.9g var %.9g want %.9g %.9g (tol %.3g %.3g, n %llu)", got.mean, var, want.mean,
+                 want.var, tm, tv, want.n);
         return buf;
     }
     return "";
 }
 
 /// Data sets (offset, sd): easy ones and the hard ones (a large mean with a tiny spread).
-static const double kScales[][2] = {{0.0, 1.0}, {3.0, 0.5}, {-1e3, 10.0}, {1e3, 1e-3}, {1e4, 1e-2}, {-1e6, 1.0}, {1e6, 1e-3}, {1e-3, 1e-6}};
+static const double kScales[][2] = {{0.0, 1.0},  {3.0, 0.5},  {-1e3, 10.0}, {1e3, 1e-3},
+                                    {1e4, 1e-2}, {-1e6, 1.0}, {1e6, 1e-3},  {1e-3, 1e-6}};
 static const int kNumScales = (int)(sizeof kScales / sizeof kScales[0]);
 
 static double normal(wk_rng* r) { // Box-Muller
@@ -81,11 +95,20 @@ static float sample(wk_rng* r, int scale) { return (float)(kScales[scale][0] + k
 
 // ---- host: the thread-level state ---------------------------------------------------------------
 // Host and device (the GPU tests fold each lane's values in the same ways).
-__host__ __device__ static WelfordState build(const float* x, int n, int mode) { // mode 0: one at a time, 1: 4 at a time, 2: 3 at a time
+__host__ __device__ static WelfordState build(const float* x, int n,
+                                              int mode) { // mode 0: one at a time, 1: 4 at a time, 2: 3 at a time
     WelfordState s = warpkit::welfordEmpty();
     int i = 0;
-    if (mode == 1) for (; i + 4 <= n; i += 4) { const float p[4] = {x[i], x[i + 1], x[i + 2], x[i + 3]}; s = warpkit::welfordUpdate(s, p); }
-    if (mode == 2) for (; i + 3 <= n; i += 3) { const float p[3] = {x[i], x[i + 1], x[i + 2]}; s = warpkit::welfordUpdate(s, p); }
+    if (mode == 1)
+        for (; i + 4 <= n; i += 4) {
+            const float p[4] = {x[i], x[i + 1], x[i + 2], x[i + 3]};
+            s = warpkit::welfordUpdate(s, p);
+        }
+    if (mode == 2)
+        for (; i + 3 <= n; i += 3) {
+            const float p[3] = {x[i], x[i + 1], x[i + 2]};
+            s = warpkit::welfordUpdate(s, p);
+        }
     for (; i < n; ++i) s = warpkit::welfordUpdate(s, x[i]);
     return s;
 }
@@ -140,13 +163,15 @@ Test(welford, host_hard_data) {
             }
             const char* e = check_state(leaves[0], want, equal);
             cr_expect(*e == 0, "%g + N(0, %g), n %d, tree: %s", c[0], c[1], n, e);
-            const char* e1 = check_state(build(x.data(), n < 64 ? n : 64, 0), stats_of(x.data(), n < 64 ? n : 64), equal);
+            const char* e1 =
+                check_state(build(x.data(), n < 64 ? n : 64, 0), stats_of(x.data(), n < 64 ? n : 64), equal);
             cr_expect(*e1 == 0, "%g + N(0, %g), 64 single updates: %s", c[0], c[1], e1);
             if (!equal) { // the data is hard: the one-pass textbook formula fails on it
                 float s = 0.0f, q = 0.0f;
                 for (float v : x) { s += v; q += v * v; }
                 const double naive = (double)(q / (float)n - (s / (float)n) * (s / (float)n));
-                cr_expect(fabs(naive - want.var) > 100.0 * want.var, "%g + N(0, %g): naive variance %g unexpectedly close to %g", c[0], c[1], naive, want.var);
+                cr_expect(fabs(naive - want.var) > 100.0 * want.var,
+                          "%g + N(0, %g): naive variance %g unexpectedly close to %g", c[0], c[1], naive, want.var);
             }
         }
     }
@@ -156,27 +181,36 @@ Test(welford, host_empty_state_exact) {
     const WelfordState e = warpkit::welfordEmpty();
     cr_expect(e.count == 0 && e.mean == 0.0f && e.m2 == 0.0f);
     const WelfordState s = {7u, 1.2345678f, 3.5f};
-    const WelfordState a = warpkit::welfordMerge(e, s), b = warpkit::welfordMerge(s, e), z = warpkit::welfordMerge(e, e);
-    cr_expect(memcmp(&a, &s, sizeof s) == 0 && memcmp(&b, &s, sizeof s) == 0, "merging with the empty state must return the other state bitwise");
+    const WelfordState a = warpkit::welfordMerge(e, s), b = warpkit::welfordMerge(s, e),
+                       z = warpkit::welfordMerge(e, e);
+    cr_expect(memcmp(&a, &s, sizeof s) == 0 && memcmp(&b, &s, sizeof s) == 0,
+              "merging with the empty state must return the other state bitwise");
     cr_expect(z.count == 0 && z.mean == 0.0f && z.m2 == 0.0f, "empty + empty: {%u, %g, %g}", z.count, z.mean, z.m2);
     const WelfordState w = {5u, INFINITY, NAN}; // an infinite state keeps a non-finite mean and NaN m2
     const WelfordState wa = warpkit::welfordMerge(e, w), wb = warpkit::welfordMerge(w, e);
-    cr_expect(wa.count == 5 && wa.mean == INFINITY && isnan(wa.m2) && wb.count == 5 && !isfinite(wb.mean) && isnan(wb.m2));
+    cr_expect(wa.count == 5 && wa.mean == INFINITY && isnan(wa.m2) && wb.count == 5 && !isfinite(wb.mean) &&
+              isnan(wb.m2));
     const WelfordState huge = {3u, 1e20f, 0.0f}; // delta^2 overflows: the empty side must not turn it into NaN
     const WelfordState ha = warpkit::welfordMerge(e, huge), hb = warpkit::welfordMerge(huge, e);
-    cr_expect(memcmp(&ha, &huge, sizeof huge) == 0 && memcmp(&hb, &huge, sizeof huge) == 0, "{%u, %g, %g} {%u, %g, %g}", ha.count, ha.mean, ha.m2, hb.count, hb.mean, hb.m2);
+    cr_expect(memcmp(&ha, &huge, sizeof huge) == 0 && memcmp(&hb, &huge, sizeof huge) == 0, "{%u, %g, %g} {%u, %g, %g}",
+              ha.count, ha.mean, ha.m2, hb.count, hb.mean, hb.m2);
     const WelfordState one = warpkit::welfordUpdate(e, 123456.789f);
-    cr_expect(one.count == 1 && one.mean == 123456.789f && one.m2 == 0.0f, "one value: {%u, %.9g, %g}", one.count, one.mean, one.m2);
+    cr_expect(one.count == 1 && one.mean == 123456.789f && one.m2 == 0.0f, "one value: {%u, %.9g, %g}", one.count,
+              one.mean, one.m2);
     const float p[3] = {1e6f, 1e6f + 0.0625f, 1e6f - 0.125f};
     const WelfordState three = warpkit::welfordUpdate(e, p);
     const Stats want = stats_of(p, 3);
-    cr_expect(three.count == 3 && fabs(three.mean - want.mean) <= 0.0625 && fabs(warpkit::welfordVariance(three) - want.var) <= 1e-6 * want.var + 1e-9,
-              "three values: {%u, %.9g, %g} want mean %.9g var %g", three.count, three.mean, warpkit::welfordVariance(three), want.mean, want.var);
-    cr_expect(isnan(warpkit::welfordVariance(e)) && isnan(warpkit::welfordSampleVariance(e)) && isnan(warpkit::welfordRstd(e, 1e-5f)));
+    cr_expect(three.count == 3 && fabs(three.mean - want.mean) <= 0.0625 &&
+                  fabs(warpkit::welfordVariance(three) - want.var) <= 1e-6 * want.var + 1e-9,
+              "three values: {%u, %.9g, %g} want mean %.9g var %g", three.count, three.mean,
+              warpkit::welfordVariance(three), want.mean, want.var);
+    cr_expect(isnan(warpkit::welfordVariance(e)) && isnan(warpkit::welfordSampleVariance(e)) &&
+              isnan(warpkit::welfordRstd(e, 1e-5f)));
     cr_expect(warpkit::welfordVariance(one) == 0.0f && isnan(warpkit::welfordSampleVariance(one)));
     const WelfordState q = {4u, 2.0f, 6.0f};
     cr_expect(warpkit::welfordVariance(q) == 1.5f && warpkit::welfordSampleVariance(q) == 2.0f);
-    cr_expect(fabs(warpkit::welfordRstd(q, 0.5f) - 0.70710678f) <= 1e-7f, "rstd %g", warpkit::welfordRstd(q, 0.5f)); // 1 / sqrt(1.5 + 0.5)
+    cr_expect(fabs(warpkit::welfordRstd(q, 0.5f) - 0.70710678f) <= 1e-7f, "rstd %g",
+              warpkit::welfordRstd(q, 0.5f)); // 1 / sqrt(1.5 + 0.5)
 }
 
 Test(welford, host_counts_past_2_24) {
@@ -184,7 +218,8 @@ Test(welford, host_counts_past_2_24) {
     wk_rng r = wk_rng_make(503);
     for (int t = 0; t < 2000; ++t) {
         const unsigned na = (unsigned)wk_int(&r, 1, 1u << 31), nb = (unsigned)wk_int(&r, 1, 0xffffffffu - na);
-        const double ma = wk_uniform(&r, -10.0, 10.0), mb = ma + wk_uniform(&r, -1.0, 1.0) * pow(10.0, (double)wk_int(&r, -6, 0));
+        const double ma = wk_uniform(&r, -10.0, 10.0),
+                     mb = ma + wk_uniform(&r, -1.0, 1.0) * pow(10.0, (double)wk_int(&r, -6, 0));
         const double va = wk_uniform(&r, 0.0, 2.0), vb = wk_uniform(&r, 0.0, 2.0);
         const WelfordState a = {na, (float)ma, (float)(va * na)}, b = {nb, (float)mb, (float)(vb * nb)};
         const WelfordState m = warpkit::welfordMerge(a, b);
@@ -214,7 +249,8 @@ Test(welford, host_counts_past_2_24) {
 
 Test(welford, host_nan_and_inf) {
     const float nanv = NAN, inf = INFINITY;
-    const float rows[][5] = {{1, 2, nanv, 4, 5}, {1, 2, inf, 4, 5}, {inf, 2, 3, 4, 5}, {1, -inf, 3, inf, 5}, {nanv, inf, 3, 4, 5}};
+    const float rows[][5] = {
+        {1, 2, nanv, 4, 5}, {1, 2, inf, 4, 5}, {inf, 2, 3, 4, 5}, {1, -inf, 3, inf, 5}, {nanv, inf, 3, 4, 5}};
     for (int c = 0; c < 5; ++c) {
         const Stats want = stats_of(rows[c], 5);
         for (int mode = 0; mode < 3; ++mode) {
@@ -264,7 +300,8 @@ Test(welford, warp_every_width) {
         std::vector<float> x((size_t)n * 8);
         std::vector<int> cnt(n), mode(n);
         for (int w = 0; w < warps; ++w) {
-            const int scale = (w + W) % kNumScales, kind = w % 16; // kind 5: NaN, 6: +inf, 7: +-inf, 8: all empty, 9: equal values
+            const int scale = (w + W) % kNumScales,
+                      kind = w % 16; // kind 5: NaN, 6: +inf, 7: +-inf, 8: all empty, 9: equal values
             for (int l = 0; l < 32; ++l) {
                 const int i = w * 32 + l;
                 cnt[i] = kind == 8 ? 0 : (int)wk_int(&r, 0, 8);
@@ -275,7 +312,11 @@ Test(welford, warp_every_width) {
             cnt[w * 32 + victim] = cnt[w * 32 + victim] < 1 ? 1 : cnt[w * 32 + victim];
             if (kind == 5) x[(size_t)(w * 32 + victim) * 8] = NAN;
             if (kind == 6) x[(size_t)(w * 32 + victim) * 8] = INFINITY;
-            if (kind == 7) { x[(size_t)(w * 32 + victim) * 8] = INFINITY; x[(size_t)(w * 32 + (victim + 1) % 32) * 8] = -INFINITY; cnt[w * 32 + (victim + 1) % 32] = 1 + cnt[w * 32 + (victim + 1) % 32] % 8; }
+            if (kind == 7) {
+                x[(size_t)(w * 32 + victim) * 8] = INFINITY;
+                x[(size_t)(w * 32 + (victim + 1) % 32) * 8] = -INFINITY;
+                cnt[w * 32 + (victim + 1) % 32] = 1 + cnt[w * 32 + (victim + 1) % 32] % 8;
+            }
         }
         wk_upload(dx, x.data(), x.size());
         wk_upload(dc, cnt.data(), n);
@@ -299,13 +340,16 @@ Test(welford, warp_every_width) {
                 for (int l = 0; l < (pow2 ? len : 1); ++l) {
                     const char* e = check_state(out[base + l], want, equal && !vals.empty() && !want.nan && !want.inf);
                     EXPECT(*e == 0, "W=%d warp %d segment %d lane %d (%zu values): %s", W, w, k, l, vals.size(), e);
-                    EXPECT(memcmp(&out[base + l], &out[base], sizeof(WelfordState)) == 0, "W=%d warp %d segment %d: lane %d differs bitwise from lane 0", W, w, k, l);
+                    EXPECT(memcmp(&out[base + l], &out[base], sizeof(WelfordState)) == 0,
+                           "W=%d warp %d segment %d: lane %d differs bitwise from lane 0", W, w, k, l);
                 }
             }
     }
     // Merges of states past 2^24 values each (their sum stays below 2^32).
     std::vector<WelfordState> st(n), out(n);
-    for (int i = 0; i < n; ++i) st[i] = WelfordState{(1u << 26) + (unsigned)wk_int(&r, 0, 1 << 20), (float)wk_uniform(&r, 99.0, 101.0), (float)wk_uniform(&r, 0.0, 1e8)};
+    for (int i = 0; i < n; ++i)
+        st[i] = WelfordState{(1u << 26) + (unsigned)wk_int(&r, 0, 1 << 20), (float)wk_uniform(&r, 99.0, 101.0),
+                             (float)wk_uniform(&r, 0.0, 1e8)};
     WelfordState* din = wk_alloc<WelfordState>(n);
     wk_upload(din, st.data(), n);
     wk_poison(dout, n);
@@ -315,17 +359,27 @@ Test(welford, warp_every_width) {
     for (int w = 0; w < warps; ++w) {
         unsigned long long N = 0;
         double s = 0.0;
-        for (int l = 0; l < 32; ++l) { N += st[w * 32 + l].count; s += (double)st[w * 32 + l].count * st[w * 32 + l].mean; }
+        for (int l = 0; l < 32; ++l) {
+            N += st[w * 32 + l].count;
+            s += (double)st[w * 32 + l].count * st[w * 32 + l].mean;
+        }
         const double mean = s / (double)N;
         double m2 = 0.0;
-        for (int l = 0; l < 32; ++l) { const WelfordState& q = st[w * 32 + l]; m2 += q.m2 + (double)q.count * (q.mean - mean) * (q.mean - mean); }
+        for (int l = 0; l < 32; ++l) {
+            const WelfordState& q = st[w * 32 + l];
+            m2 += q.m2 + (double)q.count * (q.mean - mean) * (q.mean - mean);
+        }
         const Stats want = {mean, m2 / (double)N, N, false, false};
         for (int l = 0; l < 32; ++l) {
             const char* e = check_state(out[w * 32 + l], want);
             EXPECT(*e == 0, "big counts, warp %d lane %d: %s", w, l, e);
         }
     }
-    WK_CUDA(cudaFree(dx)); WK_CUDA(cudaFree(dc)); WK_CUDA(cudaFree(dm)); WK_CUDA(cudaFree(dout)); WK_CUDA(cudaFree(din));
+    WK_CUDA(cudaFree(dx));
+    WK_CUDA(cudaFree(dc));
+    WK_CUDA(cudaFree(dm));
+    WK_CUDA(cudaFree(dout));
+    WK_CUDA(cudaFree(din));
     cr_assert(g_failures == 0, "%d mismatches (first ones logged above)", g_failures);
 }
 
@@ -358,7 +412,8 @@ template <typename T> static void run_update16(wk_rng* r) {
         v[8] = v[0]; v[9] = v[1];
         const char* e = check_state(out[2 * i], stats_of(v, 10));
         EXPECT(*e == 0, "%s thread %d: %s", wk_type_name<T>(), i, e);
-        EXPECT(out[2 * i + 1].count == 1 && same(out[2 * i + 1].mean, x[(size_t)i * 8]) && out[2 * i + 1].m2 == 0.0f, "thread %d: one value", i);
+        EXPECT(out[2 * i + 1].count == 1 && same(out[2 * i + 1].mean, x[(size_t)i * 8]) && out[2 * i + 1].m2 == 0.0f,
+               "thread %d: one value", i);
     }
     WK_CUDA(cudaFree(dx)); WK_CUDA(cudaFree(dout));
 }
@@ -387,7 +442,8 @@ k_block(const float* x, const int* cnt, WelfordState* out, int* same, int iters)
         const WelfordState a = warpkit::blockReduceWelford<BT>(s);
         const WelfordState b = warpkit::blockReduceWelford<BT>(s, sh);
         out[i] = a;
-        same[i] = a.count == b.count && __float_as_uint(a.mean) == __float_as_uint(b.mean) && __float_as_uint(a.m2) == __float_as_uint(b.m2);
+        same[i] = a.count == b.count && __float_as_uint(a.mean) == __float_as_uint(b.mean) &&
+                  __float_as_uint(a.m2) == __float_as_uint(b.m2);
     }
 }
 
@@ -430,8 +486,10 @@ template <int BT> static void run_block(dim3 block, int grid, int iters) {
             const size_t i = c * n + t;
             const char* e = check_state(out[i], want);
             EXPECT(*e == 0, "BT=%d block %ux%ux%u call %zu thread %d: %s", BT, block.x, block.y, block.z, c, t, e);
-            EXPECT(same[i] == 1, "BT=%d n=%d call %zu thread %d: caller-scratch result differs from the first call's", BT, n, c, t);
-            EXPECT(memcmp(&out[i], &out[c * n], sizeof(WelfordState)) == 0, "BT=%d n=%d call %zu: thread %d differs from thread 0", BT, n, c, t);
+            EXPECT(same[i] == 1, "BT=%d n=%d call %zu thread %d: caller-scratch result differs from the first call's",
+                   BT, n, c, t);
+            EXPECT(memcmp(&out[i], &out[c * n], sizeof(WelfordState)) == 0,
+                   "BT=%d n=%d call %zu: thread %d differs from thread 0", BT, n, c, t);
         }
     }
     WK_CUDA(cudaFree(dx)); WK_CUDA(cudaFree(dc)); WK_CUDA(cudaFree(ds)); WK_CUDA(cudaFree(dout));
@@ -519,7 +577,8 @@ Test(welford, cluster_sizes_1_to_16) {
                 for (size_t i = b0; i < b0 + (size_t)cs * 128; ++i) {
                     const char* e = check_state(out[i], want);
                     EXPECT(*e == 0, "cluster size %d round %d cluster %d thread %zu: %s", cs, it, c, i - b0, e);
-                    EXPECT(memcmp(&out[i], &out[b0], sizeof(WelfordState)) == 0, "cluster size %d round %d cluster %d: thread %zu differs", cs, it, c, i - b0);
+                    EXPECT(memcmp(&out[i], &out[b0], sizeof(WelfordState)) == 0,
+                           "cluster size %d round %d cluster %d: thread %zu differs", cs, it, c, i - b0);
                 }
             }
         WK_CUDA(cudaFree(dx)); WK_CUDA(cudaFree(dc)); WK_CUDA(cudaFree(dout));

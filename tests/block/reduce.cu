@@ -15,7 +15,8 @@ template <typename T> struct Outs {
 };
 
 // 1024 threads x 64 registers: the bound keeps 64-bit types launchable at 1024 threads.
-template <int BT, typename T, bool Full> __global__ void __launch_bounds__(BT > 0 ? BT : 1024) k_combo(const T* in, Outs<T> o, int iters) {
+template <int BT, typename T, bool Full> __global__ void __launch_bounds__(BT > 0 ? BT : 1024)
+    k_combo(const T* in, Outs<T> o, int iters) {
     __shared__ warpkit::BlockReduceScratch<T, BT> sh;                 // shared by several calls
     __shared__ warpkit::BlockReduceScratch<ValueIndex<T>, BT> shp;
     const int n = (int)(blockDim.x * blockDim.y * blockDim.z);
@@ -63,7 +64,10 @@ template <typename T> static void gen_call(wk_rng* r, T* p, int n, int call) {
     if constexpr (warpkit::detail::Arith<T>::is_float) {
         const int mode = call % 4;
         if (mode == 1) p[wk_int(r, 0, n - 1)] = warpkit::detail::quietNaN<T>();
-        if (mode == 2) { p[wk_int(r, 0, n - 1)] = wk_from_double<T>(INFINITY); p[wk_int(r, 0, n - 1)] = wk_from_double<T>(-INFINITY); }
+        if (mode == 2) {
+            p[wk_int(r, 0, n - 1)] = wk_from_double<T>(INFINITY);
+            p[wk_int(r, 0, n - 1)] = wk_from_double<T>(-INFINITY);
+        }
         if (mode == 3) p[wk_int(r, 0, n - 1)] = wk_from_double<T>(INFINITY);
     }
 }
@@ -134,22 +138,35 @@ template <int BT, typename T, bool Full = true> static void run_combo(dim3 block
         const Ref ref = reference(&h[c * n], n);
         const double tol = sum_tol<T>(ref);
         const double want_sum = isnan(ref.sum) ? NAN : ref.sum;
-        if (Full) EXPECT(wk_close(wk_to_double(sum0[c]), want_sum, 0) || fabs(wk_to_double(sum0[c]) - want_sum) <= tol,
-               "%s BT=%d block %ux%ux%u call %zu: ToThread0 sum %g want %g", tn, BT, block.x, block.y, block.z, c, wk_to_double(sum0[c]), want_sum);
-        if (Full) EXPECT(ami0[c] == ref.ami, "%s BT=%d n=%d call %zu: ArgMaxToThread0 index %d want %d", tn, BT, n, c, ami0[c], ref.ami);
+        if (Full)
+            EXPECT(wk_close(wk_to_double(sum0[c]), want_sum, 0) || fabs(wk_to_double(sum0[c]) - want_sum) <= tol,
+                   "%s BT=%d block %ux%ux%u call %zu: ToThread0 sum %g want %g", tn, BT, block.x, block.y, block.z, c,
+                   wk_to_double(sum0[c]), want_sum);
+        if (Full)
+            EXPECT(ami0[c] == ref.ami, "%s BT=%d n=%d call %zu: ArgMaxToThread0 index %d want %d", tn, BT, n, c,
+                   ami0[c], ref.ami);
         for (int t = 0; t < n; ++t) {
             const size_t i = c * n + t;
             const double s = wk_to_double(sum[i]), s2 = wk_to_double(sum2[i]);
             EXPECT(same(s, want_sum) || (!isnan(s) && !isinf(want_sum) && fabs(s - want_sum) <= tol),
-                   "%s BT=%d block %ux%ux%u call %zu thread %d: sum %.17g want %.17g", tn, BT, block.x, block.y, block.z, c, t, s, want_sum);
-            if (Full) EXPECT(same(s2, s), "%s BT=%d n=%d call %zu thread %d: caller-scratch sum %.17g differs from %.17g", tn, BT, n, c, t, s2, s);
-            EXPECT(same(wk_to_double(mx[i]), ref.mx), "%s BT=%d n=%d call %zu thread %d: max %g want %g", tn, BT, n, c, t, wk_to_double(mx[i]), ref.mx);
-            EXPECT(same(wk_to_double(mn[i]), ref.mn), "%s BT=%d n=%d call %zu thread %d: min %g want %g", tn, BT, n, c, t, wk_to_double(mn[i]), ref.mn);
+                   "%s BT=%d block %ux%ux%u call %zu thread %d: sum %.17g want %.17g", tn, BT, block.x, block.y,
+                   block.z, c, t, s, want_sum);
+            if (Full)
+                EXPECT(same(s2, s), "%s BT=%d n=%d call %zu thread %d: caller-scratch sum %.17g differs from %.17g", tn,
+                       BT, n, c, t, s2, s);
+            EXPECT(same(wk_to_double(mx[i]), ref.mx), "%s BT=%d n=%d call %zu thread %d: max %g want %g", tn, BT, n, c,
+                   t, wk_to_double(mx[i]), ref.mx);
+            EXPECT(same(wk_to_double(mn[i]), ref.mn), "%s BT=%d n=%d call %zu thread %d: min %g want %g", tn, BT, n, c,
+                   t, wk_to_double(mn[i]), ref.mn);
             EXPECT(ami[i] == ref.ami && same(wk_to_double(amv[i]), wk_to_double(h[c * n + ref.ami])),
-                   "%s BT=%d n=%d call %zu thread %d: argmax (%g, %d) want index %d", tn, BT, n, c, t, wk_to_double(amv[i]), ami[i], ref.ami);
-            if (Full) EXPECT(ani[i] == ref.ani && same(wk_to_double(anv[i]), wk_to_double(h[c * n + ref.ani])),
-                   "%s BT=%d n=%d call %zu thread %d: argmin (%g, %d) want index %d", tn, BT, n, c, t, wk_to_double(anv[i]), ani[i], ref.ani);
-            EXPECT(seg[i] == 1, "%s BT=%d n=%d call %zu thread %d: non-commutative op combined out of order", tn, BT, n, c, t);
+                   "%s BT=%d n=%d call %zu thread %d: argmax (%g, %d) want index %d", tn, BT, n, c, t,
+                   wk_to_double(amv[i]), ami[i], ref.ami);
+            if (Full)
+                EXPECT(ani[i] == ref.ani && same(wk_to_double(anv[i]), wk_to_double(h[c * n + ref.ani])),
+                       "%s BT=%d n=%d call %zu thread %d: argmin (%g, %d) want index %d", tn, BT, n, c, t,
+                       wk_to_double(anv[i]), ani[i], ref.ani);
+            EXPECT(seg[i] == 1, "%s BT=%d n=%d call %zu thread %d: non-commutative op combined out of order", tn, BT, n,
+                   c, t);
         }
     }
     cudaFree(din);

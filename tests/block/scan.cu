@@ -11,7 +11,8 @@ enum { O_INCL, O_TOT, O_EXCL, O_TOT2, O_IMAX, O_EMIN, O_GEX, O_RIN, O_REX, O_COU
 template <typename T> struct Outs { T* o[O_COUNT]; int* seg; };
 
 // 1024 threads x 64 registers: the bound keeps 64-bit types launchable at 1024 threads.
-template <int BT, typename T, bool Full> __global__ void __launch_bounds__(BT > 0 ? BT : 1024) k_scan(const T* in, Outs<T> o, int iters, T init) {
+template <int BT, typename T, bool Full> __global__ void __launch_bounds__(BT > 0 ? BT : 1024)
+    k_scan(const T* in, Outs<T> o, int iters, T init) {
     __shared__ warpkit::BlockReduceScratch<T, BT> sh;
     const int n = (int)(blockDim.x * blockDim.y * blockDim.z);
     const int tid = (int)(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
@@ -52,7 +53,10 @@ template <typename T> static void gen_call(wk_rng* r, T* p, int n, int call) {
     if constexpr (warpkit::detail::Arith<T>::is_float) {
         const int mode = call % 4;
         if (mode == 1) p[wk_int(r, 0, n - 1)] = warpkit::detail::quietNaN<T>();
-        if (mode == 2) { p[wk_int(r, 0, n - 1)] = wk_from_double<T>(INFINITY); p[wk_int(r, 0, n - 1)] = wk_from_double<T>(-INFINITY); }
+        if (mode == 2) {
+            p[wk_int(r, 0, n - 1)] = wk_from_double<T>(INFINITY);
+            p[wk_int(r, 0, n - 1)] = wk_from_double<T>(-INFINITY);
+        }
         if (mode == 3) p[wk_int(r, 0, n - 1)] = wk_from_double<T>(INFINITY);
     }
 }
@@ -95,7 +99,11 @@ template <int BT, typename T, bool Full = true> static void run_scan(dim3 block,
         for (int it = 0; it < iters; ++it) {
             const size_t base = ((size_t)b * iters + it) * n;
             double tot = 0, totabs = 0;
-            for (int t = 0; t < n; ++t) { const double x = wk_to_double(h[base + t]); tot += x; totabs += isnan(x) ? 0 : fabs(x); }
+            for (int t = 0; t < n; ++t) {
+                const double x = wk_to_double(h[base + t]);
+                tot += x;
+                totabs += isnan(x) ? 0 : fabs(x);
+            }
             double pre = 0, preabs = 0, mx = lowest, mn = highest, emin = highest;
             bool nan = false;
             for (int t = 0; t < n; ++t) {
@@ -108,18 +116,35 @@ template <int BT, typename T, bool Full = true> static void run_scan(dim3 block,
                 mx = nan ? NAN : (x > mx ? x : mx);
                 mn = nan ? NAN : (x < mn ? x : mn);
                 emin = mn;
-                EXPECT(sum_ok<T>(wk_to_double(got[O_INCL][i]), pre, preabs), "%s BT=%d block %ux%ux%u iter %d thread %d: inclusive %.10g want %.10g", tn, BT, block.x, block.y, block.z, it, t, wk_to_double(got[O_INCL][i]), pre);
-                EXPECT(sum_ok<T>(wk_to_double(got[O_TOT][i]), tot, totabs), "%s BT=%d n=%d iter %d thread %d: total %.10g want %.10g", tn, BT, n, it, t, wk_to_double(got[O_TOT][i]), tot);
-                EXPECT(sum_ok<T>(wk_to_double(got[O_REX][i]), rin + ex, rinabs + exabs, rinabs), "%s BT=%d n=%d iter %d thread %d: running exclusive %.10g want %.10g", tn, BT, n, it, t, wk_to_double(got[O_REX][i]), rin + ex);
+                EXPECT(sum_ok<T>(wk_to_double(got[O_INCL][i]), pre, preabs),
+                       "%s BT=%d block %ux%ux%u iter %d thread %d: inclusive %.10g want %.10g", tn, BT, block.x,
+                       block.y, block.z, it, t, wk_to_double(got[O_INCL][i]), pre);
+                EXPECT(sum_ok<T>(wk_to_double(got[O_TOT][i]), tot, totabs),
+                       "%s BT=%d n=%d iter %d thread %d: total %.10g want %.10g", tn, BT, n, it, t,
+                       wk_to_double(got[O_TOT][i]), tot);
+                EXPECT(sum_ok<T>(wk_to_double(got[O_REX][i]), rin + ex, rinabs + exabs, rinabs),
+                       "%s BT=%d n=%d iter %d thread %d: running exclusive %.10g want %.10g", tn, BT, n, it, t,
+                       wk_to_double(got[O_REX][i]), rin + ex);
                 EXPECT(seg[i] == 1, "%s BT=%d n=%d thread %d: non-commutative scan out of order", tn, BT, n, t);
                 if (Full) {
-                EXPECT(sum_ok<T>(wk_to_double(got[O_EXCL][i]), ex, exabs) && !(t == 0 && isf && signbit(wk_to_double(got[O_EXCL][i]))),
-                       "%s BT=%d n=%d iter %d thread %d: exclusive %.10g want %.10g", tn, BT, n, it, t, wk_to_double(got[O_EXCL][i]), ex);
-                EXPECT(sum_ok<T>(wk_to_double(got[O_TOT2][i]), tot, totabs), "%s BT=%d n=%d iter %d thread %d: exclusive total", tn, BT, n, it, t);
-                EXPECT(same(wk_to_double(got[O_IMAX][i]), mx), "%s BT=%d n=%d iter %d thread %d: inclusive max %g want %g", tn, BT, n, it, t, wk_to_double(got[O_IMAX][i]), mx);
-                EXPECT(same(wk_to_double(got[O_EMIN][i]), emin_t), "%s BT=%d n=%d iter %d thread %d: exclusive min %g want %g", tn, BT, n, it, t, wk_to_double(got[O_EMIN][i]), emin_t);
-                EXPECT(sum_ok<T>(wk_to_double(got[O_GEX][i]), 3.0 + ex, 3.0 + exabs), "%s BT=%d n=%d iter %d thread %d: exclusive with init %.10g want %.10g", tn, BT, n, it, t, wk_to_double(got[O_GEX][i]), 3.0 + ex);
-                EXPECT(sum_ok<T>(wk_to_double(got[O_RIN][i]), rin + pre, rinabs + preabs, rinabs), "%s BT=%d n=%d iter %d thread %d: running inclusive %.10g want %.10g", tn, BT, n, it, t, wk_to_double(got[O_RIN][i]), rin + pre);
+                    EXPECT(sum_ok<T>(wk_to_double(got[O_EXCL][i]), ex, exabs) &&
+                               !(t == 0 && isf && signbit(wk_to_double(got[O_EXCL][i]))),
+                           "%s BT=%d n=%d iter %d thread %d: exclusive %.10g want %.10g", tn, BT, n, it, t,
+                           wk_to_double(got[O_EXCL][i]), ex);
+                    EXPECT(sum_ok<T>(wk_to_double(got[O_TOT2][i]), tot, totabs),
+                           "%s BT=%d n=%d iter %d thread %d: exclusive total", tn, BT, n, it, t);
+                    EXPECT(same(wk_to_double(got[O_IMAX][i]), mx),
+                           "%s BT=%d n=%d iter %d thread %d: inclusive max %g want %g", tn, BT, n, it, t,
+                           wk_to_double(got[O_IMAX][i]), mx);
+                    EXPECT(same(wk_to_double(got[O_EMIN][i]), emin_t),
+                           "%s BT=%d n=%d iter %d thread %d: exclusive min %g want %g", tn, BT, n, it, t,
+                           wk_to_double(got[O_EMIN][i]), emin_t);
+                    EXPECT(sum_ok<T>(wk_to_double(got[O_GEX][i]), 3.0 + ex, 3.0 + exabs),
+                           "%s BT=%d n=%d iter %d thread %d: exclusive with init %.10g want %.10g", tn, BT, n, it, t,
+                           wk_to_double(got[O_GEX][i]), 3.0 + ex);
+                    EXPECT(sum_ok<T>(wk_to_double(got[O_RIN][i]), rin + pre, rinabs + preabs, rinabs),
+                           "%s BT=%d n=%d iter %d thread %d: running inclusive %.10g want %.10g", tn, BT, n, it, t,
+                           wk_to_double(got[O_RIN][i]), rin + pre);
                 }
             }
             rin += tot; rinabs += totabs;

@@ -57,7 +57,8 @@ template <int W, int K, typename T, typename F> __device__ void batched(const T*
     for (int k = 0; k < K; ++k) v[k] = in[k * 32 + threadIdx.x];
     f(v);
 #pragma unroll
-    for (int j = 0; j < (K + warpkit::warpBatchedLanes<W>() - 1) / warpkit::warpBatchedLanes<W>(); ++j) out[j * 32 + threadIdx.x] = v[j];
+    for (int j = 0; j < (K + warpkit::warpBatchedLanes<W>() - 1) / warpkit::warpBatchedLanes<W>(); ++j)
+        out[j * 32 + threadIdx.x] = v[j];
 }
 #define WK_BATCHED(NAME, W, K)                                                            \
     extern "C" __global__ void NAME(const float* in, float* out) {                       \

@@ -23,14 +23,28 @@
 // @expect k_scan32 == 0 bar.sync
 #include <warpkit/scan.cuh>
 
-extern "C" __global__ void k_sum256(const float* in, float* out) { out[threadIdx.x] = warpkit::blockReduceSum<256>(in[threadIdx.x]); }
-extern "C" __global__ void k_sum32(const float* in, float* out) { out[threadIdx.x] = warpkit::blockReduceSum<32>(in[threadIdx.x]); }
-extern "C" __global__ void k_isum1024(const int* in, int* out) { out[threadIdx.x] = warpkit::blockReduceSum<1024>(in[threadIdx.x]); }
-extern "C" __global__ void k_sum100(const float* in, float* out) { out[threadIdx.x] = warpkit::blockReduceSum<100>(in[threadIdx.x]); }
+extern "C" __global__ void k_sum256(const float* in, float* out) {
+    out[threadIdx.x] = warpkit::blockReduceSum<256>(in[threadIdx.x]);
+}
+extern "C" __global__ void k_sum32(const float* in, float* out) {
+    out[threadIdx.x] = warpkit::blockReduceSum<32>(in[threadIdx.x]);
+}
+extern "C" __global__ void k_isum1024(const int* in, int* out) {
+    out[threadIdx.x] = warpkit::blockReduceSum<1024>(in[threadIdx.x]);
+}
+extern "C" __global__ void k_sum100(const float* in, float* out) {
+    out[threadIdx.x] = warpkit::blockReduceSum<100>(in[threadIdx.x]);
+}
 extern "C" __global__ void k_sum0_256(const float* in, float* out) {
     const float r = warpkit::blockReduceSumToThread0<256>(in[threadIdx.x]);
     if (threadIdx.x == 0) out[0] = r;
 }
-extern "C" __global__ void k_scan256(const float* in, float* out) { out[threadIdx.x] = warpkit::blockInclusiveSum<256>(in[threadIdx.x]); }
-extern "C" __global__ void k_exscan256(const float* in, float* out) { out[threadIdx.x] = warpkit::blockExclusiveSum<256>(in[threadIdx.x]); }
-extern "C" __global__ void k_scan32(const float* in, float* out) { out[threadIdx.x] = warpkit::blockInclusiveSum<32>(in[threadIdx.x]); }
+extern "C" __global__ void k_scan256(const float* in, float* out) {
+    out[threadIdx.x] = warpkit::blockInclusiveSum<256>(in[threadIdx.x]);
+}
+extern "C" __global__ void k_exscan256(const float* in, float* out) {
+    out[threadIdx.x] = warpkit::blockExclusiveSum<256>(in[threadIdx.x]);
+}
+extern "C" __global__ void k_scan32(const float* in, float* out) {
+    out[threadIdx.x] = warpkit::blockInclusiveSum<32>(in[threadIdx.x]);
+}

@@ -10,5 +10,9 @@
 #define WARPKIT_DEBUG 1
 #include <warpkit/scan.cuh>
 
-extern "C" __global__ void k_dbg_sum256(const float* in, float* out) { out[threadIdx.x] = warpkit::blockReduceSum<256>(in[threadIdx.x]); }
-extern "C" __global__ void k_dbg_scan100(const float* in, float* out) { out[threadIdx.x] = warpkit::blockInclusiveSum<100>(in[threadIdx.x]); }
+extern "C" __global__ void k_dbg_sum256(const float* in, float* out) {
+    out[threadIdx.x] = warpkit::blockReduceSum<256>(in[threadIdx.x]);
+}
+extern "C" __global__ void k_dbg_scan100(const float* in, float* out) {
+    out[threadIdx.x] = warpkit::blockInclusiveSum<100>(in[threadIdx.x]);
+}

@@ -26,7 +26,8 @@ extern "C" __global__ void wk_cluster_sum(const float* in, float* out) {
 }
 
 // The device layer's kernels, as rowSoftmax launches them.
-template __global__ void warpkit::detail::softmaxStagedKernel<__half, warpkit::SoftmaxPlain, warpkit::detail::kStageThreads>(
+template __global__ void
+warpkit::detail::softmaxStagedKernel<__half, warpkit::SoftmaxPlain, warpkit::detail::kStageThreads>(
     const __half*, __half*, int, long long, long long, bool, int, int);
 template __global__ void warpkit::detail::softmaxBlockKernel<float, warpkit::SoftmaxPlain, 256, 4, false>(
     const float*, float*, int, long long, long long, bool, int);

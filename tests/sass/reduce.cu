@@ -30,7 +30,9 @@ template <int W> __device__ __forceinline__ bool firstLane() { return (threadIdx
 // CUB's own maximum rule (a < b ? b : a, which drops NaN), written here: cuda::maximum ships
 // only with CCCL 2.8 (CUDA 12.9) and newer, and cub::Max is gone from CCCL 3 (CUDA 13).
 struct CubMax {
-    template <typename T> __device__ __forceinline__ T operator()(const T& a, const T& b) const { return a < b ? b : a; }
+    template <typename T> __device__ __forceinline__ T operator()(const T& a, const T& b) const {
+        return a < b ? b : a;
+    }
 };
 
 // cub::WarpReduce needs one TempStorage per logical warp (segment) of the block.

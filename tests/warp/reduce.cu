@@ -63,7 +63,8 @@ __global__ void k_arg(const T* in, warpkit::ValueIndex<T>* out, const int* valid
     const int gid = blockIdx.x * blockDim.x + threadIdx.x;
     const int va = valid[(gid >> 5) * 32 + (threadIdx.x & 31) / W];
     warpkit::ValueIndex<T> r;
-    if constexpr (IsMax) r = Valid ? warpkit::warpReduceArgMax<W>(in[gid], gid, va) : warpkit::warpReduceArgMax<W>(in[gid], gid);
+    if constexpr (IsMax)
+        r = Valid ? warpkit::warpReduceArgMax<W>(in[gid], gid, va) : warpkit::warpReduceArgMax<W>(in[gid], gid);
     else r = Valid ? warpkit::warpReduceArgMin<W>(in[gid], gid, va) : warpkit::warpReduceArgMin<W>(in[gid], gid);
     out[gid] = r;
 }
@@ -141,10 +142,14 @@ template <typename T> static void check_one(tally* t, const T* x, int n, int kin
         if (isnan(want)) ok = isnan(g);
         else if (isinf(want)) ok = g == want;
         else ok = !isnan(g) && !isinf(g) && fabs(g - want) <= tol_acc + wk_eps<T>() * fabs(want);
-        if (!ok) NOTE_BAD(t, "%s %s W=%d warp %d lane %d n=%d: got %.9g want %.9g", wk_type_name<T>(), kind_name(kind), W, warp, lane, n, g, want);
+        if (!ok)
+            NOTE_BAD(t, "%s %s W=%d warp %d lane %d n=%d: got %.9g want %.9g", wk_type_name<T>(), kind_name(kind), W,
+                     warp, lane, n, g, want);
     } else {
         T want = ref_int(x, n, kind);
-        if (got != want) NOTE_BAD(t, "%s %s W=%d warp %d lane %d n=%d: got %lld want %lld", wk_type_name<T>(), kind_name(kind), W, warp, lane, n, (long long)got, (long long)want);
+        if (got != want)
+            NOTE_BAD(t, "%s %s W=%d warp %d lane %d n=%d: got %lld want %lld", wk_type_name<T>(), kind_name(kind), W,
+                     warp, lane, n, (long long)got, (long long)want);
     }
 }
 
@@ -191,7 +196,8 @@ template <typename T, int K, bool Valid> static void run_named(tally* t, wk_rng*
             for (int l = 0; l < lanes; ++l) {
                 check_one<T>(t, &h[base], cnt, K, out[base + l], W, w, k * W + l);
                 if (memcmp(&out[base + l], &out[base], sizeof(T)) != 0)
-                    NOTE_BAD(t, "%s %s W=%d warp %d: lane %d differs bitwise from the segment's first lane", wk_type_name<T>(), kind_name(K), W, w, k * W + l);
+                    NOTE_BAD(t, "%s %s W=%d warp %d: lane %d differs bitwise from the segment's first lane",
+                             wk_type_name<T>(), kind_name(K), W, w, k * W + l);
             }
         }
     if (memcmp(out.data(), out2.data(), n * sizeof(T)) != 0)
@@ -220,7 +226,11 @@ template <int K, bool Valid> static void sweep_types(void) {
 }
 
 Test(warp_reduce, sum_all_types_all_widths) { WK_REQUIRE_GPU(); sweep_types<K_SUM, false>(); }
-Test(warp_reduce, max_min_all_types_all_widths_nan_inf) { WK_REQUIRE_GPU(); sweep_types<K_MAX, false>(); sweep_types<K_MIN, false>(); }
+Test(warp_reduce, max_min_all_types_all_widths_nan_inf) {
+    WK_REQUIRE_GPU();
+    sweep_types<K_MAX, false>();
+    sweep_types<K_MIN, false>();
+}
 Test(warp_reduce, valid_lane_counts_all_types_all_widths) {
     WK_REQUIRE_GPU();
     sweep_types<K_SUM, true>();
@@ -322,7 +332,8 @@ template <bool Valid> static void run_affine(tally* t, wk_rng* r, int W, const v
                 t->checked++;
                 Affine g = out[base + l];
                 if (g.a != want.a || g.b != want.b)
-                    NOTE_BAD(t, "compose W=%d%s warp %d lane %d n=%d: got (%u,%u) want (%u,%u)", W, Valid ? " valid" : "", w, k * W + l, cnt, g.a, g.b, want.a, want.b);
+                    NOTE_BAD(t, "compose W=%d%s warp %d lane %d n=%d: got (%u,%u) want (%u,%u)", W,
+                             Valid ? " valid" : "", w, k * W + l, cnt, g.a, g.b, want.a, want.b);
             }
         }
     WK_CUDA(cudaFree(din)); WK_CUDA(cudaFree(dout)); WK_CUDA(cudaFree(dvalid));
@@ -368,7 +379,8 @@ Test(warp_reduce, generic_noncommutative_operator_struct) {
 }
 
 // ---- argmax / argmin -------------------------------------------------------------------------
-template <typename T, bool IsMax, bool Valid, int... Ws> static const void* const* arg_table(std::integer_sequence<int, Ws...>) {
+template <typename T, bool IsMax, bool Valid, int... Ws>
+static const void* const* arg_table(std::integer_sequence<int, Ws...>) {
     static const void* const table[] = {(const void*)k_arg<Ws + 1, T, IsMax, Valid>...};
     return table;
 }
@@ -408,7 +420,8 @@ template <typename T, bool IsMax, bool Valid> static void run_arg(tally* t, wk_r
             for (int l = 0; l < (is_pow2(W) ? len : 1); ++l) {
                 t->checked++;
                 if (out[base + l].index != best || memcmp(&out[base + l].value, &h[best], sizeof(T)) != 0)
-                    NOTE_BAD(t, "arg%s %s W=%d warp %d lane %d n=%d: got index %d want %d", IsMax ? "max" : "min", wk_type_name<T>(), W, w, k * W + l, cnt, out[base + l].index, best);
+                    NOTE_BAD(t, "arg%s %s W=%d warp %d lane %d n=%d: got index %d want %d", IsMax ? "max" : "min",
+                             wk_type_name<T>(), W, w, k * W + l, cnt, out[base + l].index, best);
             }
         }
     WK_CUDA(cudaFree(din)); WK_CUDA(cudaFree(dout)); WK_CUDA(cudaFree(dvalid));

@@ -25,12 +25,15 @@ struct PairOp {
     __host__ __device__ Pair operator()(Pair p, Pair q) const { return Pair{p.a + q.a, p.b ^ q.b}; }
 };
 static_assert(warpkit::detail::AnyOrder<PairOp, Pair>::value && warpkit::detail::AnyOrder<warpkit::Sum, float>::value &&
-                  !warpkit::detail::AnyOrder<warpkit::Sum, Affine>::value && !warpkit::detail::AnyOrder<Compose, Affine>::value &&
+                  !warpkit::detail::AnyOrder<warpkit::Sum, Affine>::value &&
+                  !warpkit::detail::AnyOrder<Compose, Affine>::value &&
                   !warpkit::detail::AnyOrder<warpkit::ArgMax, warpkit::ValueIndex<float>>::value,
               "commutative trait");
 
-static_assert(warpkit::warpBatchedLanes<1>() == 1 && warpkit::warpBatchedLanes<3>() == 2 && warpkit::warpBatchedLanes<24>() == 16 &&
-                  warpkit::warpBatchedLanes<31>() == 16 && warpkit::warpBatchedLanes<32>() == 32, "warpBatchedLanes");
+static_assert(warpkit::warpBatchedLanes<1>() == 1 && warpkit::warpBatchedLanes<3>() == 2 &&
+                  warpkit::warpBatchedLanes<24>() == 16 && warpkit::warpBatchedLanes<31>() == 16 &&
+                  warpkit::warpBatchedLanes<32>() == 32,
+              "warpBatchedLanes");
 
 // ---- kernels ---------------------------------------------------------------------------------
 // Lane gid reads in[gid*K + k] for k < K and writes its S = ceil(K / P) result slots to out[gid*S + j].
@@ -49,7 +52,8 @@ template <int W, int K, typename T, int Op> __global__ void k_batched(const T* i
     for (int j = 0; j < S; ++j) out[(size_t)gid * S + j] = v[j];
 }
 
-template <int K, typename T, int Op, int... Ws> static const void* const* batched_table(std::integer_sequence<int, Ws...>) {
+template <int K, typename T, int Op, int... Ws>
+static const void* const* batched_table(std::integer_sequence<int, Ws...>) {
     static const void* const table[] = {(const void*)k_batched<Ws + 1, K, T, Op>...};
     return table;
 }
@@ -75,7 +79,8 @@ template <typename T> static T gen(wk_rng* r, int Op, bool specials) {
 
 /// Compare lane results of the segment [base, base + W) (full segments only): value k of lane
 /// l + jP slot j against the reduction over the segment's lanes of their value k.
-template <typename T> static void check_segment(const std::vector<T>& in, const std::vector<T>& out, int W, int K, int Op, int base, const char* tn) {
+template <typename T> static void check_segment(const std::vector<T>& in, const std::vector<T>& out, int W, int K,
+                                                int Op, int base, const char* tn) {
     const int P = P_rt(W), S = (K + P - 1) / P;
     for (int l = 0; l < P; ++l)
         for (int j = 0; j < S; ++j) {
@@ -93,16 +98,22 @@ template <typename T> static void check_segment(const std::vector<T>& in, const 
                 }
                 if (nan && Op != K_SUM) acc = NAN;
                 const double g = wk_to_double(got);
-                const double tol = Op == K_SUM ? (W + 1) * wk_eps<typename warpkit::detail::Arith<T>::Acc>() * sa + wk_eps<T>() * fabs(acc) : 0.0;
-                EXPECT(same(g, acc) || (!isinf(acc) && fabs(g - acc) <= tol), "%s op %d W=%d K=%d lane %d slot %d (value %d): got %.9g want %.9g",
-                       tn, Op, W, K, base % 32 + l, j, k, g, acc);
+                const double tol = Op == K_SUM ? (W + 1) * wk_eps<typename warpkit::detail::Arith<T>::Acc>() * sa +
+                                                     wk_eps<T>() * fabs(acc)
+                                               : 0.0;
+                EXPECT(same(g, acc) || (!isinf(acc) && fabs(g - acc) <= tol),
+                       "%s op %d W=%d K=%d lane %d slot %d (value %d): got %.9g want %.9g", tn, Op, W, K, base % 32 + l,
+                       j, k, g, acc);
             } else {
                 T acc = in[(size_t)base * K + k];
                 for (int q = 1; q < W; ++q) {
                     const T x = in[(size_t)(base + q) * K + k];
-                    acc = Op == K_SUM ? (T)((unsigned long long)acc + (unsigned long long)x) : Op == K_MAX ? (x > acc ? x : acc) : (x < acc ? x : acc);
+                    acc = Op == K_SUM   ? (T)((unsigned long long)acc + (unsigned long long)x)
+                          : Op == K_MAX ? (x > acc ? x : acc)
+                                        : (x < acc ? x : acc);
                 }
-                EXPECT(got == acc, "%s op %d W=%d K=%d lane %d slot %d (value %d): got %lld want %lld", tn, Op, W, K, base % 32 + l, j, k, (long long)got, (long long)acc);
+                EXPECT(got == acc, "%s op %d W=%d K=%d lane %d slot %d (value %d): got %lld want %lld", tn, Op, W, K,
+                       base % 32 + l, j, k, (long long)got, (long long)acc);
             }
         }
 }
@@ -183,7 +194,8 @@ template <int K, int Op> static void sweep_generic(wk_rng* r) {
                             else want = PairOp{}(want, in[(size_t)(base + q) * K + k]);
                         }
                         const T got = out[(size_t)(base + l) * S + j];
-                        EXPECT(memcmp(&got, &want, sizeof(T)) == 0, "%s W=%d K=%d warp %d lane %d slot %d: got (%u,%u) want (%u,%u)",
+                        EXPECT(memcmp(&got, &want, sizeof(T)) == 0,
+                               "%s W=%d K=%d warp %d lane %d slot %d: got (%u,%u) want (%u,%u)",
                                Op == K_COMPOSE ? "compose" : "pair", W, K, w, s + l, j, got.a, got.b, want.a, want.b);
                     }
     }
@@ -241,8 +253,9 @@ Test(reduce_batched, commutative_operator_warp) {
                     for (int q = 1; q < cnt; ++q) want = PairOp{}(want, in[w * 32 + s + q]);
                     for (int l = 0; l < (pow2 ? len : 1); ++l) {
                         const Pair got = out[2 * (w * 32 + s + l) + form];
-                        EXPECT(got.a == want.a && got.b == want.b, "commutative op W=%d %s warp %d lane %d: got (%u,%u) want (%u,%u)",
-                               W, form ? "valid" : "full", w, s + l, got.a, got.b, want.a, want.b);
+                        EXPECT(got.a == want.a && got.b == want.b,
+                               "commutative op W=%d %s warp %d lane %d: got (%u,%u) want (%u,%u)", W,
+                               form ? "valid" : "full", w, s + l, got.a, got.b, want.a, want.b);
                     }
                 }
             }
@@ -257,7 +270,9 @@ Test(reduce_batched, commutative_operator_warp) {
 // to back on one caller scratch, and for float sum33 (more values than lanes: two result slots a
 // lane in the warp stage), plus a commutative-declared struct op through the generic blockReduce.
 template <typename T> __device__ bool bitsEqual(T x, T y) {
-    using U = typename std::conditional<sizeof(T) == 8, unsigned long long, typename std::conditional<sizeof(T) == 4, unsigned, unsigned short>::type>::type;
+    using U =
+        typename std::conditional<sizeof(T) == 8, unsigned long long,
+                                  typename std::conditional<sizeof(T) == 4, unsigned, unsigned short>::type>::type;
     U a, b;
     __builtin_memcpy(&a, &x, sizeof(T));
     __builtin_memcpy(&b, &y, sizeof(T));
@@ -266,7 +281,8 @@ template <typename T> __device__ bool bitsEqual(T x, T y) {
 
 template <typename T> struct MultiOuts { T *sum2, *max3, *min3, *sum33; int* ok; Pair* pair; };
 
-template <int BT, typename T> __global__ void __launch_bounds__(BT > 0 ? BT : 1024, 1) k_multi(const T* in, const Pair* pin, MultiOuts<T> o, int iters) {
+template <int BT, typename T> __global__ void __launch_bounds__(BT > 0 ? BT : 1024, 1)
+    k_multi(const T* in, const Pair* pin, MultiOuts<T> o, int iters) {
     __shared__ warpkit::BlockReduceScratch<T[2], BT> sh2;
     __shared__ warpkit::BlockReduceScratch<T[3], BT> sh3;
     constexpr bool kBig = warpkit::detail::IsSame<T, float>::value;
@@ -310,13 +326,15 @@ template <int BT, typename T> static void run_multi(dim3 block, int grid, int it
         for (int t = 0; t < n; ++t) {
             T* x = &h[(c * n + t) * 41];
             for (int k = 0; k < 41; ++k) {
-                if constexpr (warpkit::detail::Arith<T>::is_float) x[k] = wk_from_double<T>(wk_uniform(&r, -100.0, 100.0));
+                if constexpr (warpkit::detail::Arith<T>::is_float)
+                    x[k] = wk_from_double<T>(wk_uniform(&r, -100.0, 100.0));
                 else if ((T)-1 < (T)0) x[k] = (T)wk_int(&r, -1000000, 1000000); // sums stay exact in double
                 else x[k] = (T)wk_int(&r, 0, 2000000);                         // and below 2^32
             }
             hp[c * n + t] = Pair{(unsigned)wk_next(&r), (unsigned)wk_next(&r)};
         }
-    if constexpr (warpkit::detail::Arith<T>::is_float) // a NaN into max value 1 and min value 2 of call 1, an inf into sum value 0 of call 2
+    if constexpr (warpkit::detail::Arith<T>::is_float) // a NaN into max value 1 and min value 2 of call 1, an inf into
+                                                       // sum value 0 of call 2
         for (size_t c = 1; c < calls; c += 4) {
             h[(c * n + (size_t)wk_int(&r, 0, n - 1)) * 41 + 3] = warpkit::detail::quietNaN<T>();
             h[(c * n + (size_t)wk_int(&r, 0, n - 1)) * 41 + 7] = warpkit::detail::quietNaN<T>();
@@ -327,9 +345,15 @@ template <int BT, typename T> static void run_multi(dim3 block, int grid, int it
     wk_upload(din, h.data(), h.size());
     wk_upload(dp, hp.data(), total);
     MultiOuts<T> o;
-    o.sum2 = wk_alloc<T>(total * 2); o.max3 = wk_alloc<T>(total * 3); o.min3 = wk_alloc<T>(total * 3); o.sum33 = wk_alloc<T>(total * 33);
+    o.sum2 = wk_alloc<T>(total * 2);
+    o.max3 = wk_alloc<T>(total * 3);
+    o.min3 = wk_alloc<T>(total * 3);
+    o.sum33 = wk_alloc<T>(total * 33);
     o.ok = wk_alloc<int>(total); o.pair = wk_alloc<Pair>(total);
-    wk_poison(o.sum2, total * 2); wk_poison(o.max3, total * 3); wk_poison(o.min3, total * 3); wk_poison(o.sum33, total * 33);
+    wk_poison(o.sum2, total * 2);
+    wk_poison(o.max3, total * 3);
+    wk_poison(o.min3, total * 3);
+    wk_poison(o.sum33, total * 33);
     wk_poison(o.ok, total); wk_poison(o.pair, total);
     k_multi<BT, T><<<grid, block>>>(din, dp, o, iters);
     WK_LAUNCHED();
@@ -366,23 +390,40 @@ template <int BT, typename T> static void run_multi(dim3 block, int grid, int it
             const size_t i = c * n + t;
             for (int k = 0; k < 2; ++k) {
                 const double g = wk_to_double(sum2[i * 2 + k]);
-                EXPECT(same(g, want[k]) || (!isinf(want[k]) && fabs(g - want[k]) <= sum_tol<T>(sa[k])), "%s BT=%d block %ux%ux%u call %zu thread %d: sum[%d] %.9g want %.9g",
-                       tn, BT, block.x, block.y, block.z, c, t, k, g, want[k]);
+                EXPECT(same(g, want[k]) || (!isinf(want[k]) && fabs(g - want[k]) <= sum_tol<T>(sa[k])),
+                       "%s BT=%d block %ux%ux%u call %zu thread %d: sum[%d] %.9g want %.9g", tn, BT, block.x, block.y,
+                       block.z, c, t, k, g, want[k]);
             }
-            EXPECT(ok[i] == 1, "%s BT=%d n=%d call %zu thread %d: caller-scratch sums differ from own-scratch sums", tn, BT, n, c, t);
+            EXPECT(ok[i] == 1, "%s BT=%d n=%d call %zu thread %d: caller-scratch sums differ from own-scratch sums", tn,
+                   BT, n, c, t);
             for (int k = 0; k < 3; ++k) {
-                EXPECT(same(wk_to_double(max3[i * 3 + k]), want[2 + k]), "%s BT=%d n=%d call %zu thread %d: max[%d] %g want %g", tn, BT, n, c, t, k, wk_to_double(max3[i * 3 + k]), want[2 + k]);
-                EXPECT(same(wk_to_double(min3[i * 3 + k]), want[5 + k]), "%s BT=%d n=%d call %zu thread %d: min[%d] %g want %g", tn, BT, n, c, t, k, wk_to_double(min3[i * 3 + k]), want[5 + k]);
+                EXPECT(same(wk_to_double(max3[i * 3 + k]), want[2 + k]),
+                       "%s BT=%d n=%d call %zu thread %d: max[%d] %g want %g", tn, BT, n, c, t, k,
+                       wk_to_double(max3[i * 3 + k]), want[2 + k]);
+                EXPECT(same(wk_to_double(min3[i * 3 + k]), want[5 + k]),
+                       "%s BT=%d n=%d call %zu thread %d: min[%d] %g want %g", tn, BT, n, c, t, k,
+                       wk_to_double(min3[i * 3 + k]), want[5 + k]);
             }
             if (big)
                 for (int k = 0; k < 33; ++k) {
                     const double g = wk_to_double(sum33[i * 33 + k]);
-                    EXPECT(same(g, want[8 + k]) || fabs(g - want[8 + k]) <= sum_tol<T>(sa[8 + k]), "%s BT=%d n=%d call %zu thread %d: sum33[%d] %.9g want %.9g", tn, BT, n, c, t, k, g, want[8 + k]);
+                    EXPECT(same(g, want[8 + k]) || fabs(g - want[8 + k]) <= sum_tol<T>(sa[8 + k]),
+                           "%s BT=%d n=%d call %zu thread %d: sum33[%d] %.9g want %.9g", tn, BT, n, c, t, k, g,
+                           want[8 + k]);
                 }
-            EXPECT(pair[i].a == pw.a && pair[i].b == pw.b, "BT=%d n=%d call %zu thread %d: commutative struct op (%u,%u) want (%u,%u)", BT, n, c, t, pair[i].a, pair[i].b, pw.a, pw.b);
+            EXPECT(pair[i].a == pw.a && pair[i].b == pw.b,
+                   "BT=%d n=%d call %zu thread %d: commutative struct op (%u,%u) want (%u,%u)", BT, n, c, t, pair[i].a,
+                   pair[i].b, pw.a, pw.b);
         }
     }
-    cudaFree(din); cudaFree(dp); cudaFree(o.sum2); cudaFree(o.max3); cudaFree(o.min3); cudaFree(o.sum33); cudaFree(o.ok); cudaFree(o.pair);
+    cudaFree(din);
+    cudaFree(dp);
+    cudaFree(o.sum2);
+    cudaFree(o.max3);
+    cudaFree(o.min3);
+    cudaFree(o.sum33);
+    cudaFree(o.ok);
+    cudaFree(o.pair);
 }
 
 Test(reduce_batched, block_several_values_every_size_shape_and_type) {
@@ -412,7 +453,8 @@ Test(reduce_batched, block_several_values_compile_time_sizes) {
 // Host-only: the scratch of the N-value forms holds N working-type values per warp slot.
 Test(reduce_batched, scratch_sizes) {
     cr_expect_eq((warpkit::blockReduceScratchBytes<float[2], 256>()), 8 * 2 * 4);
-    cr_expect_eq((warpkit::blockReduceScratchBytes<__half[3], 100>()), 5 * 3 * 4, "16-bit floats reduce in float; 4 warps + broadcast");
+    cr_expect_eq((warpkit::blockReduceScratchBytes<__half[3], 100>()), 5 * 3 * 4,
+                 "16-bit floats reduce in float; 4 warps + broadcast");
     cr_expect_eq((warpkit::blockReduceScratchBytes<double[2], 0>()), 33 * 2 * 8);
     cr_expect_eq((alignof(warpkit::BlockReduceScratch<double[3], 64>)), 8);
 }

@@ -100,7 +100,8 @@ template <int W> __global__ void k_affine(const Affine* in, Affine* out, const i
 template <int W, typename T, int K> __global__ void k_seeded(const T* in, T* out, const int* valid, T init, int n) {
     const int gid = blockIdx.x * blockDim.x + threadIdx.x;
     const int va = valid[(gid >> 5) * 32 + (threadIdx.x & 31) / W];
-    using Op = typename std::conditional<K == K_SUM, warpkit::Sum, typename std::conditional<K == K_MAX, warpkit::Max, warpkit::Min>::type>::type;
+    using Op = typename std::conditional<K == K_SUM, warpkit::Sum,
+                                         typename std::conditional<K == K_MAX, warpkit::Max, warpkit::Min>::type>::type;
     T t;
     out[gid] = warpkit::warpExclusiveScanValid<W>(in[gid], Op{}, init, va, t);
     out[gid + n] = t;
@@ -158,7 +159,9 @@ template <typename T> static RefVal ref_identity(int kind) {
     if constexpr (warpkit::detail::Arith<T>::is_float) {
         r.d = kind == K_SUM ? 0.0 : kind == K_MAX ? -INFINITY : INFINITY;
     } else {
-        T id = kind == K_SUM ? T(0) : kind == K_MAX ? warpkit::detail::Arith<T>::lowest() : warpkit::detail::Arith<T>::highest();
+        T id = kind == K_SUM   ? T(0)
+               : kind == K_MAX ? warpkit::detail::Arith<T>::lowest()
+                               : warpkit::detail::Arith<T>::highest();
         r.u = (unsigned long long)id;
     }
     return r;
@@ -234,16 +237,16 @@ template <int W, typename T, int K> static void run_named(tally* t, wk_rng* r) {
                             const T got = out[(size_t)p * n + base + i];
                             if (!ref_match(want, got, K, W, &wd))
                                 NOTE_BAD(t, "%s %s %s%s W=%d warp %d lane %d valid %d (plane %d): got %.9g want %.9g",
-                                         wk_type_name<T>(), e ? "exclusive" : "inclusive", kind_name(K), form ? " valid" : "",
-                                         W, w, k * W + i, m, p, wk_to_double(got), wd);
+                                         wk_type_name<T>(), e ? "exclusive" : "inclusive", kind_name(K),
+                                         form ? " valid" : "", W, w, k * W + i, m, p, wk_to_double(got), wd);
                         }
                         double wd;
                         t->checked++;
                         const T got = out[(size_t)(6 * e + 3 * form + 2) * n + base + i];
                         if (!ref_match(incl[len], got, K, W, &wd))
                             NOTE_BAD(t, "%s %s %s%s total W=%d warp %d lane %d valid %d: got %.9g want %.9g",
-                                     wk_type_name<T>(), e ? "exclusive" : "inclusive", kind_name(K), form ? " valid" : "",
-                                     W, w, k * W + i, m, wk_to_double(got), wd);
+                                     wk_type_name<T>(), e ? "exclusive" : "inclusive", kind_name(K),
+                                     form ? " valid" : "", W, w, k * W + i, m, wk_to_double(got), wd);
                     }
             }
         }
@@ -316,7 +319,8 @@ template <int W> static void run_affine(tally* t, wk_rng* r) {
                 for (int i = 0; i < len; ++i) {
                     const Affine ex = i == 0 ? init : op(init, incl[i - 1]);
                     const Affine want[6] = {incl[i], incl[i], total, ex, ex, total};
-                    const int planes[6] = {3 * form, 3 * form + 1, 3 * form + 2, 6 + 3 * form, 6 + 3 * form + 1, 6 + 3 * form + 2};
+                    const int planes[6] = {3 * form,     3 * form + 1,     3 * form + 2,
+                                           6 + 3 * form, 6 + 3 * form + 1, 6 + 3 * form + 2};
                     for (int j = 0; j < 6; ++j) {
                         t->checked++;
                         const Affine g = out[(size_t)planes[j] * n + base + i];
@@ -369,16 +373,16 @@ template <int W, typename T, int K> static void run_seeded(tally* t, wk_rng* r) 
                 double wd;
                 t->checked++;
                 if (!ref_match(seeded, out[base + i], K, W + 1, &wd))
-                    NOTE_BAD(t, "%s %s seeded W=%d warp %d lane %d: got %.9g want %.9g", wk_type_name<T>(), kind_name(K), W, w,
-                             k * W + i, wk_to_double(out[base + i]), wd);
+                    NOTE_BAD(t, "%s %s seeded W=%d warp %d lane %d: got %.9g want %.9g", wk_type_name<T>(),
+                             kind_name(K), W, w, k * W + i, wk_to_double(out[base + i]), wd);
                 if (i < m) { seeded = ref_step(seeded, h[base + i], K); plain = ref_step(plain, h[base + i], K); }
             }
             for (int i = 0; i < len; ++i) {
                 double wd;
                 t->checked++;
                 if (!ref_match(plain, out[(size_t)n + base + i], K, W, &wd))
-                    NOTE_BAD(t, "%s %s seeded total W=%d warp %d: got %.9g want %.9g", wk_type_name<T>(), kind_name(K), W, w,
-                             wk_to_double(out[(size_t)n + base + i]), wd);
+                    NOTE_BAD(t, "%s %s seeded total W=%d warp %d: got %.9g want %.9g", wk_type_name<T>(), kind_name(K),
+                             W, w, wk_to_double(out[(size_t)n + base + i]), wd);
             }
         }
     WK_CUDA(cudaFree(din)); WK_CUDA(cudaFree(dout)); WK_CUDA(cudaFree(dvalid));

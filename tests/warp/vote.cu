@@ -53,8 +53,10 @@ Test(vote, ids_and_lane_masks_1d_2d_3d) {
                 const size_t o = (size_t)blk * n + i;
                 const unsigned lane = i % 32, lt = (1u << lane) - 1u;
                 CHECK(&t, h[o] == lane, "block %ux%ux%u thread %d: lane %u", b.x, b.y, b.z, i, h[o]);
-                CHECK(&t, h[o + stride] == (unsigned)i / 32, "block %ux%ux%u thread %d: warp %u", b.x, b.y, b.z, i, h[o + stride]);
-                CHECK(&t, h[o + 2 * stride] == (unsigned)(n + 31) / 32, "block %ux%ux%u: warps %u", b.x, b.y, b.z, h[o + 2 * stride]);
+                CHECK(&t, h[o + stride] == (unsigned)i / 32, "block %ux%ux%u thread %d: warp %u", b.x, b.y, b.z, i,
+                      h[o + stride]);
+                CHECK(&t, h[o + 2 * stride] == (unsigned)(n + 31) / 32, "block %ux%ux%u: warps %u", b.x, b.y, b.z,
+                      h[o + 2 * stride]);
                 CHECK(&t, h[o + 3 * stride] == lt, "lt of lane %u: %#x", lane, h[o + 3 * stride]);
                 CHECK(&t, h[o + 4 * stride] == (lt | (1u << lane)), "le of lane %u: %#x", lane, h[o + 4 * stride]);
                 CHECK(&t, h[o + 5 * stride] == ~(lt | (1u << lane)), "gt of lane %u: %#x", lane, h[o + 5 * stride]);
@@ -84,7 +86,8 @@ __global__ void k_votes(const unsigned* pred, const unsigned* live, const int* s
     out[g + 4 * (size_t)n] = warpkit::isLeader();
     out[g + 5 * (size_t)n] = (unsigned)warpkit::leaderLane();
     // Broadcast: full warps only (the source lane must take part).
-    if (!Partial) out[g + 6 * (size_t)n] = warpkit::segmentBroadcast<W>(g * 7u + 1u, src[gw * 32 + warpkit::laneId() / W]);
+    if (!Partial)
+        out[g + 6 * (size_t)n] = warpkit::segmentBroadcast<W>(g * 7u + 1u, src[gw * 32 + warpkit::laneId() / W]);
     (void)t;
 }
 
@@ -95,12 +98,16 @@ template <int W, bool Partial> static void run_votes(tally* t, wk_rng* r) {
     for (int w = 0; w < warps; ++w) {
         const int style = w % 4; // predicate density: none, all, random, sparse
         for (int l = 0; l < 32; ++l)
-            pred[w * 32 + l] = style == 0 ? 0 : style == 1 ? 1 : style == 2 ? (unsigned)(wk_next(r) & 1) : (wk_next(r) % 7 == 0);
+            pred[w * 32 + l] = style == 0   ? 0
+                               : style == 1 ? 1
+                               : style == 2 ? (unsigned)(wk_next(r) & 1)
+                                            : (wk_next(r) % 7 == 0);
         live[w] = Partial ? (unsigned)wk_next(r) | 1u : WARPKIT_FULL_MASK;
         if (Partial && w % 5 == 0) live[w] = 0x80000000u >> (w % 32); // single lane
         for (int k = 0; k < 32; ++k) src[w * 32 + k] = (int)wk_int(r, 0, W - 1);
     }
-    unsigned *dpred = wk_alloc<unsigned>(n), *dlive = wk_alloc<unsigned>(warps), *dout = wk_alloc<unsigned>(7 * (size_t)n);
+    unsigned *dpred = wk_alloc<unsigned>(n), *dlive = wk_alloc<unsigned>(warps),
+             *dout = wk_alloc<unsigned>(7 * (size_t)n);
     int* dsrc = wk_alloc<int>(src.size());
     wk_upload(dpred, pred.data(), n);
     wk_upload(dlive, live.data(), warps);
@@ -122,11 +129,15 @@ template <int W, bool Partial> static void run_votes(tally* t, wk_rng* r) {
             const char* mode = Partial ? "partial" : "full";
             CHECK(t, out[g] == want, "W=%d %s warp %d lane %d: ballot %#x want %#x", W, mode, w, l, out[g], want);
             CHECK(t, out[g + n] == (want != 0), "W=%d %s warp %d lane %d: any %u", W, mode, w, l, out[g + n]);
-            CHECK(t, out[g + 2 * n] == (want == alive), "W=%d %s warp %d lane %d: all %u", W, mode, w, l, out[g + 2 * n]);
-            CHECK(t, out[g + 3 * n] == (unsigned)__builtin_popcount(want), "W=%d %s warp %d lane %d: count %u", W, mode, w, l, out[g + 3 * n]);
+            CHECK(t, out[g + 2 * n] == (want == alive), "W=%d %s warp %d lane %d: all %u", W, mode, w, l,
+                  out[g + 2 * n]);
+            CHECK(t, out[g + 3 * n] == (unsigned)__builtin_popcount(want), "W=%d %s warp %d lane %d: count %u", W, mode,
+                  w, l, out[g + 3 * n]);
             const int lead = __builtin_ctz(live[w]);
-            CHECK(t, out[g + 4 * n] == (unsigned)(l == lead), "W=%d %s warp %d lane %d: isLeader %u", W, mode, w, l, out[g + 4 * n]);
-            CHECK(t, out[g + 5 * n] == (unsigned)lead, "W=%d %s warp %d lane %d: leaderLane %u", W, mode, w, l, out[g + 5 * n]);
+            CHECK(t, out[g + 4 * n] == (unsigned)(l == lead), "W=%d %s warp %d lane %d: isLeader %u", W, mode, w, l,
+                  out[g + 4 * n]);
+            CHECK(t, out[g + 5 * n] == (unsigned)lead, "W=%d %s warp %d lane %d: leaderLane %u", W, mode, w, l,
+                  out[g + 5 * n]);
             if (!Partial) {
                 const unsigned b = (unsigned)(w * 32 + s0 + src[w * 32 + l / W]) * 7u + 1u;
                 CHECK(t, out[g + 6 * n] == b, "W=%d warp %d lane %d: broadcast %u want %u", W, w, l, out[g + 6 * n], b);
@@ -238,8 +249,8 @@ template <typename T, int Agg, bool Shared> static void run_atomic(tally* t, wk_
             for (int s = 0; s < slots; ++s) {
                 unsigned long long want = 0;
                 for (int g = 0; g < n; ++g) want += part[g] && slot[g] == s && (!Shared || g / block == gi);
-                CHECK(t, (unsigned long long)c[gi * slots + s] == want, "%s %s slots=%d counter %d final %llu want %llu", name,
-                      Shared ? "shared" : "global", slots, s,
+                CHECK(t, (unsigned long long)c[gi * slots + s] == want,
+                      "%s %s slots=%d counter %d final %llu want %llu", name, Shared ? "shared" : "global", slots, s,
                       (unsigned long long)c[gi * slots + s], want);
             }
         WK_CUDA(cudaFree(dpart)); WK_CUDA(cudaFree(dslot)); WK_CUDA(cudaFree(dc)); WK_CUDA(cudaFree(dgot));
@@ -255,8 +266,8 @@ template <typename T, int Agg, bool Shared> static void run_atomic(tally* t, wk_
             std::sort(vals.begin(), vals.end());
             bool dense = true;
             for (size_t i = 0; i < vals.size(); ++i) dense &= vals[i] == i;
-            CHECK(t, dense, "%s %s slots=%d counter %d: %zu values not distinct and dense 0..%zu", name, Shared ? "shared" : "global",
-                  slots, s, vals.size(), vals.size() - 1);
+            CHECK(t, dense, "%s %s slots=%d counter %d: %zu values not distinct and dense 0..%zu", name,
+                  Shared ? "shared" : "global", slots, s, vals.size(), vals.size() - 1);
             CHECK(t, (unsigned long long)c[gi * slots + s] == vals.size(), "%s counter %d final %llu want %zu", name, s,
                   (unsigned long long)c[gi * slots + s], vals.size());
         }
@@ -269,8 +280,8 @@ template <typename T, int Agg, bool Shared> static void run_atomic(tally* t, wk_
                 for (int m = l + 1; m < 32; ++m) {
                     const int h = w * 32 + m;
                     if (!part[h] || slot[h] != slot[g]) continue;
-                    CHECK(t, got[h] == got[g] + 1, "%s warp %d: lanes %d and %d (same counter) got %llu and %llu", name, w, l, m,
-                          (unsigned long long)got[g], (unsigned long long)got[h]);
+                    CHECK(t, got[h] == got[g] + 1, "%s warp %d: lanes %d and %d (same counter) got %llu and %llu", name,
+                          w, l, m, (unsigned long long)got[g], (unsigned long long)got[h]);
                     break;
                 }
             }
