@@ -74,7 +74,8 @@ endif
 # --- sources --------------------------------------------------------------------------------
 # Criterion tests: tests/*.cu and one level of folders mirroring include/warpkit/ (tests/device/...);
 # tests/ptx, tests/sass, tests/compile_fail and tests/consumer hold inputs of tests/check.sh.
-TEST_SRCS   := $(wildcard tests/*.cu) $(filter-out tests/ptx/% tests/sass/% tests/compile_fail/% tests/consumer/%,$(wildcard tests/*/*.cu))
+TEST_SRCS   := $(wildcard tests/*.cu) \
+               $(filter-out tests/ptx/% tests/sass/% tests/compile_fail/% tests/consumer/%,$(wildcard tests/*/*.cu))
 SAMPLE_SRCS := $(wildcard samples/*.cu)
 # bench/*_shim.cu are C entry points for the Python peer scripts, built as shared libraries.
 BENCH_SRCS  := $(filter-out %_shim.cu,$(wildcard bench/*.cu))
@@ -119,10 +120,13 @@ help:
 # Criterion: install it from Debian's packages when missing and we are root, else say how.
 criterion:
 	@if [ ! -f "$(CRIT_HEADER)" ]; then \
-	  if [ -n "$(CRITERION_PREFIX)" ]; then echo "warpkit: no Criterion under CRITERION_PREFIX=$(CRITERION_PREFIX)"; exit 1; fi; \
+	  if [ -n "$(CRITERION_PREFIX)" ]; then \
+	    echo "warpkit: no Criterion under CRITERION_PREFIX=$(CRITERION_PREFIX)"; exit 1; \
+	  fi; \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    echo "warpkit: installing Criterion (apt-get install -y libcriterion-dev)"; \
-	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libcriterion-dev) >/dev/null || exit 1; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libcriterion-dev) >/dev/null \
+	      || exit 1; \
 	  else \
 	    echo "warpkit: Criterion is missing; install it with: sudo apt-get install -y libcriterion-dev"; exit 1; \
 	  fi; \
@@ -147,7 +151,8 @@ endif
 $(BUILD)/tests/%: tests/%.cu
 	@mkdir -p $(@D)
 	$(say) NVCC $@
-	$(Q)$(NVCC) -O1 $(NVFLAGS) $(TEST_FLAGS) $(DEPFLAGS) $(CRIT_FLAGS) $< -o $@ -lcriterion > $@.res 2>&1 || { cat $@.res; exit 1; }
+	$(Q)$(NVCC) -O1 $(NVFLAGS) $(TEST_FLAGS) $(DEPFLAGS) $(CRIT_FLAGS) $< -o $@ -lcriterion > $@.res 2>&1 \
+	  || { cat $@.res; exit 1; }
 
 $(BUILD)/samples/%: samples/%.cu
 	@mkdir -p $(@D)
@@ -157,7 +162,8 @@ $(BUILD)/samples/%: samples/%.cu
 $(BUILD)/bench/libwarpkit_%.so: bench/%_shim.cu
 	@mkdir -p $(@D)
 	$(say) NVCC $@
-	$(Q)$(NVCC) -O3 $(NVFLAGS) $(ARCH_FLAGS) $(DEPFLAGS) -shared -Xcompiler -fPIC $< -o $@ > $@.res 2>&1 || { cat $@.res; exit 1; }
+	$(Q)$(NVCC) -O3 $(NVFLAGS) $(ARCH_FLAGS) $(DEPFLAGS) -shared -Xcompiler -fPIC $< -o $@ > $@.res 2>&1 \
+	  || { cat $@.res; exit 1; }
 
 $(BUILD)/bench/%: bench/%.cu
 	@mkdir -p $(@D)
@@ -190,9 +196,10 @@ ifndef NOBUILD
                     $(BUILD)/headers/*.d $(BUILD)/headers/*/*.d $(BUILD)/headers/*/*/*.d $(BUILD)/headers-all/*.d)
 endif
 
-# The slowest builds (the test binaries) come first, so parallel jobs finish together.
+# The slowest builds (the test binaries) come first, so parallel jobs finish together. check.sh
+# gets $(MAKE_COMMAND), not $(MAKE): a recipe line naming $(MAKE) runs even under make -n.
 test: $(TEST_BINS) $(SAMPLE_BINS) $(HEADERS_ALL) $(HEADER_OBJS)
-	@NVCC="$(NVCC)" CHECK_ARCH="$(CHECK_ARCH)" BUILD="$(BUILD)" MAKE="$(MAKE)" bash tests/check.sh $(TEST_BINS)
+	@NVCC="$(NVCC)" CHECK_ARCH="$(CHECK_ARCH)" BUILD="$(BUILD)" MAKE="$(MAKE_COMMAND)" bash tests/check.sh $(TEST_BINS)
 
 sanitize: $(TEST_BINS)
 	@BUILD="$(BUILD)" bash tests/sanitize.sh $(TEST_BINS)
@@ -217,7 +224,8 @@ CMAKE_DIR     = $(DEST)/lib/cmake/warpkit
 
 install:
 	@case "$(PREFIX)" in /*) ;; *) echo "warpkit: PREFIX must be an absolute path (got '$(PREFIX)')"; exit 1;; esac
-	@case "$(VERSION)" in [0-9]*.[0-9]*.[0-9]*) ;; *) echo "warpkit: no version in include/warpkit/version.cuh"; exit 1;; esac
+	@case "$(VERSION)" in [0-9]*.[0-9]*.[0-9]*) ;; \
+	  *) echo "warpkit: no version in include/warpkit/version.cuh"; exit 1;; esac
 	$(say) INSTALL "warpkit $(VERSION) under $(DEST)"
 	$(Q)for f in $(INSTALL_HDRS); do install -D -m 644 "include/$$f" "$(DEST)/include/$$f" || exit 1; done
 	$(Q)install -d "$(DEST)/lib/pkgconfig" "$(CMAKE_DIR)" "$(DEST)/share/doc/warpkit"

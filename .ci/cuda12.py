@@ -73,7 +73,8 @@ def fetch(release):
     """Installs the release's wheels under BUILD/cuda12/<release>; returns the folder or None."""
     nvrtc, nvcc, runtime = RELEASES[release]
     dest = os.path.join(BUILD, "cuda12", release)
-    if glob.glob(dest + "/nvidia/cuda_nvrtc/lib/libnvrtc.so.12*") and os.path.exists(dest + "/nvidia/cuda_nvcc/bin/ptxas"):
+    have_nvrtc = glob.glob(dest + "/nvidia/cuda_nvrtc/lib/libnvrtc.so.12*")
+    if have_nvrtc and os.path.exists(dest + "/nvidia/cuda_nvcc/bin/ptxas"):
         return dest
     cmd = [sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-deps",
            "--timeout", "20", "--retries", "1", "--target", dest,
@@ -126,7 +127,8 @@ class Nvrtc:
     def assemble(self, ptx, arch, out):
         with open(out + ".ptx", "wb") as f:
             f.write(ptx)
-        r = subprocess.run([self.root + "/nvidia/cuda_nvcc/bin/ptxas", "-arch=" + arch, out + ".ptx", "-o", out + ".cubin"],
+        ptxas = self.root + "/nvidia/cuda_nvcc/bin/ptxas"
+        r = subprocess.run([ptxas, "-arch=" + arch, out + ".ptx", "-o", out + ".cubin"],
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         return r.returncode == 0, r.stdout
 
@@ -160,7 +162,8 @@ def main():
             what = "CUDA %s (NVRTC %s) %s %s" % (release, nv.version, arch, name)
             ok, log, ptx = nv.compile(name, source, arch)
             if ok:
-                ok, log = nv.assemble(ptx, arch, os.path.join(out_dir, "%s_%s_%s" % (release, arch, os.path.basename(name))))
+                out = os.path.join(out_dir, "%s_%s_%s" % (release, arch, os.path.basename(name)))
+                ok, log = nv.assemble(ptx, arch, out)
             if expect.startswith("error:"):
                 if not ok and expect[6:] in log:
                     passed += 1
@@ -182,7 +185,8 @@ def main():
                 print("  FAIL  %s\n        %s" % (what, "\n        ".join(errors or log.strip().splitlines()[:5])))
         if expect.startswith("xfail:") and row_xfails == 0:
             failed.append("CUDA %s %s" % (release, arch))
-            print("  FAIL  CUDA %s %s: everything compiled, but MATRIX expects a failure: drop its xfail" % (release, arch))
+            print("  FAIL  CUDA %s %s: everything compiled, but MATRIX expects a failure: drop its xfail"
+                  % (release, arch))
     print("cuda12: %d passed, %d failed, %d known failures (%.0f s)" % (passed, len(failed), xfailed, time.time() - t0))
     return 1 if failed else 0
 

@@ -19,7 +19,10 @@ JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 pass=0 fail=0 skip=0
 failed_names=()
 ok()   { pass=$((pass + 1)); printf '  PASS  %s\n' "$1"; }
-bad()  { fail=$((fail + 1)); failed_names+=("$1"); printf '  FAIL  %s\n' "$1"; [ $# -gt 1 ] && printf '        %s\n' "${@:2}"; }
+bad()  {
+  fail=$((fail + 1)); failed_names+=("$1"); printf '  FAIL  %s\n' "$1"
+  [ $# -gt 1 ] && printf '        %s\n' "${@:2}"
+}
 skp()  { skip=$((skip + 1)); printf '  SKIP  %s: %s\n' "$1" "$2"; }
 
 # Background compiles: `spawn OUT CMD...` runs CMD with its output in OUT.log and its exit code
@@ -74,7 +77,8 @@ source_archive() {
     printf '%s\n' "$files" | while read -r f; do [ -f "$f" ] && printf '%s\n' "$f"; done |
       tar -czf "$croot/warpkit-src.tar.gz" --transform 's|^|warpkit/|' -T -
   else
-    tar -czf "$croot/warpkit-src.tar.gz" --transform 's|^|warpkit/|' CMakeLists.txt cmake include warpkit.pc.in LICENSE CHANGELOG.md
+    tar -czf "$croot/warpkit-src.tar.gz" --transform 's|^|warpkit/|' \
+      CMakeLists.txt cmake include warpkit.pc.in LICENSE CHANGELOG.md
   fi
 }
 have_cmake=0; command -v cmake >/dev/null && have_cmake=1
@@ -97,10 +101,13 @@ have_pkgconfig=0; command -v pkg-config >/dev/null && have_pkgconfig=1
   done
   if [ "$install_rc" -eq 0 ]; then
     if [ "$have_cmake" = 1 ]; then
+      find_version=$(sed -n 's/^#define WARPKIT_VERSION_\(MAJOR\|MINOR\) *\([0-9]*\).*/\2/p' \
+                       include/warpkit/version.cuh | paste -sd.)
       spawn "$croot/find_package" cmake_consumer find_package -DCMAKE_PREFIX_PATH="$prefix" \
-        -DWARPKIT_FIND_VERSION="$(sed -n 's/^#define WARPKIT_VERSION_\(MAJOR\|MINOR\) *\([0-9]*\).*/\2/p' include/warpkit/version.cuh | paste -sd.)"
+        -DWARPKIT_FIND_VERSION="$find_version"
       spawn "$croot/subdirectory" cmake_consumer subdirectory -DWARPKIT_SOURCE_DIR="$PWD"
-      source_archive && spawn "$croot/fetchcontent" cmake_consumer fetchcontent -DWARPKIT_ARCHIVE="$croot/warpkit-src.tar.gz"
+      source_archive &&
+        spawn "$croot/fetchcontent" cmake_consumer fetchcontent -DWARPKIT_ARCHIVE="$croot/warpkit-src.tar.gz"
     fi
     [ "$have_pkgconfig" = 1 ] && spawn "$croot/pkgconfig" pkgconfig_consumer
   fi
@@ -146,7 +153,8 @@ done
 # The slowest tests (from the XML reports), to show where the time goes.
 echo "== slowest tests"
 for bin in "$@"; do
-  [ -f "$bin.xml" ] && sed -n 's|.*<testcase name="\([^"]*\)".* time="\([0-9.]*\)".*|\2 '"${bin#"$BUILD"/tests/}"'::\1|p' "$bin.xml"
+  [ -f "$bin.xml" ] &&
+    sed -n 's|.*<testcase name="\([^"]*\)".* time="\([0-9.]*\)".*|\2 '"${bin#"$BUILD"/tests/}"'::\1|p' "$bin.xml"
 done | sort -rn | head -n 8 | awk '{ printf "  %6.1f s  %s\n", $1, $2 }'
 
 # 2. Resource reports ------------------------------------------------------------------------
@@ -156,7 +164,10 @@ for res in "$BUILD"/tests/*.res "$BUILD"/tests/*/*.res "$BUILD"/samples/*.res; d
   name=${res#"$BUILD"/}; name=${name%.res}
   # Only the newest target's report is judged (CHECK_ARCH): on sm_80 three large block-test
   # kernels get an 8-byte stack frame.
-  offenders=$(awk -v a="$CHECK_ARCH" '/Compiling entry function/ {on = index($0, "for '"'"'" a "'"'"'") > 0} on' "$res" | grep -E 'bytes stack frame' | grep -vE '^\s*(ptxas info\s*:\s*)?0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads' | head -n 3)
+  offenders=$(awk -v a="$CHECK_ARCH" \
+      '/Compiling entry function/ {on = index($0, "for '"'"'" a "'"'"'") > 0} on' "$res" |
+    grep -E 'bytes stack frame' |
+    grep -vE '^\s*(ptxas info\s*:\s*)?0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads' | head -n 3)
   if [ -n "$offenders" ]; then bad "resources: $name" "$offenders"; else ok "resources: $name"; fi
 done
 
@@ -168,7 +179,8 @@ for src in tests/compile_fail/*.cu; do
   want=$(sed -n 's|^// expect: ||p' "$src" | head -n 1)
   rc=$(collect "$BUILD/$name"); out=$(cat "$BUILD/$name.log" 2>/dev/null)
   if [ "$rc" -eq 0 ]; then bad "$name" "compiled, but should have failed with: $want"
-  elif [ -z "$want" ] || ! grep -qF -- "$want" <<<"$out"; then bad "$name" "error did not mention: $want" "$(grep -m1 error <<<"$out")"
+  elif [ -z "$want" ] || ! grep -qF -- "$want" <<<"$out"; then
+    bad "$name" "error did not mention: $want" "$(grep -m1 error <<<"$out")"
   else ok "$name"; fi
 done
 
@@ -191,7 +203,8 @@ for src in tests/ptx/*.cu; do
     bad "ptx: $src does not compile" "$(head -n 3 "$ptx.log")"; continue
   fi
   if grep -q '^// @nolocal' "$src"; then
-    if grep -q '\.local' "$ptx"; then bad "ptx: $(basename "$src") uses .local"; else ok "ptx: $(basename "$src") has no .local"; fi
+    if grep -q '\.local' "$ptx"; then bad "ptx: $(basename "$src") uses .local"
+    else ok "ptx: $(basename "$src") has no .local"; fi
   fi
   while read -r kern op n pat; do
     body=$(ptx_body "$ptx" "$kern")
@@ -213,7 +226,8 @@ find_cuobjdump() {
   [ -x "$nvbin/cuobjdump" ] && [ -x "$nvbin/nvdisasm" ] && PATH="$nvbin:$PATH" && return 0
   local tools="$BUILD/tools"
   if [ ! -x "$tools/nvidia/cu13/bin/cuobjdump" ]; then
-    python3 -m pip install -q --disable-pip-version-check --target "$tools" nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm >/dev/null 2>&1 || return 1
+    python3 -m pip install -q --disable-pip-version-check --target "$tools" \
+      nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm >/dev/null 2>&1 || return 1
   fi
   PATH="$(cd "$tools/nvidia/cu13/bin" && pwd):$PATH"
   command -v cuobjdump >/dev/null && command -v nvdisasm >/dev/null
@@ -232,7 +246,8 @@ if ls tests/sass/*.cu >/dev/null 2>&1; then
       fi
       while read -r a b; do
         na=$(sass_count "$cubin" "$a"); nb=$(sass_count "$cubin" "$b")
-        if [ "${na:-0}" -gt 0 ] && [ "${nb:-0}" -gt 0 ] && [ "$na" -le "$nb" ]; then ok "sass sm_90: $a $na <= $b $nb instructions"
+        if [ "${na:-0}" -gt 0 ] && [ "${nb:-0}" -gt 0 ] && [ "$na" -le "$nb" ]; then
+          ok "sass sm_90: $a $na <= $b $nb instructions"
         else bad "sass sm_90: $a ${na:-?} instructions vs $b ${nb:-?}"; fi
       done < <(sed -n 's|^// @le ||p' "$src")
     done
@@ -252,7 +267,9 @@ else
     [ -f "$prefix/$f" ] || missing="$missing $f"
   done
   if [ -n "$missing" ]; then bad "consumer: make install" "missing:$missing"
-  else ok "consumer: make install ($(find "$prefix" -type f | wc -l | tr -d ' ') files under $BUILD/consumer/prefix)"; fi
+  else
+    ok "consumer: make install ($(find "$prefix" -type f | wc -l | tr -d ' ') files under $BUILD/consumer/prefix)"
+  fi
   consumer_check() { # OUT NAME
     if [ "$(collect "$1")" -ne 0 ]; then bad "$2" "$(consumer_log "$1")"
     elif grep -q '^consumer: ok' "$1.log"; then ok "$2: built, ran ok"
@@ -261,7 +278,8 @@ else
   if [ "$have_cmake" = 1 ]; then
     consumer_check "$croot/find_package" "consumer: CMake find_package(warpkit CONFIG) from the install"
     if ! grep -q "warpkit [0-9.]* from $prefix/lib/cmake/warpkit" "$croot/find_package.log"; then
-      bad "consumer: find_package found a warpkit other than $prefix" "$(grep -m1 'warpkit .* from' "$croot/find_package.log")"
+      bad "consumer: find_package found a warpkit other than $prefix" \
+        "$(grep -m1 'warpkit .* from' "$croot/find_package.log")"
     fi
     consumer_check "$croot/subdirectory" "consumer: CMake add_subdirectory(warpkit)"
     consumer_check "$croot/fetchcontent" "consumer: CMake FetchContent of a source archive"

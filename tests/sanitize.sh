@@ -27,7 +27,8 @@ run_one() {
   [ "$tool" = memcheck ] && extra="--leak-check full"
   t0=$(date +%s)
   # racecheck, by far the slowest tool, runs the thinned sweeps (tests/common.cuh, wk_thin).
-  WARPKIT_QUICK=$([ "$tool" = racecheck ] && echo 2 || echo 1) "$CS" --tool "$tool" $extra --error-exitcode 99 --require-cuda-init no --target-processes all \
+  WARPKIT_QUICK=$([ "$tool" = racecheck ] && echo 2 || echo 1) "$CS" --tool "$tool" $extra --error-exitcode 99 \
+    --require-cuda-init no --target-processes all \
     "$bin" -S -j1 --filter "$filter" > "$log.log" 2>&1
   echo $? > "$log.rc"
   echo $(( $(date +%s) - t0 )) > "$log.time"
@@ -68,6 +69,7 @@ for log in "$out"/*.log; do
   else fail=$((fail + 1)); echo "  FAIL  $name (exit $rc): $summary"; grep -m 5 -E '=========|\[FAIL\]|\[ERR' "$log"; fi
 done
 echo "slowest runs:"
-for f in "$out"/*.time; do [ -f "$f" ] && echo "$(cat "$f") $(basename "$f" .time)"; done | sort -rn | head -n 5 | sed 's/^/  /'
+for f in "$out"/*.time; do [ -f "$f" ] && echo "$(cat "$f") $(basename "$f" .time)"; done |
+  sort -rn | head -n 5 | sed 's/^/  /'
 echo "sanitize: $pass passed, $fail failed ($tools; one run per tool and test; $(( $(date +%s) - start )) s)"
 [ $fail -eq 0 ] && [ $pass -gt 0 ]
