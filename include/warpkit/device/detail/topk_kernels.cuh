@@ -1,0 +1,172 @@
+// warpkit/device/detail/topk_kernels.cuh: the kernels of rowTopK's levels (topk_plan.cuh).
+// Internal: include warpkit/device/topk.cuh.
+//
+// Work items. A level has rows x slices items; item (row, slice) takes elements [lo, hi) of its row's
+// input (the row of x at level 0, else its candidates), lo = slice x seg, seg = ceil(len / slices).
+// Blocks take items grid-stride, so any number of rows fits one launch. An item leaves either its
+// k best packed keys in cout (zeros after the first min(k, hi - lo)), or, at the last level, the
+// row's ranked outputs: values[row x k + r] (read back from x at the index) and indices[row x k + r].
+//
+// topkStreamKernel, stage by stage, per tile of kTopKTile elements:
+//   1. load: 16 keys a thread (coalesced), packed (topkPack) at level 0; a key below the running
+//      threshold becomes empty (it cannot reach the top k: k keys at or above it were seen);
+//   2. skip the tile when no key survived (one barrier, __syncthreads_or): most tiles of a long
+//      random row once the running set has settled;
+//   3. select: the k best of the tile's keys and the running set (RunK keys a thread) by
+//      blockTopKSelect; they become the running set, and their threshold the filter of stage 1.
+// At the end of the item the running set is written (candidates), or sorted (blockTopKSort) and
+// written as outputs.
+#pragma once
+
+#include "../../block/reduce.cuh"
+#include "../../block/topk.cuh"
+#include "topk_plan.cuh"
+
+namespace warpkit {
+namespace detail {
+
+/// The outputs and the input rows of a call.
+template <typename T> struct TopKRows {
+    const T* x;
+    long long ldx;
+    bool largest;
+    T* values;     // null: not written
+    void* indices; // int or long long, as idx64
+    bool idx64;
+};
+
+/// One level (one launch).
+struct TopKLevel {
+    long long rows;
+    long long len; // elements a row at this level's input
+    int slices;    // items a row
+    long long seg; // elements an item: ceil(len / slices)
+    int k;
+    const unsigned long long* cin; // candidates in (rows x len), null at level 0
+    unsigned long long* cout;      // candidates out (rows x slices x k), null at the last level
+};
+
+/// A work item: (row, slice). Blocks step through items grid-stride with 32-bit divisions only
+/// (a 64-bit division is a called routine with a stack frame).
+struct TopKItem {
+    long long row;
+    int slice;
+};
+WARPKIT_DEVICE TopKItem topkFirstItem(const TopKLevel& lv) {
+    return {(long long)(blockIdx.x / (unsigned)lv.slices), (int)(blockIdx.x % (unsigned)lv.slices)};
+}
+WARPKIT_DEVICE void topkNextItem(const TopKLevel& lv, TopKItem& it) {
+    it.row += gridDim.x / (unsigned)lv.slices;
+    it.slice += (int)(gridDim.x % (unsigned)lv.slices);
+    if (it.slice >= lv.slices) {
+        it.slice -= lv.slices;
+        ++it.row;
+    }
+}
+
+/// Key i of the row's input at this level.
+template <bool FromX, typename T>
+WARPKIT_DEVICE unsigned long long topkInputKey(const TopKRows<T>& io, const TopKLevel& lv, long long row, long long i) {
+    if constexpr (FromX)
+        return topkPack(io.x[row * io.ldx + i], (unsigned)i, io.largest);
+    else
+        return lv.cin[row * lv.len + i];
+}
+
+/// Writes output rank r of `row` from its packed key.
+template <typename T>
+WARPKIT_DEVICE void topkWriteOutput(const TopKRows<T>& io, int k, long long row, int r, unsigned long long packed) {
+    const unsigned i = topkUnpackIndex(packed);
+    const long long o = row * k + r;
+    if (io.values) io.values[o] = io.x[row * io.ldx + i];
+    if (io.idx64)
+        static_cast<long long*>(io.indices)[o] = (long long)i;
+    else
+        static_cast<int*>(io.indices)[o] = (int)i;
+}
+
+/// Level kernel of rule T1 (k = 1): each thread keeps the largest packed key of its share, 4 loads
+/// in flight; the block's maximum is the item's one candidate or the row's output.
+template <typename T, bool FromX> __global__ void __launch_bounds__(kTopKThreads)
+    topkArgMaxKernel(TopKRows<T> io, TopKLevel lv) {
+    const int t = (int)threadIdx.x;
+    for (TopKItem it = topkFirstItem(lv); it.row < lv.rows; topkNextItem(lv, it)) {
+        const long long row = it.row, item = row * lv.slices + it.slice;
+        const long long lo = it.slice * lv.seg, hi = lo + lv.seg < lv.len ? lo + lv.seg : lv.len;
+        unsigned long long best = kTopKEmpty;
+        long long i = lo + t;
+        for (; i + 3 * kTopKThreads < hi; i += 4 * kTopKThreads) {
+            unsigned long long key[4];
+#pragma unroll
+            for (int j = 0; j < 4; ++j) key[j] = topkInputKey<FromX>(io, lv, row, i + j * kTopKThreads);
+#pragma unroll
+            for (int j = 0; j < 4; ++j) best = key[j] > best ? key[j] : best;
+        }
+        for (; i < hi; i += kTopKThreads) {
+            const unsigned long long key = topkInputKey<FromX>(io, lv, row, i);
+            best = key > best ? key : best;
+        }
+        best = blockReduceMaxToThread0<kTopKThreads>(best);
+        if (t == 0) {
+            if (lv.cout)
+                lv.cout[item] = best;
+            else
+                topkWriteOutput(io, 1, row, 0, best);
+        }
+    }
+}
+
+/// Level kernel of rules T2 / T3 (k <= RunK x kTopKThreads): see the header comment.
+template <typename T, bool FromX, int RunK> __global__ void __launch_bounds__(kTopKThreads, 1)
+    topkStreamKernel(TopKRows<T> io, TopKLevel lv) {
+    constexpr int V = kTopKPerThread, BT = kTopKThreads;
+    __shared__ BlockTopKScratch<RunK * BT> s;
+    const int t = (int)threadIdx.x;
+    for (TopKItem it = topkFirstItem(lv); it.row < lv.rows; topkNextItem(lv, it)) {
+        const long long row = it.row, item = row * lv.slices + it.slice;
+        const long long lo = it.slice * lv.seg, hi = lo + lv.seg < lv.len ? lo + lv.seg : lv.len;
+        unsigned long long run[RunK], threshold = kTopKEmpty;
+        int n = 0;
+#pragma unroll
+        for (int r = 0; r < RunK; ++r) run[r] = kTopKEmpty;
+        for (long long base = lo; base < hi; base += kTopKTile) {
+            // 1. load and filter
+            unsigned long long keys[V + RunK];
+            bool any = false;
+#pragma unroll
+            for (int j = 0; j < V; ++j) {
+                const long long i = base + j * BT + t;
+                const unsigned long long key = i < hi ? topkInputKey<FromX>(io, lv, row, i) : kTopKEmpty;
+                keys[j] = key >= threshold ? key : kTopKEmpty;
+                any |= keys[j] != kTopKEmpty;
+            }
+            // 2. skip a tile with nothing to add
+            if (!__syncthreads_or(any)) continue;
+                // 3. select the k best of the tile and the running set
+#pragma unroll
+            for (int r = 0; r < RunK; ++r) keys[V + r] = run[r];
+            const RadixSelectResult<unsigned long long> sel = blockTopKSelect<BT>(keys, lv.k, s);
+            n = sel.selected;
+            threshold = n == lv.k ? sel.threshold : kTopKEmpty;
+#pragma unroll
+            for (int r = 0; r < RunK; ++r) run[r] = r * BT + t < n ? s.keys[r * BT + t] : kTopKEmpty;
+        }
+        if (lv.cout) {
+            unsigned long long* out = lv.cout + item * lv.k;
+#pragma unroll
+            for (int r = 0; r < RunK; ++r)
+                if (r * BT + t < lv.k) out[r * BT + t] = run[r];
+            continue;
+        }
+        __syncthreads(); // every thread has read s.keys (stage 3) before it is overwritten
+#pragma unroll
+        for (int r = 0; r < RunK; ++r)
+            if (r * BT + t < n) s.keys[r * BT + t] = run[r];
+        blockTopKSort<BT>(s, n);
+        for (int r = t; r < n; r += BT) topkWriteOutput(io, lv.k, row, r, s.keys[r]);
+        __syncthreads(); // s.keys is read before the next item's select writes it
+    }
+}
+
+} // namespace detail
+} // namespace warpkit

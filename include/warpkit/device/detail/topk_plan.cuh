@@ -1,0 +1,118 @@
+// warpkit/device/detail/topk_plan.cuh: the plan of rowTopK and rowArgMax / rowArgMin: which kernel
+// selects a row's candidates, and how a row is split over blocks in levels. Host only; the golden
+// plan test (tests/device/topk_plan.cu) pins its answers. The measurements behind each rule id are
+// in docs/tuning.md, section Selection. Internal: include warpkit/device/topk.cuh.
+//
+// Levels. Level 0 reads the rows: each of `slices[0]` blocks a row takes a contiguous slice of it
+// and leaves its k best packed keys (warp/topk.cuh's topkPack) in the workspace; level i + 1 reads
+// those slices[i] * k candidates a row the same way; the last level (one slice a row) writes the
+// ranked outputs. One slice at level 0 is one block a row and no workspace.
+//
+// Rules (kTopKKernelRules: the first whose maxK >= k; kTopKSplitRules: the first that matches):
+//   T1  k = 1           a max reduction of packed keys (4 loads in flight a thread)
+//   T2  k <= 256        the streamed block select, one running key a thread (256 threads)
+//   T3  k <= 2048       the same, eight running keys a thread
+//   S1  rows >= 2 x SMs, or no workspace: one block a row
+//   S2  otherwise: slices = min(2 x SMs / rows, tiles in the level, level / (4 k)), per level
+#pragma once
+
+namespace warpkit {
+namespace detail {
+
+constexpr int kTopKThreads = 256;                        // threads a block, every kernel
+constexpr int kTopKPerThread = 16;                       // keys a thread loads per tile
+constexpr int kTopKTile = kTopKThreads * kTopKPerThread; // elements a tile
+constexpr int kTopKMaxLevels = 16;
+
+enum TopKKernel { TopKArgMax = 0, TopKStream = 1 };
+
+/// A kernel rule: k <= maxK takes `kernel` with `runK` running keys a thread (k <= runK x threads).
+struct TopKKernelRule {
+    const char* id;
+    int maxK;
+    TopKKernel kernel;
+    int runK;
+};
+constexpr TopKKernelRule kTopKKernelRules[] = {
+    {"T1", 1, TopKArgMax, 1},
+    {"T2", 256, TopKStream, 1},
+    {"T3", 2048, TopKStream, 8},
+};
+constexpr int kTopKMaxK = 2048; // the last kernel rule's maxK: larger k are not supported
+
+/// A split rule: one block a row when rows >= minRowsPerSm x SMs (or without a workspace), else
+/// blocksPerSm x SMs blocks over the rows, each slice at least a tile and kFactor x k long.
+struct TopKSplitRule {
+    const char* id;
+    int minRowsPerSm; // S1: rows at which one block a row fills the GPU
+    int blocksPerSm;  // S2: blocks to aim for
+    int kFactor;      // S2: a slice holds at least kFactor x k elements (each level shrinks kFactor-fold)
+};
+constexpr TopKSplitRule kTopKSplitRules[] = {
+    {"S1", 2, 0, 0},
+    {"S2", 0, 2, 4},
+};
+
+/// rowTopK's plan for one call.
+struct TopKPlan {
+    const char* kernelRule; // id of the kernel rule ("" when k is not supported)
+    const char* splitRule;  // id of the split rule
+    TopKKernel kernel;      // level 0's kernel (later levels: the streamed select)
+    int runK;               // running keys a thread (streamed select)
+    int levels;             // launches
+    int slices[kTopKMaxLevels];
+    long long len[kTopKMaxLevels]; // elements a row at each level's input
+    size_t workspaceBytes;         // two candidate buffers (levels alternate between them); 0 for one level
+};
+
+inline long long topkCeilDiv(long long a, long long b) { return (a + b - 1) / b; }
+
+/// Slices a row of `len` elements takes at one level (see the rules).
+inline int topkSlices(const TopKSplitRule& r, long long rows, long long len, int k, int sms) {
+    long long s = topkCeilDiv((long long)r.blocksPerSm * sms, rows);
+    const long long byTile = topkCeilDiv(len, kTopKTile), byK = len / ((long long)r.kFactor * k);
+    s = s < byTile ? s : byTile;
+    s = s < byK ? s : byK;
+    return s > 1 ? (int)s : 1;
+}
+
+/// The plan of rowTopK over rows x cols for k (1 <= k <= cols), on a device of `sms` SMs;
+/// workspace: whether the call may use one (else one block a row). Host only.
+inline TopKPlan topkPlan(long long rows, int cols, int k, int sms, bool workspace) {
+    TopKPlan p = {};
+    p.kernelRule = "";
+    p.splitRule = "";
+    for (const TopKKernelRule& r : kTopKKernelRules)
+        if (k <= r.maxK) {
+            p.kernelRule = r.id;
+            p.kernel = r.kernel;
+            p.runK = r.runK;
+            break;
+        }
+    if (p.kernelRule[0] == 0) return p;
+    const TopKSplitRule& whole = kTopKSplitRules[0];
+    const TopKSplitRule& split = kTopKSplitRules[1];
+    p.len[0] = cols;
+    p.levels = 1;
+    p.slices[0] = 1;
+    if (!workspace || rows >= (long long)whole.minRowsPerSm * sms) {
+        p.splitRule = whole.id;
+        return p;
+    }
+    p.splitRule = split.id;
+    size_t buf[2] = {0, 0};
+    for (int i = 0;; ++i) {
+        p.slices[i] = topkSlices(split, rows, p.len[i], k, sms);
+        p.levels = i + 1;
+        if (p.slices[i] == 1 || i + 1 == kTopKMaxLevels) break;
+        p.len[i + 1] = (long long)p.slices[i] * k;
+        const size_t bytes = (size_t)rows * (size_t)p.len[i + 1] * 8;
+        buf[i & 1] = bytes > buf[i & 1] ? bytes : buf[i & 1];
+    }
+    p.slices[p.levels - 1] = 1; // the last level writes the outputs (kFactor >= 2 ends the loop early)
+    p.workspaceBytes = buf[0] + buf[1];
+    return p;
+}
+
+} // namespace detail
+} // namespace warpkit

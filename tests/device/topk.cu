@@ -1,0 +1,270 @@
+// Tests of include/warpkit/device/topk.cuh: rowTopK, rowArgMax, rowArgMin.
+//
+// The reference is a stable sort of each row's columns on the host by an order written here on its
+// own (not warpkit's keys): NaN above every number, -0.0 just below +0.0, equal values by lowest
+// column. The answer is unique, so indices are compared exactly and values bit for bit (against
+// x at the reference's column). Outputs are poisoned first. Every case runs both forms (with a
+// workspace, which splits few rows over blocks, and without one, one block a row) and checks that
+// they give the same bits.
+#include "../common.cuh"
+#include <warpkit/device/topk.cuh>
+
+#include <algorithm>
+#include <vector>
+
+namespace {
+
+/// True when value a (column ia) ranks before b (column ib): the order of the header comment.
+bool ranksBefore(double a, double b, bool largest) {
+    const bool na = isnan(a), nb = isnan(b);
+    if (na || nb) return largest ? (na && !nb) : (nb && !na);
+    if (a == b && a == 0) { // -0.0 just below +0.0
+        const bool sa = signbit(a), sb = signbit(b);
+        return largest ? (!sa && sb) : (sa && !sb);
+    }
+    return largest ? a > b : a < b;
+}
+
+/// Data patterns of a row.
+enum Pattern { Random, Ties, Ascending, Descending, AllEqual, Specials, RoundEqual, kPatterns };
+const char* kPatternName[] = {"random", "ties", "ascending", "descending", "all-equal", "NaN/inf/-0", "round-equal"};
+
+template <typename T> double genValue(wk_rng* r, Pattern p, long long c, int cols) {
+    switch (p) {
+    case Random:
+        return wk_uniform(r, -100.0, 100.0);
+    case Ties:
+        return (double)wk_int(r, -3, 3);
+    case Ascending:
+        return (double)(c % 2048) - 1024.0 + (double)c / 4096.0;
+    case Descending:
+        return (double)(cols - c);
+    case AllEqual:
+        return 1.5;
+    case Specials: {
+        const long long u = wk_int(r, 0, 15);
+        if (u == 0) return NAN;
+        if (u == 1) return -NAN;
+        if (u == 2) return INFINITY;
+        if (u == 3) return -INFINITY;
+        if (u == 4) return -0.0;
+        if (u == 5) return 0.0;
+        return (double)wk_int(r, -5, 5);
+    }
+    default:
+        return 1.0 + wk_uniform(r, 0.0, 1.0) * 1e-4; // distinct doubles, equal once rounded to 16 bits
+    }
+}
+
+template <typename T> bool sameBits(T a, T b) { return memcmp(&a, &b, sizeof(T)) == 0; }
+
+struct Shape {
+    long long rows;
+    int cols, k;
+};
+
+/// One case: rows x cols (leading dimension ld, x at element offset off) for k, pattern p.
+template <typename T, typename Idx> void runCase(wk_rng* rng, Shape s, int off, long long ld, Pattern p, bool largest) {
+    const long long n = s.rows > 0 ? (s.rows - 1) * ld + s.cols : 0;
+    std::vector<T> h((size_t)(n + off + 1));
+    for (long long r = 0; r < s.rows; ++r)
+        for (int c = 0; c < s.cols; ++c)
+            h[(size_t)(off + r * ld + c)] = wk_from_double<T>(genValue<T>(rng, p, c, s.cols));
+    T* dx = wk_alloc<T>(h.size());
+    wk_upload(dx, h.data(), h.size());
+    const size_t outN = (size_t)(s.rows * s.k) + 1;
+    T *v1 = wk_alloc<T>(outN), *v2 = wk_alloc<T>(outN);
+    Idx *i1 = wk_alloc<Idx>(outN), *i2 = wk_alloc<Idx>(outN);
+    wk_poison(v1, outN);
+    wk_poison(v2, outN);
+    wk_poison(i1, outN);
+    wk_poison(i2, outN);
+    size_t bytes = 0;
+    WK_CUDA(warpkit::rowTopK(dx + off, v1, i1, s.rows, s.cols, s.k, largest, ld, nullptr, &bytes));
+    void* ws = wk_alloc<char>(bytes);
+    WK_CUDA(cudaMemset(ws, 0x5c, bytes));
+    WK_CUDA(warpkit::rowTopK(dx + off, v1, i1, s.rows, s.cols, s.k, largest, ld, ws, &bytes));
+    WK_CUDA(warpkit::rowTopK(dx + off, v2, i2, s.rows, s.cols, s.k, largest, ld));
+    WK_LAUNCHED();
+    std::vector<T> g1(outN), g2(outN);
+    std::vector<Idx> j1(outN), j2(outN);
+    wk_download(g1.data(), v1, outN);
+    wk_download(g2.data(), v2, outN);
+    wk_download(j1.data(), i1, outN);
+    wk_download(j2.data(), i2, outN);
+    std::vector<int> order(s.cols);
+    for (long long r = 0; r < s.rows; ++r) {
+        const T* row = h.data() + off + r * ld;
+        for (int c = 0; c < s.cols; ++c) order[c] = c;
+        std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+            return ranksBefore(wk_to_double(row[a]), wk_to_double(row[b]), largest);
+        });
+        for (int j = 0; j < s.k; ++j) {
+            const size_t o = (size_t)(r * s.k + j);
+            const int want = order[j];
+            cr_assert(j1[o] == (Idx)want && sameBits(g1[o], row[want]),
+                      "%s %s rows=%lld cols=%d k=%d ld=%lld off=%d %s: row %lld rank %d: index %lld value %g, want %d "
+                      "(%g), seed 0x%llx",
+                      wk_type_name<T>(), largest ? "largest" : "smallest", s.rows, s.cols, s.k, ld, off,
+                      kPatternName[p], r, j, (long long)j1[o], wk_to_double(g1[o]), want, wk_to_double(row[want]),
+                      (unsigned long long)wk_seed());
+            cr_assert(j2[o] == j1[o] && sameBits(g2[o], g1[o]),
+                      "%s rows=%lld cols=%d k=%d: the forms with and without a workspace differ at row %lld rank %d",
+                      wk_type_name<T>(), s.rows, s.cols, s.k, r, j);
+        }
+    }
+    // nothing past the outputs was written
+    cr_assert(sameBits(g1[outN - 1], g2[outN - 1]) && j1[outN - 1] == j2[outN - 1], "a write past the outputs");
+    for (void* b : {(void*)dx, (void*)v1, (void*)v2, (void*)i1, (void*)i2, ws}) WK_CUDA(cudaFree(b));
+}
+
+template <typename T, typename Idx> void sweep(unsigned seed) {
+    wk_rng rng = wk_rng_make(seed);
+    const bool q = wk_quick();
+    std::vector<Shape> shapes = {{0, 5, 1},     {1, 1, 1},        {1, 7, 7},        {3, 33, 1},      {3, 33, 5},
+                                 {2, 1000, 50}, {5, 4097, 256},   {1, 4097, 257},   {1, 50257, 8},   {2, 50257, 50},
+                                 {1, 50257, 1}, {1, 131073, 256}, {1, 32000, 1024}, {1, 9000, 2048}, {67, 999, 8},
+                                 {300, 257, 1}, {300, 300, 300},  {7, 2048, 2048}};
+    if (!q) {
+        shapes.push_back({1, 262144, 256});
+        shapes.push_back({290, 5000, 100});
+        shapes.push_back({4, 100000, 2000});
+    }
+    int i = 0;
+    for (const Shape& s : shapes)
+        for (int pi = 0; pi < kPatterns; ++pi, ++i) {
+            if (wk_thin(i, 5)) continue;
+            const Pattern p = (Pattern)pi;
+            if (p == RoundEqual && sizeof(T) == 4) continue;
+            const int off = i % 3;                              // misaligned rows
+            const long long ld = s.cols + (i % 4 == 1 ? 3 : 0); // and leading dimensions
+            runCase<T, Idx>(&rng, s, off, ld, p, i % 2 == 0);
+        }
+}
+
+} // namespace
+
+Test(device_topk, float_int64) {
+    WK_REQUIRE_GPU();
+    sweep<float, long long>(0x701);
+}
+Test(device_topk, half_int32) {
+    WK_REQUIRE_GPU();
+    sweep<__half, int>(0x702);
+}
+Test(device_topk, bf16_int64) {
+    WK_REQUIRE_GPU();
+    sweep<__nv_bfloat16, long long>(0x703);
+}
+
+// ---- rowArgMax / rowArgMin against the reference's first rank --------------------------------------
+Test(device_topk, argmax_argmin) {
+    WK_REQUIRE_GPU();
+    wk_rng rng = wk_rng_make(0x704);
+    for (long long rows : {1LL, 5LL, 1000LL})
+        for (int cols : {1, 31, 4096, 70001}) {
+            if (rows * cols > 20000000) continue;
+            const Pattern p = (Pattern)(cols % kPatterns);
+            std::vector<float> h((size_t)(rows * cols));
+            for (long long r = 0; r < rows; ++r)
+                for (int c = 0; c < cols; ++c) h[(size_t)(r * cols + c)] = (float)genValue<float>(&rng, p, c, cols);
+            float* dx = wk_alloc<float>(h.size());
+            wk_upload(dx, h.data(), h.size());
+            int *imax = wk_alloc<int>(rows), *imin = wk_alloc<int>(rows);
+            float* vmax = wk_alloc<float>(rows);
+            wk_poison(imax, rows);
+            wk_poison(imin, rows);
+            wk_poison(vmax, rows);
+            size_t bytes = 0;
+            WK_CUDA(warpkit::rowArgMax(dx, vmax, imax, rows, cols, cols, nullptr, &bytes));
+            void* ws = wk_alloc<char>(bytes);
+            WK_CUDA(warpkit::rowArgMax(dx, vmax, imax, rows, cols, cols, ws, &bytes));
+            WK_CUDA(warpkit::rowArgMin(dx, (float*)nullptr, imin, rows, cols, cols));
+            WK_LAUNCHED();
+            std::vector<int> gmax(rows), gmin(rows);
+            std::vector<float> gv(rows);
+            wk_download(gmax.data(), imax, rows);
+            wk_download(gmin.data(), imin, rows);
+            wk_download(gv.data(), vmax, rows);
+            for (long long r = 0; r < rows; ++r) {
+                const float* row = h.data() + r * cols;
+                int bmax = 0, bmin = 0;
+                for (int c = 1; c < cols; ++c) {
+                    if (ranksBefore(row[c], row[bmax], true)) bmax = c;
+                    if (ranksBefore(row[c], row[bmin], false)) bmin = c;
+                }
+                cr_assert(gmax[r] == bmax && sameBits(gv[r], row[bmax]),
+                          "rowArgMax rows=%lld cols=%d row %lld: %d, want %d", rows, cols, r, gmax[r], bmax);
+                cr_assert(gmin[r] == bmin, "rowArgMin rows=%lld cols=%d row %lld: %d, want %d", rows, cols, r, gmin[r],
+                          bmin);
+            }
+            for (void* b : {(void*)dx, (void*)imax, (void*)imin, (void*)vmax, ws}) WK_CUDA(cudaFree(b));
+        }
+}
+
+// ---- determinism: two streams at once, the same bits ------------------------------------------------
+Test(device_topk, two_streams_same_bits) {
+    WK_REQUIRE_GPU();
+    const long long rows = 8;
+    const int cols = 100003, k = 64;
+    wk_rng rng = wk_rng_make(0x705);
+    std::vector<__nv_bfloat16> h((size_t)(rows * cols));
+    for (auto& v : h) v = wk_from_double<__nv_bfloat16>((double)wk_int(&rng, -20, 20)); // many ties
+    __nv_bfloat16* dx = wk_alloc<__nv_bfloat16>(h.size());
+    wk_upload(dx, h.data(), h.size());
+    const int bad = wk_two_threads(4, false, [&](int, int, cudaStream_t st) {
+        std::vector<long long> got[2];
+        for (int run = 0; run < 2; ++run) {
+            long long* idx = wk_alloc<long long>(rows * k);
+            size_t bytes = 0;
+            WK_CUDA(warpkit::rowTopK(dx, (__nv_bfloat16*)nullptr, idx, rows, cols, k, true, cols, nullptr, &bytes, st));
+            void* ws = wk_alloc<char>(bytes);
+            if (run)
+                WK_CUDA(warpkit::rowTopK(dx, (__nv_bfloat16*)nullptr, idx, rows, cols, k, true, cols, st));
+            else
+                WK_CUDA(warpkit::rowTopK(dx, (__nv_bfloat16*)nullptr, idx, rows, cols, k, true, cols, ws, &bytes, st));
+            WK_CUDA(cudaStreamSynchronize(st));
+            got[run].resize(rows * k);
+            wk_download(got[run].data(), idx, rows * k);
+            WK_CUDA(cudaFree(idx));
+            WK_CUDA(cudaFree(ws));
+        }
+        return got[0] == got[1] ? 0 : 1;
+    });
+    cr_assert(bad == 0, "%d runs gave other indices", bad);
+    WK_CUDA(cudaFree(dx));
+}
+
+// ---- bad arguments: cudaErrorInvalidValue, nothing written -------------------------------------------
+Test(device_topk, bad_arguments) {
+    WK_REQUIRE_GPU();
+    float* dx = wk_alloc<float>(100);
+    float* v = wk_alloc<float>(100);
+    int* idx = wk_alloc<int>(100);
+    wk_poison(v, 100);
+    wk_poison(idx, 100);
+    size_t bytes = 0;
+    WK_CUDA(warpkit::rowTopK(dx, v, idx, 2, 50, 5, true, 50, nullptr, &bytes));
+    void* ws = wk_alloc<char>(bytes);
+    const cudaError_t inv = cudaErrorInvalidValue;
+    cr_assert(warpkit::rowTopK(dx, v, idx, 2, 50, 51, true, 50) == inv, "k > cols");
+    cr_assert(warpkit::rowTopK(dx, v, idx, 2, 50, 0, true, 50) == inv, "k = 0");
+    cr_assert(warpkit::rowTopK(dx, v, idx, 2, 50, -1, true, 50, ws, &bytes) == inv, "k < 0");
+    cr_assert(warpkit::rowTopK(dx, v, idx, -1, 50, 5, true, 50) == inv, "rows < 0");
+    cr_assert(warpkit::rowTopK(dx, v, idx, 2, -1, 5, true, 50) == inv, "cols < 0");
+    cr_assert(warpkit::rowTopK(dx, v, idx, 2, 50, 5, true, 49) == inv, "ldx < cols");
+    cr_assert(warpkit::rowTopK((const float*)nullptr, v, idx, 2, 50, 5, true, 50) == inv, "null x");
+    cr_assert(warpkit::rowTopK(dx, v, (int*)nullptr, 2, 50, 5, true, 50) == inv, "null indices");
+    cr_assert(warpkit::rowTopK(dx, v, idx, 2, 50, 5, true, 50, ws, (size_t*)nullptr) == inv, "null workspaceBytes");
+    size_t small = bytes - 1;
+    cr_assert(warpkit::rowTopK(dx, v, idx, 2, 50, 5, true, 50, ws, &small) == inv, "workspace too small");
+    cr_assert(warpkit::rowArgMax(dx, v, idx, 2, 0, 0) == inv, "argmax of empty rows");
+    WK_CUDA(warpkit::rowTopK(dx, v, idx, 0, 50, 51, true, 50)); // rows = 0: nothing to do, any k
+    WK_CUDA(warpkit::rowTopK(dx, v, idx, 0, 0, 0, true, 0, ws, &bytes));
+    WK_LAUNCHED();
+    std::vector<unsigned char> gv(400), gi(400);
+    wk_download(gv.data(), (unsigned char*)v, 400);
+    wk_download(gi.data(), (unsigned char*)idx, 400);
+    for (int i = 0; i < 400; ++i) cr_assert(gv[i] == 0xA5 && gi[i] == 0xA5, "byte %d written by a refused call", i);
+    for (void* b : {(void*)dx, (void*)v, (void*)idx, ws}) WK_CUDA(cudaFree(b));
+}

@@ -1,0 +1,82 @@
+// tests/device/topk_plan.cu: the golden plans of rowTopK (device/detail/topk_plan.cuh). Host only:
+// runs and passes without a GPU. Prints topkPlan's answer (kernel rule, split rule, running keys,
+// slices and input length of every level, workspace bytes) over device profile x rows x cols x k,
+// with and without a workspace, and compares the text with tests/device/topk_plan.golden, so that
+// a change to the planner that changes a plan shows up here, line by line. It also fails when a
+// plan is one the kernels cannot run: a kernel rule whose kernel is not compiled (runK other than
+// 1 and 8), k above runK x threads, a level that does not shrink, a last level with several slices.
+//
+// Regenerate (only when a plan is meant to change, and say so in the commit):
+//   WARPKIT_GOLDEN_WRITE=1 build/tests/device/topk_plan   (run from the repository root)
+#include "golden.cuh"
+#include <warpkit/device/topk.cuh>
+#include <string>
+
+using namespace warpkit::detail;
+
+namespace {
+
+const char* kGoldenPath = "tests/device/topk_plan.golden";
+
+struct Profile {
+    const char* name;
+    int sms;
+};
+const Profile kProfiles[] = {{"h100", 132}, {"a100", 108}, {"small", 2}};
+
+/// The kernels rowTopK compiles for a level: true when plan p's level i has one.
+bool compiled(const TopKPlan& p, int i) {
+    if (i == 0 && p.kernel == TopKArgMax) return true;
+    return p.runK == 1 || p.runK == 8;
+}
+
+void checkPlan(const TopKPlan& p, long long rows, int cols, int k, const char* where) {
+    cr_expect(p.kernelRule[0] != 0, "%s rows=%lld cols=%d k=%d: no kernel rule", where, rows, cols, k);
+    cr_expect(p.levels >= 1 && p.levels <= kTopKMaxLevels, "%s: %d levels", where, p.levels);
+    for (int i = 0; i < p.levels; ++i) {
+        cr_expect(compiled(p, i), "%s rows=%lld cols=%d k=%d level %d: no compiled kernel (runK %d)", where, rows, cols,
+                  k, i, p.runK);
+        cr_expect(p.kernel == TopKArgMax || k <= p.runK * kTopKThreads, "%s k=%d: above runK %d", where, k, p.runK);
+        if (i + 1 < p.levels) {
+            cr_expect(p.slices[i] > 1 && p.len[i + 1] == (long long)p.slices[i] * k && p.len[i + 1] < p.len[i],
+                      "%s rows=%lld cols=%d k=%d level %d: %d slices of %lld do not shrink", where, rows, cols, k, i,
+                      p.slices[i], p.len[i]);
+            cr_expect(p.len[i] / p.slices[i] >= k, "%s level %d: a slice shorter than k", where, i);
+        }
+    }
+    cr_expect(p.slices[p.levels - 1] == 1, "%s: the last level has %d slices", where, p.slices[p.levels - 1]);
+    cr_expect(p.levels == 1 || p.workspaceBytes > 0, "%s: levels without a workspace", where);
+}
+
+std::string planText(const TopKPlan& p) {
+    std::string s = std::string(p.kernelRule) + "." + p.splitRule + " r" + std::to_string(p.runK);
+    for (int i = 0; i < p.levels; ++i) s += " " + std::to_string(p.slices[i]) + "x" + std::to_string(p.len[i]);
+    return s + " ws=" + std::to_string(p.workspaceBytes);
+}
+
+} // namespace
+
+Test(topk_plan, golden) {
+    std::string out =
+        "# rowTopK plans (tests/device/topk_plan.cu): kernel.split rule, running keys a thread, then each\n"
+        "# level's slices x input length, workspace bytes; 'nows' = the form without a workspace.\n";
+    const long long rowsList[] = {1, 2, 8, 64, 263, 264, 4096, 1LL << 20};
+    const int colsList[] = {1, 7, 256, 4095, 4096, 4097, 32000, 50257, 128256, 151936, 262144, 1 << 20};
+    const int kList[] = {1, 2, 8, 50, 256, 257, 1024, 2048};
+    for (const Profile& d : kProfiles)
+        for (int cols : colsList)
+            for (int k : kList) {
+                if (k > cols) continue;
+                for (long long rows : rowsList) {
+                    const TopKPlan p = topkPlan(rows, cols, k, d.sms, true), q = topkPlan(rows, cols, k, d.sms, false);
+                    checkPlan(p, rows, cols, k, d.name);
+                    checkPlan(q, rows, cols, k, d.name);
+                    char head[96];
+                    snprintf(head, sizeof head, "%s cols=%d k=%d rows=%lld: ", d.name, cols, k, rows);
+                    out += head + planText(p) + " | nows " + planText(q) + "\n";
+                }
+            }
+    const TopKPlan big = topkPlan(1, 100000, kTopKMaxK + 1, 132, true);
+    cr_expect(big.kernelRule[0] == 0, "k above kTopKMaxK must have no plan (cudaErrorNotSupported)");
+    wk_golden_check(kGoldenPath, out);
+}
