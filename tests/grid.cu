@@ -275,6 +275,31 @@ Test(grid, occupancy_grid_size) {
     cudaGetLastError(); // clear any error the refused queries left behind
 }
 
+// A kernel whose own limit (128 threads) is below the device's: a bigger block must be refused, with
+// the error its launch returns, and *blocks left alone.
+__global__ void __launch_bounds__(128) bounded_kernel(int* out) { out[threadIdx.x] = (int)threadIdx.x; }
+
+Test(grid, occupancy_launch_bounds) {
+    WK_REQUIRE_GPU();
+    int* out = wk_alloc<int>(4096);
+    int blocks = -1;
+    WK_CUDA(warpkit::occupancyGridSize(&blocks, bounded_kernel, 128));
+    cr_expect(blocks >= 1, "128 threads (the bound) must be accepted: %d", blocks);
+    WK_CUDA(warpkit::occupancyGridSize(&blocks, bounded_kernel, 96));
+    cr_expect(blocks >= 1, "96 threads must be accepted: %d", blocks);
+    for (int threads : {129, 256, 1024, 4096}) {
+        blocks = -1;
+        const cudaError_t got = warpkit::occupancyGridSize(&blocks, bounded_kernel, threads);
+        bounded_kernel<<<1, threads>>>(out);
+        const cudaError_t launch = cudaGetLastError(); // a refused launch's error, cleared here
+        cr_expect(launch != cudaSuccess, "%d threads: the launch itself was accepted", threads);
+        cr_expect(got == launch && blocks == -1, "%d threads: occupancyGridSize returned %s (%d), the launch %s (%d)",
+                  threads, cudaGetErrorName(got), blocks, cudaGetErrorName(launch), (int)launch);
+    }
+    WK_CUDA(cudaDeviceSynchronize());
+    WK_CUDA(cudaFree(out));
+}
+
 // Host-only (runs in CI without a GPU): argument checks, the vector width, and a clean error
 // (not a crash, *blocks untouched) when there is no device.
 Test(grid, host_checks) {
