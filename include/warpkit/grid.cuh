@@ -6,6 +6,9 @@
 //                                        fold this thread's grid-stride share of p[0..n) into init
 //   warpkit::threadAccumulate<Loads>(p, n, init, op, thread, threads)
 //                                        the same for any numbering of the cooperating threads
+//   warpkit::gridTransformAccumulate<Loads>(p, [q,] n, init, transform, op)   (and thread...)
+//                                        fold op(acc, transform(p[i] [, q[i]])): sums of squares,
+//                                        dot products
 //   warpkit::occupancyGridSize(&blocks, kernel, blockThreads, smem, maxBlocks)
 //                                        host: blocks = resident blocks per SM x SM count
 //
@@ -56,6 +59,101 @@ template <typename Acc, typename T> WARPKIT_DEVICE auto widen(T x) {
 
 } // namespace detail
 
+namespace detail {
+
+/// The shared body of the accumulation helpers: fold this thread's share of p[0 .. n) (and of
+/// q[0 .. n) when Two) into acc with fold(acc, p[i]) or fold(acc, p[i], q[i]). The 16-byte body is
+/// read as vectors when p and q share their offset within 16 bytes and their element size (always
+/// for one input); otherwise every element is read as a scalar, in the same grid-stride order.
+template <int Loads, bool Two, typename T, typename U, typename Acc, typename Fold>
+WARPKIT_DEVICE Acc threadFold(const T* p, const U* q, unsigned long long n, Acc acc, Fold fold,
+                              unsigned long long thread, unsigned long long threads) {
+    constexpr int V = vectorElems<T>();
+    // Split [p, p + n) into a scalar head (up to the first 16-byte boundary), a body of whole
+    // vectors and a scalar tail.
+    const VectorSplit s = vectorSplit(p, (long long)n);
+    bool vec = true;
+    if constexpr (Two) vec = sizeof(T) == sizeof(U) && ((size_t)p & 15) == ((size_t)q & 15);
+    const unsigned long long head = vec ? (unsigned long long)s.head : n;
+    const unsigned long long tail = vec ? (unsigned long long)s.tail : 0;
+    const unsigned long long nvec = vec ? (unsigned long long)s.vectors : 0;
+    const unsigned long long tailStart = head + nvec * V;
+    const T* body = p + head;
+    const U* body2 = q + head;
+    auto one = [&](Acc a, unsigned long long i) {
+        if constexpr (Two) return fold(a, p[i], q[i]);
+        else return fold(a, p[i]);
+    };
+
+    // This thread's first head/tail element: loaded now, folded last, so its latency overlaps the
+    // body's loads instead of delaying them.
+    const unsigned long long nextra = head + tail;
+    const bool hasExtra = thread < nextra;
+    T extra{};
+    U extra2{};
+    if (hasExtra) {
+        extra = thread < head ? p[thread] : (p + tailStart)[thread - head];
+        if constexpr (Two) extra2 = thread < head ? q[thread] : (q + tailStart)[thread - head];
+    }
+
+    // Body: Loads independent vectors (of each input) per step.
+    unsigned long long v = thread;
+    for (; v + (unsigned long long)(Loads - 1) * threads < nvec; v += (unsigned long long)Loads * threads) {
+        Vector16<T> r[Loads];
+        Vector16<U> r2[Two ? Loads : 1];
+#pragma unroll
+        for (int k = 0; k < Loads; ++k) {
+            r[k] = loadVector<LoadReadOnly>(body + (v + k * threads) * V);
+            if constexpr (Two) r2[k] = loadVector<LoadReadOnly>(body2 + (v + k * threads) * V);
+        }
+#pragma unroll
+        for (int k = 0; k < Loads; ++k)
+#pragma unroll
+            for (int j = 0; j < V; ++j) {
+                if constexpr (Two) acc = fold(acc, r[k].e[j], r2[k].e[j]);
+                else acc = fold(acc, r[k].e[j]);
+            }
+    }
+    // Last partial step: the remaining (< Loads) vectors, still issued together.
+    if (v < nvec) {
+        Vector16<T> r[Loads];
+        Vector16<U> r2[Two ? Loads : 1];
+#pragma unroll
+        for (int k = 0; k < Loads; ++k)
+            if (v + k * threads < nvec) {
+                r[k] = loadVector<LoadReadOnly>(body + (v + k * threads) * V);
+                if constexpr (Two) r2[k] = loadVector<LoadReadOnly>(body2 + (v + k * threads) * V);
+            }
+#pragma unroll
+        for (int k = 0; k < Loads; ++k)
+            if (v + k * threads < nvec)
+#pragma unroll
+                for (int j = 0; j < V; ++j) {
+                    if constexpr (Two) acc = fold(acc, r[k].e[j], r2[k].e[j]);
+                    else acc = fold(acc, r[k].e[j]);
+                }
+    }
+    if (hasExtra) {
+        if constexpr (Two) acc = fold(acc, extra, extra2);
+        else acc = fold(acc, extra);
+    }
+    // Fewer threads than head + tail elements (at most 2 x 15, or n without vectors): the rest.
+    for (unsigned long long e = thread + threads; e < nextra; e += threads)
+        acc = one(acc, e < head ? e : tailStart + (e - head));
+    return acc;
+}
+
+} // namespace detail
+
+#define WARPKIT_DETAIL_CHECK_ACCUMULATE(T, Loads)                                         \
+    static_assert(Loads >= 1 && Loads <= 16,                                              \
+                  "threadAccumulate/gridAccumulate: template parameter Loads (16-byte loads in " \
+                  "flight per thread) must be between 1 and 16");                         \
+    static_assert(detail::Arith<T>::supported,                                            \
+                  "threadAccumulate/gridAccumulate: element type T must be int, unsigned, long long, " \
+                  "unsigned long long, float, double, __half or __nv_bfloat16 (reinterpret other " \
+                  "data as one of these)")
+
 /// Fold this thread's share of p[0 .. n) into `init` with `op` and return it.
 /// Cooperating threads are numbered 0 .. threads-1 (`thread` is this one's number); each must
 /// call with the same p, n and threads. Thread t owns vector t, t + threads, t + 2*threads, ...
@@ -69,103 +167,92 @@ template <typename Acc, typename T> WARPKIT_DEVICE auto widen(T x) {
 ///   op:    called as acc = op(acc, x), associative and commutative (shares interleave). For a
 ///          scalar Acc, x is the element converted to Acc, so Sum / Max / Min work directly;
 ///          for a struct Acc, x is the element in its arithmetic type (float for 16-bit floats),
-///          so write an operator with an (Acc, element) overload.
+///          so write an operator with an (Acc, element) overload. To fold a function of each
+///          element (a square, an absolute value), use threadTransformAccumulate, not an op that
+///          squares its second operand: the partials are later combined with the same op.
 template <int Loads = 4, typename T, typename Acc, typename Op>
 WARPKIT_DEVICE Acc threadAccumulate(const T* p, unsigned long long n, Acc init, Op op,
                                     unsigned long long thread, unsigned long long threads) {
-    static_assert(Loads >= 1 && Loads <= 16,
-                  "threadAccumulate/gridAccumulate: template parameter Loads (16-byte loads in "
-                  "flight per thread) must be between 1 and 16");
-    static_assert(detail::Arith<T>::supported,
-                  "threadAccumulate/gridAccumulate: element type T must be int, unsigned, long long, "
-                  "unsigned long long, float, double, __half or __nv_bfloat16 (reinterpret other "
-                  "data as one of these)");
-    if constexpr (Loads >= 1 && Loads <= 16 && detail::Arith<T>::supported) {
-        constexpr int V = vectorElems<T>();
-        Acc acc = init;
-        // Split [p, p + n) into a scalar head (up to the first 16-byte boundary), a body of whole
-        // vectors and a scalar tail.
-        const VectorSplit s = vectorSplit(p, (long long)n);
-        const unsigned long long head = (unsigned long long)s.head, tail = (unsigned long long)s.tail;
-        const unsigned long long nvec = (unsigned long long)s.vectors;
-        const T* body = p + head;
-        const T* tailp = p + head + nvec * V;
-
-        // This thread's first head/tail element: loaded now, folded last, so its latency
-        // overlaps the body's loads instead of delaying them.
-        const unsigned long long nextra = head + tail;
-        const bool hasExtra = thread < nextra;
-        T extra{};
-        if (hasExtra) extra = thread < head ? p[thread] : tailp[thread - head];
-
-        // Body: Loads independent vectors per step.
-        unsigned long long v = thread;
-        for (; v + (unsigned long long)(Loads - 1) * threads < nvec; v += (unsigned long long)Loads * threads) {
-            Vector16<T> r[Loads];
-#pragma unroll
-            for (int k = 0; k < Loads; ++k) r[k] = loadVector<LoadReadOnly>(body + (v + k * threads) * V);
-#pragma unroll
-            for (int k = 0; k < Loads; ++k)
-#pragma unroll
-                for (int j = 0; j < V; ++j) acc = op(acc, detail::widen<Acc>(r[k].e[j]));
-        }
-        // Last partial step: the remaining (< Loads) vectors, still issued together.
-        if (v < nvec) {
-            Vector16<T> r[Loads];
-#pragma unroll
-            for (int k = 0; k < Loads; ++k)
-                if (v + k * threads < nvec) r[k] = loadVector<LoadReadOnly>(body + (v + k * threads) * V);
-#pragma unroll
-            for (int k = 0; k < Loads; ++k)
-                if (v + k * threads < nvec)
-#pragma unroll
-                    for (int j = 0; j < V; ++j) acc = op(acc, detail::widen<Acc>(r[k].e[j]));
-        }
-        if (hasExtra) acc = op(acc, detail::widen<Acc>(extra));
-        // Fewer threads than head + tail elements (at most 2 x 15): the rest, one by one.
-        for (unsigned long long e = thread + threads; e < nextra; e += threads)
-            acc = op(acc, detail::widen<Acc>(e < head ? p[e] : tailp[e - head]));
-        return acc;
-    } else {
+    WARPKIT_DETAIL_CHECK_ACCUMULATE(T, Loads);
+    if constexpr (Loads >= 1 && Loads <= 16 && detail::Arith<T>::supported)
+        return detail::threadFold<Loads, false>(
+            p, p, n, init, [op](Acc a, T x) { return op(a, detail::widen<Acc>(x)); }, thread, threads);
+    else
         return init;
-    }
 }
+
+/// Fold transform(p[i]) over this thread's share with `op`: acc = op(acc, Acc(transform(x))),
+/// x the element as stored (T). The sum of squares: transform = x * x, op = Sum, init = 0.
+/// Threads, Loads, T and init as threadAccumulate; transform: any callable T -> (convertible to
+/// Acc); op: Acc op(Acc, Acc), associative and commutative (it also combines the partials).
+template <int Loads = 4, typename T, typename Acc, typename F, typename Op>
+WARPKIT_DEVICE Acc threadTransformAccumulate(const T* p, unsigned long long n, Acc init, F transform, Op op,
+                                             unsigned long long thread, unsigned long long threads) {
+    WARPKIT_DETAIL_CHECK_ACCUMULATE(T, Loads);
+    if constexpr (Loads >= 1 && Loads <= 16 && detail::Arith<T>::supported)
+        return detail::threadFold<Loads, false>(
+            p, p, n, init, [=](Acc a, T x) { return op(a, static_cast<Acc>(transform(x))); }, thread, threads);
+    else
+        return init;
+}
+
+/// Two inputs: acc = op(acc, Acc(transform(p[i], q[i]))) over this thread's share of i in [0, n);
+/// a dot product is transform = x * y, op = Sum. Vector loads when p and q share their offset
+/// within 16 bytes and element size (two cudaMalloc'd arrays at the same offset); scalar loads
+/// otherwise. U: a supported element type, as T.
+template <int Loads = 4, typename T, typename U, typename Acc, typename F, typename Op>
+WARPKIT_DEVICE Acc threadTransformAccumulate(const T* p, const U* q, unsigned long long n, Acc init, F transform,
+                                             Op op, unsigned long long thread, unsigned long long threads) {
+    WARPKIT_DETAIL_CHECK_ACCUMULATE(T, Loads);
+    WARPKIT_DETAIL_CHECK_ACCUMULATE(U, Loads);
+    if constexpr (Loads >= 1 && Loads <= 16 && detail::Arith<T>::supported && detail::Arith<U>::supported)
+        return detail::threadFold<Loads, true>(
+            p, q, n, init, [=](Acc a, T x, U y) { return op(a, static_cast<Acc>(transform(x, y))); }, thread,
+            threads);
+    else
+        return init;
+}
+#undef WARPKIT_DETAIL_CHECK_ACCUMULATE
 
 /// threadAccumulate over the whole 1-D grid: thread number blockIdx.x * blockDim.x +
 /// threadIdx.x of gridDim.x * blockDim.x. Every thread of the grid must call it with the same
 /// p and n; each gets the partial value of its own share (combine them with a block reduction).
 template <int Loads = 4, typename T, typename Acc, typename Op>
 WARPKIT_DEVICE Acc gridAccumulate(const T* p, unsigned long long n, Acc init, Op op) {
-    return threadAccumulate<Loads>(p, n, init, op,
-                                   (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x,
+    return threadAccumulate<Loads>(p, n, init, op, (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x,
                                    (unsigned long long)gridDim.x * blockDim.x);
+}
+/// threadTransformAccumulate (one input) over the whole 1-D grid; every thread of the grid calls.
+template <int Loads = 4, typename T, typename Acc, typename F, typename Op>
+WARPKIT_DEVICE Acc gridTransformAccumulate(const T* p, unsigned long long n, Acc init, F transform, Op op) {
+    return threadTransformAccumulate<Loads>(p, n, init, transform, op,
+                                            (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x,
+                                            (unsigned long long)gridDim.x * blockDim.x);
+}
+/// threadTransformAccumulate (two inputs) over the whole 1-D grid; every thread of the grid calls.
+template <int Loads = 4, typename T, typename U, typename Acc, typename F, typename Op>
+WARPKIT_DEVICE Acc gridTransformAccumulate(const T* p, const U* q, unsigned long long n, Acc init, F transform,
+                                           Op op) {
+    return threadTransformAccumulate<Loads>(p, q, n, init, transform, op,
+                                            (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x,
+                                            (unsigned long long)gridDim.x * blockDim.x);
 }
 
 /// Host: the number of blocks of `blockThreads` threads (and `dynamicSmemBytes` of dynamic shared
 /// memory) that fill the current device once: resident blocks per SM x SM count, capped at
 /// `maxBlocks` when it is > 0 (e.g. ceil(n / (blockThreads * vectorElems<T>())), so small inputs
 /// do not launch idle blocks), and at least 1. Writes *blocks and returns cudaSuccess, or returns
-/// the CUDA error and writes nothing: cudaErrorInvalidValue for a null `blocks` or blockThreads < 1;
-/// for a block size the launch would refuse, the launch's error: cudaErrorInvalidConfiguration
-/// above the device's threads per block (1024), cudaErrorLaunchOutOfResources above the kernel's
-/// own limit (cudaFuncAttributes::maxThreadsPerBlock: its __launch_bounds__, or what its registers
-/// allow); cudaErrorInvalidConfiguration when no block fits an SM (shared memory, say).
+/// the CUDA error (cudaErrorInvalidValue for a null `blocks` or blockThreads < 1;
+/// cudaErrorInvalidConfiguration when the kernel cannot run with that block at all).
 template <typename Kernel>
 inline cudaError_t occupancyGridSize(int* blocks, Kernel kernel, int blockThreads,
                                      size_t dynamicSmemBytes = 0, long long maxBlocks = 0) {
     if (blocks == nullptr || blockThreads < 1) return cudaErrorInvalidValue;
-    int device = 0, sms = 0, deviceThreads = 0, perSm = 0;
-    cudaFuncAttributes attr;
+    int device = 0, sms = 0, perSm = 0;
     cudaError_t e = cudaGetDevice(&device);
     if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-    if (e == cudaSuccess) e = cudaDeviceGetAttribute(&deviceThreads, cudaDevAttrMaxThreadsPerBlock, device);
-    if (e == cudaSuccess) e = cudaFuncGetAttributes(&attr, kernel);
-    if (e != cudaSuccess) return e;
-    // The occupancy query does not hold the block against the kernel's own limit (it reports blocks
-    // for 256 threads of a __launch_bounds__(128) kernel); the launch does, and so does this call.
-    if (blockThreads > deviceThreads) return cudaErrorInvalidConfiguration;
-    if (blockThreads > attr.maxThreadsPerBlock) return cudaErrorLaunchOutOfResources;
-    e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, kernel, blockThreads, dynamicSmemBytes);
+    if (e == cudaSuccess)
+        e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, kernel, blockThreads, dynamicSmemBytes);
     if (e != cudaSuccess) return e;
     if (perSm < 1) return cudaErrorInvalidConfiguration;
     long long b = (long long)perSm * sms;

@@ -3,6 +3,10 @@
 //
 //   warpkit::deviceReduce(in, out, n, op, init, workspace, &bytes, stream)   *out = op over in[0 .. n)
 //   warpkit::deviceReduceSum(in, out, n, workspace, &bytes, stream)          and Max, Min
+//   warpkit::deviceTransformReduce(in, out, n, transform, op, init, workspace, &bytes, stream)
+//                                             *out = op over transform(in[i])  (sum of squares)
+//   warpkit::deviceTransformReduce(a, b, out, n, transform, op, init, ...)
+//                                             *out = op over transform(a[i], b[i])  (dot product)
 //
 // This is the way to reduce a whole array. Write your own kernel (gridAccumulate + a block
 // reduction, grid.cuh and block/reduce.cuh) only to fuse the reduction into other work.
@@ -20,6 +24,13 @@
 // an empty float sum is -0.0). op: associative and commutative, called as op(Acc, element) while
 // reading (the element converted to a scalar Acc, or in its arithmetic type for a struct Acc, as
 // in threadAccumulate) and as op(Acc, Acc) to combine.
+//
+// The fold/combine rule. deviceReduce uses ONE operator for both jobs: folding each element into a
+// thread's accumulator and combining the partials of threads, warps and blocks. An operator that
+// transforms its second operand (op(a, x) = a + x * x) is therefore applied to partials too, and
+// squares them: with a plain float accumulator it compiles and returns a wrong value. To reduce a
+// function of each element, use deviceTransformReduce (transform applied once per element, op
+// only combines); a struct Acc with separate (Acc, element) and (Acc, Acc) overloads also works.
 //
 // Conventions (docs/design.md). Host; returns cudaError_t; asynchronous on `stream`; allocates
 // nothing; out is device memory, written by the kernel (also for n = 0). Any n >= 0 (64-bit, above
@@ -138,14 +149,38 @@ template <typename Out, typename A> WARPKIT_DEVICE Out reduceOutput(A a) {
     else return Arith<Out>::from_acc(a);
 }
 
-/// The one-launch reduction: *out = op over in[0 .. n) from init (see the header comment).
-/// partials: gridDim.x values; arrivals: the arrival word; tag: this call's tag.
-template <typename T, typename Acc, typename Out, typename Op>
+/// What each thread of the reduction folds besides its share of `in` (the kernel's first
+/// parameter): ReadPlain, op on each element; ReadTransform, op on transform(element);
+/// ReadTransform2, op on transform(in[i], b[i]) with a second array b. Applied by foldShare.
+struct ReadPlain {};
+template <typename F> struct ReadTransform {
+    F transform;
+};
+template <typename U, typename F> struct ReadTransform2 {
+    const U* b;
+    F transform;
+};
+template <typename T, typename Acc, typename Op>
+WARPKIT_DEVICE Acc foldShare(const T* in, ReadPlain, unsigned long long n, Acc init, Op op) {
+    return gridAccumulate<kReduceLoads>(in, n, init, op);
+}
+template <typename T, typename F, typename Acc, typename Op>
+WARPKIT_DEVICE Acc foldShare(const T* in, ReadTransform<F> r, unsigned long long n, Acc init, Op op) {
+    return gridTransformAccumulate<kReduceLoads>(in, n, init, r.transform, op);
+}
+template <typename T, typename U, typename F, typename Acc, typename Op>
+WARPKIT_DEVICE Acc foldShare(const T* in, ReadTransform2<U, F> r, unsigned long long n, Acc init, Op op) {
+    return gridTransformAccumulate<kReduceLoads>(in, r.b, n, init, r.transform, op);
+}
+
+/// The one-launch reduction: *out = op over what `read` folds of `in` from init (see the header
+/// comment). partials: gridDim.x values; arrivals: the arrival word; tag: this call's tag.
+template <typename T, typename Read, typename Acc, typename Out, typename Op>
 __global__ void __launch_bounds__(kReduceThreads)
-    deviceReduceKernel(const T* in, unsigned long long n, Acc init, Op op, Acc* partials,
+    deviceReduceKernel(const T* in, Read read, unsigned long long n, Acc init, Op op, Acc* partials,
                        unsigned long long* arrivals, unsigned long long tag, Out* out) {
     // 1. this thread's share, then this block's partial
-    Acc acc = gridAccumulate<kReduceLoads>(in, n, init, op);
+    Acc acc = foldShare(in, read, n, init, op);
     acc = blockReduceToThread0<kReduceThreads>(acc, op);
     __shared__ bool last;
     if (threadIdx.x == 0) {
@@ -210,28 +245,36 @@ template <typename Acc> inline ReduceWorkspace<Acc> reduceWorkspace(void* worksp
                                 reinterpret_cast<Acc*>(p + reduceWordBytes<Acc>())};
 }
 
+/// The grid of the reduction that folds n elements of T (and what `Read` adds) with accumulator Acc
+/// on the current device.
+template <typename T, typename Read, typename Acc, typename Out, typename Op>
+inline cudaError_t reduceReadBlocks(long long n, int* blocks) {
+    return gridBlocks(deviceReduceKernel<T, Read, Acc, Out, Op>, kReduceThreads, n,
+                      (long long)kReduceThreads * vectorElems<T>(), kReduceMaxBlocks, blocks);
+}
 /// The grid deviceReduce uses for n elements of T with accumulator Acc on the current device.
 template <typename T, typename Acc, typename Out, typename Op>
 inline cudaError_t reduceBlocks(long long n, int* blocks) {
-    return gridBlocks(deviceReduceKernel<T, Acc, Out, Op>, kReduceThreads, n,
-                      (long long)kReduceThreads * vectorElems<T>(), kReduceMaxBlocks, blocks);
+    return reduceReadBlocks<T, ReadPlain, Acc, Out, Op>(n, blocks);
 }
 
-template <typename T, typename Acc, typename Out, typename Op>
-inline cudaError_t deviceReduceLaunch(const T* in, Out* out, long long n, Op op, Acc init, void* workspace,
-                                      size_t* workspaceBytes, cudaStream_t stream) {
+/// Checks the arguments, answers the workspace query or launches. `inputsOk`: the input pointers
+/// are non-null (checked only when n > 0).
+template <typename T, typename Read, typename Acc, typename Out, typename Op>
+inline cudaError_t deviceReduceLaunch(const T* in, Read read, bool inputsOk, Out* out, long long n, Op op, Acc init,
+                                      void* workspace, size_t* workspaceBytes, cudaStream_t stream) {
     if (workspaceBytes == nullptr || n < 0) return cudaErrorInvalidValue;
     int blocks = 0;
-    WARPKIT_TRY((reduceBlocks<T, Acc, Out, Op>(n, &blocks)));
+    WARPKIT_TRY((reduceReadBlocks<T, Read, Acc, Out, Op>(n, &blocks)));
     const size_t need = reduceWorkspaceBytes<Acc>(blocks);
     if (workspace == nullptr) {
         *workspaceBytes = need;
         return cudaSuccess;
     }
-    if (out == nullptr || (n > 0 && in == nullptr) || *workspaceBytes < need) return cudaErrorInvalidValue;
+    if (out == nullptr || (n > 0 && !inputsOk) || *workspaceBytes < need) return cudaErrorInvalidValue;
     const ReduceWorkspace<Acc> w = reduceWorkspace<Acc>(workspace);
-    return launchKernel(deviceReduceKernel<T, Acc, Out, Op>, blocks, kReduceThreads, stream, in, (unsigned long long)n,
-                        init, op, w.partials, w.arrivals, arrivalTag(), out);
+    return launchKernel(deviceReduceKernel<T, Read, Acc, Out, Op>, blocks, kReduceThreads, stream, in, read,
+                        (unsigned long long)n, init, op, w.partials, w.arrivals, arrivalTag(), out);
 }
 
 } // namespace detail
@@ -249,7 +292,39 @@ inline cudaError_t deviceReduce(const T* in, Acc* out, long long n, Op op, typen
                                 void* workspace, size_t* workspaceBytes, cudaStream_t stream = 0) {
     WARPKIT_CHECK_REDUCE_TYPE(T, "deviceReduce");
     WARPKIT_CHECK_SHUFFLABLE(Acc, "deviceReduce (accumulator, out's type)");
-    return detail::deviceReduceLaunch<T, Acc, Acc>(in, out, n, op, init, workspace, workspaceBytes, stream);
+    return detail::deviceReduceLaunch(in, detail::ReadPlain{}, in != nullptr, out, n, op, init, workspace,
+                                      workspaceBytes, stream);
+}
+
+/// *out = init op t(in[0]) op ... op t(in[n-1]) with t = transform (init for n = 0), in one launch
+/// on `stream`: a sum of squares is transform = [] __device__ (float x) { return x * x; }, op = Sum,
+/// init = 0. Host. transform: a device callable T -> (convertible to Acc), applied once to each
+/// element as stored; op: Acc op(Acc, Acc), associative and commutative, combines the transformed
+/// values and the partials alike; init: an identity of op. Workspace, errors and determinism as
+/// deviceReduce (the workspace size for an Acc serves every transform).
+template <typename T, typename Acc, typename F, typename Op>
+inline cudaError_t deviceTransformReduce(const T* in, Acc* out, long long n, F transform, Op op,
+                                         typename detail::NonDeduced<Acc>::type init, void* workspace,
+                                         size_t* workspaceBytes, cudaStream_t stream = 0) {
+    WARPKIT_CHECK_REDUCE_TYPE(T, "deviceTransformReduce");
+    WARPKIT_CHECK_SHUFFLABLE(Acc, "deviceTransformReduce (accumulator, out's type)");
+    return detail::deviceReduceLaunch(in, detail::ReadTransform<F>{transform}, in != nullptr, out, n, op, init,
+                                      workspace, workspaceBytes, stream);
+}
+
+/// Two inputs: *out = init op t(a[0], b[0]) op ... op t(a[n-1], b[n-1]) (init for n = 0), in one
+/// launch: a dot product is transform = [] __device__ (float x, float y) { return x * y; },
+/// op = Sum, init = 0. Reads both arrays with 16-byte loads when they share their offset within
+/// 16 bytes and their element size (else scalar loads). Otherwise as the one-input form.
+template <typename T, typename U, typename Acc, typename F, typename Op>
+inline cudaError_t deviceTransformReduce(const T* a, const U* b, Acc* out, long long n, F transform, Op op,
+                                         typename detail::NonDeduced<Acc>::type init, void* workspace,
+                                         size_t* workspaceBytes, cudaStream_t stream = 0) {
+    WARPKIT_CHECK_REDUCE_TYPE(T, "deviceTransformReduce");
+    WARPKIT_CHECK_REDUCE_TYPE(U, "deviceTransformReduce");
+    WARPKIT_CHECK_SHUFFLABLE(Acc, "deviceTransformReduce (accumulator, out's type)");
+    return detail::deviceReduceLaunch(a, detail::ReadTransform2<U, F>{b, transform}, a != nullptr && b != nullptr,
+                                      out, n, op, init, workspace, workspaceBytes, stream);
 }
 
 // Named forms: *out = the sum / maximum / minimum of in[0 .. n) (the identity for n = 0: -0.0 or
@@ -260,8 +335,8 @@ inline cudaError_t deviceReduce(const T* in, Acc* out, long long n, Op op, typen
                                           size_t* workspaceBytes, cudaStream_t stream = 0) { \
         WARPKIT_CHECK_REDUCE_TYPE(T, "deviceReduce" #NAME);                               \
         using A = typename detail::Arith<T>::Acc;                                         \
-        return detail::deviceReduceLaunch<T, A, T>(in, out, n, OP{}, detail::Identity<OP, A>::value(), \
-                                                   workspace, workspaceBytes, stream);    \
+        return detail::deviceReduceLaunch(in, detail::ReadPlain{}, in != nullptr, out, n, OP{}, \
+                                          detail::Identity<OP, A>::value(), workspace, workspaceBytes, stream); \
     }
 /// Sum of in[0 .. n), in T (int wraps past 2^31; pick a 64-bit Acc with deviceReduce instead).
 WARPKIT_DETAIL_DEVICE_REDUCE_NAMED(Sum, Sum)
