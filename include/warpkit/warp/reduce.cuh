@@ -12,6 +12,13 @@
 // Participation. All 32 lanes of the warp must call the function together (converged), except
 // for the *Active forms, which any subset of lanes may call.
 //
+// Valid-lane forms (`int valid`): only the first `valid` lanes of each segment contribute (valid >=
+// Width: the whole segment). `valid` may differ from segment to segment (every lane of a segment
+// passes its segment's count): each segment reads only its own lanes. A segment with no valid lane
+// (valid <= 0) gets the identity from the named forms: 0 for Sum (-0.0 for floats), the lowest
+// value (-inf) for Max, the highest (+inf) for Min. The generic form has no identity to give, so
+// there valid must be >= 1 (WARPKIT_DEBUG traps otherwise).
+//
 // Element types of the named forms (Sum/Max/Min/ArgMax/ArgMin): int, unsigned, long long,
 // unsigned long long, float, double, __half, __nv_bfloat16. __half and __nv_bfloat16 are
 // reduced in float and rounded once. The generic warpReduce takes any trivially copyable type
@@ -250,8 +257,8 @@ template <int Width = 32, typename T, typename Op> WARPKIT_DEVICE T warpReduce(T
         return v;
 }
 
-/// Like warpReduce, but only the first `valid` lanes of each segment contribute (1 <= valid;
-/// values >= Width mean the whole segment). All 32 lanes must still call; lanes past `valid`
+/// Like warpReduce, but only the first `valid` lanes of each segment contribute (1 <= valid, may
+/// differ per segment; values >= Width mean the whole segment). All 32 lanes must still call; lanes past `valid`
 /// may hold anything. Result lanes as for warpReduce.
 template <int Width = 32, typename T, typename Op> WARPKIT_DEVICE T warpReduce(T v, Op op, int valid) {
     WARPKIT_CHECK_WIDTH(Width, "warpReduce");

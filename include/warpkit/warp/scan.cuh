@@ -20,9 +20,11 @@
 // are active now, in lane order; see the section at the end.
 //
 // Valid-lane forms, named with a `Valid` suffix (warpInclusiveScanValid, warpExclusiveSumValid, ...)
-// and taking `int valid`: only the first `valid` lanes of each segment (1 <= valid; valid >= Width
-// means the whole segment) contribute; inputs of later lanes are ignored (they may hold anything,
-// NaN included). Lanes at positions >= valid get what they would get if their inputs were the
+// and taking `int valid`: only the first `valid` lanes of each segment (valid >= Width means the
+// whole segment; valid may differ per segment, every lane of a segment passing the same count)
+// contribute; the generic forms need valid >= 1, the named forms take valid <= 0 as an empty
+// segment (every lane gets the identity, and so does `total`); inputs of later lanes are ignored
+// (they may hold anything, NaN included). Lanes at positions >= valid get what they would get if their inputs were the
 // identity: an inclusive scan hands them the total of the valid lanes, an exclusive scan hands
 // them init op (total of the valid lanes). `total` is the valid lanes' total. (They have their own
 // names because, for T = int, an overload `(v, int valid)` next to `(v, T& total)` would let a
