@@ -1,7 +1,7 @@
 // bench/reduce.cu: device-wide reductions, bytes read per second: warpkit's deviceReduceSum /
 // deviceReduceMax / deviceReduce (include/warpkit/device/reduce.cuh) against the copy ceiling,
-// cub::DeviceReduce::Sum / ::Max, and the seed documents' kernels (rewritten from their
-// descriptions in ../shared/seeds/).
+// cub::DeviceReduce::Sum / ::Max, and the hand-written kernels of the project's seed documents
+// (rewritten here from their descriptions; the documents are not part of this repository).
 //
 // Every row is the median of timed calls after warm-up (CUDA events around each call, a GPU spin
 // ahead of each start). warpkit and CUB are timed alternately, call by call (bench_pair_median_ms),
@@ -140,7 +140,7 @@ __global__ void seedWarp32Shuffle(int* dst, const int* src) {
 }
 
 // Reference, not a peer: float4 grid-stride sum, 2 loads in flight, warp shuffles, one float
-// atomicAdd per block (the quick sketch of ../shared/anchors.md). One launch and no last-block
+// atomicAdd per block (the quick sketch a user writes first). One launch and no last-block
 // step, but its result depends on the order of the atomics, so it is not deterministic.
 __global__ void __launch_bounds__(256) atomicSketch(const float* in, unsigned long long n, float* out) {
     const float4* v = reinterpret_cast<const float4*>(in);

@@ -1,8 +1,8 @@
 // bench/softmax.cu: warpkit::rowSoftmax (include/warpkit/device/softmax.cuh, the public call) in
 // three tables, each against a device-to-device copy of the same bytes timed in the same run:
-//   1. anchors:   2^26 elements, cols 32 .. 262144, fp32 / fp16 / bf16 (the 33 cells of
-//                 ../shared/anchors.md); target >= 0.95x copy and above the anchors' better of
-//                 torch and OneFlow (another day's figures: bench/torch_softmax.py times torch live).
+//   1. anchors:   2^26 elements, cols 32 .. 262144, fp32 / fp16 / bf16 (33 cells); target >= 0.95x
+//                 copy and above the better of torch and OneFlow in kPeer below (H100 figures of
+//                 another day, recorded here; bench/torch_softmax.py times torch live).
 //   2. odd:       lengths that are not a multiple of 16 bytes (primes, vocabulary sizes, path
 //                 boundaries +-1), ~2^26 elements, each beside the nearest multiple of 8 columns;
 //                 target >= 0.90x copy for cols >= 1000 and within 5% of the multiple of 8.
@@ -12,7 +12,7 @@
 #include "bench.cuh"
 
 static const int kCols[] = {32, 128, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 262144};
-// Better of torch and OneFlow per shape, TB/s (anchors.md; bf16 has torch only).
+// Better of torch and OneFlow per shape, TB/s, measured on an H100 (bf16 has torch only).
 static const double kPeer[3][11] = {
     {2.89, 2.89, 2.89, 2.81, 2.76, 2.73, 2.41, 2.39, 1.98, 1.57, 1.43},
     {2.15, 2.22, 2.39, 2.12, 1.82, 1.87, 1.88, 1.95, 1.89, 1.46, 1.35},
