@@ -7,7 +7,7 @@
 #pragma once
 
 #include "../common.cuh"
-#include <warpkit/detail/row_kernels.cuh>
+#include <warpkit/device/detail/row_launch.cuh>
 #include <vector>
 
 /// Column counts at the row paths' boundaries (the fuzzers draw +-1 around them).
@@ -80,7 +80,9 @@ static std::vector<warpkit::detail::RowPlan> row_forced_plans(int cols, const wa
                                                               int streamCluster) {
     using namespace warpkit::detail;
     using T = typename P::Elem;
-    std::vector<RowPlan> ps = {rowOpPlan<P>(3, cols, d.sms, d.clusters), rowOpPlan<P>(1LL << 24, cols, d.sms, d.clusters)};
+    const P none{};
+    std::vector<RowPlan> ps = {rowPlanFor(rowOpQuery(none, 3, cols, d.sms, d.clusters, false)),
+                               rowPlanFor(rowOpQuery(none, 1LL << 24, cols, d.sms, d.clusters, false))};
     if (wk_quick() && cols > 40000) return ps; // the sanitizers: forced plans on the shorter rows only
     const long long vecs = cols / warpkit::vectorElems<T>();
     const int shapes[6][2] = {{128, rowC16<T>()}, {256, rowC16<T>()}, {512, rowC16<T>()}, {1024, rowC16<T>()}, {512, rowC32<T>()}, {128, rowC32<T>()}};
@@ -89,15 +91,13 @@ static std::vector<warpkit::detail::RowPlan> row_forced_plans(int cols, const wa
         if (d.clusters && vecs >= 3 && vecs <= (long long)blockCluster * s[0] * s[1])
             ps.push_back(rowBlockPlan(vecs, vecs < blockCluster ? vecs : blockCluster, s[0], s[1]));
     }
-    ps.push_back(RowPlan{RowStream, 0, 0, kStreamThreads, 1, (int)(vecs > 0 ? vecs : 1), 0});
-    if (d.clusters && vecs >= streamCluster)
-        ps.push_back(RowPlan{RowStream, 0, 0, kStreamThreads, streamCluster, (int)((vecs + streamCluster - 1) / streamCluster), 0});
+    ps.push_back(rowStreamPlan(vecs > 0 ? vecs : 1, 1));
+    if (d.clusters && vecs >= streamCluster) ps.push_back(rowStreamPlan(vecs, streamCluster));
     if (d.clusters && vecs >= 2 * streamCluster) {
         ps.push_back(rowStagedPlan(vecs, kStageSliceAimBytes));
         const long long slice = (vecs + streamCluster - 1) / streamCluster;
-        RowPlan s{RowStaged, 0, 0, kStageThreads, 0, (int)slice, (int)((slice + 1) / 2)};
-        s.blocks = (int)((vecs + slice - 1) / slice);
-        if (slice * 16 <= kStageSliceBytes / 2) ps.push_back(s); // the dispatcher's plan covers longer rows
+        if (slice * 16 <= kStageSliceBytes / 2) // the dispatcher's plan covers longer rows
+            ps.push_back(rowStagedSlicesPlan(vecs, (int)slice, (int)((slice + 1) / 2)));
     }
     return ps;
 }

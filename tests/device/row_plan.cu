@@ -3,7 +3,8 @@
 // configuration, the reduce-only plan of the loss alone) over dtype x cols x rows x device profile
 // and compares the text with tests/device/row_plan.golden, so that a change to a planner that
 // changes a plan shows up here, line by line. The pure planner answer is pinned: the run-time
-// fall-back where a cluster does not fit the device is not part of it.
+// fall-back where a cluster does not fit the device is not part of it. It also fails when a plan
+// of the grid has no compiled kernel (rowPlanCompiled: the shape tables the launcher instantiates).
 //
 // Regenerate (only when a plan is meant to change, and say so in the commit):
 //   WARPKIT_GOLDEN_WRITE=1 build/tests/device/row_plan   (run from the repository root)
@@ -62,17 +63,29 @@ std::string planText(const RowPlan& p) {
 
 // ---- the planners, as the dispatchers call them ---------------------------------------------------
 
+int gUncompiled = 0;          // plans of the grid without a compiled kernel
+std::string gFirstUncompiled; // the first of them
+
+/// Notes a plan that rowRun would refuse (cudaErrorNotSupported: no compiled kernel).
+void checkCompiled(RowClass cls, int elemBytes, int M, bool warpStream, const RowPlan& p, const std::string& where) {
+    if (rowPlanCompiled(cls, elemBytes, M, warpStream, p)) return;
+    if (gUncompiled++ == 0) gFirstUncompiled = where;
+}
+
 /// The row family's plan for params p (what rowOpDispatch runs, before any cluster-fit fall-back).
 template <typename P> RowPlan familyPlan(const P& p, long long rows, int cols, const Profile& d, bool reduceOnly) {
-    using T = typename P::Elem;
-    RowPlan pl = reduceOnly ? rowReducePlan<P>(rows, cols, d.sms, d.clusters) : rowOpPlan<P>(rows, cols, d.sms, d.clusters);
-    if (pl.path == RowStaged &&
-        (!(d.clusters && rowStageable(p)) || (sizeof(T) == 4 && rowColumnsInUse(p) > 0 && pl.slice * 16 > 32 * 1024)))
-        pl = rowRegisterPlan<T>(cols);
+    const RowPlan pl = rowPlanFor(rowOpQuery(p, rows, cols, d.sms, d.clusters, reduceOnly));
+    checkCompiled(reduceOnly ? RowClassReduce : RowClassOutputs, (int)sizeof(typename P::Elem), P::kWarpChunks, P::kReduceWarp, pl,
+                  std::string(d.name) + " cols=" + std::to_string(cols) + " rows=" + std::to_string(rows) + " " + planText(pl));
     return pl;
 }
 
-template <typename T> RowPlan softmaxPlan(long long rows, int cols, const Profile& d) { return rowPlan<T>(rows, cols, d.sms, d.clusters); }
+template <typename T> RowPlan softmaxPlan(long long rows, int cols, const Profile& d) {
+    const RowPlan pl = rowPlanFor(rowSoftmaxQuery((int)sizeof(T), rows, cols, d.sms, d.clusters));
+    checkCompiled(RowClassSoftmax, (int)sizeof(T), 1, false, pl,
+                  std::string("softmax ") + d.name + " cols=" + std::to_string(cols) + " rows=" + std::to_string(rows) + " " + planText(pl));
+    return pl;
+}
 
 // Params configurations: the planners read the element type, P's constants and (for the family's
 // staged rule) which column arrays are given and whether the inputs stage together. Pointers are
@@ -178,5 +191,7 @@ Test(device_row_plan, golden) {
     cr_assert(readFile(kGoldenPath, &want), "cannot read %s (run from the repository root)", kGoldenPath);
     std::string la, lb;
     const int line = got == want ? 0 : firstDiff(got, want, &la, &lb);
+    cr_expect(gUncompiled == 0, "%d plans have no compiled kernel (row_plan.cuh's shape tables), the first: %s", gUncompiled,
+              gFirstUncompiled.c_str());
     cr_expect(line == 0, "plans differ from %s at line %d:\n  now:    %s\n  golden: %s", kGoldenPath, line, la.c_str(), lb.c_str());
 }

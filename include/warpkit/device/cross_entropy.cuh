@@ -34,15 +34,14 @@
 // bad arguments (rows < 0, cols < 1, ldLogits < cols, ldGrad < cols with a grad, null logits or
 // targets with rows > 0, null loss and grad, grad == logits with ldGrad != ldLogits,
 // labelSmoothing outside [0, 1]) return cudaErrorInvalidValue and launch nothing. Paths:
-// rowSoftmax's (detail/rows.cuh), with warp lanes of 4 vectors or more, 16-bit rows of 1025..4096
-// columns in blocks of 128 threads, and fp32 rows past 8192 columns and many 16-bit rows of
-// 4097..8192 staged in shared memory (rowOpPlan); the loss alone streams many rows of 1032..6151
-// columns (16-bit; fp32 2052..3075) a warp a row, stages many other rows of 4097..8192 columns in
-// one block, and rows past 8192 columns in slices of about 32 KB (rowReducePlan,
-// detail/row_kernels.cuh).
+// the row family's rules (device/detail/row_plan.cuh; docs/design.md), with warp lanes of 4 vectors
+// or more; the loss alone (no gradient) takes the rules without per-element outputs: many rows of
+// 1032..6151 columns (16-bit; fp32 2052..3075) a warp a row, streamed (R16), many other rows of
+// 4097..8192 columns staged in one block (R17), and rows past 8192 columns in slices of about
+// 32 KB (R18-R20).
 #pragma once
 
-#include "../detail/row_kernels.cuh"
+#include "detail/row_launch.cuh"
 
 namespace warpkit {
 namespace detail {
@@ -70,13 +69,10 @@ template <typename T> struct CrossEntropyParams {
     };
     static constexpr int kInputs = 1;
     static constexpr int kColumns = 0;
-    static constexpr bool kOutFast = true; // rowOutFast: a row with a valid target
+    static constexpr bool kOutFast = true; // rowOutFastOk: a row with a valid target
     static constexpr bool kReduceWarp = true; // the loss alone may take the warp-streamed path
-    // Warp path: 4 vectors a lane. A row's own work (three sums over its segment, a log, the
-    // target's load) outweighs a short row's exps; narrower segments share it over more rows a
-    // warp (H100, 2^26 elements, x copy, loss alone: 16-bit 128 / 256 / 512 columns 0.88-0.93x
-    // against 0.59-0.79x on rowPlan's segments; fp32 128 / 256 0.99 / 1.01x against 0.64 / 0.90x;
-    // the gradient, 16-bit 128 / 256 / 512: 0.95-0.97x against 0.75-0.94x).
+    // Warp path: 4 vectors a lane, so that a warp shares a short row's own work (three sums, a
+    // log, the target's load) over more rows (R1).
     static constexpr int kWarpChunks = 4;
     const T* x;
     const long long* targets;
@@ -213,7 +209,7 @@ WARPKIT_DEVICE CrossEntropyRow rowRegs(const CrossEntropyParams<T>& p, long long
 }
 
 template <typename T>
-WARPKIT_DEVICE typename CrossEntropyParams<T>::Acc rowStreamInit(const CrossEntropyParams<T>& p, long long row, int cols, bool first) {
+WARPKIT_DEVICE typename CrossEntropyParams<T>::Acc rowStatsInit(const CrossEntropyParams<T>& p, long long row, int cols, bool first) {
     typename CrossEntropyParams<T>::Acc a{softmaxStateEmpty(), 0.0f, 0.0f, -1, 0};
     a.target = crossEntropyTarget(p, row, cols, &a.mode);
     // x_t, read by the row's first thread before its block's exchange: every write of the row
@@ -222,36 +218,36 @@ WARPKIT_DEVICE typename CrossEntropyParams<T>::Acc rowStreamInit(const CrossEntr
     return a;
 }
 template <int N, typename T>
-WARPKIT_DEVICE void rowStreamAdd(const CrossEntropyParams<T>&, typename CrossEntropyParams<T>::Acc& a, const float (&x)[1][N], int) {
+WARPKIT_DEVICE void rowStatsAdd(const CrossEntropyParams<T>&, typename CrossEntropyParams<T>::Acc& a, const float (&x)[1][N], int) {
     a.st = softmaxStateUpdateExp<sizeof(T) == 4>(a.st, x[0]); // 16-bit rows: the fast exp
 #pragma unroll
     for (int k = 0; k < N; ++k) a.sumx += x[0][k];
 }
 /// The calling thread's part of the row's state.
 template <typename T>
-WARPKIT_DEVICE CrossEntropyState rowStreamExchange(const CrossEntropyParams<T>&, const typename CrossEntropyParams<T>::Acc& a) {
+WARPKIT_DEVICE CrossEntropyState rowStatsExchange(const CrossEntropyParams<T>&, const typename CrossEntropyParams<T>::Acc& a) {
     return CrossEntropyState{a.st.max, a.st.sum, a.sumx, a.xt};
 }
 template <int Threads, typename T>
-WARPKIT_DEVICE CrossEntropyState rowStreamTotal(const CrossEntropyParams<T>& p, const typename CrossEntropyParams<T>::Acc& a) {
-    return blockReduce<Threads>(rowStreamExchange(p, a), CrossEntropyMerge{});
+WARPKIT_DEVICE CrossEntropyState rowStatsTotal(const CrossEntropyParams<T>& p, const typename CrossEntropyParams<T>::Acc& a) {
+    return blockReduce<Threads>(rowStatsExchange(p, a), CrossEntropyMerge{});
 }
 template <typename T>
-WARPKIT_DEVICE CrossEntropyRow rowStreamRow(const CrossEntropyParams<T>& p, const typename CrossEntropyParams<T>::Acc& a,
+WARPKIT_DEVICE CrossEntropyRow rowFactors(const CrossEntropyParams<T>& p, const typename CrossEntropyParams<T>::Acc& a,
                                             const CrossEntropyState& st, long long, const VectorSplit&, int cols) {
     return crossEntropyRow(p, st, a.target, a.mode, cols);
 }
 template <int N, typename T>
-WARPKIT_DEVICE void rowStreamOut(const CrossEntropyParams<T>&, const CrossEntropyRow& f, float (&x)[1][N], int col) {
+WARPKIT_DEVICE void rowOut(const CrossEntropyParams<T>&, const CrossEntropyRow& f, float (&x)[1][N], int col) {
 #pragma unroll
     for (int k = 0; k < N; ++k) x[0][k] = crossEntropyGrad(f, expDiff<sizeof(T) == 4>(x[0][k], f.max) * f.scale, col + k);
 }
-/// The staged path's whole-vector gradients take rowStreamOutFast in a row with a valid target.
-template <typename T> WARPKIT_DEVICE bool rowOutFast(const CrossEntropyParams<T>&, const CrossEntropyRow& f) { return f.mode == 0; }
-/// rowStreamOut in a row with a valid target (mode 0): the target's column is checked once a
+/// The staged path's whole-vector gradients take rowOutFast in a row with a valid target.
+template <typename T> WARPKIT_DEVICE bool rowOutFastOk(const CrossEntropyParams<T>&, const CrossEntropyRow& f) { return f.mode == 0; }
+/// rowOut in a row with a valid target (mode 0): the target's column is checked once a
 /// vector rather than once an element (the same values).
 template <int N, typename T>
-WARPKIT_DEVICE void rowStreamOutFast(const CrossEntropyParams<T>&, const CrossEntropyRow& f, float (&x)[1][N], int col) {
+WARPKIT_DEVICE void rowOutFast(const CrossEntropyParams<T>&, const CrossEntropyRow& f, float (&x)[1][N], int col) {
     float prob[N];
 #pragma unroll
     for (int k = 0; k < N; ++k) prob[k] = expDiff<sizeof(T) == 4>(x[0][k], f.max) * f.scale;

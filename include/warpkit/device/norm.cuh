@@ -35,14 +35,13 @@
 // Conventions (docs/design.md): returns cudaError_t; asynchronous on `stream`; allocates nothing;
 // bad arguments (rows < 0, cols < 1, ld < cols, null x or y with rows > 0, x == y with ldx != ldy,
 // eps negative or NaN) return cudaErrorInvalidValue and launch nothing. Host caches are per device
-// and thread-safe. Paths: rowSoftmax's (detail/rows.cuh), with warp lanes of 2 vectors or more,
-// 16-bit rows of 1025..4096 columns in blocks of 128 threads, and fp32 rows past 8192 columns and
-// many 16-bit rows of 4097..8192 staged in shared memory (rowOpPlan); RMSNorm's w is staged beside
-// its rows, LayerNorm's w and b are read from memory, by one 16-byte load each a vector when both
-// are given and aligned (detail/row_kernels.cuh).
+// and thread-safe. Paths: the row family's rules (device/detail/row_plan.cuh; docs/design.md),
+// with warp lanes of 2 vectors or more; RMSNorm's w is staged beside its rows (R22), LayerNorm's w
+// and b are read from memory, by one 16-byte load each a vector when both are given and aligned
+// (device/detail/row_kernels.cuh).
 #pragma once
 
-#include "../detail/row_kernels.cuh"
+#include "detail/row_launch.cuh"
 
 namespace warpkit {
 namespace detail {
@@ -58,10 +57,9 @@ template <typename T> struct NormParams {
     };
     static constexpr int kInputs = 1;
     static constexpr int kColumns = 2; // w and b: per-column arrays (rowColumn)
-    static constexpr bool kOutFast = true; // rowOutFast: w and b given and aligned
+    static constexpr bool kOutFast = true; // rowOutFastOk: w and b given and aligned
     static constexpr bool kReduceWarp = false;
-    // Warp path: 2 vectors a lane (H100, 2^26 elements, 16-bit 128 and 256 columns: LayerNorm and
-    // RMSNorm 0.98-0.99x copy against 0.94-0.95x on rowPlan's segments of one; 4 vectors 0.96-0.98x).
+    // Warp path: 2 vectors a lane (R1).
     static constexpr int kWarpChunks = 2;
     const T* x;
     T* y;
@@ -76,7 +74,7 @@ template <typename T> struct NormParams {
 
 /// A row's factors: y = ((x - shift) - off) * rstd * w + b (RMSNorm: y = (x - shift) * rstd * w with
 /// shift 0), where mean = shift + off; vecW / vecB: w / b are given and 16-byte aligned where the
-/// row's body is (both: rowOutFast).
+/// row's body is (both: rowOutFastOk).
 struct NormRow {
     float shift, off, rstd;
     bool vecW, vecB;
@@ -185,13 +183,13 @@ WARPKIT_DEVICE NormRow rowRegs(const NormParams<T>& p, long long row, int, const
     return f;
 }
 
-template <typename T> WARPKIT_DEVICE typename NormParams<T>::Acc rowStreamInit(const NormParams<T>& p, long long row, int, bool) {
+template <typename T> WARPKIT_DEVICE typename NormParams<T>::Acc rowStatsInit(const NormParams<T>& p, long long row, int, bool) {
     return typename NormParams<T>::Acc{welfordEmpty(), p.rms ? 0.0f : Arith<T>::to_acc(loadScalar(p.x + row * p.ldx))};
 }
 /// LayerNorm: Welford updates of x - shift. RMSNorm: the sum of squares in m2 (mean 0), so that an
 /// infinity gives rstd 0 as in the register paths (a Welford update would make it NaN).
 template <int N, typename T>
-WARPKIT_DEVICE void rowStreamAdd(const NormParams<T>& p, typename NormParams<T>::Acc& a, const float (&x)[1][N], int) {
+WARPKIT_DEVICE void rowStatsAdd(const NormParams<T>& p, typename NormParams<T>::Acc& a, const float (&x)[1][N], int) {
     float d[N];
 #pragma unroll
     for (int k = 0; k < N; ++k) d[k] = x[0][k] - a.shift;
@@ -204,14 +202,14 @@ WARPKIT_DEVICE void rowStreamAdd(const NormParams<T>& p, typename NormParams<T>:
     }
 }
 template <int Threads, typename T>
-WARPKIT_DEVICE WelfordState rowStreamTotal(const NormParams<T>&, const typename NormParams<T>::Acc& a) {
+WARPKIT_DEVICE WelfordState rowStatsTotal(const NormParams<T>&, const typename NormParams<T>::Acc& a) {
     return blockReduceWelford<Threads>(a.st);
 }
 /// Staged rows (in shared memory): LayerNorm's exact two-pass over the block's x - shift, the sum,
 /// then the squares about the block's mean; RMSNorm's sum of squares as streamed.
 template <int Threads, typename T, typename Sweep>
-WARPKIT_DEVICE WelfordState rowStagedTotal(const NormParams<T>& p, typename NormParams<T>::Acc& a, Sweep sweep) {
-    if (p.rms) return rowStagedStreamTotal<Threads>(p, a, sweep);
+WARPKIT_DEVICE WelfordState rowStatsSweep(const NormParams<T>& p, typename NormParams<T>::Acc& a, Sweep sweep) {
+    if (p.rms) return rowStatsSweepAdds<Threads>(p, a, sweep);
     float s[2] = {0.0f, 0.0f}; // sum of x - shift, count (a slice is far below 2^24 elements)
     sweep([&](const auto& x, int) {
         constexpr int N = sizeof(x[0]) / sizeof(float);
@@ -234,16 +232,16 @@ WARPKIT_DEVICE WelfordState rowStagedTotal(const NormParams<T>& p, typename Norm
     return WelfordState{(unsigned)s[1], off, q};
 }
 template <typename T>
-WARPKIT_DEVICE NormRow rowStreamRow(const NormParams<T>& p, const typename NormParams<T>::Acc& a, const WelfordState& st, long long,
+WARPKIT_DEVICE NormRow rowFactors(const NormParams<T>& p, const typename NormParams<T>::Acc& a, const WelfordState& st, long long,
                                     const VectorSplit& sp, int) {
     return normRow(p, st, a.shift, sp);
 }
-template <int N, typename T> WARPKIT_DEVICE void rowStreamOut(const NormParams<T>& p, const NormRow& f, float (&x)[1][N], int col) {
+template <int N, typename T> WARPKIT_DEVICE void rowOut(const NormParams<T>& p, const NormRow& f, float (&x)[1][N], int col) {
     normOut<N, false>(p, f, x[0], col);
 }
-/// The staged path's whole-vector outputs take rowStreamOutFast when this holds (rowOutFast).
-template <typename T> WARPKIT_DEVICE bool rowOutFast(const NormParams<T>&, const NormRow& f) { return f.vecW && f.vecB; }
-template <int N, typename T> WARPKIT_DEVICE void rowStreamOutFast(const NormParams<T>& p, const NormRow& f, float (&x)[1][N], int col) {
+/// The staged path's whole-vector outputs take rowOutFast when this holds (rowOutFastOk).
+template <typename T> WARPKIT_DEVICE bool rowOutFastOk(const NormParams<T>&, const NormRow& f) { return f.vecW && f.vecB; }
+template <int N, typename T> WARPKIT_DEVICE void rowOutFast(const NormParams<T>& p, const NormRow& f, float (&x)[1][N], int col) {
     normOutWB<N, false>(p, f, x[0], col);
 }
 template <typename T> WARPKIT_DEVICE void rowOutputs(const NormParams<T>& p, const NormRow& f, long long row) {

@@ -17,7 +17,8 @@
 // properties, occupancy answers) is cached per device and thread-safe; any number of host
 // threads, streams and devices may call at once.
 //
-// Paths, picked by row length and row count (detail/rows.cuh; the rules and why: docs/design.md):
+// Paths, picked by row length and row count (device/detail/row_plan.cuh, rules R1-R12; why:
+// docs/tuning.md):
 // a warp segment per row (up to 1024 fp32 / 2048 16-bit columns), a block per row, a cluster of
 // blocks per row holding the row in registers (sm_90), a cluster staging the row in shared memory
 // (sm_90), and a streamed two-pass fallback. Every path but the last reads each element once and
@@ -28,7 +29,7 @@
 #include "../thread/vector.cuh"
 #include "../detail/host.cuh"
 #include "../detail/async.cuh"
-#include "../detail/rows.cuh"
+#include "detail/row_launch.cuh"
 
 namespace warpkit {
 namespace detail {
@@ -336,101 +337,65 @@ __global__ void __launch_bounds__(Threads)
     if (hasX) storeScalar(q + extraIndex<int>(sp, t, V), Arith<T>::from_acc(softmaxApply<Kind>(f, xe)));
 }
 
-// ---- host side -------------------------------------------------------------------------------------
+// ---- host side: rowSoftmax on the row runner (device/detail/row_launch.cuh) ------------------------
 
-template <typename T, int Kind, int W, int C, bool Aligned>
-inline cudaError_t launchSoftmaxWarp(const T* x, T* y, long long rows, int cols, long long ldx, long long ldy, bool masked,
-                                     cudaStream_t st) {
+/// rowSoftmax's rows for the runner: the runner plans and falls back as for the row family, and
+/// launches the kernels above through the rowLaunch* overloads below.
+template <typename T, int Kind> struct SoftmaxRows {
+    using Elem = T;
+    static constexpr int kWarpChunks = 1; // R1: segments of one vector a lane first
+    static constexpr bool kReduceWarp = false;
+    const T* x;
+    T* y;
+    long long ldx, ldy;
+    bool masked;
+};
+template <typename T, int Kind> struct RowRunner<SoftmaxRows<T, Kind>> {
+    static constexpr bool softmax = true;
+};
+
+/// Every row of x and y on a 16-byte boundary and of whole vectors: the kernels without head/tail
+/// slots.
+template <typename T, int Kind> inline bool rowAligned(const SoftmaxRows<T, Kind>& s, int cols) {
+    return rowsAligned(s.x, s.ldx, cols) && rowsAligned(s.y, s.ldy, cols);
+}
+
+template <int W, int C, bool Aligned, typename T, int Kind>
+inline cudaError_t rowLaunchWarp(const SoftmaxRows<T, Kind>& s, long long rows, int cols, cudaStream_t st) {
     using S = WarpRowShape<T, W, C, Aligned>;
     return launchRowBlocks(rows, S::rowsPerBlock, [&](long long r0, long long n, int blocks) {
         auto kern = Aligned ? softmaxWarpKernelAligned<T, Kind, W, C> : softmaxWarpKernel<T, Kind, W, C>;
-        kern<<<(unsigned)blocks, kRowWarpThreads, 0, st>>>(x + r0 * ldx, y + r0 * ldy, n, cols, ldx, ldy, masked);
-        return cudaGetLastError();
+        return launchKernel(kern, blocks, kRowWarpThreads, st, s.x + r0 * s.ldx, s.y + r0 * s.ldy, n, cols, s.ldx, s.ldy, s.masked);
     });
 }
 
-template <typename T, int Kind, bool Aligned>
-inline cudaError_t rowSoftmaxWarp(const RowPlan& p, const T* x, T* y, long long rows, int cols, long long ldx,
-                                  long long ldy, bool masked, cudaStream_t st) {
-#define WARPKIT_DETAIL_WARP_CASE(W, C)                                                    \
-    if (p.width == W && p.chunks == C) return launchSoftmaxWarp<T, Kind, W, C, Aligned>(x, y, rows, cols, ldx, ldy, masked, st);
-    WARPKIT_DETAIL_WARP_CASE(1, 1) WARPKIT_DETAIL_WARP_CASE(2, 1) WARPKIT_DETAIL_WARP_CASE(4, 1)
-    WARPKIT_DETAIL_WARP_CASE(8, 1) WARPKIT_DETAIL_WARP_CASE(16, 1) WARPKIT_DETAIL_WARP_CASE(32, 1)
-    WARPKIT_DETAIL_WARP_CASE(32, 2) WARPKIT_DETAIL_WARP_CASE(32, 4) WARPKIT_DETAIL_WARP_CASE(32, 8)
-#undef WARPKIT_DETAIL_WARP_CASE
-    return cudaErrorInvalidConfiguration;
-}
-
-template <typename T, int Kind, int Threads, int C, bool Aligned>
-inline cudaError_t launchSoftmaxBlock(const RowPlan& p, const T* x, T* y, long long rows, int cols, long long ldx,
-                                      long long ldy, bool masked, bool clusters, int dev, cudaStream_t st) {
+template <int Threads, int C, bool Aligned, typename T, int Kind>
+inline cudaError_t rowLaunchBlock(const RowPlan& p, const SoftmaxRows<T, Kind>& s, long long rows, int cols, bool clusters, int dev,
+                                  cudaStream_t st) {
     auto kern = softmaxBlockKernel<T, Kind, Threads, C, Aligned>;
     return launchRows(kern, rows, p.blocks, Threads, 0, clusters, dev, st, [&](const cudaLaunchConfig_t& cfg, long long r0) {
-        return cudaLaunchKernelEx(&cfg, kern, x + r0 * ldx, y + r0 * ldy, cols, ldx, ldy, masked, p.slice);
+        return cudaLaunchKernelEx(&cfg, kern, s.x + r0 * s.ldx, s.y + r0 * s.ldy, cols, s.ldx, s.ldy, s.masked, p.slice);
     });
 }
 
-template <typename T, int Kind, bool Aligned>
-inline cudaError_t rowSoftmaxBlock(const RowPlan& p, const T* x, T* y, long long rows, int cols, long long ldx,
-                                   long long ldy, bool masked, bool clusters, int dev, cudaStream_t st) {
-    constexpr int C16 = rowC16<T>(), C32 = rowC32<T>();
-#define WARPKIT_DETAIL_BLOCK_CASE(N, C)                                                   \
-    if (p.threads == N && p.chunks == C)                                                  \
-        return launchSoftmaxBlock<T, Kind, N, C, Aligned>(p, x, y, rows, cols, ldx, ldy, masked, clusters, dev, st);
-    WARPKIT_DETAIL_BLOCK_CASE(128, C16) WARPKIT_DETAIL_BLOCK_CASE(256, C16) WARPKIT_DETAIL_BLOCK_CASE(512, C16)
-    WARPKIT_DETAIL_BLOCK_CASE(1024, C16) WARPKIT_DETAIL_BLOCK_CASE(512, C32)
-#undef WARPKIT_DETAIL_BLOCK_CASE
-    return cudaErrorInvalidConfiguration;
-}
-
-template <typename T, int Kind, int Threads>
-inline cudaError_t launchSoftmaxStaged(const RowPlan& p, const T* x, T* y, long long rows, int cols, long long ldx,
-                                       long long ldy, bool masked, int dev, cudaStream_t st) {
-    auto kern = softmaxStagedKernel<T, Kind, Threads>;
-    const int np = (p.slice + p.piece - 1) / p.piece;
-    const int smem = p.slice * 16 + ((Kind & SoftmaxLog) ? 0 : np * Threads * (int)sizeof(float));
-    return launchRows(kern, rows, p.blocks, Threads, smem, true, dev, st, [&](const cudaLaunchConfig_t& cfg, long long r0) {
-        return cudaLaunchKernelEx(&cfg, kern, x + r0 * ldx, y + r0 * ldy, cols, ldx, ldy, masked, p.slice, p.piece);
-    });
-}
-
-/// Runs plan `p` (from rowPlan) on device `dev` with properties `d`.
 template <typename T, int Kind>
-inline cudaError_t rowSoftmaxRun(RowPlan p, const T* x, T* y, long long rows, int cols, long long ldx, long long ldy,
-                                 bool masked, int dev, const DeviceProps& d, cudaStream_t st) {
-    // Every row of x and y on a 16-byte boundary and of whole vectors: the paths without head/tail slots.
-    constexpr int V = vectorElems<T>();
-    const bool aligned = cols % V == 0 && ((size_t)x & 15) == 0 && ((size_t)y & 15) == 0 && ldx % V == 0 && ldy % V == 0;
-    for (;;) {
-        cudaError_t e = cudaErrorInvalidConfiguration;
-        switch (p.path) {
-        case RowWarp:
-            return aligned ? rowSoftmaxWarp<T, Kind, true>(p, x, y, rows, cols, ldx, ldy, masked, st)
-                           : rowSoftmaxWarp<T, Kind, false>(p, x, y, rows, cols, ldx, ldy, masked, st);
-        case RowBlock:
-            e = aligned ? rowSoftmaxBlock<T, Kind, true>(p, x, y, rows, cols, ldx, ldy, masked, d.clusters, dev, st)
-                        : rowSoftmaxBlock<T, Kind, false>(p, x, y, rows, cols, ldx, ldy, masked, d.clusters, dev, st);
-            break;
-        case RowStaged:
-            if (p.threads == kStageThreads) e = launchSoftmaxStaged<T, Kind, kStageThreads>(p, x, y, rows, cols, ldx, ldy, masked, dev, st);
-            break;
-        case RowStream: {
-            auto kern = softmaxStreamKernel<T, Kind, kStreamThreads>;
-            return launchRows(kern, rows, p.blocks, kStreamThreads, 0, d.clusters && p.blocks > 1, dev, st,
-                                     [&](const cudaLaunchConfig_t& cfg, long long r0) {
-                                         return cudaLaunchKernelEx(&cfg, kern, x + r0 * ldx, y + r0 * ldy, cols, ldx, ldy,
-                                                                   masked, p.slice);
-                                     });
-        }
-        }
-        // A cluster the device cannot hold (a non-portable size on a partitioned GPU, say): the
-        // streamed path, in clusters of at most 8.
-        if (e != cudaErrorInvalidConfiguration) return e;
-        const long long vecs = ((long long)cols + V - 1) / V;
-        const int n = d.clusters ? 8 : 1;
-        p = RowPlan{RowStream, 0, 0, kStreamThreads, n, (int)((vecs + n - 1) / n), 0};
-        p.blocks = (int)((vecs + p.slice - 1) / p.slice);
-    }
+inline cudaError_t rowLaunchStaged(const RowPlan& p, const SoftmaxRows<T, Kind>& s, long long rows, int cols, int dev, cudaStream_t st) {
+    auto kern = softmaxStagedKernel<T, Kind, kStageThreads>;
+    const int np = (p.slice + p.piece - 1) / p.piece;
+    const int smem = p.slice * 16 + ((Kind & SoftmaxLog) ? 0 : np * kStageThreads * (int)sizeof(float));
+    return launchRows(kern, rows, p.blocks, kStageThreads, smem, true, dev, st, [&](const cudaLaunchConfig_t& cfg, long long r0) {
+        return cudaLaunchKernelEx(&cfg, kern, s.x + r0 * s.ldx, s.y + r0 * s.ldy, cols, s.ldx, s.ldy, s.masked, p.slice, p.piece);
+    });
+}
+
+template <typename T, int Kind>
+inline cudaError_t rowLaunchStream(const RowPlan& p, const SoftmaxRows<T, Kind>& s, long long rows, int cols, bool clusters, int dev,
+                                   cudaStream_t st) {
+    auto kern = softmaxStreamKernel<T, Kind, kStreamThreads>;
+    return launchRows(kern, rows, p.blocks, kStreamThreads, 0, clusters && p.blocks > 1, dev, st,
+                      [&](const cudaLaunchConfig_t& cfg, long long r0) {
+                          return cudaLaunchKernelEx(&cfg, kern, s.x + r0 * s.ldx, s.y + r0 * s.ldy, cols, s.ldx, s.ldy, s.masked, p.slice);
+                      });
 }
 
 template <typename T, int Kind>
@@ -439,7 +404,8 @@ inline cudaError_t rowSoftmaxKind(const T* x, T* y, long long rows, int cols, lo
     int dev = 0;
     DeviceProps d;
     WARPKIT_TRY(currentDevice(&dev, &d));
-    return rowSoftmaxRun<T, Kind>(rowPlan<T>(rows, cols, d.sms, d.clusters), x, y, rows, cols, ldx, ldy, masked, dev, d, st);
+    const RowPlan p = rowPlanFor(rowSoftmaxQuery((int)sizeof(T), rows, cols, d.sms, d.clusters));
+    return rowRun(p, SoftmaxRows<T, Kind>{x, y, ldx, ldy, masked}, rows, cols, dev, d, st);
 }
 
 

@@ -23,13 +23,11 @@
 // Conventions (docs/design.md): returns cudaError_t; asynchronous on `stream`; allocates nothing;
 // bad arguments (rows < 0, cols < 1, an ld < cols, null pointers with rows > 0, an unknown kind, dx
 // == dy or dx == y with a different ld) return cudaErrorInvalidValue and launch nothing. Paths:
-// rowSoftmax's (detail/rows.cuh), with 16-bit rows of 1025..4096 columns in blocks of 128 threads,
-// and fp32 rows past 8192 columns and many 16-bit rows of 4097..8192 staged in shared memory
-// (rowOpPlan; y and dy both, when dy's rows are aligned as
-// y's; else register clusters; detail/row_kernels.cuh).
+// the row family's rules (device/detail/row_plan.cuh; docs/design.md); staged rows stage y and dy
+// both when dy's rows are aligned as y's, else take register clusters (R15).
 #pragma once
 
-#include "../detail/row_kernels.cuh"
+#include "detail/row_launch.cuh"
 
 namespace warpkit {
 namespace detail {
@@ -43,8 +41,7 @@ template <typename T> struct SoftmaxBackwardParams {
     static constexpr int kColumns = 0;
     static constexpr bool kOutFast = false;
     static constexpr bool kReduceWarp = false;
-    // Warp path: rowPlan's segments (H100: 0.98-1.01x copy at 128..1024 columns with 1, 2 or 4
-    // vectors a lane).
+    // Warp path: segments of one vector a lane first (R1).
     static constexpr int kWarpChunks = 1;
     const T* y;
     const T* dy;
@@ -93,19 +90,19 @@ WARPKIT_DEVICE float rowRegs(const SoftmaxBackwardParams<T>& p, long long, int, 
     return s;
 }
 
-template <typename T> WARPKIT_DEVICE float rowStreamInit(const SoftmaxBackwardParams<T>&, long long, int, bool) { return 0.0f; }
-template <int N, typename T> WARPKIT_DEVICE void rowStreamAdd(const SoftmaxBackwardParams<T>& p, float& s, const float (&x)[2][N], int) {
+template <typename T> WARPKIT_DEVICE float rowStatsInit(const SoftmaxBackwardParams<T>&, long long, int, bool) { return 0.0f; }
+template <int N, typename T> WARPKIT_DEVICE void rowStatsAdd(const SoftmaxBackwardParams<T>& p, float& s, const float (&x)[2][N], int) {
 #pragma unroll
     for (int k = 0; k < N; ++k) s += softmaxBackwardTerm(p, x[0][k], x[1][k]);
 }
-template <int Threads, typename T> WARPKIT_DEVICE float rowStreamTotal(const SoftmaxBackwardParams<T>&, float s) {
+template <int Threads, typename T> WARPKIT_DEVICE float rowStatsTotal(const SoftmaxBackwardParams<T>&, float s) {
     return blockReduceSum<Threads>(s);
 }
 template <typename T>
-WARPKIT_DEVICE float rowStreamRow(const SoftmaxBackwardParams<T>&, float, float s, long long, const VectorSplit&, int) {
+WARPKIT_DEVICE float rowFactors(const SoftmaxBackwardParams<T>&, float, float s, long long, const VectorSplit&, int) {
     return s;
 }
-template <int N, typename T> WARPKIT_DEVICE void rowStreamOut(const SoftmaxBackwardParams<T>& p, float s, float (&x)[2][N], int) {
+template <int N, typename T> WARPKIT_DEVICE void rowOut(const SoftmaxBackwardParams<T>& p, float s, float (&x)[2][N], int) {
 #pragma unroll
     for (int k = 0; k < N; ++k) x[0][k] = softmaxBackwardOut(p, s, x[0][k], x[1][k]);
 }

@@ -1,0 +1,430 @@
+// warpkit/device/detail/row_kernels.cuh: the kernels of the row-wise device algorithms
+// (device/norm.cuh, cross_entropy.cuh, softmax_backward.cuh), generic over the algorithm's params
+// P (the contract: row_op.cuh), each a short body over named stages:
+//   rowOpWarpKernel     a segment of W lanes per row, several rows a warp, the row in registers
+//   rowOpBlockKernel    a block, or a cluster of blocks, per row, the row in registers
+//   rowOpStreamKernel   any GPU, any length: each block streams its slice twice
+//   rowOpStagedKernel   (sm_90) a cluster per row, each block's slice bulk-copied to shared memory
+//   rowReduceWarpKernel per-row outputs only: a warp per row streams it once
+// Which one runs a shape: row_plan.cuh; their launches: row_launch.cuh. Internal.
+#pragma once
+
+#include "row_op.cuh"
+#include "../../detail/async.cuh"
+#include "../../cluster/reduce.cuh"
+#include "../../thread/softmax.cuh"
+#include "../../block/reduce.cuh"
+#include "../../welford.cuh"
+
+namespace warpkit {
+namespace detail {
+
+// ---- 1. warp path: a segment of W lanes per row ---------------------------------------------------
+// The layout and rows a thread as rowSoftmax's warp kernel (WarpRowShape); rows past the end load
+// nothing and store nothing.
+template <typename P, int W, int C, bool Aligned>
+__global__ void __launch_bounds__(kRowWarpThreads) rowOpWarpKernel(P p, long long rows, int cols) {
+    using T = typename P::Elem;
+    using S = WarpRowShape<T, W, C, Aligned>;
+    constexpr int NI = P::kInputs;
+    const int seg = (int)threadIdx.x / W, l = (int)threadIdx.x % W;
+    const long long row0 = (long long)blockIdx.x * S::rowsPerBlock + seg;
+    T v[S::R][NI][S::K];
+    RowPart part[S::R];
+#pragma unroll
+    for (int r = 0; r < S::R; ++r) {
+        const long long row = row0 + (long long)r * S::segs;
+        const bool ok = row < rows;
+        const T* x = rowInput(p, 0, ok ? row : 0);
+        const int n = ok ? cols : 0; // a row past the end: every slot empty
+        const VectorSplit sp = Aligned ? VectorSplit{0, 0, n / S::V} : vectorSplit(x, n);
+        part[r] = rowPart(sp, l, W, 0, -1, true);
+        loadShare<C, S::E, LoadReadOnly>(v[r][0], x, sp, l, W, rowFill(p, 0), 0, -1);
+        if constexpr (NI > 1) loadPart<C, S::E, Aligned>(v[r][1], rowInput(p, 1, ok ? row : 0), part[r], rowFill(p, 1));
+    }
+#pragma unroll
+    for (int r = 0; r < S::R; ++r) {
+        const long long row = row0 + (long long)r * S::segs;
+        float x[NI][S::K];
+        rowToFloat(v[r], x);
+        const auto f = rowRegs<C, S::E>(p, row < rows ? row : 0, cols, part[r], x, SegmentGroup<W>{});
+        if (l == 0 && row < rows) rowOutputs(p, f, row);
+        rowFromFloat(x[0], v[r][0]);
+    }
+#pragma unroll
+    for (int r = 0; r < S::R; ++r) {
+        const long long row = row0 + (long long)r * S::segs;
+        T* y = row < rows ? rowOutput(p, row) : nullptr;
+        if (y != nullptr) storeShare<C, S::E>(y, part[r].s, v[r][0], l, W, 0, -1);
+    }
+}
+
+// ---- 2. block path: a block, or a cluster of blocks, per row; the row in registers -----------------
+// Block k of a row's cluster holds body vectors [k*slice, (k+1)*slice), C a thread; block 0 also
+// holds the head and tail elements (none when Aligned). The blocks combine P::Exchange values with
+// clusterReduce.
+template <typename P, int Threads, int C, bool Aligned>
+__global__ void __launch_bounds__(Threads) rowOpBlockKernel(P p, int cols, int slice) {
+    using T = typename P::Elem;
+    constexpr int NI = P::kInputs, E = Aligned ? 0 : 1, K = C * vectorElems<T>() + E;
+    __shared__ ClusterExchange<typename P::Exchange> xch;
+    unsigned round = clusterExchangeInit(xch);
+    const unsigned nb = clusterBlocks(), rank = clusterBlockRank();
+    const int t = (int)threadIdx.x;
+    const long long row = blockIdx.x / nb;
+    const T* x0 = rowInput(p, 0, row);
+    const VectorSplit sp = Aligned ? VectorSplit{0, 0, cols / vectorElems<T>()} : vectorSplit(x0, cols);
+    const int first = (int)rank * slice; // rows are shorter than 2^31 elements
+    const RowPart part = rowPart(sp, t, Threads, first, first + slice, rank == 0);
+    T v[NI][K];
+    loadShare<C, E, LoadReadOnly>(v[0], x0, sp, t, Threads, rowFill(p, 0), first, part.end, rank == 0);
+    if constexpr (NI > 1) loadPart<C, E, Aligned>(v[1], rowInput(p, 1, row), part, rowFill(p, 1));
+    float x[NI][K];
+    rowToFloat(v, x);
+    BlockGroup<Threads, typename P::Exchange> g{&xch, &round};
+    const auto f = rowRegs<C, E>(p, row, cols, part, x, g);
+    if (rank == 0 && t == 0) rowOutputs(p, f, row);
+    T* y = rowOutput(p, row);
+    if (y == nullptr) return;
+    rowFromFloat(x[0], v[0]);
+    storeShare<C, E>(y, sp, v[0], t, Threads, first, part.end, rank == 0);
+}
+
+// ---- 3. streamed path: any GPU, any length ----------------------------------------------------------
+// The statistics sweep of the streamed paths (below, and the warp-streamed one): rowStatsAdd of
+// body vectors i0, i0 + S, i0 + 2S, ... below `end` of every input (input k's body 16-byte aligned
+// where vec[k]), L vectors of each in flight.
+template <int S, int L, typename P, int NI>
+WARPKIT_DEVICE void rowStreamSweep(const P& p, typename P::Acc& acc, const typename P::Elem* const (&in)[NI], const bool (&vec)[NI],
+                                   const VectorSplit& sp, int i0, int end) {
+    using T = typename P::Elem;
+    constexpr int V = vectorElems<T>();
+    for (int i = i0; i < end; i += L * S) {
+        Vector16<T> q[L][NI];
+#pragma unroll
+        for (int u = 0; u < L; ++u)
+#pragma unroll
+            for (int k = 0; k < NI; ++k)
+                if (i + u * S < end) q[u][k] = loadVectorAt<LoadReadOnly>(in[k] + sp.head + (i + u * S) * V, vec[k]);
+#pragma unroll
+        for (int u = 0; u < L; ++u) {
+            if (i + u * S < end) {
+                float xf[NI][V];
+#pragma unroll
+                for (int k = 0; k < NI; ++k)
+#pragma unroll
+                    for (int e = 0; e < V; ++e) xf[k][e] = Arith<T>::to_acc(q[u][k].e[e]);
+                rowStatsAdd<V>(p, acc, xf, sp.head + (i + u * S) * V);
+            }
+        }
+    }
+}
+
+// Each block (a cluster of up to 16 on sm_90) streams its slice of the row twice: the statistics a
+// 16-byte vector at a time, then the outputs. Reads each element twice.
+template <typename P, int Threads>
+__global__ void __launch_bounds__(Threads) rowOpStreamKernel(P p, int cols, int slice) {
+    using T = typename P::Elem;
+    constexpr int NI = P::kInputs, V = vectorElems<T>(), L = 4 / NI; // L vectors of each input in flight
+    __shared__ ClusterExchange<typename P::Exchange> xch;
+    unsigned round = clusterExchangeInit(xch);
+    const unsigned nb = clusterBlocks(), rank = clusterBlockRank();
+    const int t = (int)threadIdx.x;
+    const long long row = blockIdx.x / nb;
+    const T* in[NI];
+    bool vec[NI]; // whether input k's body is 16-byte aligned (input 0's always is)
+#pragma unroll
+    for (int k = 0; k < NI; ++k) in[k] = rowInput(p, k, row);
+    const VectorSplit sp = vectorSplit(in[0], cols);
+#pragma unroll
+    for (int k = 0; k < NI; ++k) vec[k] = (((size_t)(in[k] + sp.head)) & 15) == 0;
+    const int first = (int)rank * slice;
+    const int end = first + slice < sp.vectors ? first + slice : (int)sp.vectors;
+    // Head and tail elements (block 0): thread t holds element t of them, from the first sweep on.
+    const bool hasX = rank == 0 && t < sp.head + sp.tail;
+    const int xcol = extraIndex<int>(sp, t, V);
+    float xe[NI][1];
+#pragma unroll
+    for (int k = 0; k < NI; ++k) xe[k][0] = hasX ? Arith<T>::to_acc(loadScalar(in[k] + xcol)) : 0.0f;
+    typename P::Acc acc = rowStatsInit(p, row, cols, rank == 0 && t == 0);
+    rowStreamSweep<Threads, L>(p, acc, in, vec, sp, first + t, end);
+    if (hasX) rowStatsAdd<1>(p, acc, xe, xcol);
+    const typename P::Exchange total = clusterReduce(xch, round, rowStatsTotal<Threads>(p, acc), typename P::Merge{});
+    const auto f = rowFactors(p, acc, total, row, sp, cols);
+    if (rank == 0 && t == 0) rowOutputs(p, f, row);
+    T* y = rowOutput(p, row);
+    if (y == nullptr) return;
+    const bool vecOut = (((size_t)(y + sp.head)) & 15) == 0;
+    for (int i = first + t; i < end; i += Threads) {
+        float xf[NI][V];
+#pragma unroll
+        for (int k = 0; k < NI; ++k) {
+            const Vector16<T> q = loadVectorAt<LoadReadOnly>(in[k] + sp.head + i * V, vec[k]);
+#pragma unroll
+            for (int e = 0; e < V; ++e) xf[k][e] = Arith<T>::to_acc(q.e[e]);
+        }
+        rowOut<V>(p, f, xf, sp.head + i * V);
+        Vector16<T> o;
+#pragma unroll
+        for (int e = 0; e < V; ++e) o.e[e] = Arith<T>::from_acc(xf[0][e]);
+        storeVectorAt(y + sp.head + i * V, o, vecOut);
+    }
+    if (hasX) {
+        rowOut<1>(p, f, xe, xcol);
+        storeScalar(y + xcol, Arith<T>::from_acc(xe[0][0]));
+    }
+}
+
+// ---- 4. staged path (sm_90): a cluster per row, each block's slice in shared memory ----------------
+// Block k of a row's cluster bulk-copies its `slice` body vectors of each input into dynamic shared
+// memory, in pieces of `piece` vectors (one mbarrier a piece; thread 0 issues every copy at once, so
+// no registers are held while the bytes land and several blocks share an SM). Block 0 also holds the
+// head and tail elements, one a thread, in registers. The statistics come from the shared copy as
+// each piece lands (rowStatsSweep), the blocks combine them with clusterReduce, and a second sweep
+// of the shared copy writes the outputs. Reads each element once; every block finishes its reads
+// before its first exchange and writes only after its last, so in-place calls are safe.
+
+// Per-column arrays (P::kColumns of them: LayerNorm's w and b, rowColumn) are read once a row; when
+// `stageCols` (the host gave them shared memory: rowStagesColumns) and each in use starts the
+// block's slice on 16 bytes, the block bulk-copies their slices too, on a barrier of their own
+// after the row's pieces, and the output sweep reads them there (rowSetColumns): from L2 they
+// would cost a round trip a batch of vectors.
+
+/// A staged block's slice: the shared copy (NI slices of `slice` vectors, then the staged column
+/// arrays'), the pieces' barriers, and where its `nv` vectors lie in the row.
+struct RowStagedSlice {
+    uint4* smem;
+    unsigned long long* full; // kStageMaxPieces pieces' barriers, then the columns'
+    VectorSplit sp;
+    int slice, piece, base, nv, np;
+};
+
+/// Stage: the column arrays in use, each moved to the block's slice (col[k], null where not in
+/// use); `stageCols` stays set only when every one of them starts the slice on 16 bytes. Returns how
+/// many are in use.
+template <typename P, int NC, typename T>
+WARPKIT_DEVICE int rowStagedColumns(const P& p, const RowStagedSlice& s, const T* (&col)[NC > 0 ? NC : 1], bool& stageCols) {
+    int nc = 0;
+    if constexpr (NC > 0) {
+#pragma unroll
+        for (int k = 0; k < NC; ++k) {
+            col[k] = rowColumn(p, k);
+            if (col[k] != nullptr) {
+                col[k] += s.sp.head + (long long)s.base * vectorElems<T>();
+                stageCols = stageCols && ((size_t)col[k] & 15) == 0;
+                ++nc;
+            }
+        }
+    }
+    stageCols = stageCols && nc > 0 && s.nv > 0;
+    return nc;
+}
+
+#if WARPKIT_ARCH >= 900
+/// Stage (thread 0 alone): the barriers, and every bulk copy of the slice (stagePieces); the
+/// columns land on their own barrier, after the row's pieces, so that the statistics never wait for
+/// them, only the output sweep does.
+template <int NI, int NC, typename T>
+WARPKIT_DEVICE void rowStagedIssue(const RowStagedSlice& s, const T* const (&in)[NI], const T* const (&col)[NC > 0 ? NC : 1], int nc,
+                                   bool stageCols) {
+    const unsigned colsBar = smemAddr(&s.full[kStageMaxPieces]);
+    if (stageCols) mbarInit(colsBar, 1);
+    const uint4* src[NI];
+#pragma unroll
+    for (int i = 0; i < NI; ++i) src[i] = reinterpret_cast<const uint4*>(in[i] + s.sp.head) + s.base;
+    stagePieces(s.smem, s.slice, src, s.nv, s.piece, s.full);
+    if (stageCols) {
+        mbarArriveExpectTx(colsBar, (unsigned)(s.nv * 16 * nc));
+#pragma unroll
+        for (int c = 0, j = 0; c < NC; ++c)
+            if (col[c] != nullptr) bulkCopyToShared(smemAddr(s.smem + (NI + j++) * s.slice), col[c], (unsigned)s.nv * 16u, colsBar);
+    }
+}
+
+/// The calling thread's staged vector i (of its block's slice) as floats, input by input.
+template <typename T, int NI, int V> WARPKIT_DEVICE void rowStagedLoad(const RowStagedSlice& s, int i, float (&x)[NI][V]) {
+#pragma unroll
+    for (int k = 0; k < NI; ++k) {
+        Vector16<T> e;
+        const uint4 u = s.smem[k * s.slice + i];
+        __builtin_memcpy(&e, &u, 16);
+#pragma unroll
+        for (int j = 0; j < V; ++j) x[k][j] = Arith<T>::to_acc(e.e[j]);
+    }
+}
+
+/// Stage (a sweep, repeatable): f(x, col) for each of the calling thread's staged vectors, piece by
+/// piece as each lands (at once after the first sweep), then for its head or tail element xe when
+/// it holds one (hasX(), evaluated after the loop).
+template <int Threads, typename T, int NI, typename H, typename F>
+WARPKIT_DEVICE void rowStagedSweep(const RowStagedSlice& s, H hasX, float (&xe)[NI][1], int xcol, F f) {
+    constexpr int V = vectorElems<T>();
+    const int t = (int)threadIdx.x;
+    for (int k = 0; k < s.np; ++k) {
+        mbarWait(smemAddr(&s.full[k]), 0);
+        const int end = (k + 1) * s.piece < s.nv ? (k + 1) * s.piece : s.nv;
+#pragma unroll 2
+        for (int i = k * s.piece + t; i < end; i += Threads) {
+            float x[NI][V];
+            rowStagedLoad<T>(s, i, x);
+            f(x, s.sp.head + (s.base + i) * V);
+        }
+    }
+    if (hasX()) f(xe, xcol);
+}
+
+/// Stage: once the columns' copies land, ps reads them from shared memory (rowSetColumns).
+template <typename P, int NC, typename T>
+WARPKIT_DEVICE void rowStagedColumnsUse(P& ps, const RowStagedSlice& s, const T* const (&col)[NC > 0 ? NC : 1]) {
+    if constexpr (NC > 0) {
+        constexpr int NI = P::kInputs;
+        mbarWait(smemAddr(&s.full[kStageMaxPieces]), 0);
+        const T* c[NC];
+#pragma unroll
+        for (int k = 0, j = 0; k < NC; ++k) c[k] = col[k] != nullptr ? reinterpret_cast<const T*>(s.smem + (NI + j++) * s.slice) : nullptr;
+        rowSetColumns(ps, c, s.sp.head + s.base * vectorElems<T>());
+    }
+}
+
+/// Stage: the outputs of n <= U of the calling thread's vectors i0, i0 + Threads, ...: every store
+/// after every output of the batch, so that the loads an algorithm makes per column (LayerNorm's w
+/// and b, when not staged) are all in flight at once rather than one L2 round trip a vector (a
+/// store in between could alias them). Fast: rowOutFastOk held for the row.
+template <int U, int Threads, typename P, typename F, typename Fast>
+WARPKIT_DEVICE void rowStagedOutBatch(const P& ps, const F& f, const RowStagedSlice& s, int n, int i0, typename P::Elem* yb, bool vecOut,
+                                      Fast) {
+    using T = typename P::Elem;
+    constexpr int NI = P::kInputs, V = vectorElems<T>();
+    float x[U][NI][V];
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+        if (u < n) rowStagedLoad<T>(s, i0 + u * Threads, x[u]);
+    if constexpr (Fast::value) {
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            if (u >= n) break;
+            rowOutFast<V>(ps, f, x[u], s.sp.head + (s.base + i0 + u * Threads) * V);
+        }
+    } else {
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+            if (u < n) rowOut<V>(ps, f, x[u], s.sp.head + (s.base + i0 + u * Threads) * V);
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+        if (u >= n) break;
+        Vector16<T> o;
+#pragma unroll
+        for (int j = 0; j < V; ++j) o.e[j] = Arith<T>::from_acc(x[u][0][j]);
+        const int i = i0 + u * Threads;
+        // The aligned store spelled out: through storeVectorAt(..., vecOut) the compiler merges
+        // both branches into element stores (LayerNorm fp32: no STG.E.128 left in the SASS).
+        if (vecOut) {
+            uint4 w;
+            __builtin_memcpy(&w, &o, 16);
+            reinterpret_cast<uint4*>(yb)[s.base + i] = w;
+        } else {
+            storeVectorAt(yb + (long long)(s.base + i) * V, o, false);
+        }
+    }
+}
+
+/// Stage: the outputs of the calling thread's staged vectors, in batches of U (16-bit rows batch 2:
+/// 8 values a vector, each with its w and b, in 56 registers; 4 took 72-78, and spilled for bf16).
+template <int Threads, typename P, typename F, typename Fast>
+WARPKIT_DEVICE void rowStagedOutAll(const P& ps, const F& f, const RowStagedSlice& s, typename P::Elem* yb, bool vecOut, Fast fast) {
+    constexpr int U = P::kColumns > 0 && sizeof(typename P::Elem) == 4 ? 4 : 2;
+    int i0 = (int)threadIdx.x;
+    for (; i0 + (U - 1) * Threads < s.nv; i0 += U * Threads) rowStagedOutBatch<U, Threads>(ps, f, s, U, i0, yb, vecOut, fast);
+    if (i0 < s.nv) rowStagedOutBatch<U, Threads>(ps, f, s, (s.nv - i0 + Threads - 1) / Threads, i0, yb, vecOut, fast);
+}
+#endif
+
+template <typename P, int Threads>
+__global__ void __launch_bounds__(Threads) rowOpStagedKernel(P p, int cols, int slice, int piece, bool stageCols) {
+#if WARPKIT_ARCH >= 900
+    using T = typename P::Elem;
+    constexpr int NI = P::kInputs, NC = P::kColumns, V = vectorElems<T>();
+    extern __shared__ __align__(128) uint4 wk_row_stage[]; // NI slices, then the staged columns'; 128-byte aligned
+    __shared__ ClusterExchange<typename P::Exchange> xch;
+    __shared__ alignas(8) unsigned long long full[kStageMaxPieces + 1]; // the pieces', then the columns'
+    unsigned round = clusterExchangeInit(xch);
+    const int nb = (int)clusterBlocks(), rank = (int)clusterBlockRank(), t = (int)threadIdx.x;
+    const long long row = blockIdx.x / nb;
+    const T* in[NI];
+#pragma unroll
+    for (int k = 0; k < NI; ++k) in[k] = rowInput(p, k, row);
+    const VectorSplit sp = vectorSplit(in[0], cols);
+    const int nv = stagedVectors(sp, rank, slice);
+    const RowStagedSlice s{wk_row_stage, full, sp, slice, piece, rank * slice, nv, (nv + piece - 1) / piece};
+    const T* col[NC > 0 ? NC : 1] = {}; // the column arrays' slices (global), null where not in use
+    const int nc = rowStagedColumns<P, NC>(p, s, col, stageCols);
+    if (t == 0) rowStagedIssue<NI, NC>(s, in, col, nc, stageCols);
+    // Head and tail elements (block 0): thread t holds element t of them.
+    // (recomputed where used: held across the sweeps, ptxas spills the predicate to local memory)
+    auto hasX = [&] { return rank == 0 && t < s.sp.head + s.sp.tail; };
+    const int xcol = extraIndex<int>(s.sp, t, V);
+    float xe[NI][1];
+#pragma unroll
+    for (int k = 0; k < NI; ++k) xe[k][0] = hasX() ? Arith<T>::to_acc(loadScalar(in[k] + xcol)) : 0.0f;
+    typename P::Acc acc = rowStatsInit(p, row, cols, rank == 0 && t == 0);
+    __syncthreads(); // the barriers are initialised before anyone waits on them
+    auto sweep = [&](auto f) { rowStagedSweep<Threads, T>(s, hasX, xe, xcol, f); };
+    const typename P::Exchange total = clusterReduce(xch, round, rowStatsSweep<Threads>(p, acc, sweep), typename P::Merge{});
+    // The body's outputs read the staged column slices (ps); the head and tail's, the arrays (p).
+    P ps = p;
+    if (stageCols) rowStagedColumnsUse<P, NC>(ps, s, col);
+    const auto f = rowFactors(ps, acc, total, row, s.sp, cols);
+    if (rank == 0 && t == 0) rowOutputs(p, f, row);
+    T* y = rowOutput(p, row);
+    if (y == nullptr) return;
+    T* yb = y + s.sp.head;
+    const bool vecOut = ((size_t)yb & 15) == 0; // y's rows may be aligned differently from x's
+    if constexpr (P::kOutFast) {
+        if (rowOutFastOk(ps, f)) rowStagedOutAll<Threads>(ps, f, s, yb, vecOut, RowBool<true>{});
+        else rowStagedOutAll<Threads>(ps, f, s, yb, vecOut, RowBool<false>{});
+    } else {
+        rowStagedOutAll<Threads>(ps, f, s, yb, vecOut, RowBool<false>{});
+    }
+    if (hasX()) {
+        rowOut<1>(p, f, xe, xcol);
+        storeScalar(y + xcol, Arith<T>::from_acc(xe[0][0]));
+    }
+#else
+    (void)p, (void)cols, (void)slice, (void)piece, (void)stageCols; // launched on sm_90 and newer only
+#endif
+}
+
+// ---- 5. warp-streamed path: per-row outputs only, a warp per row -----------------------------------
+// For calls that write no per-element output (the cross-entropy loss alone; P::kReduceWarp): each
+// warp streams one row once (rowStreamSweep), kRowReduceWarpChunks 16-byte vectors a lane in
+// flight, the lanes' states combined with shuffles (rowStatsExchange, P::Merge), and lane 0
+// writes the row's outputs. No barriers and no shared memory, so every warp runs independently of
+// the others.
+constexpr int kRowReduceWarpChunks = 4; // R16 (16-bit: 53-64 registers)
+template <typename P>
+__global__ void __launch_bounds__(kRowWarpThreads) rowReduceWarpKernel(P p, long long rows, int cols) {
+    using T = typename P::Elem;
+    constexpr int V = vectorElems<T>();
+    static_assert(P::kInputs == 1, "rowReduceWarpKernel: P::kInputs must be 1");
+    const int lane = (int)threadIdx.x % 32;
+    const long long row = (long long)blockIdx.x * (kRowWarpThreads / 32) + (int)threadIdx.x / 32;
+    if (row >= rows) return; // the whole warp
+    const T* x = rowInput(p, 0, row);
+    const VectorSplit sp = vectorSplit(x, cols);
+    typename P::Acc acc = rowStatsInit(p, row, cols, lane == 0);
+    const T* const in[1] = {x};
+    const bool vec[1] = {true}; // the split's body is aligned
+    rowStreamSweep<32, kRowReduceWarpChunks>(p, acc, in, vec, sp, lane, (int)sp.vectors);
+    if (lane < sp.head + sp.tail) { // head and tail elements: at most 2V - 2 < 32, one a lane
+        const int col = extraIndex<int>(sp, lane, V);
+        const float xe[1][1] = {{Arith<T>::to_acc(loadScalar<LoadReadOnly>(x + col))}};
+        rowStatsAdd<1>(p, acc, xe, col);
+    }
+    const typename P::Exchange total = warpReduce<32>(rowStatsExchange(p, acc), typename P::Merge{});
+    const auto f = rowFactors(p, acc, total, row, sp, cols);
+    if (lane == 0) rowOutputs(p, f, row);
+}
+
+} // namespace detail
+} // namespace warpkit
