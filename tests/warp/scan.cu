@@ -353,10 +353,8 @@ template <int W, typename T, int K> static void run_seeded(tally* t, wk_rng* r) 
     // if constexpr, not ?:, so that (T)wk_next(r) is never compiled for __half: with the fp16
     // headers of CUDA 12.0 and 12.1 a 64-bit integer to __half conversion is ambiguous.
     T init;
-    if constexpr (warpkit::detail::Arith<T>::is_float)
-        init = wk_from_double<T>(wk_uniform(r, -50, 50));
-    else
-        init = (T)wk_next(r);
+    if constexpr (warpkit::detail::Arith<T>::is_float) init = wk_from_double<T>(wk_uniform(r, -50, 50));
+    else init = (T)wk_next(r);
     std::vector<int> valid = make_valid(warps, W);
     T *din = wk_alloc<T>(n), *dout = wk_alloc<T>(2 * (size_t)n);
     int* dvalid = wk_alloc<int>(valid.size());
