@@ -50,6 +50,23 @@ WARPKIT_DEVICE T shfl(unsigned mask, T v, int arg, int width = 32) {
     }
 }
 
+/// mask ? a : b (mask 0 or ~0u) for any trivially copyable T, one lop3 per 32-bit word. The mux is
+/// opaque to the compiler, which otherwise may turn many lane-dependent selects on one condition
+/// into divergent branches, each with its own copy of the shuffles around them.
+template <typename T> WARPKIT_DEVICE T muxWords(unsigned mask, T a, T b) {
+    constexpr int W = (int)((sizeof(T) + 3) / 4);
+    unsigned wa[W], wb[W], wr[W];
+    wa[W - 1] = 0u;
+    wb[W - 1] = 0u;
+    __builtin_memcpy(wa, &a, sizeof(T));
+    __builtin_memcpy(wb, &b, sizeof(T));
+#pragma unroll
+    for (int i = 0; i < W; ++i) asm("lop3.b32 %0, %1, %2, %3, 0xE4;" : "=r"(wr[i]) : "r"(wa[i]), "r"(wb[i]), "r"(mask));
+    T r;
+    __builtin_memcpy(&r, wr, sizeof(T));
+    return r;
+}
+
 template <typename T> WARPKIT_DEVICE T shflIdx(T v, int src, int width = 32, unsigned mask = WARPKIT_FULL_MASK) {
     return shfl<ShflIdx>(mask, v, src, width);
 }
