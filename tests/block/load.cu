@@ -111,8 +111,8 @@ template <int BT, int Tile, int Halo> static void halo(long* checked, long* bad,
                     const float want = e >= 0 && e < n ? h[e] : -1.5f;
                     ++*checked;
                     if (d[(size_t)b * slots + j] != want && (*bad)++ == 0)
-                        snprintf(first, 256, "halo BT=%d Tile=%d Halo=%d n %lld shift %lld block %d slot %d: %g want %g",
-                                 BT, Tile, Halo, n, shift, b, j, d[(size_t)b * slots + j], want);
+                        snprintf(first, 256, "halo BT=%d Tile=%d Halo=%d n %lld shift %lld block %d slot %d: %g",
+                                 BT, Tile, Halo, n, shift, b, j, d[(size_t)b * slots + j]);
                 }
             cudaFree(in);
             cudaFree(dump);
