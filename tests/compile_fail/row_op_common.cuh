@@ -45,9 +45,12 @@ template <int N> __device__ void rowStatsAdd(const SumRows&, float& a, const flo
     for (int k = 0; k < N; ++k) a += x[0][k];
 }
 #endif
-template <int Threads> __device__ float rowStatsTotal(const SumRows&, const float& a) { return warpkit::blockReduceSum<Threads>(a); }
+template <int Threads> __device__ float rowStatsTotal(const SumRows&, const float& a) {
+    return warpkit::blockReduceSum<Threads>(a);
+}
 #ifndef ROW_OP_OMIT_FACTORS
-__device__ inline float rowFactors(const SumRows&, const float&, const float& total, long long, const warpkit::VectorSplit&, int) {
+__device__ inline float rowFactors(const SumRows&, const float&, const float& total, long long,
+                                   const warpkit::VectorSplit&, int) {
     return total;
 }
 #endif

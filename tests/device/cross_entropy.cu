@@ -220,7 +220,7 @@ template <typename T> static int ce_paths(int* seen) {
             CeCase a{3, c, (long long)(c + 7) / 8 * 8, (long long)(c + 7) / 8 * 8, 0, 0, false, true, true, 0, 2, false, 0.0f, 1.0f, 1};
             bad += ce_case<T>("paths (forced plan, aligned)", a, 0xcf800ull + salt++, &p);
         }
-        // The loss alone on the warp-streamed path (rowReducePlan's), unaligned and aligned rows.
+        // The loss alone on the warp-streamed path (R16), unaligned and aligned rows.
         seen[warpkit::detail::RowWarpStream] = 1;
         const RowPlan ws = warpkit::detail::rowWarpStreamPlan();
         const float sm = salt % 2 ? 0.1f : 0.0f;
@@ -234,8 +234,8 @@ template <typename T> static int ce_paths(int* seen) {
             const long long rows = row_many_rows(d, c);
             CeCase many{rows, c, (long long)c + 5, (long long)c, 2, 0, false, true, true, -100, 7, false, 0.0f, 1.0f / rows, 0};
             bad += ce_case<T>("paths (many rows)", many, 0xcfc00ull + salt++);
-            // The loss alone has its own plan (rowReducePlan): many rows of 3001 columns (every type)
-            // and 16-bit rows of 4097 warp-streamed, other rows of 4097..8192 staged.
+            // The loss alone has its own plan (the rules without per-element outputs): many rows of 3001 columns (every
+            // type) and 16-bit rows of 4097 warp-streamed, other rows of 4097..8192 staged.
             if (c == 3001 || c == 4097 || c == 8191) {
                 many.useGrad = false;
                 bad += ce_case<T>("paths (many rows, loss alone)", many, 0xcfc00ull + salt++);
@@ -264,7 +264,7 @@ template <typename T> static int ce_specials(void) {
                 if (wk_thin(salt, 6)) { ++salt; continue; }
                 CeCase k{10, c, (long long)c, (long long)c, 0, 0, false, true, true, -100, 4, true, smoothing, 1.0f, mode};
                 bad += ce_case<T>("specials", k, 0xc5000ull + salt);
-                // The loss alone (its own plans: rowReducePlan; the sanitizers skip the dispatcher's
+                // The loss alone (its own plans: R16-R21; the sanitizers skip the dispatcher's
                 // run, whose cluster kernels the gradient's run above covers), and on the
                 // warp-streamed path (the dispatcher's for many rows).
                 k.useGrad = false;

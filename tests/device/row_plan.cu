@@ -56,8 +56,8 @@ std::vector<int> planCols() {
 std::string planText(const RowPlan& p) {
     static const char kPath[] = "WBSTR"; // warp, block, staged, streamed, warp-streamed
     char b[96];
-    snprintf(b, sizeof b, "%c%d.%d.%d.%d.%d.%d", p.path >= 0 && p.path < 5 ? kPath[p.path] : '?', p.width, p.chunks, p.threads,
-             p.blocks, p.slice, p.piece);
+    snprintf(b, sizeof b, "%c%d.%d.%d.%d.%d.%d", p.path >= 0 && p.path < 5 ? kPath[p.path] : '?', p.width, p.chunks,
+             p.threads, p.blocks, p.slice, p.piece);
     return b;
 }
 
@@ -75,15 +75,18 @@ void checkCompiled(RowClass cls, int elemBytes, int M, bool warpStream, const Ro
 /// The row family's plan for params p (what rowOpDispatch runs, before any cluster-fit fall-back).
 template <typename P> RowPlan familyPlan(const P& p, long long rows, int cols, const Profile& d, bool reduceOnly) {
     const RowPlan pl = rowPlanFor(rowOpQuery(p, rows, cols, d.sms, d.clusters, reduceOnly));
-    checkCompiled(reduceOnly ? RowClassReduce : RowClassOutputs, (int)sizeof(typename P::Elem), P::kWarpChunks, P::kReduceWarp, pl,
-                  std::string(d.name) + " cols=" + std::to_string(cols) + " rows=" + std::to_string(rows) + " " + planText(pl));
+    checkCompiled(reduceOnly ? RowClassReduce : RowClassOutputs, (int)sizeof(typename P::Elem), P::kWarpChunks,
+                  P::kReduceWarp, pl,
+                  std::string(d.name) + " cols=" + std::to_string(cols) + " rows=" + std::to_string(rows) + " " +
+                      planText(pl));
     return pl;
 }
 
 template <typename T> RowPlan softmaxPlan(long long rows, int cols, const Profile& d) {
     const RowPlan pl = rowPlanFor(rowSoftmaxQuery((int)sizeof(T), rows, cols, d.sms, d.clusters));
     checkCompiled(RowClassSoftmax, (int)sizeof(T), 1, false, pl,
-                  std::string("softmax ") + d.name + " cols=" + std::to_string(cols) + " rows=" + std::to_string(rows) + " " + planText(pl));
+                  std::string("softmax ") + d.name + " cols=" + std::to_string(cols) + " rows=" + std::to_string(rows) +
+                      " " + planText(pl));
     return pl;
 }
 
@@ -97,16 +100,21 @@ template <typename T> T* fake(size_t a) { return reinterpret_cast<T*>(a); }
 /// gradient; the loss alone (the reduce-only planner); softmax backward (y and dy aligned alike);
 /// log softmax backward with dy 2 elements off y's alignment (not stageable together).
 template <typename T> std::string planLine(long long rows, int cols, const Profile& d) {
-    const NormParams<T> ln{fake<T>(4096), fake<T>(8192), fake<T>(12288), fake<T>(16384), fake<float>(20480), fake<float>(24576),
-                           cols, cols, 1e-5f, false};
-    const NormParams<T> lnBare{fake<T>(4096), fake<T>(8192), nullptr, nullptr, nullptr, nullptr, cols, cols, 1e-5f, false};
-    const NormParams<T> rms{fake<T>(4096), fake<T>(8192), fake<T>(12288), nullptr, nullptr, fake<float>(24576), cols, cols, 1e-5f, true};
-    const NormParams<T> rmsBare{fake<T>(4096), fake<T>(8192), nullptr, nullptr, nullptr, nullptr, cols, cols, 1e-5f, true};
-    const CrossEntropyParams<T> xg{fake<T>(4096), fake<long long>(8192), fake<float>(12288), fake<T>(16384), cols, cols, -100, 0.0f,
-                                   1.0f};
-    const CrossEntropyParams<T> xl{fake<T>(4096), fake<long long>(8192), fake<float>(12288), nullptr, cols, cols, -100, 0.0f, 1.0f};
+    const NormParams<T> ln{fake<T>(4096),      fake<T>(8192), fake<T>(12288), fake<T>(16384), fake<float>(20480),
+                           fake<float>(24576), cols,          cols,           1e-5f,          false};
+    const NormParams<T> lnBare{fake<T>(4096), fake<T>(8192), nullptr, nullptr, nullptr,
+                               nullptr,       cols,          cols,    1e-5f,   false};
+    const NormParams<T> rms{fake<T>(4096),      fake<T>(8192), fake<T>(12288), nullptr, nullptr,
+                            fake<float>(24576), cols,          cols,           1e-5f,   true};
+    const NormParams<T> rmsBare{fake<T>(4096), fake<T>(8192), nullptr, nullptr, nullptr,
+                                nullptr,       cols,          cols,    1e-5f,   true};
+    const CrossEntropyParams<T> xg{
+        fake<T>(4096), fake<long long>(8192), fake<float>(12288), fake<T>(16384), cols, cols, -100, 0.0f, 1.0f};
+    const CrossEntropyParams<T> xl{
+        fake<T>(4096), fake<long long>(8192), fake<float>(12288), nullptr, cols, cols, -100, 0.0f, 1.0f};
     const SoftmaxBackwardParams<T> bw{fake<T>(4096), fake<T>(8192), fake<T>(12288), cols, cols, cols, false};
-    const SoftmaxBackwardParams<T> bwOff{fake<T>(4096), fake<T>(8192 + 2 * sizeof(T)), fake<T>(12288), cols, cols, cols, true};
+    const SoftmaxBackwardParams<T> bwOff{fake<T>(4096), fake<T>(8192 + 2 * sizeof(T)), fake<T>(12288), cols, cols, cols,
+                                         true};
     std::string s = "softmax=" + planText(softmaxPlan<T>(rows, cols, d));
     s += " ln=" + planText(familyPlan(ln, rows, cols, d, false));
     s += " ln0=" + planText(familyPlan(lnBare, rows, cols, d, false));
@@ -119,12 +127,15 @@ template <typename T> std::string planLine(long long rows, int cols, const Profi
     return s;
 }
 
-template <typename T> void appendType(std::string& out, const char* tname, const Profile& d, const std::vector<int>& cols) {
+template <typename T>
+void appendType(std::string& out, const char* tname, const Profile& d, const std::vector<int>& cols) {
     for (int c : cols) {
         // Consecutive row counts with the same plans share a line.
         std::string prev, rowsText;
         auto flush = [&]() {
-            if (!prev.empty()) out += std::string(d.name) + " " + tname + " cols=" + std::to_string(c) + " rows=" + rowsText + ": " + prev + "\n";
+            if (!prev.empty())
+                out += std::string(d.name) + " " + tname + " cols=" + std::to_string(c) + " rows=" + rowsText + ": " +
+                       prev + "\n";
         };
         for (long long r : kRows) {
             const std::string line = planLine<T>(r, c, d);
@@ -191,7 +202,8 @@ Test(device_row_plan, golden) {
     cr_assert(readFile(kGoldenPath, &want), "cannot read %s (run from the repository root)", kGoldenPath);
     std::string la, lb;
     const int line = got == want ? 0 : firstDiff(got, want, &la, &lb);
-    cr_expect(gUncompiled == 0, "%d plans have no compiled kernel (row_plan.cuh's shape tables), the first: %s", gUncompiled,
-              gFirstUncompiled.c_str());
-    cr_expect(line == 0, "plans differ from %s at line %d:\n  now:    %s\n  golden: %s", kGoldenPath, line, la.c_str(), lb.c_str());
+    cr_expect(gUncompiled == 0, "%d plans have no compiled kernel (row_plan.cuh's shape tables), the first: %s",
+              gUncompiled, gFirstUncompiled.c_str());
+    cr_expect(line == 0, "plans differ from %s at line %d:\n  now:    %s\n  golden: %s", kGoldenPath, line, la.c_str(),
+              lb.c_str());
 }

@@ -53,11 +53,14 @@ static int sm_case(const char* what, const SmCase& c, uint64_t seed, const warpk
         int dev = 0;
         warpkit::detail::DeviceProps d;
         WK_CUDA(warpkit::detail::currentDevice(&dev, &d));
+        const bool masked = (c.kind & warpkit::SoftmaxMasked) != 0;
+        using LogRows = warpkit::detail::SoftmaxRows<T, warpkit::SoftmaxLog>;
+        using PlainRows = warpkit::detail::SoftmaxRows<T, warpkit::SoftmaxPlain>;
         e = (c.kind & warpkit::SoftmaxLog)
-                ? warpkit::detail::rowSoftmaxRun<T, warpkit::SoftmaxLog>(*plan, dx + c.offX, yp, c.rows, c.cols, c.ldx, ldy,
-                                                                         c.kind & warpkit::SoftmaxMasked, dev, d, st)
-                : warpkit::detail::rowSoftmaxRun<T, warpkit::SoftmaxPlain>(*plan, dx + c.offX, yp, c.rows, c.cols, c.ldx, ldy,
-                                                                           c.kind & warpkit::SoftmaxMasked, dev, d, st);
+                ? warpkit::detail::rowRun(*plan, LogRows{dx + c.offX, yp, c.ldx, ldy, masked}, c.rows, c.cols, dev, d,
+                                          st)
+                : warpkit::detail::rowRun(*plan, PlainRows{dx + c.offX, yp, c.ldx, ldy, masked}, c.rows, c.cols, dev, d,
+                                          st);
     } else {
         e = warpkit::rowSoftmax(dx + c.offX, yp, c.rows, c.cols, (SoftmaxKind)c.kind, c.ldx, ldy, st);
     }
@@ -120,10 +123,12 @@ template <typename T> static int sm_paths(int* seen) {
     int bad = 0, salt = 0;
     for (int c : row_thinned(cols)) {
         for (int kind : {warpkit::SoftmaxPlain, warpkit::SoftmaxLog}) {
-            seen[warpkit::detail::rowPlan<T>(3, c, d.sms, d.clusters).path] = 1;
+            seen[warpkit::detail::rowPlanFor(warpkit::detail::rowSoftmaxQuery((int)sizeof(T), 3, c, d.sms, d.clusters))
+                     .path] = 1;
             SmCase few{kind, 3, c, (long long)c + 3, (long long)c + 1, 3, 5, false, salt};
             bad += sm_case<T>("paths (3 rows)", few, 0x9a000ull + salt++);
-            const warpkit::detail::RowPlan p = warpkit::detail::rowPlan<T>(1LL << 24, c, d.sms, d.clusters);
+            const warpkit::detail::RowPlan p = warpkit::detail::rowPlanFor(
+                warpkit::detail::rowSoftmaxQuery((int)sizeof(T), 1LL << 24, c, d.sms, d.clusters));
             seen[p.path] = 1;
             SmCase forced{kind | warpkit::SoftmaxMasked, 3, c, (long long)c + 7, (long long)c + 7, 1, 1, true, 8 + salt};
             bad += sm_case<T>("paths (many-rows plan on 3 rows)", forced, 0x9b000ull + salt++, &p);

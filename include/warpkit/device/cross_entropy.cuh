@@ -25,8 +25,8 @@
 // NaN and infinities, as PyTorch: a NaN or +inf logit makes the row's loss and gradient NaN; a row
 // of all -inf gives NaN; a -inf logit has probability 0 (a finite gradient), and the loss is +inf
 // when the target's logit is -inf or, with e > 0, when any logit is -inf (the smoothing term);
-// e = 1 with a -inf target logit gives NaN (0 * inf, as PyTorch). Where PyTorch raises a device-side assertion (a target outside
-// [0, cols) that is not ignoreIndex), the row's loss and gradient are NaN. A row whose target is
+// e = 1 with a -inf target logit gives NaN (0 * inf, as PyTorch). Where PyTorch raises a device-side assertion (a
+// target outside [0, cols) that is not ignoreIndex), the row's loss and gradient are NaN. A row whose target is
 // ignoreIndex gets exactly 0 loss and gradient whatever its logits. Accuracy: float rows take the
 // precise exp, 16-bit rows the fast one (thread/softmax.cuh).
 //
@@ -69,7 +69,7 @@ template <typename T> struct CrossEntropyParams {
     };
     static constexpr int kInputs = 1;
     static constexpr int kColumns = 0;
-    static constexpr bool kOutFast = true; // rowOutFastOk: a row with a valid target
+    static constexpr bool kOutFast = true;    // rowOutFastOk: a row with a valid target
     static constexpr bool kReduceWarp = true; // the loss alone may take the warp-streamed path
     // Warp path: 4 vectors a lane, so that a warp shares a short row's own work (three sums, a
     // log, the target's load) over more rows (R1).
@@ -208,8 +208,8 @@ WARPKIT_DEVICE CrossEntropyRow rowRegs(const CrossEntropyParams<T>& p, long long
     return f;
 }
 
-template <typename T>
-WARPKIT_DEVICE typename CrossEntropyParams<T>::Acc rowStatsInit(const CrossEntropyParams<T>& p, long long row, int cols, bool first) {
+template <typename T> WARPKIT_DEVICE typename CrossEntropyParams<T>::Acc
+rowStatsInit(const CrossEntropyParams<T>& p, long long row, int cols, bool first) {
     typename CrossEntropyParams<T>::Acc a{softmaxStateEmpty(), 0.0f, 0.0f, -1, 0};
     a.target = crossEntropyTarget(p, row, cols, &a.mode);
     // x_t, read by the row's first thread before its block's exchange: every write of the row
@@ -217,24 +217,25 @@ WARPKIT_DEVICE typename CrossEntropyParams<T>::Acc rowStatsInit(const CrossEntro
     if (a.target >= 0 && first) a.xt = Arith<T>::to_acc(loadScalar(rowInput(p, 0, row) + a.target));
     return a;
 }
-template <int N, typename T>
-WARPKIT_DEVICE void rowStatsAdd(const CrossEntropyParams<T>&, typename CrossEntropyParams<T>::Acc& a, const float (&x)[1][N], int) {
+template <int N, typename T> WARPKIT_DEVICE void
+rowStatsAdd(const CrossEntropyParams<T>&, typename CrossEntropyParams<T>::Acc& a, const float (&x)[1][N], int) {
     a.st = softmaxStateUpdateExp<sizeof(T) == 4>(a.st, x[0]); // 16-bit rows: the fast exp
 #pragma unroll
     for (int k = 0; k < N; ++k) a.sumx += x[0][k];
 }
 /// The calling thread's part of the row's state.
-template <typename T>
-WARPKIT_DEVICE CrossEntropyState rowStatsExchange(const CrossEntropyParams<T>&, const typename CrossEntropyParams<T>::Acc& a) {
+template <typename T> WARPKIT_DEVICE CrossEntropyState rowStatsExchange(const CrossEntropyParams<T>&,
+                                                                        const typename CrossEntropyParams<T>::Acc& a) {
     return CrossEntropyState{a.st.max, a.st.sum, a.sumx, a.xt};
 }
 template <int Threads, typename T>
-WARPKIT_DEVICE CrossEntropyState rowStatsTotal(const CrossEntropyParams<T>& p, const typename CrossEntropyParams<T>::Acc& a) {
+WARPKIT_DEVICE CrossEntropyState rowStatsTotal(const CrossEntropyParams<T>& p,
+                                               const typename CrossEntropyParams<T>::Acc& a) {
     return blockReduce<Threads>(rowStatsExchange(p, a), CrossEntropyMerge{});
 }
 template <typename T>
 WARPKIT_DEVICE CrossEntropyRow rowFactors(const CrossEntropyParams<T>& p, const typename CrossEntropyParams<T>::Acc& a,
-                                            const CrossEntropyState& st, long long, const VectorSplit&, int cols) {
+                                          const CrossEntropyState& st, long long, const VectorSplit&, int cols) {
     return crossEntropyRow(p, st, a.target, a.mode, cols);
 }
 template <int N, typename T>
@@ -243,7 +244,9 @@ WARPKIT_DEVICE void rowOut(const CrossEntropyParams<T>&, const CrossEntropyRow& 
     for (int k = 0; k < N; ++k) x[0][k] = crossEntropyGrad(f, expDiff<sizeof(T) == 4>(x[0][k], f.max) * f.scale, col + k);
 }
 /// The staged path's whole-vector gradients take rowOutFast in a row with a valid target.
-template <typename T> WARPKIT_DEVICE bool rowOutFastOk(const CrossEntropyParams<T>&, const CrossEntropyRow& f) { return f.mode == 0; }
+template <typename T> WARPKIT_DEVICE bool rowOutFastOk(const CrossEntropyParams<T>&, const CrossEntropyRow& f) {
+    return f.mode == 0;
+}
 /// rowOut in a row with a valid target (mode 0): the target's column is checked once a
 /// vector rather than once an element (the same values).
 template <int N, typename T>

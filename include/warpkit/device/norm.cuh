@@ -183,7 +183,8 @@ WARPKIT_DEVICE NormRow rowRegs(const NormParams<T>& p, long long row, int, const
     return f;
 }
 
-template <typename T> WARPKIT_DEVICE typename NormParams<T>::Acc rowStatsInit(const NormParams<T>& p, long long row, int, bool) {
+template <typename T>
+WARPKIT_DEVICE typename NormParams<T>::Acc rowStatsInit(const NormParams<T>& p, long long row, int, bool) {
     return typename NormParams<T>::Acc{welfordEmpty(), p.rms ? 0.0f : Arith<T>::to_acc(loadScalar(p.x + row * p.ldx))};
 }
 /// LayerNorm: Welford updates of x - shift. RMSNorm: the sum of squares in m2 (mean 0), so that an
@@ -231,17 +232,20 @@ WARPKIT_DEVICE WelfordState rowStatsSweep(const NormParams<T>& p, typename NormP
     q = blockReduceSum<Threads>(q);
     return WelfordState{(unsigned)s[1], off, q};
 }
-template <typename T>
-WARPKIT_DEVICE NormRow rowFactors(const NormParams<T>& p, const typename NormParams<T>::Acc& a, const WelfordState& st, long long,
-                                    const VectorSplit& sp, int) {
+template <typename T> WARPKIT_DEVICE NormRow rowFactors(const NormParams<T>& p, const typename NormParams<T>::Acc& a,
+                                                        const WelfordState& st, long long, const VectorSplit& sp, int) {
     return normRow(p, st, a.shift, sp);
 }
-template <int N, typename T> WARPKIT_DEVICE void rowOut(const NormParams<T>& p, const NormRow& f, float (&x)[1][N], int col) {
+template <int N, typename T>
+WARPKIT_DEVICE void rowOut(const NormParams<T>& p, const NormRow& f, float (&x)[1][N], int col) {
     normOut<N, false>(p, f, x[0], col);
 }
 /// The staged path's whole-vector outputs take rowOutFast when this holds (rowOutFastOk).
-template <typename T> WARPKIT_DEVICE bool rowOutFastOk(const NormParams<T>&, const NormRow& f) { return f.vecW && f.vecB; }
-template <int N, typename T> WARPKIT_DEVICE void rowOutFast(const NormParams<T>& p, const NormRow& f, float (&x)[1][N], int col) {
+template <typename T> WARPKIT_DEVICE bool rowOutFastOk(const NormParams<T>&, const NormRow& f) {
+    return f.vecW && f.vecB;
+}
+template <int N, typename T>
+WARPKIT_DEVICE void rowOutFast(const NormParams<T>& p, const NormRow& f, float (&x)[1][N], int col) {
     normOutWB<N, false>(p, f, x[0], col);
 }
 template <typename T> WARPKIT_DEVICE void rowOutputs(const NormParams<T>& p, const NormRow& f, long long row) {

@@ -350,9 +350,7 @@ template <typename T, int Kind> struct SoftmaxRows {
     long long ldx, ldy;
     bool masked;
 };
-template <typename T, int Kind> struct RowRunner<SoftmaxRows<T, Kind>> {
-    static constexpr bool softmax = true;
-};
+template <typename T, int Kind> struct RowRunner<SoftmaxRows<T, Kind>> { static constexpr bool softmax = true; };
 
 /// Every row of x and y on a 16-byte boundary and of whole vectors: the kernels without head/tail
 /// slots.
@@ -365,36 +363,42 @@ inline cudaError_t rowLaunchWarp(const SoftmaxRows<T, Kind>& s, long long rows, 
     using S = WarpRowShape<T, W, C, Aligned>;
     return launchRowBlocks(rows, S::rowsPerBlock, [&](long long r0, long long n, int blocks) {
         auto kern = Aligned ? softmaxWarpKernelAligned<T, Kind, W, C> : softmaxWarpKernel<T, Kind, W, C>;
-        return launchKernel(kern, blocks, kRowWarpThreads, st, s.x + r0 * s.ldx, s.y + r0 * s.ldy, n, cols, s.ldx, s.ldy, s.masked);
+        return launchKernel(kern, blocks, kRowWarpThreads, st, s.x + r0 * s.ldx, s.y + r0 * s.ldy, n, cols, s.ldx,
+                            s.ldy, s.masked);
     });
 }
 
 template <int Threads, int C, bool Aligned, typename T, int Kind>
-inline cudaError_t rowLaunchBlock(const RowPlan& p, const SoftmaxRows<T, Kind>& s, long long rows, int cols, bool clusters, int dev,
-                                  cudaStream_t st) {
+inline cudaError_t rowLaunchBlock(const RowPlan& p, const SoftmaxRows<T, Kind>& s, long long rows, int cols,
+                                  bool clusters, int dev, cudaStream_t st) {
     auto kern = softmaxBlockKernel<T, Kind, Threads, C, Aligned>;
-    return launchRows(kern, rows, p.blocks, Threads, 0, clusters, dev, st, [&](const cudaLaunchConfig_t& cfg, long long r0) {
-        return cudaLaunchKernelEx(&cfg, kern, s.x + r0 * s.ldx, s.y + r0 * s.ldy, cols, s.ldx, s.ldy, s.masked, p.slice);
-    });
+    return launchRows(kern, rows, p.blocks, Threads, 0, clusters, dev, st,
+                      [&](const cudaLaunchConfig_t& cfg, long long r0) {
+                          return cudaLaunchKernelEx(&cfg, kern, s.x + r0 * s.ldx, s.y + r0 * s.ldy, cols, s.ldx, s.ldy,
+                                                    s.masked, p.slice);
+                      });
 }
 
-template <typename T, int Kind>
-inline cudaError_t rowLaunchStaged(const RowPlan& p, const SoftmaxRows<T, Kind>& s, long long rows, int cols, int dev, cudaStream_t st) {
+template <typename T, int Kind> inline cudaError_t rowLaunchStaged(const RowPlan& p, const SoftmaxRows<T, Kind>& s,
+                                                                   long long rows, int cols, int dev, cudaStream_t st) {
     auto kern = softmaxStagedKernel<T, Kind, kStageThreads>;
     const int np = (p.slice + p.piece - 1) / p.piece;
     const int smem = p.slice * 16 + ((Kind & SoftmaxLog) ? 0 : np * kStageThreads * (int)sizeof(float));
-    return launchRows(kern, rows, p.blocks, kStageThreads, smem, true, dev, st, [&](const cudaLaunchConfig_t& cfg, long long r0) {
-        return cudaLaunchKernelEx(&cfg, kern, s.x + r0 * s.ldx, s.y + r0 * s.ldy, cols, s.ldx, s.ldy, s.masked, p.slice, p.piece);
-    });
+    return launchRows(kern, rows, p.blocks, kStageThreads, smem, true, dev, st,
+                      [&](const cudaLaunchConfig_t& cfg, long long r0) {
+                          return cudaLaunchKernelEx(&cfg, kern, s.x + r0 * s.ldx, s.y + r0 * s.ldy, cols, s.ldx, s.ldy,
+                                                    s.masked, p.slice, p.piece);
+                      });
 }
 
-template <typename T, int Kind>
-inline cudaError_t rowLaunchStream(const RowPlan& p, const SoftmaxRows<T, Kind>& s, long long rows, int cols, bool clusters, int dev,
-                                   cudaStream_t st) {
+template <typename T, int Kind> inline cudaError_t rowLaunchStream(const RowPlan& p, const SoftmaxRows<T, Kind>& s,
+                                                                   long long rows, int cols, bool clusters, int dev,
+                                                                   cudaStream_t st) {
     auto kern = softmaxStreamKernel<T, Kind, kStreamThreads>;
     return launchRows(kern, rows, p.blocks, kStreamThreads, 0, clusters && p.blocks > 1, dev, st,
                       [&](const cudaLaunchConfig_t& cfg, long long r0) {
-                          return cudaLaunchKernelEx(&cfg, kern, s.x + r0 * s.ldx, s.y + r0 * s.ldy, cols, s.ldx, s.ldy, s.masked, p.slice);
+                          return cudaLaunchKernelEx(&cfg, kern, s.x + r0 * s.ldx, s.y + r0 * s.ldy, cols, s.ldx, s.ldy,
+                                                    s.masked, p.slice);
                       });
 }
 

@@ -90,8 +90,11 @@ WARPKIT_DEVICE float rowRegs(const SoftmaxBackwardParams<T>& p, long long, int, 
     return s;
 }
 
-template <typename T> WARPKIT_DEVICE float rowStatsInit(const SoftmaxBackwardParams<T>&, long long, int, bool) { return 0.0f; }
-template <int N, typename T> WARPKIT_DEVICE void rowStatsAdd(const SoftmaxBackwardParams<T>& p, float& s, const float (&x)[2][N], int) {
+template <typename T> WARPKIT_DEVICE float rowStatsInit(const SoftmaxBackwardParams<T>&, long long, int, bool) {
+    return 0.0f;
+}
+template <int N, typename T>
+WARPKIT_DEVICE void rowStatsAdd(const SoftmaxBackwardParams<T>& p, float& s, const float (&x)[2][N], int) {
 #pragma unroll
     for (int k = 0; k < N; ++k) s += softmaxBackwardTerm(p, x[0][k], x[1][k]);
 }
@@ -102,7 +105,8 @@ template <typename T>
 WARPKIT_DEVICE float rowFactors(const SoftmaxBackwardParams<T>&, float, float s, long long, const VectorSplit&, int) {
     return s;
 }
-template <int N, typename T> WARPKIT_DEVICE void rowOut(const SoftmaxBackwardParams<T>& p, float s, float (&x)[2][N], int) {
+template <int N, typename T>
+WARPKIT_DEVICE void rowOut(const SoftmaxBackwardParams<T>& p, float s, float (&x)[2][N], int) {
 #pragma unroll
     for (int k = 0; k < N; ++k) x[0][k] = softmaxBackwardOut(p, s, x[0][k], x[1][k]);
 }

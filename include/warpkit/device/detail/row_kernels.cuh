@@ -22,8 +22,8 @@ namespace detail {
 // ---- 1. warp path: a segment of W lanes per row ---------------------------------------------------
 // The layout and rows a thread as rowSoftmax's warp kernel (WarpRowShape); rows past the end load
 // nothing and store nothing.
-template <typename P, int W, int C, bool Aligned>
-__global__ void __launch_bounds__(kRowWarpThreads) rowOpWarpKernel(P p, long long rows, int cols) {
+template <typename P, int W, int C, bool Aligned> __global__ void __launch_bounds__(kRowWarpThreads)
+    rowOpWarpKernel(P p, long long rows, int cols) {
     using T = typename P::Elem;
     using S = WarpRowShape<T, W, C, Aligned>;
     constexpr int NI = P::kInputs;
@@ -63,8 +63,8 @@ __global__ void __launch_bounds__(kRowWarpThreads) rowOpWarpKernel(P p, long lon
 // Block k of a row's cluster holds body vectors [k*slice, (k+1)*slice), C a thread; block 0 also
 // holds the head and tail elements (none when Aligned). The blocks combine P::Exchange values with
 // clusterReduce.
-template <typename P, int Threads, int C, bool Aligned>
-__global__ void __launch_bounds__(Threads) rowOpBlockKernel(P p, int cols, int slice) {
+template <typename P, int Threads, int C, bool Aligned> __global__ void __launch_bounds__(Threads)
+    rowOpBlockKernel(P p, int cols, int slice) {
     using T = typename P::Elem;
     constexpr int NI = P::kInputs, E = Aligned ? 0 : 1, K = C * vectorElems<T>() + E;
     __shared__ ClusterExchange<typename P::Exchange> xch;
@@ -95,8 +95,8 @@ __global__ void __launch_bounds__(Threads) rowOpBlockKernel(P p, int cols, int s
 // body vectors i0, i0 + S, i0 + 2S, ... below `end` of every input (input k's body 16-byte aligned
 // where vec[k]), L vectors of each in flight.
 template <int S, int L, typename P, int NI>
-WARPKIT_DEVICE void rowStreamSweep(const P& p, typename P::Acc& acc, const typename P::Elem* const (&in)[NI], const bool (&vec)[NI],
-                                   const VectorSplit& sp, int i0, int end) {
+WARPKIT_DEVICE void rowStreamSweep(const P& p, typename P::Acc& acc, const typename P::Elem* const (&in)[NI],
+                                   const bool (&vec)[NI], const VectorSplit& sp, int i0, int end) {
     using T = typename P::Elem;
     constexpr int V = vectorElems<T>();
     for (int i = i0; i < end; i += L * S) {
@@ -122,8 +122,8 @@ WARPKIT_DEVICE void rowStreamSweep(const P& p, typename P::Acc& acc, const typen
 
 // Each block (a cluster of up to 16 on sm_90) streams its slice of the row twice: the statistics a
 // 16-byte vector at a time, then the outputs. Reads each element twice.
-template <typename P, int Threads>
-__global__ void __launch_bounds__(Threads) rowOpStreamKernel(P p, int cols, int slice) {
+template <typename P, int Threads> __global__ void __launch_bounds__(Threads)
+    rowOpStreamKernel(P p, int cols, int slice) {
     using T = typename P::Elem;
     constexpr int NI = P::kInputs, V = vectorElems<T>(), L = 4 / NI; // L vectors of each input in flight
     __shared__ ClusterExchange<typename P::Exchange> xch;
@@ -202,8 +202,8 @@ struct RowStagedSlice {
 /// Stage: the column arrays in use, each moved to the block's slice (col[k], null where not in
 /// use); `stageCols` stays set only when every one of them starts the slice on 16 bytes. Returns how
 /// many are in use.
-template <typename P, int NC, typename T>
-WARPKIT_DEVICE int rowStagedColumns(const P& p, const RowStagedSlice& s, const T* (&col)[NC > 0 ? NC : 1], bool& stageCols) {
+template <typename P, int NC, typename T> WARPKIT_DEVICE int
+rowStagedColumns(const P& p, const RowStagedSlice& s, const T* (&col)[NC > 0 ? NC : 1], bool& stageCols) {
     int nc = 0;
     if constexpr (NC > 0) {
 #pragma unroll
@@ -225,8 +225,8 @@ WARPKIT_DEVICE int rowStagedColumns(const P& p, const RowStagedSlice& s, const T
 /// columns land on their own barrier, after the row's pieces, so that the statistics never wait for
 /// them, only the output sweep does.
 template <int NI, int NC, typename T>
-WARPKIT_DEVICE void rowStagedIssue(const RowStagedSlice& s, const T* const (&in)[NI], const T* const (&col)[NC > 0 ? NC : 1], int nc,
-                                   bool stageCols) {
+WARPKIT_DEVICE void rowStagedIssue(const RowStagedSlice& s, const T* const (&in)[NI],
+                                   const T* const (&col)[NC > 0 ? NC : 1], int nc, bool stageCols) {
     const unsigned colsBar = smemAddr(&s.full[kStageMaxPieces]);
     if (stageCols) mbarInit(colsBar, 1);
     const uint4* src[NI];
@@ -237,12 +237,14 @@ WARPKIT_DEVICE void rowStagedIssue(const RowStagedSlice& s, const T* const (&in)
         mbarArriveExpectTx(colsBar, (unsigned)(s.nv * 16 * nc));
 #pragma unroll
         for (int c = 0, j = 0; c < NC; ++c)
-            if (col[c] != nullptr) bulkCopyToShared(smemAddr(s.smem + (NI + j++) * s.slice), col[c], (unsigned)s.nv * 16u, colsBar);
+            if (col[c] != nullptr)
+                bulkCopyToShared(smemAddr(s.smem + (NI + j++) * s.slice), col[c], (unsigned)s.nv * 16u, colsBar);
     }
 }
 
 /// The calling thread's staged vector i (of its block's slice) as floats, input by input.
-template <typename T, int NI, int V> WARPKIT_DEVICE void rowStagedLoad(const RowStagedSlice& s, int i, float (&x)[NI][V]) {
+template <typename T, int NI, int V>
+WARPKIT_DEVICE void rowStagedLoad(const RowStagedSlice& s, int i, float (&x)[NI][V]) {
 #pragma unroll
     for (int k = 0; k < NI; ++k) {
         Vector16<T> e;
@@ -281,7 +283,8 @@ WARPKIT_DEVICE void rowStagedColumnsUse(P& ps, const RowStagedSlice& s, const T*
         mbarWait(smemAddr(&s.full[kStageMaxPieces]), 0);
         const T* c[NC];
 #pragma unroll
-        for (int k = 0, j = 0; k < NC; ++k) c[k] = col[k] != nullptr ? reinterpret_cast<const T*>(s.smem + (NI + j++) * s.slice) : nullptr;
+        for (int k = 0, j = 0; k < NC; ++k)
+            c[k] = col[k] != nullptr ? reinterpret_cast<const T*>(s.smem + (NI + j++) * s.slice) : nullptr;
         rowSetColumns(ps, c, s.sp.head + s.base * vectorElems<T>());
     }
 }
@@ -291,8 +294,8 @@ WARPKIT_DEVICE void rowStagedColumnsUse(P& ps, const RowStagedSlice& s, const T*
 /// and b, when not staged) are all in flight at once rather than one L2 round trip a vector (a
 /// store in between could alias them). Fast: rowOutFastOk held for the row.
 template <int U, int Threads, typename P, typename F, typename Fast>
-WARPKIT_DEVICE void rowStagedOutBatch(const P& ps, const F& f, const RowStagedSlice& s, int n, int i0, typename P::Elem* yb, bool vecOut,
-                                      Fast) {
+WARPKIT_DEVICE void rowStagedOutBatch(const P& ps, const F& f, const RowStagedSlice& s, int n, int i0,
+                                      typename P::Elem* yb, bool vecOut, Fast) {
     using T = typename P::Elem;
     constexpr int NI = P::kInputs, V = vectorElems<T>();
     float x[U][NI][V];
@@ -331,17 +334,18 @@ WARPKIT_DEVICE void rowStagedOutBatch(const P& ps, const F& f, const RowStagedSl
 
 /// Stage: the outputs of the calling thread's staged vectors, in batches of U (16-bit rows batch 2:
 /// 8 values a vector, each with its w and b, in 56 registers; 4 took 72-78, and spilled for bf16).
-template <int Threads, typename P, typename F, typename Fast>
-WARPKIT_DEVICE void rowStagedOutAll(const P& ps, const F& f, const RowStagedSlice& s, typename P::Elem* yb, bool vecOut, Fast fast) {
+template <int Threads, typename P, typename F, typename Fast> WARPKIT_DEVICE void
+rowStagedOutAll(const P& ps, const F& f, const RowStagedSlice& s, typename P::Elem* yb, bool vecOut, Fast fast) {
     constexpr int U = P::kColumns > 0 && sizeof(typename P::Elem) == 4 ? 4 : 2;
     int i0 = (int)threadIdx.x;
-    for (; i0 + (U - 1) * Threads < s.nv; i0 += U * Threads) rowStagedOutBatch<U, Threads>(ps, f, s, U, i0, yb, vecOut, fast);
+    for (; i0 + (U - 1) * Threads < s.nv; i0 += U * Threads)
+        rowStagedOutBatch<U, Threads>(ps, f, s, U, i0, yb, vecOut, fast);
     if (i0 < s.nv) rowStagedOutBatch<U, Threads>(ps, f, s, (s.nv - i0 + Threads - 1) / Threads, i0, yb, vecOut, fast);
 }
 #endif
 
-template <typename P, int Threads>
-__global__ void __launch_bounds__(Threads) rowOpStagedKernel(P p, int cols, int slice, int piece, bool stageCols) {
+template <typename P, int Threads> __global__ void __launch_bounds__(Threads)
+    rowOpStagedKernel(P p, int cols, int slice, int piece, bool stageCols) {
 #if WARPKIT_ARCH >= 900
     using T = typename P::Elem;
     constexpr int NI = P::kInputs, NC = P::kColumns, V = vectorElems<T>();
@@ -370,7 +374,8 @@ __global__ void __launch_bounds__(Threads) rowOpStagedKernel(P p, int cols, int 
     typename P::Acc acc = rowStatsInit(p, row, cols, rank == 0 && t == 0);
     __syncthreads(); // the barriers are initialised before anyone waits on them
     auto sweep = [&](auto f) { rowStagedSweep<Threads, T>(s, hasX, xe, xcol, f); };
-    const typename P::Exchange total = clusterReduce(xch, round, rowStatsSweep<Threads>(p, acc, sweep), typename P::Merge{});
+    const typename P::Exchange total =
+        clusterReduce(xch, round, rowStatsSweep<Threads>(p, acc, sweep), typename P::Merge{});
     // The body's outputs read the staged column slices (ps); the head and tail's, the arrays (p).
     P ps = p;
     if (stageCols) rowStagedColumnsUse<P, NC>(ps, s, col);
@@ -402,8 +407,8 @@ __global__ void __launch_bounds__(Threads) rowOpStagedKernel(P p, int cols, int 
 // writes the row's outputs. No barriers and no shared memory, so every warp runs independently of
 // the others.
 constexpr int kRowReduceWarpChunks = 4; // R16 (16-bit: 53-64 registers)
-template <typename P>
-__global__ void __launch_bounds__(kRowWarpThreads) rowReduceWarpKernel(P p, long long rows, int cols) {
+template <typename P> __global__ void __launch_bounds__(kRowWarpThreads)
+    rowReduceWarpKernel(P p, long long rows, int cols) {
     using T = typename P::Elem;
     constexpr int V = vectorElems<T>();
     static_assert(P::kInputs == 1, "rowReduceWarpKernel: P::kInputs must be 1");

@@ -101,9 +101,8 @@ inline cudaError_t launchRowBlocks(long long rows, long long rowsPerBlock, Launc
 /// `smem` bytes of dynamic shared memory, in as many launches as the grid's x limit needs:
 /// go(cfg, r0) launches the rows from r0 on with configuration cfg (cudaLaunchKernelEx).
 /// cudaErrorInvalidConfiguration when no cluster of perRow blocks can be resident.
-template <typename K, typename Go>
-inline cudaError_t launchRows(K kern, long long rows, int perRow, int threads, int smem, bool clusters, int dev,
-                                     cudaStream_t st, Go go) {
+template <typename K, typename Go> inline cudaError_t
+launchRows(K kern, long long rows, int perRow, int threads, int smem, bool clusters, int dev, cudaStream_t st, Go go) {
     WARPKIT_TRY(allowDynamicSmem(kern, dev, smem)); // before the occupancy question, which depends on it
     if (clusters) {
         bool fits = true;
@@ -129,12 +128,13 @@ inline cudaError_t rowLaunchWarp(const P& p, long long rows, int cols, cudaStrea
     });
 }
 
-template <int Threads, int C, bool Aligned, typename P>
-inline cudaError_t rowLaunchBlock(const RowPlan& pl, const P& p, long long rows, int cols, bool clusters, int dev, cudaStream_t st) {
+template <int Threads, int C, bool Aligned, typename P> inline cudaError_t
+rowLaunchBlock(const RowPlan& pl, const P& p, long long rows, int cols, bool clusters, int dev, cudaStream_t st) {
     auto kern = rowOpBlockKernel<P, Threads, C, Aligned>;
-    return launchRows(kern, rows, pl.blocks, Threads, 0, clusters, dev, st, [&](const cudaLaunchConfig_t& cfg, long long r0) {
-        return cudaLaunchKernelEx(&cfg, kern, rowAt(p, r0), cols, pl.slice);
-    });
+    return launchRows(kern, rows, pl.blocks, Threads, 0, clusters, dev, st,
+                      [&](const cudaLaunchConfig_t& cfg, long long r0) {
+                          return cudaLaunchKernelEx(&cfg, kern, rowAt(p, r0), cols, pl.slice);
+                      });
 }
 
 /// Whether a staged block of `slice` vectors also stages the column arrays in use (R22): at most as
@@ -151,16 +151,19 @@ inline cudaError_t rowLaunchStaged(const RowPlan& pl, const P& p, long long rows
     auto kern = rowOpStagedKernel<P, kStageThreads>;
     const bool stageCols = rowStagesColumns(p, pl.slice);
     const int smem = (P::kInputs + (stageCols ? rowColumnsInUse(p) : 0)) * pl.slice * 16;
-    return launchRows(kern, rows, pl.blocks, kStageThreads, smem, true, dev, st, [&](const cudaLaunchConfig_t& cfg, long long r0) {
-        return cudaLaunchKernelEx(&cfg, kern, rowAt(p, r0), cols, pl.slice, pl.piece, stageCols);
-    });
+    return launchRows(kern, rows, pl.blocks, kStageThreads, smem, true, dev, st,
+                      [&](const cudaLaunchConfig_t& cfg, long long r0) {
+                          return cudaLaunchKernelEx(&cfg, kern, rowAt(p, r0), cols, pl.slice, pl.piece, stageCols);
+                      });
 }
 
-template <typename P>
-inline cudaError_t rowLaunchStream(const RowPlan& pl, const P& p, long long rows, int cols, bool clusters, int dev, cudaStream_t st) {
+template <typename P> inline cudaError_t rowLaunchStream(const RowPlan& pl, const P& p, long long rows, int cols,
+                                                         bool clusters, int dev, cudaStream_t st) {
     auto kern = rowOpStreamKernel<P, kStreamThreads>;
     return launchRows(kern, rows, pl.blocks, kStreamThreads, 0, clusters && pl.blocks > 1, dev, st,
-                      [&](const cudaLaunchConfig_t& cfg, long long r0) { return cudaLaunchKernelEx(&cfg, kern, rowAt(p, r0), cols, pl.slice); });
+                      [&](const cudaLaunchConfig_t& cfg, long long r0) {
+                          return cudaLaunchKernelEx(&cfg, kern, rowAt(p, r0), cols, pl.slice);
+                      });
 }
 
 /// The warp-streamed path: a warp per row, blocks of kRowWarpThreads.
@@ -174,16 +177,15 @@ template <typename P> inline cudaError_t rowLaunchWarpStream(const P& p, long lo
 
 /// What rowRun runs: a row family params type P (the default), or rowSoftmax's (device/softmax.cuh
 /// specialises this: it lacks the 128 x 32 block shape and the warp-streamed path).
-template <typename R> struct RowRunner {
-    static constexpr bool softmax = false;
-};
+template <typename R> struct RowRunner { static constexpr bool softmax = false; };
 
 /// The launch of plan pl's warp shape: one instantiation for each entry of kRowWarpShapes.
 template <typename R, bool Aligned, int I = 0>
 inline cudaError_t rowWarpShapes(const RowPlan& pl, const R& r, long long rows, int cols, cudaStream_t st) {
     if constexpr (I < kRowWarpShapeCount) {
         constexpr RowWarpShape s = kRowWarpShapes[rowWarpShapeRow(R::kWarpChunks)][I];
-        if (pl.width == s.width && pl.chunks == s.chunks) return rowLaunchWarp<s.width, s.chunks, Aligned>(r, rows, cols, st);
+        if (pl.width == s.width && pl.chunks == s.chunks)
+            return rowLaunchWarp<s.width, s.chunks, Aligned>(r, rows, cols, st);
         return rowWarpShapes<R, Aligned, I + 1>(pl, r, rows, cols, st);
     } else {
         return cudaErrorNotSupported;
@@ -191,13 +193,14 @@ inline cudaError_t rowWarpShapes(const RowPlan& pl, const R& r, long long rows, 
 }
 
 /// The launch of plan pl's block shape: one instantiation for each entry of kRowBlockShapes.
-template <typename R, bool Aligned, int I = 0>
-inline cudaError_t rowBlockShapes(const RowPlan& pl, const R& r, long long rows, int cols, bool clusters, int dev, cudaStream_t st) {
+template <typename R, bool Aligned, int I = 0> inline cudaError_t
+rowBlockShapes(const RowPlan& pl, const R& r, long long rows, int cols, bool clusters, int dev, cudaStream_t st) {
     if constexpr (I < kRowBlockShapeCount) {
         constexpr RowBlockShape s = kRowBlockShapes[I];
         if constexpr (s.softmax || !RowRunner<R>::softmax) {
             constexpr int C = rowValuesChunks(s.values, vectorElems<typename R::Elem>());
-            if (pl.threads == s.threads && pl.chunks == C) return rowLaunchBlock<s.threads, C, Aligned>(pl, r, rows, cols, clusters, dev, st);
+            if (pl.threads == s.threads && pl.chunks == C)
+                return rowLaunchBlock<s.threads, C, Aligned>(pl, r, rows, cols, clusters, dev, st);
         }
         return rowBlockShapes<R, Aligned, I + 1>(pl, r, rows, cols, clusters, dev, st);
     } else {
@@ -208,8 +211,8 @@ inline cudaError_t rowBlockShapes(const RowPlan& pl, const R& r, long long rows,
 /// Runs plan `pl` of r (row family params, or rowSoftmax's) on device `dev` with properties d:
 /// cudaErrorNotSupported for a plan without a compiled kernel; a cluster the device cannot hold (a
 /// non-portable size on a partitioned GPU, say) takes the streamed path in clusters of at most 8.
-template <typename R>
-inline cudaError_t rowRun(RowPlan pl, const R& r, long long rows, int cols, int dev, const DeviceProps& d, cudaStream_t st) {
+template <typename R> inline cudaError_t rowRun(RowPlan pl, const R& r, long long rows, int cols, int dev,
+                                                const DeviceProps& d, cudaStream_t st) {
     using T = typename R::Elem;
     constexpr RowClass cls = RowRunner<R>::softmax ? RowClassSoftmax : RowClassOutputs;
     const bool aligned = rowAligned(r, cols);
@@ -217,7 +220,9 @@ inline cudaError_t rowRun(RowPlan pl, const R& r, long long rows, int cols, int 
         if (!rowPlanCompiled(cls, (int)sizeof(T), R::kWarpChunks, R::kReduceWarp, pl)) return cudaErrorNotSupported;
         cudaError_t e = cudaErrorNotSupported;
         switch (pl.path) {
-        case RowWarp: return aligned ? rowWarpShapes<R, true>(pl, r, rows, cols, st) : rowWarpShapes<R, false>(pl, r, rows, cols, st);
+        case RowWarp:
+            return aligned ? rowWarpShapes<R, true>(pl, r, rows, cols, st)
+                           : rowWarpShapes<R, false>(pl, r, rows, cols, st);
         case RowWarpStream:
             if constexpr (R::kReduceWarp) return rowLaunchWarpStream(r, rows, cols, st);
             return cudaErrorNotSupported;
@@ -225,7 +230,9 @@ inline cudaError_t rowRun(RowPlan pl, const R& r, long long rows, int cols, int 
             e = aligned ? rowBlockShapes<R, true>(pl, r, rows, cols, d.clusters, dev, st)
                         : rowBlockShapes<R, false>(pl, r, rows, cols, d.clusters, dev, st);
             break;
-        case RowStaged: e = rowLaunchStaged(pl, r, rows, cols, dev, st); break;
+        case RowStaged:
+            e = rowLaunchStaged(pl, r, rows, cols, dev, st);
+            break;
         case RowStream:
             e = rowLaunchStream(pl, r, rows, cols, d.clusters, dev, st);
             if (pl.blocks <= 8) return e;
@@ -240,27 +247,38 @@ inline cudaError_t rowRun(RowPlan pl, const R& r, long long rows, int cols, int 
 
 /// The planner's question for params p (R15 reads which column arrays are in use and whether the
 /// inputs stage together).
-template <typename P> inline RowQuery rowOpQuery(const P& p, long long rows, int cols, int sms, bool clusters, bool reduceOnly) {
-    return RowQuery{reduceOnly ? RowClassReduce : RowClassOutputs, (int)sizeof(typename P::Elem), P::kWarpChunks, rows, cols, sms,
-                    clusters, rowStageable(p), rowColumnsInUse(p) > 0};
+template <typename P>
+inline RowQuery rowOpQuery(const P& p, long long rows, int cols, int sms, bool clusters, bool reduceOnly) {
+    return RowQuery{reduceOnly ? RowClassReduce : RowClassOutputs,
+                    (int)sizeof(typename P::Elem),
+                    P::kWarpChunks,
+                    rows,
+                    cols,
+                    sms,
+                    clusters,
+                    rowStageable(p),
+                    rowColumnsInUse(p) > 0};
 }
 
 /// rowRun of plan pl for params p; a staged plan the inputs cannot take (forced by a test: inputs
 /// aligned differently, or no clusters) runs in register clusters (R15).
-template <typename P>
-inline cudaError_t rowOpRun(RowPlan pl, const P& p, long long rows, int cols, int dev, const DeviceProps& d, cudaStream_t st) {
-    if (pl.path == RowStaged && !(d.clusters && rowStageable(p))) pl = rowRegisterPlan((int)sizeof(typename P::Elem), cols);
+template <typename P> inline cudaError_t rowOpRun(RowPlan pl, const P& p, long long rows, int cols, int dev,
+                                                  const DeviceProps& d, cudaStream_t st) {
+    if (pl.path == RowStaged && !(d.clusters && rowStageable(p)))
+        pl = rowRegisterPlan((int)sizeof(typename P::Elem), cols);
     return rowRun(pl, p, rows, cols, dev, d, st);
 }
 
 /// The row family's dispatcher: the contract's check (row_op.cuh), then rowOpRun with the plan for
 /// rows x cols on the current device (`reduceOnly`: nothing written per element).
-template <typename P> inline cudaError_t rowOpDispatch(const P& p, long long rows, int cols, cudaStream_t st, bool reduceOnly = false) {
+template <typename P>
+inline cudaError_t rowOpDispatch(const P& p, long long rows, int cols, cudaStream_t st, bool reduceOnly = false) {
     if constexpr (rowOpCheck<P>()) {
         int dev = 0;
         DeviceProps d;
         WARPKIT_TRY(currentDevice(&dev, &d));
-        return rowOpRun(rowPlanFor(rowOpQuery(p, rows, cols, d.sms, d.clusters, reduceOnly)), p, rows, cols, dev, d, st);
+        return rowOpRun(rowPlanFor(rowOpQuery(p, rows, cols, d.sms, d.clusters, reduceOnly)), p, rows, cols, dev, d,
+                        st);
     } else {
         return cudaErrorNotSupported;
     }

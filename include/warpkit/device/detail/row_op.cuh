@@ -60,12 +60,11 @@ template <int N> void rowOutFast(RowOpNone*);
 
 /// rowOutFast for algorithms without one (P::kOutFast false): named in the staged kernel's
 /// discarded branch, never run.
-template <int N, typename P, typename F, typename X> WARPKIT_DEVICE void rowOutFast(const P& p, const F& f, X& x, int col) {
+template <int N, typename P, typename F, typename X>
+WARPKIT_DEVICE void rowOutFast(const P& p, const F& f, X& x, int col) {
     rowOut<N>(p, f, x, col);
 }
-template <bool B> struct RowBool {
-    static constexpr bool value = B;
-};
+template <bool B> struct RowBool { static constexpr bool value = B; };
 
 /// The block's statistics from its staged values as the streamed path takes them: sweep(f) calls
 /// f(x, col) for each of the calling thread's vectors (float x[NI][V]) and extra elements (float
@@ -101,22 +100,17 @@ template <typename P> inline int rowColumnsInUse(const P& p) {
 // kernels pass) is well-formed; rowOpCheck asserts them one by one at the dispatcher's entry.
 
 template <typename X> X&& rowDeclval();
-template <typename... X> struct RowVoidOf {
-    using type = void;
-};
+template <typename... X> struct RowVoidOf { using type = void; };
 template <typename... X> using RowVoid = typename RowVoidOf<X...>::type;
 
-#define WARPKIT_DETAIL_ROW_HOOK(NAME, EXPR)                                                                        \
-    template <typename P, typename = void> struct NAME {                                                           \
-        static constexpr bool value = false;                                                                       \
-    };                                                                                                             \
-    template <typename P> struct NAME<P, RowVoid<decltype(EXPR)>> {                                                \
-        static constexpr bool value = true;                                                                        \
-    };
+#define WARPKIT_DETAIL_ROW_HOOK(NAME, EXPR)                                                      \
+    template <typename P, typename = void> struct NAME { static constexpr bool value = false; }; \
+    template <typename P> struct NAME<P, RowVoid<decltype(EXPR)>> { static constexpr bool value = true; };
 
-WARPKIT_DETAIL_ROW_HOOK(RowHasTypes, (rowDeclval<typename P::Elem*>(), rowDeclval<typename P::Exchange*>(),
-                                      rowDeclval<typename P::Merge*>(), rowDeclval<typename P::Acc*>(), P::kInputs + P::kColumns +
-                                      P::kWarpChunks + (P::kOutFast ? 1 : 0) + (P::kReduceWarp ? 1 : 0)))
+WARPKIT_DETAIL_ROW_HOOK(RowHasTypes,
+                        (rowDeclval<typename P::Elem*>(), rowDeclval<typename P::Exchange*>(),
+                         rowDeclval<typename P::Merge*>(), rowDeclval<typename P::Acc*>(),
+                         P::kInputs + P::kColumns + P::kWarpChunks + (P::kOutFast ? 1 : 0) + (P::kReduceWarp ? 1 : 0)))
 WARPKIT_DETAIL_ROW_HOOK(RowHasAt, rowDeclval<P&>() = rowAt(rowDeclval<const P&>(), 0LL))
 WARPKIT_DETAIL_ROW_HOOK(RowHasAligned, (bool)rowAligned(rowDeclval<const P&>(), 0))
 WARPKIT_DETAIL_ROW_HOOK(RowHasInput, rowDeclval<const typename P::Elem*&>() = rowInput(rowDeclval<const P&>(), 0, 0LL))
@@ -125,47 +119,52 @@ WARPKIT_DETAIL_ROW_HOOK(RowHasFill, rowDeclval<typename P::Elem&>() = rowFill(ro
 WARPKIT_DETAIL_ROW_HOOK(RowHasStatsInit,
                         rowDeclval<typename P::Acc&>() = rowStatsInit(rowDeclval<const P&>(), 0LL, 0, true))
 WARPKIT_DETAIL_ROW_HOOK(RowHasStatsAdd,
-                        (rowStatsAdd<vectorElems<typename P::Elem>()>(rowDeclval<const P&>(), rowDeclval<typename P::Acc&>(),
-                                                                      rowDeclval<const float (&)[P::kInputs][vectorElems<typename P::Elem>()]>(), 0),
+                        (rowStatsAdd<vectorElems<typename P::Elem>()>(
+                             rowDeclval<const P&>(), rowDeclval<typename P::Acc&>(),
+                             rowDeclval<const float (&)[P::kInputs][vectorElems<typename P::Elem>()]>(), 0),
                          rowStatsAdd<1>(rowDeclval<const P&>(), rowDeclval<typename P::Acc&>(),
                                         rowDeclval<const float (&)[P::kInputs][1]>(), 0)))
-WARPKIT_DETAIL_ROW_HOOK(RowHasStatsTotal, rowDeclval<typename P::Exchange&>() =
-                                              rowStatsTotal<128>(rowDeclval<const P&>(), rowDeclval<const typename P::Acc&>()))
-WARPKIT_DETAIL_ROW_HOOK(RowHasFactors, rowFactors(rowDeclval<const P&>(), rowDeclval<const typename P::Acc&>(),
-                                                  rowDeclval<const typename P::Exchange&>(), 0LL, rowDeclval<const VectorSplit&>(), 0))
-template <typename P> using RowFactorsOf = decltype(rowFactors(rowDeclval<const P&>(), rowDeclval<const typename P::Acc&>(),
-                                                               rowDeclval<const typename P::Exchange&>(), 0LL,
-                                                               rowDeclval<const VectorSplit&>(), 0));
-WARPKIT_DETAIL_ROW_HOOK(RowHasOut,
-                        (rowOut<vectorElems<typename P::Elem>()>(rowDeclval<const P&>(), rowDeclval<const RowFactorsOf<P>&>(),
-                                                                 rowDeclval<float (&)[P::kInputs][vectorElems<typename P::Elem>()]>(), 0),
-                         rowOut<1>(rowDeclval<const P&>(), rowDeclval<const RowFactorsOf<P>&>(),
-                                   rowDeclval<float (&)[P::kInputs][1]>(), 0)))
+WARPKIT_DETAIL_ROW_HOOK(RowHasStatsTotal,
+                        rowDeclval<typename P::Exchange&>() = rowStatsTotal<128>(rowDeclval<const P&>(),
+                                                                                 rowDeclval<const typename P::Acc&>()))
+WARPKIT_DETAIL_ROW_HOOK(RowHasFactors,
+                        rowFactors(rowDeclval<const P&>(), rowDeclval<const typename P::Acc&>(),
+                                   rowDeclval<const typename P::Exchange&>(), 0LL, rowDeclval<const VectorSplit&>(), 0))
+template <typename P> using RowFactorsOf =
+    decltype(rowFactors(rowDeclval<const P&>(), rowDeclval<const typename P::Acc&>(),
+                        rowDeclval<const typename P::Exchange&>(), 0LL, rowDeclval<const VectorSplit&>(), 0));
+WARPKIT_DETAIL_ROW_HOOK(RowHasOut, (rowOut<vectorElems<typename P::Elem>()>(
+                                        rowDeclval<const P&>(), rowDeclval<const RowFactorsOf<P>&>(),
+                                        rowDeclval<float (&)[P::kInputs][vectorElems<typename P::Elem>()]>(), 0),
+                                    rowOut<1>(rowDeclval<const P&>(), rowDeclval<const RowFactorsOf<P>&>(),
+                                              rowDeclval<float (&)[P::kInputs][1]>(), 0)))
 WARPKIT_DETAIL_ROW_HOOK(RowHasOutputs, rowOutputs(rowDeclval<const P&>(), rowDeclval<const RowFactorsOf<P>&>(), 0LL))
 WARPKIT_DETAIL_ROW_HOOK(RowHasRegs,
-                        (rowDeclval<RowFactorsOf<P>&>() =
-                             rowRegs<1, 0>(rowDeclval<const P&>(), 0LL, 0, rowDeclval<const RowPart&>(),
-                                           rowDeclval<float (&)[P::kInputs][vectorElems<typename P::Elem>()]>(), SegmentGroup<1>{})))
+                        (rowDeclval<RowFactorsOf<P>&>() = rowRegs<1, 0>(
+                             rowDeclval<const P&>(), 0LL, 0, rowDeclval<const RowPart&>(),
+                             rowDeclval<float (&)[P::kInputs][vectorElems<typename P::Elem>()]>(), SegmentGroup<1>{})))
 WARPKIT_DETAIL_ROW_HOOK(RowHasColumns, (rowDeclval<const typename P::Elem*&>() = rowColumn(rowDeclval<const P&>(), 0),
-                                        rowSetColumns(rowDeclval<P&>(), rowDeclval<const typename P::Elem* const (&)[P::kColumns]>(), 0)))
+                                        rowSetColumns(rowDeclval<P&>(),
+                                                      rowDeclval<const typename P::Elem* const (&)[P::kColumns]>(), 0)))
 WARPKIT_DETAIL_ROW_HOOK(RowHasOutFast,
                         ((bool)rowOutFastOk(rowDeclval<const P&>(), rowDeclval<const RowFactorsOf<P>&>()),
-                         rowOutFast<vectorElems<typename P::Elem>()>(rowDeclval<const P&>(), rowDeclval<const RowFactorsOf<P>&>(),
-                                                                     rowDeclval<float (&)[P::kInputs][vectorElems<typename P::Elem>()]>(), 0)))
-WARPKIT_DETAIL_ROW_HOOK(RowHasStatsExchange, rowDeclval<typename P::Exchange&>() =
-                                                 rowStatsExchange(rowDeclval<const P&>(), rowDeclval<const typename P::Acc&>()))
+                         rowOutFast<vectorElems<typename P::Elem>()>(
+                             rowDeclval<const P&>(), rowDeclval<const RowFactorsOf<P>&>(),
+                             rowDeclval<float (&)[P::kInputs][vectorElems<typename P::Elem>()]>(), 0)))
+WARPKIT_DETAIL_ROW_HOOK(RowHasStatsExchange,
+                        rowDeclval<typename P::Exchange&>() = rowStatsExchange(rowDeclval<const P&>(),
+                                                                               rowDeclval<const typename P::Acc&>()))
 #undef WARPKIT_DETAIL_ROW_HOOK
 
 /// Whether P meets the contract (each hook rowOpCheck asserts).
-template <typename P, bool Types = RowHasTypes<P>::value> struct RowOpValid {
-    static constexpr bool value = false;
-};
+template <typename P, bool Types = RowHasTypes<P>::value> struct RowOpValid { static constexpr bool value = false; };
 template <typename P> struct RowOpValid<P, true> {
     static constexpr bool base = RowHasAt<P>::value && RowHasAligned<P>::value && RowHasInput<P>::value &&
                                  RowHasOutput<P>::value && RowHasFill<P>::value && RowHasStatsInit<P>::value &&
                                  RowHasStatsAdd<P>::value && RowHasStatsTotal<P>::value && RowHasFactors<P>::value;
     static constexpr bool value = base && RowHasOut<P>::value && RowHasOutputs<P>::value && RowHasRegs<P>::value &&
-                                  (P::kColumns == 0 || RowHasColumns<P>::value) && (!P::kOutFast || RowHasOutFast<P>::value) &&
+                                  (P::kColumns == 0 || RowHasColumns<P>::value) &&
+                                  (!P::kOutFast || RowHasOutFast<P>::value) &&
                                   (!P::kReduceWarp || RowHasStatsExchange<P>::value) &&
                                   (P::kWarpChunks == 1 || P::kWarpChunks == 2 || P::kWarpChunks == 4) &&
                                   (P::kInputs == 1 || P::kInputs == 2) && P::kColumns >= 0 && P::kColumns <= 2;
@@ -175,33 +174,43 @@ template <typename P> struct RowOpValid<P, true> {
 /// and compiles nothing else for a P that fails it.
 template <typename P> constexpr bool rowOpCheck() {
     constexpr bool types = RowHasTypes<P>::value;
-    static_assert(types, "rowRun: params type P lacks Elem, Exchange, Merge, Acc, kInputs, kColumns, kWarpChunks, kOutFast "
-                         "or kReduceWarp (device/detail/row_op.cuh)");
+    static_assert(types,
+                  "rowRun: params type P lacks Elem, Exchange, Merge, Acc, kInputs, kColumns, kWarpChunks, kOutFast "
+                  "or kReduceWarp (device/detail/row_op.cuh)");
     if constexpr (types) {
         static_assert(P::kInputs == 1 || P::kInputs == 2, "rowRun: P::kInputs (row arrays read) must be 1 or 2");
-        static_assert(P::kColumns >= 0 && P::kColumns <= 2, "rowRun: P::kColumns (per-column arrays) must be 0, 1 or 2");
+        static_assert(P::kColumns >= 0 && P::kColumns <= 2,
+                      "rowRun: P::kColumns (per-column arrays) must be 0, 1 or 2");
         static_assert(P::kWarpChunks == 1 || P::kWarpChunks == 2 || P::kWarpChunks == 4,
                       "rowRun: P::kWarpChunks (the fewest vectors a lane of the warp path holds) must be 1, 2 or 4");
         static_assert(RowHasAt<P>::value, "rowRun: params type P lacks rowAt(p, r0) -> P (device/detail/row_op.cuh)");
-        static_assert(RowHasAligned<P>::value, "rowRun: params type P lacks rowAligned(p, cols) -> bool (device/detail/row_op.cuh)");
+        static_assert(RowHasAligned<P>::value,
+                      "rowRun: params type P lacks rowAligned(p, cols) -> bool (device/detail/row_op.cuh)");
         static_assert(RowHasInput<P>::value,
                       "rowRun: params type P lacks rowInput(p, k, row) -> const P::Elem* (device/detail/row_op.cuh)");
-        static_assert(RowHasOutput<P>::value, "rowRun: params type P lacks rowOutput(p, row) -> P::Elem* (device/detail/row_op.cuh)");
-        static_assert(RowHasFill<P>::value, "rowRun: params type P lacks rowFill(p, k) -> P::Elem (device/detail/row_op.cuh)");
-        static_assert(RowHasStatsInit<P>::value,
-                      "rowRun: params type P lacks rowStatsInit(p, row, cols, first) -> P::Acc (device/detail/row_op.cuh)");
+        static_assert(RowHasOutput<P>::value,
+                      "rowRun: params type P lacks rowOutput(p, row) -> P::Elem* (device/detail/row_op.cuh)");
+        static_assert(RowHasFill<P>::value,
+                      "rowRun: params type P lacks rowFill(p, k) -> P::Elem (device/detail/row_op.cuh)");
+        static_assert(
+            RowHasStatsInit<P>::value,
+            "rowRun: params type P lacks rowStatsInit(p, row, cols, first) -> P::Acc (device/detail/row_op.cuh)");
         static_assert(RowHasStatsAdd<P>::value, "rowRun: params type P lacks rowStatsAdd<N>(p, acc, x, col) with float "
                                                 "(&x)[P::kInputs][N] (device/detail/row_op.cuh)");
-        static_assert(RowHasStatsTotal<P>::value,
-                      "rowRun: params type P lacks rowStatsTotal<Threads>(p, acc) -> P::Exchange (device/detail/row_op.cuh)");
-        static_assert(RowHasFactors<P>::value,
-                      "rowRun: params type P lacks rowFactors(p, acc, total, row, split, cols) -> F (device/detail/row_op.cuh)");
+        static_assert(
+            RowHasStatsTotal<P>::value,
+            "rowRun: params type P lacks rowStatsTotal<Threads>(p, acc) -> P::Exchange (device/detail/row_op.cuh)");
+        static_assert(
+            RowHasFactors<P>::value,
+            "rowRun: params type P lacks rowFactors(p, acc, total, row, split, cols) -> F (device/detail/row_op.cuh)");
         if constexpr (RowHasFactors<P>::value) {
             static_assert(RowHasOut<P>::value, "rowRun: params type P lacks rowOut<N>(p, f, x, col) with float "
                                                "(&x)[P::kInputs][N] (device/detail/row_op.cuh)");
-            static_assert(RowHasOutputs<P>::value, "rowRun: params type P lacks rowOutputs(p, f, row) (device/detail/row_op.cuh)");
-            static_assert(RowHasRegs<P>::value, "rowRun: params type P lacks rowRegs<C, E>(p, row, cols, part, x, group) -> F "
-                                                "(device/detail/row_op.cuh)");
+            static_assert(RowHasOutputs<P>::value,
+                          "rowRun: params type P lacks rowOutputs(p, f, row) (device/detail/row_op.cuh)");
+            static_assert(RowHasRegs<P>::value,
+                          "rowRun: params type P lacks rowRegs<C, E>(p, row, cols, part, x, group) -> F "
+                          "(device/detail/row_op.cuh)");
             static_assert(!P::kOutFast || RowHasOutFast<P>::value, "rowRun: P::kOutFast is set but params type P lacks "
                                                                    "rowOutFastOk(p, f) or rowOutFast<N>(p, f, x, col) "
                                                                    "(device/detail/row_op.cuh)");
@@ -209,9 +218,10 @@ template <typename P> constexpr bool rowOpCheck() {
         static_assert(P::kColumns == 0 || RowHasColumns<P>::value, "rowRun: P::kColumns > 0 but params type P lacks "
                                                                    "rowColumn(p, k) or rowSetColumns(p, c, origin) "
                                                                    "(device/detail/row_op.cuh)");
-        static_assert(!P::kReduceWarp || RowHasStatsExchange<P>::value, "rowRun: P::kReduceWarp is set but params type P "
-                                                                        "lacks rowStatsExchange(p, acc) -> P::Exchange "
-                                                                        "(device/detail/row_op.cuh)");
+        static_assert(!P::kReduceWarp || RowHasStatsExchange<P>::value,
+                      "rowRun: P::kReduceWarp is set but params type P "
+                      "lacks rowStatsExchange(p, acc) -> P::Exchange "
+                      "(device/detail/row_op.cuh)");
     }
     return RowOpValid<P>::value;
 }

@@ -19,7 +19,8 @@ template <typename T> WARPKIT_DEVICE T negInfAs() { return Arith<T>::from_acc(-_
 
 /// The element types of the row-wise device algorithms.
 template <typename T> struct IsRowType {
-    static constexpr bool value = IsSame<T, float>::value || IsSame<T, __half>::value || IsSame<T, __nv_bfloat16>::value;
+    static constexpr bool value =
+        IsSame<T, float>::value || IsSame<T, __half>::value || IsSame<T, __nv_bfloat16>::value;
 };
 
 /// The warp path's layout: each lane of a segment of W lanes holds C body vectors and E head/tail
@@ -34,14 +35,12 @@ template <typename T, int W, int C, bool Aligned> struct WarpRowShape {
     static constexpr int rowsPerBlock = segs * R;
 };
 
-
 /// The body vectors that block `rank` of a staged row's cluster holds: from rank * slice on, at
 /// most `slice` of them (none for a block past the row's end).
 WARPKIT_DEVICE int stagedVectors(const VectorSplit& sp, int rank, int slice) {
     const long long nv = sp.vectors - (long long)rank * slice;
     return nv < 0 ? 0 : nv < slice ? (int)nv : slice;
 }
-
 
 // ---- a thread's part of a row (register paths) --------------------------------------------------
 
@@ -78,7 +77,8 @@ template <typename T> WARPKIT_DEVICE int partElems(const RowPart& p) {
 /// f(slot, column, holds) for each of the calling thread's C*V + E slots (column is meaningless
 /// where the slot holds no element). Full: the caller knows every body slot holds a vector, so
 /// `holds` is the constant true there.
-template <typename T, int C, int E, bool Full = false, typename F> WARPKIT_DEVICE void forEachSlot(const RowPart& p, F f) {
+template <typename T, int C, int E, bool Full = false, typename F>
+WARPKIT_DEVICE void forEachSlot(const RowPart& p, F f) {
     constexpr int V = vectorElems<T>();
 #pragma unroll
     for (int c = 0; c < C; ++c) {
@@ -100,7 +100,8 @@ template <typename T, int C, int E, typename F> WARPKIT_DEVICE void forEachSlotS
 
 /// For the calling thread's filled slots: fv(slot, column) for each body vector (V slots from
 /// `slot`), fe(slot, column) for each extra element.
-template <typename T, int C, int E, typename FV, typename FE> WARPKIT_DEVICE void forEachPiece(const RowPart& p, FV fv, FE fe) {
+template <typename T, int C, int E, typename FV, typename FE>
+WARPKIT_DEVICE void forEachPiece(const RowPart& p, FV fv, FE fe) {
     constexpr int V = vectorElems<T>();
 #pragma unroll
     for (int c = 0; c < C; ++c)
@@ -113,7 +114,8 @@ template <typename T, int C, int E, typename FV, typename FE> WARPKIT_DEVICE voi
 /// loadShare of the part's slots from row q of another array, whose rows may be aligned
 /// differently from the split's row: 16-byte loads where q's body is aligned (always when
 /// Aligned), else element by element. Empty slots get `fill`.
-template <int C, int E, bool Aligned, typename T, int K> WARPKIT_DEVICE void loadPart(T (&v)[K], const T* q, const RowPart& p, T fill) {
+template <int C, int E, bool Aligned, typename T, int K>
+WARPKIT_DEVICE void loadPart(T (&v)[K], const T* q, const RowPart& p, T fill) {
     constexpr int V = vectorElems<T>();
     const bool vec = Aligned || (((size_t)(q + p.s.head)) & 15) == 0;
 #pragma unroll
@@ -132,7 +134,8 @@ template <int C, int E, bool Aligned, typename T, int K> WARPKIT_DEVICE void loa
 /// N per-column parameters (LayerNorm's w or b) from columns [col, col + N) of q as floats: `dflt`
 /// when q is null, one 16-byte load when N is a whole vector and `vec` (q + col aligned), else one
 /// by one.
-template <int N, typename T> WARPKIT_DEVICE void loadColumns(const T* q, int col, bool vec, float dflt, float (&out)[N]) {
+template <int N, typename T>
+WARPKIT_DEVICE void loadColumns(const T* q, int col, bool vec, float dflt, float (&out)[N]) {
     if (q == nullptr) {
 #pragma unroll
         for (int k = 0; k < N; ++k) out[k] = dflt;
@@ -189,14 +192,18 @@ template <int Threads, typename X> WARPKIT_DEVICE float groupMax(const BlockGrou
 template <int Threads, typename X, int N> WARPKIT_DEVICE void groupSums(const BlockGroup<Threads, X>&, float (&v)[N]) {
     blockReduceSum<Threads>(v);
 }
-template <int Threads, typename X, typename Op> WARPKIT_DEVICE X groupCombine(const BlockGroup<Threads, X>& g, X v, Op op) {
+template <int Threads, typename X, typename Op>
+WARPKIT_DEVICE X groupCombine(const BlockGroup<Threads, X>& g, X v, Op op) {
     return clusterReduce(*g.xch, *g.round, v, op);
 }
-template <int Threads, typename X> WARPKIT_DEVICE bool groupSplit(const BlockGroup<Threads, X>&) { return clusterBlocks() > 1; }
+template <int Threads, typename X> WARPKIT_DEVICE bool groupSplit(const BlockGroup<Threads, X>&) {
+    return clusterBlocks() > 1;
+}
 /// The row's first element as float, read from memory (it lives in one block of the cluster). The
 /// read precedes every block's first exchange, and no block writes before its last, so in-place
 /// calls read it before it is overwritten.
-template <int Threads, typename X, typename T> WARPKIT_DEVICE float groupFirst(const BlockGroup<Threads, X>&, float, const T* row) {
+template <int Threads, typename X, typename T>
+WARPKIT_DEVICE float groupFirst(const BlockGroup<Threads, X>&, float, const T* row) {
     return Arith<T>::to_acc(loadScalar(row));
 }
 

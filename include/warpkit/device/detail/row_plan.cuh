@@ -38,6 +38,7 @@ struct RowPlan {
     int piece;   // RowStaged: vectors per bulk copy
 };
 
+// clang-format off
 constexpr int kRowWarpThreads = 128;            // block of the warp paths
 constexpr int kRowWarpMaxChunks = 8;            // vectors a lane on the warp path
 constexpr int kStageThreads = 128;              // block of the staged path
@@ -46,7 +47,8 @@ constexpr int kStageSliceBytes = 64 * 1024;     // the largest staged slice (R11
 constexpr int kStageSliceAimBytes = 16 * 1024;  // the slice staged rows aim at (R11)
 constexpr int kStageReduceSliceBytes = 32 * 1024; // the slice of staged rows without outputs (R17, R19)
 constexpr int kStageMaxPieces = 2;              // bulk copies a staged slice takes
-constexpr int kStageMaxBytes = 64 * 1024;       // the most shared memory a staged block takes with column slices (R22)
+constexpr int kStageMaxBytes = 64 * 1024;       // a staged block with column slices takes at most this (R22)
+// clang-format on
 
 /// Vectors a thread holds for "16 values a thread" (C16) and "32" (C32), V elements a vector.
 constexpr int rowValuesChunks(int values, int V) { return values / V > 0 ? values / V : 1; }
@@ -178,11 +180,14 @@ constexpr RowShape kShapeWarp = {ShapeWarp, 0, 0, 0};
 constexpr RowShape kShapeOneBlock = {ShapeOneBlock, 0, 0, 0};
 constexpr RowShape kShapeWarpStream = {ShapeWarpStream, kRowWarpThreads, 0, 0};
 constexpr RowShape shapeBlock(int threads, int values) { return {ShapeBlock, threads, values, 1}; }
-constexpr RowShape shapeCluster(int threads, int values, int minBlocks) { return {ShapeCluster, threads, values, minBlocks}; }
+constexpr RowShape shapeCluster(int threads, int values, int minBlocks) {
+    return {ShapeCluster, threads, values, minBlocks};
+}
 constexpr RowShape shapeStaged(int aimBytes) { return {ShapeStaged, kStageThreads, 0, aimBytes}; }
 constexpr RowShape shapeStream(int blocks) { return {ShapeStream, kStreamThreads, 0, blocks}; }
 
 // The rules (what each does; why: docs/tuning.md). Bounds are on the row's whole-vector columns.
+// clang-format off
 //                                 id     elem clus above  max       cols  rows            shape
 constexpr RowRule kR1f32        = {"R1",  4, -1, -1,    1024,      0, kRowsAny,       kShapeWarp};
 constexpr RowRule kR1h16        = {"R1",  2, -1, -1,    2048,      0, kRowsAny,       kShapeWarp};
@@ -220,6 +225,7 @@ constexpr RowRule kRowReduceRules[] = {kR16f32, kR16h16, kR18, kR19, kR20, kR21,
 /// (fp32 slices past 32 KB with column arrays in use) takes the first register cluster that
 /// holds the row, else R12.
 constexpr RowRule kRowRegisterRules[] = {kR15a, kR15b, kR15c, kR12};
+// clang-format on
 
 template <int N> constexpr int rowRuleCount(const RowRule (&)[N]) { return N; }
 
@@ -240,9 +246,15 @@ inline bool rowRuleShape(const RowRule& r, const RowQuery& q, long long vecs, Ro
     const RowShape& s = r.shape;
     long long n = 1; // the shape's blocks a row, for the rows test
     switch (s.kind) {
-    case ShapeWarp: *out = rowWarpPlan(V, q.cols, q.warpChunks); break;
-    case ShapeOneBlock: *out = rowOneBlockPlan(V, vecs); break;
-    case ShapeBlock: *out = rowBlockPlan(vecs, 1, s.threads, rowValuesChunks(s.values, V)); break;
+    case ShapeWarp:
+        *out = rowWarpPlan(V, q.cols, q.warpChunks);
+        break;
+    case ShapeOneBlock:
+        *out = rowOneBlockPlan(V, vecs);
+        break;
+    case ShapeBlock:
+        *out = rowBlockPlan(vecs, 1, s.threads, rowValuesChunks(s.values, V));
+        break;
     case ShapeCluster: {
         const long long per = (long long)s.threads * rowValuesChunks(s.values, V);
         n = (vecs + per - 1) / per;
@@ -264,15 +276,22 @@ inline bool rowRuleShape(const RowRule& r, const RowQuery& q, long long vecs, Ro
         *out = rowStreamPlan(vecs, b);
         break;
     }
-    case ShapeWarpStream: *out = rowWarpStreamPlan(); break;
+    case ShapeWarpStream:
+        *out = rowWarpStreamPlan();
+        break;
     }
     const long long k = (long long)r.rows.k * q.sms;
     switch (r.rows.test) {
-    case RowsAny: return true;
-    case RowsWave: return q.rows * n <= k;
-    case RowsMany: return q.rows >= k;
-    case RowsOver: return q.rows > k;
-    case RowsFewSlices: return q.rows * ((vecs * 16 + kStageReduceSliceBytes - 1) / kStageReduceSliceBytes) < k;
+    case RowsAny:
+        return true;
+    case RowsWave:
+        return q.rows * n <= k;
+    case RowsMany:
+        return q.rows >= k;
+    case RowsOver:
+        return q.rows > k;
+    case RowsFewSlices:
+        return q.rows * ((vecs * 16 + kStageReduceSliceBytes - 1) / kStageReduceSliceBytes) < k;
     }
     return false;
 }
@@ -323,11 +342,13 @@ struct RowWarpShape {
 /// Warp shapes for P::kWarpChunks M = 1, 2, 4 (rowWarpPlan's: one lane of 1..M vectors, 2..32
 /// lanes of M, then 32 lanes of 2M..8).
 constexpr int kRowWarpShapeCount = 9;
+// clang-format off
 constexpr RowWarpShape kRowWarpShapes[3][kRowWarpShapeCount] = {
     {{1, 1}, {2, 1}, {4, 1}, {8, 1}, {16, 1}, {32, 1}, {32, 2}, {32, 4}, {32, 8}},
     {{1, 1}, {1, 2}, {2, 2}, {4, 2}, {8, 2}, {16, 2}, {32, 2}, {32, 4}, {32, 8}},
     {{1, 1}, {1, 2}, {1, 4}, {2, 4}, {4, 4}, {8, 4}, {16, 4}, {32, 4}, {32, 8}},
 };
+// clang-format on
 constexpr int rowWarpShapeRow(int M) { return M == 1 ? 0 : M == 2 ? 1 : 2; }
 
 /// Block shapes: threads x values a thread (chunks = values / V); rowSoftmax (R2 and R3 are not
@@ -337,8 +358,8 @@ struct RowBlockShape {
     bool softmax;
 };
 constexpr int kRowBlockShapeCount = 6;
-constexpr RowBlockShape kRowBlockShapes[kRowBlockShapeCount] = {
-    {128, 16, true}, {256, 16, true}, {512, 16, true}, {1024, 16, true}, {512, 32, true}, {128, 32, false}};
+constexpr RowBlockShape kRowBlockShapes[kRowBlockShapeCount] = {{128, 16, true},  {256, 16, true}, {512, 16, true},
+                                                                {1024, 16, true}, {512, 32, true}, {128, 32, false}};
 
 /// Whether plan p of class cls (elements of elemBytes, M = P::kWarpChunks, warpStream: P may take
 /// the warp-streamed path) has a compiled kernel.
@@ -352,12 +373,16 @@ inline bool rowPlanCompiled(RowClass cls, int elemBytes, int M, bool warpStream,
         return false;
     case RowBlock:
         for (const RowBlockShape& s : kRowBlockShapes)
-            if ((s.softmax || cls != RowClassSoftmax) && s.threads == p.threads && rowValuesChunks(s.values, V) == p.chunks)
+            if ((s.softmax || cls != RowClassSoftmax) && s.threads == p.threads &&
+                rowValuesChunks(s.values, V) == p.chunks)
                 return p.blocks >= 1 && p.blocks <= kClusterMaxBlocks;
         return false;
-    case RowStaged: return p.threads == kStageThreads && p.blocks >= 1 && p.blocks <= kClusterMaxBlocks && p.piece > 0;
-    case RowStream: return p.threads == kStreamThreads && p.blocks >= 1 && p.blocks <= kClusterMaxBlocks;
-    case RowWarpStream: return warpStream && p.threads == kRowWarpThreads;
+    case RowStaged:
+        return p.threads == kStageThreads && p.blocks >= 1 && p.blocks <= kClusterMaxBlocks && p.piece > 0;
+    case RowStream:
+        return p.threads == kStreamThreads && p.blocks >= 1 && p.blocks <= kClusterMaxBlocks;
+    case RowWarpStream:
+        return warpStream && p.threads == kRowWarpThreads;
     }
     return false;
 }
