@@ -219,10 +219,8 @@ Test(device_topk, two_streams_same_bits) {
             size_t bytes = 0;
             WK_CUDA(warpkit::rowTopK(dx, (__nv_bfloat16*)nullptr, idx, rows, cols, k, true, cols, nullptr, &bytes, st));
             void* ws = wk_alloc<char>(bytes);
-            if (run)
-                WK_CUDA(warpkit::rowTopK(dx, (__nv_bfloat16*)nullptr, idx, rows, cols, k, true, cols, st));
-            else
-                WK_CUDA(warpkit::rowTopK(dx, (__nv_bfloat16*)nullptr, idx, rows, cols, k, true, cols, ws, &bytes, st));
+            if (run) WK_CUDA(warpkit::rowTopK(dx, (__nv_bfloat16*)nullptr, idx, rows, cols, k, true, cols, st));
+            else WK_CUDA(warpkit::rowTopK(dx, (__nv_bfloat16*)nullptr, idx, rows, cols, k, true, cols, ws, &bytes, st));
             WK_CUDA(cudaStreamSynchronize(st));
             got[run].resize(rows * k);
             wk_download(got[run].data(), idx, rows * k);
@@ -267,4 +265,231 @@ Test(device_topk, bad_arguments) {
     wk_download(gi.data(), (unsigned char*)idx, 400);
     for (int i = 0; i < 400; ++i) cr_assert(gv[i] == 0xA5 && gi[i] == 0xA5, "byte %d written by a refused call", i);
     for (void* b : {(void*)dx, (void*)v, (void*)idx, ws}) WK_CUDA(cudaFree(b));
+}
+
+// ---- rowTopKMask: the top-k set kept, the rest -inf; in place and out of place ----------------------
+template <typename T> void maskCase(wk_rng* rng, long long rows, int cols, int k, bool inPlace) {
+    const long long ld = cols + 2, ldy = inPlace ? ld : cols + 5;
+    std::vector<T> h((size_t)(rows * ld));
+    for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < cols; ++c)
+            h[(size_t)(r * ld + c)] = wk_from_double<T>(genValue<T>(rng, (Pattern)((r + c / 64) % kPatterns), c, cols));
+    T* dx = wk_alloc<T>(h.size());
+    T* dy = inPlace ? dx : wk_alloc<T>((size_t)(rows * ldy));
+    wk_upload(dx, h.data(), h.size());
+    if (!inPlace) wk_poison(dy, (size_t)(rows * ldy));
+    size_t bytes = 0;
+    WK_CUDA(warpkit::rowTopKMask(dx, dy, rows, cols, k, ld, ldy, nullptr, &bytes));
+    void* ws = wk_alloc<char>(bytes);
+    WK_CUDA(warpkit::rowTopKMask(dx, dy, rows, cols, k, ld, ldy, ws, &bytes));
+    WK_LAUNCHED();
+    std::vector<T> got((size_t)(rows * ldy));
+    wk_download(got.data(), dy, got.size());
+    std::vector<int> order(cols);
+    std::vector<char> keep(cols);
+    const T minusInf = wk_from_double<T>(-INFINITY);
+    for (long long r = 0; r < rows; ++r) {
+        const T* row = h.data() + r * ld;
+        for (int c = 0; c < cols; ++c) order[c] = c;
+        std::stable_sort(order.begin(), order.end(),
+                         [&](int a, int b) { return ranksBefore(wk_to_double(row[a]), wk_to_double(row[b]), true); });
+        std::fill(keep.begin(), keep.end(), 0);
+        for (int j = 0; j < k; ++j) keep[order[j]] = 1;
+        for (int c = 0; c < cols; ++c) {
+            const T want = keep[c] ? row[c] : minusInf;
+            cr_assert(sameBits(got[(size_t)(r * ldy + c)], want),
+                      "rowTopKMask<%s> rows=%lld cols=%d k=%d %s: row %lld col %d", wk_type_name<T>(), rows, cols, k,
+                      inPlace ? "in place" : "", r, c);
+        }
+    }
+    WK_CUDA(cudaFree(dx));
+    if (!inPlace) WK_CUDA(cudaFree(dy));
+    WK_CUDA(cudaFree(ws));
+}
+
+Test(device_topk, mask) {
+    WK_REQUIRE_GPU();
+    wk_rng rng = wk_rng_make(0x706);
+    for (long long rows : {1LL, 5LL, 300LL})
+        for (int cols : {7, 5000, 70001})
+            for (int k : {1, 5, 256, 2000}) {
+                if (k > cols || rows * cols > 3000000) continue;
+                maskCase<float>(&rng, rows, cols, k, k % 2 == 1);
+                maskCase<__nv_bfloat16>(&rng, rows, cols, k, k % 2 == 0);
+            }
+}
+
+// ---- rowSample --------------------------------------------------------------------------------------
+namespace {
+
+/// The probabilities rowSample draws from (double precision): softmax(l / T) over the topK largest
+/// (0: all), min-p, then top-p, as in the header comment.
+std::vector<double> sampleProbs(const std::vector<float>& l, double T, int topK, double topP, double minP) {
+    const int n = (int)l.size(), k = topK ? topK : n;
+    std::vector<int> order(n);
+    for (int i = 0; i < n; ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return l[a] > l[b]; });
+    std::vector<double> w(n, 0.0);
+    double total = 0;
+    for (int r = 0; r < k; ++r) {
+        const double x = l[order[r]] == -INFINITY ? 0.0 : exp(((double)l[order[r]] - l[order[0]]) / T);
+        w[order[r]] = x < minP ? 0.0 : x;
+        total += w[order[r]];
+    }
+    double before = 0, kept = 0;
+    for (int r = 0; r < k; ++r) {
+        const double x = w[order[r]];
+        if (!(before < topP * total)) w[order[r]] = 0;
+        before += x;
+        kept += w[order[r]];
+    }
+    for (double& x : w) x /= kept;
+    return w;
+}
+
+/// Draws rows tokens from `rows` copies of logits; returns their counts per column.
+std::vector<long long> drawCounts(const std::vector<float>& l, long long rows, float T, int topK, float topP,
+                                  float minP, unsigned long long seed, unsigned long long offset,
+                                  std::vector<int>* tokens) {
+    const int cols = (int)l.size();
+    std::vector<float> h((size_t)(rows * cols));
+    for (long long r = 0; r < rows; ++r) std::copy(l.begin(), l.end(), h.begin() + r * cols);
+    float* dx = wk_alloc<float>(h.size());
+    int* out = wk_alloc<int>(rows);
+    wk_upload(dx, h.data(), h.size());
+    wk_poison(out, rows);
+    size_t bytes = 0;
+    WK_CUDA(warpkit::rowSample(dx, out, rows, cols, T, topK, topP, minP, seed, offset, cols, nullptr, &bytes));
+    void* ws = wk_alloc<char>(bytes);
+    WK_CUDA(warpkit::rowSample(dx, out, rows, cols, T, topK, topP, minP, seed, offset, cols, ws, &bytes));
+    WK_LAUNCHED();
+    tokens->resize(rows);
+    wk_download(tokens->data(), out, rows);
+    std::vector<long long> counts(cols, 0);
+    for (int t : *tokens) {
+        cr_assert(t >= 0 && t < cols, "token %d outside the row", t);
+        ++counts[t];
+    }
+    for (void* b : {(void*)dx, (void*)out, ws}) WK_CUDA(cudaFree(b));
+    return counts;
+}
+
+/// Chi-square statistic of counts against probabilities p (cells of p > 0); a token of p = 0 fails.
+double chiSquare(const std::vector<long long>& counts, const std::vector<double>& p, long long draws, int* cells) {
+    double chi = 0;
+    *cells = 0;
+    for (size_t i = 0; i < p.size(); ++i) {
+        if (p[i] == 0) {
+            cr_assert(counts[i] == 0, "column %zu has probability 0 but was drawn %lld times", i, counts[i]);
+            continue;
+        }
+        const double e = p[i] * (double)draws;
+        chi += (counts[i] - e) * (counts[i] - e) / e;
+        ++*cells;
+    }
+    return chi;
+}
+
+} // namespace
+
+Test(device_topk, sample_distribution) {
+    WK_REQUIRE_GPU();
+    const std::vector<float> l = {0.f, 1.f, 2.f, -1.f, 0.5f, 3.f, -INFINITY, 1.f, 2.5f, -2.f};
+    const long long draws = wk_quick() ? 100000 : 1000000;
+    struct Case {
+        float T;
+        int topK;
+        float topP, minP;
+    };
+    // top-p and min-p cut well away from a boundary (float and double agree on the kept set)
+    const Case cases[] = {
+        {0.7f, 0, 1.f, 0.f}, {1.f, 4, 1.f, 0.f}, {1.f, 0, 0.75f, 0.f}, {1.3f, 0, 1.f, 0.2f}, {0.9f, 6, 0.9f, 0.05f}};
+    for (const Case& c : cases) {
+        std::vector<int> tokens;
+        const std::vector<long long> counts = drawCounts(l, draws, c.T, c.topK, c.topP, c.minP, 42, 7, &tokens);
+        const std::vector<double> p = sampleProbs(l, c.T, c.topK, c.topP, c.minP);
+        int cells = 0;
+        const double chi = chiSquare(counts, p, draws, &cells);
+        // chi-square with cells - 1 <= 8 degrees of freedom: 40 is exceeded with probability < 1e-5
+        cr_assert(chi < 40.0, "T=%g topK=%d topP=%g minP=%g: chi-square %g over %d cells", c.T, c.topK, c.topP, c.minP,
+                  chi, cells);
+    }
+}
+
+Test(device_topk, sample_argmax_and_replay) {
+    WK_REQUIRE_GPU();
+    wk_rng rng = wk_rng_make(0x707);
+    const int cols = 50000;
+    const long long rows = 300;
+    std::vector<float> h((size_t)(rows * cols));
+    for (auto& v : h) v = (float)wk_uniform(&rng, -5, 5);
+    for (long long r = 0; r < rows; ++r) h[(size_t)(r * cols + wk_int(&rng, 0, cols - 1))] = 7.f; // a clear maximum
+    float* dx = wk_alloc<float>(h.size());
+    wk_upload(dx, h.data(), h.size());
+    long long *out = wk_alloc<long long>(rows), *out2 = wk_alloc<long long>(rows), *am = wk_alloc<long long>(rows);
+    unsigned long long* dseed = wk_alloc<unsigned long long>(2);
+    const unsigned long long so[2] = {1234, 99};
+    wk_upload(dseed, so, 2);
+    size_t bytes = 0;
+    WK_CUDA(warpkit::rowSample(dx, out, rows, cols, 1.f, 1000, 0.95f, 0.f, 1234ull, 99ull, cols, nullptr, &bytes));
+    void* ws = wk_alloc<char>(bytes);
+    WK_CUDA(warpkit::rowArgMax(dx, (float*)nullptr, am, rows, cols, cols));
+    std::vector<long long> a(rows), g(rows), g2(rows);
+    // temperature 0 and a tiny temperature give the argmax
+    for (float T : {0.f, 1e-4f}) {
+        wk_poison(out, rows);
+        WK_CUDA(warpkit::rowSample(dx, out, rows, cols, T, 1000, 0.95f, 0.f, 1234ull, 99ull, cols, ws, &bytes));
+        WK_LAUNCHED();
+        wk_download(a.data(), am, rows);
+        wk_download(g.data(), out, rows);
+        for (long long r = 0; r < rows; ++r)
+            cr_assert(g[r] == a[r], "T=%g row %lld: %lld, argmax %lld", T, r, g[r], a[r]);
+    }
+    // the same (seed, offset): the same tokens, from values or device pointers, and for the first rows
+    // alone (another plan and grid); another offset: other tokens
+    WK_CUDA(warpkit::rowSample(dx, out, rows, cols, 1.f, 1000, 0.95f, 0.f, 1234ull, 99ull, cols, ws, &bytes));
+    WK_CUDA(warpkit::rowSample(dx, out2, rows, cols, 1.f, 1000, 0.95f, 0.f, dseed, dseed + 1, cols, ws, &bytes));
+    WK_LAUNCHED();
+    wk_download(g.data(), out, rows);
+    wk_download(g2.data(), out2, rows);
+    cr_assert(g == g2, "device-pointer seed and offset gave other tokens");
+    WK_CUDA(warpkit::rowSample(dx, out2, 3, cols, 1.f, 1000, 0.95f, 0.f, 1234ull, 99ull, cols, ws, &bytes));
+    WK_LAUNCHED();
+    wk_download(g2.data(), out2, 3);
+    for (int r = 0; r < 3; ++r)
+        cr_assert(g2[r] == g[r], "row %d: %lld alone, %lld among %lld rows", r, g2[r], g[r], rows);
+    WK_CUDA(warpkit::rowSample(dx, out2, rows, cols, 1.f, 1000, 0.95f, 0.f, 1234ull, 100ull, cols, ws, &bytes));
+    WK_LAUNCHED();
+    wk_download(g2.data(), out2, rows);
+    int same = 0;
+    for (long long r = 0; r < rows; ++r) same += g2[r] == g[r];
+    cr_assert(same < rows / 2, "offset 100 repeated %d of %lld tokens of offset 99", same, rows);
+    for (void* b : {(void*)dx, (void*)out, (void*)out2, (void*)am, (void*)dseed, ws}) WK_CUDA(cudaFree(b));
+}
+
+Test(device_topk, sample_bad_arguments) {
+    WK_REQUIRE_GPU();
+    float* dx = wk_alloc<float>(100);
+    int* out = wk_alloc<int>(4);
+    wk_poison(out, 4);
+    size_t bytes = 0;
+    WK_CUDA(warpkit::rowSample(dx, out, 2, 50, 1.f, 10, 0.9f, 0.f, 1ull, 0ull, 50, nullptr, &bytes));
+    void* ws = wk_alloc<char>(bytes);
+    const cudaError_t inv = cudaErrorInvalidValue;
+    cr_assert(warpkit::rowSample(dx, out, 2, 50, -1.f, 10, 0.9f, 0.f, 1ull, 0ull, 50, ws, &bytes) == inv, "T < 0");
+    cr_assert(warpkit::rowSample(dx, out, 2, 50, NAN, 10, 0.9f, 0.f, 1ull, 0ull, 50, ws, &bytes) == inv, "T NaN");
+    cr_assert(warpkit::rowSample(dx, out, 2, 50, 1.f, 10, 0.f, 0.f, 1ull, 0ull, 50, ws, &bytes) == inv, "topP 0");
+    cr_assert(warpkit::rowSample(dx, out, 2, 50, 1.f, 10, 1.5f, 0.f, 1ull, 0ull, 50, ws, &bytes) == inv, "topP > 1");
+    cr_assert(warpkit::rowSample(dx, out, 2, 50, 1.f, 10, 0.9f, -0.1f, 1ull, 0ull, 50, ws, &bytes) == inv, "minP < 0");
+    cr_assert(warpkit::rowSample(dx, out, 2, 50, 1.f, 51, 0.9f, 0.f, 1ull, 0ull, 50, ws, &bytes) == inv, "topK > cols");
+    cr_assert(warpkit::rowSample(dx, (int*)nullptr, 2, 50, 1.f, 10, 0.9f, 0.f, 1ull, 0ull, 50, ws, &bytes) == inv,
+              "null out");
+    cr_assert(warpkit::rowSample(dx, out, 2, 50, 1.f, 10, 0.9f, 0.f, (const unsigned long long*)nullptr,
+                                 (const unsigned long long*)nullptr, 50, ws, &bytes) == inv,
+              "null seed pointer");
+    WK_LAUNCHED();
+    std::vector<unsigned char> g(16);
+    wk_download(g.data(), (unsigned char*)out, 16);
+    for (int i = 0; i < 16; ++i) cr_assert(g[i] == 0xA5, "byte %d written by a refused call", i);
+    for (void* b : {(void*)dx, (void*)out, ws}) WK_CUDA(cudaFree(b));
 }

@@ -33,6 +33,7 @@
 
 #include "../detail/host.cuh"
 #include "detail/topk_kernels.cuh"
+#include "detail/topk_sample.cuh"
 
 namespace warpkit {
 namespace detail {
@@ -47,42 +48,43 @@ inline cudaError_t topkLaunch(const TopKPlan& p, const TopKRows<T>& io, const To
     return launchKernel(kernel, blocks, kTopKThreads, stream, io, lv);
 }
 
-/// rowTopK's dispatcher: checks, the plan, the levels. useWorkspace: the workspace form.
-template <typename T, typename Idx>
-inline cudaError_t rowTopKDispatch(const T* x, T* values, Idx* indices, long long rows, int cols, int k, bool largest,
-                                   long long ldx, bool useWorkspace, void* workspace, size_t* workspaceBytes,
-                                   cudaStream_t stream) {
-    WARPKIT_CHECK_TOPK_TYPE(T, "rowTopK");
-    static_assert(IsSame<Idx, int>::value || IsSame<Idx, long long>::value,
-                  "rowTopK: index type Idx must be int or long long");
+/// Plans and runs rowTopK's levels for io over rows x cols, k (the arguments checked: argsOk) with
+/// the two-call workspace rule: useWorkspace selects the form with one; `extra` bytes of it (16-byte
+/// aligned, at *extraPtr) are the caller's (rowSample's candidates), the rest the levels' buffers.
+/// rows = 0 launches nothing (the size query still answers).
+template <typename T> inline cudaError_t topkRun(const TopKRows<T>& io, long long rows, int cols, int k, bool argsOk,
+                                                 bool useWorkspace, void* workspace, size_t* workspaceBytes,
+                                                 size_t extra, void** extraPtr, cudaStream_t stream) {
     if (rows < 0 || cols < 0 || (useWorkspace && workspaceBytes == nullptr)) return cudaErrorInvalidValue;
     const bool none = rows == 0;
-    if (!none && (k < 1 || k > cols || ldx < cols || x == nullptr || indices == nullptr)) return cudaErrorInvalidValue;
+    if (!none && (k < 1 || k > cols || io.ldx < cols || io.x == nullptr || !argsOk)) return cudaErrorInvalidValue;
     int dev = 0;
     DeviceProps d = {};
     if (!none) WARPKIT_TRY(currentDevice(&dev, &d));
     const TopKPlan p = none ? TopKPlan{} : topkPlan(rows, cols, k, d.sms, useWorkspace);
-    const size_t need = (p.workspaceBytes ? p.workspaceBytes + 8 : 0) + 1; // + alignment slack, at least 1
+    if (!none && p.kernelRule[0] == 0) return cudaErrorNotSupported;
+    extra = (extra + 15) & ~(size_t)15;
+    const size_t need = extra + p.workspaceBytes + 16; // + alignment slack (and never 0)
     if (useWorkspace && workspace == nullptr) {
         *workspaceBytes = need;
         return cudaSuccess;
     }
     if (useWorkspace && *workspaceBytes < need) return cudaErrorInvalidValue;
     if (none) return cudaSuccess;
-    if (p.kernelRule[0] == 0) return cudaErrorNotSupported;
+    char* base = reinterpret_cast<char*>((reinterpret_cast<size_t>(workspace) + 15) & ~(size_t)15);
+    if (extraPtr) *extraPtr = base;
     unsigned long long* buf[2] = {nullptr, nullptr};
     if (p.workspaceBytes) {
-        const size_t a = (reinterpret_cast<size_t>(workspace) + 7) & ~(size_t)7;
-        buf[0] = reinterpret_cast<unsigned long long*>(a);
+        buf[0] = reinterpret_cast<unsigned long long*>(base + extra);
         buf[1] = buf[0] + rows * p.len[1]; // buffer 0's largest user is level 0 (rows x len[1] keys)
     }
-    const TopKRows<T> io = {x, ldx, largest, values, indices, IsSame<Idx, long long>::value};
     for (int i = 0; i < p.levels; ++i) {
         const bool last = i + 1 == p.levels;
         const TopKLevel lv = {rows,
                               p.len[i],
                               p.slices[i],
                               (p.len[i] + p.slices[i] - 1) / p.slices[i],
+                              cols,
                               k,
                               i ? buf[(i - 1) & 1] : nullptr,
                               last ? nullptr : buf[i & 1]};
@@ -92,6 +94,54 @@ inline cudaError_t rowTopKDispatch(const T* x, T* values, Idx* indices, long lon
         if (e != cudaSuccess) return e;
     }
     return cudaSuccess;
+}
+
+/// rowTopK's dispatcher: the type checks, then topkRun.
+template <typename T, typename Idx>
+inline cudaError_t rowTopKDispatch(const T* x, T* values, Idx* indices, long long rows, int cols, int k, bool largest,
+                                   long long ldx, bool useWorkspace, void* workspace, size_t* workspaceBytes,
+                                   cudaStream_t stream) {
+    WARPKIT_CHECK_TOPK_TYPE(T, "rowTopK");
+    static_assert(IsSame<Idx, int>::value || IsSame<Idx, long long>::value,
+                  "rowTopK: index type Idx must be int or long long");
+    const TopKRows<T> io = {x, ldx, largest, values, indices, IsSame<Idx, long long>::value, nullptr, 0};
+    return topkRun(io, rows, cols, k, indices != nullptr, useWorkspace, workspace, workspaceBytes, 0, nullptr, stream);
+}
+
+/// rowSample's dispatcher: the top-k candidates into the workspace (rowTopK), then the draw.
+template <typename T, typename Idx>
+inline cudaError_t rowSampleDispatch(const T* logits, Idx* out, long long rows, int cols, float temperature, int topK,
+                                     float topP, float minP, SampleParams sp, long long ldx, void* workspace,
+                                     size_t* workspaceBytes, cudaStream_t stream) {
+    WARPKIT_CHECK_TOPK_TYPE(T, "rowSample");
+    static_assert(IsSame<Idx, int>::value || IsSame<Idx, long long>::value,
+                  "rowSample: index type Idx must be int or long long");
+    const int k = topK == 0 ? cols : topK;
+    const bool argsOk = out != nullptr && temperature >= 0.f && temperature <= __builtin_huge_valf() && topP > 0.f &&
+                        topP <= 1.f && minP >= 0.f && minP <= 1.f && topK >= 0;
+    const size_t valueBytes = ((size_t)(rows > 0 ? rows : 0) * (size_t)(k > 0 ? k : 0) * sizeof(T) + 15) & ~(size_t)15;
+    const size_t extra = valueBytes + (size_t)(rows > 0 ? rows : 0) * (size_t)(k > 0 ? k : 0) * sizeof(int);
+    void* cand = nullptr;
+    TopKRows<T> io = {logits, ldx, true, nullptr, nullptr, false, nullptr, 0};
+    // The first call checks and plans only (no launch: its outputs are not known yet).
+    size_t bytes = 0;
+    WARPKIT_TRY(topkRun(io, rows, cols, k, argsOk, true, nullptr, &bytes, extra, nullptr, stream));
+    if (workspaceBytes == nullptr) return cudaErrorInvalidValue;
+    if (workspace == nullptr) {
+        *workspaceBytes = bytes;
+        return cudaSuccess;
+    }
+    if (*workspaceBytes < bytes) return cudaErrorInvalidValue;
+    if (rows == 0) return cudaSuccess;
+    char* base = reinterpret_cast<char*>((reinterpret_cast<size_t>(workspace) + 15) & ~(size_t)15);
+    io.values = reinterpret_cast<T*>(base);
+    io.indices = base + valueBytes;
+    WARPKIT_TRY(topkRun(io, rows, cols, k, argsOk, true, workspace, workspaceBytes, extra, &cand, stream));
+    sp.k = k;
+    int blocks = 1;
+    WARPKIT_TRY(gridBlocks(rowSampleKernel<T, Idx>, kTopKThreads, rows, 1, 1LL << 30, &blocks));
+    return launchKernel(rowSampleKernel<T, Idx>, blocks, kTopKThreads, stream, (const T*)io.values,
+                        (const int*)io.indices, out, rows, sp);
 }
 
 } // namespace detail
@@ -110,6 +160,47 @@ template <typename T, typename Idx> inline cudaError_t rowTopK(const T* x, T* va
                                                                int cols, int k, bool largest, long long ldx,
                                                                cudaStream_t stream = 0) {
     return detail::rowTopKDispatch(x, values, indices, rows, cols, k, largest, ldx, false, nullptr, nullptr, stream);
+}
+
+/// Each row of x with every value outside its k largest set to -inf, into y (row r at y + r x ldy;
+/// y may be x itself when ldy = ldx): the input of a following softmax. Ties and NaN as rowTopK.
+/// Host; asynchronous on `stream`; workspace and errors as rowTopK (ldy < cols is invalid too).
+template <typename T> inline cudaError_t rowTopKMask(const T* x, T* y, long long rows, int cols, int k, long long ldx,
+                                                     long long ldy, void* workspace, size_t* workspaceBytes,
+                                                     cudaStream_t stream = 0) {
+    WARPKIT_CHECK_TOPK_TYPE(T, "rowTopKMask");
+    const detail::TopKRows<T> io = {x, ldx, true, nullptr, nullptr, false, y, ldy};
+    return detail::topkRun(io, rows, cols, k, y != nullptr && ldy >= cols, true, workspace, workspaceBytes, 0, nullptr,
+                           stream);
+}
+
+/// One token a row (out[r], a column of row r), drawn from softmax(logits / temperature) restricted
+/// to the row's topK largest logits (0: all columns), then to those of probability at least minP
+/// times the largest (min-p), then to the smallest ranked set of probability at least topP (top-p).
+/// Random numbers: Philox (curand_init(seed, subsequence = row, offset)), so a (seed, offset, row)
+/// gives the same token on every run and launch shape. temperature = 0: the argmax. Arguments:
+/// 0 <= temperature (finite), 0 < topP <= 1, 0 <= minP <= 1, 0 <= topK <= cols, and k = topK (or
+/// cols) <= 2048 (else cudaErrorNotSupported). Workspace: two-call rule, as rowTopK (it holds the
+/// candidates too). Host; asynchronous on `stream`.
+template <typename T, typename Idx>
+inline cudaError_t rowSample(const T* logits, Idx* out, long long rows, int cols, float temperature, int topK,
+                             float topP, float minP, unsigned long long seed, unsigned long long offset, long long ldx,
+                             void* workspace, size_t* workspaceBytes, cudaStream_t stream = 0) {
+    const detail::SampleParams sp = {temperature, topP, minP, 0, seed, offset, nullptr, nullptr};
+    return detail::rowSampleDispatch(logits, out, rows, cols, temperature, topK, topP, minP, sp, ldx, workspace,
+                                     workspaceBytes, stream);
+}
+
+/// rowSample with the seed and the offset read from device memory when the kernel runs (a captured
+/// CUDA graph draws anew each replay once the caller advances *offset). Host; asynchronous.
+template <typename T, typename Idx>
+inline cudaError_t rowSample(const T* logits, Idx* out, long long rows, int cols, float temperature, int topK,
+                             float topP, float minP, const unsigned long long* seed, const unsigned long long* offset,
+                             long long ldx, void* workspace, size_t* workspaceBytes, cudaStream_t stream = 0) {
+    if (seed == nullptr || offset == nullptr) return cudaErrorInvalidValue;
+    const detail::SampleParams sp = {temperature, topP, minP, 0, 0, 0, seed, offset};
+    return detail::rowSampleDispatch(logits, out, rows, cols, temperature, topK, topP, minP, sp, ldx, workspace,
+                                     workspaceBytes, stream);
 }
 
 // rowArgMax (largest, LARGEST = true): each row's largest value and its column: the first NaN, else

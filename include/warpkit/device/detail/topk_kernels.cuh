@@ -33,6 +33,8 @@ template <typename T> struct TopKRows {
     T* values;     // null: not written
     void* indices; // int or long long, as idx64
     bool idx64;
+    T* masked;     // rowTopKMask: the row with everything outside its top k set to -inf (then no
+    long long ldy; //   values / indices are written)
 };
 
 /// One level (one launch).
@@ -41,6 +43,7 @@ struct TopKLevel {
     long long len; // elements a row at this level's input
     int slices;    // items a row
     long long seg; // elements an item: ceil(len / slices)
+    int cols;      // the rows' columns (rowTopKMask's sweep)
     int k;
     const unsigned long long* cin; // candidates in (rows x len), null at level 0
     unsigned long long* cout;      // candidates out (rows x slices x k), null at the last level
@@ -67,10 +70,8 @@ WARPKIT_DEVICE void topkNextItem(const TopKLevel& lv, TopKItem& it) {
 /// Key i of the row's input at this level.
 template <bool FromX, typename T>
 WARPKIT_DEVICE unsigned long long topkInputKey(const TopKRows<T>& io, const TopKLevel& lv, long long row, long long i) {
-    if constexpr (FromX)
-        return topkPack(io.x[row * io.ldx + i], (unsigned)i, io.largest);
-    else
-        return lv.cin[row * lv.len + i];
+    if constexpr (FromX) return topkPack(io.x[row * io.ldx + i], (unsigned)i, io.largest);
+    else return lv.cin[row * lv.len + i];
 }
 
 /// Writes output rank r of `row` from its packed key.
@@ -79,10 +80,21 @@ WARPKIT_DEVICE void topkWriteOutput(const TopKRows<T>& io, int k, long long row,
     const unsigned i = topkUnpackIndex(packed);
     const long long o = row * k + r;
     if (io.values) io.values[o] = io.x[row * io.ldx + i];
-    if (io.idx64)
-        static_cast<long long*>(io.indices)[o] = (long long)i;
-    else
-        static_cast<int*>(io.indices)[o] = (int)i;
+    if (io.idx64) static_cast<long long*>(io.indices)[o] = (long long)i;
+    else static_cast<int*>(io.indices)[o] = (int)i;
+}
+
+/// rowTopKMask's output for `row`, whose k-th best packed key is kth: masked[row x ldy + c] = x if
+/// its packed key is >= kth, else -inf. Every thread of the block calls.
+template <typename T>
+WARPKIT_DEVICE void topkMaskRow(const TopKRows<T>& io, int cols, long long row, unsigned long long kth) {
+    const T* x = io.x + row * io.ldx;
+    T* y = io.masked + row * io.ldy;
+    const T minusInf = Arith<T>::from_acc(-__builtin_huge_valf());
+    for (int c = (int)threadIdx.x; c < cols; c += kTopKThreads) {
+        const T v = x[c];
+        y[c] = topkPack(v, (unsigned)c, true) >= kth ? v : minusInf;
+    }
 }
 
 /// Level kernel of rule T1 (k = 1): each thread keeps the largest packed key of its share, 4 loads
@@ -106,12 +118,14 @@ template <typename T, bool FromX> __global__ void __launch_bounds__(kTopKThreads
             const unsigned long long key = topkInputKey<FromX>(io, lv, row, i);
             best = key > best ? key : best;
         }
+        if (io.masked && !lv.cout) {
+            topkMaskRow(io, lv.cols, row, blockReduceMax<kTopKThreads>(best));
+            continue;
+        }
         best = blockReduceMaxToThread0<kTopKThreads>(best);
         if (t == 0) {
-            if (lv.cout)
-                lv.cout[item] = best;
-            else
-                topkWriteOutput(io, 1, row, 0, best);
+            if (lv.cout) lv.cout[item] = best;
+            else topkWriteOutput(io, 1, row, 0, best);
         }
     }
 }
@@ -156,6 +170,13 @@ template <typename T, bool FromX, int RunK> __global__ void __launch_bounds__(kT
 #pragma unroll
             for (int r = 0; r < RunK; ++r)
                 if (r * BT + t < lv.k) out[r * BT + t] = run[r];
+            continue;
+        }
+        if (io.masked) { // the k-th best key: the smallest of the running set
+            unsigned long long kth = ~0ull;
+#pragma unroll
+            for (int r = 0; r < RunK; ++r) kth = run[r] != kTopKEmpty && run[r] < kth ? run[r] : kth;
+            topkMaskRow(io, lv.cols, row, blockReduceMin<BT>(kth));
             continue;
         }
         __syncthreads(); // every thread has read s.keys (stage 3) before it is overwritten

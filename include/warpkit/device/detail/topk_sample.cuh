@@ -1,0 +1,99 @@
+// warpkit/device/detail/topk_sample.cuh: rowSample's kernel, which draws one token a row from its
+// ranked top-k candidates (rowTopK's output). Internal: include warpkit/device/topk.cuh.
+//
+// A block a row (grid-stride), 256 threads; thread t holds ranks 8t .. 8t + 7 (k <= 2048), so the
+// sums below are block scans in a fixed order: the same bits for a row whatever the grid, and
+// whatever plan selected the candidates (their values and order are one fixed answer).
+//   1. weights: w_r = exp((l_r - l_0) / T) (l_0 the largest logit; an infinite l_0 weighs the
+//      +inf logits 1 and the rest 0); min-p drops w_r < minP (w_0 = 1, so min-p is relative to it);
+//   2. top-p: keeps rank r while the weight of the ranks before it is below topP x their total;
+//   3. draw: u = curand_uniform on Philox (seed, subsequence = row, offset), in (0, 1]; the token is
+//      the first kept rank whose inclusive weight sum reaches u x the kept total.
+// A NaN logit ranks first (rowTopK's order) and is returned as is; T = 0 returns rank 0, the argmax.
+#pragma once
+
+#include <curand_kernel.h>
+
+#include "../../block/reduce.cuh"
+#include "../../block/scan.cuh"
+#include "topk_plan.cuh"
+
+namespace warpkit {
+namespace detail {
+
+constexpr int kSamplePerThread = 8; // candidates a thread: k <= kTopKThreads x 8 = kTopKMaxK
+
+/// rowSample's scalars; seed and offset are read from the pointers when those are not null.
+struct SampleParams {
+    float temperature, topP, minP;
+    int k;
+    unsigned long long seed, offset;
+    const unsigned long long *seedPtr, *offsetPtr;
+};
+
+/// Weight of a logit l below the row's largest, top (stage 1).
+WARPKIT_DEVICE float sampleWeight(float l, float top, float temperature) {
+    if (top == __builtin_huge_valf()) return l == top ? 1.f : 0.f;
+    if (l == -__builtin_huge_valf()) return 0.f;
+    return expf((l - top) / temperature);
+}
+
+template <typename T, typename Idx> __global__ void __launch_bounds__(kTopKThreads)
+    rowSampleKernel(const T* values, const int* indices, Idx* out, long long rows, SampleParams sp) {
+    constexpr int C = kSamplePerThread, BT = kTopKThreads;
+    const int t = (int)threadIdx.x, k = sp.k;
+    const unsigned long long seed = sp.seedPtr ? *sp.seedPtr : sp.seed;
+    const unsigned long long offset = sp.offsetPtr ? *sp.offsetPtr : sp.offset;
+    for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
+        const T* v = values + row * k;
+        const int* ix = indices + row * k;
+        const float top = Arith<T>::to_acc(v[0]);
+        if (top != top || sp.temperature == 0.f || k == 1) { // NaN, or the argmax
+            if (t == 0) out[row] = (Idx)ix[0];
+            continue;
+        }
+        // 1. weights, min-p
+        float w[C];
+#pragma unroll
+        for (int j = 0; j < C; ++j) {
+            const int r = t * C + j;
+            w[j] = r < k ? sampleWeight(Arith<T>::to_acc(v[r]), top, sp.temperature) : 0.f;
+            if (w[j] < sp.minP) w[j] = 0.f;
+        }
+        // 2. top-p
+        float mine = 0.f, total = 0.f;
+#pragma unroll
+        for (int j = 0; j < C; ++j) mine += w[j];
+        float run = blockExclusiveSum<BT>(mine, total);
+        const float cut = sp.topP * total;
+#pragma unroll
+        for (int j = 0; j < C; ++j) {
+            const float wj = w[j];
+            if (!(run < cut)) w[j] = 0.f;
+            run += wj;
+        }
+        // 3. draw
+        mine = 0.f;
+#pragma unroll
+        for (int j = 0; j < C; ++j) mine += w[j];
+        run = blockExclusiveSum<BT>(mine, total);
+        curandStatePhilox4_32_10_t state;
+        curand_init(seed, (unsigned long long)row, offset, &state);
+        const float target = curand_uniform(&state) * total;
+        int pick = 0x7fffffff, last = -1;
+#pragma unroll
+        for (int j = 0; j < C; ++j) {
+            run += w[j];
+            if (w[j] > 0.f) {
+                last = t * C + j;
+                if (run >= target && pick == 0x7fffffff) pick = t * C + j;
+            }
+        }
+        pick = blockReduceMin<BT>(pick);
+        last = blockReduceMax<BT>(last); // rounding may leave the target above every sum: the last kept
+        if (t == 0) out[row] = (Idx)ix[pick != 0x7fffffff ? pick : last];
+    }
+}
+
+} // namespace detail
+} // namespace warpkit
