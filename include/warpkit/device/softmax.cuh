@@ -191,6 +191,85 @@ template <int Threads> WARPKIT_DEVICE SoftmaxState blockStats(float tm, float su
     sum *= expDiff<false>(tm, m == negInf() ? 0.0f : m);
     return SoftmaxState{m, blockReduce<Threads>(sum, Sum{}, red)};
 }
+
+/// A staged softmax block: its slice of `nv` vectors in shared memory (from body vector `base` of
+/// the row), bulk-copied in `np` pieces of `piece` vectors on the barriers `full`, and the row's
+/// output body qb (16-byte aligned when vecOut).
+template <typename T> struct SoftmaxStagedBlock {
+    uint4* stage;
+    unsigned long long* full;
+    int piece, base, nv, np;
+    T* qb;
+    bool vecOut;
+};
+template <typename T> WARPKIT_DEVICE int softmaxPieceEnd(const SoftmaxStagedBlock<T>& b, int k) {
+    return (k + 1) * b.piece < b.nv ? (k + 1) * b.piece : b.nv;
+}
+/// Stores the block's vector i: the 16-byte words go out as they are (measured: 2.89 TB/s for
+/// fp32 rows of 262144, against 2.62 through storeVectorAt's Vector16 round trip).
+template <typename T> WARPKIT_DEVICE void softmaxStagedStore(const SoftmaxStagedBlock<T>& b, int i, uint4 u) {
+    constexpr int V = vectorElems<T>();
+    if (b.vecOut) {
+        reinterpret_cast<uint4*>(b.qb)[b.base + i] = u;
+    } else {
+        Vector16<T> e;
+        __builtin_memcpy(&e, &u, 16);
+#pragma unroll
+        for (int k = 0; k < V; ++k) b.qb[(long long)(b.base + i) * V + k] = e.e[k];
+    }
+}
+
+/// Plain kinds, the sweep as pieces land: each thread's max over its vectors of the piece, then
+/// exp(x - its running max) written back over x (rounded to T) and summed; the running max after
+/// each piece goes to pms[k * Threads + t].
+template <typename T, int Threads>
+WARPKIT_DEVICE void softmaxStagedExpSweep(const SoftmaxStagedBlock<T>& b, float* pms, float& tm, float& sum) {
+    const int t = (int)threadIdx.x;
+    for (int k = 0; k < b.np; ++k) {
+        mbarWait(smemAddr(&b.full[k]), 0);
+        const int end = softmaxPieceEnd(b, k);
+        unsigned vm = maxChunkInit<T>();
+#pragma unroll 4
+        for (int i = k * b.piece + t; i < end; i += Threads) maxChunk<T>(vm, b.stage[i]);
+        const float v = maxChunkValue<T>(vm);
+        if (!(v <= tm)) {
+            sum *= expDiff<false>(tm, v);
+            tm = v;
+        } // from -inf: sum is 0, stays 0
+        const float ms = tm == negInf() ? 0.0f : tm;
+#pragma unroll 4
+        for (int i = k * b.piece + t; i < end; i += Threads) b.stage[i] = expSumVec<T>(b.stage[i], ms, sum);
+        pms[k * Threads + t] = tm;
+    }
+}
+
+/// Plain kinds, the write sweep: the stored exps of piece k are relative to pms[k], so each is
+/// scaled by exp(pms[k] - max) / sum. A thread whose vectors were all -inf (pms = -inf) writes
+/// scale * 0: zeros, or NaN when the row holds a NaN or +inf (the scale is NaN) or is all -inf
+/// without masking (1/0 * 0).
+template <typename T, int Threads>
+WARPKIT_DEVICE void softmaxStagedScaleSweep(const SoftmaxStagedBlock<T>& b, const float* pms, const SoftmaxFactors& f) {
+    const int t = (int)threadIdx.x;
+    for (int k = 0; k < b.np; ++k) {
+        const float m = pms[k * Threads + t];
+        const float c = m == negInf() ? f.scale * 0.0f : expDiff(m, f.max) * f.scale;
+        const int end = softmaxPieceEnd(b, k);
+#pragma unroll 4
+        for (int i = k * b.piece + t; i < end; i += Threads)
+            softmaxStagedStore(b, i, mapVec<T>(b.stage[i], [&](float e) { return e * c; }));
+    }
+}
+
+/// Log kinds, the fused max+sum sweep as pieces land.
+template <typename T, int Threads>
+WARPKIT_DEVICE void softmaxStagedStatsSweep(const SoftmaxStagedBlock<T>& b, float& tm, float& sum) {
+    for (int k = 0; k < b.np; ++k) {
+        mbarWait(smemAddr(&b.full[k]), 0);
+        const int end = softmaxPieceEnd(b, k);
+#pragma unroll 4
+        for (int i = k * b.piece + (int)threadIdx.x; i < end; i += Threads) statsStep<T>(b.stage[i], tm, sum);
+    }
+}
 #endif
 
 /// Block k of the row's cluster bulk-copies its `slice` body vectors into dynamic shared memory in
@@ -198,11 +277,10 @@ template <int Threads> WARPKIT_DEVICE SoftmaxState blockStats(float tm, float su
 /// registers are held while the bytes land); block 0 also takes the head and tail elements, one a
 /// thread, in registers. With several resident blocks per SM, blocks in different phases keep the
 /// memory pipe busy, so the sweeps are kept short:
-///   plain kinds: piece by piece as each lands, each thread takes its max over its vectors of the
-///     piece, then writes exp(x - its running max) back over x (rounded to T) and sums them; the
-///     {max, sum} exchange; a write sweep that only scales, by one factor a piece (the running
-///     max after each piece is kept in the shared memory after the slice): one exp per element,
-///     and only the last piece's sweeps lie between the last byte landing and the exchange;
+///   plain kinds: the exp sweep as pieces land (softmaxStagedExpSweep), the {max, sum} exchange,
+///     a write sweep that only scales, by one factor a piece (the running max after each piece is
+///     kept in the shared memory after the slice): one exp per element, and only the last piece's
+///     sweeps lie between the last byte landing and the exchange;
 ///   log kinds: one fused max+sum sweep as pieces land, the exchange, a write sweep from x.
 template <typename T, int Kind, int Threads>
 __global__ void __launch_bounds__(Threads) softmaxStagedKernel(const T* x, T* y, int cols, long long ldx, long long ldy,
@@ -229,64 +307,26 @@ __global__ void __launch_bounds__(Threads) softmaxStagedKernel(const T* x, T* y,
     const bool hasX = rank == 0 && t < sp.head + sp.tail;
     const float xe = hasX ? Arith<T>::to_acc(loadScalar(p + extraIndex<int>(sp, t, V))) : negInf();
     __syncthreads(); // the barriers are initialised before anyone waits on them
-    auto pieceEnd = [&](int k) { return (k + 1) * piece < nv ? (k + 1) * piece : nv; };
     T* q = y + row * ldy;
     T* qb = q + sp.head;
-    const bool vecOut = ((size_t)qb & 15) == 0; // y's rows may be aligned differently from x's
-    // The 16-byte words go out as they are (measured: 2.89 TB/s for fp32 rows of 262144, against
-    // 2.62 through storeVectorAt's Vector16 round trip).
-    auto store = [&](int i, uint4 u) {
-        if (vecOut) {
-            reinterpret_cast<uint4*>(qb)[base + i] = u;
-        } else {
-            Vector16<T> e;
-            __builtin_memcpy(&e, &u, 16);
-#pragma unroll
-            for (int k = 0; k < V; ++k) qb[(long long)(base + i) * V + k] = e.e[k];
-        }
-    };
+    const SoftmaxStagedBlock<T> b{wk_stage, full, piece, base, nv, np, qb, ((size_t)qb & 15) == 0};
     float tm = negInf(), sum = 0.0f;
     if constexpr (!(Kind & SoftmaxLog)) {
         float* pms = reinterpret_cast<float*>(wk_stage + slice);
-        for (int k = 0; k < np; ++k) {
-            mbarWait(smemAddr(&full[k]), 0);
-            const int end = pieceEnd(k);
-            unsigned vm = maxChunkInit<T>();
-#pragma unroll 4
-            for (int i = k * piece + t; i < end; i += Threads) maxChunk<T>(vm, wk_stage[i]);
-            const float v = maxChunkValue<T>(vm);
-            if (!(v <= tm)) { sum *= expDiff<false>(tm, v); tm = v; } // from -inf: sum is 0, stays 0
-            const float ms = tm == negInf() ? 0.0f : tm;
-#pragma unroll 4
-            for (int i = k * piece + t; i < end; i += Threads) wk_stage[i] = expSumVec<T>(wk_stage[i], ms, sum);
-            pms[k * Threads + t] = tm;
-        }
+        softmaxStagedExpSweep<T, Threads>(b, pms, tm, sum);
         if (hasX) statsStepOne(xe, tm, sum);
         const SoftmaxState g = clusterReduceSoftmaxState(xch, round, blockStats<Threads>(tm, sum, red));
         const SoftmaxFactors f = masked ? softmaxFactors<SoftmaxMasked>(g) : softmaxFactors<SoftmaxPlain>(g);
-        // The stored exps of piece k are relative to pms[k]: scale them by exp(pms[k] - max) / sum.
-        // A thread whose vectors were all -inf (pms = -inf) writes scale * 0: zeros, or NaN when
-        // the row holds a NaN or +inf (the scale is NaN) or is all -inf without masking (1/0 * 0).
-        for (int k = 0; k < np; ++k) {
-            const float m = pms[k * Threads + t];
-            const float c = m == negInf() ? f.scale * 0.0f : expDiff(m, f.max) * f.scale;
-            const int end = pieceEnd(k);
-#pragma unroll 4
-            for (int i = k * piece + t; i < end; i += Threads) store(i, mapVec<T>(wk_stage[i], [&](float e) { return e * c; }));
-        }
+        softmaxStagedScaleSweep<T, Threads>(b, pms, f);
         if (hasX) storeScalar(q + extraIndex<int>(sp, t, V), Arith<T>::from_acc(softmaxApply<SoftmaxPlain>(f, xe)));
     } else {
-        for (int k = 0; k < np; ++k) {
-            mbarWait(smemAddr(&full[k]), 0);
-            const int end = pieceEnd(k);
-#pragma unroll 4
-            for (int i = k * piece + t; i < end; i += Threads) statsStep<T>(wk_stage[i], tm, sum);
-        }
+        softmaxStagedStatsSweep<T, Threads>(b, tm, sum);
         if (hasX) statsStepOne(xe, tm, sum);
         const SoftmaxState g = clusterReduceSoftmaxState(xch, round, blockStats<Threads>(tm, sum, red));
         const SoftmaxFactors f = masked ? softmaxFactors<SoftmaxLogMasked>(g) : softmaxFactors<SoftmaxLog>(g);
 #pragma unroll 4
-        for (int i = t; i < nv; i += Threads) store(i, mapVec<T>(wk_stage[i], [&](float e) { return softmaxApply<SoftmaxLog>(f, e); }));
+        for (int i = t; i < nv; i += Threads)
+            softmaxStagedStore(b, i, mapVec<T>(wk_stage[i], [&](float e) { return softmaxApply<SoftmaxLog>(f, e); }));
         if (hasX) storeScalar(q + extraIndex<int>(sp, t, V), Arith<T>::from_acc(softmaxApply<SoftmaxLog>(f, xe)));
     }
 #else
