@@ -44,5 +44,6 @@ static inline void wk_golden_check(const char* path, const std::string& got) {
     cr_assert(wk_read_file(path, &want), "cannot read %s (run from the repository root)", path);
     std::string la, lb;
     const int line = got == want ? 0 : wk_first_diff(got, want, &la, &lb);
-    cr_expect(line == 0, "plans differ from %s at line %d:\n  now:    %s\n  golden: %s", path, line, la.c_str(), lb.c_str());
+    cr_expect(line == 0, "plans differ from %s at line %d:\n  now:    %s\n  golden: %s", path, line, la.c_str(),
+              lb.c_str());
 }

@@ -45,40 +45,39 @@ struct Bytes64 {
     double v[8];
 };
 
-/// The plan the launch makes on profile d.
-template <typename T> void planOf(const Profile& d, int* stages, int* lag) { scanPlan<T>(d.smemOptin, stages, lag); }
-
 /// Checks that the plan is one the kernel runs (deviceScanRun's conditions, and the shared memory).
-template <typename T> void checkPlan(const char* tname, const Profile& d, int stages, int lag) {
+template <typename T> void checkPlan(const char* tname, const Profile& d, const ScanPlan& pl) {
+    const int stages = pl.stages, lag = pl.lag;
     if (stages < 1) return; // the launch returns cudaErrorInvalidConfiguration
-    cr_expect(lag >= 0 && lag <= kScanLagMax, "%s on %s: lag %d outside [0, %d]", tname, d.name, lag, kScanLagMax);
-    cr_expect(stages > lag, "%s on %s: %d stages for lag %d", tname, d.name, stages, lag);
-    cr_expect((long long)stages * ScanStage<T>::bytes + 8 * 1024 <= d.smemOptin, "%s on %s: %d stages of %d bytes do not fit %d",
-              tname, d.name, stages, ScanStage<T>::bytes, d.smemOptin);
+    cr_expect(scanPipelineRuns(stages, lag), "%s on %s: %d stages, lag %d: not a pipeline the kernel runs", tname,
+              d.name, stages, lag);
+    cr_expect((long long)stages * ScanStage<T>::bytes + kScanKernelSmem <= d.smemOptin,
+              "%s on %s: %d stages of %d bytes do not fit %d", tname, d.name, stages, ScanStage<T>::bytes, d.smemOptin);
 }
 
 template <typename T> void appendType(std::string& out, const char* tname) {
     using S = ScanShape<T>;
     char b[512];
-    snprintf(b, sizeof b, "%s shape: vec=%d V=%d C=%d tileElems=%lld statusWords=%d keep=%d stageBytes=%d maxN=%lld\n", tname,
-             (int)S::vec, S::V, S::C, S::tileElems, S::statusWords, S::keep, ScanStage<T>::bytes, scanMaxElems<T>());
+    snprintf(b, sizeof b, "%s shape: vec=%d V=%d C=%d tileElems=%lld statusWords=%d keep=%d stageBytes=%d maxN=%lld\n",
+             tname, (int)S::vec, S::V, S::C, S::tileElems, LookbackShape<T>::words, LookbackShape<T>::keep,
+             ScanStage<T>::bytes, scanMaxElems<T>());
     out += b;
     for (const Profile& d : kProfiles) {
-        int stages = -1, lag = -1;
-        planOf<T>(d, &stages, &lag);
-        checkPlan<T>(tname, d, stages, lag);
-        snprintf(b, sizeof b, "%s %s: stages=%d lag=%d prefetch=%d\n", tname, d.name, stages, lag,
-                 (int)(stages >= 1 && stages >= lag + 2));
+        const ScanPlan pl = scanPlan<T>(d.smemOptin); // as deviceScanLaunch asks on a device like d
+        checkPlan<T>(tname, d, pl);
+        snprintf(b, sizeof b, "%s %s: stages=%d lag=%d prefetch=%d\n", tname, d.name, pl.stages, pl.lag,
+                 (int)(pl.stages >= 1 && pl.stages >= pl.lag + 2));
         out += b;
     }
     const long long te = S::tileElems, big = scanMaxElems<T>();
-    const long long ns[] = {0, 1, 2, S::V - 1, S::V, S::V + 1, te - 1, te, te + 1, 2 * te + 1, 1000000, 1LL << 28, (1LL << 31) + 7,
-                            1LL << 40, big};
+    const long long ns[] = {0,          1,       2,         S::V - 1,        S::V,      S::V + 1, te - 1, te, te + 1,
+                            2 * te + 1, 1000000, 1LL << 28, (1LL << 31) + 7, 1LL << 40, big};
     for (long long n : ns) {
         const long long tiles = scanTiles<T>(n, 0), tilesOff = scanTiles<T>(n, S::V - 1);
         std::string grid;
         for (const Profile& d : kProfiles) {
-            snprintf(b, sizeof b, "%s%s:%lld", grid.empty() ? "" : ",", d.name, tilesOff < d.sms ? tilesOff : (long long)d.sms);
+            snprintf(b, sizeof b, "%s%s:%lld", grid.empty() ? "" : ",", d.name,
+                     tilesOff < d.sms ? tilesOff : (long long)d.sms);
             grid += b;
         }
         snprintf(b, sizeof b, "%s n=%lld: tiles=%lld tilesOff=%lld workspace=%zu grid=%s\n", tname, n, tiles, tilesOff,

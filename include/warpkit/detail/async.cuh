@@ -31,6 +31,7 @@ WARPKIT_DEVICE void mbarArrive(unsigned bar) {
 /// try_wait suspends the thread until the phase completes (or a time limit); sm_80: test_wait with
 /// a 20 ns sleep between tries.
 template <bool Cluster = false> WARPKIT_DEVICE void mbarWait(unsigned bar, unsigned parity) {
+    // clang-format off
 #if WARPKIT_ARCH >= 900
     if constexpr (Cluster)
         asm volatile("{\n.reg .pred P;\nWK_MBAR_WAITC:\n"
@@ -51,6 +52,7 @@ template <bool Cluster = false> WARPKIT_DEVICE void mbarWait(unsigned bar, unsig
         __nanosleep(20);
     }
 #endif
+    // clang-format on
 }
 #endif
 
@@ -66,8 +68,9 @@ WARPKIT_DEVICE void fenceProxyAsyncShared() { asm volatile("fence.proxy.async.sh
 /// Bulk copy `bytes` (a multiple of 16) from global `src` (16-byte aligned) into this block's shared
 /// memory at `dst` (16-byte aligned); completes on the mbarrier at `bar`.
 WARPKIT_DEVICE void bulkCopyToShared(unsigned dst, const void* src, unsigned bytes, unsigned bar) {
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
-                 ::"r"(dst), "l"(src), "r"(bytes), "r"(bar) : "memory");
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(dst),
+                 "l"(src), "r"(bytes), "r"(bar)
+                 : "memory");
 }
 /// The address of shared-memory address `addr` in block `rank` of this cluster.
 WARPKIT_DEVICE unsigned mapToBlock(unsigned addr, unsigned rank) {
@@ -81,9 +84,8 @@ WARPKIT_DEVICE unsigned mapToBlock(unsigned addr, unsigned rank) {
 /// dst + i * stride + k * piece in shared memory, completing on full[k]. Other barriers the block
 /// uses are initialised before the call (its fence covers them). The block synchronises before
 /// anyone waits on the barriers.
-template <int NI>
-WARPKIT_DEVICE void stagePieces(uint4* dst, int stride, const uint4* const (&src)[NI], int nv, int piece,
-                                unsigned long long* full) {
+template <int NI> WARPKIT_DEVICE void stagePieces(uint4* dst, int stride, const uint4* const (&src)[NI], int nv,
+                                                  int piece, unsigned long long* full) {
     const int np = (nv + piece - 1) / piece;
     for (int k = 0; k < np; ++k) mbarInit(smemAddr(&full[k]), 1);
     mbarInitFence();
@@ -118,6 +120,7 @@ WARPKIT_DEVICE void asyncCopyCommit() {
 /// its copies in the older groups are then visible to it.
 WARPKIT_DEVICE void asyncCopyWait(int n) {
 #if WARPKIT_ARCH >= 800
+    // clang-format off
     switch (n) {
     case 0: asm volatile("cp.async.wait_group 0;" ::: "memory"); break;
     case 1: asm volatile("cp.async.wait_group 1;" ::: "memory"); break;
@@ -128,6 +131,7 @@ WARPKIT_DEVICE void asyncCopyWait(int n) {
     case 6: asm volatile("cp.async.wait_group 6;" ::: "memory"); break;
     default: asm volatile("cp.async.wait_group 7;" ::: "memory"); break;
     }
+    // clang-format on
 #else
     (void)n;
 #endif
