@@ -7,6 +7,8 @@
 #include "warpkit/version.cuh"
 #include "warpkit/ops.cuh"
 #include "warpkit/thread/vector.cuh"
+#include "warpkit/warp/exchange.cuh"
+#include "warpkit/block/load.cuh"
 #include "warpkit/reduce.cuh"
 #include "warpkit/scan.cuh"
 #include "warpkit/vote.cuh"
