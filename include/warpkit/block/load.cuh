@@ -136,9 +136,22 @@ WARPKIT_DEVICE void blockLoadTileHalo(T* smem, const T* p, long long n, long lon
     bool vec = (Tile * sizeof(T)) % 16 == 0 && start >= 0 && start + Tile <= n;
     vec = vec && (((size_t)(p + start) | (size_t)(smem + Halo)) & 15) == 0;
     if (vec) {
-#pragma unroll 4
-        for (int i = t; i < Tile / V; i += BlockThreads)
-            storeVector(smem + Halo + i * V, loadVector<Hint>(p + start + (long long)i * V));
+        // Up to 4 vectors a thread in flight: all loads of a batch are issued before its stores.
+        constexpr int kVecs = Tile / V, kPer = (kVecs + BlockThreads - 1) / BlockThreads;
+        constexpr int kBatch = kPer < 4 ? kPer : 4;
+        for (int b = 0; b < kPer; b += kBatch) {
+            Vector16<T> r[kBatch];
+#pragma unroll
+            for (int k = 0; k < kBatch; ++k) {
+                const int i = t + (b + k) * BlockThreads;
+                if (i < kVecs) r[k] = loadVector<Hint>(p + start + (long long)i * V);
+            }
+#pragma unroll
+            for (int k = 0; k < kBatch; ++k) {
+                const int i = t + (b + k) * BlockThreads;
+                if (i < kVecs) storeVector(smem + Halo + i * V, r[k]);
+            }
+        }
     } else {
         for (int i = t; i < Tile; i += BlockThreads) {
             const long long e = start + i;

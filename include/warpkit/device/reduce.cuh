@@ -301,7 +301,8 @@ inline cudaError_t deviceReduce(const T* in, Acc* out, long long n, Op op, typen
 /// init = 0. Host. transform: a device callable T -> (convertible to Acc), applied once to each
 /// element as stored; op: Acc op(Acc, Acc), associative and commutative, combines the transformed
 /// values and the partials alike; init: an identity of op. Workspace, errors and determinism as
-/// deviceReduce (the workspace size for an Acc serves every transform).
+/// deviceReduce (the workspace size for an Acc serves every transform). A struct with a __device__
+/// operator() works anywhere; a __device__ lambda written in host code needs nvcc --extended-lambda.
 template <typename T, typename Acc, typename F, typename Op>
 inline cudaError_t deviceTransformReduce(const T* in, Acc* out, long long n, F transform, Op op,
                                          typename detail::NonDeduced<Acc>::type init, void* workspace,
