@@ -21,8 +21,7 @@ struct Compose {
 
 enum { NPLANE = 9 }; // reduce, inclusive, exclusive for Sum, Max, Min
 
-template <typename T>
-__global__ void k_named(const T* in, const unsigned* heads, T* out, int warps) {
+template <typename T> __global__ void k_named(const T* in, const unsigned* heads, T* out, int warps) {
     const int w = (int)((blockIdx.x * blockDim.x + threadIdx.x) / 32), lane = (int)(threadIdx.x % 32);
     if (w >= warps) return; // whole warps only
     const T v = in[w * 32 + lane];
@@ -129,8 +128,8 @@ template <typename T> static void named_check(void) {
                 const double g = wk_to_double(got[(size_t)p * n + w * 32 + l]);
                 // Sums of eighths are exact in every type here except when +inf meets -inf (NaN).
                 const bool ok = wk_close(g, wk_to_double(wk_from_double<T>(want[p])), 0.0);
-                cr_assert(ok, "%s plane %d warp %d (heads 0x%08x) lane %d: got %.17g want %.17g", wk_type_name<T>(), p, w,
-                          pat[w], l, g, want[p]);
+                cr_assert(ok, "%s plane %d warp %d (heads 0x%08x) lane %d: got %.17g want %.17g", wk_type_name<T>(), p,
+                          w, pat[w], l, g, want[p]);
             }
         }
     WK_CUDA(cudaFree(din));
@@ -173,8 +172,8 @@ Test(warp_segmented, generic_noncommutative) {
             int f, e;
             host_seg(pat[w], l, &f, &e);
             const int i = w * 32 + l;
-            cr_assert(seg[i].x == f && seg[i].y == e, "warpSegmentOf heads 0x%08x lane %d: [%d, %d], want [%d, %d]", pat[w],
-                      l, seg[i].x, seg[i].y, f, e);
+            cr_assert(seg[i].x == f && seg[i].y == e, "warpSegmentOf heads 0x%08x lane %d: [%d, %d], want [%d, %d]",
+                      pat[w], l, seg[i].x, seg[i].y, f, e);
             Affine red = h[w * 32 + f], inc = red, exc = Affine{3u, 7u};
             for (int j = f + 1; j <= e; ++j) red = op(red, h[w * 32 + j]);
             for (int j = f + 1; j <= l; ++j) inc = op(inc, h[w * 32 + j]);
@@ -182,8 +181,9 @@ Test(warp_segmented, generic_noncommutative) {
             const Affine want[3] = {red, inc, exc};
             for (int p = 0; p < 3; ++p) {
                 const Affine g = got[(size_t)p * n + i];
-                cr_assert(g.a == want[p].a && g.b == want[p].b, "generic plane %d heads 0x%08x lane %d: (%u, %u) want (%u, %u)",
-                          p, pat[w], l, g.a, g.b, want[p].a, want[p].b);
+                cr_assert(g.a == want[p].a && g.b == want[p].b,
+                          "generic plane %d heads 0x%08x lane %d: (%u, %u) want (%u, %u)", p, pat[w], l, g.a, g.b,
+                          want[p].a, want[p].b);
             }
         }
     for (void* p : {(void*)din, (void*)dout, (void*)dseg, (void*)dh}) WK_CUDA(cudaFree(p));

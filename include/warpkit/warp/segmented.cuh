@@ -153,21 +153,22 @@ WARPKIT_DEVICE T warpSegmentedExclusiveScan(T v, Op op, typename detail::NonDedu
 // -inf for Max, the highest / +inf for Min). Types: int, unsigned, long long, unsigned long long,
 // float, double, __half, __nv_bfloat16. All 32 lanes must call.
 
-#define WARPKIT_DETAIL_SEGMENTED_NAMED(NAME, OP)                                          \
-    template <typename T, typename S> WARPKIT_DEVICE T warpSegmentedReduce##NAME(T v, S seg) { \
-        WARPKIT_CHECK_ARITH_TYPE(T, "warpSegmentedReduce" #NAME);                         \
-        return warpSegmentedReduce(v, OP{}, seg);                                         \
-    }                                                                                     \
-    template <typename T, typename S> WARPKIT_DEVICE T warpSegmentedInclusive##NAME(T v, S seg) { \
-        WARPKIT_CHECK_ARITH_TYPE(T, "warpSegmentedInclusive" #NAME);                      \
-        return warpSegmentedInclusiveScan(v, OP{}, seg);                                  \
-    }                                                                                     \
-    template <typename T, typename S> WARPKIT_DEVICE T warpSegmentedExclusive##NAME(T v, S seg) { \
-        WARPKIT_CHECK_ARITH_TYPE(T, "warpSegmentedExclusive" #NAME);                      \
-        if constexpr (detail::Arith<T>::supported)                                        \
-            return warpSegmentedExclusiveScan(v, OP{}, detail::segmentedIdentity<OP, T>(), seg); \
-        else                                                                              \
-            return v;                                                                     \
+#define WARPKIT_DETAIL_SEGMENTED_NAMED(NAME, OP)                                                    \
+    template <typename T, typename S> WARPKIT_DEVICE T warpSegmentedReduce##NAME(T v, S seg) {      \
+        WARPKIT_CHECK_ARITH_TYPE(T, "warpSegmentedReduce" #NAME);                                   \
+        if constexpr (detail::Arith<T>::supported) return warpSegmentedReduce(v, OP{}, seg);        \
+        else return v;                                                                              \
+    }                                                                                               \
+    template <typename T, typename S> WARPKIT_DEVICE T warpSegmentedInclusive##NAME(T v, S seg) {   \
+        WARPKIT_CHECK_ARITH_TYPE(T, "warpSegmentedInclusive" #NAME);                                \
+        if constexpr (detail::Arith<T>::supported) return warpSegmentedInclusiveScan(v, OP{}, seg); \
+        else return v;                                                                              \
+    }                                                                                               \
+    template <typename T, typename S> WARPKIT_DEVICE T warpSegmentedExclusive##NAME(T v, S seg) {   \
+        WARPKIT_CHECK_ARITH_TYPE(T, "warpSegmentedExclusive" #NAME);                                \
+        if constexpr (detail::Arith<T>::supported)                                                  \
+            return warpSegmentedExclusiveScan(v, OP{}, detail::segmentedIdentity<OP, T>(), seg);    \
+        else return v;                                                                              \
     }
 
 /// Sums over segments (reduce: every lane of the segment; scans: each lane its own prefix).

@@ -1,0 +1,300 @@
+// warpkit/device/detail/segment_kernels.cuh: the kernels behind device/segment.cuh (the plan and
+// the stages are described in segment_plan.cuh). Internal: include warpkit/device/segment.cuh.
+//
+// Pairs. The work items are (segment, head) pairs p = s * heads + h; pair p's rows are those of
+// segment s, clipped to [0, items), and its element of row r sits at index (begin + r) * heads + h.
+//
+// The long-pair math, one definition for two executors. A pair longer than plan.longRows is cut
+// into chunks of chunkRows rows. A chunk's partial: LT virtual threads, thread t folding rows
+// t, t + LT, ... of the chunk left to right from the identity, then an ordered tree (each warp's
+// 32 values with warpSegmentedReduce over the whole warp, then the warps' values the same way).
+// The pair's total: the same tree over LT virtual threads, thread t folding the chunk partials
+// [t * per, (t + 1) * per) left to right (per = ceil(chunks / LT)). The chunk kernels compute it
+// with LT real threads; a warp of the group kernel, when the workspace has no room left for the
+// pair (only possible for segments that overlap), emulates the LT threads one warp at a time. Both
+// give the same bits, so the result never depends on which pairs got room.
+#pragma once
+
+#include "segment_algos.cuh"
+#include "../../warp/segmented.cuh"
+#include "../../warp/reduce.cuh"
+#include "../../detail/host.cuh"
+#include "../reduce.cuh" // loadFromL2
+
+namespace warpkit {
+namespace detail {
+
+/// Where a segment's rows are: CSR (end = begin + 1, one array) or CUB's begin/end arrays.
+template <typename O> struct SegOffsets {
+    const O* begin;
+    const O* end;
+};
+
+/// One listed long pair. `done` counts its finished chunks.
+struct SegEntry {
+    long long pair, begin, rows, chunkBase;
+    unsigned done;
+};
+
+/// The work list in the workspace: a packed counter (entries << kSegChunkBits | chunks), the
+/// entries, a partial per chunk and each entry's total.
+constexpr int kSegChunkBits = 36;
+constexpr unsigned long long kSegChunkMask = (1ull << kSegChunkBits) - 1;
+template <typename S> struct SegList {
+    unsigned long long* counter;
+    SegEntry* entries;
+    S* partials;
+    S* totals;
+    long long maxEntries, maxChunks;
+};
+
+/// The rows of segment s clipped to [0, items): *begin, and the count (0 when end <= begin).
+template <typename O>
+WARPKIT_DEVICE long long segmentRows(SegOffsets<O> o, long long s, long long items, long long* begin) {
+    long long b = (long long)o.begin[s], e = (long long)o.end[s];
+    b = b < 0 ? 0 : (b > items ? items : b);
+    e = e < 0 ? 0 : (e > items ? items : e);
+    *begin = b;
+    return e > b ? e - b : 0;
+}
+
+template <typename A> struct SegMerge {
+    A a;
+    WARPKIT_DEVICE typename A::State operator()(typename A::State x, typename A::State y) const {
+        return a.merge(x, y);
+    }
+};
+
+/// Runs v(element, index, row) for rows first, first + step, ... below `end` of the pair at
+/// (base, h), in row order, with four loads in flight; returns v (a visitor holds its state by
+/// value, so nothing of it needs an address).
+template <typename A, typename V>
+WARPKIT_DEVICE V forRows(const A& a, long long base, int h, int heads, long long first, long long end, long long step,
+                         V v) {
+    long long i = first;
+    for (; i + 3 * step < end; i += 4 * step) {
+        typename A::Elem x[4];
+#pragma unroll
+        for (int k = 0; k < 4; ++k) x[k] = a.load((base + i + k * step) * heads + h);
+#pragma unroll
+        for (int k = 0; k < 4; ++k) v(x[k], (base + i + k * step) * heads + h, i + k * step);
+    }
+    for (; i < end; i += step) {
+        const long long idx = (base + i) * heads + h;
+        v(a.load(idx), idx, i);
+    }
+    return v;
+}
+
+template <typename A> struct FoldVisitor {
+    A a;
+    typename A::State st;
+    WARPKIT_DEVICE void operator()(const typename A::Elem& x, long long, long long row) { st = a.take(st, x, row); }
+};
+template <typename A, typename F> struct WriteVisitor {
+    A a;
+    F f;
+    WARPKIT_DEVICE void operator()(const typename A::Elem& x, long long idx, long long) const { a.store(f, idx, x); }
+};
+
+/// Left fold of those rows from the identity.
+template <typename A>
+WARPKIT_DEVICE typename A::State foldRows(const A& a, long long base, int h, int heads, long long first, long long end,
+                                          long long step) {
+    return forRows(a, base, h, heads, first, end, step, FoldVisitor<A>{a, a.identity()}).st;
+}
+
+/// The outputs of those rows (two-pass algorithms).
+template <typename A, typename F>
+WARPKIT_DEVICE void writeRows(const A& a, const F& f, long long base, int h, int heads, long long first, long long end,
+                              long long step) {
+    forRows(a, base, h, heads, first, end, step, WriteVisitor<A, F>{a, f});
+}
+
+/// Ordered reduction of one value a lane over the whole warp (every lane gets it).
+template <typename A> WARPKIT_DEVICE typename A::State warpTree(const A& a, typename A::State v) {
+    return warpSegmentedReduce(v, SegMerge<A>{a}, WarpSegment{0, 31});
+}
+
+/// The ordered tree over the LT threads of a block; thread 0 gets the result. Every thread calls.
+template <int LT, typename A> WARPKIT_DEVICE typename A::State blockTree(const A& a, typename A::State v) {
+    using S = typename A::State;
+    __shared__ S slots[LT / 32];
+    const int warp = (int)threadIdx.x / 32, lane = (int)threadIdx.x % 32;
+    v = warpTree(a, v);
+    if (lane == 0) slots[warp] = v;
+    __syncthreads();
+    if (warp == 0) v = warpTree(a, lane < LT / 32 ? slots[lane] : a.identity());
+    __syncthreads(); // the slots may be written again by the next call
+    return v;
+}
+
+/// A chunk's partial computed by one warp as blockTree<LT> over LT threads would: lane l of pass w
+/// stands for thread 32 w + l, and lane w keeps virtual warp w's value. Every lane gets it.
+template <int LT, typename A>
+WARPKIT_DEVICE typename A::State chunkByWarp(const A& a, long long base, int h, int heads, long long r0, long long r1) {
+    typename A::State top = a.identity();
+#pragma unroll 1
+    for (int w = 0; w < LT / 32; ++w) {
+        const typename A::State t = warpTree(a, foldRows(a, base, h, heads, r0 + 32 * w + (int)laneId(), r1, LT));
+        if ((int)laneId() == w) top = t;
+    }
+    return warpTree(a, top);
+}
+
+/// A long pair done by one warp with the chunk kernels' math (no room in the workspace): virtual
+/// thread t folds the partials of chunks [t * per, (t + 1) * per) in order, then the LT values go
+/// through the same tree. The chunks of one virtual thread are consecutive, so the threads are
+/// taken in turn and nothing is stored.
+template <int LT, typename A> WARPKIT_DEVICE void longPairByWarp(const A& a, long long pair, long long base,
+                                                                 long long rows, int heads, long long chunkRows) {
+    using S = typename A::State;
+    const int lane = (int)laneId(), h = (int)(pair % heads);
+    const long long chunks = (rows + chunkRows - 1) / chunkRows, per = (chunks + LT - 1) / LT;
+    S top = a.identity();
+#pragma unroll 1
+    for (int w = 0; w < LT / 32; ++w) {
+        S mine = a.identity();
+#pragma unroll 1
+        for (int l = 0; l < 32; ++l) {
+            S acc = a.identity();
+            for (long long c = (32 * w + l) * per; c < (32 * w + l + 1) * per && c < chunks; ++c) {
+                const long long r0 = c * chunkRows, r1 = r0 + chunkRows < rows ? r0 + chunkRows : rows;
+                acc = a.merge(acc, chunkByWarp<LT>(a, base, h, heads, r0, r1));
+            }
+            if (lane == l) mine = acc;
+        }
+        const S t = warpTree(a, mine);
+        if (lane == w) top = t;
+    }
+    const S total = warpTree(a, top);
+    if (lane == 0) a.finish(pair, total);
+    if constexpr (A::kTwoPass) writeRows(a, a.prepare(total), base, h, heads, lane, rows, 32);
+}
+
+/// Lists a long pair (room permitting: a compare-and-swap that never passes the capacity); returns
+/// false when there is no room.
+template <typename S> WARPKIT_DEVICE bool listAppend(const SegList<S>& l, long long pair, long long begin,
+                                                     long long rows, long long chunkRows) {
+    const unsigned long long chunks = (unsigned long long)((rows + chunkRows - 1) / chunkRows);
+    unsigned long long old = *(volatile unsigned long long*)l.counter;
+    for (;;) {
+        const long long e = (long long)(old >> kSegChunkBits), c = (long long)(old & kSegChunkMask);
+        if (e + 1 > l.maxEntries || c + (long long)chunks > l.maxChunks) return false;
+        const unsigned long long seen = atomicCAS(l.counter, old, old + (1ull << kSegChunkBits) + chunks);
+        if (seen == old) {
+            l.entries[e] = SegEntry{pair, begin, rows, c, 0u};
+            return true;
+        }
+        old = seen;
+    }
+}
+
+/// Stage 1: lane groups over the short pairs (see segment_plan.cuh); long pairs are listed.
+template <int BT, int LT, typename A, typename O> __global__ void __launch_bounds__(BT, 1)
+    segmentGroupKernel(A a, SegOffsets<O> off, long long segments, int heads, long long items, int perLane,
+                       long long longRows, long long chunkRows, SegList<typename A::State> list) {
+    WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentGroupKernel");
+    const int lane = (int)laneId();
+    const long long pairs = segments * heads;
+    const long long warps = (long long)gridDim.x * (BT / 32);
+    for (long long g = ((long long)blockIdx.x * BT + threadIdx.x) / 32 * 32; g < pairs; g += warps * 32) {
+        // 1. this lane's pair: its rows, and whether it is long
+        const long long p = g + lane;
+        long long b = 0, rows = 0;
+        if (p < pairs) rows = segmentRows(off, p / heads, items, &b);
+        const bool isLong = rows > longRows;
+        const bool byWarp = isLong && !listAppend(list, p, b, rows, chunkRows);
+        if (p < pairs && rows == 0) a.empty(p);
+        // 2. the short pairs, 32 / G at a time on groups of G lanes
+        const int mine = isLong ? 0 : (int)rows;
+        const int most = warpReduceMax(mine);
+        int G = 1;
+        while (G < 32 && G * perLane < most) G <<= 1;
+        const int groups = 32 / G, j = lane & (G - 1);
+        const WarpSegment seg{lane & ~(G - 1), (lane & ~(G - 1)) + G - 1};
+        for (int r = 0; most > 0 && r < G; ++r) {
+            const int src = r * groups + lane / G;
+            const long long pb = shflIdx(b, src), pp = g + src;
+            const int pr = shflIdx(mine, src), ph = (int)(pp % heads);
+            typename A::State st = foldRows(a, pb, ph, heads, j, pr, G);
+            st = warpSegmentedReduce(st, SegMerge<A>{a}, seg);
+            if (pr > 0) {
+                if (j == 0) a.finish(pp, st);
+                if constexpr (A::kTwoPass) writeRows(a, a.prepare(st), pb, ph, heads, j, pr, G);
+            }
+        }
+        // 3. long pairs that found no room, by the whole warp
+        for (unsigned w = __ballot_sync(WARPKIT_FULL_MASK, byWarp); w; w &= w - 1) {
+            const int src = __ffs(w) - 1;
+            longPairByWarp<LT>(a, g + src, shflIdx(b, src), shflIdx(rows, src), heads, chunkRows);
+        }
+    }
+}
+
+/// The entry holding global chunk c: the last entry whose chunkBase is at most c.
+WARPKIT_DEVICE long long findEntry(const SegEntry* e, long long n, long long c) {
+    long long lo = 0, hi = n - 1;
+    while (lo < hi) {
+        const long long mid = (lo + hi + 1) / 2;
+        if (e[mid].chunkBase <= c) lo = mid;
+        else hi = mid - 1;
+    }
+    return lo;
+}
+
+/// Stage 2: the listed chunks' partials; the last chunk of a pair to finish forms its total.
+template <int LT, typename A> __global__ void __launch_bounds__(LT)
+    segmentChunkKernel(A a, int heads, long long chunkRows, SegList<typename A::State> list) {
+    WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentChunkKernel");
+    using S = typename A::State;
+    const unsigned long long count = *list.counter;
+    const long long entries = (long long)(count >> kSegChunkBits), chunks = (long long)(count & kSegChunkMask);
+    __shared__ bool last;
+    for (long long c = blockIdx.x; c < chunks; c += gridDim.x) {
+        const long long e = findEntry(list.entries, entries, c);
+        const SegEntry en = list.entries[e];
+        const int h = (int)(en.pair % heads);
+        const long long r0 = (c - en.chunkBase) * chunkRows, r1 = r0 + chunkRows < en.rows ? r0 + chunkRows : en.rows;
+        const S part = blockTree<LT>(a, foldRows(a, en.begin, h, heads, r0 + threadIdx.x, r1, LT));
+        const long long n = (en.rows + chunkRows - 1) / chunkRows;
+        if (threadIdx.x == 0) {
+            list.partials[c] = part;
+            __threadfence(); // the partial is visible before the count that announces it
+            last = atomicAdd(&list.entries[e].done, 1u) == (unsigned)(n - 1);
+        }
+        __syncthreads();
+        if (!last) continue;
+        __threadfence();
+        const long long per = (n + LT - 1) / LT;
+        S acc = a.identity();
+        for (long long k = threadIdx.x * per; k < (threadIdx.x + 1) * per && k < n; ++k)
+            acc = a.merge(acc, loadFromL2(list.partials + en.chunkBase + k));
+        const S total = blockTree<LT>(a, acc);
+        if (threadIdx.x == 0) {
+            a.finish(en.pair, total);
+            list.totals[e] = total;
+        }
+    }
+}
+
+/// Stage 3 (two-pass algorithms): the listed chunks' outputs from their pairs' totals.
+template <int LT, typename A> __global__ void __launch_bounds__(LT)
+    segmentWriteKernel(A a, int heads, long long chunkRows, SegList<typename A::State> list) {
+    WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentWriteKernel");
+    if constexpr (A::kTwoPass) {
+        const unsigned long long count = *list.counter;
+        const long long entries = (long long)(count >> kSegChunkBits), chunks = (long long)(count & kSegChunkMask);
+        for (long long c = blockIdx.x; c < chunks; c += gridDim.x) {
+            const long long e = findEntry(list.entries, entries, c);
+            const SegEntry en = list.entries[e];
+            const long long r0 = (c - en.chunkBase) * chunkRows,
+                            r1 = r0 + chunkRows < en.rows ? r0 + chunkRows : en.rows;
+            writeRows(a, a.prepare(loadFromL2(list.totals + e)), en.begin, (int)(en.pair % heads), heads,
+                      r0 + threadIdx.x, r1, LT);
+        }
+    }
+}
+
+} // namespace detail
+} // namespace warpkit

@@ -1,0 +1,100 @@
+// warpkit/device/detail/segment_plan.cuh: the segment family's planner (device/segment.cuh).
+// Internal: include warpkit/device/segment.cuh instead.
+//
+// A call over segments runs, on `stream`:
+//   1. the group kernel: each warp takes 32 (segment, head) pairs at a time (grid-stride); a pair
+//      of at most `longRows` rows is done by a lane group of G lanes (G a power of two, 1..32,
+//      chosen per warp step from the step's longest such pair: about `perLane` rows a lane), the
+//      32 / G groups of a warp working side by side, each folding its rows lane-strided and
+//      combining its lanes in lane order (warpSegmentedReduce); longer pairs are appended to a
+//      work list in the workspace, with their chunks counted (`chunkRows` rows a chunk);
+//   2. only when some segment can be long (items > longRows): the chunk kernel, blocks of
+//      `longThreads` threads over the listed chunks (grid-stride), each chunk's partial into the
+//      workspace; the last chunk of a pair to finish folds the partials in chunk order;
+//   3. for the per-element outputs (softmax, its backward): the write kernel over the same chunks.
+// No host pass over the offsets and no host synchronisation: the host knows only the segment,
+// head and item counts. The plan depends on the call kind, the element size and the heads; the
+// workspace's room for listed pairs and chunks on the counts (device/segment.cuh, segSizes).
+// The last chunk folds the partials in a fixed tree (segment_kernels.cuh), so the bits never
+// depend on which block finished first.
+//
+// The plan is one host-only function over a constexpr rule table (kSegmentRules); each rule has
+// an id (G1, G2, ...), and the measurements behind each live in docs/tuning.md under that id.
+// tests/device/segment_plan.cu pins every answer in tests/device/segment_plan.golden and checks
+// that each plan has a compiled kernel (segmentPlanCompiled).
+#pragma once
+
+namespace warpkit {
+namespace detail {
+
+/// What a segment call computes: a reduction (one value a pair, read-only), the log-sum-exp
+/// (the same), the softmax or its backward (a value per element, so a second pass over long pairs).
+enum SegmentKind { SegReduce = 0, SegLogSumExp = 1, SegSoftmax = 2, SegSoftmaxBackward = 3 };
+
+/// The (group kernel, chunk kernels) block sizes the dispatcher has kernels for (segmentRun's
+/// switch; segmentPlanCompiled).
+struct SegmentLaunchShape {
+    int threads, longThreads;
+};
+constexpr SegmentLaunchShape kSegmentShapes[] = {{256, 256}, {128, 128}};
+
+struct SegmentPlan {
+    int rule;            // index into kSegmentRules (its id: kSegmentRules[rule].id)
+    int threads;         // group kernel block size
+    int perLane;         // rows a lane of a group aims for (the lane-group width G follows)
+    long long longRows;  // pairs longer than this go to the chunk kernels
+    long long chunkRows; // rows a chunk
+    int longThreads;     // chunk kernels' block size
+};
+
+/// One rule: the first whose conditions hold gives the plan. Conditions: the call kind (a mask of
+/// 1 << SegmentKind), the element size in bytes (a mask of 1 << size), heads in [minHeads, maxHeads].
+struct SegmentRule {
+    const char* id;
+    unsigned kinds;
+    unsigned elemSizes;
+    int minHeads, maxHeads;
+    int threads, perLane;
+    long long longRows, chunkRows;
+    int longThreads;
+};
+
+constexpr unsigned kSegAnyKind = 0xfu, kSegReadOnly = 1u << SegReduce | 1u << SegLogSumExp;
+constexpr unsigned kSegWrites = 1u << SegSoftmax | 1u << SegSoftmaxBackward;
+constexpr unsigned kSegAnySize = 1u << 2 | 1u << 4 | 1u << 8 | 1u << 16;
+
+// Long pairs are those of more than 32 x perLane x 16 rows; a chunk holds 16 rows a thread of
+// the chunk block's lanes, several thousand elements, so the chunk partials stay a small part of
+// the traffic.
+constexpr SegmentRule kSegmentRules[] = {
+    // id   kinds         sizes        heads      thr  perLane longRows chunkRows longThr
+    {"G1", kSegReadOnly, kSegAnySize, 1, 1, 256, 4, 4096, 16384, 256},      // one head: reduce, lse
+    {"G2", kSegWrites, kSegAnySize, 1, 1, 256, 4, 4096, 8192, 256},         // one head: softmax, backward
+    {"G3", kSegAnyKind, kSegAnySize, 2, 16, 256, 2, 1024, 2048, 256},       // a few heads: rows are wider
+    {"G4", kSegAnyKind, kSegAnySize, 17, 1 << 30, 128, 256, 256, 256, 128}, // many heads: a lane a pair
+};
+constexpr int kSegmentRuleCount = (int)(sizeof(kSegmentRules) / sizeof(kSegmentRules[0]));
+
+/// The plan for a call of `kind` over elements of `elemBytes` bytes with `heads` heads. Host only.
+inline SegmentPlan segmentPlan(SegmentKind kind, int elemBytes, int heads) {
+    for (int i = 0; i < kSegmentRuleCount; ++i) {
+        const SegmentRule& r = kSegmentRules[i];
+        const bool kindOk = (r.kinds >> (int)kind) & 1u;
+        const bool sizeOk = elemBytes > 0 && elemBytes < 32 && ((r.elemSizes >> elemBytes) & 1u);
+        if (kindOk && sizeOk && heads >= r.minHeads && heads <= r.maxHeads)
+            return SegmentPlan{i, r.threads, r.perLane, r.longRows, r.chunkRows, r.longThreads};
+    }
+    const SegmentRule& r = kSegmentRules[kSegmentRuleCount - 1]; // no rule: the most general one
+    return SegmentPlan{kSegmentRuleCount - 1, r.threads, r.perLane, r.longRows, r.chunkRows, r.longThreads};
+}
+
+/// Whether the dispatcher has kernels for the plan's block sizes. Host only.
+inline bool segmentPlanCompiled(const SegmentPlan& p) {
+    bool shape = false;
+    for (const SegmentLaunchShape& s : kSegmentShapes)
+        shape = shape || (s.threads == p.threads && s.longThreads == p.longThreads);
+    return shape && p.perLane >= 1 && p.longRows >= 1 && p.chunkRows >= 1;
+}
+
+} // namespace detail
+} // namespace warpkit

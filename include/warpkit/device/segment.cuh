@@ -1,0 +1,295 @@
+// warpkit/device/segment.cuh: reductions and softmax over ragged data (segments given by CSR
+// offsets or by begin/end arrays), called from the host, for any mix of segment lengths.
+//
+//   warpkit::segmentReduce(in, out, items, offsets, segments, op, init, workspace, &bytes, stream)
+//   warpkit::segmentReduceSum / Max / Min(in, out, items, offsets, segments, workspace, &bytes, stream)
+//   warpkit::segmentReduceArgMax / ArgMin(in, ValueIndex<T>* out, items, offsets, segments, ...)
+//   warpkit::segmentLogSumExp(x, out, items, offsets, segments, heads, workspace, &bytes, stream)
+//   warpkit::segmentSoftmax(x, y, items, offsets, segments, heads, kind, workspace, &bytes, stream)
+//   warpkit::segmentSoftmaxBackward(y, dy, dx, items, offsets, segments, heads, kind, workspace, &bytes, stream)
+//
+// Segments. `offsets` is either a CSR array of segments + 1 entries (segment s is rows
+// [offsets[s], offsets[s + 1])) of int or long long, or warpkit::segmentBounds(begins, ends), two
+// arrays of `segments` entries each, as cub::DeviceSegmentedReduce takes them (segment s is rows
+// [begins[s], ends[s]); segments may overlap or leave gaps). `items` is the number of rows the
+// data holds: every segment is clipped to rows [0, items), so nothing outside them is ever read or
+// written, whatever the offsets hold. A segment whose end is at or below its begin is EMPTY
+// (decreasing CSR offsets included). For offsets past 2^31, pass long long offsets (and an
+// `items` past 2^31).
+//
+// Data. A reduction reads in[0 .. items) and writes out[s] for every segment. The softmax family
+// works on x [items, heads] row-major: each of the `heads` columns of a segment independently;
+// segmentLogSumExp writes out[s * heads + h]. fp32, fp16 and bf16 values (the reductions also
+// int, unsigned, long long, unsigned long long and double), accumulated in float (the generic form:
+// in Acc, out's type).
+//
+// Results. An empty segment gets: Sum 0; Max the lowest value (-inf); Min the highest (+inf);
+// the generic form `init`; ArgMax / ArgMin {lowest / highest, index -1}; log-sum-exp -inf; the
+// softmax and its backward write nothing for it. ArgMax / ArgMin give the index within the segment
+// (0 = its first row) of the first maximum / minimum, NaN winning (as torch.argmax); the index is
+// an int, so those two need segments of fewer than 2^31 rows. Softmax NaN and inf rules are
+// thread/softmax.cuh's (PyTorch's); log-sum-exp follows torch.logsumexp (+inf for a segment holding
+// +inf, NaN for one holding NaN). The generic form's init must be an identity of op (every lane and
+// every chunk starts from it); op must be associative, and need not be commutative (rows are
+// always combined in order).
+//
+// Determinism: the same input gives the same bits on every call, on any stream, whatever the
+// timing: every value is combined in a fixed order that depends only on the segment's length and
+// the plan (segment_plan.cuh), never on which block ran first. No float atomics are used.
+//
+// Conventions (docs/design.md). Host; returns cudaError_t; asynchronous on `stream`; allocates
+// nothing; no host pass over the offsets and no host synchronisation. segments = 0 does nothing.
+// Bad arguments (segments, items < 0, heads < 1, kind not a SoftmaxKind, a null workspaceBytes,
+// a null out / offsets with segments > 0, a null input with items > 0, a workspace smaller than
+// asked for) return cudaErrorInvalidValue, and nothing is launched or written. Any alignment of
+// every pointer. In place (y == x, dx == dy or dx == y) is allowed.
+//
+// Workspace (CUB's two-call rule). With workspace == nullptr the call writes the bytes it needs to
+// *workspaceBytes (at least 1) and returns; the size depends on segments, items, heads, the call and
+// the types, and never decreases as any of them grows. It may hold anything on entry and needs no
+// alignment; calls in flight at once must not share one. When a segment can be longer than the
+// plan's short-segment limit (items above it), each call clears 8 bytes of it with one
+// cudaMemsetAsync and runs two or three kernels; otherwise one kernel.
+//
+// How it works: device/detail/segment_plan.cuh (the stages and the rule table) and
+// segment_kernels.cuh. Overlapping segments are correct; if their long segments need more room
+// than the workspace holds (it is sized for segments that do not overlap), the surplus ones are
+// done by single warps, slower but with the same bits.
+#pragma once
+
+#include "detail/segment_plan.cuh"
+#include "detail/segment_kernels.cuh"
+
+namespace warpkit {
+
+/// Begin/end arrays of segments, as cub::DeviceSegmentedReduce takes them (O: int or long long).
+template <typename O> struct SegmentBounds {
+    const O* begins;
+    const O* ends;
+};
+/// SegmentBounds from two arrays. Host or device.
+template <typename O> WARPKIT_HD SegmentBounds<O> segmentBounds(const O* begins, const O* ends) {
+    return SegmentBounds<O>{begins, ends};
+}
+
+namespace detail {
+
+template <typename X> struct SegOffsetType {
+    static constexpr bool ok = false;
+    using O = int;
+};
+template <> struct SegOffsetType<const int*> {
+    static constexpr bool ok = true;
+    using O = int;
+};
+template <> struct SegOffsetType<const long long*> {
+    static constexpr bool ok = true;
+    using O = long long;
+};
+template <> struct SegOffsetType<int*> : SegOffsetType<const int*> {};
+template <> struct SegOffsetType<long long*> : SegOffsetType<const long long*> {};
+template <> struct SegOffsetType<SegmentBounds<int>> : SegOffsetType<const int*> {};
+template <> struct SegOffsetType<SegmentBounds<long long>> : SegOffsetType<const long long*> {};
+
+template <typename O> inline SegOffsets<O> segOffsets(const O* csr) { return SegOffsets<O>{csr, csr + 1}; }
+template <typename O> inline SegOffsets<O> segOffsets(SegmentBounds<O> b) { return SegOffsets<O>{b.begins, b.ends}; }
+template <typename O> inline bool segOffsetsNull(const O* csr) { return csr == nullptr; }
+template <typename O> inline bool segOffsetsNull(SegmentBounds<O> b) {
+    return b.begins == nullptr || b.ends == nullptr;
+}
+
+#define WARPKIT_CHECK_SEGMENT_OFFSETS(Offs, fn)               \
+    static_assert(::warpkit::detail::SegOffsetType<Offs>::ok, \
+                  fn ": offsets must be a CSR array of int or long long, or segmentBounds(begins, ends) of them")
+
+/// The workspace's pieces for state type S: the counter, the entries, the chunk partials and the
+/// entry totals, each 16-byte aligned from the first 16-byte boundary of the workspace.
+struct SegSizes {
+    long long entries, chunks;
+};
+inline SegSizes segSizes(const SegmentPlan& p, long long segments, long long items, int heads) {
+    const long long pairs = segments * heads;
+    long long e = items / (p.longRows + 1);
+    e = e < (1ll << 28) / heads ? e * heads : (1ll << 28) - 1;
+    e = e < pairs ? e : pairs;
+    long long c = e == 0 ? 0 : items / p.chunkRows;
+    c = c < (1ll << 34) / heads ? c * heads + e : (1ll << 36) - 1;
+    return SegSizes{e, c};
+}
+inline size_t segAlign16(size_t b) { return (b + 15) / 16 * 16; }
+template <typename S> inline size_t segWorkspaceBytes(SegSizes z) {
+    if (z.entries == 0) return 1;
+    return 15 + 16 + segAlign16((size_t)z.entries * sizeof(SegEntry)) + segAlign16((size_t)z.chunks * sizeof(S)) +
+           segAlign16((size_t)z.entries * sizeof(S));
+}
+template <typename S> inline SegList<S> segList(void* ws, SegSizes z) {
+    char* p = reinterpret_cast<char*>(((size_t)ws + 15) / 16 * 16);
+    SegList<S> l;
+    l.counter = reinterpret_cast<unsigned long long*>(p);
+    l.entries = reinterpret_cast<SegEntry*>(p + 16);
+    l.partials = reinterpret_cast<S*>(p + 16 + segAlign16((size_t)z.entries * sizeof(SegEntry)));
+    l.totals = reinterpret_cast<S*>(reinterpret_cast<char*>(l.partials) + segAlign16((size_t)z.chunks * sizeof(S)));
+    l.maxEntries = z.entries;
+    l.maxChunks = z.chunks;
+    return l;
+}
+
+/// Runs the plan's kernels for algorithm A (see segment_plan.cuh for the stages).
+template <int BT, int LT, typename A, typename O>
+inline cudaError_t segmentLaunch(const A& a, SegOffsets<O> off, long long segments, int heads, long long items,
+                                 const SegmentPlan& p, SegSizes z, void* ws, cudaStream_t stream) {
+    using S = typename A::State;
+    const SegList<S> list = segList<S>(ws, z);
+    if (z.entries > 0) WARPKIT_TRY(cudaMemsetAsync(list.counter, 0, sizeof(unsigned long long), stream));
+    int blocks = 0;
+    auto group = segmentGroupKernel<BT, LT, A, O>;
+    WARPKIT_TRY(gridBlocks(group, BT, segments * heads, BT, 1ll << 30, &blocks));
+    WARPKIT_TRY(launchKernel(group, blocks, BT, stream, a, off, segments, heads, items, p.perLane, p.longRows,
+                             p.chunkRows, list));
+    if (z.entries == 0) return cudaSuccess;
+    auto chunk = segmentChunkKernel<LT, A>;
+    WARPKIT_TRY(gridBlocks(chunk, LT, z.chunks, 1, 1ll << 30, &blocks));
+    WARPKIT_TRY(launchKernel(chunk, blocks, LT, stream, a, heads, p.chunkRows, list));
+    if constexpr (!A::kTwoPass) return cudaSuccess;
+    auto write = segmentWriteKernel<LT, A>;
+    WARPKIT_TRY(gridBlocks(write, LT, z.chunks, 1, 1ll << 30, &blocks));
+    return launchKernel(write, blocks, LT, stream, a, heads, p.chunkRows, list);
+}
+
+/// The common entry: argument checks, the workspace rule, the plan and the launch.
+template <typename A, typename Offs> inline cudaError_t segmentRun(const A& a, SegmentKind kind, int elemBytes,
+                                                                   bool nullData, bool nullOut, Offs offsets,
+                                                                   long long segments, int heads, long long items,
+                                                                   void* ws, size_t* wsBytes, cudaStream_t stream) {
+    if constexpr (!SegOffsetType<Offs>::ok) {
+        return cudaErrorInvalidValue; // refused at compile time by the caller's static_assert
+    } else {
+        using O = typename SegOffsetType<Offs>::O;
+        if (wsBytes == nullptr || segments < 0 || items < 0 || heads < 1 || segments > (1ll << 62) / heads)
+            return cudaErrorInvalidValue;
+        const SegmentPlan p = segmentPlan(kind, elemBytes, heads);
+        const SegSizes z = segSizes(p, segments, items, heads);
+        const size_t need = segWorkspaceBytes<typename A::State>(z);
+        if (ws == nullptr) {
+            *wsBytes = need;
+            return cudaSuccess;
+        }
+        if (*wsBytes < need || (segments > 0 && (nullOut || segOffsetsNull(offsets))) || (items > 0 && nullData))
+            return cudaErrorInvalidValue;
+        if (segments == 0) return cudaSuccess;
+        const SegOffsets<O> off = segOffsets(offsets);
+        if (p.threads == 256 && p.longThreads == 256)
+            return segmentLaunch<256, 256>(a, off, segments, heads, items, p, z, ws, stream);
+        if (p.threads == 128 && p.longThreads == 128)
+            return segmentLaunch<128, 128>(a, off, segments, heads, items, p, z, ws, stream);
+        return cudaErrorInvalidConfiguration; // a plan with no compiled kernel (tests/device/segment_plan.cu)
+    }
+}
+
+#define WARPKIT_CHECK_SEGMENT_SOFTMAX_TYPE(T, fn)             \
+    static_assert(::warpkit::detail::IsSoftmaxType<T>::value, \
+                  fn ": element type T must be float, __half or __nv_bfloat16")
+
+} // namespace detail
+
+/// out[s] = init op in[b_s] op ... op in[e_s - 1] for each segment s (init for an empty one), in
+/// Acc (out's type). Host. init must be an identity of op. See the header comment.
+template <typename T, typename Acc, typename Op, typename Offs>
+inline cudaError_t segmentReduce(const T* in, Acc* out, long long items, Offs offsets, long long segments, Op op,
+                                 typename detail::NonDeduced<Acc>::type init, void* workspace, size_t* workspaceBytes,
+                                 cudaStream_t stream = 0) {
+    WARPKIT_CHECK_SEGMENT_OFFSETS(Offs, "segmentReduce");
+    WARPKIT_CHECK_SHUFFLABLE(Acc, "segmentReduce (accumulator, out's type)");
+    const detail::SegReduceAlgo<T, Acc, Acc, Op, false> a{in, out, op, init, init};
+    return detail::segmentRun(a, detail::SegReduce, (int)sizeof(T), in == nullptr, out == nullptr, offsets, segments, 1,
+                              items, workspace, workspaceBytes, stream);
+}
+
+// Named forms: out[s] = the sum / maximum / minimum of segment s (0 / lowest / highest when empty),
+// accumulated in float for the 16-bit floats and rounded once. Host; as segmentReduce.
+#define WARPKIT_DETAIL_SEGMENT_NAMED(NAME, OP, EMPTY)                                                              \
+    template <typename T, typename Offs>                                                                           \
+    inline cudaError_t segmentReduce##NAME(const T* in, T* out, long long items, Offs offsets, long long segments, \
+                                           void* workspace, size_t* workspaceBytes, cudaStream_t stream = 0) {     \
+        WARPKIT_CHECK_REDUCE_TYPE(T, "segmentReduce" #NAME);                                                       \
+        WARPKIT_CHECK_SEGMENT_OFFSETS(Offs, "segmentReduce" #NAME);                                                \
+        using A = typename detail::Arith<T>::Acc;                                                                  \
+        const detail::SegReduceAlgo<T, A, T, OP, false> a{in, out, OP{}, detail::Identity<OP, A>::value(),         \
+                                                          detail::Arith<T>::from_acc(EMPTY)};                      \
+        return detail::segmentRun(a, detail::SegReduce, (int)sizeof(T), in == nullptr, out == nullptr, offsets,    \
+                                  segments, 1, items, workspace, workspaceBytes, stream);                          \
+    }
+WARPKIT_DETAIL_SEGMENT_NAMED(Sum, Sum, A(0))
+WARPKIT_DETAIL_SEGMENT_NAMED(Max, Max, detail::Arith<A>::lowest())
+WARPKIT_DETAIL_SEGMENT_NAMED(Min, Min, detail::Arith<A>::highest())
+#undef WARPKIT_DETAIL_SEGMENT_NAMED
+
+// ArgMax / ArgMin: out[s] = {value, index in the segment} of the first maximum / minimum (NaN
+// wins); an empty segment gets {lowest / highest, -1}. Host; as segmentReduce.
+#define WARPKIT_DETAIL_SEGMENT_ARG(NAME, OP, EMPTY)                                                             \
+    template <typename T, typename Offs> inline cudaError_t segmentReduce##NAME(                                \
+        const T* in, ValueIndex<T>* out, long long items, Offs offsets, long long segments, void* workspace,    \
+        size_t* workspaceBytes, cudaStream_t stream = 0) {                                                      \
+        WARPKIT_CHECK_REDUCE_TYPE(T, "segmentReduce" #NAME);                                                    \
+        WARPKIT_CHECK_SEGMENT_OFFSETS(Offs, "segmentReduce" #NAME);                                             \
+        using V = ValueIndex<T>;                                                                                \
+        const T e = detail::Arith<T>::from_acc(EMPTY);                                                          \
+        const detail::SegReduceAlgo<T, V, V, OP, true> a{in, out, OP{}, V{e, 2147483647}, V{e, -1}};            \
+        return detail::segmentRun(a, detail::SegReduce, (int)sizeof(T), in == nullptr, out == nullptr, offsets, \
+                                  segments, 1, items, workspace, workspaceBytes, stream);                       \
+    }
+WARPKIT_DETAIL_SEGMENT_ARG(ArgMax, ArgMax, detail::Arith<T>::lowest())
+WARPKIT_DETAIL_SEGMENT_ARG(ArgMin, ArgMin, detail::Arith<T>::highest())
+#undef WARPKIT_DETAIL_SEGMENT_ARG
+
+/// out[s * heads + h] = log(sum(exp(x))) over segment s's rows in column h of x [items, heads]
+/// (-inf when empty). Host; see the header comment.
+template <typename T, typename Offs>
+inline cudaError_t segmentLogSumExp(const T* x, T* out, long long items, Offs offsets, long long segments, int heads,
+                                    void* workspace, size_t* workspaceBytes, cudaStream_t stream = 0) {
+    WARPKIT_CHECK_SEGMENT_SOFTMAX_TYPE(T, "segmentLogSumExp");
+    WARPKIT_CHECK_SEGMENT_OFFSETS(Offs, "segmentLogSumExp");
+    const detail::SegLogSumExpAlgo<T> a{{x}, out};
+    return detail::segmentRun(a, detail::SegLogSumExp, (int)sizeof(T), x == nullptr, out == nullptr, offsets, segments,
+                              heads, items, workspace, workspaceBytes, stream);
+}
+
+/// y = softmax (kind: SoftmaxPlain, SoftmaxLog, SoftmaxMasked, SoftmaxLogMasked) of each segment's
+/// rows, independently in each column of x [items, heads]; rows in no segment, and empty
+/// segments, are not written. Host; see the header comment.
+template <typename T, typename Offs>
+inline cudaError_t segmentSoftmax(const T* x, T* y, long long items, Offs offsets, long long segments, int heads,
+                                  SoftmaxKind kind, void* workspace, size_t* workspaceBytes, cudaStream_t stream = 0) {
+    WARPKIT_CHECK_SEGMENT_SOFTMAX_TYPE(T, "segmentSoftmax");
+    WARPKIT_CHECK_SEGMENT_OFFSETS(Offs, "segmentSoftmax");
+    if (kind < 0 || kind > 3) return cudaErrorInvalidValue;
+    auto run = [&](auto algo) {
+        return detail::segmentRun(algo, detail::SegSoftmax, (int)sizeof(T), x == nullptr, y == nullptr, offsets,
+                                  segments, heads, items, workspace, workspaceBytes, stream);
+    };
+    if (kind == SoftmaxPlain) return run(detail::SegSoftmaxAlgo<T, SoftmaxPlain>{{x}, y});
+    if (kind == SoftmaxLog) return run(detail::SegSoftmaxAlgo<T, SoftmaxLog>{{x}, y});
+    if (kind == SoftmaxMasked) return run(detail::SegSoftmaxAlgo<T, SoftmaxMasked>{{x}, y});
+    return run(detail::SegSoftmaxAlgo<T, SoftmaxLogMasked>{{x}, y});
+}
+
+/// dx from the softmax output y and its gradient dy, per segment and column (kind: a log kind takes
+/// the log-softmax backward). Host; see the header comment.
+template <typename T, typename Offs>
+inline cudaError_t segmentSoftmaxBackward(const T* y, const T* dy, T* dx, long long items, Offs offsets,
+                                          long long segments, int heads, SoftmaxKind kind, void* workspace,
+                                          size_t* workspaceBytes, cudaStream_t stream = 0) {
+    WARPKIT_CHECK_SEGMENT_SOFTMAX_TYPE(T, "segmentSoftmaxBackward");
+    WARPKIT_CHECK_SEGMENT_OFFSETS(Offs, "segmentSoftmaxBackward");
+    if (kind < 0 || kind > 3) return cudaErrorInvalidValue;
+    const bool nullIn = y == nullptr || dy == nullptr;
+    if (kind & SoftmaxLog)
+        return detail::segmentRun(detail::SegSoftmaxBackwardAlgo<T, true>{y, dy, dx}, detail::SegSoftmaxBackward,
+                                  (int)sizeof(T), nullIn, dx == nullptr, offsets, segments, heads, items, workspace,
+                                  workspaceBytes, stream);
+    return detail::segmentRun(detail::SegSoftmaxBackwardAlgo<T, false>{y, dy, dx}, detail::SegSoftmaxBackward,
+                              (int)sizeof(T), nullIn, dx == nullptr, offsets, segments, heads, items, workspace,
+                              workspaceBytes, stream);
+}
+
+} // namespace warpkit

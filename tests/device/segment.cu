@@ -1,0 +1,521 @@
+// Tests of include/warpkit/device/segment.cuh: segmentReduce (Sum/Max/Min, ArgMax/ArgMin, the
+// generic form), segmentLogSumExp, segmentSoftmax (plain, log) and segmentSoftmaxBackward, against
+// double-precision host references on seeded data.
+//   * distributions (scaled down from the bench's): uniform mean 1, 4, 32, 256, 4096; power-law
+//     (Zipf-like, one segment of 300000 rows: many chunks); one giant among 20000 empty ones;
+//     lengths 0, 1, 31, 32, 33 and both sides of every path boundary (lane-group widths, the
+//     long-segment limit of each plan, whole chunks); decreasing CSR offsets (empty segments);
+//   * int and long long offsets, CSR and begin/end arrays; heads 1, 3, 4, 17; fp32, fp16, bf16;
+//     pointers one element off alignment; NaN, +-inf and all -inf segments;
+//   * outputs poisoned first: rows in no segment, and empty segments' softmax rows, stay poisoned;
+//   * same bits on every call, from two streams at once, and for overlapping long segments that
+//     run on the chunk kernels or (no room left in the workspace) on single warps;
+//   * 64-bit offsets past 2^31 through a virtual base (the data pointer moved back by 2^31 + 5
+//     elements: the addresses are never formed outside the real rows, which the clipping proves);
+//   * bad arguments (host only, pass without a GPU): cudaErrorInvalidValue, nothing written.
+#include "../common.cuh"
+#include <warpkit/device/segment.cuh>
+#include <algorithm>
+#include <vector>
+
+using warpkit::detail::Arith;
+
+// ---- inputs ------------------------------------------------------------------------------------
+/// CSR offsets (segments + 1) for a named distribution, scaled to about `total` rows.
+static std::vector<long long> distribution(int which, long long total, wk_rng* r) {
+    std::vector<long long> len;
+    auto uniform = [&](long long mean) {
+        for (long long t = 0; t < total;) {
+            const long long l = mean == 1 ? wk_int(r, 0, 2) : wk_int(r, 0, 2 * mean);
+            len.push_back(l);
+            t += l;
+        }
+    };
+    switch (which) {
+    case 0:
+        uniform(1);
+        break;
+    case 1:
+        uniform(4);
+        break;
+    case 2:
+        uniform(32);
+        break;
+    case 3:
+        uniform(256);
+        break;
+    case 4:
+        uniform(4096);
+        break;
+    case 5: // power-law: lengths ~ 1 / u^1.3, one of 300000 rows
+        len.push_back(300000);
+        for (long long t = 300000; t < total + 300000;) {
+            const double u = wk_uniform(r, 1e-4, 1.0);
+            const long long l = (long long)(pow(u, -1.3)) - 1;
+            len.push_back(l);
+            t += l;
+        }
+        break;
+    case 6: // one giant among 20000 empty segments
+        for (int i = 0; i < 20000; ++i) len.push_back(i == 12345 ? total : 0);
+        break;
+    default: { // every boundary length, both sides
+        const long long b[] = {0,    1,    2,    3,    4,    5,    7,     8,     9,     15,    16,    17,   31,   32,
+                               33,   63,   64,   65,   127,  128,  129,   255,   256,   257,   1023,  1024, 1025, 2048,
+                               4095, 4096, 4097, 8191, 8192, 8193, 16383, 16384, 16385, 32768, 32769, 49153};
+        for (int rep = 0; rep < 3; ++rep)
+            for (long long l : b) len.push_back(l);
+        break;
+    }
+    }
+    std::vector<long long> off(len.size() + 1, 0);
+    for (size_t i = 0; i < len.size(); ++i) off[i + 1] = off[i] + len[i];
+    return off;
+}
+static const char* kDistName[] = {"mean1", "mean4", "mean32", "mean256", "mean4096", "powerlaw", "giant", "boundaries"};
+
+template <typename T> static T pick(wk_rng* r, bool specials) {
+    double x = wk_uniform(r, -4.0, 4.0);
+    if (specials) {
+        const long long k = wk_int(r, 0, 199);
+        if (k == 0) x = NAN;
+        else if (k == 1) x = INFINITY;
+        else if (k < 12) x = -INFINITY;
+    }
+    return wk_from_double<T>(x);
+}
+
+/// Workspace of the size the call asks for, filled with garbage.
+template <typename F> static void* workspace(F call, size_t* bytes) {
+    *bytes = 0;
+    WK_CUDA(call(nullptr, bytes));
+    cr_assert(*bytes >= 1, "the size query asked for 0 bytes");
+    void* w = NULL;
+    WK_CUDA(cudaMalloc(&w, *bytes));
+    WK_CUDA(cudaMemset(w, 0x7b, *bytes));
+    return w;
+}
+
+// ---- host references -----------------------------------------------------------------------------
+struct Seg {
+    long long b, n;
+};
+static Seg clip(long long b, long long e, long long items) {
+    b = std::max(0LL, std::min(b, items));
+    e = std::max(0LL, std::min(e, items));
+    return Seg{b, e > b ? e - b : 0};
+}
+
+/// Softmax-family reference of one (segment, head): the outputs (kind 0 plain, 1 log) and lse.
+static void ref_softmax(const std::vector<double>& x, int kind, std::vector<double>* y, double* lse) {
+    double m = -INFINITY;
+    bool nan = false, pinf = false;
+    for (double v : x) {
+        nan |= isnan(v);
+        pinf |= v == INFINITY;
+        if (v > m) m = v;
+    }
+    y->assign(x.size(), NAN);
+    if (nan) {
+        *lse = NAN;
+        return;
+    }
+    if (pinf) {
+        *lse = INFINITY;
+        return;
+    }
+    if (m == -INFINITY) {
+        *lse = -INFINITY;
+        return;
+    }
+    double s = 0;
+    for (double v : x) s += exp(v - m);
+    *lse = m + log(s);
+    for (size_t i = 0; i < x.size(); ++i) (*y)[i] = kind == 0 ? exp(x[i] - m) / s : x[i] - m - log(s);
+}
+
+template <typename T> static double out_tol(void) { return sizeof(T) == 4 ? 2e-5 : 2.5 * wk_eps<T>(); }
+
+// ---- the softmax family on one input -------------------------------------------------------------------
+/// Runs segmentSoftmax (plain, log), segmentLogSumExp and segmentSoftmaxBackward on x [items, heads]
+/// with CSR offsets `off` (long long, or int when they fit and `int32`), `shift` elements off
+/// alignment; checks every output; returns nothing (asserts).
+template <typename T> static void softmax_case(const std::vector<long long>& off, long long items, int heads,
+                                               bool int32, int shift, bool specials, wk_rng* r, const char* what) {
+    const long long segs = (long long)off.size() - 1, n = items * heads;
+    std::vector<T> hx(n), hdy(n);
+    for (auto& v : hx) v = pick<T>(r, specials);
+    for (auto& v : hdy) v = pick<T>(r, false);
+    T* dx = wk_alloc<T>(n + shift);
+    T* ddy = wk_alloc<T>(n + shift);
+    T* dy = wk_alloc<T>(n + shift);
+    T* dl = wk_alloc<T>(segs * heads + 1);
+    wk_upload(dx + shift, hx.data(), n);
+    wk_upload(ddy + shift, hdy.data(), n);
+    long long* d64 = wk_alloc<long long>(off.size());
+    int* d32 = wk_alloc<int>(off.size());
+    wk_upload(d64, off.data(), off.size());
+    std::vector<int> o32(off.begin(), off.end());
+    wk_upload(d32, o32.data(), o32.size());
+    auto call = [&](int op, void* w, size_t* b, cudaStream_t st) -> cudaError_t {
+        const T* x = dx + shift;
+        T* y = dy + shift;
+        const warpkit::SoftmaxKind k = op == 1 ? warpkit::SoftmaxLog : warpkit::SoftmaxPlain;
+        if (op <= 1)
+            return int32 ? warpkit::segmentSoftmax(x, y, items, d32, segs, heads, k, w, b, st)
+                         : warpkit::segmentSoftmax(x, y, items, d64, segs, heads, k, w, b, st);
+        if (op == 2)
+            return int32 ? warpkit::segmentLogSumExp(x, dl, items, d32, segs, heads, w, b, st)
+                         : warpkit::segmentLogSumExp(x, dl, items, d64, segs, heads, w, b, st);
+        const warpkit::SoftmaxKind bk = op == 4 ? warpkit::SoftmaxLog : warpkit::SoftmaxPlain;
+        return int32 ? warpkit::segmentSoftmaxBackward(x, ddy + shift, y, items, d32, segs, heads, bk, w, b, st)
+                     : warpkit::segmentSoftmaxBackward(x, ddy + shift, y, items, d64, segs, heads, bk, w, b, st);
+    };
+    for (int op = 0; op < 5; ++op) {
+        size_t bytes;
+        void* w = workspace([&](void* ww, size_t* bb) { return call(op, ww, bb, 0); }, &bytes);
+        std::vector<T> got(op == 2 ? segs * heads : n), again(got.size());
+        T* dout = op == 2 ? dl : dy + shift;
+        for (int run = 0; run < 2; ++run) {
+            wk_poison(dout, got.size());
+            WK_CUDA(call(op, w, &bytes, 0));
+            WK_LAUNCHED();
+            wk_download(run ? again.data() : got.data(), dout, got.size());
+        }
+        cr_assert(memcmp(got.data(), again.data(), got.size() * sizeof(T)) == 0, "%s op %d: two calls differ", what,
+                  op);
+        std::vector<char> covered(items, 0);
+        for (long long s = 0; s < segs; ++s) {
+            const Seg g = clip(off[s], off[s + 1], items);
+            for (long long i = 0; i < g.n; ++i) covered[g.b + i] = 1;
+            for (int h = 0; h < heads; ++h) {
+                std::vector<double> x(g.n), y;
+                double lse;
+                for (long long i = 0; i < g.n; ++i) x[i] = wk_to_double(hx[(g.b + i) * heads + h]);
+                if (op == 2) {
+                    ref_softmax(x, 0, &y, &lse);
+                    const double gv = wk_to_double(got[s * heads + h]);
+                    cr_assert(wk_close(gv, lse, out_tol<T>() * 4), "%s lse seg %lld head %d (len %lld): %.9g want %.9g",
+                              what, s, h, g.n, gv, lse);
+                    continue;
+                }
+                std::vector<double> want(g.n);
+                if (op <= 1) {
+                    ref_softmax(x, op, &want, &lse);
+                } else { // backward from y = x, dy
+                    double sum = 0;
+                    for (long long i = 0; i < g.n; ++i) {
+                        const double dyv = wk_to_double(hdy[(g.b + i) * heads + h]);
+                        sum += op == 4 ? dyv : x[i] * dyv;
+                    }
+                    for (long long i = 0; i < g.n; ++i) {
+                        const double dyv = wk_to_double(hdy[(g.b + i) * heads + h]);
+                        want[i] = op == 4 ? dyv - exp(x[i]) * sum : x[i] * (dyv - sum);
+                    }
+                }
+                for (long long i = 0; i < g.n; ++i) {
+                    const double gv = wk_to_double(got[(g.b + i) * heads + h]);
+                    const double tol =
+                        op >= 3 ? out_tol<T>() * (1 + fabs(want[i]) + sqrt((double)g.n)) * 8 : out_tol<T>();
+                    cr_assert(wk_close(gv, want[i], tol),
+                              "%s op %d seg %lld head %d row %lld (len %lld): %.9g want %.9g", what, op, s, h, i, g.n,
+                              gv, want[i]);
+                }
+            }
+        }
+        if (op != 2) { // rows of no segment: untouched
+            T poison;
+            memset(&poison, 0xA5, sizeof poison);
+            for (long long i = 0; i < items; ++i)
+                if (!covered[i])
+                    for (int h = 0; h < heads; ++h)
+                        cr_assert(memcmp(&got[i * heads + h], &poison, sizeof(T)) == 0, "%s op %d: row %lld written",
+                                  what, op, i);
+        }
+        WK_CUDA(cudaFree(w));
+    }
+    for (void* p : {(void*)dx, (void*)ddy, (void*)dy, (void*)dl, (void*)d64, (void*)d32}) WK_CUDA(cudaFree(p));
+}
+
+// ---- reductions on one input ---------------------------------------------------------------------------------
+template <typename T> static void reduce_case(const std::vector<long long>& off, long long items, bool int32, int shift,
+                                              bool specials, wk_rng* r, const char* what) {
+    const long long segs = (long long)off.size() - 1;
+    std::vector<T> hx(items);
+    for (auto& v : hx) v = pick<T>(r, specials);
+    T* din = wk_alloc<T>(items + shift);
+    T* dout = wk_alloc<T>(3 * segs + 1);
+    warpkit::ValueIndex<T>* darg = wk_alloc<warpkit::ValueIndex<T>>(2 * segs + 1);
+    wk_upload(din + shift, hx.data(), items);
+    long long* d64 = wk_alloc<long long>(off.size());
+    int* d32 = wk_alloc<int>(off.size());
+    wk_upload(d64, off.data(), off.size());
+    std::vector<int> o32(off.begin(), off.end());
+    wk_upload(d32, o32.data(), o32.size());
+    const T* in = din + shift;
+    auto call = [&](int op, void* w, size_t* b) -> cudaError_t {
+        auto go = [&](auto o) -> cudaError_t {
+            switch (op) {
+            case 0:
+                return warpkit::segmentReduceSum(in, dout, items, o, segs, w, b);
+            case 1:
+                return warpkit::segmentReduceMax(in, dout + segs, items, o, segs, w, b);
+            case 2:
+                return warpkit::segmentReduceMin(in, dout + 2 * segs, items, o, segs, w, b);
+            case 3:
+                return warpkit::segmentReduceArgMax(in, darg, items, o, segs, w, b);
+            default:
+                return warpkit::segmentReduceArgMin(in, darg + segs, items, o, segs, w, b);
+            }
+        };
+        return int32 ? go(d32) : go(d64);
+    };
+    wk_poison(dout, 3 * segs + 1);
+    wk_poison(darg, 2 * segs + 1);
+    for (int op = 0; op < 5; ++op) {
+        size_t bytes;
+        void* w = workspace([&](void* ww, size_t* bb) { return call(op, ww, bb); }, &bytes);
+        WK_CUDA(call(op, w, &bytes));
+        WK_LAUNCHED();
+        WK_CUDA(cudaFree(w));
+    }
+    std::vector<T> got(3 * segs);
+    std::vector<warpkit::ValueIndex<T>> arg(2 * segs);
+    wk_download(got.data(), dout, got.size());
+    wk_download(arg.data(), darg, arg.size());
+    for (long long s = 0; s < segs; ++s) {
+        const Seg g = clip(off[s], off[s + 1], items);
+        double sum = 0, asum = 0, mx = -INFINITY, mn = INFINITY;
+        long long amx = -1, amn = -1;
+        bool nan = false;
+        for (long long i = 0; i < g.n; ++i) {
+            const double v = wk_to_double(hx[g.b + i]);
+            sum += v;
+            asum += fabs(v);
+            if (isnan(v)) {
+                if (!nan) amx = amn = i;
+                nan = true;
+            }
+            if (!nan && (amx < 0 || v > mx)) {
+                mx = v;
+                amx = i;
+            }
+            if (!nan && (amn < 0 || v < mn)) {
+                mn = v;
+                amn = i;
+            }
+        }
+        if (nan) mx = mn = NAN;
+        const double tol = (double)(g.n + 40) * 0x1p-24 * asum / (1 + fabs(sum)) + wk_eps<T>();
+        const double gs = wk_to_double(got[s]), gmx = wk_to_double(got[segs + s]),
+                     gmn = wk_to_double(got[2 * segs + s]);
+        cr_assert(wk_close(gs, sum, tol), "%s sum seg %lld (len %lld): %.9g want %.9g", what, s, g.n, gs, sum);
+        cr_assert(wk_close(gmx, mx, 0) && wk_close(gmn, mn, 0), "%s max/min seg %lld (len %lld): %g %g want %g %g",
+                  what, s, g.n, gmx, gmn, mx, mn);
+        cr_assert(arg[s].index == (int)amx && arg[segs + s].index == (int)amn,
+                  "%s argmax/argmin seg %lld (len %lld): %d %d want %lld %lld", what, s, g.n, arg[s].index,
+                  arg[segs + s].index, amx, amn);
+        if (g.n == 0) cr_assert(gs == 0 && signbit(gs) == 0, "%s: an empty segment's sum is %g, want +0", what, gs);
+    }
+    for (void* p : {(void*)din, (void*)dout, (void*)darg, (void*)d64, (void*)d32}) WK_CUDA(cudaFree(p));
+}
+
+// ---- tests --------------------------------------------------------------------------------------------------------
+Test(device_segment, reduce_every_distribution) {
+    WK_REQUIRE_GPU();
+    const long long total = wk_quick() ? 40000 : 400000;
+    for (int d = 0; d < 8; ++d) {
+        wk_rng r = wk_rng_make(0x5e60 + d);
+        const std::vector<long long> off = distribution(d, total, &r);
+        const long long items = off.back();
+        char what[96];
+        snprintf(what, sizeof what, "%s float", kDistName[d]);
+        reduce_case<float>(off, items, d % 2 == 0, d % 3, d >= 5, &r, what);
+        snprintf(what, sizeof what, "%s half", kDistName[d]);
+        reduce_case<__half>(off, items, false, 1, false, &r, what);
+        snprintf(what, sizeof what, "%s bf16", kDistName[d]);
+        reduce_case<__nv_bfloat16>(off, items, true, 0, true, &r, what);
+    }
+}
+
+Test(device_segment, softmax_every_distribution) {
+    WK_REQUIRE_GPU();
+    const long long total = wk_quick() ? 20000 : 200000;
+    const int headsList[] = {1, 3, 4, 17};
+    for (int d = 0; d < 8; ++d) {
+        wk_rng r = wk_rng_make(0x50f7 + d);
+        std::vector<long long> off = distribution(d, total, &r);
+        for (int hi = 0; hi < 4; ++hi) {
+            const int heads = headsList[hi];
+            if (heads > 1 && (d == 4 || d == 5) && wk_quick()) continue;
+            char what[96];
+            snprintf(what, sizeof what, "%s heads %d float", kDistName[d], heads);
+            softmax_case<float>(off, off.back(), heads, hi % 2 == 0, hi, d >= 5, &r, what);
+            if (hi == 1 || hi == 2) {
+                snprintf(what, sizeof what, "%s heads %d half", kDistName[d], heads);
+                softmax_case<__half>(off, off.back(), heads, false, 1, false, &r, what);
+                snprintf(what, sizeof what, "%s heads %d bf16", kDistName[d], heads);
+                softmax_case<__nv_bfloat16>(off, off.back(), heads, true, 0, true, &r, what);
+            }
+        }
+    }
+}
+
+Test(device_segment, decreasing_offsets_and_clipping) {
+    WK_REQUIRE_GPU();
+    wk_rng r = wk_rng_make(0xdec);
+    // Offsets that go back (empty segments, then segments overlapping earlier rows), and offsets past
+    // items (clipped): the data holds 50000 rows.
+    std::vector<long long> off = {0, 10, 5, 5, 40, 30, 9000, 8000, 20000, 60000, 70000, 49990, 50000, 0};
+    softmax_case<float>(off, 50000, 2, false, 1, false, &r, "decreasing");
+    reduce_case<float>(off, 50000, true, 0, false, &r, "decreasing");
+}
+
+Test(device_segment, specials_nan_inf) {
+    WK_REQUIRE_GPU();
+    wk_rng r = wk_rng_make(0x1f);
+    std::vector<long long> off = {0, 1, 2, 3, 6, 10, 42, 43, 5000, 9000};
+    softmax_case<float>(off, 9000, 1, true, 0, true, &r, "specials");
+    reduce_case<float>(off, 9000, true, 0, true, &r, "specials");
+}
+
+/// Overlapping long segments given by begin/end arrays: 48 copies of the same rows. The workspace
+/// (sized for segments that do not overlap) has room for a few, so the rest run on single warps:
+/// every copy must be the same bits, for the reduction and the softmax state alike.
+Test(device_segment, overlapping_same_bits_on_any_executor) {
+    WK_REQUIRE_GPU();
+    const long long items = 70001, segs = 48;
+    std::vector<float> hx(items);
+    wk_rng r = wk_rng_make(0x0e);
+    for (auto& v : hx) v = (float)wk_uniform(&r, -3, 3);
+    std::vector<long long> b(segs, 3), e(segs, items - 2);
+    float* din = wk_alloc<float>(items);
+    float* dout = wk_alloc<float>(2 * segs);
+    long long *db = wk_alloc<long long>(segs), *de = wk_alloc<long long>(segs);
+    wk_upload(din, hx.data(), items);
+    wk_upload(db, b.data(), segs);
+    wk_upload(de, e.data(), segs);
+    const auto bounds = warpkit::segmentBounds((const long long*)db, (const long long*)de);
+    size_t bytes;
+    void* w = workspace(
+        [&](void* ww, size_t* bb) { return warpkit::segmentLogSumExp(din, dout, items, bounds, segs, 1, ww, bb); },
+        &bytes);
+    WK_CUDA(warpkit::segmentReduceSum(din, dout, items, bounds, segs, w, &bytes));
+    WK_CUDA(warpkit::segmentLogSumExp(din, dout + segs, items, bounds, segs, 1, w, &bytes));
+    WK_LAUNCHED();
+    std::vector<float> got(2 * segs);
+    wk_download(got.data(), dout, got.size());
+    for (long long s = 1; s < segs; ++s)
+        cr_assert(memcmp(&got[s], &got[0], 4) == 0 && memcmp(&got[segs + s], &got[segs], 4) == 0,
+                  "copy %lld of the same segment: %.9g / %.9g, copy 0: %.9g / %.9g", s, got[s], got[segs + s], got[0],
+                  got[segs]);
+    double sum = 0;
+    for (long long i = 3; i < items - 2; ++i) sum += hx[i];
+    cr_assert(fabs(got[0] - sum) < 1e-3 * (1 + fabs(sum)), "sum %.9g want %.9g", got[0], sum);
+    for (void* p : {(void*)din, (void*)dout, (void*)db, (void*)de, w}) WK_CUDA(cudaFree(p));
+}
+
+/// Offsets past 2^31: the data pointer moves back by 2^31 + 5 rows, so row 2^31 + 5 + i is element i.
+Test(device_segment, offsets_past_2_31) {
+    WK_REQUIRE_GPU();
+    const long long base = (1LL << 31) + 5, n = 120000;
+    wk_rng r = wk_rng_make(0x31);
+    std::vector<long long> off = distribution(5, n - 300000 > 0 ? n - 300000 : 20000, &r);
+    const long long rows = std::min(off.back(), n);
+    for (auto& o : off) o = base + std::min(o, rows);
+    std::vector<float> hx(rows);
+    for (auto& v : hx) v = (float)wk_uniform(&r, -2, 2);
+    float* din = wk_alloc<float>(rows);
+    const long long segs = (long long)off.size() - 1;
+    float* dout = wk_alloc<float>(segs);
+    long long* doff = wk_alloc<long long>(off.size());
+    wk_upload(din, hx.data(), rows);
+    wk_upload(doff, off.data(), off.size());
+    const float* virt = din - base; // never dereferenced outside [base, base + rows)
+    size_t bytes;
+    void* w = workspace(
+        [&](void* ww, size_t* bb) { return warpkit::segmentReduceSum(virt, dout, base + rows, doff, segs, ww, bb); },
+        &bytes);
+    wk_poison(dout, segs);
+    WK_CUDA(warpkit::segmentReduceSum(virt, dout, base + rows, doff, segs, w, &bytes));
+    WK_LAUNCHED();
+    std::vector<float> got(segs);
+    wk_download(got.data(), dout, segs);
+    for (long long s = 0; s < segs; ++s) {
+        double sum = 0, asum = 0;
+        for (long long i = off[s]; i < off[s + 1]; ++i) {
+            sum += hx[i - base];
+            asum += fabs(hx[i - base]);
+        }
+        cr_assert(fabs(got[s] - sum) <= (double)(off[s + 1] - off[s] + 40) * 0x1p-24 * asum + 1e-6,
+                  "segment %lld at offset %lld: %.9g want %.9g", s, off[s], got[s], sum);
+    }
+    for (void* p : {(void*)din, (void*)dout, (void*)doff, w}) WK_CUDA(cudaFree(p));
+}
+
+Test(device_segment, two_streams_same_bits) {
+    WK_REQUIRE_GPU();
+    wk_rng r = wk_rng_make(0x22);
+    const std::vector<long long> off = distribution(5, 100000, &r);
+    const long long items = off.back(), segs = (long long)off.size() - 1;
+    const int heads = 4;
+    std::vector<float> hx(items * heads);
+    for (auto& v : hx) v = (float)wk_uniform(&r, -4, 4);
+    float* dx = wk_alloc<float>(hx.size());
+    long long* doff = wk_alloc<long long>(off.size());
+    wk_upload(dx, hx.data(), hx.size());
+    wk_upload(doff, off.data(), off.size());
+    float* dy[2] = {wk_alloc<float>(hx.size()), wk_alloc<float>(hx.size())};
+    std::vector<float> first(hx.size());
+    size_t bytes;
+    void* w0 = workspace(
+        [&](void* ww, size_t* bb) {
+            return warpkit::segmentSoftmax(dx, dy[0], items, doff, segs, heads, warpkit::SoftmaxPlain, ww, bb);
+        },
+        &bytes);
+    WK_CUDA(warpkit::segmentSoftmax(dx, dy[0], items, doff, segs, heads, warpkit::SoftmaxPlain, w0, &bytes));
+    WK_LAUNCHED();
+    wk_download(first.data(), dy[0], first.size());
+    void* ws[2] = {w0, NULL};
+    WK_CUDA(cudaMalloc(&ws[1], bytes));
+    const int bad = wk_two_threads(wk_quick() ? 2 : 6, false, [&](int t, int, cudaStream_t st) {
+        size_t b = bytes;
+        WK_CUDA(warpkit::segmentSoftmax(dx, dy[t], items, doff, segs, heads, warpkit::SoftmaxPlain, ws[t], &b, st));
+        WK_CUDA(cudaStreamSynchronize(st));
+        std::vector<float> got(hx.size());
+        wk_download(got.data(), dy[t], got.size());
+        return memcmp(got.data(), first.data(), got.size() * 4) != 0 ? 1 : 0;
+    });
+    cr_assert(bad == 0, "%d calls on two streams gave other bits", bad);
+    for (void* p : {(void*)dx, (void*)doff, (void*)dy[0], (void*)dy[1], ws[0], ws[1]}) WK_CUDA(cudaFree(p));
+}
+
+/// Bad arguments: host only, no GPU needed (every check comes before any CUDA call).
+Test(device_segment, bad_arguments) {
+    const float* in = reinterpret_cast<const float*>(4096);
+    float* out = reinterpret_cast<float*>(8192);
+    const int* off = reinterpret_cast<const int*>(12288);
+    size_t bytes = 0;
+    cr_assert(warpkit::segmentReduceSum(in, out, 100, off, 10, nullptr, &bytes) == cudaSuccess && bytes >= 1);
+    void* w = reinterpret_cast<void*>(16384);
+    size_t small = bytes;
+    const cudaError_t inv = cudaErrorInvalidValue;
+    cr_assert(warpkit::segmentReduceSum(in, out, 100, off, -1, w, &small) == inv);
+    cr_assert(warpkit::segmentReduceSum(in, out, -1, off, 10, w, &small) == inv);
+    cr_assert(warpkit::segmentReduceSum(in, out, 100, off, 10, w, nullptr) == inv);
+    cr_assert(warpkit::segmentReduceSum(in, (float*)nullptr, 100, off, 10, w, &small) == inv);
+    cr_assert(warpkit::segmentReduceSum(in, out, 100, (const int*)nullptr, 10, w, &small) == inv);
+    cr_assert(warpkit::segmentReduceSum((const float*)nullptr, out, 100, off, 10, w, &small) == inv);
+    cr_assert(warpkit::segmentReduceMax(in, out, 100, warpkit::segmentBounds(off, (const int*)nullptr), 10, w,
+                                        &small) == inv);
+    cr_assert(warpkit::segmentSoftmax(in, out, 100, off, 10, 0, warpkit::SoftmaxPlain, w, &small) == inv);
+    cr_assert(warpkit::segmentSoftmax(in, out, 100, off, 10, 2, (warpkit::SoftmaxKind)7, w, &small) == inv);
+    // A workspace below the size asked for (items past the short-segment limit need one).
+    size_t need = 0;
+    cr_assert(warpkit::segmentLogSumExp(in, out, 1 << 20, off, 10, 4, nullptr, &need) == cudaSuccess && need > 16);
+    size_t less = need - 1;
+    cr_assert(warpkit::segmentLogSumExp(in, out, 1 << 20, off, 10, 4, w, &less) == inv);
+    // Zero segments: nothing to do, success, even with null data.
+    cr_assert(warpkit::segmentReduceSum((const float*)nullptr, (float*)nullptr, 0, (const int*)nullptr, 0, w, &small) ==
+              cudaSuccess);
+}

@@ -1,0 +1,67 @@
+// tests/device/segment_plan.cu: the golden plans of the segment family (device/segment.cuh). Host
+// only: runs and passes without a GPU. Prints segmentPlan's answer, with its rule id, for every
+// call kind x element size x heads, and the workspace's room (long pairs, chunks) for a spread of
+// segment and item counts, and compares the text with tests/device/segment_plan.golden; fails when
+// a plan has no compiled kernel (segmentPlanCompiled) or a rule can never be chosen.
+//
+// Regenerate (only when a plan is meant to change, and say so in the commit):
+//   WARPKIT_GOLDEN_WRITE=1 build/tests/device/segment_plan   (run from the repository root)
+#include "golden.cuh"
+#include <warpkit/device/segment.cuh>
+#include <string>
+
+using namespace warpkit::detail;
+
+namespace {
+
+const char* kGoldenPath = "tests/device/segment_plan.golden";
+const char* kKindName[] = {"reduce", "lse", "softmax", "backward"};
+const int kSizes[] = {2, 4, 8};
+const int kHeads[] = {1, 2, 3, 4, 8, 16, 17, 32, 64, 1000};
+
+std::string planText(const SegmentPlan& p) {
+    char b[128];
+    snprintf(b, sizeof b, "%s threads=%d perLane=%d longRows=%lld chunkRows=%lld longThreads=%d",
+             kSegmentRules[p.rule].id, p.threads, p.perLane, p.longRows, p.chunkRows, p.longThreads);
+    return b;
+}
+
+std::string allPlans(bool* allCompiled, bool used[]) {
+    std::string out = "# segmentPlan answers (tests/device/segment_plan.cu): kind size heads: rule and plan; then the\n"
+                      "# workspace room (long pairs, chunks) for segments x items.\n";
+    *allCompiled = true;
+    for (int k = 0; k < 4; ++k)
+        for (int sz : kSizes)
+            for (int h : kHeads) {
+                const SegmentPlan p = segmentPlan((SegmentKind)k, sz, h);
+                used[p.rule] = true;
+                if (!segmentPlanCompiled(p)) {
+                    *allCompiled = false;
+                    out += "NOT COMPILED: ";
+                }
+                char b[64];
+                snprintf(b, sizeof b, "%s %d %d: ", kKindName[k], sz, h);
+                out += b + planText(p) + "\n";
+            }
+    for (int h : {1, 4, 16})
+        for (long long segs : {1LL, 1000LL, 1000000LL})
+            for (long long items : {0LL, 4096LL, 4097LL, 1LL << 24, 1LL << 26, (1LL << 31) + 5}) {
+                const SegSizes z = segSizes(segmentPlan(SegSoftmax, 4, h), segs, items, h);
+                char b[160];
+                snprintf(b, sizeof b,
+                         "room softmax f32 heads=%d segments=%lld items=%lld: entries=%lld chunks=%lld bytes=%zu\n", h,
+                         segs, items, z.entries, z.chunks, segWorkspaceBytes<warpkit::SoftmaxState>(z));
+                out += b;
+            }
+    return out;
+}
+
+} // namespace
+
+Test(device_segment_plan, golden) {
+    bool compiled = false, used[kSegmentRuleCount] = {};
+    const std::string got = allPlans(&compiled, used);
+    cr_expect(compiled, "a segment plan has no compiled kernel (see the NOT COMPILED lines):\n%s", got.c_str());
+    for (int i = 0; i < kSegmentRuleCount; ++i) cr_expect(used[i], "rule %s is never chosen", kSegmentRules[i].id);
+    wk_golden_check(kGoldenPath, got);
+}
