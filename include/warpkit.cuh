@@ -15,3 +15,4 @@
 #include "warpkit/grid.cuh"
 #include "warpkit/softmax.cuh"
 #include "warpkit/welford.cuh"
+#include "warpkit/warp/segmented.cuh"
