@@ -26,6 +26,7 @@ const Profile kProfiles[] = {{"h100", 132}, {"a100", 108}, {"small", 2}};
 
 /// The kernels rowTopK compiles for a level: true when plan p's level i has one.
 bool compiled(const TopKPlan& p, int i) {
+    if (p.kernel == TopKWarp) return i == 0 && p.warpK >= 1 && p.warpK <= 32 && (p.warpK & (p.warpK - 1)) == 0;
     if (i == 0 && p.kernel == TopKArgMax) return true;
     return p.runK == 1 || p.runK == 8;
 }
@@ -36,7 +37,8 @@ void checkPlan(const TopKPlan& p, long long rows, int cols, int k, const char* w
     for (int i = 0; i < p.levels; ++i) {
         cr_expect(compiled(p, i), "%s rows=%lld cols=%d k=%d level %d: no compiled kernel (runK %d)", where, rows, cols,
                   k, i, p.runK);
-        cr_expect(p.kernel == TopKArgMax || k <= p.runK * kTopKThreads, "%s k=%d: above runK %d", where, k, p.runK);
+        cr_expect(p.kernel == TopKArgMax || (p.kernel == TopKWarp ? cols <= 32 * p.warpK : k <= p.runK * kTopKThreads),
+                  "%s cols=%d k=%d: above runK %d / warpK %d", where, cols, k, p.runK, p.warpK);
         if (i + 1 < p.levels) {
             cr_expect(p.slices[i] > 1 && p.len[i + 1] == (long long)p.slices[i] * k && p.len[i + 1] < p.len[i],
                       "%s rows=%lld cols=%d k=%d level %d: %d slices of %lld do not shrink", where, rows, cols, k, i,
@@ -50,6 +52,7 @@ void checkPlan(const TopKPlan& p, long long rows, int cols, int k, const char* w
 
 std::string planText(const TopKPlan& p) {
     std::string s = std::string(p.kernelRule) + "." + p.splitRule + " r" + std::to_string(p.runK);
+    if (p.kernel == TopKWarp) s += " K" + std::to_string(p.warpK);
     for (int i = 0; i < p.levels; ++i) s += " " + std::to_string(p.slices[i]) + "x" + std::to_string(p.len[i]);
     return s + " ws=" + std::to_string(p.workspaceBytes);
 }
@@ -61,7 +64,8 @@ Test(topk_plan, golden) {
         "# rowTopK plans (tests/device/topk_plan.cu): kernel.split rule, running keys a thread, then each\n"
         "# level's slices x input length, workspace bytes; 'nows' = the form without a workspace.\n";
     const long long rowsList[] = {1, 2, 8, 64, 263, 264, 4096, 1LL << 20};
-    const int colsList[] = {1, 7, 256, 4095, 4096, 4097, 32000, 50257, 128256, 151936, 262144, 1 << 20};
+    const int colsList[] = {1,    7,    32,   33,   64,    65,    128,    256,    1000,   1024,
+                            1025, 4095, 4096, 4097, 32000, 50257, 128256, 151936, 262144, 1 << 20};
     const int kList[] = {1, 2, 8, 50, 256, 257, 1024, 2048};
     for (const Profile& d : kProfiles)
         for (int cols : colsList)

@@ -48,6 +48,20 @@ inline cudaError_t topkLaunch(const TopKPlan& p, const TopKRows<T>& io, const To
     return launchKernel(kernel, blocks, kTopKThreads, stream, io, lv);
 }
 
+/// Launches the warp kernel of rule W1 with K = warpK keys a lane.
+template <typename T> inline cudaError_t topkLaunchWarp(int warpK, const TopKRows<T>& io, long long rows, int cols,
+                                                        int k, cudaStream_t stream) {
+    void (*kernel)(TopKRows<T>, long long, int, int) = topkWarpKernel<T, 32>;
+    if (warpK == 1) kernel = topkWarpKernel<T, 1>;
+    else if (warpK == 2) kernel = topkWarpKernel<T, 2>;
+    else if (warpK == 4) kernel = topkWarpKernel<T, 4>;
+    else if (warpK == 8) kernel = topkWarpKernel<T, 8>;
+    else if (warpK == 16) kernel = topkWarpKernel<T, 16>;
+    int blocks = 1;
+    WARPKIT_TRY(gridBlocks(kernel, kTopKWarpRows * 32, rows, kTopKWarpRows, 1LL << 30, &blocks));
+    return launchKernel(kernel, blocks, kTopKWarpRows * 32, stream, io, rows, cols, k);
+}
+
 /// Plans and runs rowTopK's levels for io over rows x cols, k (the arguments checked: argsOk) with
 /// the two-call workspace rule: useWorkspace selects the form with one; `extra` bytes of it (16-byte
 /// aligned, at *extraPtr) are the caller's (rowSample's candidates), the rest the levels' buffers.
@@ -78,6 +92,7 @@ template <typename T> inline cudaError_t topkRun(const TopKRows<T>& io, long lon
         buf[0] = reinterpret_cast<unsigned long long*>(base + extra);
         buf[1] = buf[0] + rows * p.len[1]; // buffer 0's largest user is level 0 (rows x len[1] keys)
     }
+    if (p.kernel == TopKWarp) return topkLaunchWarp(p.warpK, io, rows, cols, k, stream);
     for (int i = 0; i < p.levels; ++i) {
         const bool last = i + 1 == p.levels;
         const TopKLevel lv = {rows,

@@ -36,65 +36,77 @@ namespace detail {
 
 /// True when a comes strictly before b in the sort's order.
 template <bool Descending, typename Key> WARPKIT_DEVICE bool sortsBefore(const Key& a, const Key& b) {
-    if constexpr (Descending)
-        return b < a;
-    else
-        return a < b;
+    if constexpr (Descending) return b < a;
+    else return a < b;
 }
 
-/// One stage of the bitonic network: compare-exchange at distance `stride` inside runs of `size`
-/// (runs whose first element e has e & size == 0 go in the sort's order, the others reversed).
+/// A compile-time loop: f(IntConst<J>{}) for J = Begin .. End-1, so that register indices are
+/// constants whatever the unroller decides (a runtime index would put the array in local memory).
+template <int J> struct IntConst { static constexpr int value = J; };
+template <int Begin, int End, typename F> WARPKIT_DEVICE void staticFor(F&& f) {
+    if constexpr (Begin < End) {
+        f(IntConst<Begin>{});
+        staticFor<Begin + 1, End>(f);
+    }
+}
+
+/// One stage of the bitonic network: compare-exchange at distance Stride inside runs of Size
+/// (runs whose first element e has e & Size == 0 go in the sort's order, the others reversed).
 /// HasValues: values[] move with keys[] (else values is an unused dummy).
-template <int K, bool Descending, bool HasValues, typename Key, typename Value>
-WARPKIT_DEVICE void bitonicStage(Key (&keys)[K], Value (&values)[K], int size, int stride, unsigned lane) {
-    if (stride < K) {
-#pragma unroll
-        for (int j = 0; j < K; ++j) {
-            if (j & stride) continue;
-            const bool inOrder = ((lane * K + j) & size) == 0;
-            const int p = j | stride;
-            const bool swap =
-                inOrder ? sortsBefore<Descending>(keys[p], keys[j]) : sortsBefore<Descending>(keys[j], keys[p]);
-            if (swap) {
-                const Key t = keys[j];
-                keys[j] = keys[p];
-                keys[p] = t;
-                if constexpr (HasValues) {
-                    const Value u = values[j];
-                    values[j] = values[p];
-                    values[p] = u;
+template <int K, bool Descending, bool HasValues, int Size, int Stride, typename Key, typename Value>
+WARPKIT_DEVICE void bitonicStage(Key (&keys)[K], Value (&values)[K], unsigned lane) {
+    if constexpr (Stride < K) {
+        staticFor<0, K>([&](auto jc) {
+            constexpr int j = decltype(jc)::value, p = j | Stride;
+            if constexpr ((j & Stride) == 0) {
+                const bool inOrder = ((lane * K + j) & Size) == 0;
+                const bool swap =
+                    inOrder ? sortsBefore<Descending>(keys[p], keys[j]) : sortsBefore<Descending>(keys[j], keys[p]);
+                if (swap) {
+                    const Key t = keys[j];
+                    keys[j] = keys[p];
+                    keys[p] = t;
+                    if constexpr (HasValues) {
+                        const Value u = values[j];
+                        values[j] = values[p];
+                        values[p] = u;
+                    }
                 }
             }
-        }
+        });
     } else {
-        const int laneMask = stride / K;
-#pragma unroll
-        for (int j = 0; j < K; ++j) {
-            const Key other = shflXor(keys[j], laneMask);
+        staticFor<0, K>([&](auto jc) {
+            constexpr int j = decltype(jc)::value;
+            const Key other = shflXor(keys[j], Stride / K);
             const unsigned e = lane * K + j;
             // The lower element of an in-order pair keeps the one that comes first.
-            const bool keepFirst = ((e & size) == 0) == ((e & stride) == 0);
+            const bool keepFirst = ((e & Size) == 0) == ((e & Stride) == 0);
             const bool take =
                 keepFirst ? sortsBefore<Descending>(other, keys[j]) : sortsBefore<Descending>(keys[j], other);
             if constexpr (HasValues) {
-                const Value otherValue = shflXor(values[j], laneMask);
+                const Value otherValue = shflXor(values[j], Stride / K);
                 if (take) values[j] = otherValue;
             }
             if (take) keys[j] = other;
-        }
+        });
     }
+}
+
+/// The stages of runs Size .. N, from distance Stride down (all compile-time).
+template <int K, bool Descending, bool HasValues, int Size, int Stride, typename Key, typename Value>
+WARPKIT_DEVICE void bitonicStages(Key (&keys)[K], Value (&values)[K], unsigned lane) {
+    constexpr int N = 32 * K;
+    bitonicStage<K, Descending, HasValues, (Size == N ? 2 * N : Size), Stride>(keys, values, lane);
+    if constexpr (Stride > 1) bitonicStages<K, Descending, HasValues, Size, Stride / 2>(keys, values, lane);
+    else if constexpr (Size < N) bitonicStages<K, Descending, HasValues, 2 * Size, Size>(keys, values, lane);
 }
 
 /// The whole network (Merge: only its last phase, which sorts a bitonic sequence).
 template <int K, bool Descending, bool Merge, bool HasValues, typename Key, typename Value>
 WARPKIT_DEVICE void warpBitonic(Key (&keys)[K], Value (&values)[K]) {
-    const unsigned lane = laneId();
     constexpr int N = 32 * K;
-#pragma unroll
-    for (int size = Merge ? N : 2; size <= N; size *= 2)
-#pragma unroll
-        for (int stride = size / 2; stride > 0; stride /= 2)
-            bitonicStage<K, Descending, HasValues>(keys, values, size == N ? 2 * N : size, stride, lane);
+    if constexpr (Merge) bitonicStages<K, Descending, HasValues, N, N / 2>(keys, values, laneId());
+    else bitonicStages<K, Descending, HasValues, 2, 1>(keys, values, laneId());
 }
 
 } // namespace detail

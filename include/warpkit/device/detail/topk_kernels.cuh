@@ -20,6 +20,7 @@
 
 #include "../../block/reduce.cuh"
 #include "../../block/topk.cuh"
+#include "../../warp/sort.cuh"
 #include "topk_plan.cuh"
 
 namespace warpkit {
@@ -94,6 +95,46 @@ WARPKIT_DEVICE void topkMaskRow(const TopKRows<T>& io, int cols, long long row, 
     for (int c = (int)threadIdx.x; c < cols; c += kTopKThreads) {
         const T v = x[c];
         y[c] = topkPack(v, (unsigned)c, true) >= kth ? v : minusInf;
+    }
+}
+
+/// The kernel of rule W1 (cols <= 32 K): a warp a row, K keys a lane, the row sorted whole by
+/// warpBitonicSort; ranks 0 .. k-1 are written (or the row masked at the rank k-1 key).
+template <typename T, int K> __global__ void __launch_bounds__(kTopKWarpRows * 32)
+    topkWarpKernel(TopKRows<T> io, long long rows, int cols, int k) {
+    const unsigned lane = laneId();
+    for (long long row = ((long long)blockIdx.x * kTopKWarpRows + threadIdx.x / 32); row < rows;
+         row += (long long)gridDim.x * kTopKWarpRows) {
+        const T* x = io.x + row * io.ldx;
+        T v[K];
+        unsigned long long keys[K];
+#pragma unroll
+        for (int j = 0; j < K; ++j) {
+            const int c = (int)lane * K + j;
+            v[j] = c < cols ? x[c] : T();
+            keys[j] = c < cols ? topkPack(v[j], (unsigned)c, io.largest) : kTopKEmpty;
+        }
+        warpBitonicSort<K, true>(keys);
+        if (io.masked) {
+            // the rank k-1 key: the smallest of ranks 0 .. k-1 (a reduction; picking slot (k-1) % K
+            // by a runtime index would put keys[] in local memory)
+            unsigned long long kth = ~0ull;
+#pragma unroll
+            for (int j = 0; j < K; ++j)
+                if ((int)lane * K + j < k && keys[j] < kth) kth = keys[j];
+            kth = warpReduceMin(kth);
+            T* y = io.masked + row * io.ldy;
+            const T minusInf = Arith<T>::from_acc(-__builtin_huge_valf());
+#pragma unroll
+            for (int j = 0; j < K; ++j) {
+                const int c = (int)lane * K + j;
+                if (c < cols) y[c] = topkPack(v[j], (unsigned)c, true) >= kth ? v[j] : minusInf;
+            }
+            continue;
+        }
+#pragma unroll
+        for (int j = 0; j < K; ++j)
+            if ((int)lane * K + j < k) topkWriteOutput(io, k, row, (int)lane * K + j, keys[j]);
     }
 }
 

@@ -8,7 +8,10 @@
 // those slices[i] * k candidates a row the same way; the last level (one slice a row) writes the
 // ranked outputs. One slice at level 0 is one block a row and no workspace.
 //
-// Rules (kTopKKernelRules: the first whose maxK >= k; kTopKSplitRules: the first that matches):
+// Rules (kTopKKernelRules: the first with cols <= maxCols and k <= maxK; kTopKSplitRules: the first
+// that matches):
+//   W1  cols <= 1024    a warp a row: the row's packed keys sorted by warpBitonicSort (K = the next
+//                       power of two of cols / 32 a lane), 8 rows a block, any k; never split
 //   T1  k = 1           a max reduction of packed keys (4 loads in flight a thread)
 //   T2  k <= 256        the streamed block select, one running key a thread (256 threads)
 //   T3  k <= 2048       the same, eight running keys a thread
@@ -24,19 +27,23 @@ constexpr int kTopKPerThread = 16;                       // keys a thread loads 
 constexpr int kTopKTile = kTopKThreads * kTopKPerThread; // elements a tile
 constexpr int kTopKMaxLevels = 16;
 
-enum TopKKernel { TopKArgMax = 0, TopKStream = 1 };
+constexpr int kTopKWarpRows = 8; // rows a block of the warp kernel (W1)
 
-/// A kernel rule: k <= maxK takes `kernel` with `runK` running keys a thread (k <= runK x threads).
+enum TopKKernel { TopKArgMax = 0, TopKStream = 1, TopKWarp = 2 };
+
+/// A kernel rule: cols <= maxCols and k <= maxK take `kernel` with `runK` running keys a thread
+/// (k <= runK x threads; the warp kernel's keys a lane follow from cols instead).
 struct TopKKernelRule {
     const char* id;
-    int maxK;
+    int maxCols, maxK;
     TopKKernel kernel;
     int runK;
 };
 constexpr TopKKernelRule kTopKKernelRules[] = {
-    {"T1", 1, TopKArgMax, 1},
-    {"T2", 256, TopKStream, 1},
-    {"T3", 2048, TopKStream, 8},
+    {"W1", 1024, 1024, TopKWarp, 0},
+    {"T1", 0x7fffffff, 1, TopKArgMax, 1},
+    {"T2", 0x7fffffff, 256, TopKStream, 1},
+    {"T3", 0x7fffffff, 2048, TopKStream, 8},
 };
 constexpr int kTopKMaxK = 2048; // the last kernel rule's maxK: larger k are not supported
 
@@ -59,6 +66,7 @@ struct TopKPlan {
     const char* splitRule;  // id of the split rule
     TopKKernel kernel;      // level 0's kernel (later levels: the streamed select)
     int runK;               // running keys a thread (streamed select)
+    int warpK;              // keys a lane (warp kernel): the next power of two of cols / 32
     int levels;             // launches
     int slices[kTopKMaxLevels];
     long long len[kTopKMaxLevels]; // elements a row at each level's input
@@ -83,7 +91,7 @@ inline TopKPlan topkPlan(long long rows, int cols, int k, int sms, bool workspac
     p.kernelRule = "";
     p.splitRule = "";
     for (const TopKKernelRule& r : kTopKKernelRules)
-        if (k <= r.maxK) {
+        if (cols <= r.maxCols && k <= r.maxK) {
             p.kernelRule = r.id;
             p.kernel = r.kernel;
             p.runK = r.runK;
@@ -95,6 +103,11 @@ inline TopKPlan topkPlan(long long rows, int cols, int k, int sms, bool workspac
     p.len[0] = cols;
     p.levels = 1;
     p.slices[0] = 1;
+    if (p.kernel == TopKWarp) {
+        p.splitRule = "-";
+        for (p.warpK = 1; 32 * p.warpK < cols;) p.warpK *= 2;
+        return p;
+    }
     if (!workspace || rows >= (long long)whole.minRowsPerSm * sms) {
         p.splitRule = whole.id;
         return p;
