@@ -1,0 +1,136 @@
+// bench/segment.cu: ragged data (device/segment.cuh): segmentReduceSum / Max and segmentSoftmax
+// over CSR offsets, against a copy of the same bytes (values read and written, offsets read) and,
+// for sum and max, cub::DeviceSegmentedReduce, timed alternately in the same run.
+//
+// Distributions (segment lengths from a hash of the segment index, so bench/torch_segment.py builds
+// the same offsets): uniform with mean 1, 4, 32, 256, 4096 (lengths uniform in [0, 2 mean]);
+// power-law (Zipf-like lengths floor(u^-1.2) - 1 below 10^5, plus 3 segments of max(rows / 16,
+// 1.1 x 10^6) rows); one giant segment among 10^6 empty ones. Total elements
+// (rows x heads) 2^24 and 2^26, fp32, int64 offsets. Softmax takes heads 1 and 4 on every
+// distribution and 8, 16 on mean 32 and power-law (the whole run stays near a minute).
+//   ./build/bench/segment [out.csv]
+#include <warpkit/device/segment.cuh>
+#include "bench.cuh"
+
+#include <cub/device/device_segmented_reduce.cuh>
+
+static const char* kDist[] = {"mean1", "mean4", "mean32", "mean256", "mean4096", "powerlaw", "giant"};
+
+/// splitmix64 of the segment index: the bench's and torch_segment.py's one source of lengths.
+static uint64_t mix(uint64_t z) {
+    z += 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/// CSR offsets of distribution d covering exactly `rows` rows (the last segment is cut to fit).
+static std::vector<long long> offsetsFor(int d, long long rows) {
+    std::vector<long long> off(1, 0);
+    auto push = [&](long long len) {
+        len = std::min(len, rows - off.back());
+        off.push_back(off.back() + len);
+    };
+    if (d == 6) { // one giant among 10^6 empty segments
+        for (int i = 0; i <= 1000000; ++i) push(i == 500000 ? rows : 0);
+        return off;
+    }
+    const long long mean[] = {1, 4, 32, 256, 4096};
+    for (uint64_t i = 0; off.back() < rows; ++i) {
+        const uint64_t h = mix(i);
+        if (d < 5) {
+            push((long long)(h % (uint64_t)(2 * mean[d] + 1)));
+        } else {
+            const bool giant = i % 10007 == 7 && i / 10007 < 3;
+            const double u = ((h >> 11) + 1) * (1.0 / 9007199254740992.0);
+            push(giant ? std::max(rows / 16, 1100000LL) : std::min(99999LL, (long long)pow(u, -1.2) - 1));
+        }
+    }
+    return off;
+}
+
+int main(int argc, char** argv) {
+    bench_require_gpu();
+    FILE* csv = bench_csv(argc, argv, "build/bench/segment.csv",
+                          "op,dist,elements,heads,segments,bytes,copy_ms,warpkit_ms,cub_ms,x_copy,x_cub");
+    printf("fp32, int64 CSR offsets; bytes = values read + written + offsets read; x copy: a copy of the same "
+           "bytes' time over warpkit's; x cub: cub::DeviceSegmentedReduce's time over warpkit's\n");
+    printf("| op      | dist     | elements | heads | segments | copy TB/s | warpkit TB/s | x copy | x cub |\n");
+    printf("|---------|----------|----------|-------|----------|-----------|--------------|--------|-------|\n");
+    const long long maxN = 1LL << 26;
+    float *x, *y, *src, *dst;
+    BENCH_CUDA(cudaMalloc(&x, maxN * 4));
+    BENCH_CUDA(cudaMalloc(&y, maxN * 4));
+    BENCH_CUDA(cudaMalloc(&src, maxN * 4 * 3));
+    BENCH_CUDA(cudaMalloc(&dst, maxN * 4 * 3));
+    bench_fill_random(x, maxN, 1234, -4.f, 4.f);
+    void *ws = nullptr, *cubWs = nullptr;
+    size_t wsCap = 0, cubCap = 0;
+    auto grow = [](void** p, size_t* cap, size_t need) {
+        if (need <= *cap) return;
+        if (*p) BENCH_CUDA(cudaFree(*p));
+        BENCH_CUDA(cudaMalloc(p, need));
+        *cap = need;
+    };
+    for (long long n : {1LL << 24, 1LL << 26})
+        for (int d = 0; d < 7; ++d) {
+            for (int heads : {0, 1, 4, 8, 16}) { // 0: the reductions (one head)
+                if (heads >= 8 && d != 2 && d != 5) continue;
+                const long long rows = n / (heads ? heads : 1);
+                const std::vector<long long> off = offsetsFor(d, rows);
+                const long long segs = (long long)off.size() - 1;
+                bench_progress("%s n=%lld heads=%d segments=%lld", kDist[d], n, heads, segs);
+                long long* doff;
+                BENCH_CUDA(cudaMalloc(&doff, off.size() * 8));
+                BENCH_CUDA(cudaMemcpy(doff, off.data(), off.size() * 8, cudaMemcpyHostToDevice));
+                const char* ops[] = {"sum", "max", "softmax"};
+                for (int op = heads ? 2 : 0; op < (heads ? 3 : 2); ++op) {
+                    size_t need = 0;
+                    auto call = [&](void* w, size_t* b) {
+                        if (op == 0) return warpkit::segmentReduceSum((const float*)x, y, rows, doff, segs, w, b);
+                        if (op == 1) return warpkit::segmentReduceMax((const float*)x, y, rows, doff, segs, w, b);
+                        return warpkit::segmentSoftmax((const float*)x, y, rows, doff, segs, heads,
+                                                       warpkit::SoftmaxPlain, w, b);
+                    };
+                    BENCH_CUDA(call(nullptr, &need));
+                    grow(&ws, &wsCap, need);
+                    auto wk = [&] { BENCH_CUDA(call(ws, &need)); };
+                    // bytes: values read (+ written for softmax, + one result a segment), offsets read
+                    const double bytes = op == 2 ? 8.0 * n + 8.0 * (segs + 1) : 4.0 * n + 4.0 * segs + 8.0 * (segs + 1);
+                    const size_t half = (size_t)(bytes / 2);
+                    const float msCopy =
+                        bench_median_ms([&] { cudaMemcpyAsync(dst, src, half, cudaMemcpyDeviceToDevice); });
+                    float msWk = 0, msCub = 0;
+                    if (op < 2) {
+                        size_t cb = 0;
+                        auto cub = [&](void* w, size_t* b) {
+                            if (op == 0)
+                                return cub::DeviceSegmentedReduce::Sum(w, *b, (const float*)x, y, (int)segs, doff,
+                                                                       doff + 1);
+                            return cub::DeviceSegmentedReduce::Max(w, *b, (const float*)x, y, (int)segs, doff,
+                                                                   doff + 1);
+                        };
+                        BENCH_CUDA(cub(nullptr, &cb));
+                        grow(&cubWs, &cubCap, cb);
+                        bench_pair_median_ms(
+                            wk, [&] { BENCH_CUDA(cub(cubWs, &cb)); }, &msWk, &msCub);
+                    } else {
+                        msWk = bench_median_ms(wk);
+                    }
+                    const double xc = msCopy / msWk, xk = op < 2 ? msCub / msWk : 0.0;
+                    char xcub[16] = "    -";
+                    if (op < 2) snprintf(xcub, sizeof xcub, "%5.2fx", xk);
+                    printf("| %-7s | %-8s | 2^%-6d | %5d | %8lld | %9.2f | %12.2f | %5.2fx | %s |\n", ops[op], kDist[d],
+                           n == (1LL << 24) ? 24 : 26, heads ? heads : 1, segs, bench_tbps(bytes, msCopy),
+                           bench_tbps(bytes, msWk), xc, xcub);
+                    fprintf(csv, "%s,%s,%lld,%d,%lld,%.0f,%.5f,%.5f,%.5f,%.4f,%.4f\n", ops[op], kDist[d], n,
+                            heads ? heads : 1, segs, bytes, msCopy, msWk, msCub, xc, xk);
+                }
+                BENCH_CUDA(cudaFree(doff));
+            }
+        }
+    fclose(csv);
+    for (void* p : {(void*)x, (void*)y, (void*)src, (void*)dst, ws, cubWs})
+        if (p) BENCH_CUDA(cudaFree(p));
+    return 0;
+}
