@@ -109,42 +109,35 @@ template <typename Op, typename T> WARPKIT_DEVICE T segmentedIdentity() {
 } // namespace detail
 
 // ---- generic operator ----------------------------------------------------------------------
+// `seg` is a WarpSegment (warpSegmentOf) or this lane's head flag (a bool: lane 0 always starts a
+// segment).
+
+namespace detail {
+WARPKIT_DEVICE WarpSegment asSegment(WarpSegment s) { return s; }
+WARPKIT_DEVICE WarpSegment asSegment(bool head) { return warpSegmentOf(head); }
+} // namespace detail
 
 /// op over the lanes of this lane's segment (lower lanes on the left). All 32 lanes must call;
 /// every lane of a segment gets its segment's result, bitwise the same. T: any trivially
 /// copyable type; op: associative.
-template <typename T, typename Op> WARPKIT_DEVICE T warpSegmentedReduce(T v, Op op, WarpSegment seg) {
+template <typename T, typename Op, typename S> WARPKIT_DEVICE T warpSegmentedReduce(T v, Op op, S seg) {
     WARPKIT_CHECK_SHUFFLABLE(T, "warpSegmentedReduce");
-    return detail::segmentedReduceAny(v, op, seg);
-}
-/// warpSegmentedReduce with the segments given by head flags (lane 0 always starts one).
-template <typename T, typename Op> WARPKIT_DEVICE T warpSegmentedReduce(T v, Op op, bool head) {
-    WARPKIT_CHECK_SHUFFLABLE(T, "warpSegmentedReduce");
-    return detail::segmentedReduceAny(v, op, warpSegmentOf(head));
+    return detail::segmentedReduceAny(v, op, detail::asSegment(seg));
 }
 
 /// Inclusive scan inside each segment: a lane gets op over its segment's lanes from the first up
 /// to itself. All 32 lanes must call; every lane gets its own prefix.
-template <typename T, typename Op> WARPKIT_DEVICE T warpSegmentedInclusiveScan(T v, Op op, WarpSegment seg) {
+template <typename T, typename Op, typename S> WARPKIT_DEVICE T warpSegmentedInclusiveScan(T v, Op op, S seg) {
     WARPKIT_CHECK_SHUFFLABLE(T, "warpSegmentedInclusiveScan");
-    return detail::segmentedInclusiveAny(v, op, seg);
-}
-template <typename T, typename Op> WARPKIT_DEVICE T warpSegmentedInclusiveScan(T v, Op op, bool head) {
-    WARPKIT_CHECK_SHUFFLABLE(T, "warpSegmentedInclusiveScan");
-    return detail::segmentedInclusiveAny(v, op, warpSegmentOf(head));
+    return detail::segmentedInclusiveAny(v, op, detail::asSegment(seg));
 }
 
 /// Exclusive scan inside each segment, seeded by init: a segment's first lane gets init, a later
 /// lane init op (its segment's lanes before it). All 32 lanes must call; every lane gets its own.
-template <typename T, typename Op>
-WARPKIT_DEVICE T warpSegmentedExclusiveScan(T v, Op op, typename detail::NonDeduced<T>::type init, WarpSegment seg) {
+template <typename T, typename Op, typename S>
+WARPKIT_DEVICE T warpSegmentedExclusiveScan(T v, Op op, typename detail::NonDeduced<T>::type init, S seg) {
     WARPKIT_CHECK_SHUFFLABLE(T, "warpSegmentedExclusiveScan");
-    return detail::segmentedExclusiveAny(v, op, init, seg);
-}
-template <typename T, typename Op>
-WARPKIT_DEVICE T warpSegmentedExclusiveScan(T v, Op op, typename detail::NonDeduced<T>::type init, bool head) {
-    WARPKIT_CHECK_SHUFFLABLE(T, "warpSegmentedExclusiveScan");
-    return detail::segmentedExclusiveAny(v, op, init, warpSegmentOf(head));
+    return detail::segmentedExclusiveAny(v, op, init, detail::asSegment(seg));
 }
 
 // ---- named forms -----------------------------------------------------------------------------
