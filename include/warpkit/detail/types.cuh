@@ -43,8 +43,13 @@ template <> struct Packed16<__half2> {
 template <> struct Packed16<__nv_bfloat162> {
     static constexpr bool value = true;
     using Scalar = __nv_bfloat16;
-    static WARPKIT_HD float2 to_acc(__nv_bfloat162 v) { return __bfloat1622float2(v); }
-    static WARPKIT_HD __nv_bfloat162 from_acc(float2 v) { return __float22bfloat162_rn(v); }
+    // Element by element: CUDA 12.0/12.1 declare the pair conversions for sm_80+ only.
+    static WARPKIT_HD float2 to_acc(__nv_bfloat162 v) {
+        return make_float2(__bfloat162float(v.x), __bfloat162float(v.y));
+    }
+    static WARPKIT_HD __nv_bfloat162 from_acc(float2 v) {
+        return __nv_bfloat162(__float2bfloat16_rn(v.x), __float2bfloat16_rn(v.y));
+    }
 };
 
 /// Arithmetic traits of the element types the built-in operators accept.
