@@ -1,0 +1,128 @@
+// bench/topk.cu: rowTopK (and rowSample, the router shape) against a read of the same bytes and
+// against CUB's segmented radix sort, timed in the same run.
+//
+// Cells: rows {1, 8, 64, 512, 4096} x cols {32000, 50257, 128256, 151936, 262144} x k {1, 8, 50,
+// 256, 1024}, fp32 and bf16; rows >= 512 with k = 1024 are skipped (the grid's slowest cells, not a
+// target). Per cell: warpkit's rowTopK (workspace form), a read of the rows' bytes (a kernel that
+// loads every 16 bytes once and keeps a running xor: the ceiling), their ratio (read time / topk
+// time: 1.0 = at the read's bandwidth), and rowSample with the same k (top-p 0.9) over rowTopK.
+// CUB: cub::DeviceSegmentedRadixSort::SortPairsDescending of the rows (keys and column indices),
+// once per (rows, cols, type) for rows x cols <= 2^24 (it sorts whole rows, whatever k). The torch
+// peers (torch.topk, torch.sort then slice) are in bench/torch_topk.py.
+// Router: tokens {1, 256, 16384} x 128 experts, k = 8 (rowTopK's warp rule W1).
+// Targets (issue 28): many rows (>= 64) at >= 0.8x the read for k <= 256; one row <= 10 us.
+#include "bench.cuh"
+#include <warpkit/device/topk.cuh>
+#include <cub/device/device_segmented_radix_sort.cuh>
+
+namespace {
+
+/// The ceiling: every 16 bytes of the input read once (xor kept so the loads stay).
+__global__ void readKernel(const uint4* p, size_t n, unsigned* sink) {
+    unsigned acc = 0;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        const uint4 v = __ldcs(p + i);
+        acc ^= v.x ^ v.y ^ v.z ^ v.w;
+    }
+    if (acc == 0x9e3779b9u) *sink = acc;
+}
+
+__global__ void iotaRows(int* idx, long long rows, int cols) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < rows * cols;
+         i += (long long)gridDim.x * blockDim.x)
+        idx[i] = (int)(i % cols);
+}
+
+template <typename T> void cell(FILE* csv, const char* tname, long long rows, int cols, const int* ks, int nk, void* ws,
+                                size_t wsBytes, unsigned* sink, float* cubMs) {
+    const size_t n = (size_t)rows * cols;
+    T* x;
+    BENCH_CUDA(cudaMalloc(&x, n * sizeof(T) + 16));
+    bench_fill_random(x, n, 0x70b + rows * 7 + cols, -8.f, 8.f);
+    T* v;
+    long long* idx;
+    int* tok;
+    BENCH_CUDA(cudaMalloc(&v, (size_t)rows * 1024 * sizeof(T)));
+    BENCH_CUDA(cudaMalloc(&idx, (size_t)rows * 1024 * sizeof(long long)));
+    BENCH_CUDA(cudaMalloc(&tok, (size_t)rows * sizeof(int)));
+    const size_t vecs = n * sizeof(T) / 16;
+    const float readMs = bench_median_ms([&] { readKernel<<<132 * 8, 256>>>((const uint4*)x, vecs, sink); });
+    *cubMs = -1.f;
+    if (n <= (1u << 24)) { // CUB's segmented sort of whole rows (independent of k)
+        T* keysOut;
+        int *vin, *vout;
+        long long* offs;
+        BENCH_CUDA(cudaMalloc(&keysOut, n * sizeof(T)));
+        BENCH_CUDA(cudaMalloc(&vin, n * sizeof(int)));
+        BENCH_CUDA(cudaMalloc(&vout, n * sizeof(int)));
+        BENCH_CUDA(cudaMalloc(&offs, (rows + 1) * sizeof(long long)));
+        std::vector<long long> ho(rows + 1);
+        for (long long r = 0; r <= rows; ++r) ho[r] = r * cols;
+        BENCH_CUDA(cudaMemcpy(offs, ho.data(), ho.size() * sizeof(long long), cudaMemcpyHostToDevice));
+        iotaRows<<<1024, 256>>>(vin, rows, cols);
+        size_t tmpBytes = 0;
+        BENCH_CUDA(cub::DeviceSegmentedRadixSort::SortPairsDescending(nullptr, tmpBytes, x, keysOut, vin, vout, (int)n,
+                                                                      (int)rows, offs, offs + 1));
+        void* tmp;
+        BENCH_CUDA(cudaMalloc(&tmp, tmpBytes));
+        *cubMs = bench_median_ms(
+            [&] {
+                cub::DeviceSegmentedRadixSort::SortPairsDescending(tmp, tmpBytes, x, keysOut, vin, vout, (int)n,
+                                                                   (int)rows, offs, offs + 1);
+            },
+            2, 10);
+        for (void* b : {(void*)keysOut, (void*)vin, (void*)vout, (void*)offs, tmp}) BENCH_CUDA(cudaFree(b));
+    }
+    for (int i = 0; i < nk; ++i) {
+        const int k = ks[i];
+        if (rows >= 512 && k == 1024) continue;
+        size_t need = 0, needS = 0;
+        BENCH_CUDA(warpkit::rowTopK(x, v, idx, rows, cols, k, true, cols, nullptr, &need));
+        BENCH_CUDA(warpkit::rowSample(x, tok, rows, cols, 1.f, k, 0.9f, 0.f, 1ull, 0ull, cols, nullptr, &needS));
+        if (need > wsBytes || needS > wsBytes) {
+            fprintf(stderr, "workspace too small\n");
+            exit(1);
+        }
+        const float ms = bench_median_ms([&] { warpkit::rowTopK(x, v, idx, rows, cols, k, true, cols, ws, &need); });
+        const float sms = bench_median_ms(
+            [&] { warpkit::rowSample(x, tok, rows, cols, 1.f, k, 0.9f, 0.f, 1ull, 0ull, cols, ws, &needS); });
+        printf("%-5s %5lld %7d %5d %9.1f %9.1f %6.2fx %8.2fx %9.1f\n", tname, rows, cols, k, ms * 1e3, readMs * 1e3,
+               readMs / ms, sms / ms, *cubMs * 1e3);
+        fprintf(csv, "%s,%lld,%d,%d,%.3f,%.3f,%.4f,%.3f,%.3f\n", tname, rows, cols, k, ms * 1e3, readMs * 1e3,
+                readMs / ms, sms * 1e3, *cubMs * 1e3);
+    }
+    for (void* b : {(void*)x, (void*)v, (void*)idx, (void*)tok}) BENCH_CUDA(cudaFree(b));
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    bench_require_gpu();
+    FILE* csv = bench_csv(argc, argv, "build/bench/topk.csv",
+                          "type,rows,cols,k,topk_us,read_us,read_over_topk,sample_us,cub_sort_us");
+    const long long rowsList[] = {1, 8, 64, 512, 4096};
+    const int colsList[] = {32000, 50257, 128256, 151936, 262144};
+    const int ks[] = {1, 8, 50, 256, 1024};
+    size_t wsBytes = 64u << 20;
+    void* ws;
+    unsigned* sink;
+    BENCH_CUDA(cudaMalloc(&ws, wsBytes));
+    BENCH_CUDA(cudaMalloc(&sink, 4));
+    printf("type   rows    cols     k  topk(us)  read(us)  read/topk sample/topk  cub-sort(us)\n");
+    float cub;
+    for (int t = 0; t < 2; ++t)
+        for (long long rows : rowsList)
+            for (int cols : colsList) {
+                bench_progress("%s rows=%lld cols=%d", t ? "bf16" : "fp32", rows, cols);
+                if (t == 0) cell<float>(csv, "fp32", rows, cols, ks, 5, ws, wsBytes, sink, &cub);
+                else cell<__nv_bfloat16>(csv, "bf16", rows, cols, ks, 5, ws, wsBytes, sink, &cub);
+            }
+    printf("router (128 experts, k = 8)\n");
+    const int k8[] = {8};
+    for (long long tokens : {1LL, 256LL, 16384LL})
+        cell<float>(csv, "fp32", tokens, 128, k8, 1, ws, wsBytes, sink, &cub);
+    fclose(csv);
+    BENCH_CUDA(cudaFree(ws));
+    BENCH_CUDA(cudaFree(sink));
+    return 0;
+}
