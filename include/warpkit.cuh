@@ -15,4 +15,5 @@
 #include "warpkit/grid.cuh"
 #include "warpkit/softmax.cuh"
 #include "warpkit/welford.cuh"
+#include "warpkit/topk.cuh"
 #include "warpkit/warp/segmented.cuh"

@@ -4,6 +4,9 @@
 //   warpkit::rowTopK(x, values, indices, rows, cols, k, largest, ldx, workspace, &bytes, stream)
 //   warpkit::rowTopK(x, values, indices, rows, cols, k, largest, ldx, stream)      no workspace
 //   warpkit::rowArgMax(x, values, indices, rows, cols, ldx[, workspace, &bytes], stream), rowArgMin
+//   warpkit::rowTopKMask(x, y, rows, cols, k, ldx, ldy, workspace, &bytes, stream)   the rest -> -inf
+//   warpkit::rowSample(logits, out, rows, cols, temperature, topK, topP, minP, seed, offset, ldx,
+//                      workspace, &bytes, stream)        one token a row (seed, offset: values or pointers)
 //
 // Semantics. Row r is x[r * ldx + c], c = 0 .. cols-1. values[r * k + j] and indices[r * k + j],
 // j = 0 .. k-1, get the row's j-th largest value (largest = true) or j-th smallest, and its column:
@@ -28,7 +31,8 @@
 // cudaErrorInvalidValue, and nothing is launched or written. Host caches are per device and
 // thread-safe.
 //
-// How it works: device/detail/topk_plan.cuh (rules T1-T3, S1-S2) and topk_kernels.cuh.
+// How it works: device/detail/topk_plan.cuh (rules W1, T1-T3, S1-S2), topk_kernels.cuh and
+// topk_sample.cuh (rowSample's draw from rowTopK's candidates).
 #pragma once
 
 #include "../detail/host.cuh"
