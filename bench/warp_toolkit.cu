@@ -222,7 +222,23 @@ int main(int argc, char** argv) {
     const int grid = kThreads / kBlock;
     printf("%-18s %10s %10s %10s   %-32s %7s %7s\n", "case", "warpkit us", "peer us", "hand us", "peer", "peer/wk",
            "hand/wk");
+    // Each case first checks warpkit's output against the hand kernel's (same arithmetic order).
+    std::vector<float> hw((size_t)kThreads * 8), hh((size_t)kThreads * 8);
+    auto check = [&](const char* name, auto runWk, auto runHand) {
+        BENCH_CUDA(cudaMemset(out, 0, (size_t)kThreads * 8 * sizeof(float)));
+        runWk();
+        BENCH_CUDA(cudaMemcpy(hw.data(), out, hw.size() * sizeof(float), cudaMemcpyDeviceToHost));
+        BENCH_CUDA(cudaMemset(out, 0, (size_t)kThreads * 8 * sizeof(float)));
+        runHand();
+        BENCH_CUDA(cudaMemcpy(hh.data(), out, hh.size() * sizeof(float), cudaMemcpyDeviceToHost));
+        long bad = 0;
+        for (size_t i = 0; i < hw.size(); ++i)
+            bad += !(fabsf(hw[i] - hh[i]) <= 1e-3f * (1.0f + fabsf(hh[i])));
+        if (bad) printf("%-18s CHECK FAILED: %ld outputs differ from the hand-written kernel's\n", name, bad);
+    };
 #define WK_CASE(NAME, PEER, KERNEL, ...)                                                   \
+    check(NAME, [&] { KERNEL<Wk><<<grid, kBlock>>>(__VA_ARGS__); },                        \
+          [&] { KERNEL<Hand><<<grid, kBlock>>>(__VA_ARGS__); });                           \
     row(NAME, PEER, timeKernel([&] { KERNEL<Wk><<<grid, kBlock>>>(__VA_ARGS__); }),        \
         timeKernel([&] { KERNEL<Peer><<<grid, kBlock>>>(__VA_ARGS__); }),                  \
         timeKernel([&] { KERNEL<Hand><<<grid, kBlock>>>(__VA_ARGS__); }))
@@ -256,6 +272,10 @@ int main(int argc, char** argv) {
     });
     const double ceiling = bench_copy_tbps((size_t)m * sizeof(float)); // TB/s, read + written bytes
     const float readMs = (float)((double)m * sizeof(float) / (ceiling * 1e12) * 1e3);
+    float sums[2];
+    BENCH_CUDA(cudaMemcpy(sums, res, sizeof sums, cudaMemcpyDeviceToHost));
+    if (!(fabsf(sums[0] - sums[1]) <= 1e-4f * fabsf(sums[1])))
+        printf("transform_reduce   CHECK FAILED: warpkit %.9g, CUB %.9g\n", sums[0], sums[1]);
     row("transform_reduce", "cub::DeviceReduce::TransformReduce", tw, tc, readMs);
     printf("(transform_reduce's hand column: the copy ceiling's time for the bytes read)\n");
     fclose(csv);
