@@ -169,6 +169,19 @@ WARPKIT_DEVICE P packedScan(P v, P& total) {
         else return v;                                                                    \
     }
 
+// The fast forms exist for the packed pairs only: any other T stops with a readable error.
+#define WARPKIT_DETAIL_FAST_ONLY(NAME)                                                    \
+    template <int Width = 32, typename T> WARPKIT_DEVICE T warpReduce##NAME##Fast(T v) {  \
+        static_assert(detail::Packed16<T>::value, "warpReduce" #NAME "Fast: element type T must be " \
+                      "__half2 or __nv_bfloat162 (use warpReduce" #NAME " for other types)"); \
+        return v;                                                                         \
+    }
+/// Readable errors for a fast form called with a type that is not a packed pair.
+WARPKIT_DETAIL_FAST_ONLY(Sum)
+WARPKIT_DETAIL_FAST_ONLY(Max)
+WARPKIT_DETAIL_FAST_ONLY(Min)
+#undef WARPKIT_DETAIL_FAST_ONLY
+
 #define WARPKIT_DETAIL_PACKED_ALL(P)                                                      \
     WARPKIT_DETAIL_PACKED(P, Sum, Sum)                                                    \
     WARPKIT_DETAIL_PACKED(P, Max, Max)                                                    \
