@@ -224,12 +224,12 @@ template <typename T> static void softmax_case(const std::vector<long long>& off
             }
         }
         if (op != 2) { // rows of no segment: untouched
-            T poison;
-            memset(&poison, 0xA5, sizeof poison);
+            unsigned char poison[sizeof(T)];
+            memset(poison, 0xA5, sizeof poison);
             for (long long i = 0; i < items; ++i)
                 if (!covered[i])
                     for (int h = 0; h < heads; ++h)
-                        cr_assert(memcmp(&got[i * heads + h], &poison, sizeof(T)) == 0, "%s op %d: row %lld written",
+                        cr_assert(memcmp(&got[i * heads + h], poison, sizeof(T)) == 0, "%s op %d: row %lld written",
                                   what, op, i);
         }
         WK_CUDA(cudaFree(w));
@@ -364,11 +364,17 @@ Test(device_segment, softmax_every_distribution) {
 Test(device_segment, decreasing_offsets_and_clipping) {
     WK_REQUIRE_GPU();
     wk_rng r = wk_rng_make(0xdec);
-    // Offsets that go back (empty segments, then segments overlapping earlier rows), and offsets past
-    // items (clipped): the data holds 50000 rows.
-    std::vector<long long> off = {0, 10, 5, 5, 40, 30, 9000, 8000, 20000, 60000, 70000, 49990, 50000, 0};
+    // The data holds 50000 rows. Offsets that go back make empty segments; these never revisit a row
+    // (so the softmax's outputs are each written once), and the first reaches past items (clipped).
+    // Rows 0..19, 25..49, 90..99 and 5000..29999 are in no segment and must stay poisoned.
+    const std::vector<long long> off = {30000, 60000, 100, 5000, 50, 80, 80, 90, 60, 20, 25, 0};
     softmax_case<float>(off, 50000, 2, false, 1, false, &r, "decreasing");
+    softmax_case<__half>(off, 50000, 1, true, 0, false, &r, "decreasing half");
+    // Offsets that go back into rows of earlier segments (overlapping segments): the per-segment
+    // results are still each segment's own.
+    const std::vector<long long> overlap = {0, 10, 5, 5, 40, 30, 9000, 8000, 20000, 60000, 70000, 49990, 50000, 0};
     reduce_case<float>(off, 50000, true, 0, false, &r, "decreasing");
+    reduce_case<float>(overlap, 50000, false, 3, true, &r, "overlapping");
 }
 
 Test(device_segment, specials_nan_inf) {
