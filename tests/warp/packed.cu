@@ -1,7 +1,7 @@
 // Tests of include/warpkit/warp/packed.cuh and the packed block reductions: __half2 and
 // __nv_bfloat162 lane-wise Sum (precise and Fast), Max (NaN per half), inclusive Sum and the
 // valid-lane form (valid = 0 gives the identity) at widths 1..32 against a double reference of
-// the lanes; blockReduceSum over odd block sizes.
+// the lanes; blockReduceSum and blockInclusiveSum over odd block sizes.
 #include "../common.cuh"
 #include <warpkit/reduce.cuh>
 #include <warpkit/scan.cuh>
@@ -97,8 +97,12 @@ Test(packed, warp_every_width) {
     cr_expect(bad == 0, "%ld of %ld wrong; first: %s", bad, checked, first);
 }
 
-template <int B> __global__ void k_block(const __half2* in, __half2* out) {
-    out[blockIdx.x] = warpkit::blockReduceSum<B>(in[blockIdx.x * blockDim.x + threadIdx.x]);
+// out[0]: the block's sum; scan[t]: thread t's inclusive prefix sum (lane-wise).
+template <int B> __global__ void k_block(const __half2* in, __half2* out, __half2* scan) {
+    const __half2 v = in[threadIdx.x];
+    const __half2 s = warpkit::blockReduceSum<B>(v);
+    if (threadIdx.x == 0) out[0] = s;
+    scan[threadIdx.x] = warpkit::blockInclusiveSum<B>(v);
 }
 
 Test(packed, block_sum_odd_sizes) {
@@ -115,14 +119,27 @@ Test(packed, block_sum_odd_sizes) {
         }
         __half2* din = wk_alloc<__half2>(n);
         __half2* dout = wk_alloc<__half2>(1);
+        __half2* dscan = wk_alloc<__half2>(n);
         wk_upload(din, h.data(), n);
         wk_poison(dout, 1);
-        k_block<0><<<1, n>>>(din, dout);
+        wk_poison(dscan, n);
+        k_block<0><<<1, n>>>(din, dout, dscan);
         WK_LAUNCHED();
         __half2 got;
         wk_download(&got, dout, 1);
         cr_expect(wk_close(__low2float(got), want[0], 1e-3) && wk_close(__high2float(got), want[1], 1e-3),
                   "n=%d: got (%g, %g) want (%g, %g)", n, __low2float(got), __high2float(got), want[0], want[1]);
+        std::vector<__half2> sc(n);
+        wk_download(sc.data(), dscan, n);
+        double run[2] = {0, 0};
+        int badScan = 0;
+        for (int i = 0; i < n; ++i) {
+            run[0] += __low2float(h[i]);
+            run[1] += __high2float(h[i]);
+            badScan += !wk_close(__low2float(sc[i]), run[0], 1e-3) || !wk_close(__high2float(sc[i]), run[1], 1e-3);
+        }
+        cr_expect(badScan == 0, "n=%d: %d block inclusive sums wrong", n, badScan);
+        cudaFree(dscan);
         cudaFree(din);
         cudaFree(dout);
     }

@@ -152,7 +152,8 @@ WARPKIT_DEVICE T blockScanDispatch(T v, Op op, T seed, T* total, unsigned char* 
 template <int BlockThreads = 0, typename T, typename Op>
 WARPKIT_DEVICE T blockInclusiveScan(T v, Op op, T& total, BlockReduceScratch<T, BlockThreads>& scratch) {
     WARPKIT_DETAIL_BLOCK_SCAN_CHECKS("blockInclusiveScan");
-    if constexpr (WARPKIT_DETAIL_BLOCK_SCAN_OK) return detail::blockScanDispatch<BlockThreads, 0>(v, op, v, &total, scratch.bytes);
+    if constexpr (WARPKIT_DETAIL_BLOCK_SCAN_OK)
+        return detail::blockScanDispatch<BlockThreads, 0>(v, op, v, &total, scratch.bytes);
     else return v;
 }
 /// Block exclusive scan seeded by `init`: thread 0 gets init, thread i init op x0 op ... op
@@ -160,7 +161,8 @@ WARPKIT_DEVICE T blockInclusiveScan(T v, Op op, T& total, BlockReduceScratch<T, 
 template <int BlockThreads = 0, typename T, typename Op>
 WARPKIT_DEVICE T blockExclusiveScan(T v, Op op, T init, T& total, BlockReduceScratch<T, BlockThreads>& scratch) {
     WARPKIT_DETAIL_BLOCK_SCAN_CHECKS("blockExclusiveScan");
-    if constexpr (WARPKIT_DETAIL_BLOCK_SCAN_OK) return detail::blockScanDispatch<BlockThreads, 2>(v, op, init, &total, scratch.bytes);
+    if constexpr (WARPKIT_DETAIL_BLOCK_SCAN_OK)
+        return detail::blockScanDispatch<BlockThreads, 2>(v, op, init, &total, scratch.bytes);
     else return v;
 }
 /// Tile step of an inclusive scan: thread i gets running op x0 op ... op xi; on return every
@@ -218,12 +220,14 @@ WARPKIT_DEVICE T blockExclusiveScan(T v, Op op, T init, T& total) {
     return blockExclusiveScan<BlockThreads>(v, op, init, total, scratch);
 }
 /// Tile step of an inclusive scan carrying `running` (see above), own scratch.
-template <int BlockThreads = 0, typename T, typename Op> WARPKIT_DEVICE T blockInclusiveScanRunning(T v, Op op, T& running) {
+template <int BlockThreads = 0, typename T, typename Op>
+WARPKIT_DEVICE T blockInclusiveScanRunning(T v, Op op, T& running) {
     __shared__ BlockReduceScratch<T, BlockThreads> scratch;
     return blockInclusiveScanRunning<BlockThreads>(v, op, running, scratch);
 }
 /// Tile step of an exclusive scan carrying `running` (see above), own scratch.
-template <int BlockThreads = 0, typename T, typename Op> WARPKIT_DEVICE T blockExclusiveScanRunning(T v, Op op, T& running) {
+template <int BlockThreads = 0, typename T, typename Op>
+WARPKIT_DEVICE T blockExclusiveScanRunning(T v, Op op, T& running) {
     __shared__ BlockReduceScratch<T, BlockThreads> scratch;
     return blockExclusiveScanRunning<BlockThreads>(v, op, running, scratch);
 }
@@ -239,19 +243,23 @@ template <int BlockThreads = 0, typename T, typename Op> WARPKIT_DEVICE T blockE
 
 #define WARPKIT_DETAIL_BLOCK_NAMED_SCAN(NAME, OP)                                         \
     template <int BlockThreads = 0, typename T> WARPKIT_DEVICE T blockInclusive##NAME(T v) { \
-        WARPKIT_CHECK_ARITH_TYPE(T, "blockInclusive" #NAME); WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockInclusive" #NAME);                              \
+        WARPKIT_CHECK_ARITH_TYPE(T, "blockInclusive" #NAME);                              \
+        WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockInclusive" #NAME);                \
         return blockInclusiveScan<BlockThreads>(v, OP{});                                 \
     }                                                                                     \
     template <int BlockThreads = 0, typename T> WARPKIT_DEVICE T blockInclusive##NAME(T v, T& total) { \
-        WARPKIT_CHECK_ARITH_TYPE(T, "blockInclusive" #NAME); WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockInclusive" #NAME);                              \
+        WARPKIT_CHECK_ARITH_TYPE(T, "blockInclusive" #NAME);                              \
+        WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockInclusive" #NAME);                \
         return blockInclusiveScan<BlockThreads>(v, OP{}, total);                          \
     }                                                                                     \
     template <int BlockThreads = 0, typename T> WARPKIT_DEVICE T blockExclusive##NAME(T v) { \
-        WARPKIT_CHECK_ARITH_TYPE(T, "blockExclusive" #NAME); WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockExclusive" #NAME);                              \
+        WARPKIT_CHECK_ARITH_TYPE(T, "blockExclusive" #NAME);                              \
+        WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockExclusive" #NAME);                \
         return blockExclusiveScan<BlockThreads>(v, OP{}, detail::blockScanInit<OP, T>()); \
     }                                                                                     \
     template <int BlockThreads = 0, typename T> WARPKIT_DEVICE T blockExclusive##NAME(T v, T& total) { \
-        WARPKIT_CHECK_ARITH_TYPE(T, "blockExclusive" #NAME); WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockExclusive" #NAME);                              \
+        WARPKIT_CHECK_ARITH_TYPE(T, "blockExclusive" #NAME);                              \
+        WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockExclusive" #NAME);                \
         return blockExclusiveScan<BlockThreads>(v, OP{}, detail::blockScanInit<OP, T>(), total); \
     }
 
@@ -272,16 +280,44 @@ WARPKIT_DETAIL_BLOCK_NAMED_SCAN(Max, Max)
 WARPKIT_DETAIL_BLOCK_NAMED_SCAN(Min, Min)
 #undef WARPKIT_DETAIL_BLOCK_NAMED_SCAN
 
+// ---- packed 16-bit pairs ----
+// blockInclusiveX<BlockThreads>(P v) and blockExclusiveX<BlockThreads>(P v) for P = __half2 and
+// __nv_bfloat162, X = Sum, Max, Min: lane-wise scans (the .x halves and the .y halves apart) in
+// float2, each output rounded once (see warp/packed.cuh); exclusive: thread 0 gets the identity.
+// Every thread of the block must call; every thread gets its own prefix.
+#define WARPKIT_DETAIL_BLOCK_PACKED_SCAN_OP(P, NAME, OP)                                  \
+    template <int BlockThreads = 0> WARPKIT_DEVICE P blockInclusive##NAME(P v) {          \
+        WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockInclusive" #NAME);                \
+        return detail::Packed16<P>::from_acc(blockInclusiveScan<BlockThreads>(            \
+            detail::Packed16<P>::to_acc(v), typename detail::PairOf<OP>::Pair{}));       \
+    }                                                                                     \
+    template <int BlockThreads = 0> WARPKIT_DEVICE P blockExclusive##NAME(P v) {          \
+        WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockExclusive" #NAME);                \
+        return detail::Packed16<P>::from_acc(blockExclusiveScan<BlockThreads>(            \
+            detail::Packed16<P>::to_acc(v), typename detail::PairOf<OP>::Pair{}, detail::PairOf<OP>::init())); \
+    }
+#define WARPKIT_DETAIL_BLOCK_PACKED_SCAN(P)                                               \
+    WARPKIT_DETAIL_BLOCK_PACKED_SCAN_OP(P, Sum, Sum)                                      \
+    WARPKIT_DETAIL_BLOCK_PACKED_SCAN_OP(P, Max, Max)                                      \
+    WARPKIT_DETAIL_BLOCK_PACKED_SCAN_OP(P, Min, Min)
+/// Lane-wise block prefix sums, maxima and minima of __half2 and of __nv_bfloat162 pairs.
+WARPKIT_DETAIL_BLOCK_PACKED_SCAN(__half2)
+WARPKIT_DETAIL_BLOCK_PACKED_SCAN(__nv_bfloat162)
+#undef WARPKIT_DETAIL_BLOCK_PACKED_SCAN
+#undef WARPKIT_DETAIL_BLOCK_PACKED_SCAN_OP
+
 /// Tile step of an inclusive prefix sum: thread i gets running + x0 + ... + xi; `running`
 /// becomes running + (block total) in every thread. Every thread of the block must call.
 template <int BlockThreads = 0, typename T> WARPKIT_DEVICE T blockInclusiveSumRunning(T v, T& running) {
-    WARPKIT_CHECK_ARITH_TYPE(T, "blockInclusiveSumRunning"); WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockInclusiveSumRunning");
+    WARPKIT_CHECK_ARITH_TYPE(T, "blockInclusiveSumRunning");
+    WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockInclusiveSumRunning");
     return blockInclusiveScanRunning<BlockThreads>(v, Sum{}, running);
 }
 /// Tile step of an exclusive prefix sum: thread i gets running + x0 + ... + x(i-1); `running`
 /// becomes running + (block total) in every thread. Every thread of the block must call.
 template <int BlockThreads = 0, typename T> WARPKIT_DEVICE T blockExclusiveSumRunning(T v, T& running) {
-    WARPKIT_CHECK_ARITH_TYPE(T, "blockExclusiveSumRunning"); WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockExclusiveSumRunning");
+    WARPKIT_CHECK_ARITH_TYPE(T, "blockExclusiveSumRunning");
+    WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockExclusiveSumRunning");
     return blockExclusiveScanRunning<BlockThreads>(v, Sum{}, running);
 }
 
