@@ -42,7 +42,9 @@
 // Bad arguments (segments, items < 0, heads < 1, kind not a SoftmaxKind, a null workspaceBytes,
 // a null out / offsets with segments > 0, a null input with items > 0, a workspace smaller than
 // asked for) return cudaErrorInvalidValue, and nothing is launched or written. Any alignment of
-// every pointer. In place (y == x, dx == dy or dx == y) is allowed.
+// every pointer. In place (y == x, dx == dy or dx == y) is allowed. A row in several segments
+// (overlapping begin/end arrays, CSR offsets that go back) gets each segment's softmax output in no
+// fixed order: give the softmax calls segments that do not overlap.
 //
 // Workspace (CUB's two-call rule). With workspace == nullptr the call writes the bytes it needs to
 // *workspaceBytes (at least 1) and returns; the size depends on segments, items, heads, the call and
