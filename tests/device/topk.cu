@@ -121,14 +121,16 @@ template <typename T, typename Idx> void runCase(wk_rng* rng, Shape s, int off, 
 template <typename T, typename Idx> void sweep(unsigned seed) {
     wk_rng rng = wk_rng_make(seed);
     const bool q = wk_quick();
-    std::vector<Shape> shapes = {{0, 5, 1},     {1, 1, 1},        {1, 7, 7},        {3, 33, 1},      {3, 33, 5},
-                                 {2, 1000, 50}, {5, 4097, 256},   {1, 4097, 257},   {1, 50257, 8},   {2, 50257, 50},
-                                 {1, 50257, 1}, {1, 131073, 256}, {1, 32000, 1024}, {1, 9000, 2048}, {67, 999, 8},
-                                 {300, 257, 1}, {300, 300, 300},  {7, 2048, 2048}};
+    std::vector<Shape> shapes = {{0, 5, 1},      {1, 1, 1},        {1, 7, 7},        {3, 33, 1},      {3, 33, 5},
+                                 {2, 1000, 50},  {5, 4097, 256},   {1, 4097, 257},   {1, 50257, 8},   {2, 50257, 50},
+                                 {1, 50257, 1},  {1, 131073, 256}, {1, 32000, 1024}, {1, 9000, 2048}, {67, 999, 8},
+                                 {300, 257, 1},  {300, 300, 300},  {7, 2048, 2048},  {1, 9000, 5000}, {3, 5000, 5000},
+                                 {2, 4097, 2049}}; // the last three: passes of 2048 (T4)
     if (!q) {
         shapes.push_back({1, 262144, 256});
         shapes.push_back({290, 5000, 100});
         shapes.push_back({4, 100000, 2000});
+        shapes.push_back({2, 70001, 9000});
     }
     int i = 0;
     for (const Shape& s : shapes)
@@ -312,7 +314,7 @@ Test(device_topk, mask) {
     wk_rng rng = wk_rng_make(0x706);
     for (long long rows : {1LL, 5LL, 300LL})
         for (int cols : {7, 5000, 70001})
-            for (int k : {1, 5, 256, 2000}) {
+            for (int k : {1, 5, 256, 2000, 4500}) {
                 if (k > cols || rows * cols > 3000000) continue;
                 maskCase<float>(&rng, rows, cols, k, k % 2 == 1);
                 maskCase<__nv_bfloat16>(&rng, rows, cols, k, k % 2 == 0);

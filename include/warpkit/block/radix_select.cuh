@@ -120,7 +120,10 @@ WARPKIT_DEVICE RadixSelectResult<Key> blockRadixSelect(const Key (&keys)[K], int
         b = radixFindBucket(hist, need);
         if (p == 0 && need > b.total) { // fewer nonzero keys than k: select them all
             need = b.total;
-            if (need == 0) return {Key(0), 0}; // uniform: no barrier left behind
+            if (need == 0) { // no key at all (uniform): every warp has read hist before a next call clears it
+                __syncthreads();
+                return {Key(0), 0};
+            }
             b = radixFindBucket(hist, need);
         }
         need -= b.above;

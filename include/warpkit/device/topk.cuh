@@ -16,7 +16,8 @@
 // and launch shape. rowArgMax / rowArgMin: k = 1 (the first NaN if there is one).
 //
 // Types: x and values float, __half or __nv_bfloat16; indices int or long long. values may be null
-// (indices only). Any rows >= 0 (64-bit), 1 <= k <= min(cols, 2048) (larger k: cudaErrorNotSupported),
+// (indices only). Any rows >= 0 (64-bit), 1 <= k <= cols (k > 2048 on rows of more than 1024
+// columns: ceil(k / 2048) passes over each row, one block a row: correct, not fast),
 // ldx >= cols, any alignment of x, values and indices. x must not overlap the outputs.
 //
 // Workspace (CUB's two-call rule). With workspace == nullptr the call writes the bytes it needs to
@@ -105,6 +106,7 @@ template <typename T> inline cudaError_t topkRun(const TopKRows<T>& io, long lon
                               (p.len[i] + p.slices[i] - 1) / p.slices[i],
                               cols,
                               k,
+                              p.chunkK,
                               i ? buf[(i - 1) & 1] : nullptr,
                               last ? nullptr : buf[i & 1]};
         TopKPlan q = p;
@@ -146,6 +148,7 @@ inline cudaError_t rowSampleDispatch(const T* logits, Idx* out, long long rows, 
     size_t bytes = 0;
     WARPKIT_TRY(topkRun(io, rows, cols, k, argsOk, true, nullptr, &bytes, extra, nullptr, stream));
     if (workspaceBytes == nullptr) return cudaErrorInvalidValue;
+    if (rows > 0 && k > kTopKMaxK) return cudaErrorNotSupported; // the draw holds 2048 candidates a row
     if (workspace == nullptr) {
         *workspaceBytes = bytes;
         return cudaSuccess;

@@ -15,7 +15,7 @@
 //   3. select: the k best of the tile's keys and the running set (RunK keys a thread) by
 //      blockTopKSelect; they become the running set, and their threshold the filter of stage 1.
 // At the end of the item the running set is written (candidates), or sorted (blockTopKSort) and
-// written as outputs.
+// written as outputs; rule T4 then starts the next pass of ranks below the smallest key ranked.
 #pragma once
 
 #include "../../block/reduce.cuh"
@@ -41,11 +41,12 @@ template <typename T> struct TopKRows {
 /// One level (one launch).
 struct TopKLevel {
     long long rows;
-    long long len; // elements a row at this level's input
-    int slices;    // items a row
-    long long seg; // elements an item: ceil(len / slices)
-    int cols;      // the rows' columns (rowTopKMask's sweep)
-    int k;
+    long long len;                 // elements a row at this level's input
+    int slices;                    // items a row
+    long long seg;                 // elements an item: ceil(len / slices)
+    int cols;                      // the rows' columns (rowTopKMask's sweep)
+    int k;                         // ranks a row (the outputs' row length)
+    int chunkK;                    // ranks a pass (T4: passes of kTopKMaxK; else k)
     const unsigned long long* cin; // candidates in (rows x len), null at level 0
     unsigned long long* cout;      // candidates out (rows x slices x k), null at the last level
 };
@@ -171,7 +172,9 @@ template <typename T, bool FromX> __global__ void __launch_bounds__(kTopKThreads
     }
 }
 
-/// Level kernel of rules T2 / T3 (k <= RunK x kTopKThreads): see the header comment.
+/// Level kernel of rules T2 / T3 / T4 (a pass ranks at most RunK x kTopKThreads): see the header
+/// comment. At the last level of a row (one block a row), passes of lv.chunkK ranks follow each
+/// other (T4), each below the smallest key of the one before.
 template <typename T, bool FromX, int RunK> __global__ void __launch_bounds__(kTopKThreads, 1)
     topkStreamKernel(TopKRows<T> io, TopKLevel lv) {
     constexpr int V = kTopKPerThread, BT = kTopKThreads;
@@ -180,53 +183,59 @@ template <typename T, bool FromX, int RunK> __global__ void __launch_bounds__(kT
     for (TopKItem it = topkFirstItem(lv); it.row < lv.rows; topkNextItem(lv, it)) {
         const long long row = it.row, item = row * lv.slices + it.slice;
         const long long lo = it.slice * lv.seg, hi = lo + lv.seg < lv.len ? lo + lv.seg : lv.len;
-        unsigned long long run[RunK], threshold = kTopKEmpty;
-        int n = 0;
+        unsigned long long ceiling = ~0ull; // keys above it were ranked by an earlier pass
+        for (int rank0 = 0; rank0 < lv.k; rank0 += lv.chunkK) {
+            const int kc = lv.k - rank0 < lv.chunkK ? lv.k - rank0 : lv.chunkK;
+            unsigned long long run[RunK], threshold = kTopKEmpty;
+            int n = 0;
 #pragma unroll
-        for (int r = 0; r < RunK; ++r) run[r] = kTopKEmpty;
-        for (long long base = lo; base < hi; base += kTopKTile) {
-            // 1. load and filter
-            unsigned long long keys[V + RunK];
-            bool any = false;
+            for (int r = 0; r < RunK; ++r) run[r] = kTopKEmpty;
+            for (long long base = lo; base < hi; base += kTopKTile) {
+                // 1. load and filter
+                unsigned long long keys[V + RunK];
+                bool any = false;
 #pragma unroll
-            for (int j = 0; j < V; ++j) {
-                const long long i = base + j * BT + t;
-                const unsigned long long key = i < hi ? topkInputKey<FromX>(io, lv, row, i) : kTopKEmpty;
-                keys[j] = key >= threshold ? key : kTopKEmpty;
-                any |= keys[j] != kTopKEmpty;
+                for (int j = 0; j < V; ++j) {
+                    const long long i = base + j * BT + t;
+                    const unsigned long long key = i < hi ? topkInputKey<FromX>(io, lv, row, i) : kTopKEmpty;
+                    keys[j] = key >= threshold && key <= ceiling ? key : kTopKEmpty;
+                    any |= keys[j] != kTopKEmpty;
+                }
+                // 2. skip a tile with nothing to add
+                if (!__syncthreads_or(any)) continue;
+                    // 3. select the kc best of the tile and the running set
+#pragma unroll
+                for (int r = 0; r < RunK; ++r) keys[V + r] = run[r];
+                const RadixSelectResult<unsigned long long> sel = blockTopKSelect<BT>(keys, kc, s);
+                n = sel.selected;
+                threshold = n == kc ? sel.threshold : kTopKEmpty;
+#pragma unroll
+                for (int r = 0; r < RunK; ++r) run[r] = r * BT + t < n ? s.keys[r * BT + t] : kTopKEmpty;
             }
-            // 2. skip a tile with nothing to add
-            if (!__syncthreads_or(any)) continue;
-                // 3. select the k best of the tile and the running set
+            if (lv.cout) { // candidates (one pass: kc = k)
+                unsigned long long* out = lv.cout + item * lv.k;
 #pragma unroll
-            for (int r = 0; r < RunK; ++r) keys[V + r] = run[r];
-            const RadixSelectResult<unsigned long long> sel = blockTopKSelect<BT>(keys, lv.k, s);
-            n = sel.selected;
-            threshold = n == lv.k ? sel.threshold : kTopKEmpty;
+                for (int r = 0; r < RunK; ++r)
+                    if (r * BT + t < lv.k) out[r * BT + t] = run[r];
+                break;
+            }
+            unsigned long long least = ~0ull; // the pass's smallest key: the rank rank0 + kc - 1 key
 #pragma unroll
-            for (int r = 0; r < RunK; ++r) run[r] = r * BT + t < n ? s.keys[r * BT + t] : kTopKEmpty;
+            for (int r = 0; r < RunK; ++r) least = run[r] != kTopKEmpty && run[r] < least ? run[r] : least;
+            least = blockReduceMin<BT>(least);
+            if (io.masked) {
+                if (rank0 + kc == lv.k) topkMaskRow(io, lv.cols, row, least);
+            } else {
+                __syncthreads(); // every thread has read s.keys (stage 3) before it is overwritten
+#pragma unroll
+                for (int r = 0; r < RunK; ++r)
+                    if (r * BT + t < n) s.keys[r * BT + t] = run[r];
+                blockTopKSort<BT>(s, n);
+                for (int r = t; r < n; r += BT) topkWriteOutput(io, lv.k, row, rank0 + r, s.keys[r]);
+                __syncthreads(); // s.keys is read before the next select writes it
+            }
+            ceiling = least - 1;
         }
-        if (lv.cout) {
-            unsigned long long* out = lv.cout + item * lv.k;
-#pragma unroll
-            for (int r = 0; r < RunK; ++r)
-                if (r * BT + t < lv.k) out[r * BT + t] = run[r];
-            continue;
-        }
-        if (io.masked) { // the k-th best key: the smallest of the running set
-            unsigned long long kth = ~0ull;
-#pragma unroll
-            for (int r = 0; r < RunK; ++r) kth = run[r] != kTopKEmpty && run[r] < kth ? run[r] : kth;
-            topkMaskRow(io, lv.cols, row, blockReduceMin<BT>(kth));
-            continue;
-        }
-        __syncthreads(); // every thread has read s.keys (stage 3) before it is overwritten
-#pragma unroll
-        for (int r = 0; r < RunK; ++r)
-            if (r * BT + t < n) s.keys[r * BT + t] = run[r];
-        blockTopKSort<BT>(s, n);
-        for (int r = t; r < n; r += BT) topkWriteOutput(io, lv.k, row, r, s.keys[r]);
-        __syncthreads(); // s.keys is read before the next item's select writes it
     }
 }
 

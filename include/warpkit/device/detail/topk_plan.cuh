@@ -15,7 +15,9 @@
 //   T1  k = 1           a max reduction of packed keys (4 loads in flight a thread)
 //   T2  k <= 256        the streamed block select, one running key a thread (256 threads)
 //   T3  k <= 2048       the same, eight running keys a thread
-//   S1  rows >= 2 x SMs, or no workspace: one block a row
+//   T4  k > 2048        T3 in passes of 2048 ranks inside one block a row (S1): pass c takes the best
+//                       keys below the last key of pass c - 1; ceil(k / 2048) reads of the row
+//   S1  rows >= 2 x SMs, or no workspace, or T4: one block a row
 //   S2  otherwise: slices = min(2 x SMs / rows, tiles in the level, level / (4 k)), per level
 #pragma once
 
@@ -44,8 +46,9 @@ constexpr TopKKernelRule kTopKKernelRules[] = {
     {"T1", 0x7fffffff, 1, TopKArgMax, 1},
     {"T2", 0x7fffffff, 256, TopKStream, 1},
     {"T3", 0x7fffffff, 2048, TopKStream, 8},
+    {"T4", 0x7fffffff, 0x7fffffff, TopKStream, 8},
 };
-constexpr int kTopKMaxK = 2048; // the last kernel rule's maxK: larger k are not supported
+constexpr int kTopKMaxK = 2048; // ranks a pass of the streamed select (T3); T4 makes passes of it
 
 /// A split rule: one block a row when rows >= minRowsPerSm x SMs (or without a workspace), else
 /// blocksPerSm x SMs blocks over the rows, each slice at least a tile and kFactor x k long.
@@ -67,6 +70,8 @@ struct TopKPlan {
     TopKKernel kernel;      // level 0's kernel (later levels: the streamed select)
     int runK;               // running keys a thread (streamed select)
     int warpK;              // keys a lane (warp kernel): the next power of two of cols / 32
+    int chunks;             // passes of at most kTopKMaxK ranks (T4: more than one)
+    int chunkK;             // ranks a pass: min(k, kTopKMaxK)
     int levels;             // launches
     int slices[kTopKMaxLevels];
     long long len[kTopKMaxLevels]; // elements a row at each level's input
@@ -98,6 +103,9 @@ inline TopKPlan topkPlan(long long rows, int cols, int k, int sms, bool workspac
             break;
         }
     if (p.kernelRule[0] == 0) return p;
+    p.chunkK = k < kTopKMaxK ? k : kTopKMaxK;
+    p.chunks = (int)topkCeilDiv(k, p.chunkK);
+    k = p.chunkK; // the levels below are those of one pass
     const TopKSplitRule& whole = kTopKSplitRules[0];
     const TopKSplitRule& split = kTopKSplitRules[1];
     p.len[0] = cols;
@@ -108,7 +116,7 @@ inline TopKPlan topkPlan(long long rows, int cols, int k, int sms, bool workspac
         for (p.warpK = 1; 32 * p.warpK < cols;) p.warpK *= 2;
         return p;
     }
-    if (!workspace || rows >= (long long)whole.minRowsPerSm * sms) {
+    if (!workspace || p.chunks > 1 || rows >= (long long)whole.minRowsPerSm * sms) {
         p.splitRule = whole.id;
         return p;
     }
