@@ -243,10 +243,10 @@ WARPKIT_DEVICE Acc gridTransformAccumulate(const T* p, const U* q, unsigned long
 /// `maxBlocks` when it is > 0 (e.g. ceil(n / (blockThreads * vectorElems<T>())), so small inputs
 /// do not launch idle blocks), and at least 1. Writes *blocks and returns cudaSuccess, or returns
 /// the CUDA error and writes nothing: cudaErrorInvalidValue for a null `blocks` or blockThreads < 1;
-/// for a block size the launch would refuse, the launch's error: cudaErrorInvalidConfiguration
-/// above the device's threads per block (1024), cudaErrorLaunchOutOfResources above the kernel's
-/// own limit (cudaFuncAttributes::maxThreadsPerBlock: its __launch_bounds__, or what its registers
-/// allow); cudaErrorInvalidConfiguration when no block fits an SM (shared memory, say).
+/// for a block size the launch would refuse, the launch's own error, cudaErrorInvalidValue (as a
+/// CUDA 13 launch on an H100 returns it): above the device's threads per block (1024) or above the
+/// kernel's own limit (cudaFuncAttributes::maxThreadsPerBlock: its __launch_bounds__, or what its
+/// registers allow); cudaErrorInvalidConfiguration when no block fits an SM (shared memory, say).
 template <typename Kernel>
 inline cudaError_t occupancyGridSize(int* blocks, Kernel kernel, int blockThreads,
                                      size_t dynamicSmemBytes = 0, long long maxBlocks = 0) {
@@ -260,8 +260,7 @@ inline cudaError_t occupancyGridSize(int* blocks, Kernel kernel, int blockThread
     if (e != cudaSuccess) return e;
     // The occupancy query does not hold the block against the kernel's own limit (it reports blocks
     // for 256 threads of a __launch_bounds__(128) kernel); the launch does, and so does this call.
-    if (blockThreads > deviceThreads) return cudaErrorInvalidConfiguration;
-    if (blockThreads > attr.maxThreadsPerBlock) return cudaErrorLaunchOutOfResources;
+    if (blockThreads > deviceThreads || blockThreads > attr.maxThreadsPerBlock) return cudaErrorInvalidValue;
     e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, kernel, blockThreads, dynamicSmemBytes);
     if (e != cudaSuccess) return e;
     if (perSm < 1) return cudaErrorInvalidConfiguration;
