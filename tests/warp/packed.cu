@@ -52,22 +52,24 @@ template <int W, typename P> static void width(long* checked, long* bad, char* f
             int steps = 0;
             while ((1 << steps) < W) ++steps;
             for (int c = 0; c < 2; ++c) {
-                double sum = 0, abs = 0, mx = -INFINITY, incl = 0, vs = 0;
+                // Each result's tolerance scales with the sum of |x| over the lanes it reads:
+                // a NaN outside a prefix must not reach that prefix's tolerance.
+                double sum = 0, abs = 0, mx = -INFINITY, incl = 0, absIncl = 0, vs = 0, absVs = 0;
                 bool nan = false;
                 for (int i = start; i < start + len; ++i) {
                     const double x = halfOf(h[i], c);
                     sum += x; abs += fabs(x); nan |= isnan(x);
                     mx = isnan(x) || isnan(mx) ? NAN : (x > mx ? x : mx);
-                    if (i <= l) incl += x;
-                    if (i - start < valid) vs += x;
+                    if (i <= l) { incl += x; absIncl += fabs(x); }
+                    if (i - start < valid) { vs += x; absVs += fabs(x); }
                 }
                 const double got[5] = {halfOf(o[l * 5], c), halfOf(o[l * 5 + 1], c), halfOf(o[l * 5 + 2], c),
                                        halfOf(o[l * 5 + 3], c), halfOf(o[l * 5 + 4], c)};
                 const bool ok[5] = {wk_close(got[0], sum, u * (1 + abs)),
                                     nan ? isnan(got[1]) : fabs(got[1] - sum) <= (steps + 1) * u * (abs + 1),
                                     nan ? isnan(got[2]) : got[2] == mx,
-                                    !pow2 || wk_close(got[3], incl, u * (1 + abs)),
-                                    wk_close(got[4], vs, u * (1 + abs))};
+                                    wk_close(got[3], incl, u * (1 + absIncl)),
+                                    wk_close(got[4], vs, u * (1 + absVs))};
                 for (int k = 0; k < 5; ++k) {
                     ++*checked;
                     if (!ok[k] && (*bad)++ == 0)
