@@ -44,6 +44,9 @@ struct Bytes24 {
 struct Bytes64 {
     double v[8];
 };
+struct Bytes232 { // large enough that the kernel's own shared memory passes kScanKernelSmem
+    double v[29];
+};
 
 /// Checks that the plan is one the kernel runs (deviceScanRun's conditions, and the shared memory).
 template <typename T> void checkPlan(const char* tname, const Profile& d, const ScanPlan& pl) {
@@ -51,7 +54,7 @@ template <typename T> void checkPlan(const char* tname, const Profile& d, const 
     if (stages < 1) return; // the launch returns cudaErrorInvalidConfiguration
     cr_expect(scanPipelineRuns(stages, lag), "%s on %s: %d stages, lag %d: not a pipeline the kernel runs", tname,
               d.name, stages, lag);
-    cr_expect((long long)stages * ScanStage<T>::bytes + kScanKernelSmem <= d.smemOptin,
+    cr_expect((long long)stages * ScanStage<T>::bytes + scanKernelSmem<T>() <= d.smemOptin,
               "%s on %s: %d stages of %d bytes do not fit %d", tname, d.name, stages, ScanStage<T>::bytes, d.smemOptin);
 }
 
@@ -99,6 +102,7 @@ std::string allPlans() {
     appendType<warpkit::SegmentedPair<double>>(out, "seg_f64");
     appendType<Bytes24>(out, "b24");
     appendType<Bytes64>(out, "b64");
+    appendType<Bytes232>(out, "b232");
     return out;
 }
 

@@ -105,9 +105,12 @@ struct ScanPlan {
     int lag;
 };
 
-// S3: the stages take the block's shared memory but kScanKernelSmem (the kernel's own ScanShared,
-// at most 6.5 KB for types of up to 64 bytes), at most kScanMaxStages of them.
+// S3: the stages take the block's shared memory but the kernel's own ScanShared (kScanKernelSmem,
+// 8 KB, or the ScanShared itself for element types too large for that), at most kScanMaxStages.
 constexpr int kScanKernelSmem = 8 * 1024;
+template <typename T> constexpr int scanKernelSmem() {
+    return (int)sizeof(ScanShared<T>) > kScanKernelSmem ? (int)sizeof(ScanShared<T>) : kScanKernelSmem;
+}
 constexpr int kScanMaxStages = 8;
 
 /// A lag rule: with at least `minStages` stages, the lag is `lag`.
@@ -127,7 +130,7 @@ constexpr ScanLagRule kScanLagRules[] = {
 
 /// The pipeline for T on a device whose blocks may have smemOptin bytes of shared memory. Host.
 template <typename T> inline ScanPlan scanPlan(int smemOptin) {
-    const int fit = (smemOptin - kScanKernelSmem) / ScanStage<T>::bytes; // S3
+    const int fit = (smemOptin - scanKernelSmem<T>()) / ScanStage<T>::bytes; // S3
     ScanPlan pl{fit < 0 ? 0 : (fit > kScanMaxStages ? kScanMaxStages : fit), 0};
     for (const ScanLagRule& r : kScanLagRules) {
         if (pl.stages >= r.minStages) {
