@@ -84,7 +84,7 @@ template <typename T> static void named_check(void) {
     wk_rng r = wk_rng_make(0x5e9 + sizeof(T));
     const std::vector<unsigned> pat = patterns(&r);
     const int warps = (int)pat.size(), n = warps * 32;
-    const bool isf = warpkit::detail::Arith<T>::is_float;
+    constexpr bool isf = warpkit::detail::Arith<T>::is_float;
     std::vector<T> h(n);
     for (int i = 0; i < n; ++i) {
         double x = isf ? (double)wk_int(&r, -64, 64) / 8.0 : (double)wk_int(&r, -1000, 1000);
@@ -105,31 +105,48 @@ template <typename T> static void named_check(void) {
         for (int l = 0; l < 32; ++l) {
             int f, e;
             host_seg(pat[w], l, &f, &e);
-            double want[NPLANE];
-            auto fold = [&](int op, int from, int to, double init) { // op over lanes [from, to)
-                double a = init;
-                for (int j = from; j < to; ++j) {
-                    const double x = wk_to_double(h[w * 32 + j]);
-                    if (op == 0) a += x;
-                    else if (isnan(a) || isnan(x)) a = NAN;
-                    else a = op == 1 ? fmax(a, x) : fmin(a, x);
+            if constexpr (isf) {
+                double want[NPLANE];
+                auto fold = [&](int op, int from, int to, double init) { // op over lanes [from, to)
+                    double a = init;
+                    for (int j = from; j < to; ++j) {
+                        const double x = wk_to_double(h[w * 32 + j]);
+                        if (op == 0) a += x;
+                        else if (isnan(a) || isnan(x)) a = NAN;
+                        else a = op == 1 ? fmax(a, x) : fmin(a, x);
+                    }
+                    return a;
+                };
+                const double init[3] = {0.0, -INFINITY, INFINITY};
+                for (int op = 0; op < 3; ++op) {
+                    want[3 * op + 0] = fold(op, f, e + 1, init[op]);
+                    want[3 * op + 1] = fold(op, f, l + 1, init[op]);
+                    want[3 * op + 2] = fold(op, f, l, init[op]);
                 }
-                return a;
-            };
-            const double lo = isf ? -INFINITY : wk_to_double(warpkit::detail::Arith<T>::lowest());
-            const double hi = isf ? INFINITY : wk_to_double(warpkit::detail::Arith<T>::highest());
-            const double init[3] = {0.0, lo, hi};
-            for (int op = 0; op < 3; ++op) {
-                want[3 * op + 0] = fold(op, f, e + 1, init[op]);
-                want[3 * op + 1] = fold(op, f, l + 1, init[op]);
-                want[3 * op + 2] = fold(op, f, l, init[op]);
-            }
-            for (int p = 0; p < NPLANE; ++p) {
-                const double g = wk_to_double(got[(size_t)p * n + w * 32 + l]);
-                // Sums of eighths are exact in every type here except when +inf meets -inf (NaN).
-                const bool ok = wk_close(g, wk_to_double(wk_from_double<T>(want[p])), 0.0);
-                cr_assert(ok, "%s plane %d warp %d (heads 0x%08x) lane %d: got %.17g want %.17g", wk_type_name<T>(), p,
-                          w, pat[w], l, g, want[p]);
+                for (int p = 0; p < NPLANE; ++p) {
+                    const double g = wk_to_double(got[(size_t)p * n + w * 32 + l]);
+                    // Sums of eighths are exact in every type here except when +inf meets -inf (NaN).
+                    const bool ok = wk_close(g, wk_to_double(wk_from_double<T>(want[p])), 0.0);
+                    cr_assert(ok, "%s plane %d warp %d (heads 0x%08x) lane %d: got %.17g want %.17g",
+                              wk_type_name<T>(), p, w, pat[w], l, g, want[p]);
+                }
+            } else {
+                // Integers: the reference in T itself, compared bit for bit (a double cannot hold
+                // LLONG_MAX, Min's identity: it rounds to 2^63, out of long long's range).
+                const T* x = &h[w * 32];
+                const T id[3] = {T(0), warpkit::detail::Arith<T>::lowest(), warpkit::detail::Arith<T>::highest()};
+                for (int op = 0; op < 3; ++op) {
+                    const int to[3] = {e + 1, l + 1, l};
+                    for (int k = 0; k < 3; ++k) {
+                        T a = id[op];
+                        for (int j = f; j < to[k]; ++j)
+                            a = op == 0 ? T(a + x[j]) : op == 1 ? (x[j] > a ? x[j] : a) : (x[j] < a ? x[j] : a);
+                        const int p = 3 * op + k;
+                        const T g = got[(size_t)p * n + w * 32 + l];
+                        cr_assert(g == a, "%s plane %d warp %d (heads 0x%08x) lane %d: got %lld want %lld",
+                                  wk_type_name<T>(), p, w, pat[w], l, (long long)g, (long long)a);
+                    }
+                }
             }
         }
     WK_CUDA(cudaFree(din));
