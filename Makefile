@@ -80,13 +80,13 @@ SAMPLE_SRCS := $(wildcard samples/*.cu)
 # bench/*_shim.cu are C entry points for the Python peer scripts, built as shared libraries.
 BENCH_SRCS  := $(filter-out %_shim.cu,$(wildcard bench/*.cu))
 SHIM_SRCS   := $(wildcard bench/*_shim.cu)
-HEADERS     := $(wildcard include/*.cuh include/warpkit/*.cuh include/warpkit/*/*.cuh)
+HEADERS     := $(wildcard include/*.cuh include/warpkit/*.cuh include/warpkit/*/*.cuh include/warpkit/*/*/*.cuh)
 TEST_BINS   := $(patsubst tests/%.cu,$(BUILD)/tests/%,$(TEST_SRCS))
 SAMPLE_BINS := $(patsubst samples/%.cu,$(BUILD)/samples/%,$(SAMPLE_SRCS))
 BENCH_BINS  := $(patsubst bench/%.cu,$(BUILD)/bench/%,$(BENCH_SRCS))
 SHIM_LIBS   := $(patsubst bench/%_shim.cu,$(BUILD)/bench/libwarpkit_%.so,$(SHIM_SRCS))
-PUBLIC_HEADERS := $(filter-out include/warpkit/detail/%,$(HEADERS))
-HEADER_OBJS := $(patsubst include/%.cuh,$(BUILD)/headers/%.o,$(PUBLIC_HEADERS))
+PUBLIC_HEADERS := $(foreach h,$(HEADERS),$(if $(findstring /detail/,$(h)),,$(h)))
+HEADER_OBJS := $(patsubst include/%.cuh,$(BUILD)/headers/%.o,$(HEADERS))
 HEADERS_ALL := $(BUILD)/headers-all/all.o
 
 .PHONY: all test demo bench sanitize headers criterion clean help install uninstall
@@ -170,10 +170,10 @@ $(BUILD)/bench/%: bench/%.cu
 	$(say) NVCC $@
 	$(Q)$(NVCC) -O3 $(NVFLAGS) $(ARCH_FLAGS) $(DEPFLAGS) $< -o $@ > $@.res 2>&1 || { cat $@.res; exit 1; }
 
-# Every public header compiles on its own (a one-line .cu that includes it, exactly as a user's
-# file would) for the newest target, and all of them together for every listed target. A header's
-# object depends on what the header includes (-MD); the all-headers object on every header, since
-# its source lists them (an added header rebuilds it).
+# Every header, the internal ones (detail/, device/detail/) too, compiles on its own (a one-line .cu
+# that includes it, exactly as a user's file would) for the newest target, and all public ones
+# together for every listed target. A header's object depends on what the header includes (-MD);
+# the all-headers object on every header, since its source lists them (an added header rebuilds it).
 $(BUILD)/headers/%.o: include/%.cuh
 	@mkdir -p $(@D)
 	$(say) HEADER $<
@@ -193,7 +193,8 @@ headers: $(HEADER_OBJS) $(HEADERS_ALL)
 # the build.
 ifndef NOBUILD
 -include $(wildcard $(BUILD)/tests/*.d $(BUILD)/tests/*/*.d $(BUILD)/samples/*.d $(BUILD)/bench/*.d \
-                    $(BUILD)/headers/*.d $(BUILD)/headers/*/*.d $(BUILD)/headers/*/*/*.d $(BUILD)/headers-all/*.d)
+                    $(BUILD)/headers/*.d $(BUILD)/headers/*/*.d $(BUILD)/headers/*/*/*.d \
+                    $(BUILD)/headers/*/*/*/*.d $(BUILD)/headers-all/*.d)
 endif
 
 # The slowest builds (the test binaries) come first, so parallel jobs finish together. check.sh
