@@ -5,18 +5,12 @@
 // 64, 256 and 0 (96 threads); K = 1, 4, 8; k = 1, odd, MaxK, and past the values there are.
 // Two calls back to back on one scratch per block; outputs written to global memory.
 #include "../common.cuh"
+#include "../topk_reference.cuh"
 #include <warpkit/block/topk.cuh>
 #include <algorithm>
 #include <vector>
 
 namespace {
-
-bool ranksBefore(double a, double b, bool largest) {
-    const bool na = isnan(a), nb = isnan(b);
-    if (na || nb) return largest ? (na && !nb) : (nb && !na);
-    if (a == b && a == 0) return largest ? (!signbit(a) && signbit(b)) : (signbit(a) && !signbit(b));
-    return largest ? a > b : a < b;
-}
 
 template <int BT, int K, int MaxK, typename T>
 __global__ void k_block_topk(const T* in, const unsigned* idx, const int* ks, T* ov, unsigned* oi, int* on) {
@@ -89,8 +83,8 @@ template <int BT, int K, int MaxK, typename T> void run(wk_rng* rng, int threads
             if (idx[(size_t)c * n + i] != warpkit::kTopKNoIndex) order.push_back(i);
         std::sort(order.begin(), order.end(), [&](int a, int b) { // by value order, then index
             const double va = wk_to_double(h[(size_t)c * n + a]), vb = wk_to_double(h[(size_t)c * n + b]);
-            if (ranksBefore(va, vb, largest)) return true;
-            if (ranksBefore(vb, va, largest)) return false;
+            if (wk_ranks_before(va, vb, largest)) return true;
+            if (wk_ranks_before(vb, va, largest)) return false;
             return idx[(size_t)c * n + a] < idx[(size_t)c * n + b];
         });
         const int want = std::min(ks[c], (int)order.size());

@@ -1,29 +1,19 @@
-// Tests of include/warpkit/device/topk.cuh: rowTopK, rowArgMax, rowArgMin.
+// Tests of include/warpkit/device/topk.cuh: rowTopK, rowArgMax, rowArgMin, rowTopKMask, rowSample.
 //
-// The reference is a stable sort of each row's columns on the host by an order written here on its
-// own (not warpkit's keys): NaN above every number, -0.0 just below +0.0, equal values by lowest
-// column. The answer is unique, so indices are compared exactly and values bit for bit (against
+// The reference is a stable sort of each row's columns on the host by the order of
+// tests/topk_reference.cuh (not warpkit's keys): NaN above every number, -0.0 just below +0.0, equal
+// values by lowest column. The answer is unique, so indices are compared exactly and values bit for bit (against
 // x at the reference's column). Outputs are poisoned first. Every case runs both forms (with a
 // workspace, which splits few rows over blocks, and without one, one block a row) and checks that
 // they give the same bits.
 #include "../common.cuh"
+#include "../topk_reference.cuh"
 #include <warpkit/device/topk.cuh>
 
 #include <algorithm>
 #include <vector>
 
 namespace {
-
-/// True when value a (column ia) ranks before b (column ib): the order of the header comment.
-bool ranksBefore(double a, double b, bool largest) {
-    const bool na = isnan(a), nb = isnan(b);
-    if (na || nb) return largest ? (na && !nb) : (nb && !na);
-    if (a == b && a == 0) { // -0.0 just below +0.0
-        const bool sa = signbit(a), sb = signbit(b);
-        return largest ? (!sa && sb) : (sa && !sb);
-    }
-    return largest ? a > b : a < b;
-}
 
 /// Data patterns of a row.
 enum Pattern { Random, Ties, Ascending, Descending, AllEqual, Specials, RoundEqual, kPatterns };
@@ -97,7 +87,7 @@ template <typename T, typename Idx> void runCase(wk_rng* rng, Shape s, int off, 
         const T* row = h.data() + off + r * ld;
         for (int c = 0; c < s.cols; ++c) order[c] = c;
         std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-            return ranksBefore(wk_to_double(row[a]), wk_to_double(row[b]), largest);
+            return wk_ranks_before(wk_to_double(row[a]), wk_to_double(row[b]), largest);
         });
         for (int j = 0; j < s.k; ++j) {
             const size_t o = (size_t)(r * s.k + j);
@@ -192,8 +182,8 @@ Test(device_topk, argmax_argmin) {
                 const float* row = h.data() + r * cols;
                 int bmax = 0, bmin = 0;
                 for (int c = 1; c < cols; ++c) {
-                    if (ranksBefore(row[c], row[bmax], true)) bmax = c;
-                    if (ranksBefore(row[c], row[bmin], false)) bmin = c;
+                    if (wk_ranks_before(row[c], row[bmax], true)) bmax = c;
+                    if (wk_ranks_before(row[c], row[bmin], false)) bmin = c;
                 }
                 cr_assert(gmax[r] == bmax && sameBits(gv[r], row[bmax]),
                           "rowArgMax rows=%lld cols=%d row %lld: %d, want %d", rows, cols, r, gmax[r], bmax);
@@ -293,8 +283,9 @@ template <typename T> void maskCase(wk_rng* rng, long long rows, int cols, int k
     for (long long r = 0; r < rows; ++r) {
         const T* row = h.data() + r * ld;
         for (int c = 0; c < cols; ++c) order[c] = c;
-        std::stable_sort(order.begin(), order.end(),
-                         [&](int a, int b) { return ranksBefore(wk_to_double(row[a]), wk_to_double(row[b]), true); });
+        std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+            return wk_ranks_before(wk_to_double(row[a]), wk_to_double(row[b]), true);
+        });
         std::fill(keep.begin(), keep.end(), 0);
         for (int j = 0; j < k; ++j) keep[order[j]] = 1;
         for (int c = 0; c < cols; ++c) {
@@ -494,4 +485,53 @@ Test(device_topk, sample_bad_arguments) {
     wk_download(g.data(), (unsigned char*)out, 16);
     for (int i = 0; i < 16; ++i) cr_assert(g[i] == 0xA5, "byte %d written by a refused call", i);
     for (void* b : {(void*)dx, (void*)out, ws}) WK_CUDA(cudaFree(b));
+}
+
+// ---- rowSample in a captured CUDA graph: seed and offset read at each replay ----------------------------
+Test(device_topk, sample_graph_replay) {
+    WK_REQUIRE_GPU();
+    wk_rng rng = wk_rng_make(0x708);
+    const long long rows = 64;
+    const int cols = 5000, reps = 3;
+    std::vector<float> h((size_t)(rows * cols));
+    for (auto& v : h) v = (float)wk_uniform(&rng, -3, 3);
+    float* dx = wk_alloc<float>(h.size());
+    wk_upload(dx, h.data(), h.size());
+    int *out = wk_alloc<int>(rows), *ref = wk_alloc<int>(rows);
+    unsigned long long* so = wk_alloc<unsigned long long>(2);
+    size_t bytes = 0;
+    WK_CUDA(warpkit::rowSample(dx, out, rows, cols, 1.f, 50, 0.95f, 0.f, so, so + 1, cols, nullptr, &bytes));
+    void* ws = wk_alloc<char>(bytes);
+    void* ws2 = wk_alloc<char>(bytes);
+    cudaStream_t st;
+    WK_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    WK_CUDA(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
+    WK_CUDA(warpkit::rowSample(dx, out, rows, cols, 1.f, 50, 0.95f, 0.f, so, so + 1, cols, ws, &bytes, st));
+    WK_CUDA(cudaStreamEndCapture(st, &graph));
+    WK_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+    std::vector<int> got(rows), want(rows), first(rows);
+    int changed = 0;
+    for (int r = 0; r < reps; ++r) {
+        const unsigned long long seedOffset[2] = {77, (unsigned long long)r};
+        wk_upload(so, seedOffset, 2);
+        wk_poison(out, rows);
+        WK_CUDA(cudaGraphLaunch(exec, st));
+        WK_CUDA(cudaStreamSynchronize(st));
+        WK_CUDA(warpkit::rowSample(dx, ref, rows, cols, 1.f, 50, 0.95f, 0.f, 77ull, (unsigned long long)r, cols, ws2,
+                                   &bytes));
+        WK_LAUNCHED();
+        wk_download(got.data(), out, rows);
+        wk_download(want.data(), ref, rows);
+        cr_assert(got == want, "replay %d: the graph's tokens differ from a direct call with offset %d", r, r);
+        if (r == 0) first = got;
+        else
+            for (long long i = 0; i < rows; ++i) changed += got[i] != first[i];
+    }
+    cr_assert(changed > 0, "every replay drew the same tokens: the offset was not read at replay");
+    WK_CUDA(cudaGraphExecDestroy(exec));
+    WK_CUDA(cudaGraphDestroy(graph));
+    WK_CUDA(cudaStreamDestroy(st));
+    for (void* b : {(void*)dx, (void*)out, (void*)ref, (void*)so, ws, ws2}) WK_CUDA(cudaFree(b));
 }

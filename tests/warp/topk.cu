@@ -2,24 +2,16 @@
 // patterns keep the value order and invert exactly), and warpTopK at every K against a stable sort
 // on the host, with ties, NaN, +-inf, -0.0 and partial warps (n < 32 K: empty slots rank last).
 #include "../common.cuh"
+#include "../topk_reference.cuh"
 #include <warpkit/warp/topk.cuh>
 #include <algorithm>
 #include <vector>
 
 namespace {
 
-/// The order of the header comment, written here on its own: a ranks before b.
-bool ranksBefore(double a, double b, bool largest) {
-    const bool na = isnan(a), nb = isnan(b);
-    if (na || nb) return largest ? (na && !nb) : (nb && !na);
-    if (a == b && a == 0) return largest ? (!signbit(a) && signbit(b)) : (signbit(a) && !signbit(b));
-    return largest ? a > b : a < b;
-}
-
 template <typename T> T fromBits(unsigned b) {
     T v;
-    if constexpr (sizeof(T) == 4)
-        memcpy(&v, &b, 4);
+    if constexpr (sizeof(T) == 4) memcpy(&v, &b, 4);
     else {
         const unsigned short h = (unsigned short)b;
         memcpy(&v, &h, 2);
@@ -33,7 +25,7 @@ template <typename T> void keyOrder(const std::vector<unsigned>& patterns) {
         const T b = fromBits<T>(patterns[(i * 7919 + 13) % patterns.size()]);
         const double da = wk_to_double(a), db = wk_to_double(b);
         const unsigned ka = warpkit::topkOrderKey(a), kb = warpkit::topkOrderKey(b);
-        cr_assert((ka > kb) == ranksBefore(da, db, true) && (ka < kb) == ranksBefore(db, da, true),
+        cr_assert((ka > kb) == wk_ranks_before(da, db, true) && (ka < kb) == wk_ranks_before(db, da, true),
                   "%s keys of %g and %g: %08x %08x", wk_type_name<T>(), da, db, ka, kb);
         if (!isnan(da)) {
             const T back = warpkit::topkKeyValue<T>(ka);
@@ -89,7 +81,7 @@ template <int K, typename T> void warpCase(wk_rng* rng) {
                 std::vector<int> order(n);
                 for (int i = 0; i < n; ++i) order[i] = i;
                 std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-                    return ranksBefore(wk_to_double(src[a]), wk_to_double(src[b]), largest != 0);
+                    return wk_ranks_before(wk_to_double(src[a]), wk_to_double(src[b]), largest != 0);
                 });
                 for (int r = 0; r < N; ++r) {
                     const unsigned idx = gi[(size_t)w * N + r];

@@ -9,7 +9,8 @@
 //   2. top-p: keeps rank r while the weight of the ranks before it is below topP x their total;
 //   3. draw: u = curand_uniform on Philox (seed, subsequence = row, offset), in (0, 1]; the token is
 //      the first kept rank whose inclusive weight sum reaches u x the kept total.
-// A NaN logit ranks first (rowTopK's order) and is returned as is; T = 0 returns rank 0, the argmax.
+// A NaN logit ranks first (rowTopK's order) and is returned as is; T = 0, and a row of -inf only,
+// return rank 0 (the argmax, the lowest column on ties).
 #pragma once
 
 #include <curand_kernel.h>
@@ -33,8 +34,8 @@ struct SampleParams {
 
 /// Weight of a logit l below the row's largest, top (stage 1).
 WARPKIT_DEVICE float sampleWeight(float l, float top, float temperature) {
-    if (top == __builtin_huge_valf()) return l == top ? 1.f : 0.f;
-    if (l == -__builtin_huge_valf()) return 0.f;
+    if (l == top) return 1.f; // rank 0 (and its equals) weigh 1: the kept set is never empty
+    if (top == __builtin_huge_valf() || l == -__builtin_huge_valf()) return 0.f;
     return expf((l - top) / temperature);
 }
 
@@ -48,7 +49,7 @@ template <typename T, typename Idx> __global__ void __launch_bounds__(kTopKThrea
         const T* v = values + row * k;
         const int* ix = indices + row * k;
         const float top = Arith<T>::to_acc(v[0]);
-        if (top != top || sp.temperature == 0.f || k == 1) { // NaN, or the argmax
+        if (top != top || top == -__builtin_huge_valf() || sp.temperature == 0.f || k == 1) { // NaN, all -inf, argmax
             if (t == 0) out[row] = (Idx)ix[0];
             continue;
         }
