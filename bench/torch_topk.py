@@ -37,7 +37,8 @@ def main():
         with open(wk_csv) as f:
             for r in csv.DictReader(f):
                 wk[(r["type"], int(r["rows"]), int(r["cols"]), int(r["k"]))] = float(r["topk_us"])
-    print(f"torch {torch.__version__}: torch.topk and torch.sort + slice; warpkit from {wk_csv if wk else '(not found)'}")
+    source = wk_csv if wk else "(not found)"
+    print(f"torch {torch.__version__}: torch.topk and torch.sort + slice; warpkit from {source}")
     print("| type | rows |   cols |    k | copy us | topk us | sort us | warpkit us | topk/wk | sort/wk |")
     print("|------|------|--------|------|---------|---------|---------|------------|---------|---------|")
     rows_out = []
@@ -60,8 +61,8 @@ def main():
                     ws = f"{w:10.1f}" if w else "         -"
                     rt = f"{topk_us / w:7.2f}x" if w else "       -"
                     rs = f"{sort_us / w:7.2f}x" if w and sort_us == sort_us else "       -"
-                    print(f"| {tname} | {rows:4d} | {cols:6d} | {k:4d} | {copy_us:7.1f} | {topk_us:7.1f} | {sort_us:7.1f} "
-                          f"| {ws} | {rt} | {rs} |")
+                    print(f"| {tname} | {rows:4d} | {cols:6d} | {k:4d} | {copy_us:7.1f} | {topk_us:7.1f} "
+                          f"| {sort_us:7.1f} | {ws} | {rt} | {rs} |")
                     rows_out.append([tname, rows, cols, k, copy_us, topk_us, sort_us, w if w else ""])
                 del x
     with open(out, "w", newline="") as f:
