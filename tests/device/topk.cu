@@ -535,3 +535,32 @@ Test(device_topk, sample_graph_replay) {
     WK_CUDA(cudaStreamDestroy(st));
     for (void* b : {(void*)dx, (void*)out, (void*)ref, (void*)so, ws, ws2}) WK_CUDA(cudaFree(b));
 }
+
+// ---- rowSample on special rows: all -inf, one finite value, NaN, +inf --------------------------------
+Test(device_topk, sample_special_rows) {
+    WK_REQUIRE_GPU();
+    const int cols = 10, rows = 4;
+    std::vector<float> h(rows * cols, -INFINITY);
+    h[1 * cols + 6] = 3.f; // row 1: the one finite value
+    h[2 * cols + 4] = NAN; // row 2: a NaN ranks first and is returned
+    h[2 * cols + 5] = 1.f;
+    h[3 * cols + 8] = INFINITY; // row 3: +inf takes all the weight
+    h[3 * cols + 2] = 100.f;
+    const int want[rows] = {0, 6, 4, 8};
+    float* dx = wk_alloc<float>(h.size());
+    wk_upload(dx, h.data(), h.size());
+    int* out = wk_alloc<int>(rows);
+    size_t bytes = 0;
+    WK_CUDA(warpkit::rowSample(dx, out, rows, cols, 1.f, 0, 1.f, 0.f, 5ull, 0ull, cols, nullptr, &bytes));
+    void* ws = wk_alloc<char>(bytes);
+    for (unsigned long long offset = 0; offset < 20; ++offset) {
+        wk_poison(out, rows);
+        WK_CUDA(warpkit::rowSample(dx, out, rows, cols, 1.f, 0, 1.f, 0.f, 5ull, offset, cols, ws, &bytes));
+        WK_LAUNCHED();
+        int got[rows];
+        wk_download(got, out, rows);
+        for (int r = 0; r < rows; ++r)
+            cr_assert(got[r] == want[r], "offset %llu row %d: token %d, want %d", offset, r, got[r], want[r]);
+    }
+    for (void* b : {(void*)dx, (void*)out, ws}) WK_CUDA(cudaFree(b));
+}
