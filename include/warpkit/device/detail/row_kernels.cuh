@@ -147,8 +147,10 @@ template <typename P, int Threads> __global__ void __launch_bounds__(Threads)
 #pragma unroll
     for (int k = 0; k < NI; ++k) xe[k][0] = hasX ? Arith<T>::to_acc(loadScalar(in[k] + xcol)) : 0.0f;
     typename P::Acc acc = rowStatsInit(p, row, cols, rank == 0 && t == 0);
-    rowStreamSweep<Threads, L>(p, acc, in, vec, sp, first + t, end);
-    if (hasX) rowStatsAdd<1>(p, acc, xe, xcol);
+    if constexpr (!RowStatsGiven<P>::value) { // statistics given from outside: one read
+        rowStreamSweep<Threads, L>(p, acc, in, vec, sp, first + t, end);
+        if (hasX) rowStatsAdd<1>(p, acc, xe, xcol);
+    }
     const typename P::Exchange total = clusterReduce(xch, round, rowStatsTotal<Threads>(p, acc), typename P::Merge{});
     const auto f = rowFactors(p, acc, total, row, sp, cols);
     if (rank == 0 && t == 0) rowOutputs(p, f, row);

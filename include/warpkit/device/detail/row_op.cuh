@@ -40,6 +40,8 @@
 //     rowColumn(p, k) -> const T*        column array k (null: not in use)
 //     rowSetColumns(p, c, origin)        read them from staged copies c of columns origin.. on
 //   inputs that stage together (default: one input): rowStageable(p) -> bool (host)
+//   statistics given from outside (default: false): P::kStatsGiven, the streamed path skips its
+//                                        statistics sweep (rowFactors reads them; device/sharded.cuh)
 #pragma once
 
 #include "row_part.cuh"
@@ -102,6 +104,13 @@ template <typename P> inline int rowColumnsInUse(const P& p) {
 template <typename X> X&& rowDeclval();
 template <typename... X> struct RowVoidOf { using type = void; };
 template <typename... X> using RowVoid = typename RowVoidOf<X...>::type;
+
+/// Whether P's row statistics come from outside (P::kStatsGiven; default false): the streamed path
+/// then skips its statistics sweep, and rowFactors reads the given statistics.
+template <typename P, typename = void> struct RowStatsGiven { static constexpr bool value = false; };
+template <typename P> struct RowStatsGiven<P, RowVoid<decltype(P::kStatsGiven)>> {
+    static constexpr bool value = P::kStatsGiven;
+};
 
 #define WARPKIT_DETAIL_ROW_HOOK(NAME, EXPR)                                                      \
     template <typename P, typename = void> struct NAME { static constexpr bool value = false; }; \
