@@ -1,0 +1,316 @@
+// Tests of include/warpkit/device/sharded.cuh on one GPU: each row cut into 1-8 shards at odd
+// boundaries (one-column shards, shards holding the target or not), every shard's statistics
+// (rowSoftmaxStats), the ranks' merge in rank order (rowStatsMerge), then each shard's finish
+// (rowSoftmaxApply, rowCrossEntropyFinish, rowLogSumExpFinish), against the unsharded calls of the
+// whole rows (rowSoftmax, rowCrossEntropy, rowLogSumExp) and rowLogSumExp against a double
+// reference.
+//   split:      seeded shapes (rows 1..40, cols 1..70000, strides, offsets), every type, plain and
+//               log softmax, ignored and out-of-range targets; rows with an all -inf shard, a NaN
+//               or a +inf in one shard; outputs poisoned; a second run gives the same bits.
+//   bad_args:   every bad argument returns cudaErrorInvalidValue (the host checks run without a
+//               GPU) and, on a GPU, writes nothing.
+#include "row_common.cuh"
+#include "../softmax_common.cuh" // floor_of
+#include <warpkit/device/sharded.cuh>
+#include <warpkit/device/softmax.cuh>
+#include <vector>
+
+using warpkit::RowShardStats;
+using warpkit::SoftmaxState;
+
+/// Shard boundaries of a row of `cols`: n shards (at most cols), each of at least one column, some
+/// of exactly one.
+static std::vector<int> sh_cuts(wk_rng* r, int cols, int n) {
+    n = n < cols ? n : cols;
+    std::vector<int> cut = {0};
+    for (int s = 1; s < n; ++s) {
+        const int left = cols - cut.back() - (n - s); // columns free for this shard beyond one
+        const int w = wk_int(r, 0, 2) == 0 ? 1 : 1 + (int)wk_int(r, 0, left > 0 ? left * 2 / (n - s + 1) : 0);
+        cut.push_back(cut.back() + w);
+    }
+    cut.push_back(cols);
+    return cut;
+}
+
+/// Whether got matches want (another call's output): NaN for NaN, equal infinities, else within
+/// rel x |want| + abs.
+static bool sh_close(double got, double want, double rel, double abs) {
+    if (isnan(want)) return isnan(got);
+    if (isinf(want)) return got == want;
+    return isfinite(got) && fabs(got - want) <= rel * fabs(want) + abs;
+}
+
+struct ShOut {
+    std::vector<float> loss, lse;
+    std::vector<char> y, grad; // raw bytes, for the same-bits check
+};
+
+/// One sharded run over the uploaded rows: statistics of each shard, the merge, the finishes.
+template <typename T> static int sh_run(const T* dx, const long long* dt, long long rows, int cols, long long ld,
+                                        const std::vector<int>& cut, warpkit::SoftmaxKind kind, float scale, size_t nx,
+                                        ShOut* o) {
+    const int n = (int)cut.size() - 1;
+    RowShardStats* g = wk_alloc<RowShardStats>((size_t)n * rows);
+    SoftmaxState* gs = wk_alloc<SoftmaxState>((size_t)n * rows);
+    RowShardStats* m = wk_alloc<RowShardStats>(rows);
+    float* loss = wk_alloc<float>((size_t)n * rows);
+    float* lse = wk_alloc<float>(rows);
+    T* y = wk_alloc<T>(nx);
+    T* gr = wk_alloc<T>(nx);
+    wk_poison(y, nx);
+    wk_poison(gr, nx);
+    wk_poison(loss, (size_t)n * rows);
+    int bad = 0;
+    auto ok = [&](cudaError_t e, const char* what) {
+        if (e != cudaSuccess) cr_log_error("%s returned %s", what, cudaGetErrorString(e)), ++bad;
+    };
+    for (int s = 0; s < n; ++s) {
+        const int w = cut[s + 1] - cut[s];
+        ok(warpkit::rowSoftmaxStats(dx + cut[s], dt, cut[s], g + (size_t)s * rows, rows, w, ld),
+           "rowSoftmaxStats (ce)");
+        ok(warpkit::rowSoftmaxStats(dx + cut[s], gs + (size_t)s * rows, rows, w, ld), "rowSoftmaxStats");
+    }
+    ok(warpkit::rowStatsMerge(g, m, n, rows), "rowStatsMerge (ce)");
+    ok(warpkit::rowStatsMerge(gs, gs, n, rows), "rowStatsMerge in place");
+    for (int s = 0; s < n; ++s) {
+        const int w = cut[s + 1] - cut[s];
+        ok(warpkit::rowSoftmaxApply(dx + cut[s], y + cut[s], gs, rows, w, kind, ld, ld), "rowSoftmaxApply");
+        ok(warpkit::rowCrossEntropyFinish(dx + cut[s], dt, m, loss + (size_t)s * rows, gr + cut[s], rows, w, cut[s],
+                                          cols, -100LL, scale, ld, ld),
+           "rowCrossEntropyFinish");
+    }
+    ok(warpkit::rowLogSumExpFinish(gs, lse, rows), "rowLogSumExpFinish");
+    WK_CUDA(cudaDeviceSynchronize());
+    o->loss.resize((size_t)n * rows);
+    o->lse.resize(rows);
+    o->y.resize(nx * sizeof(T));
+    o->grad.resize(nx * sizeof(T));
+    wk_download(o->loss.data(), loss, o->loss.size());
+    wk_download(o->lse.data(), lse, rows);
+    wk_download((T*)o->y.data(), y, nx);
+    wk_download((T*)o->grad.data(), gr, nx);
+    cudaFree(g);
+    cudaFree(gs);
+    cudaFree(m);
+    cudaFree(loss);
+    cudaFree(lse);
+    cudaFree(y);
+    cudaFree(gr);
+    return bad;
+}
+
+/// One case: the sharded calls against the unsharded ones. Returns mismatches.
+template <typename T> static int sh_case(wk_rng* r, long long rows, int cols, int shards, int iter) {
+    const long long ld = row_draw_ld(r, cols);
+    const int off = (int)wk_int(r, 0, 7);
+    const size_t nx = (size_t)off + (size_t)(rows - 1) * ld + cols + 8;
+    const std::vector<int> cut = sh_cuts(r, cols, shards);
+    const int n = (int)cut.size() - 1;
+    const warpkit::SoftmaxKind kind = iter % 2 ? warpkit::SoftmaxLog : warpkit::SoftmaxPlain;
+    const float scale = iter % 3 ? 1.0f : 1.0f / 7.0f;
+    std::vector<T> hx(nx);
+    std::vector<long long> ht(rows);
+    static const double scales[] = {1.0, 10.0, 100.0, 3e3};
+    for (size_t i = 0; i < nx; ++i) hx[i] = wk_from_double<T>(wk_uniform(r, -9.0, 9.0));
+    for (long long q = 0; q < rows; ++q) {
+        T* x = &hx[off + q * ld];
+        const double sc = scales[(q + iter) & 3];
+        for (int i = 0; i < cols; ++i) x[i] = wk_from_double<T>(wk_uniform(r, -sc, sc));
+        const int s = (int)wk_int(r, 0, n - 1); // the shard of this row's special values
+        switch ((q + iter) % 7) {
+        case 1: // an all -inf shard
+            for (int i = cut[s]; i < cut[s + 1]; ++i) x[i] = wk_from_double<T>(-INFINITY);
+            break;
+        case 2:
+            x[wk_int(r, cut[s], cut[s + 1] - 1)] = wk_from_double<T>(NAN);
+            break;
+        case 3:
+            x[wk_int(r, cut[s], cut[s + 1] - 1)] = wk_from_double<T>(INFINITY);
+            break;
+        case 4: // -inf everywhere but one shard
+            for (int i = 0; i < cols; ++i)
+                if (i < cut[s] || i >= cut[s + 1]) x[i] = wk_from_double<T>(-INFINITY);
+            break;
+        }
+        const int pick = (int)wk_int(r, 0, 9);
+        ht[q] = pick == 0 ? -100 : pick == 1 ? (wk_int(r, 0, 1) ? cols : -3) : wk_int(r, 0, cols - 1);
+    }
+    T* dx = wk_alloc<T>(nx);
+    long long* dt = wk_alloc<long long>(rows);
+    wk_upload(dx, hx.data(), nx);
+    wk_upload(dt, ht.data(), rows);
+    // The unsharded calls.
+    T* y = wk_alloc<T>(nx);
+    T* gr = wk_alloc<T>(nx);
+    float* loss = wk_alloc<float>(rows);
+    float* lse = wk_alloc<float>(rows);
+    int bad = 0;
+    WK_CUDA(warpkit::rowSoftmax(dx + off, y + off, rows, cols, kind, ld, ld));
+    WK_CUDA(warpkit::rowCrossEntropy(dx + off, dt, loss, gr + off, rows, cols, -100LL, 0.0f, scale, ld, ld));
+    WK_CUDA(warpkit::rowLogSumExp(dx + off, lse, rows, cols, ld));
+    WK_CUDA(cudaDeviceSynchronize());
+    std::vector<T> hy(nx), hg(nx);
+    std::vector<float> hl(rows), hlse(rows);
+    wk_download(hy.data(), y, nx);
+    wk_download(hg.data(), gr, nx);
+    wk_download(hl.data(), loss, rows);
+    wk_download(hlse.data(), lse, rows);
+    ShOut a, b;
+    bad += sh_run<T>(dx + off, dt, rows, cols, ld, cut, kind, scale, nx - off, &a);
+    bad += sh_run<T>(dx + off, dt, rows, cols, ld, cut, kind, scale, nx - off, &b);
+    if (a.loss != b.loss || a.lse != b.lse || a.y != b.y || a.grad != b.grad)
+        cr_log_error("%s %lld x %d in %d shards: two runs differ", wk_type_name<T>(), rows, cols, n), ++bad;
+    const T* sy = (const T*)a.y.data();
+    const T* sg = (const T*)a.grad.data();
+    const double out = sizeof(T) == 4 ? 4e-6 : 2 * wk_eps<T>(), fl = floor_of<T>();
+    for (long long q = 0; q < rows && bad < 3; ++q) {
+        double xmax = 0, lref = -INFINITY;
+        bool nan = false, pinf = false;
+        for (int i = 0; i < cols; ++i) {
+            const double v = wk_to_double(hx[off + q * ld + i]);
+            nan = nan || isnan(v);
+            pinf = pinf || v == INFINITY;
+            if (isfinite(v)) xmax = fmax(xmax, fabs(v));
+        }
+        double s = 0, m = -INFINITY;
+        for (int i = 0; i < cols; ++i) m = fmax(m, wk_to_double(hx[off + q * ld + i]));
+        for (int i = 0; i < cols && isfinite(m); ++i) s += exp(wk_to_double(hx[off + q * ld + i]) - m);
+        lref = nan ? NAN : pinf ? INFINITY : m == -INFINITY ? -INFINITY : m + log(s);
+        const double tl = 1e-5 * (1.0 + 2.0 * xmax);
+        if (!sh_close(hlse[q], lref, 0, tl))
+            cr_log_error("%s %lld x %d row %lld: rowLogSumExp %.9g want %.9g", wk_type_name<T>(), rows, cols, q,
+                         hlse[q], lref),
+                ++bad;
+        if (!sh_close(a.lse[q], hlse[q], 0, tl))
+            cr_log_error("%s %lld x %d row %lld: sharded log-sum-exp %.9g, whole %.9g", wk_type_name<T>(), rows, cols,
+                         q, a.lse[q], hlse[q]),
+                ++bad;
+        for (int k = 0; k < n; ++k)
+            if (memcmp(&a.loss[(size_t)k * rows + q], &a.loss[q], 4) != 0)
+                cr_log_error("%s row %lld: shard %d's loss differs from shard 0's", wk_type_name<T>(), q, k), ++bad;
+        if (!sh_close(a.loss[q], hl[q], 0, tl))
+            cr_log_error("%s %lld x %d in %d shards row %lld (target %lld): loss %.9g, whole %.9g", wk_type_name<T>(),
+                         rows, cols, n, q, ht[q], a.loss[q], hl[q]),
+                ++bad;
+        for (int i = 0; i < cols && bad < 3; ++i) {
+            const size_t at = (size_t)q * ld + i;
+            const double gy = wk_to_double(sy[at]), wy = wk_to_double(hy[off + at]);
+            const double gg = wk_to_double(sg[at]), wg = wk_to_double(hg[off + at]);
+            const bool logk = kind == warpkit::SoftmaxLog;
+            if (!sh_close(gy, wy, out, logk ? tl : fl))
+                cr_log_error("%s %lld x %d in %d shards row %lld col %d: y %.9g, whole %.9g", wk_type_name<T>(), rows,
+                             cols, n, q, i, gy, wy),
+                    ++bad;
+            if (!sh_close(gg, wg, out, 1e-6 * fabs(scale) + fl))
+                cr_log_error("%s %lld x %d in %d shards row %lld col %d (target %lld): grad %.9g, whole %.9g",
+                             wk_type_name<T>(), rows, cols, n, q, i, ht[q], gg, wg),
+                    ++bad;
+        }
+    }
+    // Nothing outside the rows written.
+    for (size_t i = 0; i + off < nx && bad < 3; ++i) {
+        const bool in = (long long)(i % ld) < cols && (long long)(i / ld) < rows;
+        const unsigned char* py = (const unsigned char*)&sy[i];
+        if (!in && (py[0] != 0xA5 || ((const unsigned char*)&sg[i])[0] != 0xA5))
+            cr_log_error("%s %lld x %d: element %zu outside the rows written", wk_type_name<T>(), rows, cols, i), ++bad;
+    }
+    cudaFree(dx);
+    cudaFree(dt);
+    cudaFree(y);
+    cudaFree(gr);
+    cudaFree(loss);
+    cudaFree(lse);
+    return bad;
+}
+
+template <typename T> static int sh_one(wk_rng* r, long long, int iter) {
+    static const int edges[] = {1, 2, 7, 33, 1000, 1031, 2053, 4099, 8200, 20000, 70001};
+    const int cols = edges[wk_int(r, 0, 10)] + (int)wk_int(r, 0, 2);
+    const long long rows = wk_int(r, 0, 3) == 0 ? 1 : wk_int(r, 1, cols > 8000 ? 12 : 40);
+    return sh_case<T>(r, rows, cols, (int)wk_int(r, 1, 8), iter);
+}
+
+Test(device_sharded, split) {
+    WK_REQUIRE_GPU();
+    row_fuzz("sharded", 3301, wk_quick() ? 24 : 90, sh_one<float>, sh_one<__half>, sh_one<__nv_bfloat16>);
+}
+
+/// Every bad argument: cudaErrorInvalidValue before any GPU work (the pointers are never read).
+static int sh_bad_calls(float* x, float* y, long long* t, RowShardStats* st, SoftmaxState* ss, float* l) {
+    int bad = 0;
+    auto want = [&](cudaError_t e, const char* what) {
+        if (e != cudaErrorInvalidValue) cr_log_error("%s: %s", what, cudaGetErrorString(e)), ++bad;
+    };
+    want(warpkit::rowSoftmaxStats(x, ss, -1, 8, 8), "stats rows < 0");
+    want(warpkit::rowSoftmaxStats(x, ss, 2, 0, 8), "stats cols < 1");
+    want(warpkit::rowSoftmaxStats(x, ss, 2, 8, 7), "stats ldx < cols");
+    want(warpkit::rowSoftmaxStats(x, (SoftmaxState*)nullptr, 2, 8, 8), "stats null stats");
+    want(warpkit::rowSoftmaxStats((float*)nullptr, ss, 2, 8, 8), "stats null x");
+    want(warpkit::rowSoftmaxStats(x, t, -1, st, 2, 8, 8), "ce stats shardBegin < 0");
+    want(warpkit::rowSoftmaxStats(x, (long long*)nullptr, 0, st, 2, 8, 8), "ce stats null targets");
+    want(warpkit::rowStatsMerge(st, st, 0, 2), "merge ranks < 1");
+    want(warpkit::rowStatsMerge(ss, ss, 2, -1), "merge rows < 0");
+    want(warpkit::rowStatsMerge((SoftmaxState*)nullptr, ss, 2, 2), "merge null gathered");
+    want(warpkit::rowSoftmaxApply(x, y, ss, 2, 8, (warpkit::SoftmaxKind)4, 8, 8), "apply unknown kind");
+    want(warpkit::rowSoftmaxApply(x, y, ss, 2, 8, warpkit::SoftmaxPlain, 8, 7), "apply ldy < cols");
+    want(warpkit::rowSoftmaxApply(x, x, ss, 2, 8, warpkit::SoftmaxPlain, 8, 9), "apply in place, strides differ");
+    want(warpkit::rowSoftmaxApply(x, y, (SoftmaxState*)nullptr, 2, 8, warpkit::SoftmaxPlain, 8, 8), "apply null stats");
+    want(warpkit::rowCrossEntropyFinish(x, t, st, l, y, 2, 8, 4, 11, -100, 1.0f, 8, 8), "finish shard past vocab");
+    want(warpkit::rowCrossEntropyFinish(x, t, st, l, y, 2, 8, -1, 16, -100, 1.0f, 8, 8), "finish shardBegin < 0");
+    want(warpkit::rowCrossEntropyFinish(x, t, st, (float*)nullptr, (float*)nullptr, 2, 8, 0, 16, -100, 1.0f, 8, 8),
+         "finish no outputs");
+    want(warpkit::rowCrossEntropyFinish((float*)nullptr, t, st, l, y, 2, 8, 0, 16, -100, 1.0f, 8, 8),
+         "finish null logits");
+    want(warpkit::rowCrossEntropyFinish(x, t, (RowShardStats*)nullptr, l, y, 2, 8, 0, 16, -100, 1.0f, 8, 8),
+         "finish null stats");
+    want(warpkit::rowCrossEntropyFinish(x, t, st, l, x, 2, 8, 0, 16, -100, 1.0f, 8, 9),
+         "finish in place, strides differ");
+    want(warpkit::rowCrossEntropyFinish(x, t, st, l, y, 2, 8, 0, 16, -100, 1.0f, 8, 7), "finish ldGrad < cols");
+    want(warpkit::rowLogSumExp(x, (float*)nullptr, 2, 8, 8), "lse null out");
+    want(warpkit::rowLogSumExp(x, l, 2, 8, 3), "lse ldx < cols");
+    want(warpkit::rowLogSumExpFinish(ss, l, -2), "lse finish rows < 0");
+    want(warpkit::rowLogSumExpFinish((SoftmaxState*)nullptr, l, 2), "lse finish null stats");
+    return bad;
+}
+
+Test(device_sharded, bad_args) {
+    // Host checks alone: pointers that no call may read.
+    float* fx = (float*)64;
+    int bad = sh_bad_calls(fx, fx + 64, (long long*)128, (RowShardStats*)256, (SoftmaxState*)512, fx + 128);
+    cr_expect(bad == 0, "%d bad arguments accepted (host checks)", bad);
+    if (!wk_has_gpu()) return;
+    // On a GPU: real buffers, poisoned, untouched by every bad call; rows = 0 is a no-op.
+    const int n = 64;
+    float* x = wk_alloc<float>(n);
+    float* y = wk_alloc<float>(n);
+    float* l = wk_alloc<float>(n);
+    long long* t = wk_alloc<long long>(n);
+    RowShardStats* st = wk_alloc<RowShardStats>(n);
+    SoftmaxState* ss = wk_alloc<SoftmaxState>(n);
+    wk_poison(y, n);
+    wk_poison(l, n);
+    wk_poison(st, n);
+    wk_poison(ss, n);
+    bad = sh_bad_calls(x, y, t, st, ss, l);
+    WK_CUDA(warpkit::rowSoftmaxStats(x, ss, 0, 8, 8));
+    WK_CUDA(warpkit::rowStatsMerge(st, st, 3, 0));
+    WK_CUDA(warpkit::rowCrossEntropyFinish(x, t, st, l, y, 0, 8, 0, 16, -100, 1.0f, 8, 8));
+    WK_CUDA(cudaDeviceSynchronize());
+    std::vector<unsigned char> h(n * sizeof(RowShardStats));
+    int touched = 0;
+    wk_download((float*)h.data(), y, n);
+    for (int i = 0; i < n * 4; ++i) touched += h[i] != 0xA5;
+    wk_download((float*)h.data(), l, n);
+    for (int i = 0; i < n * 4; ++i) touched += h[i] != 0xA5;
+    wk_download((RowShardStats*)h.data(), st, n);
+    for (size_t i = 0; i < h.size(); ++i) touched += h[i] != 0xA5;
+    wk_download((SoftmaxState*)h.data(), ss, n);
+    for (int i = 0; i < n * 8; ++i) touched += h[i] != 0xA5;
+    cr_expect(bad == 0 && touched == 0, "%d bad arguments accepted, %d bytes written", bad, touched);
+    cudaFree(x);
+    cudaFree(y);
+    cudaFree(l);
+    cudaFree(t);
+    cudaFree(st);
+    cudaFree(ss);
+}
