@@ -71,6 +71,21 @@ else
   CRIT_HEADER := /usr/include/criterion/criterion.h
 endif
 
+# --- NCCL (optional) -------------------------------------------------------------------------
+# The multi-GPU programs (NCCL_BINS) use NCCL where nccl.h is found: under NCCL_HOME (include/,
+# lib/), else in the Python package nvidia-nccl (PyTorch's); without it they build as stubs that
+# say why they skip. warpkit's headers never include nccl.h.
+ifndef NOBUILD
+  ifeq ($(strip $(NCCL_HOME)),)
+    NCCL_HOME := $(shell python3 -c 'import nvidia.nccl as m; print(list(m.__path__)[0])' 2>/dev/null)
+  endif
+endif
+NCCL_LIB := $(firstword $(wildcard $(NCCL_HOME)/lib/libnccl.so.2 $(NCCL_HOME)/lib/libnccl.so))
+ifneq ($(and $(wildcard $(NCCL_HOME)/include/nccl.h),$(NCCL_LIB)),)
+  NCCL_FLAGS := -DWARPKIT_HAVE_NCCL -I$(NCCL_HOME)/include -L$(dir $(NCCL_LIB)) -l:$(notdir $(NCCL_LIB)) \
+                -Xlinker -rpath=$(dir $(NCCL_LIB))
+endif
+
 # --- sources --------------------------------------------------------------------------------
 # Criterion tests: tests/*.cu and one level of folders mirroring include/warpkit/ (tests/device/...);
 # tests/ptx, tests/sass, tests/compile_fail and tests/consumer hold inputs of tests/check.sh.
@@ -88,6 +103,8 @@ SHIM_LIBS   := $(patsubst bench/%_shim.cu,$(BUILD)/bench/libwarpkit_%.so,$(SHIM_
 PUBLIC_HEADERS := $(foreach h,$(HEADERS),$(if $(findstring /detail/,$(h)),,$(h)))
 HEADER_OBJS := $(patsubst include/%.cuh,$(BUILD)/headers/%.o,$(HEADERS))
 HEADERS_ALL := $(BUILD)/headers-all/all.o
+NCCL_BINS   := $(BUILD)/tests/device/sharded_nccl $(BUILD)/samples/vocab_parallel_ce $(BUILD)/bench/sharded
+$(NCCL_BINS): NVFLAGS += -lpthread $(NCCL_FLAGS)
 
 .PHONY: all test demo bench sanitize headers criterion clean help install uninstall
 .DELETE_ON_ERROR:
@@ -116,6 +133,8 @@ help:
 	@echo '  NVCC=path             the CUDA compiler (default nvcc)'
 	@echo '  EXTRA_NVFLAGS=...     more nvcc flags for samples, tests and benchmarks'
 	@echo '  CRITERION_PREFIX=dir  use a Criterion installed under dir (include/ and lib/)'
+	@echo '  NCCL_HOME=dir         NCCL (include/nccl.h, lib/) for the multi-GPU programs; default: the Python'
+	@echo '                        package nvidia-nccl, else they build as stubs that skip'
 
 # Criterion: install it from Debian's packages when missing and we are root, else say how.
 criterion:
