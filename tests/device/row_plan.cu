@@ -9,6 +9,7 @@
 // Regenerate (only when a plan is meant to change, and say so in the commit):
 //   WARPKIT_GOLDEN_WRITE=1 build/tests/device/row_plan   (run from the repository root)
 #include "row_common.cuh"
+#include "golden.cuh"
 #include <warpkit/device/softmax.cuh>
 #include <warpkit/device/norm.cuh>
 #include <warpkit/device/cross_entropy.cuh>
@@ -164,46 +165,10 @@ std::string allPlans() {
     return out;
 }
 
-bool readFile(const char* path, std::string* s) {
-    FILE* f = fopen(path, "rb");
-    if (!f) return false;
-    char buf[65536];
-    size_t n;
-    s->clear();
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0) s->append(buf, n);
-    fclose(f);
-    return true;
-}
-
-/// The 1-based number of the first line where a and b differ, and both lines.
-int firstDiff(const std::string& a, const std::string& b, std::string* la, std::string* lb) {
-    size_t i = 0, j = 0;
-    for (int line = 1;; ++line) {
-        const size_t ea = a.find('\n', i), eb = b.find('\n', j);
-        *la = a.substr(i, ea == std::string::npos ? std::string::npos : ea - i);
-        *lb = b.substr(j, eb == std::string::npos ? std::string::npos : eb - j);
-        if (*la != *lb || ea == std::string::npos || eb == std::string::npos) return line;
-        i = ea + 1;
-        j = eb + 1;
-    }
-}
-
 } // namespace
 
 Test(device_row_plan, golden) {
-    const std::string got = allPlans();
-    if (getenv("WARPKIT_GOLDEN_WRITE")) {
-        FILE* f = fopen(kGoldenPath, "wb");
-        cr_assert(f != nullptr, "cannot write %s (run from the repository root)", kGoldenPath);
-        fwrite(got.data(), 1, got.size(), f);
-        fclose(f);
-    }
-    std::string want;
-    cr_assert(readFile(kGoldenPath, &want), "cannot read %s (run from the repository root)", kGoldenPath);
-    std::string la, lb;
-    const int line = got == want ? 0 : firstDiff(got, want, &la, &lb);
+    wk_golden_check(kGoldenPath, allPlans());
     cr_expect(gUncompiled == 0, "%d plans have no compiled kernel (row_plan.cuh's shape tables), the first: %s",
               gUncompiled, gFirstUncompiled.c_str());
-    cr_expect(line == 0, "plans differ from %s at line %d:\n  now:    %s\n  golden: %s", kGoldenPath, line, la.c_str(),
-              lb.c_str());
 }
