@@ -1,8 +1,37 @@
-"""Timing helpers shared by the torch peer scripts (bench/torch_*.py; bench/run.sh runs those, not
-this one), as bench/bench.cuh's:
-CUDA events around each call, a GPU spin before each start event so the host's launch latency stays
-out of the interval, the median of the timed calls; and dynamo limits high enough that every static
-shape gets its own compiled graph."""
+"""What the torch peer scripts (bench/torch_*.py; bench/run.sh runs those, not this one) share: their
+start (the CSV path, torch, the warpkit shim, or a clean skip), the timing of bench/bench.cuh (CUDA
+events around each call, a GPU spin before each start event so the host's launch latency stays out of
+the interval, the median of the timed calls), and dynamo limits high enough that every static shape
+gets its own compiled graph."""
+import os
+import sys
+
+
+def start(name):
+    """The CSV path (argv[1], else build/bench/<name>.csv) and the torch module; torch is None after
+    printing why the script skips (torch not importable, no CUDA device)."""
+    out = sys.argv[1] if len(sys.argv) > 1 else f"build/bench/{name}.csv"
+    try:
+        import torch
+    except Exception as e:  # noqa: BLE001 - any import failure means "no torch here"
+        print(f"{name}: skipped: torch not importable ({type(e).__name__})")
+        return out, None
+    if not torch.cuda.is_available():
+        print(f"{name}: skipped: no CUDA device")
+        return out, None
+    return out, torch
+
+
+def load_shim(name, out, lib):
+    """The ctypes handle of the warpkit shim `lib`, built by `make bench` next to the CSV path out;
+    None after printing that the script skips when it is not built."""
+    import ctypes
+
+    so = os.path.join(os.path.dirname(out) or ".", lib)
+    if not os.path.exists(so):
+        print(f"{name}: skipped: {so} not built (make bench builds it)")
+        return None
+    return ctypes.CDLL(so)
 
 
 def median_ms(torch, fn, warmup=5, reps=30):
@@ -24,6 +53,11 @@ def median_ms(torch, fn, warmup=5, reps=30):
         times.append(a.elapsed_time(b))
     times.sort()
     return times[len(times) // 2]
+
+
+def timer(torch, warmup=5, reps=30):
+    """median_ms with torch and the call counts bound: timer(torch)(fn) is median_ms(torch, fn)."""
+    return lambda fn: median_ms(torch, fn, warmup, reps)
 
 
 def allow_many_shapes(torch):

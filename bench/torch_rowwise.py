@@ -23,6 +23,9 @@ import os
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _torch_timing import allow_many_shapes, load_shim, start, timer  # noqa: E402
+
 COLS = [256, 1024, 4096, 8192, 16384, 65536, 262144]
 VOCAB = [32000, 50257, 151936]
 OPS = ["layer_norm", "rms_norm", "ce_loss", "ce_loss_grad", "softmax_bwd", "log_softmax_bwd"]
@@ -30,21 +33,14 @@ N = 1 << 26
 
 
 def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else "build/bench/torch_rowwise.csv"
-    try:
-        import torch
-        import torch.nn.functional as F
-    except Exception as e:  # noqa: BLE001 - any import failure means "no torch here"
-        print(f"torch_rowwise: skipped: torch not importable ({type(e).__name__})")
+    out, torch = start("torch_rowwise")
+    if torch is None:
         return 0
-    if not torch.cuda.is_available():
-        print("torch_rowwise: skipped: no CUDA device")
+    import torch.nn.functional as F
+
+    lib = load_shim("torch_rowwise", out, "libwarpkit_rowwise.so")
+    if lib is None:
         return 0
-    so = os.path.join(os.path.dirname(out) or ".", "libwarpkit_rowwise.so")
-    if not os.path.exists(so):
-        print(f"torch_rowwise: skipped: {so} not built (make bench builds it)")
-        return 0
-    lib = ctypes.CDLL(so)
     vp, ll, ci, cf = ctypes.c_void_p, ctypes.c_longlong, ctypes.c_int, ctypes.c_float
     lib.wk_layer_norm.argtypes = [ci, vp, vp, ll, ci, vp, vp, cf, vp, vp, ll, ll, vp]
     lib.wk_rms_norm.argtypes = [ci, vp, vp, ll, ci, vp, cf, vp, ll, ll, vp]
@@ -61,13 +57,8 @@ def main():
     def stream():
         return torch.cuda.current_stream().cuda_stream
 
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from _torch_timing import allow_many_shapes, median_ms as timed
-
     allow_many_shapes(torch)  # one compiled graph per shape, as a model with fixed sizes gets
-
-    def median_ms(fn, warmup=5, reps=30):
-        return timed(torch, fn, warmup, reps)
+    median_ms = timer(torch)
 
     def rms_eager(x, w, eps):
         if hasattr(F, "rms_norm"):

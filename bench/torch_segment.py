@@ -16,6 +16,9 @@ import csv
 import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _torch_timing import load_shim, start, timer  # noqa: E402
+
 DISTS = ["mean1", "mean4", "mean32", "mean256", "mean4096", "powerlaw", "giant"]
 M64 = (1 << 64) - 1
 
@@ -52,36 +55,28 @@ def lengths_for(np, d, rows):
 
 
 def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else "build/bench/torch_segment.csv"
+    out, torch = start("torch_segment")
+    if torch is None:
+        return 0
     try:
         import numpy as np
-        import torch
-    except Exception as e:  # noqa: BLE001 - any import failure means "no torch here"
-        print(f"torch_segment: skipped: torch or numpy not importable ({type(e).__name__})")
+    except Exception as e:  # noqa: BLE001
+        print(f"torch_segment: skipped: numpy not importable ({type(e).__name__})")
         return 0
-    if not torch.cuda.is_available():
-        print("torch_segment: skipped: no CUDA device")
-        return 0
-    so = os.path.join(os.path.dirname(out) or ".", "libwarpkit_segment.so")
-    if not os.path.exists(so):
-        print(f"torch_segment: skipped: {so} not built (make bench builds it)")
+    lib = load_shim("torch_segment", out, "libwarpkit_segment.so")
+    if lib is None:
         return 0
     try:
         from torch_geometric.utils import softmax as pyg_softmax
     except Exception as e:  # noqa: BLE001
         pyg_softmax = None
         print(f"torch_segment: torch_geometric not importable ({type(e).__name__}): no softmax peer")
-    lib = ctypes.CDLL(so)
     vp, ll, ci = ctypes.c_void_p, ctypes.c_longlong, ctypes.c_int
     sz = ctypes.POINTER(ctypes.c_size_t)
     lib.wk_segment_softmax.argtypes = [vp, vp, ll, vp, ll, ci, ci, vp, sz, vp]
     lib.wk_segment_reduce.argtypes = [ci, vp, vp, ll, vp, ll, vp, sz, vp]
     lib.wk_segment_softmax.restype = lib.wk_segment_reduce.restype = ci
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from _torch_timing import median_ms as timed
-
-    def median_ms(fn):
-        return timed(torch, fn, 3, 20)
+    median_ms = timer(torch, 3, 20)
 
     def stream():
         return torch.cuda.current_stream().cuda_stream

@@ -14,6 +14,9 @@ import os
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _torch_timing import allow_many_shapes, start, timer  # noqa: E402
+
 ANCHOR_COLS = [32, 128, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 262144]
 ODD_COLS = [197, 1000, 1023, 1025, 2047, 2049, 4097, 8191, 8193, 16383, 16385, 32767, 32769, 50257, 65537, 100003, 262143]
 FEW_ROWS = [1, 8, 64]
@@ -22,14 +25,8 @@ N = 1 << 26
 
 
 def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else "build/bench/torch_softmax.csv"
-    try:
-        import torch
-    except Exception as e:  # noqa: BLE001 - any import failure means "no torch here"
-        print(f"torch_softmax: skipped: torch not importable ({type(e).__name__})")
-        return 0
-    if not torch.cuda.is_available():
-        print("torch_softmax: skipped: no CUDA device")
+    out, torch = start("torch_softmax")
+    if torch is None:
         return 0
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     sys.path.insert(0, os.path.join(root, "python"))
@@ -39,12 +36,7 @@ def main():
     warpkit.load()
     print(f"warpkit extension ready in {time.time() - t0:.0f} s")
 
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from _torch_timing import allow_many_shapes, median_ms as timed
-
-    def median_ms(fn, warmup=5, reps=30):
-        return timed(torch, fn, warmup, reps)
-
+    median_ms = timer(torch)
     allow_many_shapes(torch)  # one compiled graph per shape, as a model with fixed sizes gets
     compiled = torch.compile(lambda t: torch.softmax(t, -1), dynamic=False)
     compile_s = 0.0

@@ -13,23 +13,18 @@ import csv
 import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _torch_timing import median_ms, start  # noqa: E402
+
 ROWS = [1, 8, 64, 512, 4096]
 COLS = [32000, 50257, 128256, 151936, 262144]
 KS = [1, 8, 50, 256, 1024]
 
 
 def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else "build/bench/torch_topk.csv"
-    try:
-        import torch
-    except Exception as e:  # noqa: BLE001 - any import failure means "no torch here"
-        print(f"torch_topk: skipped: torch not importable ({type(e).__name__})")
+    out, torch = start("torch_topk")
+    if torch is None:
         return 0
-    if not torch.cuda.is_available():
-        print("torch_topk: skipped: no CUDA device")
-        return 0
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from _torch_timing import median_ms
 
     wk = {}
     wk_csv = os.path.join(os.path.dirname(out) or ".", "topk.csv")
