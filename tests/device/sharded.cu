@@ -7,6 +7,8 @@
 //   split:      seeded shapes (rows 1..40, cols 1..70000, strides, offsets), every type, plain and
 //               log softmax, ignored and out-of-range targets; rows with an all -inf shard, a NaN
 //               or a +inf in one shard; outputs poisoned; a second run gives the same bits.
+//   paths:      forced plans (warp, block, cluster, staged, streamed) of the statistics and both
+//               finishes against the public calls' results.
 //   bad_args:   every bad argument returns cudaErrorInvalidValue (the host checks run without a
 //               GPU) and, on a GPU, writes nothing.
 #include "row_common.cuh"
@@ -233,6 +235,94 @@ template <typename T> static int sh_one(wk_rng* r, long long, int iter) {
 Test(device_sharded, split) {
     WK_REQUIRE_GPU();
     row_fuzz("sharded", 3301, wk_quick() ? 24 : 90, sh_one<float>, sh_one<__half>, sh_one<__nv_bfloat16>);
+}
+
+/// Every kernel of the row runner on the new params types (forced plans, 3 rows of each column count,
+/// two shards): the statistics (CE form), the softmax finish and the cross-entropy finish, each
+/// against the public calls' results (the dispatcher's plans) within rounding. Returns mismatches.
+template <typename T> static int sh_paths(int* seen) {
+    using namespace warpkit::detail;
+    const DeviceProps d = row_props();
+    int dev = 0;
+    WK_CUDA(cudaGetDevice(&dev));
+    int bad = 0, salt = 0;
+    std::vector<int> cols = {1, 5, 33, 257, 1025, 4097, 8193, 20001, 65537, 131073};
+    for (int c : row_thinned(cols)) {
+        const long long rows = 3, ld = c + 5, vocab = 2LL * c + 3,
+                        begin = c + 1; // this shard: columns begin..begin + c
+        wk_rng r = wk_rng_make(0x5a7000ull + salt++);
+        std::vector<T> hx((size_t)rows * ld);
+        for (T& v : hx) v = wk_from_double<T>(wk_uniform(&r, -20.0, 20.0));
+        const std::vector<long long> ht = {begin + c / 2, 0, begin + c - 1}; // in the shard, elsewhere, its last column
+        T* dx = wk_alloc<T>(hx.size());
+        T* dy = wk_alloc<T>(hx.size());
+        long long* dt = wk_alloc<long long>(rows);
+        RowShardStats* st = wk_alloc<RowShardStats>(2 * rows);
+        SoftmaxState* ss = wk_alloc<SoftmaxState>(rows);
+        float* loss = wk_alloc<float>(2 * rows);
+        wk_upload(dx, hx.data(), hx.size());
+        wk_upload(dt, ht.data(), rows);
+        // The public calls: this shard's statistics, the other shard's made up, merged; the finishes.
+        WK_CUDA(warpkit::rowSoftmaxStats(dx, dt, begin, st, rows, c, ld));
+        const RowShardStats other[3] = {{3.0f, 1.5f, 0.0f}, {25.0f, 2.0f, -1.0f}, {-INFINITY, 0.0f, 0.0f}};
+        wk_upload(st + rows, other, rows);
+        WK_CUDA(warpkit::rowStatsMerge(st, st, 2, rows));
+        std::vector<RowShardStats> hs(rows);
+        wk_download(hs.data(), st, rows);
+        std::vector<SoftmaxState> hss(rows); // the softmax finish takes the merged {max, sum}
+        for (long long q = 0; q < rows; ++q) hss[q] = SoftmaxState{hs[q].max, hs[q].sum};
+        wk_upload(ss, hss.data(), rows);
+        WK_CUDA(warpkit::rowSoftmaxApply(dx, dy, ss, rows, c, warpkit::SoftmaxPlain, ld, ld));
+        std::vector<T> wantY(hx.size()), wantG(hx.size()), got(hx.size());
+        wk_download(wantY.data(), dy, hx.size());
+        WK_CUDA(warpkit::rowCrossEntropyFinish(dx, dt, st, loss, dy, rows, c, begin, vocab, -100LL, 0.5f, ld, ld));
+        wk_download(wantG.data(), dy, hx.size());
+        std::vector<RowShardStats> wantS(rows), gotS(rows);
+        WK_CUDA(warpkit::rowSoftmaxStats(dx, dt, begin, st + rows, rows, c, ld));
+        wk_download(wantS.data(), st + rows, rows);
+        auto compare = [&](const char* what, const std::vector<T>& want, int path) {
+            wk_download(got.data(), dy, got.size());
+            for (long long q = 0; q < rows; ++q)
+                for (int i = 0; i < c; ++i) {
+                    const double a = wk_to_double(got[q * ld + i]), b = wk_to_double(want[q * ld + i]);
+                    if (!(fabs(a - b) <= (sizeof(T) == 4 ? 4e-6 : 2 * wk_eps<T>()) * fabs(b) + floor_of<T>()) &&
+                        bad++ < 3)
+                        cr_log_error("paths %s %s: %d columns, path %d, row %lld col %d: %.9g, dispatcher's %.9g", what,
+                                     wk_type_name<T>(), c, path, q, i, a, b);
+                }
+        };
+        for (const RowPlan& p : row_forced_plans<ShardFinishParams<T>>(c, d, 3, 5)) {
+            seen[p.path] = 1;
+            wk_poison(dy, hx.size());
+            const ShardApplyParams<T, warpkit::SoftmaxPlain> pa{{}, dx, dy, ss, ld, ld};
+            WK_CUDA(rowOpRun(p, pa, rows, c, dev, d, 0));
+            compare("rowSoftmaxApply", wantY, p.path);
+            wk_poison(dy, hx.size());
+            const ShardFinishParams<T> pf{{}, {dx, dt, loss + rows, dy, ld, ld, -100LL, 0.0f, 0.5f}, st, begin, vocab};
+            WK_CUDA(rowOpRun(p, pf, rows, c, dev, d, 0));
+            compare("rowCrossEntropyFinish", wantG, p.path);
+            const ShardStatsParams<T> ps{dx, dt, nullptr, st + rows, nullptr, ld, begin};
+            WK_CUDA(rowOpRun(p, ps, rows, c, dev, d, 0));
+            wk_download(gotS.data(), st + rows, rows);
+            for (long long q = 0; q < rows; ++q)
+                if ((gotS[q].max != wantS[q].max || gotS[q].targetLogit != wantS[q].targetLogit ||
+                     !(fabs(gotS[q].sum - wantS[q].sum) <= 4e-6 * wantS[q].sum)) &&
+                    bad++ < 3)
+                    cr_log_error(
+                        "paths stats %s: %d columns, path %d, row %lld: {%.9g, %.9g, %.9g}, dispatcher's {%.9g, "
+                        "%.9g, %.9g}",
+                        wk_type_name<T>(), c, (int)p.path, q, gotS[q].max, gotS[q].sum, gotS[q].targetLogit,
+                        wantS[q].max, wantS[q].sum, wantS[q].targetLogit);
+        }
+        cudaFree(dx), cudaFree(dy), cudaFree(dt), cudaFree(st), cudaFree(ss), cudaFree(loss);
+    }
+    return bad;
+}
+
+Test(device_sharded, paths) {
+    WK_REQUIRE_GPU();
+    int seen[5] = {0, 0, 0, 0, 0};
+    row_expect_paths("sharded", sh_paths<float>(seen) + sh_paths<__half>(seen) + sh_paths<__nv_bfloat16>(seen), seen);
 }
 
 /// Every bad argument: cudaErrorInvalidValue before any GPU work (the pointers are never read).
