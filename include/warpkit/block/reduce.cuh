@@ -460,22 +460,17 @@ WARPKIT_DEVICE ValueIndex<T> blockReduceArgMinToThread0(T value, int index) {
 // halves and the .y halves reduced separately over the block, in float2, rounded once (see
 // warp/packed.cuh). Every thread of the block must call; every thread gets the pair.
 
-#define WARPKIT_DETAIL_BLOCK_PACKED_OP(P, NAME, OP)                                       \
-    template <int BlockThreads = 0> WARPKIT_DEVICE P blockReduce##NAME(P v) {             \
-        WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockReduce" #NAME);                   \
-        return detail::Packed16<P>::from_acc(blockReduce<BlockThreads>(                   \
-            detail::Packed16<P>::to_acc(v), typename detail::PairOf<OP>::Pair{}));       \
+#define WARPKIT_DETAIL_BLOCK_PACKED(P, OP)                                                                   \
+    template <int BlockThreads = 0> WARPKIT_DEVICE P blockReduce##OP(P v) {                                  \
+        WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockReduce" #OP);                                        \
+        return detail::Packed16<P>::from_acc(                                                                \
+            blockReduce<BlockThreads>(detail::Packed16<P>::to_acc(v), typename detail::PairOf<OP>::Pair{})); \
     }
-#define WARPKIT_DETAIL_BLOCK_PACKED(P)                                                    \
-    WARPKIT_DETAIL_BLOCK_PACKED_OP(P, Sum, Sum)                                           \
-    WARPKIT_DETAIL_BLOCK_PACKED_OP(P, Max, Max)                                           \
-    WARPKIT_DETAIL_BLOCK_PACKED_OP(P, Min, Min)
 
 /// Lane-wise sums, maxima and minima of __half2 and of __nv_bfloat162 pairs over the block
 /// (every thread of the block must call; every thread gets the pair).
-WARPKIT_DETAIL_BLOCK_PACKED(__half2)
-WARPKIT_DETAIL_BLOCK_PACKED(__nv_bfloat162)
+WARPKIT_DETAIL_PACKED_OPS(WARPKIT_DETAIL_BLOCK_PACKED, __half2)
+WARPKIT_DETAIL_PACKED_OPS(WARPKIT_DETAIL_BLOCK_PACKED, __nv_bfloat162)
 #undef WARPKIT_DETAIL_BLOCK_PACKED
-#undef WARPKIT_DETAIL_BLOCK_PACKED_OP
 
 } // namespace warpkit

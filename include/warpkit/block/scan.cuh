@@ -285,26 +285,21 @@ WARPKIT_DETAIL_BLOCK_NAMED_SCAN(Min, Min)
 // __nv_bfloat162, X = Sum, Max, Min: lane-wise scans (the .x halves and the .y halves apart) in
 // float2, each output rounded once (see warp/packed.cuh); exclusive: thread 0 gets the identity.
 // Every thread of the block must call; every thread gets its own prefix.
-#define WARPKIT_DETAIL_BLOCK_PACKED_SCAN_OP(P, NAME, OP)                                  \
-    template <int BlockThreads = 0> WARPKIT_DEVICE P blockInclusive##NAME(P v) {          \
-        WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockInclusive" #NAME);                \
-        return detail::Packed16<P>::from_acc(blockInclusiveScan<BlockThreads>(            \
-            detail::Packed16<P>::to_acc(v), typename detail::PairOf<OP>::Pair{}));       \
-    }                                                                                     \
-    template <int BlockThreads = 0> WARPKIT_DEVICE P blockExclusive##NAME(P v) {          \
-        WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockExclusive" #NAME);                \
-        return detail::Packed16<P>::from_acc(blockExclusiveScan<BlockThreads>(            \
-            detail::Packed16<P>::to_acc(v), typename detail::PairOf<OP>::Pair{}, detail::PairOf<OP>::init())); \
+#define WARPKIT_DETAIL_BLOCK_PACKED_SCAN(P, OP)                                                                     \
+    template <int BlockThreads = 0> WARPKIT_DEVICE P blockInclusive##OP(P v) {                                      \
+        WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockInclusive" #OP);                                            \
+        return detail::Packed16<P>::from_acc(                                                                       \
+            blockInclusiveScan<BlockThreads>(detail::Packed16<P>::to_acc(v), typename detail::PairOf<OP>::Pair{})); \
+    }                                                                                                               \
+    template <int BlockThreads = 0> WARPKIT_DEVICE P blockExclusive##OP(P v) {                                      \
+        WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockExclusive" #OP);                                            \
+        return detail::Packed16<P>::from_acc(blockExclusiveScan<BlockThreads>(                                      \
+            detail::Packed16<P>::to_acc(v), typename detail::PairOf<OP>::Pair{}, detail::PairOf<OP>::init()));      \
     }
-#define WARPKIT_DETAIL_BLOCK_PACKED_SCAN(P)                                               \
-    WARPKIT_DETAIL_BLOCK_PACKED_SCAN_OP(P, Sum, Sum)                                      \
-    WARPKIT_DETAIL_BLOCK_PACKED_SCAN_OP(P, Max, Max)                                      \
-    WARPKIT_DETAIL_BLOCK_PACKED_SCAN_OP(P, Min, Min)
 /// Lane-wise block prefix sums, maxima and minima of __half2 and of __nv_bfloat162 pairs.
-WARPKIT_DETAIL_BLOCK_PACKED_SCAN(__half2)
-WARPKIT_DETAIL_BLOCK_PACKED_SCAN(__nv_bfloat162)
+WARPKIT_DETAIL_PACKED_OPS(WARPKIT_DETAIL_BLOCK_PACKED_SCAN, __half2)
+WARPKIT_DETAIL_PACKED_OPS(WARPKIT_DETAIL_BLOCK_PACKED_SCAN, __nv_bfloat162)
 #undef WARPKIT_DETAIL_BLOCK_PACKED_SCAN
-#undef WARPKIT_DETAIL_BLOCK_PACKED_SCAN_OP
 
 /// Tile step of an inclusive prefix sum: thread i gets running + x0 + ... + xi; `running`
 /// becomes running + (block total) in every thread. Every thread of the block must call.

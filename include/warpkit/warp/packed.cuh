@@ -90,6 +90,10 @@ template <> struct PairOf<Min> {
     static WARPKIT_HD float2 init() { return identity(); }
 };
 
+/// M(P, OP) for OP = Sum, Max, Min, the operators PairOf knows: generates the named forms of the
+/// pair type P here and in block/reduce.cuh and block/scan.cuh.
+#define WARPKIT_DETAIL_PACKED_OPS(M, P) M(P, Sum) M(P, Max) M(P, Min)
+
 /// Max and Min are exact in 16 bits: the packed instruction where the hardware has it.
 template <typename Op> struct PackedIsExact {
     static constexpr bool value = !IsSame<Op, Sum>::value && WARPKIT_ARCH >= 800;
@@ -128,45 +132,45 @@ WARPKIT_DEVICE P packedScan(P v, P& total) {
 //   warpInclusiveX<Width>(P v[, P& total]), warpExclusiveX<Width>(P v[, P& total]).
 // valid: the first `valid` lanes of each segment contribute; valid = 0 gives the identity
 // (0 for Sum, -inf for Max, +inf for Min), rounded to P.
-#define WARPKIT_DETAIL_PACKED(P, NAME, OP)                                                \
-    template <int Width = 32> WARPKIT_DEVICE P warpReduce##NAME(P v) {                     \
-        WARPKIT_CHECK_WIDTH(Width, "warpReduce" #NAME);                                   \
-        if constexpr (Width >= 1 && Width <= 32) return detail::packedReduce<Width, OP>(v); \
-        else return v;                                                                    \
-    }                                                                                     \
-    template <int Width = 32> WARPKIT_DEVICE P warpReduce##NAME(P v, int valid) {          \
-        WARPKIT_CHECK_WIDTH(Width, "warpReduce" #NAME);                                   \
-        if constexpr (Width >= 1 && Width <= 32) return detail::packedReduceValid<Width, OP>(v, valid); \
-        else return v;                                                                    \
-    }                                                                                     \
-    WARPKIT_DEVICE P warpReduce##NAME##Active(P v) { return detail::packedReduceActive<OP>(v); } \
-    template <int Width = 32> WARPKIT_DEVICE P warpReduce##NAME##Fast(P v) {               \
-        WARPKIT_CHECK_WIDTH(Width, "warpReduce" #NAME "Fast");                            \
-        if constexpr (Width >= 1 && Width <= 32)                                          \
-            return detail::warpReduceAny<Width, false>(v, detail::PairOf<OP>::Packed{});   \
-        else return v;                                                                    \
-    }                                                                                     \
-    template <int Width = 32> WARPKIT_DEVICE P warpInclusive##NAME(P v) {                  \
-        WARPKIT_CHECK_WIDTH(Width, "warpInclusive" #NAME);                                \
-        P unused;                                                                         \
+#define WARPKIT_DETAIL_PACKED(P, OP)                                                                            \
+    template <int Width = 32> WARPKIT_DEVICE P warpReduce##OP(P v) {                                            \
+        WARPKIT_CHECK_WIDTH(Width, "warpReduce" #OP);                                                           \
+        if constexpr (Width >= 1 && Width <= 32) return detail::packedReduce<Width, OP>(v);                     \
+        else return v;                                                                                          \
+    }                                                                                                           \
+    template <int Width = 32> WARPKIT_DEVICE P warpReduce##OP(P v, int valid) {                                 \
+        WARPKIT_CHECK_WIDTH(Width, "warpReduce" #OP);                                                           \
+        if constexpr (Width >= 1 && Width <= 32) return detail::packedReduceValid<Width, OP>(v, valid);         \
+        else return v;                                                                                          \
+    }                                                                                                           \
+    WARPKIT_DEVICE P warpReduce##OP##Active(P v) { return detail::packedReduceActive<OP>(v); }                  \
+    template <int Width = 32> WARPKIT_DEVICE P warpReduce##OP##Fast(P v) {                                      \
+        WARPKIT_CHECK_WIDTH(Width, "warpReduce" #OP "Fast");                                                    \
+        if constexpr (Width >= 1 && Width <= 32)                                                                \
+            return detail::warpReduceAny<Width, false>(v, detail::PairOf<OP>::Packed{});                        \
+        else return v;                                                                                          \
+    }                                                                                                           \
+    template <int Width = 32> WARPKIT_DEVICE P warpInclusive##OP(P v) {                                         \
+        WARPKIT_CHECK_WIDTH(Width, "warpInclusive" #OP);                                                        \
+        P unused;                                                                                               \
         if constexpr (Width >= 1 && Width <= 32) return detail::packedScan<Width, OP, false, false>(v, unused); \
-        else return v;                                                                    \
-    }                                                                                     \
-    template <int Width = 32> WARPKIT_DEVICE P warpInclusive##NAME(P v, P& total) {        \
-        WARPKIT_CHECK_WIDTH(Width, "warpInclusive" #NAME);                                \
-        if constexpr (Width >= 1 && Width <= 32) return detail::packedScan<Width, OP, false, true>(v, total); \
-        else return v;                                                                    \
-    }                                                                                     \
-    template <int Width = 32> WARPKIT_DEVICE P warpExclusive##NAME(P v) {                  \
-        WARPKIT_CHECK_WIDTH(Width, "warpExclusive" #NAME);                                \
-        P unused;                                                                         \
-        if constexpr (Width >= 1 && Width <= 32) return detail::packedScan<Width, OP, true, false>(v, unused); \
-        else return v;                                                                    \
-    }                                                                                     \
-    template <int Width = 32> WARPKIT_DEVICE P warpExclusive##NAME(P v, P& total) {        \
-        WARPKIT_CHECK_WIDTH(Width, "warpExclusive" #NAME);                                \
-        if constexpr (Width >= 1 && Width <= 32) return detail::packedScan<Width, OP, true, true>(v, total); \
-        else return v;                                                                    \
+        else return v;                                                                                          \
+    }                                                                                                           \
+    template <int Width = 32> WARPKIT_DEVICE P warpInclusive##OP(P v, P& total) {                               \
+        WARPKIT_CHECK_WIDTH(Width, "warpInclusive" #OP);                                                        \
+        if constexpr (Width >= 1 && Width <= 32) return detail::packedScan<Width, OP, false, true>(v, total);   \
+        else return v;                                                                                          \
+    }                                                                                                           \
+    template <int Width = 32> WARPKIT_DEVICE P warpExclusive##OP(P v) {                                         \
+        WARPKIT_CHECK_WIDTH(Width, "warpExclusive" #OP);                                                        \
+        P unused;                                                                                               \
+        if constexpr (Width >= 1 && Width <= 32) return detail::packedScan<Width, OP, true, false>(v, unused);  \
+        else return v;                                                                                          \
+    }                                                                                                           \
+    template <int Width = 32> WARPKIT_DEVICE P warpExclusive##OP(P v, P& total) {                               \
+        WARPKIT_CHECK_WIDTH(Width, "warpExclusive" #OP);                                                        \
+        if constexpr (Width >= 1 && Width <= 32) return detail::packedScan<Width, OP, true, true>(v, total);    \
+        else return v;                                                                                          \
     }
 
 // The fast forms exist for the packed pairs only: any other T stops with a readable error.
@@ -182,17 +186,11 @@ WARPKIT_DETAIL_FAST_ONLY(Max)
 WARPKIT_DETAIL_FAST_ONLY(Min)
 #undef WARPKIT_DETAIL_FAST_ONLY
 
-#define WARPKIT_DETAIL_PACKED_ALL(P)                                                      \
-    WARPKIT_DETAIL_PACKED(P, Sum, Sum)                                                    \
-    WARPKIT_DETAIL_PACKED(P, Max, Max)                                                    \
-    WARPKIT_DETAIL_PACKED(P, Min, Min)
-
 /// Lane-wise sums (precise: float accumulation; Fast: packed HADD2), maxima and minima (NaN
 /// propagates per half) of __half2 pairs, reductions and scans as listed above.
-WARPKIT_DETAIL_PACKED_ALL(__half2)
+WARPKIT_DETAIL_PACKED_OPS(WARPKIT_DETAIL_PACKED, __half2)
 /// The same for __nv_bfloat162 pairs (Fast Sum: packed bf16x2 add; Max/Min: packed on sm_80+).
-WARPKIT_DETAIL_PACKED_ALL(__nv_bfloat162)
-#undef WARPKIT_DETAIL_PACKED_ALL
+WARPKIT_DETAIL_PACKED_OPS(WARPKIT_DETAIL_PACKED, __nv_bfloat162)
 #undef WARPKIT_DETAIL_PACKED
 
 } // namespace warpkit
