@@ -46,6 +46,19 @@ template <int Width> WARPKIT_DEVICE int segSourceLane(int pos) {
     return (int)laneId() - slane + p;
 }
 
+/// warpShuffleDown (Down) and warpShuffleUp (!Down): the value `delta` positions above / below this
+/// lane in its segment; a lane whose source lies outside its segment keeps its own value.
+template <int Width, bool Down, typename T> WARPKIT_DEVICE T segShift(T v, int delta, unsigned mask) {
+    constexpr int hwWidth = isPow2(Width) ? Width : 32; // other widths shift over the whole warp
+    const T r = Down ? shflDown(v, delta, hwWidth, mask) : shflUp(v, delta, hwWidth, mask);
+    if constexpr (isPow2(Width)) {
+        return r;
+    } else {
+        const int slane = segLane<Width>();
+        return (Down ? slane + delta < segLen<Width>(slane) : slane >= delta) ? r : v;
+    }
+}
+
 } // namespace detail
 
 #define WARPKIT_DETAIL_SHUFFLE_CHECKS(fn)                                                 \
@@ -69,14 +82,8 @@ WARPKIT_DEVICE T warpShuffleIdx(T v, int src, unsigned mask = WARPKIT_FULL_MASK)
 template <int Width = 32, typename T>
 WARPKIT_DEVICE T warpShuffleUp(T v, unsigned delta, unsigned mask = WARPKIT_FULL_MASK) {
     WARPKIT_DETAIL_SHUFFLE_CHECKS("warpShuffleUp");
-    if constexpr (!WARPKIT_DETAIL_SHUFFLE_OK) {
-        return v;
-    } else if constexpr (detail::isPow2(Width)) {
-        return detail::shflUp(v, (int)delta, Width, mask);
-    } else {
-        const T r = detail::shflUp(v, (int)delta, 32, mask);
-        return detail::segLane<Width>() >= (int)delta ? r : v;
-    }
+    if constexpr (!WARPKIT_DETAIL_SHUFFLE_OK) return v;
+    else return detail::segShift<Width, false>(v, (int)delta, mask);
 }
 
 /// The value of the lane `delta` positions above this one in its segment; lanes whose source
@@ -85,15 +92,8 @@ WARPKIT_DEVICE T warpShuffleUp(T v, unsigned delta, unsigned mask = WARPKIT_FULL
 template <int Width = 32, typename T>
 WARPKIT_DEVICE T warpShuffleDown(T v, unsigned delta, unsigned mask = WARPKIT_FULL_MASK) {
     WARPKIT_DETAIL_SHUFFLE_CHECKS("warpShuffleDown");
-    if constexpr (!WARPKIT_DETAIL_SHUFFLE_OK) {
-        return v;
-    } else if constexpr (detail::isPow2(Width)) {
-        return detail::shflDown(v, (int)delta, Width, mask);
-    } else {
-        const T r = detail::shflDown(v, (int)delta, 32, mask);
-        const int slane = detail::segLane<Width>();
-        return slane + (int)delta < detail::segLen<Width>(slane) ? r : v;
-    }
+    if constexpr (!WARPKIT_DETAIL_SHUFFLE_OK) return v;
+    else return detail::segShift<Width, true>(v, (int)delta, mask);
 }
 
 /// The value of the lane at position (own position XOR laneMask) of this lane's segment: a
