@@ -26,8 +26,8 @@ static std::vector<int> sh_cuts(wk_rng* r, int cols, int n) {
     n = n < cols ? n : cols;
     std::vector<int> cut = {0};
     for (int s = 1; s < n; ++s) {
-        const int left = cols - cut.back() - (n - s); // columns free for this shard beyond one
-        const int w = wk_int(r, 0, 2) == 0 ? 1 : 1 + (int)wk_int(r, 0, left > 0 ? left * 2 / (n - s + 1) : 0);
+        const int most = cols - cut.back() - (n - s); // the widest this shard may be: later shards need a column each
+        const int w = wk_int(r, 0, 2) == 0 ? 1 : 1 + (int)wk_int(r, 0, (most - 1) * 2 / (n - s + 1));
         cut.push_back(cut.back() + w);
     }
     cut.push_back(cols);
