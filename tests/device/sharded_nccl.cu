@@ -145,6 +145,10 @@ Test(device_sharded_nccl, two_gpus) {
     int n = 0;
     WK_CUDA(cudaGetDeviceCount(&n));
     if (n < 2) cr_skip_test("needs two GPUs, found %d", n);
+    // racecheck (make sanitize's WARPKIT_QUICK=2) would judge NCCL's own kernels; warpkit's kernels of these calls
+    // run under it in tests/device/sharded.cu.
+    if (wk_quick_level() >= 2)
+        cr_skip_test("racecheck: NCCL's kernels are not warpkit's (see tests/device/sharded.cu)");
     ncclComm_t comms[2];
     const int devs[2] = {0, 1};
     cr_assert(ncclCommInitAll(comms, 2, devs) == ncclSuccess, "ncclCommInitAll");
@@ -154,6 +158,7 @@ Test(device_sharded_nccl, two_gpus) {
         int vocab, split;
     } cases[] = {{1, 2, 1}, {37, 1001, 333}, {5, 128257, 64129}, {300, 151936, 70001}};
     for (const auto& c : cases) {
+        if (wk_quick() && c.vocab > 2000) continue; // under the sanitizers: the short rows
         bad += nc_case<float>(comms, c.rows, c.vocab, c.split, 0x5a00 + c.vocab);
         bad += nc_case<__nv_bfloat16>(comms, c.rows, c.vocab, c.split, 0x5b00 + c.vocab);
     }
