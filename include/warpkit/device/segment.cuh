@@ -50,7 +50,7 @@
 // *workspaceBytes (at least 1) and returns; the size depends on segments, items, heads, the call and
 // the types, and never decreases as any of them grows. It may hold anything on entry and needs no
 // alignment; calls in flight at once must not share one. When a segment can be longer than the
-// plan's short-segment limit (items above it), each call clears 8 bytes of it with one
+// plan's short-segment limit (items above it), each call clears 16 bytes of it with one
 // cudaMemsetAsync and runs two or three kernels; otherwise one kernel.
 //
 // How it works: device/detail/segment_plan.cuh (the stages and the rule table) and
@@ -104,8 +104,9 @@ template <typename O> inline bool segOffsetsNull(SegmentBounds<O> b) {
     static_assert(::warpkit::detail::SegOffsetType<Offs>::ok, \
                   fn ": offsets must be a CSR array of int or long long, or segmentBounds(begins, ends) of them")
 
-/// The workspace's pieces for state type S: the counter, the entries, the chunk partials and the
-/// entry totals, each 16-byte aligned from the first 16-byte boundary of the workspace.
+/// The workspace's pieces for state type S: the two counters, the entries, the chunk owners, the
+/// chunk partials and the entry totals, each 16-byte aligned from the first 16-byte boundary of the
+/// workspace. Entries stay below 2^28 (an owner is an int).
 struct SegSizes {
     long long entries, chunks;
 };
@@ -121,15 +122,16 @@ inline SegSizes segSizes(const SegmentPlan& p, long long segments, long long ite
 inline size_t segAlign16(size_t b) { return (b + 15) / 16 * 16; }
 template <typename S> inline size_t segWorkspaceBytes(SegSizes z) {
     if (z.entries == 0) return 1;
-    return 15 + 16 + segAlign16((size_t)z.entries * sizeof(SegEntry)) + segAlign16((size_t)z.chunks * sizeof(S)) +
-           segAlign16((size_t)z.entries * sizeof(S));
+    return 15 + 16 + segAlign16((size_t)z.entries * sizeof(SegEntry)) + segAlign16((size_t)z.chunks * sizeof(int)) +
+           segAlign16((size_t)z.chunks * sizeof(S)) + segAlign16((size_t)z.entries * sizeof(S));
 }
 template <typename S> inline SegList<S> segList(void* ws, SegSizes z) {
     char* p = reinterpret_cast<char*>(((size_t)ws + 15) / 16 * 16);
     SegList<S> l;
     l.counter = reinterpret_cast<unsigned long long*>(p);
     l.entries = reinterpret_cast<SegEntry*>(p + 16);
-    l.partials = reinterpret_cast<S*>(p + 16 + segAlign16((size_t)z.entries * sizeof(SegEntry)));
+    l.owner = reinterpret_cast<int*>(p + 16 + segAlign16((size_t)z.entries * sizeof(SegEntry)));
+    l.partials = reinterpret_cast<S*>(reinterpret_cast<char*>(l.owner) + segAlign16((size_t)z.chunks * sizeof(int)));
     l.totals = reinterpret_cast<S*>(reinterpret_cast<char*>(l.partials) + segAlign16((size_t)z.chunks * sizeof(S)));
     l.maxEntries = z.entries;
     l.maxChunks = z.chunks;
@@ -142,7 +144,7 @@ inline cudaError_t segmentLaunch(const A& a, SegOffsets<O> off, long long segmen
                                  const SegmentPlan& p, SegSizes z, void* ws, cudaStream_t stream) {
     using S = typename A::State;
     const SegList<S> list = segList<S>(ws, z);
-    if (z.entries > 0) WARPKIT_TRY(cudaMemsetAsync(list.counter, 0, sizeof(unsigned long long), stream));
+    if (z.entries > 0) WARPKIT_TRY(cudaMemsetAsync(list.counter, 0, 2 * sizeof(unsigned long long), stream));
     int blocks = 0;
     auto group = segmentGroupKernel<BT, LT, A, O>;
     WARPKIT_TRY(gridBlocks(group, BT, segments * heads, BT, 1ll << 30, &blocks));

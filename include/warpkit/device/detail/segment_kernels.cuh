@@ -18,6 +18,8 @@
 #include "segment_algos.cuh"
 #include "../../warp/segmented.cuh"
 #include "../../warp/reduce.cuh"
+#include "../../warp/scan.cuh"
+#include "../../warp/vote.cuh"
 #include "../../detail/host.cuh"
 #include "../reduce.cuh" // loadFromL2
 
@@ -30,19 +32,20 @@ template <typename O> struct SegOffsets {
     const O* end;
 };
 
-/// One listed long pair. `done` counts its finished chunks.
+/// One listed long pair: its chunk k (k < ceil(rows / chunkRows)) is chunk chunkBase + k * stride
+/// of the list. `done` counts its finished chunks.
 struct SegEntry {
-    long long pair, begin, rows, chunkBase;
+    long long pair, begin, rows, chunkBase, stride;
     unsigned done;
 };
 
-/// The work list in the workspace: a packed counter (entries << kSegChunkBits | chunks), the
-/// entries, a partial per chunk and each entry's total.
-constexpr int kSegChunkBits = 36;
-constexpr unsigned long long kSegChunkMask = (1ull << kSegChunkBits) - 1;
+/// The work list in the workspace: two counters (entries and chunks handed out), the entries, each
+/// chunk's owner (its entry, or -1 for a chunk handed to a pair that found no room), a partial per
+/// chunk and each entry's total.
 template <typename S> struct SegList {
-    unsigned long long* counter;
+    unsigned long long* counter; // [0] entries, [1] chunks
     SegEntry* entries;
+    int* owner;
     S* partials;
     S* totals;
     long long maxEntries, maxChunks;
@@ -172,22 +175,52 @@ template <int LT, typename A> WARPKIT_DEVICE void longPairByWarp(const A& a, lon
     if constexpr (A::kTwoPass) writeRows(a, a.prepare(total), base, h, heads, lane, rows, 32);
 }
 
-/// Lists a long pair (room permitting: a compare-and-swap that never passes the capacity); returns
-/// false when there is no room.
-template <typename S> WARPKIT_DEVICE bool listAppend(const SegList<S>& l, long long pair, long long begin,
-                                                     long long rows, long long chunkRows) {
-    const unsigned long long chunks = (unsigned long long)((rows + chunkRows - 1) / chunkRows);
-    unsigned long long old = *(volatile unsigned long long*)l.counter;
-    for (;;) {
-        const long long e = (long long)(old >> kSegChunkBits), c = (long long)(old & kSegChunkMask);
-        if (e + 1 > l.maxEntries || c + (long long)chunks > l.maxChunks) return false;
-        const unsigned long long seen = atomicCAS(l.counter, old, old + (1ull << kSegChunkBits) + chunks);
-        if (seen == old) {
-            l.entries[e] = SegEntry{pair, begin, rows, c, 0u};
-            return true;
+/// Lists the warp's long pairs (the isLong lanes) with one atomicAdd on each counter for the whole
+/// warp (lane 0's): a pair gets room when its entry and all its chunks fall inside the capacity
+/// (the pairs that do form a prefix of the order of handing out, so the list has no gaps the
+/// chunk kernels could read). Every chunk handed out below the capacity gets its owner, -1 for a
+/// pair without room. Every lane calls; returns whether this lane's long pair found no room.
+template <typename S> WARPKIT_DEVICE bool listAppend(const SegList<S>& l, bool isLong, long long pair, int heads,
+                                                     long long begin, long long rows, long long chunkRows) {
+    const unsigned longs = __ballot_sync(WARPKIT_FULL_MASK, isLong);
+    if (longs == 0u) return false;
+    const int lane = (int)laneId();
+    const long long n = isLong ? (rows + chunkRows - 1) / chunkRows : 0;
+    long long total = 0;
+    const long long excl = warpInclusiveScan(n, Sum{}, total) - n;
+    unsigned long long e0 = 0, c0 = 0;
+    int got = 0;
+    if (lane == 0) {
+        const volatile unsigned long long* v = l.counter; // both only grow: once one is full, nothing fits
+        got = v[0] < (unsigned long long)l.maxEntries && v[1] < (unsigned long long)l.maxChunks;
+        if (got) {
+            e0 = atomicAdd(l.counter, (unsigned long long)__popc(longs));
+            c0 = atomicAdd(l.counter + 1, (unsigned long long)total);
         }
-        old = seen;
     }
+    if (!shflIdx(got, 0)) return isLong;
+    e0 = shflIdx(e0, 0);
+    c0 = shflIdx(c0, 0);
+    const long long e = (long long)e0 + __popc(longs & laneMaskLt());
+    const long long base = (long long)c0 + excl, stride = 1;
+    const bool room = isLong && e < l.maxEntries && base + (n - 1) * stride < l.maxChunks;
+    if (room) l.entries[e] = SegEntry{pair, begin, rows, base, stride, 0u};
+    for (unsigned w = longs; w; w &= w - 1) {
+        const int src = __ffs(w) - 1;
+        const long long sb = shflIdx(base, src), ss = shflIdx(stride, src), sn = shflIdx(n, src);
+        const int so = shflIdx((int)(room ? e : -1), src);
+        const long long fit = sb >= l.maxChunks ? 0 : (l.maxChunks - 1 - sb) / ss + 1; // its chunks below the capacity
+        const long long kEnd = fit < sn ? fit : sn;
+        for (long long k = lane; k < kEnd; k += 32) l.owner[sb + k * ss] = so;
+    }
+    (void)heads;
+    return isLong && !room;
+}
+
+/// The chunks the chunk kernels go over: those handed out, up to the capacity.
+template <typename S> WARPKIT_DEVICE long long segListChunks(const SegList<S>& l) {
+    const unsigned long long handed = l.counter[1];
+    return handed < (unsigned long long)l.maxChunks ? (long long)handed : l.maxChunks;
 }
 
 /// Stage 1: lane groups over the short pairs (see segment_plan.cuh); long pairs are listed.
@@ -204,7 +237,7 @@ template <int BT, int LT, typename A, typename O> __global__ void __launch_bound
         long long b = 0, rows = 0;
         if (p < pairs) rows = segmentRows(off, p / heads, items, &b);
         const bool isLong = rows > longRows;
-        const bool byWarp = isLong && !listAppend(list, p, b, rows, chunkRows);
+        const bool byWarp = listAppend(list, isLong, p, heads, b, rows, chunkRows);
         if (p < pairs && rows == 0) a.empty(p);
         // 2. the short pairs, 32 / G at a time on groups of G lanes
         const int mine = isLong ? 0 : (int)rows;
@@ -232,30 +265,20 @@ template <int BT, int LT, typename A, typename O> __global__ void __launch_bound
     }
 }
 
-/// The entry holding global chunk c: the last entry whose chunkBase is at most c.
-WARPKIT_DEVICE long long findEntry(const SegEntry* e, long long n, long long c) {
-    long long lo = 0, hi = n - 1;
-    while (lo < hi) {
-        const long long mid = (lo + hi + 1) / 2;
-        if (e[mid].chunkBase <= c) lo = mid;
-        else hi = mid - 1;
-    }
-    return lo;
-}
-
 /// Stage 2: the listed chunks' partials; the last chunk of a pair to finish forms its total.
 template <int LT, typename A> __global__ void __launch_bounds__(LT)
     segmentChunkKernel(A a, int heads, long long chunkRows, SegList<typename A::State> list) {
     WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentChunkKernel");
     using S = typename A::State;
-    const unsigned long long count = *list.counter;
-    const long long entries = (long long)(count >> kSegChunkBits), chunks = (long long)(count & kSegChunkMask);
+    const long long chunks = segListChunks(list);
     __shared__ bool last;
     for (long long c = blockIdx.x; c < chunks; c += gridDim.x) {
-        const long long e = findEntry(list.entries, entries, c);
+        const int e = list.owner[c];
+        if (e < 0) continue; // handed to a pair that found no room (a warp of the group kernel does it)
         const SegEntry en = list.entries[e];
         const int h = (int)(en.pair % heads);
-        const long long r0 = (c - en.chunkBase) * chunkRows, r1 = r0 + chunkRows < en.rows ? r0 + chunkRows : en.rows;
+        const long long r0 = (c - en.chunkBase) / en.stride * chunkRows;
+        const long long r1 = r0 + chunkRows < en.rows ? r0 + chunkRows : en.rows;
         const S part = blockTree<LT>(a, foldRows(a, en.begin, h, heads, r0 + threadIdx.x, r1, LT));
         const long long n = (en.rows + chunkRows - 1) / chunkRows;
         if (threadIdx.x == 0) {
@@ -269,7 +292,7 @@ template <int LT, typename A> __global__ void __launch_bounds__(LT)
         const long long per = (n + LT - 1) / LT;
         S acc = a.identity();
         for (long long k = threadIdx.x * per; k < (threadIdx.x + 1) * per && k < n; ++k)
-            acc = a.merge(acc, loadFromL2(list.partials + en.chunkBase + k));
+            acc = a.merge(acc, loadFromL2(list.partials + en.chunkBase + k * en.stride));
         const S total = blockTree<LT>(a, acc);
         if (threadIdx.x == 0) {
             a.finish(en.pair, total);
@@ -283,13 +306,13 @@ template <int LT, typename A> __global__ void __launch_bounds__(LT)
     segmentWriteKernel(A a, int heads, long long chunkRows, SegList<typename A::State> list) {
     WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentWriteKernel");
     if constexpr (A::kTwoPass) {
-        const unsigned long long count = *list.counter;
-        const long long entries = (long long)(count >> kSegChunkBits), chunks = (long long)(count & kSegChunkMask);
+        const long long chunks = segListChunks(list);
         for (long long c = blockIdx.x; c < chunks; c += gridDim.x) {
-            const long long e = findEntry(list.entries, entries, c);
+            const int e = list.owner[c];
+            if (e < 0) continue;
             const SegEntry en = list.entries[e];
-            const long long r0 = (c - en.chunkBase) * chunkRows,
-                            r1 = r0 + chunkRows < en.rows ? r0 + chunkRows : en.rows;
+            const long long r0 = (c - en.chunkBase) / en.stride * chunkRows;
+            const long long r1 = r0 + chunkRows < en.rows ? r0 + chunkRows : en.rows;
             writeRows(a, a.prepare(loadFromL2(list.totals + e)), en.begin, (int)(en.pair % heads), heads,
                       r0 + threadIdx.x, r1, LT);
         }
