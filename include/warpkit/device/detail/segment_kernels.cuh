@@ -176,10 +176,10 @@ template <int LT, typename A> WARPKIT_DEVICE void longPairByWarp(const A& a, lon
 }
 
 /// Lists the warp's long pairs (the isLong lanes) with one atomicAdd on each counter for the whole
-/// warp (lane 0's): a pair gets room when its entry and all its chunks fall inside the capacity
-/// (the pairs that do form a prefix of the order of handing out, so the list has no gaps the
-/// chunk kernels could read). Every chunk handed out below the capacity gets its owner, -1 for a
-/// pair without room. Every lane calls; returns whether this lane's long pair found no room.
+/// warp (lane 0's): a pair gets room when its entry and all its chunks fall inside the capacity.
+/// Every chunk handed out below the capacity gets its owner, -1 for a pair without room, so the
+/// chunk kernels read no entry that was not written. Every lane calls; returns whether this
+/// lane's long pair found no room.
 template <typename S> WARPKIT_DEVICE bool listAppend(const SegList<S>& l, bool isLong, long long pair, int heads,
                                                      long long begin, long long rows, long long chunkRows) {
     const unsigned longs = __ballot_sync(WARPKIT_FULL_MASK, isLong);
@@ -202,7 +202,12 @@ template <typename S> WARPKIT_DEVICE bool listAppend(const SegList<S>& l, bool i
     e0 = shflIdx(e0, 0);
     c0 = shflIdx(c0, 0);
     const long long e = (long long)e0 + __popc(longs & laneMaskLt());
-    const long long base = (long long)c0 + excl, stride = 1;
+    // The heads of one segment listed together (all in this warp step) interleave their chunks:
+    // chunk k of head h is chunk base + k * heads + h of their joint range, so the blocks that
+    // read the same rows (heads elements apart) run side by side and share sectors through L2.
+    const int h = (int)(pair % heads), first = lane - h;
+    const bool together = heads > 1 && first >= 0 && first + heads <= 32;
+    const long long base = (long long)c0 + excl + (together ? h - h * n : 0), stride = together ? heads : 1;
     const bool room = isLong && e < l.maxEntries && base + (n - 1) * stride < l.maxChunks;
     if (room) l.entries[e] = SegEntry{pair, begin, rows, base, stride, 0u};
     for (unsigned w = longs; w; w &= w - 1) {
@@ -213,7 +218,6 @@ template <typename S> WARPKIT_DEVICE bool listAppend(const SegList<S>& l, bool i
         const long long kEnd = fit < sn ? fit : sn;
         for (long long k = lane; k < kEnd; k += 32) l.owner[sb + k * ss] = so;
     }
-    (void)heads;
     return isLong && !room;
 }
 
