@@ -8,6 +8,7 @@
 //  - wk_quick(): true under WARPKIT_QUICK=1 (make sanitize), for smaller sweeps; wk_thin(i, k):
 //    under WARPKIT_QUICK=2 (racecheck), keep every k-th case of a sweep only.
 //  - wk_two_threads(cases, twoDevices, run): two host threads at once, each on its own stream.
+//  - wk_tally / wk_tally_check / WK_TALLY_EXPECT: a sweep's checks, failures and first failure.
 #pragma once
 
 #include <criterion/criterion.h>
@@ -15,6 +16,7 @@
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,6 +133,32 @@ template <typename T> static inline void wk_poison(T* dev, size_t n) {
     WK_CUDA(cudaMemset(dev, 0xA5, n * sizeof(T)));
     WK_CUDA(cudaDeviceSynchronize());
 }
+
+// ---- tallies -----------------------------------------------------------------------------------
+/// A sweep's count of checks and of failures, and the first failure's description: pass one through
+/// the sweep, call wk_tally_check for every compared value, then WK_TALLY_EXPECT.
+typedef struct {
+    long checked, bad;
+    char first[256];
+} wk_tally;
+
+/// Counts one check; the first one with `ok` false writes its description (printf-style) to first.
+static inline void wk_tally_check(wk_tally* t, bool ok, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
+static inline void wk_tally_check(wk_tally* t, bool ok, const char* fmt, ...) {
+    ++t->checked;
+    if (ok || t->bad++ > 0) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(t->first, sizeof t->first, fmt, ap);
+    va_end(ap);
+}
+
+/// Expects no failure, and at least one check (a sweep that compared nothing cannot fail).
+#define WK_TALLY_EXPECT(t)                                                                       \
+    do {                                                                                         \
+        cr_expect((t).bad == 0, "%ld of %ld wrong; first: %s", (t).bad, (t).checked, (t).first); \
+        cr_expect((t).checked > 0, "nothing was checked");                                       \
+    } while (0)
 
 // ---- concurrency ------------------------------------------------------------------------------
 /// Two host threads at once (w = 0 and 1), each with its own non-blocking stream, each running

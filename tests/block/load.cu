@@ -22,7 +22,7 @@ __global__ void k_tile(const T* in, T* out, T* regs, int off, long long n) {
     else warpkit::blockStoreStriped<BT, K>(out + off, v, n);
 }
 
-template <int BT, int K, bool Blocked, typename T> static void tile(long* checked, long* bad, char* first) {
+template <int BT, int K, bool Blocked, typename T> static void tile(wk_tally* tally) {
     const int size = BT * K, total = size + 16;
     std::vector<T> h(total);
     for (int i = 0; i < total; ++i) h[i] = T(i % 1000);
@@ -46,18 +46,15 @@ template <int BT, int K, bool Blocked, typename T> static void tile(long* checke
                 for (int k = 0; k < K; ++k) {
                     const long long i = Blocked ? (long long)t * K + k : (long long)k * BT + t;
                     const T want = i < n ? h[off + i] : T(-7);
-                    ++*checked;
-                    if (r[t * K + k] != want && (*bad)++ == 0)
-                        snprintf(first, 256, "load BT=%d K=%d %s off %d n %lld: t %d k %d", BT, K,
-                                 Blocked ? "blocked" : "striped", off, n, t, k);
+                    wk_tally_check(tally, r[t * K + k] == want, "load BT=%d K=%d %s off %d n %lld: t %d k %d", BT, K,
+                                   Blocked ? "blocked" : "striped", off, n, t, k);
                 }
             for (int j = 0; j < total; ++j) {
                 const long long i = j - off;
                 const T want = i >= 0 && i < n && i < size ? T(h[j] + T(1)) : poison;
-                ++*checked;
-                if (memcmp(&o[j], &want, sizeof(T)) != 0 && (*bad)++ == 0)
-                    snprintf(first, 256, "store BT=%d K=%d %s off %d n %lld: element %d", BT, K,
-                             Blocked ? "blocked" : "striped", off, n, j);
+                wk_tally_check(tally, memcmp(&o[j], &want, sizeof(T)) == 0,
+                               "store BT=%d K=%d %s off %d n %lld: element %d", BT, K, Blocked ? "blocked" : "striped",
+                               off, n, j);
             }
         }
     cudaFree(in);
@@ -67,17 +64,16 @@ template <int BT, int K, bool Blocked, typename T> static void tile(long* checke
 
 Test(block_load, blocked_and_striped) {
     WK_REQUIRE_GPU();
-    long checked = 0, bad = 0;
-    char first[256] = "";
-    tile<128, 4, true, float>(&checked, &bad, first);
-    tile<128, 4, false, float>(&checked, &bad, first);
-    tile<96, 8, true, float>(&checked, &bad, first);
-    tile<33, 3, true, float>(&checked, &bad, first);
-    tile<33, 3, false, float>(&checked, &bad, first);
-    tile<64, 8, true, short>(&checked, &bad, first);
-    tile<70, 16, true, short>(&checked, &bad, first);
-    tile<70, 5, false, short>(&checked, &bad, first);
-    cr_expect(bad == 0, "%ld of %ld wrong; first: %s", bad, checked, first);
+    wk_tally tally = {};
+    tile<128, 4, true, float>(&tally);
+    tile<128, 4, false, float>(&tally);
+    tile<96, 8, true, float>(&tally);
+    tile<33, 3, true, float>(&tally);
+    tile<33, 3, false, float>(&tally);
+    tile<64, 8, true, short>(&tally);
+    tile<70, 16, true, short>(&tally);
+    tile<70, 5, false, short>(&tally);
+    WK_TALLY_EXPECT(tally);
 }
 
 // Stages tile number blockIdx.x (start = blockIdx.x * Tile + shift) and dumps the whole smem array.
@@ -89,7 +85,7 @@ __global__ void k_halo(const float* in, long long n, long long shift, float* dum
     for (int j = threadIdx.x; j < Tile + 2 * Halo; j += BT) dump[blockIdx.x * (Tile + 2 * Halo) + j] = s[j];
 }
 
-template <int BT, int Tile, int Halo> static void halo(long* checked, long* bad, char* first) {
+template <int BT, int Tile, int Halo> static void halo(wk_tally* tally) {
     const long long ns[] = {1, 7, Tile - 3, Tile, 3 * Tile + 5};
     const long long shifts[] = {0, 1, -2, 4};
     for (long long n : ns)
@@ -109,10 +105,9 @@ template <int BT, int Tile, int Halo> static void halo(long* checked, long* bad,
                 for (int j = 0; j < slots; ++j) {
                     const long long e = (long long)b * Tile + shift - Halo + j;
                     const float want = e >= 0 && e < n ? h[e] : -1.5f;
-                    ++*checked;
-                    if (d[(size_t)b * slots + j] != want && (*bad)++ == 0)
-                        snprintf(first, 256, "halo BT=%d Tile=%d Halo=%d n %lld shift %lld block %d slot %d: %g",
-                                 BT, Tile, Halo, n, shift, b, j, d[(size_t)b * slots + j]);
+                    wk_tally_check(tally, d[(size_t)b * slots + j] == want,
+                                   "halo BT=%d Tile=%d Halo=%d n %lld shift %lld block %d slot %d: %g", BT, Tile, Halo,
+                                   n, shift, b, j, d[(size_t)b * slots + j]);
                 }
             cudaFree(in);
             cudaFree(dump);
@@ -121,11 +116,10 @@ template <int BT, int Tile, int Halo> static void halo(long* checked, long* bad,
 
 Test(block_load, tile_with_halo) {
     WK_REQUIRE_GPU();
-    long checked = 0, bad = 0;
-    char first[256] = "";
-    halo<128, 1024, 4>(&checked, &bad, first);
-    halo<96, 96 * 3, 3>(&checked, &bad, first);
-    halo<33, 100, 40>(&checked, &bad, first);
-    halo<256, 2048, 0>(&checked, &bad, first);
-    cr_expect(bad == 0, "%ld of %ld wrong; first: %s", bad, checked, first);
+    wk_tally tally = {};
+    halo<128, 1024, 4>(&tally);
+    halo<96, 96 * 3, 3>(&tally);
+    halo<33, 100, 40>(&tally);
+    halo<256, 2048, 0>(&tally);
+    WK_TALLY_EXPECT(tally);
 }

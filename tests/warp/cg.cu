@@ -27,7 +27,7 @@ template <int N> __global__ void k_tile(const int* in, int* out) {
     o[7] = __popc(tile.ballot((v & 1) != 0));
 }
 
-template <int N> static void tileSize(long* checked, long* bad, char* first) {
+template <int N> static void tileSize(wk_tally* tally) {
     const int blocks = 3, threads = 96, n = blocks * threads;
     wk_rng r = wk_rng_make(N);
     std::vector<int> h(n);
@@ -42,14 +42,13 @@ template <int N> static void tileSize(long* checked, long* bad, char* first) {
     wk_download(o.data(), dout, o.size());
     for (int t = 0; t < n; ++t)
         for (int k = 0; k < 8; k += 2) {
-            ++*checked;
             // cg's exclusive scan leaves rank 0 undefined; warpkit's gives init there.
             if (k == 4 && t % N == 0) {
-                if (o[t * 8 + 4] != -1000 && (*bad)++ == 0) snprintf(first, 256, "N=%d t=%d exclusive rank 0", N, t);
-                continue;
+                wk_tally_check(tally, o[t * 8 + 4] == -1000, "N=%d t=%d exclusive rank 0", N, t);
+            } else {
+                wk_tally_check(tally, o[t * 8 + k] == o[t * 8 + k + 1], "N=%d t=%d check %d: warpkit %d, cg %d", N, t,
+                               k, o[t * 8 + k], o[t * 8 + k + 1]);
             }
-            if (o[t * 8 + k] != o[t * 8 + k + 1] && (*bad)++ == 0)
-                snprintf(first, 256, "N=%d t=%d check %d: warpkit %d, cg %d", N, t, k, o[t * 8 + k], o[t * 8 + k + 1]);
         }
     cudaFree(din);
     cudaFree(dout);
@@ -57,15 +56,14 @@ template <int N> static void tileSize(long* checked, long* bad, char* first) {
 
 Test(cg, tiles_match_cg) {
     WK_REQUIRE_GPU();
-    long checked = 0, bad = 0;
-    char first[256] = "";
-    tileSize<1>(&checked, &bad, first);
-    tileSize<2>(&checked, &bad, first);
-    tileSize<4>(&checked, &bad, first);
-    tileSize<8>(&checked, &bad, first);
-    tileSize<16>(&checked, &bad, first);
-    tileSize<32>(&checked, &bad, first);
-    cr_expect(bad == 0, "%ld of %ld wrong; first: %s", bad, checked, first);
+    wk_tally tally = {};
+    tileSize<1>(&tally);
+    tileSize<2>(&tally);
+    tileSize<4>(&tally);
+    tileSize<8>(&tally);
+    tileSize<16>(&tally);
+    tileSize<32>(&tally);
+    WK_TALLY_EXPECT(tally);
 }
 
 // Lanes whose bit of keep is clear leave at once; the others form the coalesced group.
@@ -105,8 +103,7 @@ Test(cg, coalesced_groups_and_active_scans) {
     WK_LAUNCHED();
     std::vector<int> o(n * 7);
     wk_download(o.data(), dout, o.size());
-    long checked = 0, bad = 0;
-    char first[256] = "";
+    wk_tally tally = {};
     for (int w = 0; w < warps; ++w) {
         int total = 0, odd = 0;
         for (int l = 0; l < 32; ++l)
@@ -117,17 +114,14 @@ Test(cg, coalesced_groups_and_active_scans) {
             const int t = w * 32 + l, v = h[t];
             const int want[7] = {total, incl + v, incl, incl + v, mx, total, odd};
             for (int k = 0; k < 7; ++k) {
-                ++checked;
-                if (o[t * 7 + k] != want[k] && bad++ == 0)
-                    snprintf(first, sizeof first, "warp %d keep %#x lane %d check %d: got %d want %d", w, keep[w], l, k,
-                             o[t * 7 + k], want[k]);
+                wk_tally_check(&tally, o[t * 7 + k] == want[k], "warp %d keep %#x lane %d check %d: got %d want %d", w,
+                               keep[w], l, k, o[t * 7 + k], want[k]);
             }
             incl += v;
             mx = v > mx ? v : mx;
         }
     }
-    cr_expect(bad == 0, "%ld of %ld wrong; first: %s", bad, checked, first);
-    cr_expect(checked > 0);
+    WK_TALLY_EXPECT(tally);
     cudaFree(din);
     cudaFree(dkeep);
     cudaFree(dout);

@@ -27,7 +27,7 @@ template <typename P> static double halfOf(const P& p, int i) {
     return wk_to_double<S>(i ? p.y : p.x);
 }
 
-template <int W, typename P> static void width(long* checked, long* bad, char* first) {
+template <int W, typename P> static void width(wk_tally* tally) {
     typedef typename Half<P>::S S;
     const double u = wk_eps<S>();
     wk_rng r = wk_rng_make(W * 2 + sizeof(S));
@@ -70,12 +70,9 @@ template <int W, typename P> static void width(long* checked, long* bad, char* f
                                     nan ? isnan(got[2]) : got[2] == mx,
                                     wk_close(got[3], incl, u * (1 + absIncl)),
                                     wk_close(got[4], vs, u * (1 + absVs))};
-                for (int k = 0; k < 5; ++k) {
-                    ++*checked;
-                    if (!ok[k] && (*bad)++ == 0)
-                        snprintf(first, 256, "W=%d %s lane %d half %d valid %d check %d: got %g", W,
-                                 wk_type_name<S>(), l, c, valid, k, got[k]);
-                }
+                for (int k = 0; k < 5; ++k)
+                    wk_tally_check(tally, ok[k], "W=%d %s lane %d half %d valid %d check %d: got %g", W,
+                                   wk_type_name<S>(), l, c, valid, k, got[k]);
             }
         }
     }
@@ -83,20 +80,19 @@ template <int W, typename P> static void width(long* checked, long* bad, char* f
     cudaFree(dout);
 }
 
-template <int W> static void widths(long* c, long* b, char* f) {
+template <int W> static void widths(wk_tally* tally) {
     if constexpr (W >= 1) {
-        width<W, __half2>(c, b, f);
-        width<W, __nv_bfloat162>(c, b, f);
-        widths<W - 1>(c, b, f);
+        width<W, __half2>(tally);
+        width<W, __nv_bfloat162>(tally);
+        widths<W - 1>(tally);
     }
 }
 
 Test(packed, warp_every_width) {
     WK_REQUIRE_GPU();
-    long checked = 0, bad = 0;
-    char first[256] = "";
-    widths<32>(&checked, &bad, first);
-    cr_expect(bad == 0, "%ld of %ld wrong; first: %s", bad, checked, first);
+    wk_tally tally = {};
+    widths<32>(&tally);
+    WK_TALLY_EXPECT(tally);
 }
 
 // out[0]: the block's sum; scan[t]: thread t's inclusive prefix sum (lane-wise).

@@ -45,7 +45,7 @@ static void model(int W, int l, int gm, int ga, unsigned delta, int xm, int rot,
     src[4] = start + mod(p + rot, len);
 }
 
-template <int W, typename T> static void runWidth(long* checked, long* bad, char* first, int n) {
+template <int W, typename T> static void runWidth(wk_tally* tally, int n) {
     const int params[][5] = {{0, 0, 1, 1, 1}, {1, 3, 2, 3, -1}, {3, -1, 5, 7, 5}, {-1, 40, 0, 31, 33}, {5, 2, 31, 16, -7}};
     T* d = wk_alloc<T>(32 * 5);
     for (auto& pr : params) {
@@ -60,48 +60,43 @@ template <int W, typename T> static void runWidth(long* checked, long* bad, char
             for (int k = 0; k < 5; ++k) {
                 // Sources outside the calling lanes (partial warp) are undefined: skip them.
                 if (src[k] >= n) continue;
-                ++*checked;
                 const T want = mk<T>(src[k]);
-                if (memcmp(&h[l * 5 + k], &want, sizeof(T)) != 0 && (*bad)++ == 0)
-                    snprintf(first, 256, "W=%d size %zu n=%d op %d lane %d: got lane-id %d, want lane %d", W,
-                             sizeof(T), n, k, l, idOf(h[l * 5 + k]), src[k]);
+                wk_tally_check(tally, memcmp(&h[l * 5 + k], &want, sizeof(T)) == 0,
+                               "W=%d size %zu n=%d op %d lane %d: got lane-id %d, want lane %d", W, sizeof(T), n, k, l,
+                               idOf(h[l * 5 + k]), src[k]);
             }
         }
     }
     cudaFree(d);
 }
 
-template <int W> static void allWidths(long* c, long* b, char* f) {
+template <int W> static void allWidths(wk_tally* tally) {
     if constexpr (W >= 1) {
-        runWidth<W, S12>(c, b, f, 32);
-        allWidths<W - 1>(c, b, f);
+        runWidth<W, S12>(tally, 32);
+        allWidths<W - 1>(tally);
     }
 }
 
 Test(shuffle, every_width_struct12) {
     WK_REQUIRE_GPU();
-    long checked = 0, bad = 0;
-    char first[256] = "";
-    allWidths<32>(&checked, &bad, first);
-    cr_expect(bad == 0, "%ld of %ld wrong; first: %s", bad, checked, first);
-    cr_expect(checked > 0);
+    wk_tally tally = {};
+    allWidths<32>(&tally);
+    WK_TALLY_EXPECT(tally);
 }
 
 Test(shuffle, sizes_1_and_40_and_partial_warps) {
     WK_REQUIRE_GPU();
-    long checked = 0, bad = 0;
-    char first[256] = "";
-    runWidth<1, S1>(&checked, &bad, first, 32);
-    runWidth<7, S1>(&checked, &bad, first, 32);
-    runWidth<32, S1>(&checked, &bad, first, 32);
-    runWidth<5, S40>(&checked, &bad, first, 32);
-    runWidth<16, S40>(&checked, &bad, first, 32);
-    runWidth<32, S40>(&checked, &bad, first, 32);
-    runWidth<32, S12>(&checked, &bad, first, 19); // partial warp: lanes 19..31 absent
-    runWidth<8, S12>(&checked, &bad, first, 27);
-    runWidth<6, S12>(&checked, &bad, first, 23);
-    cr_expect(bad == 0, "%ld of %ld wrong; first: %s", bad, checked, first);
-    cr_expect(checked > 0);
+    wk_tally tally = {};
+    runWidth<1, S1>(&tally, 32);
+    runWidth<7, S1>(&tally, 32);
+    runWidth<32, S1>(&tally, 32);
+    runWidth<5, S40>(&tally, 32);
+    runWidth<16, S40>(&tally, 32);
+    runWidth<32, S40>(&tally, 32);
+    runWidth<32, S12>(&tally, 19); // partial warp: lanes 19..31 absent
+    runWidth<8, S12>(&tally, 27);
+    runWidth<6, S12>(&tally, 23);
+    WK_TALLY_EXPECT(tally);
 }
 
 // The CPU model itself: a few hand-checked answers (runs without a GPU).

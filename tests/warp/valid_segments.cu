@@ -24,7 +24,7 @@ template <int W> __global__ void k_valid(const int* in, const int* counts, int* 
     o[5] = warpkit::warpReduce<W>(v, First{}, valid > 0 ? valid : 1);
 }
 
-template <int W> static void width(long* checked, long* bad, char* first) {
+template <int W> static void width(wk_tally* tally) {
     wk_rng r = wk_rng_make(W);
     int in[32], counts[32];
     for (int& x : in) x = (int)wk_int(&r, -100, 100);
@@ -55,10 +55,8 @@ template <int W> static void width(long* checked, long* bad, char* first) {
         for (int k = 0; k < 6; ++k) {
             if (k < 3 && !lead) continue;
             if (k == 5 && (!lead || nv == 0)) continue;
-            ++*checked;
-            if (o[lane * 6 + k] != want[k] && (*bad)++ == 0)
-                snprintf(first, 256, "W=%d lane %d valid %d check %d: got %d want %d", W, lane, valid, k,
-                         o[lane * 6 + k], want[k]);
+            wk_tally_check(tally, o[lane * 6 + k] == want[k], "W=%d lane %d valid %d check %d: got %d want %d", W, lane,
+                           valid, k, o[lane * 6 + k], want[k]);
         }
     }
     cudaFree(din);
@@ -66,18 +64,16 @@ template <int W> static void width(long* checked, long* bad, char* first) {
     cudaFree(dout);
 }
 
-template <int W> static void widths(long* c, long* b, char* f) {
+template <int W> static void widths(wk_tally* tally) {
     if constexpr (W >= 1) {
-        width<W>(c, b, f);
-        widths<W - 1>(c, b, f);
+        width<W>(tally);
+        widths<W - 1>(tally);
     }
 }
 
 Test(valid_segments, counts_differ_per_segment_and_may_be_zero) {
     WK_REQUIRE_GPU();
-    long checked = 0, bad = 0;
-    char first[256] = "";
-    widths<32>(&checked, &bad, first);
-    cr_expect(bad == 0, "%ld of %ld wrong; first: %s", bad, checked, first);
-    cr_expect(checked > 0);
+    wk_tally tally = {};
+    widths<32>(&tally);
+    WK_TALLY_EXPECT(tally);
 }
