@@ -37,64 +37,59 @@ template <typename T> __global__ void k_transpose(T* out) {
     for (int j = 0; j < 32; ++j) out[(w * 32 + l) * 32 + j] = v[j];
 }
 
-template <int K, typename T> static long run(long* checked) {
-    const int total = kWarps * 2 * 32 * K;
+/// Runs kernel<<<1, kWarps * 32>>> on a poisoned buffer of `total` items and returns what it wrote.
+template <typename T> static std::vector<T> launched(void (*kernel)(T*), int total) {
     T* d = wk_alloc<T>(total);
     wk_poison(d, total);
-    k_exchange<K, T><<<1, kWarps * 32>>>(d);
+    kernel<<<1, kWarps * 32>>>(d);
     WK_LAUNCHED();
     std::vector<T> h(total);
     wk_download(h.data(), d, total);
-    long bad = 0;
+    cudaFree(d);
+    return h;
+}
+
+template <int K, typename T> static void run(wk_tally* tally) {
+    const std::vector<T> h = launched<T>(k_exchange<K, T>, kWarps * 2 * 32 * K);
     for (int w = 0; w < kWarps; ++w)
         for (int l = 0; l < 32; ++l)
             for (int k = 0; k < K; ++k) {
                 const T striped = item<T>(w * 10000 + k * 32 + l), blocked = item<T>(w * 10000 + l * K + k);
-                *checked += 2;
-                bad += memcmp(&h[((w * 2 + 0) * 32 + l) * K + k], &striped, sizeof(T)) != 0;
-                bad += memcmp(&h[((w * 2 + 1) * 32 + l) * K + k], &blocked, sizeof(T)) != 0;
+                wk_tally_check(tally, memcmp(&h[((w * 2 + 0) * 32 + l) * K + k], &striped, sizeof(T)) == 0,
+                               "K=%d size %zu warp %d lane %d item %d: blocked to striped", K, sizeof(T), w, l, k);
+                wk_tally_check(tally, memcmp(&h[((w * 2 + 1) * 32 + l) * K + k], &blocked, sizeof(T)) == 0,
+                               "K=%d size %zu warp %d lane %d item %d: back to blocked", K, sizeof(T), w, l, k);
             }
-    cudaFree(d);
-    return bad;
 }
 
 Test(exchange, blocked_striped_round_trip) {
     WK_REQUIRE_GPU();
-    long checked = 0, bad = 0;
-    bad += run<1, float>(&checked);
-    bad += run<3, float>(&checked);
-    bad += run<4, int>(&checked);
-    bad += run<8, float>(&checked);
-    bad += run<32, float>(&checked);
-    bad += run<5, S12>(&checked);
-    bad += run<2, S40>(&checked);
-    cr_expect(bad == 0, "%ld of %ld items wrong", bad, checked);
+    wk_tally tally = {};
+    run<1, float>(&tally);
+    run<3, float>(&tally);
+    run<4, int>(&tally);
+    run<8, float>(&tally);
+    run<32, float>(&tally);
+    run<5, S12>(&tally);
+    run<2, S40>(&tally);
+    WK_TALLY_EXPECT(tally);
 }
 
-template <typename T> static long transpose(long* checked) {
-    const int total = kWarps * 32 * 32;
-    T* d = wk_alloc<T>(total);
-    wk_poison(d, total);
-    k_transpose<T><<<1, kWarps * 32>>>(d);
-    WK_LAUNCHED();
-    std::vector<T> h(total);
-    wk_download(h.data(), d, total);
-    long bad = 0;
+template <typename T> static void transpose(wk_tally* tally) {
+    const std::vector<T> h = launched<T>(k_transpose<T>, kWarps * 32 * 32);
     for (int w = 0; w < kWarps; ++w)
         for (int l = 0; l < 32; ++l)
             for (int j = 0; j < 32; ++j) {
                 const T want = item<T>(w * 10000 + j * 32 + l);
-                ++*checked;
-                bad += memcmp(&h[(w * 32 + l) * 32 + j], &want, sizeof(T)) != 0;
+                wk_tally_check(tally, memcmp(&h[(w * 32 + l) * 32 + j], &want, sizeof(T)) == 0,
+                               "transpose size %zu warp %d lane %d item %d", sizeof(T), w, l, j);
             }
-    cudaFree(d);
-    return bad;
 }
 
 Test(exchange, register_transpose) {
     WK_REQUIRE_GPU();
-    long checked = 0, bad = 0;
-    bad += transpose<float>(&checked);
-    bad += transpose<S12>(&checked);
-    cr_expect(bad == 0, "%ld of %ld items wrong", bad, checked);
+    wk_tally tally = {};
+    transpose<float>(&tally);
+    transpose<S12>(&tally);
+    WK_TALLY_EXPECT(tally);
 }
