@@ -199,6 +199,10 @@ template <typename T, int Kind> struct ShardApplyParams : ShardGivenTraits {
     long long ldx, ldy;
 };
 
+/// The same params for another Kind.
+template <int Kind, typename T, int K> inline ShardApplyParams<T, Kind> shardApplyAs(const ShardApplyParams<T, K>& p) {
+    return ShardApplyParams<T, Kind>{{}, p.x, p.y, p.stats, p.ldx, p.ldy};
+}
 template <typename T, int Kind> inline ShardApplyParams<T, Kind> rowAt(ShardApplyParams<T, Kind> p, long long r0) {
     p.x += r0 * p.ldx;
     p.y += r0 * p.ldy;
@@ -435,20 +439,11 @@ template <typename T> inline cudaError_t rowSoftmaxApply(const T* x, T* y, const
         return cudaErrorInvalidValue;
     if (rows == 0) return cudaSuccess;
     if (x == nullptr || y == nullptr || stats == nullptr || (x == y && ldx != ldy)) return cudaErrorInvalidValue;
-    switch (kind) {
-    case SoftmaxPlain:
-        return detail::rowOpDispatch(detail::ShardApplyParams<T, SoftmaxPlain>{{}, x, y, stats, ldx, ldy}, rows, cols,
-                                     stream);
-    case SoftmaxLog:
-        return detail::rowOpDispatch(detail::ShardApplyParams<T, SoftmaxLog>{{}, x, y, stats, ldx, ldy}, rows, cols,
-                                     stream);
-    case SoftmaxMasked:
-        return detail::rowOpDispatch(detail::ShardApplyParams<T, SoftmaxMasked>{{}, x, y, stats, ldx, ldy}, rows, cols,
-                                     stream);
-    default:
-        return detail::rowOpDispatch(detail::ShardApplyParams<T, SoftmaxLogMasked>{{}, x, y, stats, ldx, ldy}, rows,
-                                     cols, stream);
-    }
+    const detail::ShardApplyParams<T, SoftmaxPlain> p{{}, x, y, stats, ldx, ldy}; // Kind is a tag: same fields
+    if (kind == SoftmaxPlain) return detail::rowOpDispatch(p, rows, cols, stream);
+    if (kind == SoftmaxLog) return detail::rowOpDispatch(detail::shardApplyAs<SoftmaxLog>(p), rows, cols, stream);
+    if (kind == SoftmaxMasked) return detail::rowOpDispatch(detail::shardApplyAs<SoftmaxMasked>(p), rows, cols, stream);
+    return detail::rowOpDispatch(detail::shardApplyAs<SoftmaxLogMasked>(p), rows, cols, stream);
 }
 
 /// The cross-entropy loss of each whole row (into loss, every rank the same bits) and, when grad is
