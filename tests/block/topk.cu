@@ -42,14 +42,7 @@ template <int BT, int K, int MaxK, typename T> void run(wk_rng* rng, int threads
         for (int i = 0; i < n; ++i) perm[i] = (unsigned)i * 3 + 1; // sparse, distinct
         for (int i = n - 1; i > 0; --i) std::swap(perm[i], perm[(size_t)wk_int(rng, 0, i)]);
         for (int i = 0; i < n; ++i) {
-            const long long u = wk_int(rng, 0, 15);
-            const double x = u == 0   ? NAN
-                             : u == 1 ? INFINITY
-                             : u == 2 ? -INFINITY
-                             : u == 3 ? -0.0
-                             : u == 4 ? 0.0
-                                      : (double)wk_int(rng, -6, 6);
-            h[(size_t)c * n + i] = wk_from_double<T>(x);
+            h[(size_t)c * n + i] = wk_from_double<T>(wk_topk_draw(rng, 16, 6));
             idx[(size_t)c * n + i] = i < valid[c] ? perm[i] : warpkit::kTopKNoIndex;
         }
         // shuffle the empty slots among the valid ones

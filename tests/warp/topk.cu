@@ -54,16 +54,7 @@ template <int K, typename T> void warpCase(wk_rng* rng) {
     for (int n : {1, N / 2 + 1, N - 1, N})
         for (int largest = 0; largest < 2; ++largest) {
             std::vector<T> h((size_t)W * N);
-            for (auto& v : h) {
-                const long long u = wk_int(rng, 0, 11);
-                const double x = u == 0   ? NAN
-                                 : u == 1 ? INFINITY
-                                 : u == 2 ? -INFINITY
-                                 : u == 3 ? -0.0
-                                 : u == 4 ? 0.0
-                                          : (double)wk_int(rng, -4, 4);
-                v = wk_from_double<T>(x);
-            }
+            for (auto& v : h) v = wk_from_double<T>(wk_topk_draw(rng, 12, 4));
             T* din = wk_alloc<T>(h.size());
             T* dv = wk_alloc<T>(h.size());
             unsigned* di = wk_alloc<unsigned>(h.size());
