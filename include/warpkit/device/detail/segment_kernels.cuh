@@ -69,22 +69,20 @@ template <typename A> struct SegMerge {
 };
 
 /// Runs v(element, index, row) for rows first, first + step, ... below `end` of the pair at
-/// (base, h), in row order, with four loads in flight; returns v (a visitor holds its state by
-/// value, so nothing of it needs an address).
-template <typename A, typename V>
+/// (base, h), in row order, kBatch rows a batch with the batch's loads in flight together (a
+/// short tail too: its loads are predicated, not taken one at a time); returns v (a visitor holds
+/// its state by value, so nothing of it needs an address).
+template <int kBatch, typename A, typename V>
 WARPKIT_DEVICE V forRows(const A& a, long long base, int h, int heads, long long first, long long end, long long step,
                          V v) {
-    long long i = first;
-    for (; i + 3 * step < end; i += 4 * step) {
-        typename A::Elem x[4];
+    for (long long i = first; i < end; i += kBatch * step) {
+        typename A::Elem x[kBatch];
 #pragma unroll
-        for (int k = 0; k < 4; ++k) x[k] = a.load((base + i + k * step) * heads + h);
+        for (int k = 0; k < kBatch; ++k)
+            if (i + k * step < end) x[k] = a.load((base + i + k * step) * heads + h);
 #pragma unroll
-        for (int k = 0; k < 4; ++k) v(x[k], (base + i + k * step) * heads + h, i + k * step);
-    }
-    for (; i < end; i += step) {
-        const long long idx = (base + i) * heads + h;
-        v(a.load(idx), idx, i);
+        for (int k = 0; k < kBatch; ++k)
+            if (i + k * step < end) v(x[k], (base + i + k * step) * heads + h, i + k * step);
     }
     return v;
 }
@@ -100,18 +98,18 @@ template <typename A, typename F> struct WriteVisitor {
     WARPKIT_DEVICE void operator()(const typename A::Elem& x, long long idx, long long) const { a.store(f, idx, x); }
 };
 
-/// Left fold of those rows from the identity.
+/// Left fold of those rows from the identity, 8 loads in flight.
 template <typename A>
 WARPKIT_DEVICE typename A::State foldRows(const A& a, long long base, int h, int heads, long long first, long long end,
                                           long long step) {
-    return forRows(a, base, h, heads, first, end, step, FoldVisitor<A>{a, a.identity()}).st;
+    return forRows<8>(a, base, h, heads, first, end, step, FoldVisitor<A>{a, a.identity()}).st;
 }
 
-/// The outputs of those rows (two-pass algorithms).
+/// The outputs of those rows (two-pass algorithms), 4 loads in flight (8 spill in the write kernel).
 template <typename A, typename F>
 WARPKIT_DEVICE void writeRows(const A& a, const F& f, long long base, int h, int heads, long long first, long long end,
                               long long step) {
-    forRows(a, base, h, heads, first, end, step, WriteVisitor<A, F>{a, f});
+    forRows<4>(a, base, h, heads, first, end, step, WriteVisitor<A, F>{a, f});
 }
 
 /// Ordered reduction of one value a lane over the whole warp (every lane gets it).
