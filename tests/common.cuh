@@ -9,6 +9,7 @@
 //    under WARPKIT_QUICK=2 (racecheck), keep every k-th case of a sweep only.
 //  - wk_two_threads(cases, twoDevices, run): two host threads at once, each on its own stream.
 //  - wk_tally / wk_tally_check / WK_TALLY_EXPECT: a sweep's checks, failures and first failure.
+//  - wk_cluster_config(grid, block, clusterBlocks, attr): a cudaLaunchKernelEx configuration.
 #pragma once
 
 #include <criterion/criterion.h>
@@ -159,6 +160,26 @@ static inline void wk_tally_check(wk_tally* t, bool ok, const char* fmt, ...) {
         cr_expect((t).bad == 0, "%ld of %ld wrong; first: %s", (t).bad, (t).checked, (t).first); \
         cr_expect((t).checked > 0, "nothing was checked");                                       \
     } while (0)
+
+// ---- launches ------------------------------------------------------------------------------------
+/// A cudaLaunchKernelEx configuration of `grid` blocks of `block` threads, in clusters of
+/// `clusterBlocks` blocks along x (no cluster attribute when clusterBlocks is 0). The attribute is
+/// written to *attr, which must live until the launch.
+static inline cudaLaunchConfig_t wk_cluster_config(dim3 grid, dim3 block, unsigned clusterBlocks,
+                                                   cudaLaunchAttribute* attr) {
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = grid;
+    cfg.blockDim = block;
+    if (clusterBlocks > 0) {
+        attr->id = cudaLaunchAttributeClusterDimension;
+        attr->val.clusterDim.x = clusterBlocks;
+        attr->val.clusterDim.y = 1;
+        attr->val.clusterDim.z = 1;
+        cfg.attrs = attr;
+        cfg.numAttrs = 1;
+    }
+    return cfg;
+}
 
 // ---- concurrency ------------------------------------------------------------------------------
 /// Two host threads at once (w = 0 and 1), each with its own non-blocking stream, each running

@@ -545,16 +545,8 @@ Test(welford, cluster_sizes_1_to_16) {
         wk_upload(dx, x.data(), x.size());
         wk_upload(dc, cnt.data(), total);
         wk_poison(dout, total);
-        cudaLaunchConfig_t cfg = {};
-        cfg.gridDim = dim3(blocks);
-        cfg.blockDim = dim3(128);
         cudaLaunchAttribute attr[1];
-        attr[0].id = cudaLaunchAttributeClusterDimension;
-        attr[0].val.clusterDim.x = (unsigned)cs;
-        attr[0].val.clusterDim.y = 1;
-        attr[0].val.clusterDim.z = 1;
-        cfg.attrs = attr;
-        cfg.numAttrs = 1;
+        cudaLaunchConfig_t cfg = wk_cluster_config(dim3(blocks), dim3(128), (unsigned)cs, attr);
         int active = 0;
         const cudaError_t qe = cudaOccupancyMaxActiveClusters(&active, k_cluster, &cfg);
         if (qe != cudaSuccess || active < 1) { // a 16-block cluster may not fit every part

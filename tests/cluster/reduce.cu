@@ -120,17 +120,11 @@ Test(cluster, reduce_every_size_type_and_round) {
         const int blocks = clusters * n;
         Out* d = wk_alloc<Out>((size_t)blocks * threads * kRounds);
         wk_poison(d, (size_t)blocks * threads * kRounds);
-        cudaLaunchConfig_t cfg = {};
+        if (cl && n > 8)
+            WK_CUDA(cudaFuncSetAttribute(cluster_reduce_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
         cudaLaunchAttribute attr[1];
-        cfg.gridDim = dim3((unsigned)blocks);
-        cfg.blockDim = dim3((unsigned)threads);
-        if (cl) {
-            if (n > 8) WK_CUDA(cudaFuncSetAttribute(cluster_reduce_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-            attr[0].id = cudaLaunchAttributeClusterDimension;
-            attr[0].val.clusterDim = {(unsigned)n, 1, 1};
-            cfg.attrs = attr;
-            cfg.numAttrs = 1;
-        }
+        cudaLaunchConfig_t cfg =
+            wk_cluster_config(dim3((unsigned)blocks), dim3((unsigned)threads), cl ? (unsigned)n : 0u, attr);
         WK_CUDA(cudaLaunchKernelEx(&cfg, cluster_reduce_kernel, d));
         WK_LAUNCHED();
         std::vector<Out> h((size_t)blocks * threads * kRounds);
@@ -176,18 +170,11 @@ template <int B, int K> static int cluster_softmax_case(int n, int cols, int kin
     warpkit::SoftmaxState* dst = wk_alloc<warpkit::SoftmaxState>((size_t)rows * n * 2);
     wk_upload(dx, hx.data(), hx.size());
     wk_poison(dy, hx.size());
-    cudaLaunchConfig_t cfg = {};
-    cudaLaunchAttribute attr[1];
-    cfg.gridDim = dim3((unsigned)(rows * cn));
-    cfg.blockDim = dim3((unsigned)B);
     auto kern = cluster_softmax_kernel<B, K>;
-    if (cl) {
-        if (n > 8) WK_CUDA(cudaFuncSetAttribute(kern, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-        attr[0].id = cudaLaunchAttributeClusterDimension;
-        attr[0].val.clusterDim = {(unsigned)n, 1, 1};
-        cfg.attrs = attr;
-        cfg.numAttrs = 1;
-    }
+    if (cl && n > 8) WK_CUDA(cudaFuncSetAttribute(kern, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+    cudaLaunchAttribute attr[1];
+    cudaLaunchConfig_t cfg =
+        wk_cluster_config(dim3((unsigned)(rows * cn)), dim3((unsigned)B), cl ? (unsigned)n : 0u, attr);
     WK_CUDA(cudaLaunchKernelEx(&cfg, kern, (const float*)dx, dy, cols, kind, dst));
     WK_LAUNCHED();
     wk_download(hy.data(), dy, hy.size());

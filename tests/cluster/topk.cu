@@ -57,16 +57,9 @@ Test(cluster_topk, every_cluster_size) {
             unsigned* di = wk_alloc<unsigned>((size_t)blocks * kMaxK);
             int* dn = wk_alloc<int>(blocks);
             wk_poison(di, (size_t)blocks * kMaxK);
-            cudaLaunchConfig_t cfg = {};
             cudaLaunchAttribute attr[1];
-            cfg.gridDim = dim3((unsigned)blocks);
-            cfg.blockDim = dim3(kBT);
-            if (cl) {
-                attr[0].id = cudaLaunchAttributeClusterDimension;
-                attr[0].val.clusterDim = {(unsigned)nb, 1, 1};
-                cfg.attrs = attr;
-                cfg.numAttrs = 1;
-            }
+            const cudaLaunchConfig_t cfg =
+                wk_cluster_config(dim3((unsigned)blocks), dim3(kBT), cl ? (unsigned)nb : 0u, attr);
             WK_CUDA(cudaLaunchKernelEx(&cfg, k_cluster_topk, (const float*)dx, cols, k, di, dn));
             WK_LAUNCHED();
             std::vector<unsigned> gi((size_t)blocks * kMaxK);
