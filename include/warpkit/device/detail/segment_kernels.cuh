@@ -241,22 +241,29 @@ template <int BT, int LT, typename A, typename O> __global__ void __launch_bound
         const bool isLong = rows > longRows;
         const bool byWarp = listAppend(list, isLong, p, heads, b, rows, chunkRows);
         if (p < pairs && rows == 0) a.empty(p);
-        // 2. the short pairs, 32 / G at a time on groups of G lanes
+        // 2. the short pairs by tiers: a pair of r rows takes G lanes, G the smallest power of two
+        //    with G * perLane >= r (32 at most); each tier's pairs go 32 / G at a time, so a longer
+        //    neighbour never widens a pair's group (nor serialises the warp over tiny pairs)
         const int mine = isLong ? 0 : (int)rows;
-        const int most = warpReduceMax(mine);
-        int G = 1;
-        while (G < 32 && G * perLane < most) G <<= 1;
-        const int groups = 32 / G, j = lane & (G - 1);
-        const WarpSegment seg{lane & ~(G - 1), (lane & ~(G - 1)) + G - 1};
-        for (int r = 0; most > 0 && r < G; ++r) {
-            const int src = r * groups + lane / G;
-            const long long pb = shflIdx(b, src), pp = g + src;
-            const int pr = shflIdx(mine, src), ph = (int)(pp % heads);
-            typename A::State st = foldRows(a, pb, ph, heads, j, pr, G);
-            st = warpSegmentedReduce(st, SegMerge<A>{a}, seg);
-            if (pr > 0) {
-                if (j == 0) a.finish(pp, st);
-                if constexpr (A::kTwoPass) writeRows(a, a.prepare(st), pb, ph, heads, j, pr, G);
+        int mineG = 1;
+        while (mineG < 32 && mineG * perLane < mine) mineG <<= 1;
+#pragma unroll 1
+        for (int G = 1; G <= 32; G <<= 1) {
+            const unsigned tier = __ballot_sync(WARPKIT_FULL_MASK, mine > 0 && mineG == G);
+            const int count = __popc(tier), groups = 32 / G, j = lane & (G - 1);
+            const WarpSegment seg{lane & ~(G - 1), (lane & ~(G - 1)) + G - 1};
+#pragma unroll 1
+            for (int first = 0; first < count; first += groups) {
+                const int k = first + lane / G; // this group's pair: the tier's k-th lane
+                const int src = k < count ? (int)__fns(tier, 0u, k + 1) : 0;
+                const long long pb = shflIdx(b, src), pp = g + src;
+                const int prSrc = shflIdx(mine, src), pr = k < count ? prSrc : 0, ph = (int)(pp % heads);
+                typename A::State st = foldRows(a, pb, ph, heads, j, pr, G);
+                st = warpSegmentedReduce(st, SegMerge<A>{a}, seg);
+                if (pr > 0) {
+                    if (j == 0) a.finish(pp, st);
+                    if constexpr (A::kTwoPass) writeRows(a, a.prepare(st), pb, ph, heads, j, pr, G);
+                }
             }
         }
         // 3. long pairs that found no room, by the whole warp

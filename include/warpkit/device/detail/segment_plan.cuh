@@ -3,11 +3,11 @@
 //
 // A call over segments runs, on `stream`:
 //   1. the group kernel: each warp takes 32 (segment, head) pairs at a time (grid-stride); a pair
-//      of at most `longRows` rows is done by a lane group of G lanes (G a power of two, 1..32,
-//      chosen per warp step from the step's longest such pair: about `perLane` rows a lane), the
-//      32 / G groups of a warp working side by side, each folding its rows lane-strided and
-//      combining its lanes in lane order (warpSegmentedReduce); longer pairs are appended to a
-//      work list in the workspace, with their chunks counted (`chunkRows` rows a chunk);
+//      of at most `longRows` rows is done by a lane group of G lanes (G the smallest power of two
+//      giving at most `perLane` rows a lane, 32 at most: set by the pair's own length), the pairs
+//      of one G taken 32 / G at a time, each group folding its rows lane-strided and combining its
+//      lanes in lane order (warpSegmentedReduce); longer pairs are appended to a work list in the
+//      workspace (one atomicAdd a warp), with their chunks counted (`chunkRows` rows a chunk);
 //   2. only when some segment can be long (items > longRows): the chunk kernel, blocks of
 //      `longThreads` threads over the listed chunks (grid-stride), each chunk's partial into the
 //      workspace; the last chunk of a pair to finish folds the partials in chunk order;
