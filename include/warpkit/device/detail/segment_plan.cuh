@@ -63,14 +63,14 @@ constexpr unsigned kSegAnyKind = 0xfu, kSegReadOnly = 1u << SegReduce | 1u << Se
 constexpr unsigned kSegWrites = 1u << SegSoftmax | 1u << SegSoftmaxBackward;
 constexpr unsigned kSegAnySize = 1u << 2 | 1u << 4 | 1u << 8 | 1u << 16;
 
-// Long pairs are those of more than 32 x perLane x 16 rows; a chunk holds 16 rows a thread of
-// the chunk block's lanes, several thousand elements, so the chunk partials stay a small part of
-// the traffic.
+// perLane matches the fold's batch of 8 loads in flight (segment_kernels.cuh, forRows). Long
+// pairs are those a whole block serves better than one warp; a chunk holds several thousand
+// elements, so the chunk partials stay a small part of the traffic.
 constexpr SegmentRule kSegmentRules[] = {
     // id   kinds         sizes        heads      thr  perLane longRows chunkRows longThr
-    {"G1", kSegReadOnly, kSegAnySize, 1, 1, 256, 4, 4096, 16384, 256},      // one head: reduce, lse
-    {"G2", kSegWrites, kSegAnySize, 1, 1, 256, 4, 4096, 8192, 256},         // one head: softmax, backward
-    {"G3", kSegAnyKind, kSegAnySize, 2, 16, 256, 2, 1024, 2048, 256},       // a few heads: rows are wider
+    {"G1", kSegReadOnly, kSegAnySize, 1, 1, 256, 8, 1024, 16384, 256},      // one head: reduce, lse
+    {"G2", kSegWrites, kSegAnySize, 1, 1, 256, 8, 1024, 8192, 256},         // one head: softmax, backward
+    {"G3", kSegAnyKind, kSegAnySize, 2, 16, 256, 8, 1024, 2048, 256},       // a few heads: rows are wider
     {"G4", kSegAnyKind, kSegAnySize, 17, 1 << 30, 128, 256, 256, 256, 128}, // many heads: a lane a pair
 };
 constexpr int kSegmentRuleCount = (int)(sizeof(kSegmentRules) / sizeof(kSegmentRules[0]));
