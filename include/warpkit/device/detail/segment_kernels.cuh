@@ -51,10 +51,15 @@ template <typename S> struct SegList {
     long long maxEntries, maxChunks;
 };
 
-/// The rows of segment s clipped to [0, items): *begin, and the count (0 when end <= begin).
+/// Segment s's offsets as given, (0, 0) for s at or past `segments` (rows then clip to none).
 template <typename O>
-WARPKIT_DEVICE long long segmentRows(SegOffsets<O> o, long long s, long long items, long long* begin) {
-    long long b = (long long)o.begin[s], e = (long long)o.end[s];
+WARPKIT_DEVICE void segmentBoundsAt(SegOffsets<O> o, long long s, long long segments, long long* b, long long* e) {
+    *b = s < segments ? (long long)o.begin[s] : 0;
+    *e = s < segments ? (long long)o.end[s] : 0;
+}
+
+/// Rows [b, e) clipped to [0, items): *begin, and the count (0 when e <= b).
+WARPKIT_DEVICE long long segmentClip(long long b, long long e, long long items, long long* begin) {
     b = b < 0 ? 0 : (b > items ? items : b);
     e = e < 0 ? 0 : (e > items ? items : e);
     *begin = b;
@@ -233,11 +238,15 @@ template <int BT, int LT, typename A, typename O> __global__ void __launch_bound
     const int lane = (int)laneId();
     const long long pairs = segments * heads;
     const long long warps = (long long)gridDim.x * (BT / 32);
-    for (long long g = ((long long)blockIdx.x * BT + threadIdx.x) / 32 * 32; g < pairs; g += warps * 32) {
+    // Each step's offsets are loaded one step ahead, so their round trip overlaps the step before.
+    long long g = ((long long)blockIdx.x * BT + threadIdx.x) / 32 * 32, nb = 0, ne = 0;
+    segmentBoundsAt(off, (g + lane) / heads, g + lane < pairs ? segments : 0, &nb, &ne);
+    for (; g < pairs; g += warps * 32) {
         // 1. this lane's pair: its rows, and whether it is long
-        const long long p = g + lane;
-        long long b = 0, rows = 0;
-        if (p < pairs) rows = segmentRows(off, p / heads, items, &b);
+        const long long p = g + lane, next = p + warps * 32;
+        long long b = 0;
+        const long long rows = segmentClip(nb, ne, items, &b);
+        segmentBoundsAt(off, next / heads, next < pairs ? segments : 0, &nb, &ne);
         const bool isLong = rows > longRows;
         const bool byWarp = listAppend(list, isLong, p, heads, b, rows, chunkRows);
         if (p < pairs && rows == 0) a.empty(p);
