@@ -199,8 +199,9 @@ template <typename T> inline cudaError_t rowTopKMask(const T* x, T* y, long long
 /// One token a row (out[r], a column of row r), drawn from softmax(logits / temperature) restricted
 /// to the row's topK largest logits (0: all columns), then to those of probability at least minP
 /// times the largest (min-p), then to the smallest ranked set of probability at least topP (top-p).
-/// Random numbers: Philox (curand_init(seed, subsequence = row, offset)), so a (seed, offset, row)
-/// gives the same token on every run and launch shape. temperature = 0: the argmax. Arguments:
+/// Random numbers: Philox4x32-10, the draw that curand_init(seed, row, offset) + curand_uniform give
+/// (detail/philox.cuh), so a (seed, offset, row) gives the same token on every run and launch shape.
+/// temperature = 0: the argmax. Arguments:
 /// 0 <= temperature (finite), 0 < topP <= 1, 0 <= minP <= 1, 0 <= topK <= cols, and k = topK (or
 /// cols) <= 2048 (else cudaErrorNotSupported). Workspace: two-call rule, as rowTopK (it holds the
 /// candidates too). Host; asynchronous on `stream`.

@@ -7,16 +7,16 @@
 //   1. weights: w_r = exp((l_r - l_0) / T) (l_0 the largest logit; an infinite l_0 weighs the
 //      +inf logits 1 and the rest 0); min-p drops w_r < minP (w_0 = 1, so min-p is relative to it);
 //   2. top-p: keeps rank r while the weight of the ranks before it is below topP x their total;
-//   3. draw: u = curand_uniform on Philox (seed, subsequence = row, offset), in (0, 1]; the token is
+//   3. draw: u = Philox4x32-10 draw `offset` of stream (seed, row), in (0, 1] (detail/philox.cuh: the
+//      word and mapping cuRAND's curand_init(seed, row, offset) + curand_uniform give); the token is
 //      the first kept rank whose inclusive weight sum reaches u x the kept total.
 // A NaN logit ranks first (rowTopK's order) and is returned as is; T = 0, and a row of -inf only,
 // return rank 0 (the argmax, the lowest column on ties).
 #pragma once
 
-#include <curand_kernel.h>
-
 #include "../../block/reduce.cuh"
 #include "../../block/scan.cuh"
+#include "../../detail/philox.cuh"
 #include "topk_plan.cuh"
 
 namespace warpkit {
@@ -78,9 +78,7 @@ template <typename T, typename Idx> __global__ void __launch_bounds__(kTopKThrea
 #pragma unroll
         for (int j = 0; j < C; ++j) mine += w[j];
         run = blockExclusiveSum<BT>(mine, total);
-        curandStatePhilox4_32_10_t state;
-        curand_init(seed, (unsigned long long)row, offset, &state);
-        const float target = curand_uniform(&state) * total;
+        const float target = philoxUniform(seed, (unsigned long long)row, offset) * total;
         int pick = 0x7fffffff, last = -1;
 #pragma unroll
         for (int j = 0; j < C; ++j) {
