@@ -45,7 +45,9 @@ namespace {
 constexpr int kBlock = 256;
 constexpr int kThreads = 1 << 22;
 constexpr int kReps = 32;
-struct S12 { float a, b, c; };
+struct S12 {
+    float a, b, c;
+};
 
 enum Impl { Wk, Peer, Hand };
 
@@ -199,8 +201,8 @@ struct Square {
 FILE* csv;
 int failures = 0; // outputs that disagree with the reference kernel: the run exits 1
 void row(const char* name, const char* peer, float wk, float pe, float hand) {
-    printf("%-18s %10.1f %10.1f %10.1f   %-32s %6.2fx %6.2fx\n", name, wk * 1e3f, pe * 1e3f, hand * 1e3f, peer,
-           pe / wk, hand > 0 ? hand / wk : 0.0f);
+    printf("%-18s %10.1f %10.1f %10.1f   %-32s %6.2fx %6.2fx\n", name, wk * 1e3f, pe * 1e3f, hand * 1e3f, peer, pe / wk,
+           hand > 0 ? hand / wk : 0.0f);
     fprintf(csv, "%s,%s,%.4f,%.4f,%.4f,%.4f,%.4f\n", name, peer, wk * 1e3f, pe * 1e3f, hand * 1e3f, pe / wk,
             hand > 0 ? hand / wk : 0.0f);
 }
@@ -233,16 +235,16 @@ int main(int argc, char** argv) {
         runHand();
         BENCH_CUDA(cudaMemcpy(hh.data(), out, hh.size() * sizeof(float), cudaMemcpyDeviceToHost));
         long bad = 0;
-        for (size_t i = 0; i < hw.size(); ++i)
-            bad += !(fabsf(hw[i] - hh[i]) <= 1e-3f * (1.0f + fabsf(hh[i])));
+        for (size_t i = 0; i < hw.size(); ++i) bad += !(fabsf(hw[i] - hh[i]) <= 1e-3f * (1.0f + fabsf(hh[i])));
         if (bad) printf("%-18s CHECK FAILED: %ld outputs differ from the hand-written kernel's\n", name, bad);
         failures += bad != 0;
     };
-#define WK_CASE(NAME, PEER, KERNEL, ...)                                                   \
-    check(NAME, [&] { KERNEL<Wk><<<grid, kBlock>>>(__VA_ARGS__); },                        \
-          [&] { KERNEL<Hand><<<grid, kBlock>>>(__VA_ARGS__); });                           \
-    row(NAME, PEER, timeKernel([&] { KERNEL<Wk><<<grid, kBlock>>>(__VA_ARGS__); }),        \
-        timeKernel([&] { KERNEL<Peer><<<grid, kBlock>>>(__VA_ARGS__); }),                  \
+#define WK_CASE(NAME, PEER, KERNEL, ...)                                            \
+    check(                                                                          \
+        NAME, [&] { KERNEL<Wk><<<grid, kBlock>>>(__VA_ARGS__); },                   \
+        [&] { KERNEL<Hand><<<grid, kBlock>>>(__VA_ARGS__); });                      \
+    row(NAME, PEER, timeKernel([&] { KERNEL<Wk><<<grid, kBlock>>>(__VA_ARGS__); }), \
+        timeKernel([&] { KERNEL<Peer><<<grid, kBlock>>>(__VA_ARGS__); }),           \
         timeKernel([&] { KERNEL<Hand><<<grid, kBlock>>>(__VA_ARGS__); }))
     WK_CASE("shuffle_up", "cub::ShuffleUp", shuffleUp, in, out);
     WK_CASE("shuffle_up_s12", "cub::ShuffleUp (12-byte struct)", shuffleUpS12, in, out);
@@ -265,9 +267,8 @@ int main(int argc, char** argv) {
     void *wkTmp, *cubTmp;
     BENCH_CUDA(cudaMalloc(&wkTmp, wkBytes));
     BENCH_CUDA(cudaMalloc(&cubTmp, cubBytes));
-    const float tw = timeKernel([&] {
-        warpkit::deviceTransformReduce(in, res, m, Square{}, warpkit::Sum{}, 0.0f, wkTmp, &wkBytes);
-    });
+    const float tw = timeKernel(
+        [&] { warpkit::deviceTransformReduce(in, res, m, Square{}, warpkit::Sum{}, 0.0f, wkTmp, &wkBytes); });
     const float tc = timeKernel([&] {
         cub::DeviceReduce::TransformReduce(cubTmp, cubBytes, in, res + 1, m, ::cuda::std::plus<float>{}, Square{},
                                            0.0f);

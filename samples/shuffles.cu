@@ -11,12 +11,14 @@
 constexpr int W = 16; // segment width
 constexpr int A = 4;  // array elements per lane
 
-struct Particle { float x, y, z; };
+struct Particle {
+    float x, y, z;
+};
 
 enum Pattern { Broadcast, Up, Down, Rotate, Xor, XorArray, SwapElem, Sum, StructUp, Patterns };
-const char* const kNames[] = {"broadcast lane 3", "shift up 2", "shift down 2", "rotate by 2",
-                              "xor 1 (butterfly)", "xor 1 on arrays", "swap element 1/3", "butterfly sum",
-                              "struct shift up 1"};
+const char* const kNames[] = {"broadcast lane 3", "shift up 2",        "shift down 2",
+                              "rotate by 2",      "xor 1 (butterfly)", "xor 1 on arrays",
+                              "swap element 1/3", "butterfly sum",     "struct shift up 1"};
 
 // out[pattern][lane][a]: what each lane holds after the pattern (A values; unused ones 0).
 __global__ void patterns(float* out) {
@@ -54,11 +56,21 @@ static void model(int k, int lane, float* want) {
     const int seg = lane / W * W, p = lane - seg;
     for (int a = 0; a < A; ++a) want[a] = 0;
     switch (k) {
-    case Broadcast: want[0] = (float)(seg + 3); break;
-    case Up: want[0] = (float)(p >= 2 ? lane - 2 : lane); break;
-    case Down: want[0] = (float)(p + 2 < W ? lane + 2 : lane); break;
-    case Rotate: want[0] = (float)(seg + (p + 2) % W); break;
-    case Xor: want[0] = (float)(lane ^ 1); break;
+    case Broadcast:
+        want[0] = (float)(seg + 3);
+        break;
+    case Up:
+        want[0] = (float)(p >= 2 ? lane - 2 : lane);
+        break;
+    case Down:
+        want[0] = (float)(p + 2 < W ? lane + 2 : lane);
+        break;
+    case Rotate:
+        want[0] = (float)(seg + (p + 2) % W);
+        break;
+    case Xor:
+        want[0] = (float)(lane ^ 1);
+        break;
     case XorArray:
         for (int a = 0; a < A; ++a) want[a] = (float)((lane ^ 1) * A + a);
         break;
@@ -67,7 +79,9 @@ static void model(int k, int lane, float* want) {
         if (lane % 2 == 0) want[1] = (float)((lane + 1) * A + 3);
         else want[3] = (float)((lane - 1) * A + 1);
         break;
-    case Sum: want[0] = (float)(W * seg + W * (W - 1) / 2); break;
+    case Sum:
+        want[0] = (float)(W * seg + W * (W - 1) / 2);
+        break;
     case StructUp: {
         const int src = p >= 1 ? lane - 1 : lane;
         want[0] = (float)src, want[1] = 2.0f * src, want[2] = 3.0f * src;

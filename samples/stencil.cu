@@ -12,17 +12,16 @@
 #include <stdlib.h>
 #include <vector>
 
-constexpr int R = 4;             // radius: 9 coefficients
-constexpr int kThreads = 256;    // threads per block
-constexpr int K = 8;             // outputs per thread
+constexpr int R = 4;          // radius: 9 coefficients
+constexpr int kThreads = 256; // threads per block
+constexpr int K = 8;          // outputs per thread
 constexpr int kTile = kThreads * K;
-constexpr int kHalo = 4;         // >= R, and a multiple of 4 floats so smem + kHalo stays 16-byte aligned
+constexpr int kHalo = 4; // >= R, and a multiple of 4 floats so smem + kHalo stays 16-byte aligned
 
 __constant__ float cCoef[2 * R + 1];
 
-template <bool ConstantCoef>
-__global__ void __launch_bounds__(kThreads) stencil(const float* __restrict__ in, float* __restrict__ out,
-                                                   long long n, const float* __restrict__ coef) {
+template <bool ConstantCoef> __global__ void __launch_bounds__(kThreads)
+    stencil(const float* __restrict__ in, float* __restrict__ out, long long n, const float* __restrict__ coef) {
     __shared__ alignas(16) float s[kTile + 2 * kHalo];
     const long long start = (long long)blockIdx.x * kTile;
     warpkit::blockLoadTileHalo<kThreads, kTile, kHalo>(s, in, n, start, 0.0f); // s[j] = in[start - kHalo + j]
@@ -40,13 +39,13 @@ __global__ void __launch_bounds__(kThreads) stencil(const float* __restrict__ in
     }
 }
 
-#define CHECK(call)                                                                        \
-    do {                                                                                   \
-        cudaError_t e_ = (call);                                                           \
-        if (e_ != cudaSuccess) {                                                           \
-            printf("%s: %s\n", #call, cudaGetErrorString(e_));                             \
-            return 1;                                                                      \
-        }                                                                                  \
+#define CHECK(call)                                            \
+    do {                                                       \
+        cudaError_t e_ = (call);                               \
+        if (e_ != cudaSuccess) {                               \
+            printf("%s: %s\n", #call, cudaGetErrorString(e_)); \
+            return 1;                                          \
+        }                                                      \
     } while (0)
 
 int main() {

@@ -145,13 +145,13 @@ WARPKIT_DEVICE Acc threadFold(const T* p, const U* q, unsigned long long n, Acc 
 
 } // namespace detail
 
-#define WARPKIT_DETAIL_CHECK_ACCUMULATE(T, Loads)                                         \
-    static_assert(Loads >= 1 && Loads <= 16,                                              \
-                  "threadAccumulate/gridAccumulate: template parameter Loads (16-byte loads in " \
-                  "flight per thread) must be between 1 and 16");                         \
-    static_assert(detail::Arith<T>::supported,                                            \
+#define WARPKIT_DETAIL_CHECK_ACCUMULATE(T, Loads)                                                      \
+    static_assert(Loads >= 1 && Loads <= 16,                                                           \
+                  "threadAccumulate/gridAccumulate: template parameter Loads (16-byte loads in "       \
+                  "flight per thread) must be between 1 and 16");                                      \
+    static_assert(detail::Arith<T>::supported,                                                         \
                   "threadAccumulate/gridAccumulate: element type T must be int, unsigned, long long, " \
-                  "unsigned long long, float, double, __half or __nv_bfloat16 (reinterpret other " \
+                  "unsigned long long, float, double, __half or __nv_bfloat16 (reinterpret other "     \
                   "data as one of these)")
 
 /// Fold this thread's share of p[0 .. n) into `init` with `op` and return it.
@@ -177,8 +177,7 @@ WARPKIT_DEVICE Acc threadAccumulate(const T* p, unsigned long long n, Acc init, 
     if constexpr (Loads >= 1 && Loads <= 16 && detail::Arith<T>::supported)
         return detail::threadFold<Loads, false>(
             p, p, n, init, [op](Acc a, T x) { return op(a, detail::widen<Acc>(x)); }, thread, threads);
-    else
-        return init;
+    else return init;
 }
 
 /// Fold transform(p[i]) over this thread's share with `op`: acc = op(acc, Acc(transform(x))),
@@ -192,8 +191,7 @@ WARPKIT_DEVICE Acc threadTransformAccumulate(const T* p, unsigned long long n, A
     if constexpr (Loads >= 1 && Loads <= 16 && detail::Arith<T>::supported)
         return detail::threadFold<Loads, false>(
             p, p, n, init, [=](Acc a, T x) { return op(a, static_cast<Acc>(transform(x))); }, thread, threads);
-    else
-        return init;
+    else return init;
 }
 
 /// Two inputs: acc = op(acc, Acc(transform(p[i], q[i]))) over this thread's share of i in [0, n);
@@ -201,16 +199,14 @@ WARPKIT_DEVICE Acc threadTransformAccumulate(const T* p, unsigned long long n, A
 /// within 16 bytes and element size (two cudaMalloc'd arrays at the same offset); scalar loads
 /// otherwise. U: a supported element type, as T.
 template <int Loads = 4, typename T, typename U, typename Acc, typename F, typename Op>
-WARPKIT_DEVICE Acc threadTransformAccumulate(const T* p, const U* q, unsigned long long n, Acc init, F transform,
-                                             Op op, unsigned long long thread, unsigned long long threads) {
+WARPKIT_DEVICE Acc threadTransformAccumulate(const T* p, const U* q, unsigned long long n, Acc init, F transform, Op op,
+                                             unsigned long long thread, unsigned long long threads) {
     WARPKIT_DETAIL_CHECK_ACCUMULATE(T, Loads);
     WARPKIT_DETAIL_CHECK_ACCUMULATE(U, Loads);
     if constexpr (Loads >= 1 && Loads <= 16 && detail::Arith<T>::supported && detail::Arith<U>::supported)
         return detail::threadFold<Loads, true>(
-            p, q, n, init, [=](Acc a, T x, U y) { return op(a, static_cast<Acc>(transform(x, y))); }, thread,
-            threads);
-    else
-        return init;
+            p, q, n, init, [=](Acc a, T x, U y) { return op(a, static_cast<Acc>(transform(x, y))); }, thread, threads);
+    else return init;
 }
 #undef WARPKIT_DETAIL_CHECK_ACCUMULATE
 
@@ -231,8 +227,7 @@ WARPKIT_DEVICE Acc gridTransformAccumulate(const T* p, unsigned long long n, Acc
 }
 /// threadTransformAccumulate (two inputs) over the whole 1-D grid; every thread of the grid calls.
 template <int Loads = 4, typename T, typename U, typename Acc, typename F, typename Op>
-WARPKIT_DEVICE Acc gridTransformAccumulate(const T* p, const U* q, unsigned long long n, Acc init, F transform,
-                                           Op op) {
+WARPKIT_DEVICE Acc gridTransformAccumulate(const T* p, const U* q, unsigned long long n, Acc init, F transform, Op op) {
     return threadTransformAccumulate<Loads>(p, q, n, init, transform, op,
                                             (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x,
                                             (unsigned long long)gridDim.x * blockDim.x);

@@ -37,16 +37,11 @@ template <int BT, int K, typename Key> void run(wk_rng* rng, int threads) {
         const int kind = c % 4; // 0: few distinct values, 1: wide, 2: all equal, 3: mostly empty
         for (int i = 0; i < n; ++i) {
             Key v;
-            if (sizeof(Key) == 8)
-                v = (Key)wk_next(rng) | 1; // distinct (with high probability) and nonzero
-            else if (kind == 0)
-                v = (Key)wk_int(rng, 0, 5);
-            else if (kind == 1)
-                v = (Key)wk_next(rng);
-            else if (kind == 2)
-                v = (Key)0x80000000u;
-            else
-                v = wk_int(rng, 0, 9) == 0 ? (Key)wk_int(rng, 1, 1000) : 0;
+            if (sizeof(Key) == 8) v = (Key)wk_next(rng) | 1; // distinct (with high probability) and nonzero
+            else if (kind == 0) v = (Key)wk_int(rng, 0, 5);
+            else if (kind == 1) v = (Key)wk_next(rng);
+            else if (kind == 2) v = (Key)0x80000000u;
+            else v = wk_int(rng, 0, 9) == 0 ? (Key)wk_int(rng, 1, 1000) : 0;
             h[(size_t)c * n + i] = v;
         }
         const int pick = (int)wk_int(rng, 0, 5);

@@ -5,9 +5,9 @@
 #include "../common.cuh"
 #include <warpkit/detail/philox.cuh>
 
-using warpkit::detail::PhiloxWords;
 using warpkit::detail::philox4x32;
 using warpkit::detail::philoxUniform;
+using warpkit::detail::PhiloxWords;
 
 Test(philox, known_answers) {
     const PhiloxWords z = philox4x32(PhiloxWords{0, 0, 0, 0}, 0, 0);
@@ -22,7 +22,8 @@ Test(philox, known_answers) {
 
 __global__ void k_draws(float* out, const unsigned long long* seeds, int n) {
     const int t = blockIdx.x * blockDim.x + threadIdx.x;
-    if (t < n) out[t] = philoxUniform(seeds[t % 3], (unsigned long long)t * 7919ULL, (unsigned long long)t * 3ULL + t % 5);
+    if (t < n)
+        out[t] = philoxUniform(seeds[t % 3], (unsigned long long)t * 7919ULL, (unsigned long long)t * 3ULL + t % 5);
 }
 
 Test(philox, device_matches_host) {
@@ -39,7 +40,8 @@ Test(philox, device_matches_host) {
     wk_download(got.data(), dout, n);
     int bad = 0;
     for (int t = 0; t < n; ++t) {
-        const float want = philoxUniform(seeds[t % 3], (unsigned long long)t * 7919ULL, (unsigned long long)t * 3ULL + t % 5);
+        const float want =
+            philoxUniform(seeds[t % 3], (unsigned long long)t * 7919ULL, (unsigned long long)t * 3ULL + t % 5);
         if (!(got[t] == want) && bad++ == 0) cr_expect(false, "draw %d: device %a, host %a", t, got[t], want);
         if (!(want > 0.f && want <= 1.f) && bad++ == 0) cr_expect(false, "draw %d = %a is outside (0, 1]", t, want);
     }

@@ -7,10 +7,18 @@
 #include <warpkit/device/reduce.cuh>
 #include <vector>
 
-struct Square { __device__ float operator()(float x) const { return x * x; } };
-struct Mul { __device__ double operator()(float x, float y) const { return (double)x * y; } };
-struct AbsHalf { __device__ float operator()(__half x) const { return fabsf(__half2float(x)); } };
-struct SumSquares { __host__ __device__ float operator()(float a, float x) const { return a + x * x; } };
+struct Square {
+    __device__ float operator()(float x) const { return x * x; }
+};
+struct Mul {
+    __device__ double operator()(float x, float y) const { return (double)x * y; }
+};
+struct AbsHalf {
+    __device__ float operator()(__half x) const { return fabsf(__half2float(x)); }
+};
+struct SumSquares {
+    __host__ __device__ float operator()(float a, float x) const { return a + x * x; }
+};
 
 template <typename Call> static void* workspace(Call call, size_t* bytes) {
     WK_CUDA(call(nullptr, bytes));
@@ -26,7 +34,10 @@ Test(transform_reduce, sum_of_squares_and_dot) {
     wk_rng r = wk_rng_make(5);
     const long long maxN = (1 << 22) + 3 + 8;
     std::vector<float> a(maxN), b(maxN);
-    for (long long i = 0; i < maxN; ++i) { a[i] = (float)wk_uniform(&r, -2, 2); b[i] = (float)wk_uniform(&r, -2, 2); }
+    for (long long i = 0; i < maxN; ++i) {
+        a[i] = (float)wk_uniform(&r, -2, 2);
+        b[i] = (float)wk_uniform(&r, -2, 2);
+    }
     float* da = wk_alloc<float>(maxN);
     float* db = wk_alloc<float>(maxN);
     wk_upload(da, a.data(), maxN);
@@ -48,7 +59,8 @@ Test(transform_reduce, sum_of_squares_and_dot) {
                     return warpkit::deviceTransformReduce(da + offA, dsq, n, Square{}, warpkit::Sum{}, 0.0f, w, s);
                 };
                 auto callDot = [&](void* w, size_t* s) {
-                    return warpkit::deviceTransformReduce(da + offA, db + offB, ddot, n, Mul{}, warpkit::Sum{}, 0.0, w, s);
+                    return warpkit::deviceTransformReduce(da + offA, db + offB, ddot, n, Mul{}, warpkit::Sum{}, 0.0, w,
+                                                          s);
                 };
                 void* w = workspace(callSq, &bytes);
                 wk_poison(dsq, 1);

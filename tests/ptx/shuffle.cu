@@ -15,11 +15,11 @@
 #include <warpkit/vote.cuh>
 #include <warpkit/warp/exchange.cuh>
 
-struct S12 { int a, b, c; };
+struct S12 {
+    int a, b, c;
+};
 
-extern "C" __global__ void wk_up_s12(S12* p) {
-    p[threadIdx.x] = warpkit::warpShuffleUp<32>(p[threadIdx.x], 1);
-}
+extern "C" __global__ void wk_up_s12(S12* p) { p[threadIdx.x] = warpkit::warpShuffleUp<32>(p[threadIdx.x], 1); }
 extern "C" __global__ void wk_rotate_h2(__half2* p) {
     p[threadIdx.x] = warpkit::warpShuffleRotate<16>(p[threadIdx.x], 3);
 }

@@ -19,15 +19,15 @@
 
 namespace cg = cooperative_groups;
 
-#define WK_SASS_CG_PAIR(NAME, T, W, TILE_EXPR, WIDTH_EXPR)                                 \
-    extern "C" __global__ void __launch_bounds__(128) tile_##NAME(const T* in, T* out) {   \
-        const auto tile = cg::tiled_partition<W>(cg::this_thread_block());                 \
-        const T v = in[blockIdx.x * blockDim.x + threadIdx.x];                             \
-        out[blockIdx.x * blockDim.x + threadIdx.x] = TILE_EXPR;                            \
-    }                                                                                      \
-    extern "C" __global__ void __launch_bounds__(128) width_##NAME(const T* in, T* out) {  \
-        const T v = in[blockIdx.x * blockDim.x + threadIdx.x];                             \
-        out[blockIdx.x * blockDim.x + threadIdx.x] = WIDTH_EXPR;                           \
+#define WK_SASS_CG_PAIR(NAME, T, W, TILE_EXPR, WIDTH_EXPR)                                \
+    extern "C" __global__ void __launch_bounds__(128) tile_##NAME(const T* in, T* out) {  \
+        const auto tile = cg::tiled_partition<W>(cg::this_thread_block());                \
+        const T v = in[blockIdx.x * blockDim.x + threadIdx.x];                            \
+        out[blockIdx.x * blockDim.x + threadIdx.x] = TILE_EXPR;                           \
+    }                                                                                     \
+    extern "C" __global__ void __launch_bounds__(128) width_##NAME(const T* in, T* out) { \
+        const T v = in[blockIdx.x * blockDim.x + threadIdx.x];                            \
+        out[blockIdx.x * blockDim.x + threadIdx.x] = WIDTH_EXPR;                          \
     }
 
 WK_SASS_CG_PAIR(sum_f32_w16, float, 16, warpkit::warpReduceSum(tile, v), warpkit::warpReduceSum<16>(v))

@@ -107,7 +107,10 @@ Test(cg, coalesced_groups_and_active_scans) {
     for (int w = 0; w < warps; ++w) {
         int total = 0, odd = 0;
         for (int l = 0; l < 32; ++l)
-            if ((keep[w] >> l) & 1u) { total += h[w * 32 + l]; odd += h[w * 32 + l] & 1; }
+            if ((keep[w] >> l) & 1u) {
+                total += h[w * 32 + l];
+                odd += h[w * 32 + l] & 1;
+            }
         int incl = 0, mx = -2147483647 - 1;
         for (int l = 0; l < 32; ++l) {
             if (!((keep[w] >> l) & 1u)) continue;

@@ -6,8 +6,12 @@
 #include <warpkit/warp/exchange.cuh>
 #include <vector>
 
-struct S12 { int a, b, c; };
-struct S40 { int w[10]; };
+struct S12 {
+    int a, b, c;
+};
+struct S40 {
+    int w[10];
+};
 template <typename T> __host__ __device__ T item(int i) {
     T v;
     int* w = (int*)&v;

@@ -58,17 +58,24 @@ template <int W, typename P> static void width(wk_tally* tally) {
                 bool nan = false;
                 for (int i = start; i < start + len; ++i) {
                     const double x = halfOf(h[i], c);
-                    sum += x; abs += fabs(x); nan |= isnan(x);
+                    sum += x;
+                    abs += fabs(x);
+                    nan |= isnan(x);
                     mx = isnan(x) || isnan(mx) ? NAN : (x > mx ? x : mx);
-                    if (i <= l) { incl += x; absIncl += fabs(x); }
-                    if (i - start < valid) { vs += x; absVs += fabs(x); }
+                    if (i <= l) {
+                        incl += x;
+                        absIncl += fabs(x);
+                    }
+                    if (i - start < valid) {
+                        vs += x;
+                        absVs += fabs(x);
+                    }
                 }
                 const double got[5] = {halfOf(o[l * 5], c), halfOf(o[l * 5 + 1], c), halfOf(o[l * 5 + 2], c),
                                        halfOf(o[l * 5 + 3], c), halfOf(o[l * 5 + 4], c)};
                 const bool ok[5] = {wk_close(got[0], sum, u * (1 + abs)),
                                     nan ? isnan(got[1]) : fabs(got[1] - sum) <= (steps + 1) * u * (abs + 1),
-                                    nan ? isnan(got[2]) : got[2] == mx,
-                                    wk_close(got[3], incl, u * (1 + absIncl)),
+                                    nan ? isnan(got[2]) : got[2] == mx, wk_close(got[3], incl, u * (1 + absIncl)),
                                     wk_close(got[4], vs, u * (1 + absVs))};
                 for (int k = 0; k < 5; ++k)
                     wk_tally_check(tally, ok[k], "W=%d %s lane %d half %d valid %d check %d: got %g", W,

@@ -6,9 +6,15 @@
 #include <warpkit/vote.cuh>
 #include <vector>
 
-struct S1 { unsigned char b; };
-struct S12 { int a, b, c; };
-struct S40 { int w[10]; };
+struct S1 {
+    unsigned char b;
+};
+struct S12 {
+    int a, b, c;
+};
+struct S40 {
+    int w[10];
+};
 
 template <typename T> __host__ __device__ T mk(int id) {
     T v;
@@ -35,7 +41,10 @@ __global__ void k_shuffle(T* out, int gatherMul, int gatherAdd, unsigned delta, 
 // CPU model: the source lane of each op, for lane l of a 32-lane warp with segments of W lanes.
 static void model(int W, int l, int gm, int ga, unsigned delta, int xm, int rot, int src[5]) {
     const int start = l / W * W, p = l - start, len = 32 - start < W ? 32 - start : W;
-    auto mod = [](int a, int m) { int r = a % m; return r < 0 ? r + m : r; };
+    auto mod = [](int a, int m) {
+        int r = a % m;
+        return r < 0 ? r + m : r;
+    };
     const bool pow2 = (W & (W - 1)) == 0;
     src[0] = start + mod(l * gm + ga, len);
     src[1] = p >= (int)delta ? l - (int)delta : l;
@@ -46,7 +55,8 @@ static void model(int W, int l, int gm, int ga, unsigned delta, int xm, int rot,
 }
 
 template <int W, typename T> static void runWidth(wk_tally* tally, int n) {
-    const int params[][5] = {{0, 0, 1, 1, 1}, {1, 3, 2, 3, -1}, {3, -1, 5, 7, 5}, {-1, 40, 0, 31, 33}, {5, 2, 31, 16, -7}};
+    const int params[][5] = {
+        {0, 0, 1, 1, 1}, {1, 3, 2, 3, -1}, {3, -1, 5, 7, 5}, {-1, 40, 0, 31, 33}, {5, 2, 31, 16, -7}};
     T* d = wk_alloc<T>(32 * 5);
     for (auto& pr : params) {
         wk_poison(d, 32 * 5);
@@ -105,7 +115,8 @@ Test(shuffle, model_host) {
     model(32, 5, 1, 3, 2, 3, -1, s); // gather 8, up 3, down 7, xor 6, rotate 4
     cr_expect(s[0] == 8 && s[1] == 3 && s[2] == 7 && s[3] == 6 && s[4] == 4);
     model(7, 29, 0, -1, 2, 7, 3, s); // short segment 28..31 (len 4), position 1
-    cr_expect(s[0] == 31 && s[1] == 29 && s[2] == 31 && s[3] == 29 && s[4] == 28, "%d %d %d %d %d", s[0], s[1], s[2], s[3], s[4]);
+    cr_expect(s[0] == 31 && s[1] == 29 && s[2] == 31 && s[3] == 29 && s[4] == 28, "%d %d %d %d %d", s[0], s[1], s[2],
+              s[3], s[4]);
     model(16, 20, 0, 0, 5, 16, 0, s); // pow2 xor ignores bits >= Width
     cr_expect(s[3] == 20 && s[1] == 20);
 }

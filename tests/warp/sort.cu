@@ -24,14 +24,10 @@ template <int K, bool Desc, Op O, typename Key> __global__ void k_sort(const Key
         keys[j] = in[base + lane * K + j];
         vals[j] = lane * K + j;
     }
-    if constexpr (O == Sort)
-        warpkit::warpBitonicSort<K, Desc>(keys);
-    else if constexpr (O == SortPairs)
-        warpkit::warpBitonicSortPairs<K, Desc>(keys, vals);
-    else if constexpr (O == Merge)
-        warpkit::warpBitonicMerge<K, Desc>(keys);
-    else
-        warpkit::warpBitonicMergePairs<K, Desc>(keys, vals);
+    if constexpr (O == Sort) warpkit::warpBitonicSort<K, Desc>(keys);
+    else if constexpr (O == SortPairs) warpkit::warpBitonicSortPairs<K, Desc>(keys, vals);
+    else if constexpr (O == Merge) warpkit::warpBitonicMerge<K, Desc>(keys);
+    else warpkit::warpBitonicMergePairs<K, Desc>(keys, vals);
     for (int j = 0; j < K; ++j) {
         out[base + lane * K + j] = keys[j];
         vout[base + lane * K + j] = vals[j];

@@ -34,10 +34,10 @@
 #include "../thread/vector.cuh"
 #include "../detail/lane.cuh"
 
-#define WARPKIT_CHECK_TILE_SHAPE(BT, K, fn)                                               \
-    static_assert((BT) >= 1 && (BT) <= 1024 && (K) >= 1,                                  \
+#define WARPKIT_CHECK_TILE_SHAPE(BT, K, fn)                                                          \
+    static_assert((BT) >= 1 && (BT) <= 1024 && (K) >= 1,                                             \
                   fn ": template parameters BlockThreads (the block size, 1..1024) and K (elements " \
-                  "a thread, >= 1) are out of range")
+                     "a thread, >= 1) are out of range")
 
 namespace warpkit {
 namespace detail {

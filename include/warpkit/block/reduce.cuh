@@ -353,28 +353,28 @@ template <int BlockThreads = 0, typename T, typename Op> WARPKIT_DEVICE T blockR
 // result) and blockReduceXToThread0<BlockThreads>(v[, scratch]) (thread 0 gets it). Every thread
 // of the block must call.
 
-#define WARPKIT_DETAIL_BLOCK_NAMED(NAME, OP)                                              \
-    template <int BlockThreads = 0, typename T>                                           \
-    WARPKIT_DEVICE T blockReduce##NAME(T v, BlockReduceScratch<T, BlockThreads>& scratch) { \
-        WARPKIT_CHECK_ARITH_TYPE(T, "blockReduce" #NAME);                                 \
-        WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockReduce" #NAME);                   \
-        return blockReduce<BlockThreads>(v, OP{}, scratch);                               \
-    }                                                                                     \
-    template <int BlockThreads = 0, typename T> WARPKIT_DEVICE T blockReduce##NAME(T v) { \
-        WARPKIT_CHECK_ARITH_TYPE(T, "blockReduce" #NAME);                                 \
-        WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockReduce" #NAME);                   \
-        return blockReduce<BlockThreads>(v, OP{});                                        \
-    }                                                                                     \
-    template <int BlockThreads = 0, typename T>                                           \
+#define WARPKIT_DETAIL_BLOCK_NAMED(NAME, OP)                                                           \
+    template <int BlockThreads = 0, typename T>                                                        \
+    WARPKIT_DEVICE T blockReduce##NAME(T v, BlockReduceScratch<T, BlockThreads>& scratch) {            \
+        WARPKIT_CHECK_ARITH_TYPE(T, "blockReduce" #NAME);                                              \
+        WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockReduce" #NAME);                                \
+        return blockReduce<BlockThreads>(v, OP{}, scratch);                                            \
+    }                                                                                                  \
+    template <int BlockThreads = 0, typename T> WARPKIT_DEVICE T blockReduce##NAME(T v) {              \
+        WARPKIT_CHECK_ARITH_TYPE(T, "blockReduce" #NAME);                                              \
+        WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockReduce" #NAME);                                \
+        return blockReduce<BlockThreads>(v, OP{});                                                     \
+    }                                                                                                  \
+    template <int BlockThreads = 0, typename T>                                                        \
     WARPKIT_DEVICE T blockReduce##NAME##ToThread0(T v, BlockReduceScratch<T, BlockThreads>& scratch) { \
-        WARPKIT_CHECK_ARITH_TYPE(T, "blockReduce" #NAME "ToThread0");                     \
-        WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockReduce" #NAME "ToThread0");       \
-        return blockReduceToThread0<BlockThreads>(v, OP{}, scratch);                      \
-    }                                                                                     \
-    template <int BlockThreads = 0, typename T> WARPKIT_DEVICE T blockReduce##NAME##ToThread0(T v) { \
-        WARPKIT_CHECK_ARITH_TYPE(T, "blockReduce" #NAME "ToThread0");                     \
-        WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockReduce" #NAME "ToThread0");       \
-        return blockReduceToThread0<BlockThreads>(v, OP{});                               \
+        WARPKIT_CHECK_ARITH_TYPE(T, "blockReduce" #NAME "ToThread0");                                  \
+        WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockReduce" #NAME "ToThread0");                    \
+        return blockReduceToThread0<BlockThreads>(v, OP{}, scratch);                                   \
+    }                                                                                                  \
+    template <int BlockThreads = 0, typename T> WARPKIT_DEVICE T blockReduce##NAME##ToThread0(T v) {   \
+        WARPKIT_CHECK_ARITH_TYPE(T, "blockReduce" #NAME "ToThread0");                                  \
+        WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockReduce" #NAME "ToThread0");                    \
+        return blockReduceToThread0<BlockThreads>(v, OP{});                                            \
     }
 
 /// Sum over the block (see the section comment for participation and result threads).
@@ -423,9 +423,8 @@ template <int BlockThreads = 0, typename T> WARPKIT_DEVICE ValueIndex<T> blockRe
     return blockReduce<BlockThreads>(ValueIndex<T>{value, index}, ArgMax{});
 }
 /// blockReduceArgMax with caller-provided scratch. Every thread must call; every thread gets the pair.
-template <int BlockThreads = 0, typename T>
-WARPKIT_DEVICE ValueIndex<T> blockReduceArgMax(T value, int index,
-                                            BlockReduceScratch<ValueIndex<T>, BlockThreads>& scratch) {
+template <int BlockThreads = 0, typename T> WARPKIT_DEVICE ValueIndex<T>
+blockReduceArgMax(T value, int index, BlockReduceScratch<ValueIndex<T>, BlockThreads>& scratch) {
     WARPKIT_CHECK_ARITH_TYPE(T, "blockReduceArgMax"); WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockReduceArgMax");
     return blockReduce<BlockThreads>(ValueIndex<T>{value, index}, ArgMax{}, scratch);
 }
@@ -442,9 +441,8 @@ template <int BlockThreads = 0, typename T> WARPKIT_DEVICE ValueIndex<T> blockRe
     return blockReduce<BlockThreads>(ValueIndex<T>{value, index}, ArgMin{});
 }
 /// blockReduceArgMin with caller-provided scratch. Every thread must call; every thread gets the pair.
-template <int BlockThreads = 0, typename T>
-WARPKIT_DEVICE ValueIndex<T> blockReduceArgMin(T value, int index,
-                                            BlockReduceScratch<ValueIndex<T>, BlockThreads>& scratch) {
+template <int BlockThreads = 0, typename T> WARPKIT_DEVICE ValueIndex<T>
+blockReduceArgMin(T value, int index, BlockReduceScratch<ValueIndex<T>, BlockThreads>& scratch) {
     WARPKIT_CHECK_ARITH_TYPE(T, "blockReduceArgMin"); WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockReduceArgMin");
     return blockReduce<BlockThreads>(ValueIndex<T>{value, index}, ArgMin{}, scratch);
 }

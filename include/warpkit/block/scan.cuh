@@ -241,26 +241,26 @@ WARPKIT_DEVICE T blockExclusiveScanRunning(T v, Op op, T& running) {
 // blockInclusiveSumRunning / blockExclusiveSumRunning(v, running) for tile loops. Every thread
 // of the block must call; every thread gets its own prefix (and the total).
 
-#define WARPKIT_DETAIL_BLOCK_NAMED_SCAN(NAME, OP)                                         \
-    template <int BlockThreads = 0, typename T> WARPKIT_DEVICE T blockInclusive##NAME(T v) { \
-        WARPKIT_CHECK_ARITH_TYPE(T, "blockInclusive" #NAME);                              \
-        WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockInclusive" #NAME);                \
-        return blockInclusiveScan<BlockThreads>(v, OP{});                                 \
-    }                                                                                     \
+#define WARPKIT_DETAIL_BLOCK_NAMED_SCAN(NAME, OP)                                                      \
+    template <int BlockThreads = 0, typename T> WARPKIT_DEVICE T blockInclusive##NAME(T v) {           \
+        WARPKIT_CHECK_ARITH_TYPE(T, "blockInclusive" #NAME);                                           \
+        WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockInclusive" #NAME);                             \
+        return blockInclusiveScan<BlockThreads>(v, OP{});                                              \
+    }                                                                                                  \
     template <int BlockThreads = 0, typename T> WARPKIT_DEVICE T blockInclusive##NAME(T v, T& total) { \
-        WARPKIT_CHECK_ARITH_TYPE(T, "blockInclusive" #NAME);                              \
-        WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockInclusive" #NAME);                \
-        return blockInclusiveScan<BlockThreads>(v, OP{}, total);                          \
-    }                                                                                     \
-    template <int BlockThreads = 0, typename T> WARPKIT_DEVICE T blockExclusive##NAME(T v) { \
-        WARPKIT_CHECK_ARITH_TYPE(T, "blockExclusive" #NAME);                              \
-        WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockExclusive" #NAME);                \
-        return blockExclusiveScan<BlockThreads>(v, OP{}, detail::blockScanInit<OP, T>()); \
-    }                                                                                     \
+        WARPKIT_CHECK_ARITH_TYPE(T, "blockInclusive" #NAME);                                           \
+        WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockInclusive" #NAME);                             \
+        return blockInclusiveScan<BlockThreads>(v, OP{}, total);                                       \
+    }                                                                                                  \
+    template <int BlockThreads = 0, typename T> WARPKIT_DEVICE T blockExclusive##NAME(T v) {           \
+        WARPKIT_CHECK_ARITH_TYPE(T, "blockExclusive" #NAME);                                           \
+        WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockExclusive" #NAME);                             \
+        return blockExclusiveScan<BlockThreads>(v, OP{}, detail::blockScanInit<OP, T>());              \
+    }                                                                                                  \
     template <int BlockThreads = 0, typename T> WARPKIT_DEVICE T blockExclusive##NAME(T v, T& total) { \
-        WARPKIT_CHECK_ARITH_TYPE(T, "blockExclusive" #NAME);                              \
-        WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockExclusive" #NAME);                \
-        return blockExclusiveScan<BlockThreads>(v, OP{}, detail::blockScanInit<OP, T>(), total); \
+        WARPKIT_CHECK_ARITH_TYPE(T, "blockExclusive" #NAME);                                           \
+        WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockExclusive" #NAME);                             \
+        return blockExclusiveScan<BlockThreads>(v, OP{}, detail::blockScanInit<OP, T>(), total);       \
     }
 
 namespace detail {

@@ -41,11 +41,11 @@ WARPKIT_HD PhiloxWords philox4x32(PhiloxWords c, unsigned k0, unsigned k1) {
 
 /// Draw i of stream (seed, sub) in (0, 1]: word i % 4 of counter (i / 4, sub) under key seed, as
 /// x * 2^-32 + 2^-33 in float (cuRAND's curand_uniform of the same word).
-WARPKIT_HD float philoxUniform(unsigned long long seed, unsigned long long sub,
-                                               unsigned long long i) {
+WARPKIT_HD float philoxUniform(unsigned long long seed, unsigned long long sub, unsigned long long i) {
     const unsigned long long q = i / 4;
-    const PhiloxWords r = philox4x32(PhiloxWords{(unsigned)q, (unsigned)(q >> 32), (unsigned)sub, (unsigned)(sub >> 32)},
-                                     (unsigned)seed, (unsigned)(seed >> 32));
+    const PhiloxWords r =
+        philox4x32(PhiloxWords{(unsigned)q, (unsigned)(q >> 32), (unsigned)sub, (unsigned)(sub >> 32)}, (unsigned)seed,
+                   (unsigned)(seed >> 32));
     const unsigned words[4] = {r.x, r.y, r.z, r.w};
     return words[i % 4] * 2.3283064365386963e-10f + 1.1641532182693481e-10f;
 }

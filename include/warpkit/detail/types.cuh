@@ -136,12 +136,12 @@ template <typename T> WARPKIT_HD T quietNaN() {
 } // namespace warpkit
 
 /// Readable compile-time error for an element type the built-in operators do not accept.
-#define WARPKIT_CHECK_ARITH_TYPE(T, fn)                                                   \
-    static_assert(::warpkit::detail::Arith<T>::supported,                                 \
-                  fn ": element type T must be int, unsigned, long long, unsigned long "  \
-                  "long, float, double, __half or __nv_bfloat16 (__half2 and __nv_bfloat162 " \
-                  "where the function lists them; for other types use the generic form " \
-                  "with your own operator)")
+#define WARPKIT_CHECK_ARITH_TYPE(T, fn)                                                          \
+    static_assert(::warpkit::detail::Arith<T>::supported,                                        \
+                  fn ": element type T must be int, unsigned, long long, unsigned long "         \
+                     "long, float, double, __half or __nv_bfloat16 (__half2 and __nv_bfloat162 " \
+                     "where the function lists them; for other types use the generic form "      \
+                     "with your own operator)")
 
 /// Readable compile-time error for a type that cannot be moved through shuffles.
 #define WARPKIT_CHECK_SHUFFLABLE(T, fn)                                                   \

@@ -153,9 +153,7 @@ template <typename Out, typename A> WARPKIT_DEVICE Out reduceOutput(A a) {
 /// parameter): ReadPlain, op on each element; ReadTransform, op on transform(element);
 /// ReadTransform2, op on transform(in[i], b[i]) with a second array b. Applied by foldShare.
 struct ReadPlain {};
-template <typename F> struct ReadTransform {
-    F transform;
-};
+template <typename F> struct ReadTransform { F transform; };
 template <typename U, typename F> struct ReadTransform2 {
     const U* b;
     F transform;
@@ -324,20 +322,19 @@ inline cudaError_t deviceTransformReduce(const T* a, const U* b, Acc* out, long 
     WARPKIT_CHECK_REDUCE_TYPE(T, "deviceTransformReduce");
     WARPKIT_CHECK_REDUCE_TYPE(U, "deviceTransformReduce");
     WARPKIT_CHECK_SHUFFLABLE(Acc, "deviceTransformReduce (accumulator, out's type)");
-    return detail::deviceReduceLaunch(a, detail::ReadTransform2<U, F>{b, transform}, a != nullptr && b != nullptr,
-                                      out, n, op, init, workspace, workspaceBytes, stream);
+    return detail::deviceReduceLaunch(a, detail::ReadTransform2<U, F>{b, transform}, a != nullptr && b != nullptr, out,
+                                      n, op, init, workspace, workspaceBytes, stream);
 }
 
 // Named forms: *out = the sum / maximum / minimum of in[0 .. n) (the identity for n = 0: -0.0 or
 // 0, the lowest value, the highest value). Host; the workspace and errors as deviceReduce.
-#define WARPKIT_DETAIL_DEVICE_REDUCE_NAMED(NAME, OP)                                      \
-    template <typename T>                                                                 \
-    inline cudaError_t deviceReduce##NAME(const T* in, T* out, long long n, void* workspace, \
-                                          size_t* workspaceBytes, cudaStream_t stream = 0) { \
-        WARPKIT_CHECK_REDUCE_TYPE(T, "deviceReduce" #NAME);                               \
-        using A = typename detail::Arith<T>::Acc;                                         \
-        return detail::deviceReduceLaunch(in, detail::ReadPlain{}, in != nullptr, out, n, OP{}, \
-                                          detail::Identity<OP, A>::value(), workspace, workspaceBytes, stream); \
+#define WARPKIT_DETAIL_DEVICE_REDUCE_NAMED(NAME, OP)                                                               \
+    template <typename T> inline cudaError_t deviceReduce##NAME(const T* in, T* out, long long n, void* workspace, \
+                                                                size_t* workspaceBytes, cudaStream_t stream = 0) { \
+        WARPKIT_CHECK_REDUCE_TYPE(T, "deviceReduce" #NAME);                                                        \
+        using A = typename detail::Arith<T>::Acc;                                                                  \
+        return detail::deviceReduceLaunch(in, detail::ReadPlain{}, in != nullptr, out, n, OP{},                    \
+                                          detail::Identity<OP, A>::value(), workspace, workspaceBytes, stream);    \
     }
 /// Sum of in[0 .. n), in T (int wraps past 2^31; pick a 64-bit Acc with deviceReduce instead).
 WARPKIT_DETAIL_DEVICE_REDUCE_NAMED(Sum, Sum)

@@ -40,9 +40,9 @@ struct CoalescedMask : cooperative_groups::coalesced_group {
 
 } // namespace detail
 
-#define WARPKIT_CHECK_TILE(N, fn)                                                         \
-    static_assert((N) >= 1 && (N) <= 32 && ((N) & ((N) - 1)) == 0,                        \
-                  fn ": cooperative-groups tile size N must be 1, 2, 4, 8, 16 or 32 (a tile "     \
+#define WARPKIT_CHECK_TILE(N, fn)                                                             \
+    static_assert((N) >= 1 && (N) <= 32 && ((N) & ((N)-1)) == 0,                              \
+                  fn ": cooperative-groups tile size N must be 1, 2, 4, 8, 16 or 32 (a tile " \
                      "within one warp)")
 
 // ---- thread_block_tile<N> -------------------------------------------------------------------
@@ -73,12 +73,12 @@ WARPKIT_DEVICE T warpExclusiveScan(const cooperative_groups::thread_block_tile<N
 // Named forms over a tile, X = Sum, Max, Min: warpReduceX(tile, v), warpInclusiveX(tile, v),
 // warpExclusiveX(tile, v) = the width-template forms with Width = N (every lane of the tile gets
 // its result), including __half2 / __nv_bfloat162.
-#define WARPKIT_DETAIL_TILE_NAMED(FN)                                                     \
-    template <unsigned N, typename P, typename T>                                         \
-    WARPKIT_DEVICE T FN(const cooperative_groups::thread_block_tile<N, P>&, T v) {        \
-        WARPKIT_CHECK_TILE(N, #FN "(tile)");                                              \
-        if constexpr (N <= 32) return FN<(int)N>(v);                                      \
-        else return v;                                                                    \
+#define WARPKIT_DETAIL_TILE_NAMED(FN)                                              \
+    template <unsigned N, typename P, typename T>                                  \
+    WARPKIT_DEVICE T FN(const cooperative_groups::thread_block_tile<N, P>&, T v) { \
+        WARPKIT_CHECK_TILE(N, #FN "(tile)");                                       \
+        if constexpr (N <= 32) return FN<(int)N>(v);                               \
+        else return v;                                                             \
     }
 /// Sum, maximum, minimum over the tile (every lane of the tile gets it).
 WARPKIT_DETAIL_TILE_NAMED(warpReduceSum)
@@ -148,24 +148,21 @@ WARPKIT_DEVICE T warpExclusiveScan(const cooperative_groups::coalesced_group& g,
 }
 
 // Named forms over a coalesced group (X = Sum, Max, Min; types of the scalar named forms).
-#define WARPKIT_DETAIL_GROUP_NAMED(NAME, OP)                                              \
-    template <typename T>                                                                 \
-    WARPKIT_DEVICE T warpReduce##NAME(const cooperative_groups::coalesced_group& g, T v) { \
-        WARPKIT_CHECK_ARITH_TYPE(T, "warpReduce" #NAME "(coalesced_group)");              \
-        if constexpr (!detail::Arith<T>::supported) return v;                             \
-        else return detail::builtinReduceMask<OP>(v, detail::CoalescedMask::of(g));        \
-    }                                                                                     \
-    template <typename T>                                                                 \
-    WARPKIT_DEVICE T warpInclusive##NAME(const cooperative_groups::coalesced_group& g, T v) { \
-        WARPKIT_CHECK_ARITH_TYPE(T, "warpInclusive" #NAME "(coalesced_group)");           \
-        if constexpr (!detail::Arith<T>::supported) return v;                             \
-        else return detail::scanMaskBuiltin<false, OP>(v, detail::CoalescedMask::of(g));   \
-    }                                                                                     \
-    template <typename T>                                                                 \
-    WARPKIT_DEVICE T warpExclusive##NAME(const cooperative_groups::coalesced_group& g, T v) { \
-        WARPKIT_CHECK_ARITH_TYPE(T, "warpExclusive" #NAME "(coalesced_group)");           \
-        if constexpr (!detail::Arith<T>::supported) return v;                             \
-        else return detail::scanMaskBuiltin<true, OP>(v, detail::CoalescedMask::of(g));    \
+#define WARPKIT_DETAIL_GROUP_NAMED(NAME, OP)                                                                        \
+    template <typename T> WARPKIT_DEVICE T warpReduce##NAME(const cooperative_groups::coalesced_group& g, T v) {    \
+        WARPKIT_CHECK_ARITH_TYPE(T, "warpReduce" #NAME "(coalesced_group)");                                        \
+        if constexpr (!detail::Arith<T>::supported) return v;                                                       \
+        else return detail::builtinReduceMask<OP>(v, detail::CoalescedMask::of(g));                                 \
+    }                                                                                                               \
+    template <typename T> WARPKIT_DEVICE T warpInclusive##NAME(const cooperative_groups::coalesced_group& g, T v) { \
+        WARPKIT_CHECK_ARITH_TYPE(T, "warpInclusive" #NAME "(coalesced_group)");                                     \
+        if constexpr (!detail::Arith<T>::supported) return v;                                                       \
+        else return detail::scanMaskBuiltin<false, OP>(v, detail::CoalescedMask::of(g));                            \
+    }                                                                                                               \
+    template <typename T> WARPKIT_DEVICE T warpExclusive##NAME(const cooperative_groups::coalesced_group& g, T v) { \
+        WARPKIT_CHECK_ARITH_TYPE(T, "warpExclusive" #NAME "(coalesced_group)");                                     \
+        if constexpr (!detail::Arith<T>::supported) return v;                                                       \
+        else return detail::scanMaskBuiltin<true, OP>(v, detail::CoalescedMask::of(g));                             \
     }
 /// Sum over the group (every lane of the group gets it) and its inclusive / exclusive prefix sums.
 WARPKIT_DETAIL_GROUP_NAMED(Sum, Sum)

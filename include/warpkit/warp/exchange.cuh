@@ -25,9 +25,7 @@
 namespace warpkit {
 
 /// Shared scratch of one warp's exchange of K values of T a lane (declare it __shared__).
-template <typename T, int K> struct WarpExchangeScratch {
-    T items[32 * K + K];
-};
+template <typename T, int K> struct WarpExchangeScratch { T items[32 * K + K]; };
 
 namespace detail {
 /// Slot of item i: one pad item after every 32.
@@ -45,8 +43,8 @@ WARPKIT_DEVICE void warpExchangeImpl(T (&v)[K], WarpExchangeScratch<T, K>& s) {
 }
 } // namespace detail
 
-#define WARPKIT_DETAIL_EXCHANGE_CHECKS(fn)                                                \
-    static_assert(K >= 1, fn ": template parameter K (values a lane) must be >= 1");      \
+#define WARPKIT_DETAIL_EXCHANGE_CHECKS(fn)                                           \
+    static_assert(K >= 1, fn ": template parameter K (values a lane) must be >= 1"); \
     WARPKIT_CHECK_SHUFFLABLE(T, fn)
 
 /// Blocked to striped: on entry v[k] = item l * K + k, on return item k * 32 + l. All 32 lanes call.

@@ -117,10 +117,9 @@ WARPKIT_DEVICE P packedScan(P v, P& total) {
     if constexpr (WantTotal)
         total = Packed16<P>::from_acc(Width == 1 ? incl : segBroadcast<Width>(incl, segLastLane<Width>()));
     if constexpr (Exclusive)
-        return Packed16<P>::from_acc(exclusiveFromInclusive<Width, false>(incl, typename PairOf<Op>::Pair{},
-                                                                          PairOf<Op>::init()));
-    else
-        return Packed16<P>::from_acc(incl);
+        return Packed16<P>::from_acc(
+            exclusiveFromInclusive<Width, false>(incl, typename PairOf<Op>::Pair{}, PairOf<Op>::init()));
+    else return Packed16<P>::from_acc(incl);
 }
 
 } // namespace detail
@@ -174,11 +173,12 @@ WARPKIT_DEVICE P packedScan(P v, P& total) {
     }
 
 // The fast forms exist for the packed pairs only: any other T stops with a readable error.
-#define WARPKIT_DETAIL_FAST_ONLY(NAME)                                                    \
-    template <int Width = 32, typename T> WARPKIT_DEVICE T warpReduce##NAME##Fast(T v) {  \
-        static_assert(detail::Packed16<T>::value, "warpReduce" #NAME "Fast: element type T must be " \
+#define WARPKIT_DETAIL_FAST_ONLY(NAME)                                                        \
+    template <int Width = 32, typename T> WARPKIT_DEVICE T warpReduce##NAME##Fast(T v) {      \
+        static_assert(detail::Packed16<T>::value,                                             \
+                      "warpReduce" #NAME "Fast: element type T must be "                      \
                       "__half2 or __nv_bfloat162 (use warpReduce" #NAME " for other types)"); \
-        return v;                                                                         \
+        return v;                                                                             \
     }
 /// Readable errors for a fast form called with a type that is not a packed pair.
 WARPKIT_DETAIL_FAST_ONLY(Sum)

@@ -260,8 +260,7 @@ template <typename T, typename Op> WARPKIT_DEVICE T warpReduceActive(T v, Op op)
     if constexpr (detail::IsShufflable<T>::value) {
         if constexpr (detail::IsBuiltinOp<Op>::value && detail::Arith<T>::supported)
             return detail::builtinReduceMask<Op>(v, __activemask());
-        else
-            return detail::warpReduceMaskImpl(v, op, __activemask());
+        else return detail::warpReduceMaskImpl(v, op, __activemask());
     } else {
         return v;
     }
@@ -271,30 +270,26 @@ template <typename T, typename Op> WARPKIT_DEVICE T warpReduceActive(T v, Op op)
 // Generated for Sum, Max and Min: warpReduceX<Width>(v), warpReduceX<Width>(v, valid) and
 // warpReduceXActive(v). Participation and result lanes as for the generic forms above.
 
-#define WARPKIT_DETAIL_NAMED_REDUCE(NAME, OP)                                             \
-    template <int Width = 32, typename T> WARPKIT_DEVICE T warpReduce##NAME(T v) {        \
-        WARPKIT_CHECK_WIDTH(Width, "warpReduce" #NAME);                                   \
-        WARPKIT_CHECK_ARITH_TYPE(T, "warpReduce" #NAME);                                  \
-        if constexpr (Width >= 1 && Width <= 32 && detail::Arith<T>::supported)           \
-            return detail::builtinReduce<Width, OP>(v);                                   \
-        else                                                                              \
-            return v;                                                                     \
-    }                                                                                     \
-    template <int Width = 32, typename T, typename detail::NotGroup<T>::type = 0>       \
-    WARPKIT_DEVICE T warpReduce##NAME(T v, int valid) {                                   \
-        WARPKIT_CHECK_WIDTH(Width, "warpReduce" #NAME);                                   \
-        WARPKIT_CHECK_ARITH_TYPE(T, "warpReduce" #NAME);                                  \
-        if constexpr (Width >= 1 && Width <= 32 && detail::Arith<T>::supported)           \
-            return detail::builtinReduceValid<Width, OP>(v, valid);                       \
-        else                                                                              \
-            return v;                                                                     \
-    }                                                                                     \
-    template <typename T> WARPKIT_DEVICE T warpReduce##NAME##Active(T v) {                \
-        WARPKIT_CHECK_ARITH_TYPE(T, "warpReduce" #NAME "Active");                         \
-        if constexpr (detail::Arith<T>::supported)                                        \
-            return detail::builtinReduceMask<OP>(v, __activemask());                      \
-        else                                                                              \
-            return v;                                                                     \
+#define WARPKIT_DETAIL_NAMED_REDUCE(NAME, OP)                                                               \
+    template <int Width = 32, typename T> WARPKIT_DEVICE T warpReduce##NAME(T v) {                          \
+        WARPKIT_CHECK_WIDTH(Width, "warpReduce" #NAME);                                                     \
+        WARPKIT_CHECK_ARITH_TYPE(T, "warpReduce" #NAME);                                                    \
+        if constexpr (Width >= 1 && Width <= 32 && detail::Arith<T>::supported)                             \
+            return detail::builtinReduce<Width, OP>(v);                                                     \
+        else return v;                                                                                      \
+    }                                                                                                       \
+    template <int Width = 32, typename T, typename detail::NotGroup<T>::type = 0>                           \
+    WARPKIT_DEVICE T warpReduce##NAME(T v, int valid) {                                                     \
+        WARPKIT_CHECK_WIDTH(Width, "warpReduce" #NAME);                                                     \
+        WARPKIT_CHECK_ARITH_TYPE(T, "warpReduce" #NAME);                                                    \
+        if constexpr (Width >= 1 && Width <= 32 && detail::Arith<T>::supported)                             \
+            return detail::builtinReduceValid<Width, OP>(v, valid);                                         \
+        else return v;                                                                                      \
+    }                                                                                                       \
+    template <typename T> WARPKIT_DEVICE T warpReduce##NAME##Active(T v) {                                  \
+        WARPKIT_CHECK_ARITH_TYPE(T, "warpReduce" #NAME "Active");                                           \
+        if constexpr (detail::Arith<T>::supported) return detail::builtinReduceMask<OP>(v, __activemask()); \
+        else return v;                                                                                      \
     }
 
 /// Sum over each segment (see the header comment for result lanes).

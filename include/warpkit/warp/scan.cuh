@@ -317,46 +317,41 @@ template <typename T, typename Op> WARPKIT_DEVICE T warpExclusiveScanActive(T v,
 // warpInclusiveXActive(v) and warpExclusiveXActive(v): the same over the lanes active now (any set
 // of lanes may call; rank order; the exclusive forms give the lowest active lane the identity).
 
-#define WARPKIT_DETAIL_NAMED_SCAN(KIND, IMPL, NAME, OP)                                          \
-    template <int Width = 32, typename T> WARPKIT_DEVICE T warp##KIND##NAME(T v) {         \
-        WARPKIT_CHECK_WIDTH(Width, "warp" #KIND #NAME);                                    \
-        WARPKIT_CHECK_ARITH_TYPE(T, "warp" #KIND #NAME);                                   \
-        T unused;                                                                          \
-        if constexpr (Width >= 1 && Width <= 32 && detail::Arith<T>::supported)            \
-            return detail::IMPL##Builtin<Width, OP, false, false>(v, 32, unused);          \
-        else                                                                               \
-            return v;                                                                      \
-    }                                                                                      \
-    template <int Width = 32, typename T> WARPKIT_DEVICE T warp##KIND##NAME(T v, T& total) { \
-        WARPKIT_CHECK_WIDTH(Width, "warp" #KIND #NAME);                                    \
-        WARPKIT_CHECK_ARITH_TYPE(T, "warp" #KIND #NAME);                                   \
-        if constexpr (Width >= 1 && Width <= 32 && detail::Arith<T>::supported)            \
-            return detail::IMPL##Builtin<Width, OP, true, false>(v, 32, total);            \
-        else                                                                               \
-            return v;                                                                      \
-    }                                                                                      \
-    template <int Width = 32, typename T> WARPKIT_DEVICE T warp##KIND##NAME##Valid(T v, int valid) { \
-        WARPKIT_CHECK_WIDTH(Width, "warp" #KIND #NAME "Valid");                            \
-        WARPKIT_CHECK_ARITH_TYPE(T, "warp" #KIND #NAME "Valid");                           \
-        T unused;                                                                          \
-        if constexpr (Width >= 1 && Width <= 32 && detail::Arith<T>::supported)            \
-            return detail::IMPL##Builtin<Width, OP, false, true>(v, valid, unused);        \
-        else                                                                               \
-            return v;                                                                      \
-    }                                                                                      \
-    template <int Width = 32, typename T>                                                  \
-    WARPKIT_DEVICE T warp##KIND##NAME##Valid(T v, int valid, T& total) {                   \
-        WARPKIT_CHECK_WIDTH(Width, "warp" #KIND #NAME "Valid");                            \
-        WARPKIT_CHECK_ARITH_TYPE(T, "warp" #KIND #NAME "Valid");                           \
-        if constexpr (Width >= 1 && Width <= 32 && detail::Arith<T>::supported)            \
-            return detail::IMPL##Builtin<Width, OP, true, true>(v, valid, total);          \
-        else                                                                               \
-            return v;                                                                      \
-    }                                                                                      \
-    template <typename T> WARPKIT_DEVICE T warp##KIND##NAME##Active(T v) {                 \
-        WARPKIT_CHECK_ARITH_TYPE(T, "warp" #KIND #NAME "Active");                          \
-        if constexpr (detail::Arith<T>::supported) return detail::IMPL##Active<OP>(v);     \
-        else return v;                                                                     \
+#define WARPKIT_DETAIL_NAMED_SCAN(KIND, IMPL, NAME, OP)                                                        \
+    template <int Width = 32, typename T> WARPKIT_DEVICE T warp##KIND##NAME(T v) {                             \
+        WARPKIT_CHECK_WIDTH(Width, "warp" #KIND #NAME);                                                        \
+        WARPKIT_CHECK_ARITH_TYPE(T, "warp" #KIND #NAME);                                                       \
+        T unused;                                                                                              \
+        if constexpr (Width >= 1 && Width <= 32 && detail::Arith<T>::supported)                                \
+            return detail::IMPL##Builtin<Width, OP, false, false>(v, 32, unused);                              \
+        else return v;                                                                                         \
+    }                                                                                                          \
+    template <int Width = 32, typename T> WARPKIT_DEVICE T warp##KIND##NAME(T v, T& total) {                   \
+        WARPKIT_CHECK_WIDTH(Width, "warp" #KIND #NAME);                                                        \
+        WARPKIT_CHECK_ARITH_TYPE(T, "warp" #KIND #NAME);                                                       \
+        if constexpr (Width >= 1 && Width <= 32 && detail::Arith<T>::supported)                                \
+            return detail::IMPL##Builtin<Width, OP, true, false>(v, 32, total);                                \
+        else return v;                                                                                         \
+    }                                                                                                          \
+    template <int Width = 32, typename T> WARPKIT_DEVICE T warp##KIND##NAME##Valid(T v, int valid) {           \
+        WARPKIT_CHECK_WIDTH(Width, "warp" #KIND #NAME "Valid");                                                \
+        WARPKIT_CHECK_ARITH_TYPE(T, "warp" #KIND #NAME "Valid");                                               \
+        T unused;                                                                                              \
+        if constexpr (Width >= 1 && Width <= 32 && detail::Arith<T>::supported)                                \
+            return detail::IMPL##Builtin<Width, OP, false, true>(v, valid, unused);                            \
+        else return v;                                                                                         \
+    }                                                                                                          \
+    template <int Width = 32, typename T> WARPKIT_DEVICE T warp##KIND##NAME##Valid(T v, int valid, T& total) { \
+        WARPKIT_CHECK_WIDTH(Width, "warp" #KIND #NAME "Valid");                                                \
+        WARPKIT_CHECK_ARITH_TYPE(T, "warp" #KIND #NAME "Valid");                                               \
+        if constexpr (Width >= 1 && Width <= 32 && detail::Arith<T>::supported)                                \
+            return detail::IMPL##Builtin<Width, OP, true, true>(v, valid, total);                              \
+        else return v;                                                                                         \
+    }                                                                                                          \
+    template <typename T> WARPKIT_DEVICE T warp##KIND##NAME##Active(T v) {                                     \
+        WARPKIT_CHECK_ARITH_TYPE(T, "warp" #KIND #NAME "Active");                                              \
+        if constexpr (detail::Arith<T>::supported) return detail::IMPL##Active<OP>(v);                         \
+        else return v;                                                                                         \
     }
 
 /// Inclusive prefix sums (see above).

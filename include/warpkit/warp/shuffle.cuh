@@ -61,15 +61,14 @@ template <int Width, bool Down, typename T> WARPKIT_DEVICE T segShift(T v, int d
 
 } // namespace detail
 
-#define WARPKIT_DETAIL_SHUFFLE_CHECKS(fn)                                                 \
-    WARPKIT_CHECK_WIDTH(Width, fn);                                                       \
+#define WARPKIT_DETAIL_SHUFFLE_CHECKS(fn) \
+    WARPKIT_CHECK_WIDTH(Width, fn);       \
     WARPKIT_CHECK_SHUFFLABLE(T, fn)
 #define WARPKIT_DETAIL_SHUFFLE_OK (Width >= 1 && Width <= 32 && detail::IsShufflable<T>::value)
 
 /// The value `v` of position `src` (mod the segment length) of this lane's segment; `src` may
 /// differ between lanes (a gather). The lanes in `mask` must call; each gets the value it names.
-template <int Width = 32, typename T>
-WARPKIT_DEVICE T warpShuffleIdx(T v, int src, unsigned mask = WARPKIT_FULL_MASK) {
+template <int Width = 32, typename T> WARPKIT_DEVICE T warpShuffleIdx(T v, int src, unsigned mask = WARPKIT_FULL_MASK) {
     WARPKIT_DETAIL_SHUFFLE_CHECKS("warpShuffleIdx");
     if constexpr (!WARPKIT_DETAIL_SHUFFLE_OK) return v;
     else if constexpr (detail::isPow2(Width)) return detail::shflIdx(v, src, Width, mask);

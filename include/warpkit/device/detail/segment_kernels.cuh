@@ -183,7 +183,7 @@ template <int LT, typename A> WARPKIT_DEVICE void longPairByWarp(const A& a, lon
 /// Every chunk handed out below the capacity gets its owner, -1 for a pair without room, so the
 /// chunk kernels read no entry that was not written. Every lane calls; returns whether this
 /// lane's long pair found no room.
-template <typename S> WARPKIT_DEVICE bool listAppend(const SegList<S>& l, bool isLong, long long pair, int heads,
+template <typename S> WARPKIT_DEVICE bool listAppend(const SegList<S>& l, bool isLong, long long pair, int h, int heads,
                                                      long long begin, long long rows, long long chunkRows) {
     const unsigned longs = __ballot_sync(WARPKIT_FULL_MASK, isLong);
     if (longs == 0u) return false;
@@ -208,7 +208,7 @@ template <typename S> WARPKIT_DEVICE bool listAppend(const SegList<S>& l, bool i
     // The heads of one segment listed together (all in this warp step) interleave their chunks:
     // chunk k of head h is chunk base + k * heads + h of their joint range, so the blocks that
     // read the same rows (heads elements apart) run side by side and share sectors through L2.
-    const int h = (int)(pair % heads), first = lane - h;
+    const int first = lane - h; // h: the pair's head
     const bool together = heads > 1 && first >= 0 && first + heads <= 32;
     const long long base = (long long)c0 + excl + (together ? h - h * n : 0), stride = together ? heads : 1;
     const bool room = isLong && e < l.maxEntries && base + (n - 1) * stride < l.maxChunks;
@@ -231,7 +231,7 @@ template <typename S> WARPKIT_DEVICE long long segListChunks(const SegList<S>& l
 }
 
 /// Stage 1: lane groups over the short pairs (see segment_plan.cuh); long pairs are listed.
-template <int BT, int LT, typename A, typename O> __global__ void __launch_bounds__(BT, 1)
+template <int BT, int LT, typename A, typename O> __global__ void __launch_bounds__(BT, 3)
     segmentGroupKernel(A a, SegOffsets<O> off, long long segments, int heads, long long items, int perLane,
                        long long longRows, long long chunkRows, SegList<typename A::State> list) {
     WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentGroupKernel");
@@ -246,9 +246,10 @@ template <int BT, int LT, typename A, typename O> __global__ void __launch_bound
         const long long p = g + lane, next = p + warps * 32;
         long long b = 0;
         const long long rows = segmentClip(nb, ne, items, &b);
+        const int head = (int)(p % heads); // once a step: the rounds below shuffle it
         segmentBoundsAt(off, next / heads, next < pairs ? segments : 0, &nb, &ne);
         const bool isLong = rows > longRows;
-        const bool byWarp = listAppend(list, isLong, p, heads, b, rows, chunkRows);
+        const bool byWarp = listAppend(list, isLong, p, head, heads, b, rows, chunkRows);
         if (p < pairs && rows == 0) a.empty(p);
         // 2. the short pairs by tiers: a pair of r rows takes G lanes, G the smallest power of two
         //    with G * perLane >= r (32 at most); each tier's pairs go 32 / G at a time, so a longer
@@ -266,7 +267,7 @@ template <int BT, int LT, typename A, typename O> __global__ void __launch_bound
                 const int k = first + lane / G; // this group's pair: the tier's k-th lane
                 const int src = k < count ? (int)__fns(tier, 0u, k + 1) : 0;
                 const long long pb = shflIdx(b, src), pp = g + src;
-                const int prSrc = shflIdx(mine, src), pr = k < count ? prSrc : 0, ph = (int)(pp % heads);
+                const int prSrc = shflIdx(mine, src), pr = k < count ? prSrc : 0, ph = shflIdx(head, src);
                 typename A::State st = foldRows(a, pb, ph, heads, j, pr, G);
                 st = warpSegmentedReduce(st, SegMerge<A>{a}, seg);
                 if (pr > 0) {
