@@ -127,8 +127,8 @@ template <typename T> static void named_check(void) {
                     const double g = wk_to_double(got[(size_t)p * n + w * 32 + l]);
                     // Sums of eighths are exact in every type here except when +inf meets -inf (NaN).
                     const bool ok = wk_close(g, wk_to_double(wk_from_double<T>(want[p])), 0.0);
-                    cr_assert(ok, "%s plane %d warp %d (heads 0x%08x) lane %d: got %.17g want %.17g",
-                              wk_type_name<T>(), p, w, pat[w], l, g, want[p]);
+                    cr_assert(ok, "%s plane %d warp %d (heads 0x%08x) lane %d: got %.17g want %.17g", wk_type_name<T>(),
+                              p, w, pat[w], l, g, want[p]);
                 }
             } else {
                 // Integers: the reference in T itself, compared bit for bit (a double cannot hold
