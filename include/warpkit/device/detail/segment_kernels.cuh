@@ -230,8 +230,19 @@ template <typename S> WARPKIT_DEVICE long long segListChunks(const SegList<S>& l
     return handed < (unsigned long long)l.maxChunks ? (long long)handed : l.maxChunks;
 }
 
+/// Blocks of the group kernel an SM holds at least: 3 at 256 threads (80 registers a thread; it
+/// waits on memory, so more warps keep more loads in flight); 2 for the 16-bit ArgMax / ArgMin
+/// state, which spills at 80.
+template <typename A> struct SegGroupMinBlocks {
+    static constexpr int value = 3;
+};
+template <typename T, typename V, typename Out, typename Op>
+struct SegGroupMinBlocks<SegReduceAlgo<T, V, Out, Op, true>> {
+    static constexpr int value = sizeof(T) == 2 ? 2 : 3;
+};
+
 /// Stage 1: lane groups over the short pairs (see segment_plan.cuh); long pairs are listed.
-template <int BT, int LT, typename A, typename O> __global__ void __launch_bounds__(BT, 3)
+template <int BT, int LT, typename A, typename O> __global__ void __launch_bounds__(BT, SegGroupMinBlocks<A>::value)
     segmentGroupKernel(A a, SegOffsets<O> off, long long segments, int heads, long long items, int perLane,
                        long long longRows, long long chunkRows, SegList<typename A::State> list) {
     WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentGroupKernel");
