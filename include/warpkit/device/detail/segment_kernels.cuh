@@ -311,6 +311,15 @@ template <int LT, typename A> __global__ void __launch_bounds__(LT)
         const long long r1 = r0 + chunkRows < en.rows ? r0 + chunkRows : en.rows;
         const S part = blockTree<LT>(a, foldRows(a, en.begin, h, heads, r0 + threadIdx.x, r1, LT));
         const long long n = (en.rows + chunkRows - 1) / chunkRows;
+        if (n == 1) { // a pair of one chunk: the fold below over its one partial, with no count and
+                      // no round trip through L2 (the same bits)
+            const S total = blockTree<LT>(a, threadIdx.x == 0 ? a.merge(a.identity(), part) : a.identity());
+            if (threadIdx.x == 0) {
+                a.finish(en.pair, total);
+                list.totals[e] = total;
+            }
+            continue;
+        }
         if (threadIdx.x == 0) {
             list.partials[c] = part;
             __threadfence(); // the partial is visible before the count that announces it
