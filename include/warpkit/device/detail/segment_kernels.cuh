@@ -77,9 +77,9 @@ template <typename A> struct SegMerge {
 /// (base, h), in row order, kBatch rows a batch with the batch's loads in flight together (a
 /// short tail too: its loads are predicated, not taken one at a time); returns v (a visitor holds
 /// its state by value, so nothing of it needs an address).
-template <int kBatch, typename A, typename V>
-WARPKIT_DEVICE V forRows(const A& a, long long base, int h, int heads, long long first, long long end, long long step,
-                         V v) {
+template <int kBatch, typename A, typename V> WARPKIT_DEVICE V forRows(const A& a, long long base, int h, int heads,
+                                                                       long long first, long long end, long long step,
+                                                                       V v) {
     for (long long i = first; i < end; i += kBatch * step) {
         typename A::Elem x[kBatch];
 #pragma unroll
@@ -104,16 +104,14 @@ template <typename A, typename F> struct WriteVisitor {
 };
 
 /// Left fold of those rows from the identity, 8 loads in flight.
-template <typename A>
-WARPKIT_DEVICE typename A::State foldRows(const A& a, long long base, int h, int heads, long long first, long long end,
-                                          long long step) {
+template <typename A> WARPKIT_DEVICE typename A::State foldRows(const A& a, long long base, int h, int heads,
+                                                                long long first, long long end, long long step) {
     return forRows<8>(a, base, h, heads, first, end, step, FoldVisitor<A>{a, a.identity()}).st;
 }
 
 /// The outputs of those rows (two-pass algorithms), 4 loads in flight (8 spill in the write kernel).
-template <typename A, typename F>
-WARPKIT_DEVICE void writeRows(const A& a, const F& f, long long base, int h, int heads, long long first, long long end,
-                              long long step) {
+template <typename A, typename F> WARPKIT_DEVICE void
+writeRows(const A& a, const F& f, long long base, int h, int heads, long long first, long long end, long long step) {
     forRows<4>(a, base, h, heads, first, end, step, WriteVisitor<A, F>{a, f});
 }
 
@@ -233,9 +231,7 @@ template <typename S> WARPKIT_DEVICE long long segListChunks(const SegList<S>& l
 /// Blocks of the group kernel an SM holds at least: 3 at 256 threads (80 registers a thread; it
 /// waits on memory, so more warps keep more loads in flight); 2 for the 16-bit ArgMax / ArgMin
 /// state, which spills at 80.
-template <typename A> struct SegGroupMinBlocks {
-    static constexpr int value = 3;
-};
+template <typename A> struct SegGroupMinBlocks { static constexpr int value = 3; };
 template <typename T, typename V, typename Out, typename Op>
 struct SegGroupMinBlocks<SegReduceAlgo<T, V, Out, Op, true>> {
     static constexpr int value = sizeof(T) == 2 ? 2 : 3;
