@@ -160,11 +160,18 @@ template <typename T> static int sh_case(wk_rng* r, long long rows, int cols, in
     ShOut a, b;
     bad += sh_run<T>(dx + off, dt, rows, cols, ld, cut, kind, scale, nx - off, &a);
     bad += sh_run<T>(dx + off, dt, rows, cols, ld, cut, kind, scale, nx - off, &b);
-    if (a.loss != b.loss || a.lse != b.lse || a.y != b.y || a.grad != b.grad)
+    // Bytes, not values: a NaN loss (an out-of-range target, a NaN row) is the same bits, never ==.
+    auto same = [](const std::vector<float>& u, const std::vector<float>& v) {
+        return u.size() == v.size() && memcmp(u.data(), v.data(), u.size() * sizeof(float)) == 0;
+    };
+    if (!same(a.loss, b.loss) || !same(a.lse, b.lse) || a.y != b.y || a.grad != b.grad)
         cr_log_error("%s %lld x %d in %d shards: two runs differ", wk_type_name<T>(), rows, cols, n), ++bad;
     const T* sy = (const T*)a.y.data();
     const T* sg = (const T*)a.grad.data();
-    const double out = sizeof(T) == 4 ? 4e-6 : 2 * wk_eps<T>(), fl = floor_of<T>();
+    // fp32: the sharded and the whole-row outputs are each within tol_of<T>() (1e-5, the softmax tests'
+    // bound against a double reference) of the true value, so within twice that of each other: the exp
+    // of an argument near -70 carries about 70 x 2^-24 of relative rounding in either path.
+    const double out = sizeof(T) == 4 ? 2 * tol_of<T>() : 2 * wk_eps<T>(), fl = floor_of<T>();
     for (long long q = 0; q < rows && bad < 3; ++q) {
         double xmax = 0, lref = -INFINITY;
         bool nan = false, pinf = false;
