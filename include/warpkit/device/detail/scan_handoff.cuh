@@ -61,11 +61,12 @@ template <typename Op> struct ScanRowOp {
     }
 };
 
-/// How a call moves its data (deviceScanRun decides).
+/// How a call moves its data (deviceScanRun decides). One bit each, in one word: the kernel tests
+/// them together (async copies need vecIn and prefetch).
 struct ScanFlags {
-    bool vecIn;    // in + e is 16-byte aligned for the first element e of every slot: vector loads
-    bool vecOut;   // the same for out: vector stores
-    bool prefetch; // stages >= lag + 2: whole tiles are loaded ahead by async copies (sm_80 and newer)
+    unsigned vecIn : 1;    // in + e is 16-byte aligned for the first element e of every slot: vector loads
+    unsigned vecOut : 1;   // the same for out: vector stores
+    unsigned prefetch : 1; // stages >= lag + 2: whole tiles are loaded ahead by async copies (sm_80 and newer)
 };
 
 /// The kernel's arguments. Element e of the array is slot position e + head of the 16-byte grid
@@ -105,17 +106,16 @@ constexpr ScanHandBar kScanBarAgg{2, 64}; // tile j's aggregate: tile warp 0 to 
 constexpr ScanHandBar kScanBarPrefix{2 + kScanLagMax + 1, kScanThreads + 32}; // its prefix: to every tile thread
 static_assert(kScanBarPrefix.base + kScanLagMax < 16, "kScanLagMax: at most 6 (16 named barriers)");
 
-/// One hand-off slot: a value of T, and (sm_80 and newer) its full and empty mbarriers.
-template <typename T> struct ScanHandSlot {
-    alignas(16) unsigned char value[sizeof(T)];
-    unsigned long long full, empty;
-};
-
-/// The kernel's static shared memory.
+/// The kernel's static shared memory. The hand-off values lie together, apart from the slots'
+/// mbarriers (sm_80 and newer: a full and an empty one a slot and direction), which the waiting
+/// side polls: for 4-byte types the whole is 1792 bytes, so the stages (the dynamic shared memory
+/// that follows it) start on a 128-byte line.
 template <typename T> struct ScanShared {
-    ScanRow<T, ScanShape<T>::C> warpTotals[2][kScanWarps];       // the tile scan's warp totals, by tile parity
-    ScanHandSlot<T> agg[kScanSlots];                             // tile j's aggregate at j % kScanSlots
-    ScanHandSlot<T> prefix[kScanSlots];                          // and its exclusive prefix
+    ScanRow<T, ScanShape<T>::C> warpTotals[2][kScanWarps];        // the tile scan's warp totals, by tile parity
+    alignas(16) unsigned char aggValue[kScanSlots][sizeof(T)];    // tile j's aggregate at j % kScanSlots
+    alignas(16) unsigned char prefixValue[kScanSlots][sizeof(T)]; // and its exclusive prefix
+    unsigned long long aggFull[kScanSlots], aggEmpty[kScanSlots];
+    unsigned long long prefixFull[kScanSlots], prefixEmpty[kScanSlots];
     alignas(16) unsigned char kept[LookbackShape<T>::keptBytes]; // the look-back's windows
 };
 
@@ -124,10 +124,10 @@ template <typename T> WARPKIT_DEVICE void scanHandInit(ScanShared<T>& sh) {
 #if WARPKIT_ARCH >= 800
     if (threadIdx.x == 0) {
         for (int q = 0; q < kScanSlots; ++q) {
-            mbarInit(smemAddr(&sh.agg[q].full), 1);
-            mbarInit(smemAddr(&sh.agg[q].empty), 1);
-            mbarInit(smemAddr(&sh.prefix[q].full), 1);
-            mbarInit(smemAddr(&sh.prefix[q].empty), kScanWarps); // lane 0 of each tile warp
+            mbarInit(smemAddr(&sh.aggFull[q]), 1);
+            mbarInit(smemAddr(&sh.aggEmpty[q]), 1);
+            mbarInit(smemAddr(&sh.prefixFull[q]), 1);
+            mbarInit(smemAddr(&sh.prefixEmpty[q]), kScanWarps); // lane 0 of each tile warp
         }
     }
     __syncthreads();
@@ -136,32 +136,34 @@ template <typename T> WARPKIT_DEVICE void scanHandInit(ScanShared<T>& sh) {
 #endif
 }
 
-/// Puts v, the `use`-th value through the slot, in the slot (after its previous value was taken:
-/// the empty mbarrier's phase use - 1), and marks it full. One thread. sm_75: only the copy (the
-/// caller's named barriers order it).
-template <typename T> WARPKIT_DEVICE void scanHandPut(ScanHandSlot<T>& slot, const T& v, unsigned use) {
+/// Puts v, the `use`-th value through its slot, in the slot's value (after its previous value was
+/// taken: the empty mbarrier's phase use - 1), and marks it full. One thread. sm_75: only the copy
+/// (the caller's named barriers order it).
+template <typename T> WARPKIT_DEVICE void scanHandPut(unsigned char* value, unsigned long long* full,
+                                                      unsigned long long* empty, const T& v, unsigned use) {
 #if WARPKIT_ARCH >= 800
-    if (use > 0) mbarWait(smemAddr(&slot.empty), (use - 1) & 1);
+    if (use > 0) mbarWait(smemAddr(empty), (use - 1) & 1);
 #endif
-    __builtin_memcpy(slot.value, &v, sizeof(T));
+    __builtin_memcpy(value, &v, sizeof(T));
 #if WARPKIT_ARCH >= 800
-    mbarArrive(smemAddr(&slot.full));
+    mbarArrive(smemAddr(full));
 #else
-    (void)use;
+    (void)full, (void)empty, (void)use;
 #endif
 }
-/// Takes the `use`-th value from the slot (once full), and marks the slot empty (one arrival of
+/// Takes the `use`-th value from its slot (once full), and marks the slot empty (one arrival of
 /// those the empty mbarrier counts). One thread a taker.
-template <typename T> WARPKIT_DEVICE T scanHandTake(ScanHandSlot<T>& slot, unsigned use) {
+template <typename T> WARPKIT_DEVICE T scanHandTake(const unsigned char* value, unsigned long long* full,
+                                                    unsigned long long* empty, unsigned use) {
 #if WARPKIT_ARCH >= 800
-    mbarWait(smemAddr(&slot.full), use & 1);
+    mbarWait(smemAddr(full), use & 1);
 #endif
     T v;
-    __builtin_memcpy(&v, slot.value, sizeof(T));
+    __builtin_memcpy(&v, value, sizeof(T));
 #if WARPKIT_ARCH >= 800
-    mbarArrive(smemAddr(&slot.empty));
+    mbarArrive(smemAddr(empty));
 #else
-    (void)use;
+    (void)full, (void)empty, (void)use;
 #endif
     return v;
 }
@@ -169,18 +171,22 @@ template <typename T> WARPKIT_DEVICE T scanHandTake(ScanHandSlot<T>& slot, unsig
 /// Tile j's aggregate, from tile thread 0 to the look-back warp (slot j % kScanSlots, its use
 /// j / kScanSlots); the look-back warp's lane 0 takes it.
 template <typename T> WARPKIT_DEVICE void scanPutAggregate(ScanShared<T>& sh, long long j, const T& agg) {
-    scanHandPut(sh.agg[j % kScanSlots], agg, (unsigned)(j / kScanSlots));
+    const int q = (int)(j % kScanSlots);
+    scanHandPut(sh.aggValue[q], &sh.aggFull[q], &sh.aggEmpty[q], agg, (unsigned)(j / kScanSlots));
 }
 template <typename T> WARPKIT_DEVICE T scanTakeAggregate(ScanShared<T>& sh, long long j) {
-    return scanHandTake(sh.agg[j % kScanSlots], (unsigned)(j / kScanSlots));
+    const int q = (int)(j % kScanSlots);
+    return scanHandTake<T>(sh.aggValue[q], &sh.aggFull[q], &sh.aggEmpty[q], (unsigned)(j / kScanSlots));
 }
 /// Tile j's exclusive prefix, from the look-back warp's lane 0 to the tile threads; lane 0 of each
 /// tile warp takes it.
 template <typename T> WARPKIT_DEVICE void scanPutPrefix(ScanShared<T>& sh, long long j, const T& prefix) {
-    scanHandPut(sh.prefix[j % kScanSlots], prefix, (unsigned)(j / kScanSlots));
+    const int q = (int)(j % kScanSlots);
+    scanHandPut(sh.prefixValue[q], &sh.prefixFull[q], &sh.prefixEmpty[q], prefix, (unsigned)(j / kScanSlots));
 }
 template <typename T> WARPKIT_DEVICE T scanTakePrefix(ScanShared<T>& sh, long long j) {
-    return scanHandTake(sh.prefix[j % kScanSlots], (unsigned)(j / kScanSlots));
+    const int q = (int)(j % kScanSlots);
+    return scanHandTake<T>(sh.prefixValue[q], &sh.prefixFull[q], &sh.prefixEmpty[q], (unsigned)(j / kScanSlots));
 }
 
 /// sm_75's order of a slot: the writer's side arrives at the direction's barrier for tile j after
