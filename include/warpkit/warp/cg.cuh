@@ -55,14 +55,15 @@ WARPKIT_DEVICE T warpReduce(const cooperative_groups::thread_block_tile<N, P>&, 
     if constexpr (N <= 32) return warpReduce<(int)N>(v, op);
     else return v;
 }
-/// warpInclusiveScan<N>(v, op) over the tile: each lane gets its own inclusive prefix.
+/// warpInclusiveScan<N>(v, op) over the tile: the whole warp calls; each lane gets its own inclusive prefix.
 template <unsigned N, typename P, typename T, typename Op>
 WARPKIT_DEVICE T warpInclusiveScan(const cooperative_groups::thread_block_tile<N, P>&, T v, Op op) {
     WARPKIT_CHECK_TILE(N, "warpInclusiveScan(tile)");
     if constexpr (N <= 32) return warpInclusiveScan<(int)N>(v, op);
     else return v;
 }
-/// warpExclusiveScan<N>(v, op, init) over the tile: the tile's first lane gets init.
+/// warpExclusiveScan<N>(v, op, init) over the tile: the whole warp calls; each lane gets its own
+/// exclusive prefix, the tile's first lane init.
 template <unsigned N, typename P, typename T, typename Op>
 WARPKIT_DEVICE T warpExclusiveScan(const cooperative_groups::thread_block_tile<N, P>&, T v, Op op, T init) {
     WARPKIT_CHECK_TILE(N, "warpExclusiveScan(tile)");
@@ -80,15 +81,16 @@ WARPKIT_DEVICE T warpExclusiveScan(const cooperative_groups::thread_block_tile<N
         if constexpr (N <= 32) return FN<(int)N>(v);                               \
         else return v;                                                             \
     }
-/// Sum, maximum, minimum over the tile (every lane of the tile gets it).
+/// Sum, maximum, minimum over the tile (the whole warp calls; every lane of the tile gets it).
 WARPKIT_DETAIL_TILE_NAMED(warpReduceSum)
 WARPKIT_DETAIL_TILE_NAMED(warpReduceMax)
 WARPKIT_DETAIL_TILE_NAMED(warpReduceMin)
-/// Inclusive prefix sums, maxima, minima over the tile (each lane its own).
+/// Inclusive prefix sums, maxima, minima over the tile (the whole warp calls; each lane gets its own).
 WARPKIT_DETAIL_TILE_NAMED(warpInclusiveSum)
 WARPKIT_DETAIL_TILE_NAMED(warpInclusiveMax)
 WARPKIT_DETAIL_TILE_NAMED(warpInclusiveMin)
-/// Exclusive prefix sums, maxima, minima over the tile (the first lane gets the identity).
+/// Exclusive prefix sums, maxima, minima over the tile (the whole warp calls; each lane gets its own,
+/// the tile's first lane the identity).
 WARPKIT_DETAIL_TILE_NAMED(warpExclusiveSum)
 WARPKIT_DETAIL_TILE_NAMED(warpExclusiveMax)
 WARPKIT_DETAIL_TILE_NAMED(warpExclusiveMin)
@@ -101,17 +103,20 @@ WARPKIT_DEVICE unsigned segmentBallot(const cooperative_groups::thread_block_til
     WARPKIT_CHECK_TILE(N, "segmentBallot(tile)");
     return segmentBallot<(N <= 32 ? (int)N : 32)>(pred);
 }
-/// True when the predicate holds in any lane of the tile.
+/// True when the predicate holds in any lane of the tile. Every lane of the warp calls; each gets
+/// its tile's answer.
 template <unsigned N, typename P>
 WARPKIT_DEVICE bool segmentAny(const cooperative_groups::thread_block_tile<N, P>& t, bool pred) {
     return segmentBallot(t, pred) != 0u;
 }
-/// True when the predicate holds in every lane of the tile.
+/// True when the predicate holds in every lane of the tile. Every lane of the warp calls; each gets
+/// its tile's answer.
 template <unsigned N, typename P>
 WARPKIT_DEVICE bool segmentAll(const cooperative_groups::thread_block_tile<N, P>& t, bool pred) {
     return segmentBallot(t, !pred) == 0u;
 }
-/// Number of lanes of the tile where the predicate holds.
+/// Number of lanes of the tile where the predicate holds. Every lane of the warp calls; each gets
+/// its tile's count.
 template <unsigned N, typename P>
 WARPKIT_DEVICE int segmentCount(const cooperative_groups::thread_block_tile<N, P>& t, bool pred) {
     return __popc(segmentBallot(t, pred));
@@ -138,7 +143,8 @@ WARPKIT_DEVICE T warpInclusiveScan(const cooperative_groups::coalesced_group& g,
         return detail::scanMaskImpl<false>(v, op, v, detail::CoalescedMask::of(g));
     else return v;
 }
-/// Exclusive scan seeded by `init` over the group in rank order: rank 0 gets init.
+/// Exclusive scan seeded by `init` over the group in rank order; every lane of the group must call;
+/// each gets init op x(rank 0) op ... op x(rank - 1), rank 0 gets init.
 template <typename T, typename Op>
 WARPKIT_DEVICE T warpExclusiveScan(const cooperative_groups::coalesced_group& g, T v, Op op, T init) {
     WARPKIT_CHECK_SHUFFLABLE(T, "warpExclusiveScan(coalesced_group)");
@@ -164,28 +170,31 @@ WARPKIT_DEVICE T warpExclusiveScan(const cooperative_groups::coalesced_group& g,
         if constexpr (!detail::Arith<T>::supported) return v;                                                       \
         else return detail::scanMaskBuiltin<true, OP>(v, detail::CoalescedMask::of(g));                             \
     }
-/// Sum over the group (every lane of the group gets it) and its inclusive / exclusive prefix sums.
+/// Sum over the group and its inclusive / exclusive prefix sums: every lane of the group must call,
+/// converged; each gets the sum or its own prefix.
 WARPKIT_DETAIL_GROUP_NAMED(Sum, Sum)
-/// Maximum over the group and its prefix maxima; NaN propagates.
+/// Maximum over the group and its prefix maxima (callers and results as for Sum); NaN propagates.
 WARPKIT_DETAIL_GROUP_NAMED(Max, Max)
-/// Minimum over the group and its prefix minima; NaN propagates.
+/// Minimum over the group and its prefix minima (callers and results as for Sum); NaN propagates.
 WARPKIT_DETAIL_GROUP_NAMED(Min, Min)
 #undef WARPKIT_DETAIL_GROUP_NAMED
 
 /// Ballot over the group: bit l set for each lane l (a warp lane, not a group rank) of the group
-/// whose predicate holds. Every lane of the group must call.
+/// whose predicate holds. Every lane of the group must call; each gets the ballot.
 WARPKIT_DEVICE unsigned segmentBallot(const cooperative_groups::coalesced_group& g, bool pred) {
     return __ballot_sync(detail::CoalescedMask::of(g), pred);
 }
-/// True when the predicate holds in any lane of the group.
+/// True when the predicate holds in any lane of the group. Every lane of the group must call; each gets it.
 WARPKIT_DEVICE bool segmentAny(const cooperative_groups::coalesced_group& g, bool pred) {
     return segmentBallot(g, pred) != 0u;
 }
-/// True when the predicate holds in every lane of the group.
+/// True when the predicate holds in every lane of the group. Every lane of the group must call; each
+/// gets it.
 WARPKIT_DEVICE bool segmentAll(const cooperative_groups::coalesced_group& g, bool pred) {
     return segmentBallot(g, !pred) == 0u;
 }
-/// Number of lanes of the group where the predicate holds.
+/// Number of lanes of the group where the predicate holds. Every lane of the group must call; each
+/// gets the count.
 WARPKIT_DEVICE int segmentCount(const cooperative_groups::coalesced_group& g, bool pred) {
     return __popc(segmentBallot(g, pred));
 }

@@ -47,13 +47,15 @@ WARPKIT_DEVICE void warpExchangeImpl(T (&v)[K], WarpExchangeScratch<T, K>& s) {
     static_assert(K >= 1, fn ": template parameter K (values a lane) must be >= 1"); \
     WARPKIT_CHECK_SHUFFLABLE(T, fn)
 
-/// Blocked to striped: on entry v[k] = item l * K + k, on return item k * 32 + l. All 32 lanes call.
+/// Blocked to striped: on entry v[k] = item l * K + k, on return item k * 32 + l. All 32 lanes call,
+/// converged, with the same scratch; each gets its own K items in v.
 template <int K, typename T>
 WARPKIT_DEVICE void warpExchangeBlockedToStriped(T (&v)[K], WarpExchangeScratch<T, K>& scratch) {
     WARPKIT_DETAIL_EXCHANGE_CHECKS("warpExchangeBlockedToStriped");
     detail::warpExchangeImpl<true>(v, scratch);
 }
-/// Striped to blocked: on entry v[k] = item k * 32 + l, on return item l * K + k. All 32 lanes call.
+/// Striped to blocked: on entry v[k] = item k * 32 + l, on return item l * K + k. All 32 lanes call,
+/// converged, with the same scratch; each gets its own K items in v.
 template <int K, typename T>
 WARPKIT_DEVICE void warpExchangeStripedToBlocked(T (&v)[K], WarpExchangeScratch<T, K>& scratch) {
     WARPKIT_DETAIL_EXCHANGE_CHECKS("warpExchangeStripedToBlocked");
@@ -62,7 +64,7 @@ WARPKIT_DEVICE void warpExchangeStripedToBlocked(T (&v)[K], WarpExchangeScratch<
 #undef WARPKIT_DETAIL_EXCHANGE_CHECKS
 
 /// Transpose the 32 x 32 matrix the warp holds, in registers: on entry v[j] of lane l is M[l][j], on
-/// return M[j][l] (blocked <-> striped for K = 32). All 32 lanes call; each gets its column.
+/// return M[j][l] (blocked <-> striped for K = 32). All 32 lanes call, converged; each gets its column.
 template <typename T> WARPKIT_DEVICE void warpTranspose(T (&v)[32]) {
     WARPKIT_CHECK_SHUFFLABLE(T, "warpTranspose");
     if constexpr (detail::IsShufflable<T>::value) {

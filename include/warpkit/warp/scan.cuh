@@ -24,11 +24,11 @@
 // whole segment; valid may differ per segment, every lane of a segment passing the same count)
 // contribute; the generic forms need valid >= 1, the named forms take valid <= 0 as an empty
 // segment (every lane gets the identity, and so does `total`); inputs of later lanes are ignored
-// (they may hold anything, NaN included). Lanes at positions >= valid get what they would get if their inputs were the
-// identity: an inclusive scan hands them the total of the valid lanes, an exclusive scan hands
-// them init op (total of the valid lanes). `total` is the valid lanes' total. (They have their own
-// names because, for T = int, an overload `(v, int valid)` next to `(v, T& total)` would let a
-// count held in an int variable silently bind to `total`.)
+// (they may hold anything, NaN included). Lanes at positions >= valid get what they would get if
+// their inputs were the identity: an inclusive scan hands them the total of the valid lanes, an
+// exclusive scan hands them init op (total of the valid lanes). `total` is the valid lanes' total.
+// (They have their own names because, for T = int, an overload `(v, int valid)` next to
+// `(v, T& total)` would let a count held in an int variable silently bind to `total`.)
 //
 // Types of the named forms (Sum/Max/Min): int, unsigned, long long, unsigned long long, float,
 // double, __half, __nv_bfloat16. __half and __nv_bfloat16 are scanned in float and each output is
@@ -299,7 +299,8 @@ template <typename T, typename Op> WARPKIT_DEVICE T warpInclusiveScanActive(T v,
     else return v;
 }
 /// Exclusive scan of `v` with `op` seeded by `init` over the active lanes: the lowest active lane
-/// gets init, the others init op x(rank 0) op ... op x(own rank - 1). Any set of lanes may call.
+/// gets init, the others init op x(rank 0) op ... op x(own rank - 1). Any set of lanes may call;
+/// each gets its own prefix.
 template <typename T, typename Op> WARPKIT_DEVICE T warpExclusiveScanActive(T v, Op op, T init) {
     WARPKIT_CHECK_SHUFFLABLE(T, "warpExclusiveScanActive");
     if constexpr (detail::IsShufflable<T>::value) return detail::scanMaskImpl<true>(v, op, init, __activemask());

@@ -164,11 +164,12 @@ WARPKIT_DEVICE T warpSegmentedExclusiveScan(T v, Op op, typename detail::NonDedu
         else return v;                                                                              \
     }
 
-/// Sums over segments (reduce: every lane of the segment; scans: each lane its own prefix).
+/// Sums over segments. All 32 lanes must call; reduce: every lane of a segment gets its sum; scans:
+/// each lane gets its own prefix.
 WARPKIT_DETAIL_SEGMENTED_NAMED(Sum, Sum)
-/// Maxima over segments; NaN propagates.
+/// Maxima over segments (callers and results as for Sum); NaN propagates.
 WARPKIT_DETAIL_SEGMENTED_NAMED(Max, Max)
-/// Minima over segments; NaN propagates.
+/// Minima over segments (callers and results as for Sum); NaN propagates.
 WARPKIT_DETAIL_SEGMENTED_NAMED(Min, Min)
 #undef WARPKIT_DETAIL_SEGMENTED_NAMED
 

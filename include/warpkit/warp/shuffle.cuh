@@ -116,7 +116,8 @@ WARPKIT_DEVICE T warpShuffleXor(T v, int laneMask, unsigned mask = WARPKIT_FULL_
 
 /// Rotate the segment's values: position p gets the value of position (p + delta) mod len, so
 /// values move `delta` lanes toward position 0 and wrap; a negative delta rotates the other way.
-/// The lanes in `mask` must call (for a full rotation: every lane of the segment).
+/// The lanes in `mask` must call, converged (for a full rotation: every lane of the segment); each
+/// gets its result.
 template <int Width = 32, typename T>
 WARPKIT_DEVICE T warpShuffleRotate(T v, int delta, unsigned mask = WARPKIT_FULL_MASK) {
     WARPKIT_DETAIL_SHUFFLE_CHECKS("warpShuffleRotate");

@@ -121,7 +121,8 @@ template <int K, bool Descending = false, typename Key> WARPKIT_DEVICE void warp
     detail::warpBitonic<K, Descending, false, false>(keys, none);
 }
 
-/// As warpBitonicSort, with values[j] moving with keys[j]. All 32 lanes call (converged).
+/// As warpBitonicSort, with values[j] moving with keys[j]. All 32 lanes call (converged); each lane
+/// gets its own K keys and their values.
 template <int K, bool Descending = false, typename Key, typename Value>
 WARPKIT_DEVICE void warpBitonicSortPairs(Key (&keys)[K], Value (&values)[K]) {
     WARPKIT_CHECK_SORT_K(K, "warpBitonicSortPairs");
@@ -140,7 +141,8 @@ template <int K, bool Descending = false, typename Key> WARPKIT_DEVICE void warp
     detail::warpBitonic<K, Descending, true, false>(keys, none);
 }
 
-/// As warpBitonicMerge, with values[j] moving with keys[j]. All 32 lanes call (converged).
+/// As warpBitonicMerge, with values[j] moving with keys[j]. All 32 lanes call (converged); each lane
+/// gets its own K keys and their values.
 template <int K, bool Descending = false, typename Key, typename Value>
 WARPKIT_DEVICE void warpBitonicMergePairs(Key (&keys)[K], Value (&values)[K]) {
     WARPKIT_CHECK_SORT_K(K, "warpBitonicMergePairs");

@@ -37,7 +37,7 @@ constexpr unsigned kTopKNoIndex = 0xffffffffu;
                   fn ": value type T must be float, __half or __nv_bfloat16")
 
 /// The 32-bit key of v: unsigned order of keys = the order of values (NaN above +inf, -0.0 just
-/// below +0.0). Host or device.
+/// below +0.0). Host or device; any thread calls it on its own.
 template <typename T> WARPKIT_HD unsigned topkOrderKey(T v) {
     unsigned b;
     if constexpr (sizeof(T) == 4) {
@@ -51,7 +51,8 @@ template <typename T> WARPKIT_HD unsigned topkOrderKey(T v) {
     return (b & 0x80000000u) ? ~b : (b ^ 0x80000000u);
 }
 
-/// The value of a 32-bit key (the inverse of topkOrderKey; NaN as the canonical quiet NaN).
+/// The value of a 32-bit key (the inverse of topkOrderKey; NaN as the canonical quiet NaN). Host or
+/// device; any thread calls it on its own.
 template <typename T> WARPKIT_HD T topkKeyValue(unsigned key) {
     if (key == 0xffffffffu) return detail::quietNaN<T>();
     const unsigned b = (key & 0x80000000u) ? (key ^ 0x80000000u) : ~key;
@@ -66,16 +67,16 @@ template <typename T> WARPKIT_HD T topkKeyValue(unsigned key) {
 }
 
 /// The packed 64-bit key of (v, index): larger packed keys rank first (see the header comment).
-/// index < 0xffffffff. Host or device.
+/// index < 0xffffffff. Host or device; any thread calls it on its own.
 template <typename T> WARPKIT_HD unsigned long long topkPack(T v, unsigned index, bool largest) {
     const unsigned key = largest ? topkOrderKey(v) : ~topkOrderKey(v);
     return (unsigned long long)key << 32 | (0xffffffffu - index);
 }
 
-/// The index of a packed key. Host or device.
+/// The index of a packed key. Host or device; any thread calls it on its own.
 WARPKIT_HD unsigned topkUnpackIndex(unsigned long long packed) { return 0xffffffffu - (unsigned)packed; }
 
-/// The value of a packed key made with the same `largest`. Host or device.
+/// The value of a packed key made with the same `largest`. Host or device; any thread calls it on its own.
 template <typename T> WARPKIT_HD T topkUnpackValue(unsigned long long packed, bool largest) {
     const unsigned key = (unsigned)(packed >> 32);
     return topkKeyValue<T>(largest ? key : ~key);
@@ -85,7 +86,7 @@ template <typename T> WARPKIT_HD T topkUnpackValue(unsigned long long packed, bo
 /// 0xffffffff; kTopKNoIndex marks an empty slot). On return lane l holds ranks l * K .. l * K + K - 1
 /// in outValues / outIndex (rank 0: the largest value, or the smallest when !largest; equal values
 /// in index order; empty slots rank last, with index kTopKNoIndex). The k largest are ranks 0 .. k-1,
-/// i.e. lanes 0 .. k/K. K: a power of two, 1 .. 32. All 32 lanes call (converged); each lane gets
+/// i.e. lanes 0 .. (k-1)/K. K: a power of two, 1 .. 32. All 32 lanes call (converged); each lane gets
 /// its own K ranks.
 template <int K, typename T> WARPKIT_DEVICE void warpTopK(const T (&v)[K], const unsigned (&index)[K], bool largest,
                                                           T (&outValues)[K], unsigned (&outIndex)[K]) {
