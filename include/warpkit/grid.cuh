@@ -145,14 +145,18 @@ WARPKIT_DEVICE Acc threadFold(const T* p, const U* q, unsigned long long n, Acc 
 
 } // namespace detail
 
-#define WARPKIT_DETAIL_CHECK_ACCUMULATE(T, Loads)                                                      \
-    static_assert(Loads >= 1 && Loads <= 16,                                                           \
-                  "threadAccumulate/gridAccumulate: template parameter Loads (16-byte loads in "       \
-                  "flight per thread) must be between 1 and 16");                                      \
-    static_assert(detail::Arith<T>::supported,                                                         \
-                  "threadAccumulate/gridAccumulate: element type T must be int, unsigned, long long, " \
-                  "unsigned long long, float, double, __half or __nv_bfloat16 (reinterpret other "     \
-                  "data as one of these)")
+// Compile-time checks of the accumulation helpers: fn names the calls, name the element type parameter
+// (T, of p; U, of q).
+#define WARPKIT_DETAIL_CHECK_ACCUMULATE_TYPE(Ty, fn, name)                                            \
+    static_assert(detail::Arith<Ty>::supported,                                                       \
+                  fn ": element type " name " must be int, unsigned, long long, "                     \
+                     "unsigned long long, float, double, __half or __nv_bfloat16 (reinterpret other " \
+                     "data as one of these)")
+#define WARPKIT_DETAIL_CHECK_ACCUMULATE(T, Loads, fn)                                                   \
+    static_assert(Loads >= 1 && Loads <= 16,                                                            \
+                  fn ": template parameter Loads (16-byte loads in flight per thread) must be between " \
+                     "1 and 16");                                                                       \
+    WARPKIT_DETAIL_CHECK_ACCUMULATE_TYPE(T, fn, "T")
 
 /// Fold this thread's share of p[0 .. n) into `init` with `op` and return it.
 /// Cooperating threads are numbered 0 .. threads-1 (`thread` is this one's number); each must
@@ -173,7 +177,7 @@ WARPKIT_DEVICE Acc threadFold(const T* p, const U* q, unsigned long long n, Acc 
 template <int Loads = 4, typename T, typename Acc, typename Op>
 WARPKIT_DEVICE Acc threadAccumulate(const T* p, unsigned long long n, Acc init, Op op,
                                     unsigned long long thread, unsigned long long threads) {
-    WARPKIT_DETAIL_CHECK_ACCUMULATE(T, Loads);
+    WARPKIT_DETAIL_CHECK_ACCUMULATE(T, Loads, "threadAccumulate/gridAccumulate");
     if constexpr (Loads >= 1 && Loads <= 16 && detail::Arith<T>::supported)
         return detail::threadFold<Loads, false>(
             p, p, n, init, [op](Acc a, T x) { return op(a, detail::widen<Acc>(x)); }, thread, threads);
@@ -182,12 +186,14 @@ WARPKIT_DEVICE Acc threadAccumulate(const T* p, unsigned long long n, Acc init, 
 
 /// Fold transform(p[i]) over this thread's share with `op`: acc = op(acc, Acc(transform(x))),
 /// x the element as stored (T). The sum of squares: transform = x * x, op = Sum, init = 0.
-/// Threads, Loads, T and init as threadAccumulate; transform: any callable T -> (convertible to
-/// Acc); op: Acc op(Acc, Acc), associative and commutative (it also combines the partials).
+/// Threads, Loads, T and init as threadAccumulate: each of the `threads` cooperating threads calls
+/// with the same p, n and threads, and gets the partial value of its own share. transform: any
+/// callable T -> (convertible to Acc); op: Acc op(Acc, Acc), associative and commutative (it also
+/// combines the partials).
 template <int Loads = 4, typename T, typename Acc, typename F, typename Op>
 WARPKIT_DEVICE Acc threadTransformAccumulate(const T* p, unsigned long long n, Acc init, F transform, Op op,
                                              unsigned long long thread, unsigned long long threads) {
-    WARPKIT_DETAIL_CHECK_ACCUMULATE(T, Loads);
+    WARPKIT_DETAIL_CHECK_ACCUMULATE(T, Loads, "threadTransformAccumulate/gridTransformAccumulate");
     if constexpr (Loads >= 1 && Loads <= 16 && detail::Arith<T>::supported)
         return detail::threadFold<Loads, false>(
             p, p, n, init, [=](Acc a, T x) { return op(a, static_cast<Acc>(transform(x))); }, thread, threads);
@@ -197,18 +203,20 @@ WARPKIT_DEVICE Acc threadTransformAccumulate(const T* p, unsigned long long n, A
 /// Two inputs: acc = op(acc, Acc(transform(p[i], q[i]))) over this thread's share of i in [0, n);
 /// a dot product is transform = x * y, op = Sum. Vector loads when p and q share their offset
 /// within 16 bytes and element size (two cudaMalloc'd arrays at the same offset); scalar loads
-/// otherwise. U: a supported element type, as T.
+/// otherwise. U: a supported element type, as T. Each cooperating thread calls with the same p, q,
+/// n and threads, and gets the partial value of its own share.
 template <int Loads = 4, typename T, typename U, typename Acc, typename F, typename Op>
 WARPKIT_DEVICE Acc threadTransformAccumulate(const T* p, const U* q, unsigned long long n, Acc init, F transform, Op op,
                                              unsigned long long thread, unsigned long long threads) {
-    WARPKIT_DETAIL_CHECK_ACCUMULATE(T, Loads);
-    WARPKIT_DETAIL_CHECK_ACCUMULATE(U, Loads);
+    WARPKIT_DETAIL_CHECK_ACCUMULATE(T, Loads, "threadTransformAccumulate/gridTransformAccumulate");
+    WARPKIT_DETAIL_CHECK_ACCUMULATE_TYPE(U, "threadTransformAccumulate/gridTransformAccumulate", "U (of q)");
     if constexpr (Loads >= 1 && Loads <= 16 && detail::Arith<T>::supported && detail::Arith<U>::supported)
         return detail::threadFold<Loads, true>(
             p, q, n, init, [=](Acc a, T x, U y) { return op(a, static_cast<Acc>(transform(x, y))); }, thread, threads);
     else return init;
 }
 #undef WARPKIT_DETAIL_CHECK_ACCUMULATE
+#undef WARPKIT_DETAIL_CHECK_ACCUMULATE_TYPE
 
 /// threadAccumulate over the whole 1-D grid: thread number blockIdx.x * blockDim.x +
 /// threadIdx.x of gridDim.x * blockDim.x. Every thread of the grid must call it with the same
@@ -218,14 +226,16 @@ WARPKIT_DEVICE Acc gridAccumulate(const T* p, unsigned long long n, Acc init, Op
     return threadAccumulate<Loads>(p, n, init, op, (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x,
                                    (unsigned long long)gridDim.x * blockDim.x);
 }
-/// threadTransformAccumulate (one input) over the whole 1-D grid; every thread of the grid calls.
+/// threadTransformAccumulate (one input) over the whole 1-D grid: every thread of the grid calls
+/// with the same p and n; each gets the partial value of its own share.
 template <int Loads = 4, typename T, typename Acc, typename F, typename Op>
 WARPKIT_DEVICE Acc gridTransformAccumulate(const T* p, unsigned long long n, Acc init, F transform, Op op) {
     return threadTransformAccumulate<Loads>(p, n, init, transform, op,
                                             (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x,
                                             (unsigned long long)gridDim.x * blockDim.x);
 }
-/// threadTransformAccumulate (two inputs) over the whole 1-D grid; every thread of the grid calls.
+/// threadTransformAccumulate (two inputs) over the whole 1-D grid: every thread of the grid calls
+/// with the same p, q and n; each gets the partial value of its own share.
 template <int Loads = 4, typename T, typename U, typename Acc, typename F, typename Op>
 WARPKIT_DEVICE Acc gridTransformAccumulate(const T* p, const U* q, unsigned long long n, Acc init, F transform, Op op) {
     return threadTransformAccumulate<Loads>(p, q, n, init, transform, op,

@@ -85,7 +85,8 @@ WARPKIT_DEVICE void blockLoadStriped(T (&v)[K], const T* p, long long n, T fill)
     }
 }
 
-/// Store v in blocked order: p[t * K + k] = v[k] for t * K + k < n. Every thread of the block calls.
+/// Store v in blocked order: p[t * K + k] = v[k] for t * K + k < n. Every thread of the block calls
+/// with the same p and n; each stores its own K elements.
 template <int BlockThreads, int K, int Hint = StoreDefault, typename T>
 WARPKIT_DEVICE void blockStoreBlocked(T* p, const T (&v)[K], long long n) {
     WARPKIT_CHECK_TILE_SHAPE(BlockThreads, K, "blockStoreBlocked");
@@ -109,7 +110,7 @@ WARPKIT_DEVICE void blockStoreBlocked(T* p, const T (&v)[K], long long n) {
 }
 
 /// Store v in striped order: p[k * BlockThreads + t] = v[k] where that index is < n. Every thread
-/// of the block calls.
+/// of the block calls with the same p and n; each stores its own K elements.
 template <int BlockThreads, int K, int Hint = StoreDefault, typename T>
 WARPKIT_DEVICE void blockStoreStriped(T* p, const T (&v)[K], long long n) {
     WARPKIT_CHECK_TILE_SHAPE(BlockThreads, K, "blockStoreStriped");
@@ -128,8 +129,9 @@ WARPKIT_DEVICE void blockStoreStriped(T* p, const T (&v)[K], long long n) {
 /// before reading the slots.
 template <int BlockThreads, int Tile, int Halo, int Hint = LoadReadOnly, typename T>
 WARPKIT_DEVICE void blockLoadTileHalo(T* smem, const T* p, long long n, long long start, T fill) {
-    WARPKIT_CHECK_TILE_SHAPE(BlockThreads, Tile, "blockLoadTileHalo");
+    WARPKIT_CHECK_TILE_SHAPE(BlockThreads, 1, "blockLoadTileHalo");
     WARPKIT_CHECK_VECTOR_TYPE(T, "blockLoadTileHalo");
+    static_assert(Tile >= 1, "blockLoadTileHalo: template parameter Tile (elements in the body) must be >= 1");
     static_assert(Halo >= 0, "blockLoadTileHalo: template parameter Halo must be >= 0");
     const int t = (int)linearThreadId();
     constexpr int V = vectorElems<T>();

@@ -296,7 +296,8 @@ WARPKIT_DETAIL_BLOCK_NAMED_SCAN(Min, Min)
         return detail::Packed16<P>::from_acc(blockExclusiveScan<BlockThreads>(                                      \
             detail::Packed16<P>::to_acc(v), typename detail::PairOf<OP>::Pair{}, detail::PairOf<OP>::init()));      \
     }
-/// Lane-wise block prefix sums, maxima and minima of __half2 and of __nv_bfloat162 pairs.
+/// Lane-wise block prefix sums, maxima and minima of __half2 and of __nv_bfloat162 pairs (every
+/// thread of the block must call; every thread gets its own prefix).
 WARPKIT_DETAIL_PACKED_OPS(WARPKIT_DETAIL_BLOCK_PACKED_SCAN, __half2)
 WARPKIT_DETAIL_PACKED_OPS(WARPKIT_DETAIL_BLOCK_PACKED_SCAN, __nv_bfloat162)
 #undef WARPKIT_DETAIL_BLOCK_PACKED_SCAN

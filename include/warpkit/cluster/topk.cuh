@@ -36,7 +36,7 @@ WARPKIT_DEVICE void clusterSyncAcqRel() {
 #endif
 }
 
-/// A 32-bit or 64-bit word at shared address `addr` of block `rank` of this cluster.
+/// The 32-bit (clusterLoadInt) or 64-bit word at shared pointer p of block `rank` of this cluster.
 WARPKIT_DEVICE int clusterLoadInt(const int* p, unsigned rank) {
 #if WARPKIT_ARCH >= 900
     int v;
