@@ -298,9 +298,11 @@ inline cudaError_t deviceReduce(const T* in, Acc* out, long long n, Op op, typen
 /// on `stream`: a sum of squares is transform = [] __device__ (float x) { return x * x; }, op = Sum,
 /// init = 0. Host. transform: a device callable T -> (convertible to Acc), applied once to each
 /// element as stored; op: Acc op(Acc, Acc), associative and commutative, combines the transformed
-/// values and the partials alike; init: an identity of op. Workspace, errors and determinism as
-/// deviceReduce (the workspace size for an Acc serves every transform). A struct with a __device__
-/// operator() works anywhere; a __device__ lambda written in host code needs nvcc --extended-lambda.
+/// values and the partials alike; init: an identity of op. n >= 0; workspace (CUB's two-call rule),
+/// cudaErrorInvalidValue for bad arguments (nothing written) and determinism as deviceReduce; the
+/// size follows this kernel's grid, so ask with the same T, Acc, transform and op. Asynchronous on
+/// `stream`. A struct with a __device__ operator() works anywhere; a __device__ lambda written in
+/// host code needs nvcc --extended-lambda.
 template <typename T, typename Acc, typename F, typename Op>
 inline cudaError_t deviceTransformReduce(const T* in, Acc* out, long long n, F transform, Op op,
                                          typename detail::NonDeduced<Acc>::type init, void* workspace,
@@ -314,13 +316,16 @@ inline cudaError_t deviceTransformReduce(const T* in, Acc* out, long long n, F t
 /// Two inputs: *out = init op t(a[0], b[0]) op ... op t(a[n-1], b[n-1]) (init for n = 0), in one
 /// launch: a dot product is transform = [] __device__ (float x, float y) { return x * y; },
 /// op = Sum, init = 0. Reads both arrays with 16-byte loads when they share their offset within
-/// 16 bytes and their element size (else scalar loads). Otherwise as the one-input form.
+/// 16 bytes and their element size (else scalar loads). a and b must not be null when n > 0;
+/// otherwise (arguments, workspace, errors, asynchrony) as the one-input form.
 template <typename T, typename U, typename Acc, typename F, typename Op>
 inline cudaError_t deviceTransformReduce(const T* a, const U* b, Acc* out, long long n, F transform, Op op,
                                          typename detail::NonDeduced<Acc>::type init, void* workspace,
                                          size_t* workspaceBytes, cudaStream_t stream = 0) {
     WARPKIT_CHECK_REDUCE_TYPE(T, "deviceTransformReduce");
-    WARPKIT_CHECK_REDUCE_TYPE(U, "deviceTransformReduce");
+    static_assert(detail::Arith<U>::supported,
+                  "deviceTransformReduce: element type U (of b) must be int, unsigned, long long, unsigned long long, "
+                  "float, double, __half or __nv_bfloat16 (reinterpret other data as one of these)");
     WARPKIT_CHECK_SHUFFLABLE(Acc, "deviceTransformReduce (accumulator, out's type)");
     return detail::deviceReduceLaunch(a, detail::ReadTransform2<U, F>{b, transform}, a != nullptr && b != nullptr, out,
                                       n, op, init, workspace, workspaceBytes, stream);

@@ -197,7 +197,10 @@ template <typename A, typename Offs> inline cudaError_t segmentRun(const A& a, S
 } // namespace detail
 
 /// out[s] = init op in[b_s] op ... op in[e_s - 1] for each segment s (init for an empty one), in
-/// Acc (out's type). Host. init must be an identity of op. See the header comment.
+/// Acc (out's type). init must be an identity of op; op associative. See the header comment.
+/// Arguments: items >= 0, segments >= 0; offsets, out not null when segments > 0, in when
+/// items > 0. Workspace: CUB's two-call rule (header comment). Bad arguments return
+/// cudaErrorInvalidValue with nothing launched or written. Host; asynchronous on `stream`.
 template <typename T, typename Acc, typename Op, typename Offs>
 inline cudaError_t segmentReduce(const T* in, Acc* out, long long items, Offs offsets, long long segments, Op op,
                                  typename detail::NonDeduced<Acc>::type init, void* workspace, size_t* workspaceBytes,
@@ -210,7 +213,8 @@ inline cudaError_t segmentReduce(const T* in, Acc* out, long long items, Offs of
 }
 
 // Named forms: out[s] = the sum / maximum / minimum of segment s (0 / lowest / highest when empty),
-// accumulated in float for the 16-bit floats and rounded once. Host; as segmentReduce.
+// accumulated in float for the 16-bit floats and rounded once. Arguments, workspace rule,
+// cudaErrorInvalidValue and asynchrony as segmentReduce. Host.
 #define WARPKIT_DETAIL_SEGMENT_NAMED(NAME, OP, EMPTY)                                                              \
     template <typename T, typename Offs>                                                                           \
     inline cudaError_t segmentReduce##NAME(const T* in, T* out, long long items, Offs offsets, long long segments, \
@@ -229,7 +233,8 @@ WARPKIT_DETAIL_SEGMENT_NAMED(Min, Min, detail::Arith<A>::highest())
 #undef WARPKIT_DETAIL_SEGMENT_NAMED
 
 // ArgMax / ArgMin: out[s] = {value, index in the segment} of the first maximum / minimum (NaN
-// wins); an empty segment gets {lowest / highest, -1}. Host; as segmentReduce.
+// wins); an empty segment gets {lowest / highest, -1}. Arguments, workspace rule,
+// cudaErrorInvalidValue and asynchrony as segmentReduce. Host.
 #define WARPKIT_DETAIL_SEGMENT_ARG(NAME, OP, EMPTY)                                                             \
     template <typename T, typename Offs> inline cudaError_t segmentReduce##NAME(                                \
         const T* in, ValueIndex<T>* out, long long items, Offs offsets, long long segments, void* workspace,    \
@@ -247,7 +252,10 @@ WARPKIT_DETAIL_SEGMENT_ARG(ArgMin, ArgMin, detail::Arith<T>::highest())
 #undef WARPKIT_DETAIL_SEGMENT_ARG
 
 /// out[s * heads + h] = log(sum(exp(x))) over segment s's rows in column h of x [items, heads]
-/// (-inf when empty). Host; see the header comment.
+/// (-inf when empty); see the header comment.
+/// Arguments: items >= 0, segments >= 0, heads >= 1; offsets, out not null when segments > 0, x when
+/// items > 0. Workspace: CUB's two-call rule (header comment). Bad arguments return
+/// cudaErrorInvalidValue with nothing launched or written. Host; asynchronous on `stream`.
 template <typename T, typename Offs>
 inline cudaError_t segmentLogSumExp(const T* x, T* out, long long items, Offs offsets, long long segments, int heads,
                                     void* workspace, size_t* workspaceBytes, cudaStream_t stream = 0) {
@@ -260,7 +268,10 @@ inline cudaError_t segmentLogSumExp(const T* x, T* out, long long items, Offs of
 
 /// y = softmax (kind: SoftmaxPlain, SoftmaxLog, SoftmaxMasked, SoftmaxLogMasked) of each segment's
 /// rows, independently in each column of x [items, heads]; rows in no segment, and empty
-/// segments, are not written. Host; see the header comment.
+/// segments, are not written; see the header comment. A kind outside SoftmaxKind is invalid too.
+/// Arguments: items >= 0, segments >= 0, heads >= 1; offsets, y not null when segments > 0, x when
+/// items > 0. Workspace: CUB's two-call rule (header comment). Bad arguments return
+/// cudaErrorInvalidValue with nothing launched or written. Host; asynchronous on `stream`.
 template <typename T, typename Offs>
 inline cudaError_t segmentSoftmax(const T* x, T* y, long long items, Offs offsets, long long segments, int heads,
                                   SoftmaxKind kind, void* workspace, size_t* workspaceBytes, cudaStream_t stream = 0) {
@@ -278,7 +289,10 @@ inline cudaError_t segmentSoftmax(const T* x, T* y, long long items, Offs offset
 }
 
 /// dx from the softmax output y and its gradient dy, per segment and column (kind: a log kind takes
-/// the log-softmax backward). Host; see the header comment.
+/// the log-softmax backward); see the header comment. A kind outside SoftmaxKind is invalid too.
+/// Arguments: items >= 0, segments >= 0, heads >= 1; offsets, dx not null when segments > 0, y and dy when
+/// items > 0. Workspace: CUB's two-call rule (header comment). Bad arguments return
+/// cudaErrorInvalidValue with nothing launched or written. Host; asynchronous on `stream`.
 template <typename T, typename Offs>
 inline cudaError_t segmentSoftmaxBackward(const T* y, const T* dy, T* dx, long long items, Offs offsets,
                                           long long segments, int heads, SoftmaxKind kind, void* workspace,

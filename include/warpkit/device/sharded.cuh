@@ -392,7 +392,9 @@ inline cudaError_t rowStatsRun(const ShardStatsParams<T>& p, long long rows, int
 } // namespace detail
 
 /// The softmax state {max, sum of exp(x - max)} of each row of x (a rows x cols matrix, row r at
-/// x + r * ldx) into stats[row]: one read of x. Host; asynchronous on `stream`. See the header.
+/// x + r * ldx) into stats[row]: one read of x. rows >= 0, cols >= 1, ldx >= cols; x and stats not
+/// null when rows > 0; otherwise cudaErrorInvalidValue, nothing written. Host; asynchronous on
+/// `stream`. See the header.
 template <typename T> inline cudaError_t rowSoftmaxStats(const T* x, SoftmaxState* stats, long long rows, int cols,
                                                          long long ldx, cudaStream_t stream = 0) {
     static_assert(detail::IsRowType<T>::value,
@@ -404,7 +406,9 @@ template <typename T> inline cudaError_t rowSoftmaxStats(const T* x, SoftmaxStat
 
 /// A cross-entropy shard's statistics: each row's softmax state and the logit of targets[row] when
 /// it falls in [shardBegin, shardBegin + cols) (the shard's columns of the whole row), else 0, into
-/// stats[row]. One read of x. Host; asynchronous on `stream`. See the header.
+/// stats[row]. One read of x. rows >= 0, cols >= 1, ldx >= cols, shardBegin >= 0; x, targets and
+/// stats not null when rows > 0; otherwise cudaErrorInvalidValue, nothing written. Host; asynchronous
+/// on `stream`. See the header.
 template <typename T> inline cudaError_t rowSoftmaxStats(const T* x, const long long* targets, long long shardBegin,
                                                          RowShardStats* stats, long long rows, int cols, long long ldx,
                                                          cudaStream_t stream = 0) {
@@ -417,19 +421,24 @@ template <typename T> inline cudaError_t rowSoftmaxStats(const T* x, const long 
 
 /// stats[row] = the merge of gathered[0][row], gathered[1][row], ..., gathered[ranks - 1][row] in
 /// rank order (gathered: [ranks][rows], as an all-gather of each rank's rows lays it out), so that
-/// every rank computes the same bits. Host; asynchronous on `stream`.
+/// every rank computes the same bits. rows >= 0, ranks >= 1; gathered and stats not null when
+/// rows > 0 (stats may be gathered itself); otherwise cudaErrorInvalidValue, nothing written. Host;
+/// asynchronous on `stream`.
 inline cudaError_t rowStatsMerge(const SoftmaxState* gathered, SoftmaxState* stats, int ranks, long long rows,
                                  cudaStream_t stream = 0) {
     return detail::rowStatsMergeRun(gathered, stats, ranks, rows, stream);
 }
 /// rowStatsMerge of cross-entropy statistics (the target logits are added: one rank holds each).
+/// Arguments and errors as the SoftmaxState form. Host; asynchronous on `stream`.
 inline cudaError_t rowStatsMerge(const RowShardStats* gathered, RowShardStats* stats, int ranks, long long rows,
                                  cudaStream_t stream = 0) {
     return detail::rowStatsMergeRun(gathered, stats, ranks, rows, stream);
 }
 
 /// y = softmax (Kind: a SoftmaxKind) of each row of the shard x, given the whole rows' merged
-/// statistics: one read of x, one write of y. Host; asynchronous on `stream`. See the header.
+/// statistics: one read of x, one write of y. rows >= 0, cols >= 1, ldx and ldy >= cols, kind a
+/// SoftmaxKind; x, y and stats not null when rows > 0; y == x only with ldy == ldx; otherwise
+/// cudaErrorInvalidValue, nothing written. Host; asynchronous on `stream`. See the header.
 template <typename T> inline cudaError_t rowSoftmaxApply(const T* x, T* y, const SoftmaxState* stats, long long rows,
                                                          int cols, SoftmaxKind kind, long long ldx, long long ldy,
                                                          cudaStream_t stream = 0) {
@@ -451,7 +460,10 @@ template <typename T> inline cudaError_t rowSoftmaxApply(const T* x, T* y, const
 /// (rowStatsMerge), as rowCrossEntropy of the whole rows with no label smoothing. The shard holds
 /// columns [shardBegin, shardBegin + cols) of rows of `vocab`; a target outside [0, vocab) that is
 /// not ignoreIndex gives NaN. One read of the logits and one write of grad (none for the loss
-/// alone: logits may then be null). Host; asynchronous on `stream`. See the header.
+/// alone: logits may then be null). rows >= 0, cols >= 1, ldLogits >= cols (ldGrad >= cols with
+/// grad), 0 <= shardBegin <= vocab - cols; with rows > 0: targets, stats and loss or grad not null,
+/// logits not null with grad, grad == logits only with ldGrad == ldLogits; otherwise
+/// cudaErrorInvalidValue, nothing written. Host; asynchronous on `stream`. See the header.
 template <typename T>
 inline cudaError_t rowCrossEntropyFinish(const T* logits, const long long* targets, const RowShardStats* stats,
                                          float* loss, typename detail::NonDeduced<T>::type* grad, long long rows,
@@ -476,7 +488,9 @@ inline cudaError_t rowCrossEntropyFinish(const T* logits, const long long* targe
 }
 
 /// out[row] = log(sum_j exp(x_j)) of each row of x (torch.logsumexp's rules: -inf for a row of all
-/// -inf, +inf for one holding +inf, NaN for one holding NaN): one read of x. Host; asynchronous.
+/// -inf, +inf for one holding +inf, NaN for one holding NaN): one read of x. rows >= 0, cols >= 1,
+/// ldx >= cols; x and out not null when rows > 0; otherwise cudaErrorInvalidValue, nothing written.
+/// Host; asynchronous on `stream`.
 template <typename T> inline cudaError_t rowLogSumExp(const T* x, float* out, long long rows, int cols, long long ldx,
                                                       cudaStream_t stream = 0) {
     static_assert(detail::IsRowType<T>::value, "rowLogSumExp: element type T must be float, __half or __nv_bfloat16");
@@ -486,7 +500,8 @@ template <typename T> inline cudaError_t rowLogSumExp(const T* x, float* out, lo
 }
 
 /// out[row] = the log-sum-exp of the rows whose merged statistics are stats (rowSoftmaxStats of each
-/// shard, all-gathered, rowStatsMerge), with rowLogSumExp's rules. Host; asynchronous on `stream`.
+/// shard, all-gathered, rowStatsMerge), with rowLogSumExp's rules. rows >= 0; stats and out not null
+/// when rows > 0; otherwise cudaErrorInvalidValue, nothing written. Host; asynchronous on `stream`.
 inline cudaError_t rowLogSumExpFinish(const SoftmaxState* stats, float* out, long long rows, cudaStream_t stream = 0) {
     if (rows < 0) return cudaErrorInvalidValue;
     if (rows == 0) return cudaSuccess;

@@ -169,7 +169,11 @@ inline cudaError_t rowSampleDispatch(const T* logits, Idx* out, long long rows, 
 } // namespace detail
 
 /// The k largest (largest = true) or smallest values of each row of x, ranked, with their columns,
-/// using a workspace for few rows (see the header comment). Host; asynchronous on `stream`.
+/// using a workspace for few rows (see the header comment). Arguments: rows >= 0; with rows > 0,
+/// 1 <= k <= cols, ldx >= cols, x and indices not null (values may be null). Workspace: CUB's two-call
+/// rule (workspace == nullptr: *workspaceBytes gets the size). Bad arguments (a null workspaceBytes or
+/// a too small *workspaceBytes too) return cudaErrorInvalidValue with nothing launched or written.
+/// Host; asynchronous on `stream`.
 template <typename T, typename Idx>
 inline cudaError_t rowTopK(const T* x, T* values, Idx* indices, long long rows, int cols, int k, bool largest,
                            long long ldx, void* workspace, size_t* workspaceBytes, cudaStream_t stream = 0) {
@@ -177,7 +181,8 @@ inline cudaError_t rowTopK(const T* x, T* values, Idx* indices, long long rows, 
                                    stream);
 }
 
-/// rowTopK without a workspace: one block a row. Host; asynchronous on `stream`.
+/// rowTopK without a workspace: one block a row. Arguments and cudaErrorInvalidValue as the workspace
+/// form. Host; asynchronous on `stream`.
 template <typename T, typename Idx> inline cudaError_t rowTopK(const T* x, T* values, Idx* indices, long long rows,
                                                                int cols, int k, bool largest, long long ldx,
                                                                cudaStream_t stream = 0) {
@@ -186,7 +191,8 @@ template <typename T, typename Idx> inline cudaError_t rowTopK(const T* x, T* va
 
 /// Each row of x with every value outside its k largest set to -inf, into y (row r at y + r x ldy;
 /// y may be x itself when ldy = ldx): the input of a following softmax. Ties and NaN as rowTopK.
-/// Host; asynchronous on `stream`; workspace and errors as rowTopK (ldy < cols is invalid too).
+/// Host; asynchronous on `stream`; arguments, workspace (two-call rule) and errors as rowTopK; a null
+/// y or ldy < cols is invalid too (cudaErrorInvalidValue, nothing written).
 template <typename T> inline cudaError_t rowTopKMask(const T* x, T* y, long long rows, int cols, int k, long long ldx,
                                                      long long ldy, void* workspace, size_t* workspaceBytes,
                                                      cudaStream_t stream = 0) {
@@ -203,8 +209,10 @@ template <typename T> inline cudaError_t rowTopKMask(const T* x, T* y, long long
 /// (detail/philox.cuh), so a (seed, offset, row) gives the same token on every run and launch shape.
 /// temperature = 0: the argmax. Arguments:
 /// 0 <= temperature (finite), 0 < topP <= 1, 0 <= minP <= 1, 0 <= topK <= cols, and k = topK (or
-/// cols) <= 2048 (else cudaErrorNotSupported). Workspace: two-call rule, as rowTopK (it holds the
-/// candidates too). Host; asynchronous on `stream`.
+/// cols) <= 2048 (else cudaErrorNotSupported), rows >= 0, ldx >= cols, logits and out not null.
+/// Other values, a null workspaceBytes or a too small *workspaceBytes return cudaErrorInvalidValue
+/// with nothing launched or written. Workspace: two-call rule, as rowTopK (it holds the candidates
+/// too). Host; asynchronous on `stream`.
 template <typename T, typename Idx>
 inline cudaError_t rowSample(const T* logits, Idx* out, long long rows, int cols, float temperature, int topK,
                              float topP, float minP, unsigned long long seed, unsigned long long offset, long long ldx,
@@ -215,7 +223,9 @@ inline cudaError_t rowSample(const T* logits, Idx* out, long long rows, int cols
 }
 
 /// rowSample with the seed and the offset read from device memory when the kernel runs (a captured
-/// CUDA graph draws anew each replay once the caller advances *offset). Host; asynchronous.
+/// CUDA graph draws anew each replay once the caller advances *offset). Arguments, workspace and errors
+/// as the by-value form; a null seed or offset returns cudaErrorInvalidValue. Host; asynchronous on
+/// `stream`.
 template <typename T, typename Idx>
 inline cudaError_t rowSample(const T* logits, Idx* out, long long rows, int cols, float temperature, int topK,
                              float topP, float minP, const unsigned long long* seed, const unsigned long long* offset,
@@ -228,7 +238,9 @@ inline cudaError_t rowSample(const T* logits, Idx* out, long long rows, int cols
 
 // rowArgMax (largest, LARGEST = true): each row's largest value and its column: the first NaN, else
 // the lowest column of the maximum. rowArgMin: the smallest, the lowest column of the minimum (NaN
-// only for an all-NaN row). rowTopK with k = 1; both forms (workspace or not). Host; asynchronous.
+// only for an all-NaN row). rowTopK with k = 1; both forms (workspace or not), with rowTopK's
+// arguments, workspace rule and cudaErrorInvalidValue (cols >= 1 when rows > 0). Host; asynchronous
+// on `stream`.
 #define WARPKIT_DETAIL_ROW_ARG(NAME, LARGEST)                                                                        \
     template <typename T, typename Idx> inline cudaError_t NAME(const T* x, T* values, Idx* indices, long long rows, \
                                                                 int cols, long long ldx, void* workspace,            \
