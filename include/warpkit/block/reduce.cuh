@@ -428,7 +428,7 @@ blockReduceArgMax(T value, int index, BlockReduceScratch<ValueIndex<T>, BlockThr
     WARPKIT_CHECK_ARITH_TYPE(T, "blockReduceArgMax"); WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockReduceArgMax");
     return blockReduce<BlockThreads>(ValueIndex<T>{value, index}, ArgMax{}, scratch);
 }
-/// blockReduceArgMax with the pair in thread 0 only.
+/// blockReduceArgMax with the pair in thread 0 only. Every thread must call; thread 0 gets the pair.
 template <int BlockThreads = 0, typename T>
 WARPKIT_DEVICE ValueIndex<T> blockReduceArgMaxToThread0(T value, int index) {
     WARPKIT_CHECK_ARITH_TYPE(T, "blockReduceArgMaxToThread0");
@@ -446,7 +446,7 @@ blockReduceArgMin(T value, int index, BlockReduceScratch<ValueIndex<T>, BlockThr
     WARPKIT_CHECK_ARITH_TYPE(T, "blockReduceArgMin"); WARPKIT_CHECK_BLOCK_THREADS(BlockThreads, "blockReduceArgMin");
     return blockReduce<BlockThreads>(ValueIndex<T>{value, index}, ArgMin{}, scratch);
 }
-/// blockReduceArgMin with the pair in thread 0 only.
+/// blockReduceArgMin with the pair in thread 0 only. Every thread must call; thread 0 gets the pair.
 template <int BlockThreads = 0, typename T>
 WARPKIT_DEVICE ValueIndex<T> blockReduceArgMinToThread0(T value, int index) {
     WARPKIT_CHECK_ARITH_TYPE(T, "blockReduceArgMinToThread0");

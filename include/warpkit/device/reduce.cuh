@@ -332,7 +332,8 @@ inline cudaError_t deviceTransformReduce(const T* a, const U* b, Acc* out, long 
 }
 
 // Named forms: *out = the sum / maximum / minimum of in[0 .. n) (the identity for n = 0: -0.0 or
-// 0, the lowest value, the highest value). Host; the workspace and errors as deviceReduce.
+// 0, the lowest value, the highest value). Host; arguments, the workspace (two-call rule), errors
+// (cudaErrorInvalidValue, nothing written) and asynchrony on `stream` as deviceReduce.
 #define WARPKIT_DETAIL_DEVICE_REDUCE_NAMED(NAME, OP)                                                               \
     template <typename T> inline cudaError_t deviceReduce##NAME(const T* in, T* out, long long n, void* workspace, \
                                                                 size_t* workspaceBytes, cudaStream_t stream = 0) { \
