@@ -316,7 +316,7 @@ inline cudaError_t deviceTransformReduce(const T* in, Acc* out, long long n, F t
 /// Two inputs: *out = init op t(a[0], b[0]) op ... op t(a[n-1], b[n-1]) (init for n = 0), in one
 /// launch: a dot product is transform = [] __device__ (float x, float y) { return x * y; },
 /// op = Sum, init = 0. Reads both arrays with 16-byte loads when they share their offset within
-/// 16 bytes and their element size (else scalar loads). a and b must not be null when n > 0;
+/// 16 bytes and their element size (else scalar loads). Host; a and b must not be null when n > 0;
 /// otherwise (arguments, workspace, errors, asynchrony) as the one-input form.
 template <typename T, typename U, typename Acc, typename F, typename Op>
 inline cudaError_t deviceTransformReduce(const T* a, const U* b, Acc* out, long long n, F transform, Op op,
