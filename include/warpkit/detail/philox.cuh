@@ -28,7 +28,6 @@ WARPKIT_HD unsigned philoxMulHi(unsigned a, unsigned b) {
 /// The 10-round Philox4x32 bijection of counter c under key (k0, k1).
 WARPKIT_HD PhiloxWords philox4x32(PhiloxWords c, unsigned k0, unsigned k1) {
     const unsigned M0 = 0xD2511F53u, M1 = 0xCD9E8D57u, W0 = 0x9E3779B9u, W1 = 0xBB67AE85u;
-#pragma unroll
     for (int round = 0; round < 10; ++round) {
         const unsigned hi0 = philoxMulHi(M0, c.x), lo0 = M0 * c.x;
         const unsigned hi1 = philoxMulHi(M1, c.z), lo1 = M1 * c.z;
