@@ -146,6 +146,8 @@ template <typename T> static int sh_case(wk_rng* r, long long rows, int cols, in
     T* gr = wk_alloc<T>(nx);
     float* loss = wk_alloc<float>(rows);
     float* lse = wk_alloc<float>(rows);
+    wk_poison(y, nx); // the gaps between rows stay poison: the downloads below read whole buffers
+    wk_poison(gr, nx);
     int bad = 0;
     WK_CUDA(warpkit::rowSoftmax(dx + off, y + off, rows, cols, kind, ld, ld));
     WK_CUDA(warpkit::rowCrossEntropy(dx + off, dt, loss, gr + off, rows, cols, -100LL, 0.0f, scale, ld, ld));
@@ -267,6 +269,7 @@ template <typename T> static int sh_paths(int* seen) {
         RowShardStats* st = wk_alloc<RowShardStats>(2 * rows);
         SoftmaxState* ss = wk_alloc<SoftmaxState>(rows);
         float* loss = wk_alloc<float>(2 * rows);
+        wk_poison(dy, hx.size()); // the gaps between rows stay poison: the downloads read the whole buffer
         wk_upload(dx, hx.data(), hx.size());
         wk_upload(dt, ht.data(), rows);
         // The public calls: this shard's statistics, the other shard's made up, merged; the finishes.
