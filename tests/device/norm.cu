@@ -343,9 +343,11 @@ Test(device_norm, bad_args) {
     for (int k = 0; k < 2; ++k) {
         const float* x = k ? dx : nullptr;
         float* y = k ? dy : nullptr;
-        cr_expect(warpkit::rowLayerNorm(x, y, 2, 0, dx, dx, 1e-5f, ds, ds, 8, 8) == cudaSuccess, "rowLayerNorm cols 0: no-op");
+        cr_expect(warpkit::rowLayerNorm(x, y, 2, 0, dx, dx, 1e-5f, ds, ds, 8, 8) == cudaSuccess,
+                  "rowLayerNorm cols 0: no-op");
         cr_expect(warpkit::rowRmsNorm(x, y, 2, 0, dx, 1e-5f, ds, 8, 8) == cudaSuccess, "rowRmsNorm cols 0: no-op");
-        cr_expect(warpkit::rowLayerNorm(x, y, 0, 0, dx, dx, 1e-5f, ds, ds, 0, 0) == cudaSuccess, "rows 0, cols 0: no-op");
+        cr_expect(warpkit::rowLayerNorm(x, y, 0, 0, dx, dx, 1e-5f, ds, ds, 0, 0) == cudaSuccess,
+                  "rows 0, cols 0: no-op");
     }
     WK_LAUNCHED();
     wk_download(hy.data(), dy, n);

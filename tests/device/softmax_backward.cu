@@ -247,7 +247,8 @@ Test(device_softmax_backward, bad_args) {
     cr_expect(warpkit::rowSoftmaxBackward<float>(nullptr, nullptr, nullptr, 0, 5) == cudaSuccess, "rows 0 with null pointers: no-op");
     // cols = 0: a no-op that writes nothing, with or without pointers.
     cr_expect(warpkit::rowSoftmaxBackward(dy, dd, dx, 2, 0) == cudaSuccess, "cols 0: no-op");
-    cr_expect(warpkit::rowSoftmaxBackward<float>(nullptr, nullptr, nullptr, 2, 0) == cudaSuccess, "cols 0 with null pointers: no-op");
+    cr_expect(warpkit::rowSoftmaxBackward<float>(nullptr, nullptr, nullptr, 2, 0) == cudaSuccess,
+              "cols 0 with null pointers: no-op");
     WK_LAUNCHED();
     wk_download(hx.data(), dx, n);
     std::vector<float> y2(n), d2(n);

@@ -14,9 +14,9 @@
 // statistics are float, and mean / rstd are float arrays of `rows` values. w and b are vectors of
 // `cols` elements, each optional (nullptr: w = 1, b = 0), at any alignment. eps: any finite value (a
 // negative one as torch: NaN where var + eps < 0).
-// Shapes: any rows >= 0 and cols >= 0 (either 0 is a no-op that writes nothing), row strides ldx, ldy >= cols (elements),
-// any pointer alignment, 64-bit row counts. In place: x == y with ldx == ldy; otherwise x and y
-// must not overlap.
+// Shapes: any rows >= 0 and cols >= 0 (either 0 is a no-op that writes nothing), row strides ldx, ldy >= cols
+// (elements), any pointer alignment, 64-bit row counts. In place: x == y with ldx == ldy; otherwise x and y must not
+// overlap.
 //
 // Statistics. Exact two-pass where the row lives in registers or shared memory (every path but
 // the streamed one):
@@ -256,7 +256,8 @@ template <typename T> WARPKIT_DEVICE void rowOutputs(const NormParams<T>& p, con
 
 template <typename T>
 inline cudaError_t rowNorm(const NormParams<T>& p, long long rows, int cols, cudaStream_t stream) {
-    if (rows < 0 || cols < 0 || p.ldx < cols || p.ldy < cols || !__builtin_isfinite(p.eps)) return cudaErrorInvalidValue;
+    if (rows < 0 || cols < 0 || p.ldx < cols || p.ldy < cols || !__builtin_isfinite(p.eps))
+        return cudaErrorInvalidValue;
     if (rows == 0 || cols == 0) return cudaSuccess;
     if (p.x == nullptr || p.y == nullptr || (p.x == p.y && p.ldx != p.ldy)) return cudaErrorInvalidValue;
     return rowOpDispatch(p, rows, cols, stream);

@@ -40,8 +40,9 @@
 // bad arguments (rows < 0, cols < 0, an ld < cols, workspaceBytes null, a workspace too small, null
 // dy, x, rstd or (LayerNorm) mean with rows and cols > 0, dx == dy or dx == x with a different ld)
 // return cudaErrorInvalidValue and write nothing. Paths (normBackwardPlan, rules N1-N3 in
-// docs/tuning.md): rows of up to 8192 columns live in registers, 16 elements of each input a thread,
-// a warp or a block of threads per row, read once; longer rows stream twice.
+// docs/tuning.md): rows of up to 8192 columns live in registers, 8 elements of each input a thread,
+// a warp or a block of threads per row, read once (unaligned rows past 4096 columns, and rows past
+// 8192, stream twice).
 #pragma once
 
 #include "../block/reduce.cuh"
@@ -54,8 +55,8 @@ namespace detail {
 
 // ---- the plan (host) ----------------------------------------------------------------------------
 
-constexpr int kNbElems = 16;          // elements of each input a thread holds on the register path
-constexpr int kNbMaxGroup = 512;      // the widest row group: rows of up to 16 x 512 columns in registers
+constexpr int kNbElems = 8;           // elements of each input a thread holds on the register path
+constexpr int kNbMaxGroup = 1024;     // the widest row group: rows of up to 8 x 1024 columns in registers
 constexpr int kNbMaxParts = 512;      // row blocks, so partial sums (N3)
 constexpr int kNbStreamThreads = 512; // the streamed path's block
 constexpr int kNbFinishCols = 32;     // the final sum: columns a block
@@ -109,7 +110,8 @@ template <typename T> struct NormBackwardParams {
 };
 
 /// The rows [*r0, *r1) of part `part`: a balanced split of p.rows into p.parts.
-template <typename T> WARPKIT_DEVICE void nbPartRows(const NormBackwardParams<T>& p, int part, long long* r0, long long* r1) {
+template <typename T>
+WARPKIT_DEVICE void nbPartRows(const NormBackwardParams<T>& p, int part, long long* r0, long long* r1) {
     *r0 = p.rows * part / p.parts;
     *r1 = p.rows * (part + 1) / p.parts;
 }
@@ -141,12 +143,14 @@ WARPKIT_DEVICE void nbLoadRow(const NormBackwardParams<T>& p, long long row, lon
     const long long q = r.ok ? row : 0;
     r.mean = r.ok && p.mean != nullptr ? p.mean[q] : 0.0f;
     r.rstd = r.ok ? p.rstd[q] : 0.0f;
+    const T* dy = p.dy + q * p.lddy;
+    const T* x = p.x + q * p.ldx;
 #pragma unroll
     for (int c = 0; c < C; ++c) {
         const int col = (t + c * Gs) * W;
         if (r.ok && col < p.cols) {
-            nbLoad<W>(p.dy + q * p.lddy + col, r.dy[c]);
-            nbLoad<W>(p.x + q * p.ldx + col, r.x[c]);
+            nbLoad<W>(dy + col, r.dy[c]);
+            nbLoad<W>(x + col, r.x[c]);
         } else {
 #pragma unroll
             for (int e = 0; e < W; ++e) r.dy[c][e] = r.x[c][e] = Arith<T>::from_acc(0.0f);
@@ -155,38 +159,43 @@ WARPKIT_DEVICE void nbLoadRow(const NormBackwardParams<T>& p, long long row, lon
 }
 
 /// Stage: the thread's terms of the row's two sums, s[0] = sum(g), s[1] = sum(g * xhat), and (a
-/// real row) its terms of dw and db added to aw and ab.
-template <typename T, int C, int W>
-WARPKIT_DEVICE void nbRowTerms(const NbRow<T, C, W>& r, const float (&w)[C][W], float (&aw)[C][W], float (&ab)[C][W],
-                               float (&s)[2]) {
+/// real row) its terms of dw and db added to its accumulators acc (shared memory: the thread's
+/// kNbElems / 4 float4 of dw at acc[k * Threads], then as many of db; registers would cap the
+/// blocks an SM).
+template <int Threads, typename T, int C, int W>
+WARPKIT_DEVICE void nbRowTerms(const NbRow<T, C, W>& r, const float (&w)[C][W], float4* acc, float (&s)[2]) {
+    constexpr int K = C * W;
+    float xh[K], dy[K];
     s[0] = s[1] = 0.0f;
 #pragma unroll
-    for (int c = 0; c < C; ++c)
+    for (int j = 0; j < K; ++j) {
+        dy[j] = Arith<T>::to_acc(r.dy[j / W][j % W]);
+        xh[j] = (Arith<T>::to_acc(r.x[j / W][j % W]) - r.mean) * r.rstd;
+        const float g = dy[j] * w[j / W][j % W];
+        s[0] += g;
+        s[1] += g * xh[j];
+    }
+    if (!r.ok) return;
 #pragma unroll
-        for (int e = 0; e < W; ++e) {
-            const float dy = Arith<T>::to_acc(r.dy[c][e]);
-            const float xh = (Arith<T>::to_acc(r.x[c][e]) - r.mean) * r.rstd;
-            const float g = dy * w[c][e];
-            s[0] += g;
-            s[1] += g * xh;
-            if (r.ok) {
-                aw[c][e] += dy * xh;
-                ab[c][e] += dy;
-            }
-        }
+    for (int k = 0; k < K / 4; ++k) {
+        float4 a = acc[k * Threads], b = acc[(K / 4 + k) * Threads];
+        a.x += dy[4 * k] * xh[4 * k], a.y += dy[4 * k + 1] * xh[4 * k + 1];
+        a.z += dy[4 * k + 2] * xh[4 * k + 2], a.w += dy[4 * k + 3] * xh[4 * k + 3];
+        b.x += dy[4 * k], b.y += dy[4 * k + 1], b.z += dy[4 * k + 2], b.w += dy[4 * k + 3];
+        acc[k * Threads] = a, acc[(K / 4 + k) * Threads] = b;
+    }
 }
 
 /// Stage: the group's totals of s. A warp: shuffles. Wider groups: each warp's totals to red, one
 /// barrier (every thread of the block calls), then the group's warps' totals in warp order; red
 /// alternates between two buffers by `it`, so that the next call's stores never meet this one's
 /// loads.
-template <int Threads, int Gs>
-WARPKIT_DEVICE void nbGroupSums(float (&s)[2], float (*red)[Threads / 32][2], int it) {
+template <int Threads, int Gs> WARPKIT_DEVICE void nbGroupSums(float (&s)[2], float (*red)[Threads / 32][2], int it) {
     s[0] = warpReduce<32>(s[0], Sum{});
     s[1] = warpReduce<32>(s[1], Sum{});
     if constexpr (Gs > 32) {
         const int warp = (int)threadIdx.x / 32, first = warp / (Gs / 32) * (Gs / 32);
-        float (*buf)[2] = red[it & 1];
+        float(*buf)[2] = red[it & 1];
         if (threadIdx.x % 32 == 0) buf[warp][0] = s[0], buf[warp][1] = s[1];
         __syncthreads();
         s[0] = s[1] = 0.0f;
@@ -200,6 +209,7 @@ template <typename T, int Gs, int C, int W>
 WARPKIT_DEVICE void nbStoreRow(const NormBackwardParams<T>& p, const NbRow<T, C, W>& r, const float (&w)[C][W],
                                const float (&s)[2], long long row, int t) {
     const float m1 = p.mean != nullptr ? s[0] * p.invN : 0.0f, m2 = s[1] * p.invN;
+    T* dx = p.dx + row * p.lddx;
 #pragma unroll
     for (int c = 0; c < C; ++c) {
         const int col = (t + c * Gs) * W;
@@ -210,7 +220,7 @@ WARPKIT_DEVICE void nbStoreRow(const NormBackwardParams<T>& p, const NbRow<T, C,
             const float xh = (Arith<T>::to_acc(r.x[c][e]) - r.mean) * r.rstd;
             o[e] = Arith<T>::from_acc(r.rstd * (Arith<T>::to_acc(r.dy[c][e]) * w[c][e] - m1 - xh * m2));
         }
-        T* q = p.dx + row * p.lddx + col;
+        T* q = dx + col;
         if constexpr (W == vectorElems<T>()) {
             Vector16<T> u;
 #pragma unroll
@@ -222,58 +232,54 @@ WARPKIT_DEVICE void nbStoreRow(const NormBackwardParams<T>& p, const NbRow<T, C,
     }
 }
 
-/// Stage: the block's partial sums of dw and db. Groups 1.. put theirs in shared memory, and group
-/// 0 adds them in group order and writes the part's row of the partials.
+/// Stage: the block's partial sums of dw and db: group 0 adds the groups' accumulators (accs:
+/// the block's, thread-major as nbRowTerms keeps them) in group order and writes the part's row of
+/// the partials.
 template <int Threads, int Gs, typename T, int C, int W>
-WARPKIT_DEVICE void nbBlockPartials(const NormBackwardParams<T>& p, float (&aw)[C][W], float (&ab)[C][W], float* sm) {
-    constexpr int G = Threads / Gs;
-    const int t = (int)threadIdx.x % Gs, g = (int)threadIdx.x / Gs;
-    if constexpr (G > 1) {
-        __syncthreads(); // the row loop's last reads of shared memory are done
-        if (g > 0)
-#pragma unroll
-            for (int j = 0; j < C * W; ++j) {
-                sm[((g - 1) * 2 * C * W + j) * Gs + t] = aw[j / W][j % W];
-                sm[((g - 1) * 2 * C * W + C * W + j) * Gs + t] = ab[j / W][j % W];
-            }
-        __syncthreads();
-        if (g > 0) return;
-        for (int k = 1; k < G; ++k)
-#pragma unroll
-            for (int j = 0; j < C * W; ++j) {
-                aw[j / W][j % W] += sm[((k - 1) * 2 * C * W + j) * Gs + t];
-                ab[j / W][j % W] += sm[((k - 1) * 2 * C * W + C * W + j) * Gs + t];
-            }
-    }
+WARPKIT_DEVICE void nbBlockPartials(const NormBackwardParams<T>& p, const float4* accs) {
+    constexpr int K = C * W, G = Threads / Gs;
+    const int t = (int)threadIdx.x;
+    __syncthreads(); // every group's last accumulation is done
+    if (t >= Gs) return;
     const size_t base = (size_t)blockIdx.x * p.cols;
 #pragma unroll
-    for (int c = 0; c < C; ++c) {
-        const int col = (t + c * Gs) * W;
-        if (col >= p.cols) continue;
+    for (int k = 0; k < K / 4; ++k) {
+        float4 a = accs[k * Threads + t], b = accs[(K / 4 + k) * Threads + t];
+        for (int g = 1; g < G; ++g) {
+            const float4 u = accs[k * Threads + g * Gs + t], v = accs[(K / 4 + k) * Threads + g * Gs + t];
+            a.x += u.x, a.y += u.y, a.z += u.z, a.w += u.w;
+            b.x += v.x, b.y += v.y, b.z += v.z, b.w += v.w;
+        }
+        const float aw[4] = {a.x, a.y, a.z, a.w}, ab[4] = {b.x, b.y, b.z, b.w};
 #pragma unroll
-        for (int e = 0; e < W; ++e) {
-            if (p.pw != nullptr) p.pw[base + col + e] = aw[c][e];
-            if (p.pb != nullptr) p.pb[base + col + e] = ab[c][e];
+        for (int e = 0; e < 4; ++e) {
+            const int j = 4 * k + e, col = (t + j / W * Gs) * W + j % W; // element j of the slots
+            if ((t + j / W * Gs) * W >= p.cols) continue;
+            if (p.pw != nullptr) p.pw[base + col] = aw[e];
+            if (p.pb != nullptr) p.pb[base + col] = ab[e];
         }
     }
 }
 
 // Register path: block b takes part b's rows; its Threads / Gs groups of Gs threads take a row
 // each at a time (group k rows r0 + k, r0 + k + G, ...), each thread 16 elements of each input,
-// the next row's loads in flight while the current row is reduced (Prefetch: where the registers
-// allow). Vec: every row of dy, x and dx, and w, is 16-byte aligned and cols a whole number of
-// vectors (slots of a vector); else slots of one element.
-template <typename T, int Threads, int Gs, bool Vec> __global__ void __launch_bounds__(Threads)
+// 16-bit vector slots keep the next row's loads in flight while the current row is reduced
+// (Prefetch; the registers allow it there). Two blocks of 256 an SM at least (128 registers). Vec: every row of dy, x
+// and dx, and w, is 16-byte aligned and cols a whole number of vectors (slots of a vector); else slots of one element.
+template <typename T, int Threads, int Gs, bool Vec>
+__global__ void __launch_bounds__(Threads, Threads < 512 ? 512 / Threads : 1)
     normBackwardKernel(NormBackwardParams<T> p) {
     constexpr int W = Vec ? vectorElems<T>() : 1, C = kNbElems / W, G = Threads / Gs;
-    constexpr bool Prefetch = sizeof(T) == 2 || Threads <= 256;
+    constexpr bool Prefetch = Vec && sizeof(T) == 2;
+    static_assert(C * W % 4 == 0, "normBackwardKernel: kNbElems must be a multiple of 4");
     __shared__ float red[2][Threads / 32][2];
-    __shared__ float sm[G > 1 ? (G - 1) * 2 * C * W * Gs : 1];
+    extern __shared__ float4 nbAcc[]; // 2 x kNbElems / 4 float4 a thread: nbRowTerms
+    float4* acc = nbAcc + threadIdx.x;
     const int t = (int)threadIdx.x % Gs, g = (int)threadIdx.x / Gs;
     long long r0, r1;
     nbPartRows(p, (int)blockIdx.x, &r0, &r1);
     const int iters = (int)((r1 - r0 + G - 1) / G);
-    float w[C][W], aw[C][W], ab[C][W];
+    float w[C][W];
 #pragma unroll
     for (int c = 0; c < C; ++c) {
         const int col = (t + c * Gs) * W;
@@ -282,22 +288,23 @@ template <typename T, int Threads, int Gs, bool Vec> __global__ void __launch_bo
 #pragma unroll
         for (int e = 0; e < W; ++e) {
             w[c][e] = p.w != nullptr && col < p.cols ? Arith<T>::to_acc(wt[e]) : 1.0f;
-            aw[c][e] = ab[c][e] = 0.0f;
         }
     }
+#pragma unroll
+    for (int k = 0; k < C * W / 2; ++k) acc[k * Threads] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     NbRow<T, C, W> cur, nxt;
     nbLoadRow<Gs>(p, r0 + g, r1, t, cur);
     for (int it = 0; it < iters; ++it) {
         const long long row = r0 + (long long)it * G + g;
         if constexpr (Prefetch) nbLoadRow<Gs>(p, row + G, r1, t, nxt);
         float s[2];
-        nbRowTerms(cur, w, aw, ab, s);
+        nbRowTerms<Threads>(cur, w, acc, s);
         nbGroupSums<Threads, Gs>(s, red, it);
         if (cur.ok && p.dx != nullptr) nbStoreRow<T, Gs>(p, cur, w, s, row, t);
         if constexpr (Prefetch) cur = nxt;
         else nbLoadRow<Gs>(p, row + G, r1, t, cur);
     }
-    if (p.pw != nullptr || p.pb != nullptr) nbBlockPartials<Threads, Gs>(p, aw, ab, sm);
+    if (p.pw != nullptr || p.pb != nullptr) nbBlockPartials<Threads, Gs, T, C, W>(p, nbAcc);
 }
 
 // Streamed path (rows past 16 x kNbMaxGroup columns): block b takes part b's rows one at a time,
@@ -347,7 +354,7 @@ template <typename T> __global__ void __launch_bounds__(kNbFinishCols* kNbFinish
     __shared__ float part[kNbFinishLanes][kNbFinishCols];
     const int cx = (int)threadIdx.x % kNbFinishCols, lane = (int)threadIdx.x / kNbFinishCols;
     const int col = (int)blockIdx.x * kNbFinishCols + cx;
-    const float* src = f.src[blockIdx.y];
+    const float* src = blockIdx.y == 0 ? f.src[0] : f.src[1]; // (an indexed parameter array: a stack copy)
     float s = 0.0f;
     if (col < f.cols)
         for (int k = lane; k < f.parts; k += kNbFinishLanes) s += src[(size_t)k * f.cols + col];
@@ -356,7 +363,7 @@ template <typename T> __global__ void __launch_bounds__(kNbFinishCols* kNbFinish
     if (lane != 0 || col >= f.cols) return;
 #pragma unroll
     for (int k = 1; k < kNbFinishLanes; ++k) s += part[k][cx];
-    f.out[blockIdx.y][col] = Arith<T>::from_acc(s);
+    (blockIdx.y == 0 ? f.out[0] : f.out[1])[col] = Arith<T>::from_acc(s);
 }
 
 // ---- the host side ----------------------------------------------------------------------------------
@@ -369,29 +376,52 @@ template <typename T> inline bool nbVec(const NormBackwardParams<T>& p) {
 }
 
 template <typename T, int Gs>
-inline cudaError_t nbLaunchRegs(const NormBackwardParams<T>& p, const NormBackwardPlan& pl, cudaStream_t st) {
-    constexpr int Threads = Gs > 256 ? Gs : 256;
-    if (nbVec(p)) return launchKernel(normBackwardKernel<T, Threads, Gs, true>, pl.parts, Threads, st, p);
-    return launchKernel(normBackwardKernel<T, Threads, Gs, false>, pl.parts, Threads, st, p);
+inline cudaError_t nbLaunchRegs(const NormBackwardParams<T>& p, const NormBackwardPlan& pl, int dev, cudaStream_t st) {
+    constexpr int Threads = Gs > 256 ? Gs : 256, smem = Threads * kNbElems * 2 * (int)sizeof(float);
+    // Element slots in groups of 1024 would spill (fp32): those rows take the streamed kernel, whose
+    // sums over a part's rows run in the same order.
+    auto kern = normBackwardKernel<T, Threads, Gs, true>;
+    if (!nbVec(p)) {
+        if constexpr (Gs == 1024)
+            return launchKernel(normBackwardStreamKernel<T, kNbStreamThreads>, pl.parts, kNbStreamThreads, st, p);
+        else kern = normBackwardKernel<T, Threads, Gs, false>;
+    }
+    WARPKIT_TRY(allowDynamicSmem(kern, dev, smem));
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3((unsigned)pl.parts);
+    cfg.blockDim = dim3(Threads);
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = st;
+    return cudaLaunchKernelEx(&cfg, kern, p);
 }
 
 /// The main kernel of plan pl (one for each group size of N1, the streamed one for N2).
 template <typename T>
 inline cudaError_t nbLaunch(const NormBackwardParams<T>& p, const NormBackwardPlan& pl, cudaStream_t st) {
+    int dev = 0;
+    DeviceProps d;
+    if (pl.group > 0) WARPKIT_TRY(currentDevice(&dev, &d));
     switch (pl.group) {
-    case 32: return nbLaunchRegs<T, 32>(p, pl, st);
-    case 64: return nbLaunchRegs<T, 64>(p, pl, st);
-    case 128: return nbLaunchRegs<T, 128>(p, pl, st);
-    case 256: return nbLaunchRegs<T, 256>(p, pl, st);
-    case 512: return nbLaunchRegs<T, 512>(p, pl, st);
-    default: return launchKernel(normBackwardStreamKernel<T, kNbStreamThreads>, pl.parts, kNbStreamThreads, st, p);
+    case 32:
+        return nbLaunchRegs<T, 32>(p, pl, dev, st);
+    case 64:
+        return nbLaunchRegs<T, 64>(p, pl, dev, st);
+    case 128:
+        return nbLaunchRegs<T, 128>(p, pl, dev, st);
+    case 256:
+        return nbLaunchRegs<T, 256>(p, pl, dev, st);
+    case 512:
+        return nbLaunchRegs<T, 512>(p, pl, dev, st);
+    case 1024:
+        return nbLaunchRegs<T, 1024>(p, pl, dev, st);
+    default:
+        return launchKernel(normBackwardStreamKernel<T, kNbStreamThreads>, pl.parts, kNbStreamThreads, st, p);
     }
 }
 
 /// Both calls: the checks, the workspace rule, then the main kernel and the final sums.
-template <typename T>
-inline cudaError_t rowNormBackward(NormBackwardParams<T> p, bool rms, T* dw, T* db, void* workspace,
-                                   size_t* workspaceBytes, cudaStream_t stream) {
+template <typename T> inline cudaError_t rowNormBackward(NormBackwardParams<T> p, bool rms, T* dw, T* db,
+                                                         void* workspace, size_t* workspaceBytes, cudaStream_t stream) {
     const long long rows = p.rows;
     const int cols = p.cols;
     if (rows < 0 || cols < 0 || p.lddy < cols || p.ldx < cols || p.lddx < cols || workspaceBytes == nullptr)
@@ -440,14 +470,14 @@ inline cudaError_t rowNormBackward(NormBackwardParams<T> p, bool rms, T* dw, T* 
 template <typename T>
 inline cudaError_t rowLayerNormBackward(const T* dy, const T* x, const typename detail::NonDeduced<T>::type* w,
                                         const float* mean, const float* rstd, typename detail::NonDeduced<T>::type* dx,
-                                        typename detail::NonDeduced<T>::type* dw, typename detail::NonDeduced<T>::type* db,
-                                        long long rows,
-                                        int cols, long long lddy, long long ldx, long long lddx, void* workspace,
+                                        typename detail::NonDeduced<T>::type* dw,
+                                        typename detail::NonDeduced<T>::type* db, long long rows, int cols,
+                                        long long lddy, long long ldx, long long lddx, void* workspace,
                                         size_t* workspaceBytes, cudaStream_t stream = 0) {
     static_assert(detail::IsRowType<T>::value,
                   "rowLayerNormBackward: element type T must be float, __half or __nv_bfloat16");
-    const detail::NormBackwardParams<T> p{dy,   x,    w,    mean, rstd, dx,   nullptr, nullptr,
-                                          rows, lddy, ldx,  lddx, cols, 1,    0.0f};
+    const detail::NormBackwardParams<T> p{dy,   x,    w,   mean, rstd, dx, nullptr, nullptr,
+                                          rows, lddy, ldx, lddx, cols, 1,  0.0f};
     return detail::rowNormBackward(p, false, dw, db, workspace, workspaceBytes, stream);
 }
 
@@ -455,9 +485,9 @@ inline cudaError_t rowLayerNormBackward(const T* dy, const T* x, const typename 
 template <typename T>
 inline cudaError_t rowLayerNormBackward(const T* dy, const T* x, const typename detail::NonDeduced<T>::type* w,
                                         const float* mean, const float* rstd, typename detail::NonDeduced<T>::type* dx,
-                                        typename detail::NonDeduced<T>::type* dw, typename detail::NonDeduced<T>::type* db,
-                                        long long rows,
-                                        int cols, void* workspace, size_t* workspaceBytes, cudaStream_t stream = 0) {
+                                        typename detail::NonDeduced<T>::type* dw,
+                                        typename detail::NonDeduced<T>::type* db, long long rows, int cols,
+                                        void* workspace, size_t* workspaceBytes, cudaStream_t stream = 0) {
     return rowLayerNormBackward(dy, x, w, mean, rstd, dx, dw, db, rows, cols, cols, cols, cols, workspace,
                                 workspaceBytes, stream);
 }
@@ -467,13 +497,13 @@ inline cudaError_t rowLayerNormBackward(const T* dy, const T* x, const typename 
 template <typename T>
 inline cudaError_t rowRmsNormBackward(const T* dy, const T* x, const typename detail::NonDeduced<T>::type* w,
                                       const float* rstd, typename detail::NonDeduced<T>::type* dx,
-                                      typename detail::NonDeduced<T>::type* dw, long long rows, int cols, long long lddy,
-                                      long long ldx, long long lddx, void* workspace, size_t* workspaceBytes,
-                                      cudaStream_t stream = 0) {
+                                      typename detail::NonDeduced<T>::type* dw, long long rows, int cols,
+                                      long long lddy, long long ldx, long long lddx, void* workspace,
+                                      size_t* workspaceBytes, cudaStream_t stream = 0) {
     static_assert(detail::IsRowType<T>::value,
                   "rowRmsNormBackward: element type T must be float, __half or __nv_bfloat16");
-    const detail::NormBackwardParams<T> p{dy,   x,    w,    nullptr, rstd, dx,   nullptr, nullptr,
-                                          rows, lddy, ldx,  lddx,    cols, 1,    0.0f};
+    const detail::NormBackwardParams<T> p{dy,   x,    w,   nullptr, rstd, dx, nullptr, nullptr,
+                                          rows, lddy, ldx, lddx,    cols, 1,  0.0f};
     return detail::rowNormBackward(p, true, dw, static_cast<T*>(nullptr), workspace, workspaceBytes, stream);
 }
 
@@ -481,10 +511,9 @@ inline cudaError_t rowRmsNormBackward(const T* dy, const T* x, const typename de
 template <typename T>
 inline cudaError_t rowRmsNormBackward(const T* dy, const T* x, const typename detail::NonDeduced<T>::type* w,
                                       const float* rstd, typename detail::NonDeduced<T>::type* dx,
-                                      typename detail::NonDeduced<T>::type* dw, long long rows, int cols, void* workspace,
-                                      size_t* workspaceBytes, cudaStream_t stream = 0) {
-    return rowRmsNormBackward(dy, x, w, rstd, dx, dw, rows, cols, cols, cols, cols, workspace, workspaceBytes,
-                              stream);
+                                      typename detail::NonDeduced<T>::type* dw, long long rows, int cols,
+                                      void* workspace, size_t* workspaceBytes, cudaStream_t stream = 0) {
+    return rowRmsNormBackward(dy, x, w, rstd, dx, dw, rows, cols, cols, cols, cols, workspace, workspaceBytes, stream);
 }
 
 } // namespace warpkit

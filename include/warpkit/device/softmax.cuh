@@ -462,7 +462,8 @@ template <typename T>
 inline cudaError_t rowSoftmax(const T* x, T* y, long long rows, int cols, SoftmaxKind kind, long long ldx, long long ldy,
                               cudaStream_t stream = 0) {
     static_assert(detail::IsRowType<T>::value, "rowSoftmax: element type T must be float, __half or __nv_bfloat16");
-    if (rows < 0 || cols < 0 || ldx < cols || ldy < cols || (int)kind < 0 || (int)kind > 3) return cudaErrorInvalidValue;
+    if (rows < 0 || cols < 0 || ldx < cols || ldy < cols || (int)kind < 0 || (int)kind > 3)
+        return cudaErrorInvalidValue;
     if (rows == 0 || cols == 0) return cudaSuccess;
     if (x == nullptr || y == nullptr || (x == y && ldx != ldy)) return cudaErrorInvalidValue;
     const bool masked = (kind & SoftmaxMasked) != 0;

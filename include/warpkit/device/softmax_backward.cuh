@@ -12,9 +12,9 @@
 // gradient of zeros (or dy)). The kind is the one the forward rowSoftmax call used.
 //
 // Types: float, __half, __nv_bfloat16 (read and written in that type, computed in float). Shapes:
-// any rows >= 0 and cols >= 0 (either 0 is a no-op that writes nothing), row strides ldy, lddy, lddx >= cols, any pointer
-// alignment (each array's rows may be aligned differently), 64-bit row counts. In place: dx may be
-// dy (lddx == lddy) or y (lddx == ldy); otherwise dx must not overlap them.
+// any rows >= 0 and cols >= 0 (either 0 is a no-op that writes nothing), row strides ldy, lddy, lddx >= cols, any
+// pointer alignment (each array's rows may be aligned differently), 64-bit row counts. In place: dx may be dy (lddx ==
+// lddy) or y (lddx == ldy); otherwise dx must not overlap them.
 //
 // NaN and infinities: the formulas in float with IEEE rules, as PyTorch's kernels: a NaN in y or dy
 // (or an inf * 0 in the sum) makes the row's sum NaN and so every output of the row NaN.
