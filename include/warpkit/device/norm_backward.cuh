@@ -1,10 +1,8 @@
 // warpkit/device/norm_backward.cuh: the gradients of rowLayerNorm and rowRmsNorm (device/norm.cuh)
 // over the last dimension of a rows x cols matrix, called from the host.
 //
-//   warpkit::rowLayerNormBackward(dy, x, w, mean, rstd, dx, dw, db, rows, cols, ws, &wsBytes, stream)
-//   warpkit::rowLayerNormBackward(..., rows, cols, lddy, ldx, lddx, ws, &wsBytes, stream)
-//   warpkit::rowRmsNormBackward(dy, x, w, rstd, dx, dw, rows, cols, ws, &wsBytes, stream)
-//   warpkit::rowRmsNormBackward(..., rows, cols, lddy, ldx, lddx, ws, &wsBytes, stream)
+//   warpkit::rowLayerNormBackward(dy, x, w, mean, rstd, dx, dw, db, rows, cols[, lddy, ldx, lddx], ws, &bytes, stream)
+//   warpkit::rowRmsNormBackward(dy, x, w, rstd, dx, dw, rows, cols[, lddy, ldx, lddx], ws, &bytes, stream)
 //
 // From the forward's input x, its weight w and its statistics (the mean and rstd arrays rowLayerNorm
 // and rowRmsNorm write; RMSNorm's mean is 0), per row with xhat = (x - mean) * rstd, g = dy * w,
@@ -22,20 +20,14 @@
 // (lddx == lddy) or x (lddx == ldx); otherwise dx must not overlap the inputs.
 //
 // NaN and infinities: the formulas in float with IEEE rules from the given statistics, as torch's
-// kernels. A row the forward gave a NaN rstd (a NaN or an infinity in a LayerNorm row, a NaN in an
-// RMSNorm row) gives NaN across its dx and adds NaN to every column of dw; an RMSNorm row holding
-// an infinity (rstd 0) gives NaN across its dx (its sum(g * xhat) holds inf * 0) and NaN in dw's
-// infinite columns. db sees only dy.
+// kernels: a NaN rstd (LayerNorm: a NaN or inf in the row; RMSNorm: a NaN) makes the row's dx NaN
+// and adds NaN to all of dw; an RMSNorm row with an inf (rstd 0) gets NaN dx and NaN in dw's inf
+// columns. db sees only dy. Determinism: dw and db are summed in float in an order fixed by (rows,
+// cols) alone: fixed row blocks (normBackwardPlan) write partials to the workspace, a second kernel
+// adds them in block order (no atomics): the same bits on every call, stream and GPU.
 //
-// Determinism: dw and db are summed in float in a fixed order that depends only on (rows, cols):
-// the rows split into fixed blocks (normBackwardPlan), each block's partial sums go to the
-// workspace, and a second kernel adds the blocks' partials in block order (no atomics). Every call
-// gives the same bits, on any stream and any GPU.
-//
-// Workspace: CUB's two-call rule. workspace == nullptr: *workspaceBytes gets the bytes needed (0
-// when neither dw nor db is wanted, or rows or cols is 0) and nothing runs; else *workspaceBytes
-// must be at least that. Any alignment.
-//
+// Workspace: CUB's two-call rule (workspace null: *workspaceBytes gets the bytes needed, 0 without
+// dw and db or with rows or cols 0, and nothing runs; else it must be at least that). Any alignment.
 // Conventions (docs/design.md): returns cudaError_t; asynchronous on `stream`; allocates nothing;
 // bad arguments (rows < 0, cols < 0, an ld < cols, workspaceBytes null, a workspace too small, null
 // dy, x, rstd or (LayerNorm) mean with rows and cols > 0, dx == dy or dx == x with a different ld)
@@ -69,10 +61,10 @@ struct NormBackwardPlan {
 };
 
 /// The plan for rows x cols, from (rows, cols) alone, so that dw and db's order of summation (and
-/// so their bits) is the same on every GPU. N1: the narrowest group of 32..512 threads holding the
-/// row at 16 elements a thread, in blocks of at least 256 threads (several groups a block). N2:
-/// longer rows stream, a block a row. N3: one block for each block's worth of rows (threads / group
-/// rows at a time), at most kNbMaxParts.
+/// so their bits) is the same on every GPU. N1: the narrowest group of 32..1024 threads holding the
+/// row at kNbElems elements a thread, in blocks of at least 256 threads (several groups a block).
+/// N2: longer rows stream, a block a row. N3: one block for each block's worth of rows (threads /
+/// group rows at a time), at most kNbMaxParts.
 inline NormBackwardPlan normBackwardPlan(long long rows, int cols) {
     NormBackwardPlan p{0, kNbStreamThreads, 1};
     if ((long long)kNbMaxGroup * kNbElems >= cols) { // N1
@@ -86,8 +78,7 @@ inline NormBackwardPlan normBackwardPlan(long long rows, int cols) {
     return p;
 }
 
-/// Workspace bytes: `arrays` (dw, db wanted) float partial sums of cols for each part, and room to
-/// align them to 16 bytes.
+/// Workspace bytes: `arrays` (dw, db wanted) float partials of cols a part, 16 for alignment.
 inline size_t normBackwardBytes(long long rows, int cols, int arrays) {
     if (rows <= 0 || cols <= 0 || arrays == 0) return 0;
     return (size_t)arrays * (size_t)normBackwardPlan(rows, cols).parts * (size_t)cols * sizeof(float) + 16;
@@ -119,20 +110,16 @@ WARPKIT_DEVICE void nbPartRows(const NormBackwardParams<T>& p, int part, long lo
 /// One row's share of a thread on the register path: C slots of W elements of dy and x (slot c:
 /// columns (t + c * Gs) * W ..), its statistics, and whether it is a row at all.
 template <typename T, int C, int W> struct NbRow {
-    T dy[C][W], x[C][W];
+    alignas(16) T dy[C][W];
+    alignas(16) T x[C][W];
     float mean, rstd;
     bool ok;
 };
 
 /// W elements at q: one 16-byte load when W is a whole vector (q aligned), else one element.
 template <int W, typename T> WARPKIT_DEVICE void nbLoad(const T* q, T (&v)[W]) {
-    if constexpr (W == vectorElems<T>()) {
-        const Vector16<T> u = loadVector<LoadReadOnly>(q);
-#pragma unroll
-        for (int e = 0; e < W; ++e) v[e] = u.e[e];
-    } else {
-        v[0] = loadScalar<LoadReadOnly>(q);
-    }
+    if constexpr (W == vectorElems<T>()) *reinterpret_cast<Vector16<T>*>(v) = loadVector<LoadReadOnly>(q);
+    else v[0] = loadScalar<LoadReadOnly>(q);
 }
 
 /// Stage: row `row` (< r1, else an empty row) of the calling thread (lane t of its group) into r;
@@ -214,21 +201,15 @@ WARPKIT_DEVICE void nbStoreRow(const NormBackwardParams<T>& p, const NbRow<T, C,
     for (int c = 0; c < C; ++c) {
         const int col = (t + c * Gs) * W;
         if (col >= p.cols) continue;
-        T o[W];
+        alignas(16) T o[W];
 #pragma unroll
         for (int e = 0; e < W; ++e) {
             const float xh = (Arith<T>::to_acc(r.x[c][e]) - r.mean) * r.rstd;
             o[e] = Arith<T>::from_acc(r.rstd * (Arith<T>::to_acc(r.dy[c][e]) * w[c][e] - m1 - xh * m2));
         }
         T* q = dx + col;
-        if constexpr (W == vectorElems<T>()) {
-            Vector16<T> u;
-#pragma unroll
-            for (int e = 0; e < W; ++e) u.e[e] = o[e];
-            storeVector(q, u);
-        } else {
-            storeScalar(q, o[0]);
-        }
+        if constexpr (W == vectorElems<T>()) storeVector(q, *reinterpret_cast<const Vector16<T>*>(o));
+        else storeScalar(q, o[0]);
     }
 }
 
@@ -449,9 +430,8 @@ template <typename T> inline cudaError_t rowNormBackward(NormBackwardParams<T> p
         p.invN = 1.0f / (float)cols;
         WARPKIT_TRY(nbLaunch(p, pl, stream));
     }
-    int k = 0;
-    if (dw != nullptr) f.src[k] = p.pw, f.out[k++] = dw;
-    if (db != nullptr) f.src[k] = p.pb, f.out[k++] = db;
+    const int k = arrays;
+    f.src[0] = dw != nullptr ? p.pw : p.pb, f.out[0] = dw != nullptr ? dw : db, f.src[1] = p.pb, f.out[1] = db;
     if (k == 0) return cudaSuccess;
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3((unsigned)((cols + kNbFinishCols - 1) / kNbFinishCols), (unsigned)k);
