@@ -209,9 +209,9 @@ Test(device_softmax, bad_args) {
     cr_expect(warpkit::rowSoftmax<float>(nullptr, nullptr, 0, 5) == cudaSuccess, "rows 0 with null pointers: no-op");
     cr_expect(warpkit::rowSoftmax(dx, dy, 0, 5) == cudaSuccess, "rows 0: no-op");
     // cols = 0 (an empty dimension): a no-op that writes nothing, with or without pointers.
-    cr_expect(warpkit::rowSoftmax(dx, dy, 2, 0, SoftmaxLog, 8, 8) == cudaSuccess, "cols 0: no-op");
+    cr_expect(warpkit::rowSoftmax(dx, dy, 2, 0, warpkit::SoftmaxLog, 8, 8) == cudaSuccess, "cols 0: no-op");
     cr_expect(warpkit::rowSoftmax<float>(nullptr, nullptr, 2, 0) == cudaSuccess, "cols 0 with null pointers: no-op");
-    cr_expect(warpkit::rowSoftmax(dx, dy, 0, 0, SoftmaxPlain, 0, 0) == cudaSuccess, "rows 0, cols 0: no-op");
+    cr_expect(warpkit::rowSoftmax(dx, dy, 0, 0, warpkit::SoftmaxPlain, 0, 0) == cudaSuccess, "rows 0, cols 0: no-op");
     WK_LAUNCHED();
     wk_download(hy.data(), dy, n);
     std::vector<float> x2(n);
