@@ -284,6 +284,27 @@ Test(device_norm, specials) {
     cr_expect(bad == 0, "rowLayerNorm / rowRmsNorm special rows: %d mismatches", bad);
 }
 
+/// A negative eps is computed with, as torch does: rows whose variance passes |eps| against the
+/// reference, and NaN where var + eps < 0 (a constant row).
+template <typename T> static int norm_negative_eps(void) {
+    int bad = 0, salt = 0;
+    for (int c : {7, 768, 5000}) {
+        for (int rms = 0; rms < 2; ++rms) {
+            NormCase k{rms == 1, 3, c, (long long)c, (long long)c, 0, 0, 0, 0, false, true, true, true, -1e-3f, 0};
+            bad += norm_case<T>("negative eps", k, 0xd000ull + salt++);
+            NormCase z{rms == 1, 1, c, (long long)c, (long long)c, 0, 0, 0, 0, false, true, true, true, -1e-3f, 10};
+            if (rms == 0) bad += norm_case<T>("negative eps, constant row", z, 0xd100ull + salt++);
+        }
+    }
+    return bad;
+}
+
+Test(device_norm, negative_eps) {
+    WK_REQUIRE_GPU();
+    const int bad = norm_negative_eps<float>() + norm_negative_eps<__half>() + norm_negative_eps<__nv_bfloat16>();
+    cr_expect(bad == 0, "rowLayerNorm / rowRmsNorm with eps < 0: %d mismatches", bad);
+}
+
 Test(device_norm, bad_args) {
     WK_REQUIRE_GPU();
     const int n = 64;
@@ -298,16 +319,14 @@ Test(device_norm, bad_args) {
     struct Bad { long long rows; int cols; long long ldx, ldy; float eps; bool nullx, nully, same; const char* what; };
     const Bad bads[] = {
         {-1, 8, 8, 8, 1e-5f, false, false, false, "rows < 0"},
-        {2, 0, 8, 8, 1e-5f, false, false, false, "cols = 0"},
         {2, -3, 8, 8, 1e-5f, false, false, false, "cols < 0"},
         {2, 8, 7, 8, 1e-5f, false, false, false, "ldx < cols"},
         {2, 8, 8, 7, 1e-5f, false, false, false, "ldy < cols"},
         {2, 8, 8, 8, 1e-5f, true, false, false, "x null"},
         {2, 8, 8, 8, 1e-5f, false, true, false, "y null"},
         {2, 8, 8, 16, 1e-5f, false, false, true, "in place with ldx != ldy"},
-        {2, 8, 8, 8, -1e-5f, false, false, false, "eps < 0"},
+        {2, 8, 8, 8, INFINITY, false, false, false, "eps inf"},
         {2, 8, 8, 8, NAN, false, false, false, "eps NaN"},
-        {0, 0, 8, 8, 1e-5f, false, false, false, "rows 0 but cols 0"},
     };
     for (const Bad& b : bads) {
         const float* x = b.nullx ? nullptr : dx;
@@ -320,6 +339,16 @@ Test(device_norm, bad_args) {
     }
     cr_expect(warpkit::rowLayerNorm<float>(nullptr, nullptr, 0, 5, nullptr, nullptr, 1e-5f) == cudaSuccess, "rows 0 with null pointers: no-op");
     cr_expect(warpkit::rowRmsNorm<float>(nullptr, nullptr, 0, 5, nullptr, 1e-5f) == cudaSuccess, "rows 0 with null pointers: no-op");
+    // cols = 0 (torch's empty normalized dimension): a no-op that writes nothing, as rows = 0.
+    for (int k = 0; k < 2; ++k) {
+        const float* x = k ? dx : nullptr;
+        float* y = k ? dy : nullptr;
+        cr_expect(warpkit::rowLayerNorm(x, y, 2, 0, dx, dx, 1e-5f, ds, ds, 8, 8) == cudaSuccess,
+                  "rowLayerNorm cols 0: no-op");
+        cr_expect(warpkit::rowRmsNorm(x, y, 2, 0, dx, 1e-5f, ds, 8, 8) == cudaSuccess, "rowRmsNorm cols 0: no-op");
+        cr_expect(warpkit::rowLayerNorm(x, y, 0, 0, dx, dx, 1e-5f, ds, ds, 0, 0) == cudaSuccess,
+                  "rows 0, cols 0: no-op");
+    }
     WK_LAUNCHED();
     wk_download(hy.data(), dy, n);
     wk_download(hs.data(), ds, n);

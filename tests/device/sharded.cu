@@ -351,6 +351,9 @@ static int sh_bad_calls(float* x, float* y, long long* t, RowShardStats* st, Sof
     want(warpkit::rowStatsMerge(st, st, 0, 2), "merge ranks < 1");
     want(warpkit::rowStatsMerge(ss, ss, 2, -1), "merge rows < 0");
     want(warpkit::rowStatsMerge((SoftmaxState*)nullptr, ss, 2, 2), "merge null gathered");
+    want(warpkit::rowSoftmaxStats(x, t, 0, st, 2, 0, 8), "ce stats cols 0 (an empty row has no state to write)");
+    want(warpkit::rowLogSumExp(x, l, 2, 0, 8), "lse cols 0");
+    want(warpkit::rowCrossEntropyFinish(x, t, st, l, y, 2, 0, 0, 16, -100, 1.0f, 8, 8), "finish cols 0");
     want(warpkit::rowSoftmaxApply(x, y, ss, 2, 8, (warpkit::SoftmaxKind)4, 8, 8), "apply unknown kind");
     want(warpkit::rowSoftmaxApply(x, y, ss, 2, 8, warpkit::SoftmaxPlain, 8, 7), "apply ldy < cols");
     want(warpkit::rowSoftmaxApply(x, x, ss, 2, 8, warpkit::SoftmaxPlain, 8, 9), "apply in place, strides differ");
@@ -395,6 +398,7 @@ Test(device_sharded, bad_args) {
     WK_CUDA(warpkit::rowSoftmaxStats(x, ss, 0, 8, 8));
     WK_CUDA(warpkit::rowStatsMerge(st, st, 3, 0));
     WK_CUDA(warpkit::rowCrossEntropyFinish(x, t, st, l, y, 0, 8, 0, 16, -100, 1.0f, 8, 8));
+    WK_CUDA(warpkit::rowSoftmaxApply(x, y, ss, 2, 0, warpkit::SoftmaxPlain, 8, 8)); // cols 0: a no-op
     WK_CUDA(cudaDeviceSynchronize());
     std::vector<unsigned char> h(n * sizeof(RowShardStats));
     int touched = 0;

@@ -189,7 +189,6 @@ Test(device_softmax, bad_args) {
     struct Bad { long long rows; int cols; int kind; long long ldx, ldy; bool nullx, nully, same; const char* what; };
     const Bad bads[] = {
         {-1, 8, 0, 8, 8, false, false, false, "rows < 0"},
-        {2, 0, 0, 8, 8, false, false, false, "cols = 0"},
         {2, -3, 0, 8, 8, false, false, false, "cols < 0"},
         {2, 8, 0, 7, 8, false, false, false, "ldx < cols"},
         {2, 8, 0, 8, 7, false, false, false, "ldy < cols"},
@@ -198,7 +197,6 @@ Test(device_softmax, bad_args) {
         {2, 8, 4, 8, 8, false, false, false, "kind 4"},
         {2, 8, -1, 8, 8, false, false, false, "kind -1"},
         {2, 8, 0, 8, 16, false, false, true, "in place with ldx != ldy"},
-        {0, 0, 0, 8, 8, false, false, false, "rows 0 but cols 0"},
     };
     for (const Bad& b : bads) {
         const float* x = b.nullx ? nullptr : dx;
@@ -210,6 +208,10 @@ Test(device_softmax, bad_args) {
     // rows == 0 is a no-op, with or without pointers.
     cr_expect(warpkit::rowSoftmax<float>(nullptr, nullptr, 0, 5) == cudaSuccess, "rows 0 with null pointers: no-op");
     cr_expect(warpkit::rowSoftmax(dx, dy, 0, 5) == cudaSuccess, "rows 0: no-op");
+    // cols = 0 (an empty dimension): a no-op that writes nothing, with or without pointers.
+    cr_expect(warpkit::rowSoftmax(dx, dy, 2, 0, warpkit::SoftmaxLog, 8, 8) == cudaSuccess, "cols 0: no-op");
+    cr_expect(warpkit::rowSoftmax<float>(nullptr, nullptr, 2, 0) == cudaSuccess, "cols 0 with null pointers: no-op");
+    cr_expect(warpkit::rowSoftmax(dx, dy, 0, 0, warpkit::SoftmaxPlain, 0, 0) == cudaSuccess, "rows 0, cols 0: no-op");
     WK_LAUNCHED();
     wk_download(hy.data(), dy, n);
     std::vector<float> x2(n);

@@ -20,7 +20,8 @@
 // (long long), PyTorch's class-index type, so a torch tensor of targets is passed as it is; loss is
 // float. loss or grad may be nullptr (not both): only the other is written.
 // Shapes: any rows >= 0 (0 is a no-op), any cols >= 1, row strides ldLogits, ldGrad >= cols, any
-// pointer alignment, 64-bit row counts.
+// pointer alignment, 64-bit row counts. cols = 0 stays an error: a row then has a loss but no valid
+// target (targets lie in [0, cols)), so there is nothing defined to write.
 //
 // NaN and infinities, as PyTorch: a NaN or +inf logit makes the row's loss and gradient NaN; a row
 // of all -inf gives NaN; a -inf logit has probability 0 (a finite gradient), and the loss is +inf

@@ -12,10 +12,11 @@
 //
 // Types: float, __half, __nv_bfloat16 for x, y, w and b (read and written in that type); the
 // statistics are float, and mean / rstd are float arrays of `rows` values. w and b are vectors of
-// `cols` elements, each optional (nullptr: w = 1, b = 0), at any alignment. eps >= 0.
-// Shapes: any rows >= 0 (0 is a no-op), any cols >= 1, row strides ldx, ldy >= cols (elements),
-// any pointer alignment, 64-bit row counts. In place: x == y with ldx == ldy; otherwise x and y
-// must not overlap.
+// `cols` elements, each optional (nullptr: w = 1, b = 0), at any alignment. eps: any finite value (a
+// negative one as torch: NaN where var + eps < 0).
+// Shapes: any rows >= 0 and cols >= 0 (either 0 is a no-op that writes nothing), row strides ldx, ldy >= cols
+// (elements), any pointer alignment, 64-bit row counts. In place: x == y with ldx == ldy; otherwise x and y must not
+// overlap.
 //
 // Statistics. Exact two-pass where the row lives in registers or shared memory (every path but
 // the streamed one):
@@ -33,8 +34,8 @@
 // then one rounding of each output to T.
 //
 // Conventions (docs/design.md): returns cudaError_t; asynchronous on `stream`; allocates nothing;
-// bad arguments (rows < 0, cols < 1, ld < cols, null x or y with rows > 0, x == y with ldx != ldy,
-// eps negative or NaN) return cudaErrorInvalidValue and launch nothing. Host caches are per device
+// bad arguments (rows < 0, cols < 0, ld < cols, null x or y with rows and cols > 0, x == y with
+// ldx != ldy, eps NaN or infinite) return cudaErrorInvalidValue and launch nothing. Host caches are per device
 // and thread-safe. Paths: the row family's rules (device/detail/row_plan.cuh; docs/design.md),
 // with warp lanes of 2 vectors or more; RMSNorm's w is staged beside its rows (R22), LayerNorm's w
 // and b are read from memory, by one 16-byte load each a vector when both are given and aligned
@@ -255,8 +256,9 @@ template <typename T> WARPKIT_DEVICE void rowOutputs(const NormParams<T>& p, con
 
 template <typename T>
 inline cudaError_t rowNorm(const NormParams<T>& p, long long rows, int cols, cudaStream_t stream) {
-    if (rows < 0 || cols < 1 || p.ldx < cols || p.ldy < cols || !(p.eps >= 0.0f)) return cudaErrorInvalidValue;
-    if (rows == 0) return cudaSuccess;
+    if (rows < 0 || cols < 0 || p.ldx < cols || p.ldy < cols || !__builtin_isfinite(p.eps))
+        return cudaErrorInvalidValue;
+    if (rows == 0 || cols == 0) return cudaSuccess;
     if (p.x == nullptr || p.y == nullptr || (p.x == p.y && p.ldx != p.ldy)) return cudaErrorInvalidValue;
     return rowOpDispatch(p, rows, cols, stream);
 }

@@ -31,14 +31,14 @@
 // an all -inf shard is the empty state {-inf, 0} and merges away.
 //
 // Types: x, y, logits, grad float, __half or __nv_bfloat16 (computed in float); targets int64;
-// statistics, loss and log-sum-exp float. Shapes: any rows >= 0 (0 is a no-op), cols >= 1, row
-// strides ld >= cols, any pointer alignment, 64-bit row counts. In place: y == x with ldy == ldx,
-// grad == logits with ldGrad == ldLogits, stats == gathered (rank 0's part).
-// Conventions (docs/design.md): returns cudaError_t; asynchronous on `stream`; allocates nothing;
-// deterministic; bad arguments (negative rows, cols < 1, ld < cols, ranks < 1, null pointers with
-// rows > 0, an unknown kind, shardBegin < 0 or shardBegin + cols > vocab, in-place with different
-// strides) return cudaErrorInvalidValue and launch nothing. Paths: the row family's rules
-// (device/detail/row_plan.cuh): the statistics pass those without per-element outputs, the
+// statistics, loss and log-sum-exp float. Shapes: any rows >= 0 (0 is a no-op), cols >= 1 (0 too
+// for rowSoftmaxApply: a no-op; the calls that write per-row statistics or losses refuse it, an
+// empty row having no defined state to write), row strides ld >= cols, any pointer alignment, 64-bit row counts. In
+// place: y == x with ldy == ldx, grad == logits with ldGrad == ldLogits, stats == gathered (rank 0's part). Conventions
+// (docs/design.md): returns cudaError_t; asynchronous on `stream`; allocates nothing; deterministic; bad arguments
+// (negative rows, cols < 1, ld < cols, ranks < 1, null pointers with rows > 0, an unknown kind, shardBegin < 0 or
+// shardBegin + cols > vocab, in-place with different strides) return cudaErrorInvalidValue and launch nothing. Paths:
+// the row family's rules (device/detail/row_plan.cuh): the statistics pass those without per-element outputs, the
 // finishes those with outputs (the statistics come from outside: RowStatsGiven, one read).
 #pragma once
 
@@ -91,17 +91,17 @@ inline cudaError_t rowStatsMerge(const RowShardStats* gathered, RowShardStats* s
 }
 
 /// y = softmax (Kind: a SoftmaxKind) of each row of the shard x, given the whole rows' merged
-/// statistics: one read of x, one write of y. rows >= 0, cols >= 1, ldx and ldy >= cols, kind a
-/// SoftmaxKind; x, y and stats not null when rows > 0; y == x only with ldy == ldx; otherwise
-/// cudaErrorInvalidValue, nothing written. Host; asynchronous on `stream`. See the header.
+/// statistics: one read of x, one write of y. rows >= 0, cols >= 0 (rows or cols 0: nothing
+/// written), ldx and ldy >= cols, kind a SoftmaxKind; x, y and stats not null when rows and cols > 0; y == x only with
+/// ldy == ldx; otherwise cudaErrorInvalidValue, nothing written. Host; asynchronous on `stream`. See the header.
 template <typename T> inline cudaError_t rowSoftmaxApply(const T* x, T* y, const SoftmaxState* stats, long long rows,
                                                          int cols, SoftmaxKind kind, long long ldx, long long ldy,
                                                          cudaStream_t stream = 0) {
     static_assert(detail::IsRowType<T>::value,
                   "rowSoftmaxApply: element type T must be float, __half or __nv_bfloat16");
-    if (rows < 0 || cols < 1 || ldx < cols || ldy < cols || (int)kind < 0 || (int)kind > 3)
+    if (rows < 0 || cols < 0 || ldx < cols || ldy < cols || (int)kind < 0 || (int)kind > 3)
         return cudaErrorInvalidValue;
-    if (rows == 0) return cudaSuccess;
+    if (rows == 0 || cols == 0) return cudaSuccess;
     if (x == nullptr || y == nullptr || stats == nullptr || (x == y && ldx != ldy)) return cudaErrorInvalidValue;
     const detail::ShardApplyParams<T, SoftmaxPlain> p{{}, x, y, stats, ldx, ldy}; // Kind is a tag: same fields
     if (kind == SoftmaxPlain) return detail::rowOpDispatch(p, rows, cols, stream);

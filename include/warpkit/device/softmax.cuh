@@ -7,12 +7,12 @@
 // Types: float, __half, __nv_bfloat16 (read and written in that type, computed in float).
 // Kinds, NaN/inf rules and accuracy: thread/softmax.cuh (as PyTorch's torch.softmax and
 // torch.log_softmax; the Masked kinds give zeros / -inf for a row of all -inf).
-// Shapes: any rows >= 0 (0 is a no-op), any cols >= 1, row strides ldx, ldy >= cols (in
+// Shapes: any rows >= 0 and cols >= 0 (either 0 is a no-op that writes nothing), row strides ldx, ldy >= cols (in
 // elements), any pointer alignment (each row's aligned body moves in 16-byte accesses, its head
 // and tail element by element), 64-bit row counts. In place: x == y with ldx == ldy. Otherwise x
 // and y must not overlap.
 // Conventions (docs/design.md): returns cudaError_t; asynchronous on `stream`; allocates nothing;
-// bad arguments (rows < 0, cols < 1, ld < cols, null pointers with rows > 0, an unknown kind,
+// bad arguments (rows < 0, cols < 0, ld < cols, null pointers with rows and cols > 0, an unknown kind,
 // x == y with ldx != ldy) return cudaErrorInvalidValue and launch nothing. Host state (device
 // properties, occupancy answers) is cached per device and thread-safe; any number of host
 // threads, streams and devices may call at once.
@@ -462,8 +462,9 @@ template <typename T>
 inline cudaError_t rowSoftmax(const T* x, T* y, long long rows, int cols, SoftmaxKind kind, long long ldx, long long ldy,
                               cudaStream_t stream = 0) {
     static_assert(detail::IsRowType<T>::value, "rowSoftmax: element type T must be float, __half or __nv_bfloat16");
-    if (rows < 0 || cols < 1 || ldx < cols || ldy < cols || (int)kind < 0 || (int)kind > 3) return cudaErrorInvalidValue;
-    if (rows == 0) return cudaSuccess;
+    if (rows < 0 || cols < 0 || ldx < cols || ldy < cols || (int)kind < 0 || (int)kind > 3)
+        return cudaErrorInvalidValue;
+    if (rows == 0 || cols == 0) return cudaSuccess;
     if (x == nullptr || y == nullptr || (x == y && ldx != ldy)) return cudaErrorInvalidValue;
     const bool masked = (kind & SoftmaxMasked) != 0;
     if (kind & SoftmaxLog) return detail::rowSoftmaxKind<T, SoftmaxLog>(x, y, rows, cols, ldx, ldy, masked, stream);

@@ -12,16 +12,16 @@
 // gradient of zeros (or dy)). The kind is the one the forward rowSoftmax call used.
 //
 // Types: float, __half, __nv_bfloat16 (read and written in that type, computed in float). Shapes:
-// any rows >= 0 (0 is a no-op), any cols >= 1, row strides ldy, lddy, lddx >= cols, any pointer
-// alignment (each array's rows may be aligned differently), 64-bit row counts. In place: dx may be
-// dy (lddx == lddy) or y (lddx == ldy); otherwise dx must not overlap them.
+// any rows >= 0 and cols >= 0 (either 0 is a no-op that writes nothing), row strides ldy, lddy, lddx >= cols, any
+// pointer alignment (each array's rows may be aligned differently), 64-bit row counts. In place: dx may be dy (lddx ==
+// lddy) or y (lddx == ldy); otherwise dx must not overlap them.
 //
 // NaN and infinities: the formulas in float with IEEE rules, as PyTorch's kernels: a NaN in y or dy
 // (or an inf * 0 in the sum) makes the row's sum NaN and so every output of the row NaN.
 // Accuracy: float rows take the precise exp, 16-bit rows the fast one (thread/softmax.cuh).
 //
 // Conventions (docs/design.md): returns cudaError_t; asynchronous on `stream`; allocates nothing;
-// bad arguments (rows < 0, cols < 1, an ld < cols, null pointers with rows > 0, an unknown kind, dx
+// bad arguments (rows < 0, cols < 0, an ld < cols, null pointers with rows and cols > 0, an unknown kind, dx
 // == dy or dx == y with a different ld) return cudaErrorInvalidValue and launch nothing. Paths:
 // the row family's rules (device/detail/row_plan.cuh; docs/design.md); staged rows stage y and dy
 // both when dy's rows are aligned as y's, else take register clusters (R15).
@@ -121,9 +121,9 @@ template <typename T>
 inline cudaError_t rowSoftmaxBackward(const T* y, const T* dy, T* dx, long long rows, int cols, SoftmaxKind kind, long long ldy,
                                       long long lddy, long long lddx, cudaStream_t stream = 0) {
     static_assert(detail::IsRowType<T>::value, "rowSoftmaxBackward: element type T must be float, __half or __nv_bfloat16");
-    if (rows < 0 || cols < 1 || ldy < cols || lddy < cols || lddx < cols || (int)kind < 0 || (int)kind > 3)
+    if (rows < 0 || cols < 0 || ldy < cols || lddy < cols || lddx < cols || (int)kind < 0 || (int)kind > 3)
         return cudaErrorInvalidValue;
-    if (rows == 0) return cudaSuccess;
+    if (rows == 0 || cols == 0) return cudaSuccess;
     if (y == nullptr || dy == nullptr || dx == nullptr || (dx == dy && lddx != lddy) || (dx == y && lddx != ldy))
         return cudaErrorInvalidValue;
     const detail::SoftmaxBackwardParams<T> p{y, dy, dx, ldy, lddy, lddx, (kind & SoftmaxLog) != 0};

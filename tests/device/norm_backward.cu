@@ -1,0 +1,383 @@
+// Tests of include/warpkit/device/norm_backward.cuh (rowLayerNormBackward, rowRmsNormBackward),
+// against double-precision references computed from the same inputs and float statistics.
+//   shapes:      cols 1..65537 (every group size of the register path and the streamed path, +-1),
+//                rows 0, 1, few, many; odd strides and pointer offsets; w null; every combination
+//                of dx, dw, db null; in place (dx = dy, dx = x); every type. Outputs and workspace
+//                poisoned first, everything outside the outputs checked untouched.
+//   specials:    rows holding NaN, +inf, -inf (statistics as the forward writes them), constant rows.
+//   determinism: the same call twice, on two streams, strided and contiguous forms: the same bits.
+//   workspace:   the size query, 0 bytes without dw and db, too small a workspace refused.
+//   bad_args:    every bad argument returns cudaErrorInvalidValue and writes nothing; cols = 0 a
+//                no-op; rows = 0 writes zeros to dw and db.
+//   plan:        normBackwardPlan's answers pinned (no GPU needed).
+#include "../common.cuh"
+#include <warpkit/device/norm_backward.cuh>
+#include <vector>
+
+struct NbCase {
+    bool rms;
+    long long rows;
+    int cols;
+    long long lddy, ldx, lddx;
+    int offDy, offX, offDx, offW, offWs; // pointer offsets (elements; the workspace's in bytes)
+    bool useW, wantDx, wantDw, wantDb;
+    int inplace; // 0 none, 1 dx = dy, 2 dx = x
+    int mode;    // 0 uniform, 1 NaN, 2 +inf, 3 -inf, 4 constant row (row r: mode + r when mode > 0)
+};
+
+template <typename T> static double nb_tol(void) { return sizeof(T) == 4 ? 2e-5 : 2 * wk_eps<T>(); }
+
+/// Runs one case; returns mismatches (the first few logged). Outputs left in *got* when given.
+template <typename T> static int nb_case(const char* what, const NbCase& c, uint64_t seed, cudaStream_t st = 0,
+                                         std::vector<T>* gotAll = nullptr) {
+    wk_rng r = wk_rng_make(seed);
+    const size_t span = (size_t)(c.rows > 0 ? c.rows - 1 : 0);
+    const size_t ndy = c.offDy + span * c.lddy + c.cols + 8, nx = c.offX + span * c.ldx + c.cols + 8;
+    const size_t ndx = c.offDx + span * c.lddx + c.cols + 8, nw = c.offW + c.cols + 8;
+    std::vector<T> hdy(ndy), hx(nx), hw(nw);
+    for (T& v : hdy) v = wk_from_double<T>(wk_uniform(&r, -2.0, 2.0));
+    for (T& v : hx) v = wk_from_double<T>(wk_uniform(&r, -3.0, 3.0) + 0.5);
+    for (T& v : hw) v = wk_from_double<T>(wk_uniform(&r, -1.5, 1.5));
+    const int rowsN = (int)c.rows;
+    std::vector<float> hm(c.rows + 1), hr(c.rows + 1);
+    for (long long q = 0; q < c.rows; ++q) { // the row's special, and its statistics as the forward's rules give
+        T* x = &hx[c.offX + q * c.ldx];
+        const int m = c.mode > 0 ? (c.mode + (int)q) % 5 : 0;
+        if (m == 1) x[wk_int(&r, 0, c.cols - 1)] = wk_from_double<T>(NAN);
+        if (m == 2) x[wk_int(&r, 0, c.cols - 1)] = wk_from_double<T>(INFINITY);
+        if (m == 3) x[wk_int(&r, 0, c.cols - 1)] = wk_from_double<T>(-INFINITY);
+        if (m == 4)
+            for (int i = 0; i < c.cols; ++i) x[i] = x[0];
+        double s = 0, s2 = 0, v = 0;
+        for (int i = 0; i < c.cols; ++i) s += wk_to_double(x[i]), s2 += wk_to_double(x[i]) * wk_to_double(x[i]);
+        const double mean = s / c.cols;
+        for (int i = 0; i < c.cols; ++i) v += (wk_to_double(x[i]) - mean) * (wk_to_double(x[i]) - mean);
+        hm[q] = c.rms ? 0.0f : (float)mean;
+        hr[q] = (float)(1.0 / sqrt((c.rms ? s2 : v) / c.cols + 1e-5));
+    }
+    T* ddy = wk_alloc<T>(ndy);
+    T* dxin = wk_alloc<T>(nx);
+    T* dw = wk_alloc<T>(nw);
+    float* dm = wk_alloc<float>(c.rows + 1);
+    float* dr = wk_alloc<float>(c.rows + 1);
+    wk_upload(ddy, hdy.data(), ndy);
+    wk_upload(dxin, hx.data(), nx);
+    wk_upload(dw, hw.data(), nw);
+    wk_upload(dm, hm.data(), c.rows + 1);
+    wk_upload(dr, hr.data(), c.rows + 1);
+    T* dout = c.inplace == 1 ? ddy : c.inplace == 2 ? dxin : wk_alloc<T>(ndx);
+    const int offDx = c.inplace == 1 ? c.offDy : c.inplace == 2 ? c.offX : c.offDx;
+    const long long lddx = c.inplace == 1 ? c.lddy : c.inplace == 2 ? c.ldx : c.lddx;
+    const size_t nout = c.inplace == 1 ? ndy : c.inplace == 2 ? nx : ndx;
+    if (c.inplace == 0) wk_poison(dout, nout);
+    std::vector<T> before(nout);
+    wk_download(before.data(), dout, nout);
+    const size_t ncol = (size_t)c.cols + 16; // dw and db at [4, 4 + cols), guards around
+    T* gdw = wk_alloc<T>(ncol);
+    T* gdb = wk_alloc<T>(ncol);
+    wk_poison(gdw, ncol);
+    wk_poison(gdb, ncol);
+    std::vector<T> poisonCol(ncol);
+    wk_download(poisonCol.data(), gdw, ncol);
+    const T* w = c.useW ? dw + c.offW : nullptr;
+    T* pdx = c.wantDx ? dout + offDx : nullptr;
+    T* pdw = c.wantDw ? gdw + 4 : nullptr;
+    T* pdb = c.wantDb && !c.rms ? gdb + 4 : nullptr;
+    auto call = [&](void* ws, size_t* bytes) {
+        return c.rms ? warpkit::rowRmsNormBackward(ddy + c.offDy, dxin + c.offX, w, dr, pdx, pdw, c.rows, c.cols,
+                                                   c.lddy, c.ldx, lddx, ws, bytes, st)
+                     : warpkit::rowLayerNormBackward(ddy + c.offDy, dxin + c.offX, w, dm, dr, pdx, pdw, pdb, c.rows,
+                                                     c.cols, c.lddy, c.ldx, lddx, ws, bytes, st);
+    };
+    int bad = 0;
+    size_t bytes = 12345;
+    WK_CUDA(call(nullptr, &bytes));
+    const bool wantSums = (pdw != nullptr || pdb != nullptr) && c.rows > 0 && c.cols > 0;
+    if ((bytes == 0) == wantSums)
+        cr_log_error("%s: workspace %zu bytes for %s", what, bytes, wantSums ? "sums" : "none"), ++bad;
+    unsigned char* ws = wk_alloc<unsigned char>(bytes + c.offWs);
+    wk_poison(ws, bytes + c.offWs);
+    cudaError_t e = call(ws + c.offWs, &bytes);
+    if (e != cudaSuccess) cr_log_error("%s: %s", what, cudaGetErrorString(e)), ++bad;
+    WK_CUDA(cudaStreamSynchronize(st));
+    WK_CUDA(cudaGetLastError());
+    std::vector<T> got(nout), gw(ncol), gb(ncol);
+    wk_download(got.data(), dout, nout);
+    wk_download(gw.data(), gdw, ncol);
+    wk_download(gb.data(), gdb, ncol);
+    // The references.
+    const double tol = nb_tol<T>();
+    std::vector<double> rw(c.cols, 0.0), rb(c.cols, 0.0), mw(c.cols, 0.0), mb(c.cols, 0.0), want(c.cols);
+    std::vector<char> inRow(nout, 0);
+    for (long long q = 0; q < c.rows; ++q) {
+        const T* x = &hx[c.offX + q * c.ldx];
+        const T* d = &hdy[c.offDy + q * c.lddy];
+        const double mean = hm[q], rstd = hr[q];
+        double sg = 0, sgx = 0, mag = 0;
+        for (int i = 0; i < c.cols; ++i) {
+            const double xh = (wk_to_double(x[i]) - mean) * rstd,
+                         g = wk_to_double(d[i]) * (w ? wk_to_double(hw[c.offW + i]) : 1.0);
+            sg += g, sgx += g * xh;
+            rw[i] += wk_to_double(d[i]) * xh, rb[i] += wk_to_double(d[i]);
+            mw[i] += fabs(wk_to_double(d[i]) * xh), mb[i] += fabs(wk_to_double(d[i]));
+        }
+        if (c.rms) sg = 0;
+        for (int i = 0; i < c.cols; ++i) {
+            const double xh = (wk_to_double(x[i]) - mean) * rstd,
+                         g = wk_to_double(d[i]) * (w ? wk_to_double(hw[c.offW + i]) : 1.0);
+            want[i] = rstd * (g - sg / c.cols - xh * sgx / c.cols);
+            mag = fmax(mag, fabs(rstd) * (fabs(g) + fabs(sg / c.cols) + fabs(xh * sgx / c.cols)));
+        }
+        if (!pdx) continue;
+        for (int i = 0; i < c.cols; ++i) {
+            const size_t at = offDx + q * lddx + i;
+            inRow[at] = 1;
+            const double v = wk_to_double(got[at]);
+            const bool ok = isnan(want[i]) ? isnan(v) : !isnan(v) && fabs(v - want[i]) <= tol * (1.0 + mag);
+            if (!ok && bad++ < 3)
+                cr_log_error("%s %s %s: %lld x %d row %lld col %d dx %.9g want %.9g", what, wk_type_name<T>(),
+                             c.rms ? "rms" : "layer", c.rows, c.cols, q, i, v, want[i]);
+        }
+    }
+    for (size_t i = 0; i < nout; ++i)
+        if (!inRow[i] && c.inplace == 0 && memcmp(&got[i], &before[i], sizeof(T)) != 0 && bad++ < 3)
+            cr_log_error("%s: dx element %zu outside the rows written", what, i);
+    if (c.inplace != 0) // in place: only the rows' elements may change
+        for (size_t i = 0; i < nout; ++i)
+            if (!inRow[i] && memcmp(&got[i], &before[i], sizeof(T)) != 0 && bad++ < 3)
+                cr_log_error("%s: in place element %zu outside the rows written", what, i);
+    const double tsum = tol + 2e-7 * (double)rowsN;
+    for (int k = 0; k < 2; ++k) {
+        const std::vector<T>& g = k == 0 ? gw : gb;
+        const bool asked = k == 0 ? pdw != nullptr : pdb != nullptr;
+        for (size_t i = 0; i < ncol; ++i) {
+            const bool col = i >= 4 && i < 4 + (size_t)c.cols;
+            if (!asked || !col) {
+                if (memcmp(&g[i], &poisonCol[i], sizeof(T)) != 0 && bad++ < 3)
+                    cr_log_error("%s: %s element %zu written", what, k == 0 ? "dw" : "db", i);
+                continue;
+            }
+            const double ref = (k == 0 ? rw : rb)[i - 4], m = (k == 0 ? mw : mb)[i - 4], v = wk_to_double(g[i]);
+            const bool ok = isnan(ref) ? isnan(v) : !isnan(v) && fabs(v - ref) <= tsum * (1.0 + m);
+            if (!ok && bad++ < 3)
+                cr_log_error("%s %s %s: %lld x %d %s[%zu] %.9g want %.9g", what, wk_type_name<T>(),
+                             c.rms ? "rms" : "layer", c.rows, c.cols, k == 0 ? "dw" : "db", i - 4, v, ref);
+        }
+    }
+    if (gotAll) {
+        *gotAll = got;
+        gotAll->insert(gotAll->end(), gw.begin(), gw.end());
+        gotAll->insert(gotAll->end(), gb.begin(), gb.end());
+    }
+    cudaFree(ddy), cudaFree(dxin), cudaFree(dw), cudaFree(dm), cudaFree(dr), cudaFree(gdw), cudaFree(gdb), cudaFree(ws);
+    if (c.inplace == 0) cudaFree(dout);
+    return bad;
+}
+
+static const int kNbCols[] = {1, 7, 33, 255, 256, 257, 767, 768, 1023, 1025, 2049, 4095, 4097, 8184, 8192, 8193, 65537};
+
+template <typename T> static int nb_shapes(void) {
+    int bad = 0, salt = 0;
+    for (int cols : kNbCols) {
+        const long long many = cols > 8192 ? 5 : 3000000 / cols > 2000 ? 2000 : 3000000 / cols;
+        for (long long rows : {1LL, 3LL, many}) {
+            if (wk_thin(salt, 3)) {
+                ++salt;
+                continue;
+            }
+            const int s = salt++;
+            const bool rms = s % 3 == 0;
+            // Aligned, contiguous: the vector slots.
+            NbCase a{rms, rows, cols, cols, cols, cols, 0, 0, 0, 0, 0, true, true, true, true, 0, 0};
+            bad += nb_case<T>("aligned", a, 0x4e00ull + s);
+            // Odd strides and offsets, w unaligned, a workspace at an odd address.
+            NbCase o{rms,
+                     rows,
+                     cols,
+                     (long long)cols + 3,
+                     (long long)cols + 1,
+                     (long long)cols + 5,
+                     1,
+                     3,
+                     2,
+                     1,
+                     3,
+                     s % 2 == 0,
+                     true,
+                     true,
+                     true,
+                     0,
+                     0};
+            bad += nb_case<T>("odd", o, 0x4f00ull + s);
+            // Each output on its own, in place.
+            NbCase n{rms, rows, cols, cols, cols,       cols,       0,          0,
+                     0,   0,    0,    true, s % 4 == 0, s % 4 == 1, s % 4 == 2, s % 3 == 2 ? 1 : s % 3 == 1 ? 2 : 0,
+                     0};
+            bad += nb_case<T>("subset", n, 0x5000ull + s);
+        }
+    }
+    return bad;
+}
+
+Test(device_norm_backward, shapes) {
+    WK_REQUIRE_GPU();
+    const int bad = nb_shapes<float>() + nb_shapes<__half>() + nb_shapes<__nv_bfloat16>();
+    cr_expect(bad == 0, "rowLayerNormBackward / rowRmsNormBackward: %d mismatches", bad);
+}
+
+template <typename T> static int nb_specials(void) {
+    int bad = 0, salt = 0;
+    for (int cols : {7, 768, 4096, 8193}) {
+        for (int rms = 0; rms < 2; ++rms) {
+            NbCase k{rms == 1, 10, cols, cols, cols, cols, 0, 0, 0, 0, 0, true, true, true, true, 0, 1};
+            bad += nb_case<T>("specials", k, 0x5100ull + salt++);
+        }
+    }
+    return bad;
+}
+
+Test(device_norm_backward, specials) {
+    WK_REQUIRE_GPU();
+    const int bad = nb_specials<float>() + nb_specials<__half>() + nb_specials<__nv_bfloat16>();
+    cr_expect(bad == 0, "NaN / inf / constant rows: %d mismatches", bad);
+}
+
+/// The same inputs on the default stream, twice, and on a non-blocking stream: the same bits.
+template <typename T> static int nb_determinism(void) {
+    int bad = 0;
+    cudaStream_t st;
+    WK_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    for (int cols : {768, 4096, 8193}) {
+        for (int rms = 0; rms < 2; ++rms) {
+            NbCase k{
+                rms == 1, cols > 8192 ? 40 : 1500, cols, cols, cols, cols, 0, 0, 0, 0, 0, true, true, true, true, 0, 0};
+            std::vector<T> a, b, s;
+            bad += nb_case<T>("determinism", k, 0x5200ull + cols, 0, &a);
+            bad += nb_case<T>("determinism", k, 0x5200ull + cols, 0, &b);
+            bad += nb_case<T>("determinism", k, 0x5200ull + cols, st, &s);
+            if (a.size() != b.size() || memcmp(a.data(), b.data(), a.size() * sizeof(T)) != 0 ||
+                memcmp(a.data(), s.data(), a.size() * sizeof(T)) != 0)
+                cr_log_error("%s cols %d: results differ between calls", wk_type_name<T>(), cols), ++bad;
+        }
+    }
+    WK_CUDA(cudaStreamDestroy(st));
+    return bad;
+}
+
+Test(device_norm_backward, determinism) {
+    WK_REQUIRE_GPU();
+    const int bad = nb_determinism<float>() + nb_determinism<__half>() + nb_determinism<__nv_bfloat16>();
+    cr_expect(bad == 0, "determinism: %d mismatches", bad);
+}
+
+Test(device_norm_backward, bad_args) {
+    WK_REQUIRE_GPU();
+    const int n = 256;
+    float* a = wk_alloc<float>(n); // dy, x, w, mean, rstd
+    float* o = wk_alloc<float>(n); // dx, dw, db
+    float* ws = wk_alloc<float>(4096);
+    std::vector<float> ones(n, 1.0f), got(n), poison(n);
+    wk_upload(a, ones.data(), n);
+    wk_poison(o, n);
+    wk_download(poison.data(), o, n);
+    size_t need = 0;
+    WK_CUDA(warpkit::rowLayerNormBackward(a, a, a, a, a, o, o + 64, o + 128, 4, 8, nullptr, &need));
+    cr_expect(need > 0, "a workspace for dw and db");
+    size_t none = 7;
+    WK_CUDA(warpkit::rowLayerNormBackward(a, a, a, a, a, o, (float*)nullptr, (float*)nullptr, 4, 8, nullptr, &none));
+    cr_expect(none == 0, "no workspace without dw and db: %zu", none);
+    size_t small = need - 1, big = 4096 * sizeof(float);
+    struct Bad {
+        long long rows;
+        int cols;
+        long long lddy, ldx, lddx;
+        int nulls;
+        int alias;
+        size_t* bytes;
+        const char* what;
+    };
+    // nulls: 1 dy, 2 x, 4 mean, 8 rstd, 16 workspaceBytes; alias: 1 dx = dy, 2 dx = x
+    const Bad bads[] = {
+        {-1, 8, 8, 8, 8, 0, 0, &big, "rows < 0"},
+        {4, -1, 8, 8, 8, 0, 0, &big, "cols < 0"},
+        {4, 8, 7, 8, 8, 0, 0, &big, "lddy < cols"},
+        {4, 8, 8, 7, 8, 0, 0, &big, "ldx < cols"},
+        {4, 8, 8, 8, 7, 0, 0, &big, "lddx < cols"},
+        {4, 8, 8, 8, 8, 1, 0, &big, "dy null"},
+        {4, 8, 8, 8, 8, 2, 0, &big, "x null"},
+        {4, 8, 8, 8, 8, 4, 0, &big, "mean null"},
+        {4, 8, 8, 8, 8, 8, 0, &big, "rstd null"},
+        {4, 8, 8, 8, 8, 16, 0, &big, "workspaceBytes null"},
+        {4, 8, 8, 8, 16, 0, 1, &big, "dx = dy, lddx != lddy"},
+        {4, 8, 8, 8, 16, 0, 2, &big, "dx = x, lddx != ldx"},
+        {4, 8, 8, 8, 8, 0, 0, &small, "workspace too small"},
+    };
+    for (const Bad& b : bads) {
+        const float* dy = (b.nulls & 1) ? nullptr : a;
+        const float* x = (b.nulls & 2) ? nullptr : a + 64;
+        const float* mean = (b.nulls & 4) ? nullptr : a;
+        const float* rstd = (b.nulls & 8) ? nullptr : a;
+        size_t* bytes = (b.nulls & 16) ? nullptr : b.bytes;
+        const size_t keep = bytes ? *bytes : 0;
+        float* dx = b.alias == 1 ? const_cast<float*>(dy) : b.alias == 2 ? const_cast<float*>(x) : o;
+        const cudaError_t e1 = warpkit::rowLayerNormBackward(dy, x, a, mean, rstd, dx, o + 64, o + 128, b.rows, b.cols,
+                                                             b.lddy, b.ldx, b.lddx, ws, bytes);
+        cudaError_t e2 = cudaErrorInvalidValue;
+        if (!(b.nulls & 4)) // RMSNorm has no mean
+            e2 = warpkit::rowRmsNormBackward(dy, x, a, rstd, dx, o + 64, b.rows, b.cols, b.lddy, b.ldx, b.lddx, ws,
+                                             bytes);
+        cr_expect(e1 == cudaErrorInvalidValue && e2 == cudaErrorInvalidValue, "%s: got %s / %s", b.what,
+                  cudaGetErrorString(e1), cudaGetErrorString(e2));
+        cr_expect(!bytes || *bytes == keep, "%s: workspaceBytes changed", b.what);
+        cr_expect(warpkit::rowLayerNormBackward(dy, x, a, mean, rstd, dx, o + 64, o + 128, b.rows, b.cols, b.lddy,
+                                                b.ldx, b.lddx, nullptr, bytes) == cudaErrorInvalidValue ||
+                      b.bytes == &small,
+                  "%s: the size query accepted it", b.what);
+    }
+    // cols = 0: nothing to write (null pointers too), no workspace.
+    size_t zero = 5;
+    cr_expect(warpkit::rowLayerNormBackward<float>(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                                                   nullptr, 4, 0, nullptr, &zero) == cudaSuccess &&
+                  zero == 0,
+              "cols 0 query: success, 0 bytes");
+    cr_expect(warpkit::rowLayerNormBackward(a, a, a, a, a, o, o + 64, o + 128, 4, 0, ws, &big) == cudaSuccess,
+              "cols 0: no-op");
+    cr_expect(warpkit::rowRmsNormBackward(a, a, a, a, o, o + 64, 4, 0, ws, &big) == cudaSuccess, "cols 0: no-op");
+    WK_LAUNCHED();
+    wk_download(got.data(), o, n);
+    cr_expect(memcmp(got.data(), poison.data(), n * sizeof(float)) == 0, "a rejected call or cols 0 wrote an output");
+    // rows = 0: dw and db are zeros (an empty sum), dx untouched; no workspace.
+    WK_CUDA(warpkit::rowLayerNormBackward<float>(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                                                 0, 8, nullptr, &zero));
+    cr_expect(zero == 0, "rows 0: no workspace");
+    WK_CUDA(warpkit::rowLayerNormBackward<float>(nullptr, nullptr, nullptr, nullptr, nullptr, o, o + 64, o + 128, 0, 8,
+                                                 ws, &zero));
+    WK_CUDA(warpkit::rowRmsNormBackward<float>(nullptr, nullptr, nullptr, nullptr, nullptr, o + 192, 0, 8, ws, &zero));
+    WK_LAUNCHED();
+    wk_download(got.data(), o, n);
+    for (int i = 0; i < 8; ++i)
+        cr_expect(got[64 + i] == 0.0f && got[128 + i] == 0.0f && got[192 + i] == 0.0f, "rows 0: dw, db zeros");
+    cr_expect(memcmp(got.data(), poison.data(), 64 * sizeof(float)) == 0, "rows 0 wrote dx");
+    cudaFree(a), cudaFree(o), cudaFree(ws);
+}
+
+/// The plan depends on (rows, cols) alone: pinned here (N1-N3, docs/tuning.md).
+Test(device_norm_backward, plan) {
+    using warpkit::detail::normBackwardPlan;
+    struct Want {
+        long long rows;
+        int cols, group, threads, parts;
+    };
+    const Want wants[] = {
+        {1, 1, 32, 256, 1},           {9, 512, 64, 256, 3},           {100000, 512, 64, 256, 512},
+        {100000, 513, 128, 256, 512}, {16384, 768, 128, 256, 512},    {1000, 2048, 256, 256, 512},
+        {7, 4096, 512, 512, 7},       {16384, 8192, 1024, 1024, 512}, {5, 8193, 0, 512, 5},
+        {100000, 65537, 0, 512, 512}, {0, 768, 128, 256, 1},
+    };
+    for (const Want& w : wants) {
+        const warpkit::detail::NormBackwardPlan p = normBackwardPlan(w.rows, w.cols);
+        cr_expect(p.group == w.group && p.threads == w.threads && p.parts == w.parts,
+                  "plan(%lld, %d) = {%d, %d, %d}, want {%d, %d, %d}", w.rows, w.cols, p.group, p.threads, p.parts,
+                  w.group, w.threads, w.parts);
+    }
+}
