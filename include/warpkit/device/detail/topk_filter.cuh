@@ -33,7 +33,9 @@ namespace detail {
 constexpr int kTopKFilterWarps = kTopKThreads / 32;
 constexpr int kTopKFilterCap = 2 * kTopKFilterMaxK; // keys a warp's buffer holds
 constexpr int kTopKFilterLoads = 4;                 // 16-byte loads in flight a lane
-constexpr int kTopKFilterBlocksPerSm = 3;           // occupancy the kernel is built for (80 registers)
+// Blocks an SM the kernel is built for: 3 (80 registers); 2 before sm_80, whose 16-bit conversions
+// need more registers.
+constexpr int kTopKFilterBlocksPerSm = WARPKIT_ARCH == 0 || WARPKIT_ARCH >= 800 ? 3 : 2;
 
 /// A warp's buffer and its radix-select histogram.
 struct TopKWarpBuffer {

@@ -21,10 +21,11 @@
 //   S1  the streamed select: rows >= 2 x SMs, or no workspace, or T4: one block a row
 //   S2  the streamed select otherwise: slices = min(2 x SMs / rows, tiles in the level, level / (4 k)),
 //       per level (one launch a level)
-//   S3  the filter (T1, T2): slices = min(3 x SMs / rows, cols / max(4096, 16 k)), at least 1 (1 without
-//       a workspace), in ONE launch: each slice leaves its k best in the workspace and the block that
-//       finishes a row's last slice merges them (rows x slices x k keys and rows counters, zeroed by
-//       the call)
+//   S3  the filter (T1, T2), 3 blocks resident an SM: the fewest slices a row (at most cols / max(4096,
+//       16 k)) whose rows x slices items fill the resident blocks' last wave to 90 % (else the best
+//       fill); 1 without a workspace. ONE launch: each slice leaves its k best in the workspace and
+//       the block that finishes a row's last slice merges them (rows x slices x k keys and a counter
+//       a row, zeroed by the call). 1 row of 262144: 64 slices; 64 rows: 6; 512 rows: 3; 4096: 1
 #pragma once
 
 namespace warpkit {
@@ -66,11 +67,12 @@ struct TopKSplitRule {
     int blocksPerSm;  // S2, S3: blocks to aim for
     int kFactor;      // S2, S3: a slice holds at least kFactor x k elements
     int minSlice;     // S2, S3: a slice holds at least minSlice elements
+    int fillPct;      // S3: the last wave of items fills at least this share of the resident blocks
 };
 constexpr TopKSplitRule kTopKSplitRules[] = {
-    {"S1", 2, 0, 0, 0},
-    {"S2", 0, 2, 4, kTopKTile},
-    {"S3", 0, 3, 16, 4096},
+    {"S1", 2, 0, 0, 0, 0},
+    {"S2", 0, 2, 4, kTopKTile, 0},
+    {"S3", 0, 3, 16, 4096, 90},
 };
 
 /// rowTopK's plan for one call.
@@ -98,6 +100,21 @@ inline int topkSlices(const TopKSplitRule& r, long long rows, long long len, int
     s = s < byTile ? s : byTile;
     s = s < byK ? s : byK;
     return s > 1 ? (int)s : 1;
+}
+
+/// S3's slices a row: the fewest (1 .. cols / max(minSlice, kFactor x k)) whose items fill the last
+/// wave of resident blocks to fillPct, else those that fill it best.
+inline int topkFillSlices(const TopKSplitRule& r, long long rows, int cols, int k, int sms) {
+    const long long resident = (long long)r.blocksPerSm * sms;
+    const long long minLen = r.minSlice > (long long)r.kFactor * k ? r.minSlice : (long long)r.kFactor * k;
+    const long long most = cols / minLen < resident ? cols / minLen : resident;
+    long long best = 1, bestFill = 0; // fill in percent x 1000 (integers: the same answer on every host)
+    for (long long s = 1; s <= most || s == 1; ++s) {
+        const long long items = rows * s, fill = items * 100000 / (topkCeilDiv(items, resident) * resident);
+        if (fill > bestFill) best = s, bestFill = fill;
+        if (fill >= r.fillPct * 1000LL) break;
+    }
+    return (int)best;
 }
 
 /// The plan of rowTopK over rows x cols for k (1 <= k <= cols), on a device of `sms` SMs;
@@ -129,11 +146,8 @@ inline TopKPlan topkPlan(long long rows, int cols, int k, int sms, bool workspac
     }
     if (p.kernel == TopKFilter) { // S3: one launch, the last block of a row merges its slices
         const TopKSplitRule& r = kTopKSplitRules[2];
-        const long long minLen = r.minSlice > (long long)r.kFactor * k ? r.minSlice : (long long)r.kFactor * k;
-        long long s = topkCeilDiv((long long)r.blocksPerSm * sms, rows);
-        s = s < cols / minLen ? s : cols / minLen;
         p.splitRule = r.id;
-        p.slices[0] = workspace && s > 1 ? (int)s : 1;
+        p.slices[0] = workspace ? topkFillSlices(r, rows, cols, k, sms) : 1;
         if (p.slices[0] > 1) p.workspaceBytes = (size_t)rows * (size_t)p.slices[0] * (size_t)k * 8 + (size_t)rows * 4;
         return p;
     }
