@@ -33,9 +33,9 @@ namespace detail {
 constexpr int kTopKFilterWarps = kTopKThreads / 32;
 constexpr int kTopKFilterCap = 2 * kTopKFilterMaxK; // keys a warp's buffer holds
 constexpr int kTopKFilterLoads = 4;                 // 16-byte loads in flight a lane
-// Blocks an SM the kernel is built for: 3 (80 registers); 2 before sm_80, whose 16-bit conversions
-// need more registers.
-constexpr int kTopKFilterBlocksPerSm = WARPKIT_ARCH == 0 || WARPKIT_ARCH >= 800 ? 3 : 2;
+// Blocks an SM the kernel is built for: 3 on sm_90 (80 registers); 2 before, where the 16-bit kernel
+// needs more registers (it spills at 80 on sm_75 and sm_80).
+constexpr int kTopKFilterBlocksPerSm = WARPKIT_ARCH == 0 || WARPKIT_ARCH >= 900 ? 3 : 2;
 
 /// A warp's buffer and its radix-select histogram.
 struct TopKWarpBuffer {
