@@ -5,7 +5,8 @@
 // values by lowest column. The answer is unique, so indices are compared exactly and values bit for bit (against
 // x at the reference's column). Outputs are poisoned first. Every case runs both forms (with a
 // workspace, which splits few rows over blocks, and without one, one block a row) and checks that
-// they give the same bits.
+// they give the same bits, then the workspace form again on the same workspace (its counters must be
+// ready for a second call).
 #include "../common.cuh"
 #include "../topk_reference.cuh"
 #include <warpkit/device/topk.cuh>
@@ -16,8 +17,9 @@
 namespace {
 
 /// Data patterns of a row.
-enum Pattern { Random, Ties, Ascending, Descending, AllEqual, Specials, RoundEqual, kPatterns };
-const char* kPatternName[] = {"random", "ties", "ascending", "descending", "all-equal", "NaN/inf/-0", "round-equal"};
+enum Pattern { Random, Ties, Ascending, Descending, AllEqual, Specials, AllNaN, RoundEqual, kPatterns };
+const char* kPatternName[] = {"random",    "ties",       "ascending", "descending",
+                              "all-equal", "NaN/inf/-0", "all-NaN",   "round-equal"};
 
 template <typename T> double genValue(wk_rng* r, Pattern p, long long c, int cols) {
     switch (p) {
@@ -41,6 +43,8 @@ template <typename T> double genValue(wk_rng* r, Pattern p, long long c, int col
         if (u == 5) return 0.0;
         return (double)wk_int(r, -5, 5);
     }
+    case AllNaN:
+        return c % 3 == 0 ? -NAN : NAN;
     default:
         return 1.0 + wk_uniform(r, 0.0, 1.0) * 1e-4; // distinct doubles, equal once rounded to 16 bits
     }
@@ -76,12 +80,21 @@ template <typename T, typename Idx> void runCase(wk_rng* rng, Shape s, int off, 
     WK_CUDA(warpkit::rowTopK(dx + off, v1, i1, s.rows, s.cols, s.k, largest, ld, ws, &bytes));
     WK_CUDA(warpkit::rowTopK(dx + off, v2, i2, s.rows, s.cols, s.k, largest, ld));
     WK_LAUNCHED();
-    std::vector<T> g1(outN), g2(outN);
-    std::vector<Idx> j1(outN), j2(outN);
+    std::vector<T> g1(outN), g2(outN), g3(outN);
+    std::vector<Idx> j1(outN), j2(outN), j3(outN);
     wk_download(g1.data(), v1, outN);
     wk_download(g2.data(), v2, outN);
     wk_download(j1.data(), i1, outN);
     wk_download(j2.data(), i2, outN);
+    wk_poison(v1, outN);
+    wk_poison(i1, outN);
+    WK_CUDA(warpkit::rowTopK(dx + off, v1, i1, s.rows, s.cols, s.k, largest, ld, ws, &bytes)); // the same workspace
+    WK_LAUNCHED();
+    wk_download(g3.data(), v1, outN);
+    wk_download(j3.data(), i1, outN);
+    cr_assert(memcmp(g3.data(), g1.data(), outN * sizeof(T)) == 0 && j3 == j1,
+              "%s rows=%lld cols=%d k=%d: a second call on the same workspace gave other bits", wk_type_name<T>(),
+              s.rows, s.cols, s.k);
     std::vector<int> order(s.cols);
     for (long long r = 0; r < s.rows; ++r) {
         const T* row = h.data() + off + r * ld;
@@ -111,11 +124,36 @@ template <typename T, typename Idx> void runCase(wk_rng* rng, Shape s, int off, 
 template <typename T, typename Idx> void sweep(unsigned seed) {
     wk_rng rng = wk_rng_make(seed);
     const bool q = wk_quick();
-    std::vector<Shape> shapes = {{0, 5, 1},      {1, 1, 1},        {1, 7, 7},        {3, 33, 1},      {3, 33, 5},
-                                 {2, 1000, 50},  {5, 4097, 256},   {1, 4097, 257},   {1, 50257, 8},   {2, 50257, 50},
-                                 {1, 50257, 1},  {1, 131073, 256}, {1, 32000, 1024}, {1, 9000, 2048}, {67, 999, 8},
-                                 {300, 257, 1},  {300, 300, 300},  {7, 2048, 2048},  {1, 9000, 5000}, {3, 5000, 5000},
-                                 {2, 4097, 2049}}; // the last three: passes of 2048 (T4)
+    std::vector<Shape> shapes = {{0, 5, 1},
+                                 {1, 1, 1},
+                                 {1, 7, 7},
+                                 {3, 33, 1},
+                                 {3, 33, 5},
+                                 {2, 1000, 50},
+                                 {5, 4097, 256},
+                                 {1, 4097, 257},
+                                 {1, 50257, 8},
+                                 {2, 50257, 50},
+                                 {1, 50257, 1},
+                                 {1, 131073, 256},
+                                 {1, 32000, 1024},
+                                 {1, 9000, 2048},
+                                 {67, 999, 8},
+                                 {300, 257, 1},
+                                 {300, 300, 300},
+                                 {7, 2048, 2048},
+                                 {1, 9000, 5000},
+                                 {3, 5000, 5000},
+                                 {2, 4097, 2049}, // the three before: passes of 2048 (T4)
+                                 // the filter (k <= 256): a slice's head and tail, many slices a row in one
+                                 // launch, k at the largest the filter takes, rows of one and several slices
+                                 {3, 1025, 256},
+                                 {1, 65539, 255},
+                                 {1, 262147, 256},
+                                 {2, 200003, 1},
+                                 {9, 70001, 200},
+                                 {700, 4500, 3},
+                                 {600, 5003, 1}};
     if (!q) {
         shapes.push_back({1, 262144, 256});
         shapes.push_back({290, 5000, 100});

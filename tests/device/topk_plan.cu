@@ -4,7 +4,9 @@
 // with and without a workspace, and compares the text with tests/device/topk_plan.golden, so that
 // a change to the planner that changes a plan shows up here, line by line. It also fails when a
 // plan is one the kernels cannot run: a kernel rule whose kernel is not compiled (runK other than
-// 1 and 8), k above runK x threads, a level that does not shrink, a last level with several slices.
+// 8 for the streamed select), k above runK x threads or above the filter's kTopKFilterMaxK, a level
+// that does not shrink, a last level with several slices (but the filter's one launch, S3, whose
+// workspace must then hold the slices' candidates and the rows' counters).
 //
 // Regenerate (only when a plan is meant to change, and say so in the commit):
 //   WARPKIT_GOLDEN_WRITE=1 build/tests/device/topk_plan   (run from the repository root)
@@ -27,8 +29,8 @@ const Profile kProfiles[] = {{"h100", 132}, {"a100", 108}, {"small", 2}};
 /// The kernels rowTopK compiles for a level: true when plan p's level i has one.
 bool compiled(const TopKPlan& p, int i) {
     if (p.kernel == TopKWarp) return i == 0 && p.warpK >= 1 && p.warpK <= 32 && (p.warpK & (p.warpK - 1)) == 0;
-    if (i == 0 && p.kernel == TopKArgMax) return true;
-    return p.runK == 1 || p.runK == 8;
+    if (p.kernel == TopKFilter) return i == 0 && p.levels == 1;
+    return p.runK == 8;
 }
 
 void checkPlan(const TopKPlan& p, long long rows, int cols, int k, const char* where) {
@@ -37,8 +39,9 @@ void checkPlan(const TopKPlan& p, long long rows, int cols, int k, const char* w
     for (int i = 0; i < p.levels; ++i) {
         cr_expect(compiled(p, i), "%s rows=%lld cols=%d k=%d level %d: no compiled kernel (runK %d)", where, rows, cols,
                   k, i, p.runK);
-        cr_expect(p.kernel == TopKArgMax ||
-                      (p.kernel == TopKWarp ? cols <= 32 * p.warpK : p.chunkK <= p.runK * kTopKThreads),
+        cr_expect(p.kernel == TopKFilter
+                      ? k <= kTopKFilterMaxK
+                      : (p.kernel == TopKWarp ? cols <= 32 * p.warpK : p.chunkK <= p.runK * kTopKThreads),
                   "%s cols=%d k=%d: above runK %d / warpK %d", where, cols, k, p.runK, p.warpK);
         if (i + 1 < p.levels) {
             cr_expect(p.slices[i] > 1 && p.len[i + 1] == (long long)p.slices[i] * p.chunkK && p.len[i + 1] < p.len[i],
@@ -47,7 +50,14 @@ void checkPlan(const TopKPlan& p, long long rows, int cols, int k, const char* w
             cr_expect(p.len[i] / p.slices[i] >= p.chunkK, "%s level %d: a slice shorter than k", where, i);
         }
     }
-    cr_expect(p.slices[p.levels - 1] == 1, "%s: the last level has %d slices", where, p.slices[p.levels - 1]);
+    if (p.kernel == TopKFilter) {
+        const size_t want = p.slices[0] > 1 ? (size_t)rows * p.slices[0] * k * 8 + (size_t)rows * 4 : 0;
+        cr_expect(p.workspaceBytes == want, "%s rows=%lld cols=%d k=%d: filter workspace %zu, want %zu", where, rows,
+                  cols, k, p.workspaceBytes, want);
+        cr_expect(p.slices[0] == 1 || cols / p.slices[0] >= 4096, "%s cols=%d: %d slices", where, cols, p.slices[0]);
+    } else {
+        cr_expect(p.slices[p.levels - 1] == 1, "%s: the last level has %d slices", where, p.slices[p.levels - 1]);
+    }
     cr_expect(p.levels == 1 || p.workspaceBytes > 0, "%s: levels without a workspace", where);
     cr_expect(p.kernel == TopKWarp || ((long long)p.chunks * p.chunkK >= k && (long long)(p.chunks - 1) * p.chunkK < k),
               "%s k=%d: %d passes of %d", where, k, p.chunks, p.chunkK);

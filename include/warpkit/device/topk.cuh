@@ -32,22 +32,22 @@
 // cudaErrorInvalidValue, and nothing is launched or written. Host caches are per device and
 // thread-safe.
 //
-// How it works: device/detail/topk_plan.cuh (rules W1, T1-T3, S1-S2), topk_kernels.cuh and
-// topk_sample.cuh (rowSample's draw from rowTopK's candidates).
+// How it works: device/detail/topk_plan.cuh (rules W1, T1-T4, S1-S3), topk_filter.cuh (k <= 256),
+// topk_kernels.cuh and topk_sample.cuh (rowSample's draw from rowTopK's candidates).
 #pragma once
 
 #include "../detail/host.cuh"
+#include "detail/topk_filter.cuh"
 #include "detail/topk_kernels.cuh"
 #include "detail/topk_sample.cuh"
 
 namespace warpkit {
 namespace detail {
 
-/// Launches level `lv` of plan p with the kernel of its rule (level 0 reads x).
+/// Launches level `lv` of a plan of the streamed select (T3, T4; level 0 reads x).
 template <typename T, bool FromX>
-inline cudaError_t topkLaunch(const TopKPlan& p, const TopKRows<T>& io, const TopKLevel& lv, cudaStream_t stream) {
-    void (*kernel)(TopKRows<T>, TopKLevel) = topkArgMaxKernel<T, FromX>;
-    if (p.kernel == TopKStream) kernel = p.runK == 1 ? topkStreamKernel<T, FromX, 1> : topkStreamKernel<T, FromX, 8>;
+inline cudaError_t topkLaunch(const TopKRows<T>& io, const TopKLevel& lv, cudaStream_t stream) {
+    void (*kernel)(TopKRows<T>, TopKLevel) = topkStreamKernel<T, FromX, 8>;
     int blocks = 1;
     WARPKIT_TRY(gridBlocks(kernel, kTopKThreads, lv.rows * lv.slices, 1, 1LL << 30, &blocks));
     return launchKernel(kernel, blocks, kTopKThreads, stream, io, lv);
@@ -65,6 +65,22 @@ template <typename T> inline cudaError_t topkLaunchWarp(int warpK, const TopKRow
     int blocks = 1;
     WARPKIT_TRY(gridBlocks(kernel, kTopKWarpRows * 32, rows, kTopKWarpRows, 1LL << 30, &blocks));
     return launchKernel(kernel, blocks, kTopKWarpRows * 32, stream, io, rows, cols, k);
+}
+
+/// Launches the filter kernel of rules T1 / T2 over p.slices[0] slices a row (S3). With several, ws
+/// (16-byte aligned) holds the slices' candidates, then a counter a row, zeroed here first.
+template <typename T> inline cudaError_t topkLaunchFilter(const TopKPlan& p, const TopKRows<T>& io, long long rows,
+                                                          int cols, int k, char* ws, cudaStream_t stream) {
+    const int slices = p.slices[0];
+    unsigned long long* cand = slices > 1 ? reinterpret_cast<unsigned long long*>(ws) : nullptr;
+    unsigned* done = slices > 1 ? reinterpret_cast<unsigned*>(cand + rows * slices * k) : nullptr;
+    if (done) WARPKIT_TRY(cudaMemsetAsync(done, 0, (size_t)rows * sizeof(unsigned), stream));
+    long long seg = (cols + slices - 1) / slices;
+    seg = slices > 1 ? (seg + 63) / 64 * 64 : seg; // slices start 16-byte aligned when the row does
+    const TopKLevel lv = {rows, cols, slices, seg, cols, k, k, nullptr, cand, done};
+    int blocks = 1;
+    WARPKIT_TRY(gridBlocks(topkFilterKernel<T>, kTopKThreads, rows * slices, 1, 1LL << 30, &blocks));
+    return launchKernel(topkFilterKernel<T>, blocks, kTopKThreads, stream, io, lv);
 }
 
 /// Plans and runs rowTopK's levels for io over rows x cols, k (the arguments checked: argsOk) with
@@ -98,6 +114,7 @@ template <typename T> inline cudaError_t topkRun(const TopKRows<T>& io, long lon
         buf[1] = buf[0] + rows * p.len[1]; // buffer 0's largest user is level 0 (rows x len[1] keys)
     }
     if (p.kernel == TopKWarp) return topkLaunchWarp(p.warpK, io, rows, cols, k, stream);
+    if (p.kernel == TopKFilter) return topkLaunchFilter(p, io, rows, cols, k, base + extra, stream);
     for (int i = 0; i < p.levels; ++i) {
         const bool last = i + 1 == p.levels;
         const TopKLevel lv = {rows,
@@ -108,10 +125,9 @@ template <typename T> inline cudaError_t topkRun(const TopKRows<T>& io, long lon
                               k,
                               p.chunkK,
                               i ? buf[(i - 1) & 1] : nullptr,
-                              last ? nullptr : buf[i & 1]};
-        TopKPlan q = p;
-        if (i) q.kernel = TopKStream; // later levels always merge candidates with the streamed select
-        const cudaError_t e = i ? topkLaunch<T, false>(q, io, lv, stream) : topkLaunch<T, true>(q, io, lv, stream);
+                              last ? nullptr : buf[i & 1],
+                              nullptr};
+        const cudaError_t e = i ? topkLaunch<T, false>(io, lv, stream) : topkLaunch<T, true>(io, lv, stream);
         if (e != cudaSuccess) return e;
     }
     return cudaSuccess;

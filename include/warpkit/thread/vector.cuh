@@ -24,6 +24,8 @@
 //   LoadDefault     ld.global: cached in L1 and L2
 //   LoadReadOnly    ld.global.nc: the read-only path; only for data no thread writes during the kernel
 //   LoadStreaming   ld.global.cs: evict-first, for data read once
+//   LoadL2Only      ld.global.cg: cached in L2, not L1: data read once, or written by other blocks of
+//                   the running kernel (after their __threadfence), which a stale L1 line could hide
 //   StoreDefault    st.global
 //   StoreStreaming  st.global.cs: evict-first, for data not read again soon
 #pragma once
@@ -36,7 +38,7 @@ namespace warpkit {
 template <typename T> WARPKIT_HD constexpr int vectorElems() { return (int)(16 / sizeof(T)); }
 
 /// Cache hints for loads (see the header comment).
-enum LoadHint { LoadDefault = 0, LoadReadOnly = 1, LoadStreaming = 2 };
+enum LoadHint { LoadDefault = 0, LoadReadOnly = 1, LoadStreaming = 2, LoadL2Only = 3 };
 /// Cache hints for stores (see the header comment).
 enum StoreHint { StoreDefault = 0, StoreStreaming = 1 };
 
@@ -62,6 +64,7 @@ template <> struct RawWord<16> { using type = uint4; };
 template <int Hint, typename W> WARPKIT_DEVICE W loadWord(const W* p) {
     if constexpr (Hint == LoadReadOnly) return __ldg(p);
     else if constexpr (Hint == LoadStreaming) return __ldcs(p);
+    else if constexpr (Hint == LoadL2Only) return __ldcg(p);
     else return *p;
 }
 template <int Hint, typename W> WARPKIT_DEVICE void storeWord(W* p, W w) {

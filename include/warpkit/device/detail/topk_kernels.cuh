@@ -1,5 +1,6 @@
-// warpkit/device/detail/topk_kernels.cuh: the kernels of rowTopK's levels (topk_plan.cuh).
-// Internal: include warpkit/device/topk.cuh.
+// warpkit/device/detail/topk_kernels.cuh: the kernels of rules W1 and T3 / T4 and the pieces every
+// rowTopK kernel shares (work items, outputs, the mask); T1 / T2: topk_filter.cuh. Internal: include
+// warpkit/device/topk.cuh.
 //
 // Work items. A level has rows x slices items; item (row, slice) takes elements [lo, hi) of its row's
 // input (the row of x at level 0, else its candidates), lo = slice x seg, seg = ceil(len / slices).
@@ -49,6 +50,7 @@ struct TopKLevel {
     int chunkK;                    // ranks a pass (T4: passes of kTopKMaxK; else k)
     const unsigned long long* cin; // candidates in (rows x len), null at level 0
     unsigned long long* cout;      // candidates out (rows x slices x k), null at the last level
+    unsigned* done;                // S3: slices of each row finished (zero at the launch), else null
 };
 
 /// A work item: (row, slice). Blocks step through items grid-stride with 32-bit divisions only
@@ -139,40 +141,7 @@ template <typename T, int K> __global__ void __launch_bounds__(kTopKWarpRows * 3
     }
 }
 
-/// Level kernel of rule T1 (k = 1): each thread keeps the largest packed key of its share, 4 loads
-/// in flight; the block's maximum is the item's one candidate or the row's output.
-template <typename T, bool FromX> __global__ void __launch_bounds__(kTopKThreads)
-    topkArgMaxKernel(TopKRows<T> io, TopKLevel lv) {
-    const int t = (int)threadIdx.x;
-    for (TopKItem it = topkFirstItem(lv); it.row < lv.rows; topkNextItem(lv, it)) {
-        const long long row = it.row, item = row * lv.slices + it.slice;
-        const long long lo = it.slice * lv.seg, hi = lo + lv.seg < lv.len ? lo + lv.seg : lv.len;
-        unsigned long long best = kTopKEmpty;
-        long long i = lo + t;
-        for (; i + 3 * kTopKThreads < hi; i += 4 * kTopKThreads) {
-            unsigned long long key[4];
-#pragma unroll
-            for (int j = 0; j < 4; ++j) key[j] = topkInputKey<FromX>(io, lv, row, i + j * kTopKThreads);
-#pragma unroll
-            for (int j = 0; j < 4; ++j) best = key[j] > best ? key[j] : best;
-        }
-        for (; i < hi; i += kTopKThreads) {
-            const unsigned long long key = topkInputKey<FromX>(io, lv, row, i);
-            best = key > best ? key : best;
-        }
-        if (io.masked && !lv.cout) {
-            topkMaskRow(io, lv.cols, row, blockReduceMax<kTopKThreads>(best));
-            continue;
-        }
-        best = blockReduceMaxToThread0<kTopKThreads>(best);
-        if (t == 0) {
-            if (lv.cout) lv.cout[item] = best;
-            else topkWriteOutput(io, 1, row, 0, best);
-        }
-    }
-}
-
-/// Level kernel of rules T2 / T3 / T4 (a pass ranks at most RunK x kTopKThreads): see the header
+/// Level kernel of rules T3 / T4 (a pass ranks at most RunK x kTopKThreads): see the header
 /// comment. At the last level of a row (one block a row), passes of lv.chunkK ranks follow each
 /// other (T4), each below the smallest key of the one before.
 template <typename T, bool FromX, int RunK> __global__ void __launch_bounds__(kTopKThreads, 1)

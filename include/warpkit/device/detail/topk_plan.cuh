@@ -12,26 +12,35 @@
 // that matches):
 //   W1  cols <= 1024    a warp a row: the row's packed keys sorted by warpBitonicSort (K = the next
 //                       power of two of cols / 32 a lane), 8 rows a block, any k; never split
-//   T1  k = 1           a max reduction of packed keys (4 loads in flight a thread)
-//   T2  k <= 256        the streamed block select, one running key a thread (256 threads)
-//   T3  k <= 2048       the same, eight running keys a thread
+//   T1  k = 1           the threshold filter (topk_filter.cuh): one raw compare an element, survivors
+//                       to a per-warp buffer, the warps' k best merged once a slice
+//   T2  k <= 256        the same kernel
+//   T3  k <= 2048       the streamed block select, eight running keys a thread (256 threads)
 //   T4  k > 2048        T3 in passes of 2048 ranks inside one block a row (S1): pass c takes the best
 //                       keys below the last key of pass c - 1; ceil(k / 2048) reads of the row
-//   S1  rows >= 2 x SMs, or no workspace, or T4: one block a row
-//   S2  otherwise: slices = min(2 x SMs / rows, tiles in the level, level / (4 k)), per level
+//   S1  the streamed select: rows >= 2 x SMs, or no workspace, or T4: one block a row
+//   S2  the streamed select otherwise: slices = min(2 x SMs / rows, tiles in the level, level / (4 k)),
+//       per level (one launch a level)
+//   S3  the filter (T1, T2), 3 blocks resident an SM: the fewest slices a row (at most cols / max(4096,
+//       16 k)) whose rows x slices items fill the resident blocks' last wave to 90 % (else the best
+//       fill); 1 without a workspace. ONE launch: each slice leaves its k best in the workspace and
+//       the block that finishes a row's last slice merges them (rows x slices x k keys and a counter
+//       a row, zeroed by the call). 1 row of 262144: 64 slices; 64 rows: 6; 512 rows: 3; 4096: 1
 #pragma once
 
 namespace warpkit {
 namespace detail {
 
-constexpr int kTopKThreads = 256;                        // threads a block, every kernel
+constexpr int kTopKThreads = 256;                        // threads a block, every kernel but W1
 constexpr int kTopKPerThread = 16;                       // keys a thread loads per tile
 constexpr int kTopKTile = kTopKThreads * kTopKPerThread; // elements a tile
 constexpr int kTopKMaxLevels = 16;
 
 constexpr int kTopKWarpRows = 8; // rows a block of the warp kernel (W1)
 
-enum TopKKernel { TopKArgMax = 0, TopKStream = 1, TopKWarp = 2 };
+constexpr int kTopKFilterMaxK = 256; // k of the filter kernel (T1, T2): at most one kept key a thread
+
+enum TopKKernel { TopKFilter = 0, TopKStream = 1, TopKWarp = 2 };
 
 /// A kernel rule: cols <= maxCols and k <= maxK take `kernel` with `runK` running keys a thread
 /// (k <= runK x threads; the warp kernel's keys a lane follow from cols instead).
@@ -43,24 +52,27 @@ struct TopKKernelRule {
 };
 constexpr TopKKernelRule kTopKKernelRules[] = {
     {"W1", 1024, 1024, TopKWarp, 0},
-    {"T1", 0x7fffffff, 1, TopKArgMax, 1},
-    {"T2", 0x7fffffff, 256, TopKStream, 1},
+    {"T1", 0x7fffffff, 1, TopKFilter, 0},
+    {"T2", 0x7fffffff, kTopKFilterMaxK, TopKFilter, 0},
     {"T3", 0x7fffffff, 2048, TopKStream, 8},
     {"T4", 0x7fffffff, 0x7fffffff, TopKStream, 8},
 };
 constexpr int kTopKMaxK = 2048; // ranks a pass of the streamed select (T3); T4 makes passes of it
 
 /// A split rule: one block a row when rows >= minRowsPerSm x SMs (or without a workspace), else
-/// blocksPerSm x SMs blocks over the rows, each slice at least a tile and kFactor x k long.
+/// blocksPerSm x SMs blocks over the rows, each slice at least minSlice and kFactor x k long.
 struct TopKSplitRule {
     const char* id;
     int minRowsPerSm; // S1: rows at which one block a row fills the GPU
-    int blocksPerSm;  // S2: blocks to aim for
-    int kFactor;      // S2: a slice holds at least kFactor x k elements (each level shrinks kFactor-fold)
+    int blocksPerSm;  // S2, S3: blocks to aim for
+    int kFactor;      // S2, S3: a slice holds at least kFactor x k elements
+    int minSlice;     // S2, S3: a slice holds at least minSlice elements
+    int fillPct;      // S3: the last wave of items fills at least this share of the resident blocks
 };
 constexpr TopKSplitRule kTopKSplitRules[] = {
-    {"S1", 2, 0, 0},
-    {"S2", 0, 2, 4},
+    {"S1", 2, 0, 0, 0, 0},
+    {"S2", 0, 2, 4, kTopKTile, 0},
+    {"S3", 0, 3, 16, 4096, 90},
 };
 
 /// rowTopK's plan for one call.
@@ -68,14 +80,15 @@ struct TopKPlan {
     const char* kernelRule; // id of the kernel rule ("" when k is not supported)
     const char* splitRule;  // id of the split rule
     TopKKernel kernel;      // level 0's kernel (later levels: the streamed select)
-    int runK;               // running keys a thread (streamed select)
+    int runK;               // running keys a thread (streamed select; 0 for the others)
     int warpK;              // keys a lane (warp kernel): the next power of two of cols / 32
     int chunks;             // passes of at most kTopKMaxK ranks (T4: more than one)
     int chunkK;             // ranks a pass: min(k, kTopKMaxK)
     int levels;             // launches
     int slices[kTopKMaxLevels];
     long long len[kTopKMaxLevels]; // elements a row at each level's input
-    size_t workspaceBytes;         // two candidate buffers (levels alternate between them); 0 for one level
+    size_t workspaceBytes;         // S2: two candidate buffers (levels alternate between them); S3: the slices'
+                                   // candidates and a counter a row; 0 for one slice a row
 };
 
 inline long long topkCeilDiv(long long a, long long b) { return (a + b - 1) / b; }
@@ -83,10 +96,25 @@ inline long long topkCeilDiv(long long a, long long b) { return (a + b - 1) / b;
 /// Slices a row of `len` elements takes at one level (see the rules).
 inline int topkSlices(const TopKSplitRule& r, long long rows, long long len, int k, int sms) {
     long long s = topkCeilDiv((long long)r.blocksPerSm * sms, rows);
-    const long long byTile = topkCeilDiv(len, kTopKTile), byK = len / ((long long)r.kFactor * k);
+    const long long byTile = topkCeilDiv(len, r.minSlice), byK = len / ((long long)r.kFactor * k);
     s = s < byTile ? s : byTile;
     s = s < byK ? s : byK;
     return s > 1 ? (int)s : 1;
+}
+
+/// S3's slices a row: the fewest (1 .. cols / max(minSlice, kFactor x k)) whose items fill the last
+/// wave of resident blocks to fillPct, else those that fill it best.
+inline int topkFillSlices(const TopKSplitRule& r, long long rows, int cols, int k, int sms) {
+    const long long resident = (long long)r.blocksPerSm * sms;
+    const long long minLen = r.minSlice > (long long)r.kFactor * k ? r.minSlice : (long long)r.kFactor * k;
+    const long long most = cols / minLen < resident ? cols / minLen : resident;
+    long long best = 1, bestFill = 0; // fill in percent x 1000 (integers: the same answer on every host)
+    for (long long s = 1; s <= most || s == 1; ++s) {
+        const long long items = rows * s, fill = items * 100000 / (topkCeilDiv(items, resident) * resident);
+        if (fill > bestFill) best = s, bestFill = fill;
+        if (fill >= r.fillPct * 1000LL) break;
+    }
+    return (int)best;
 }
 
 /// The plan of rowTopK over rows x cols for k (1 <= k <= cols), on a device of `sms` SMs;
@@ -114,6 +142,13 @@ inline TopKPlan topkPlan(long long rows, int cols, int k, int sms, bool workspac
     if (p.kernel == TopKWarp) {
         p.splitRule = "-";
         for (p.warpK = 1; 32 * p.warpK < cols;) p.warpK *= 2;
+        return p;
+    }
+    if (p.kernel == TopKFilter) { // S3: one launch, the last block of a row merges its slices
+        const TopKSplitRule& r = kTopKSplitRules[2];
+        p.splitRule = r.id;
+        p.slices[0] = workspace ? topkFillSlices(r, rows, cols, k, sms) : 1;
+        if (p.slices[0] > 1) p.workspaceBytes = (size_t)rows * (size_t)p.slices[0] * (size_t)k * 8 + (size_t)rows * 4;
         return p;
     }
     if (!workspace || p.chunks > 1 || rows >= (long long)whole.minRowsPerSm * sms) {
