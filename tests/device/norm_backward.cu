@@ -9,7 +9,7 @@
 //   workspace:   the size query, 0 bytes without dw and db, too small a workspace refused.
 //   bad_args:    every bad argument returns cudaErrorInvalidValue and writes nothing; cols = 0 a
 //                no-op; rows = 0 writes zeros to dw and db.
-//   plan:        normBackwardPlan's answers pinned (no GPU needed).
+// The plan (no GPU needed) is pinned by tests/device/norm_backward_plan.cu.
 #include "../common.cuh"
 #include <warpkit/device/norm_backward.cuh>
 #include <vector>
@@ -359,25 +359,4 @@ Test(device_norm_backward, bad_args) {
         cr_expect(got[64 + i] == 0.0f && got[128 + i] == 0.0f && got[192 + i] == 0.0f, "rows 0: dw, db zeros");
     cr_expect(memcmp(got.data(), poison.data(), 64 * sizeof(float)) == 0, "rows 0 wrote dx");
     cudaFree(a), cudaFree(o), cudaFree(ws);
-}
-
-/// The plan depends on (rows, cols) alone: pinned here (N1-N3, docs/tuning.md).
-Test(device_norm_backward, plan) {
-    using warpkit::detail::normBackwardPlan;
-    struct Want {
-        long long rows;
-        int cols, group, threads, parts;
-    };
-    const Want wants[] = {
-        {1, 1, 32, 256, 1},           {9, 512, 64, 256, 3},           {100000, 512, 64, 256, 512},
-        {100000, 513, 128, 256, 512}, {16384, 768, 128, 256, 512},    {1000, 2048, 256, 256, 512},
-        {7, 4096, 512, 512, 7},       {16384, 8192, 1024, 1024, 512}, {5, 8193, 0, 512, 5},
-        {100000, 65537, 0, 512, 512}, {0, 768, 128, 256, 1},
-    };
-    for (const Want& w : wants) {
-        const warpkit::detail::NormBackwardPlan p = normBackwardPlan(w.rows, w.cols);
-        cr_expect(p.group == w.group && p.threads == w.threads && p.parts == w.parts,
-                  "plan(%lld, %d) = {%d, %d, %d}, want {%d, %d, %d}", w.rows, w.cols, p.group, p.threads, p.parts,
-                  w.group, w.threads, w.parts);
-    }
 }
