@@ -121,7 +121,7 @@ def test_fake_cuda_tensors_and_tracing():
         s = warpkit.segment_softmax(p[:, 0], off) + warpkit.segment_reduce(p[:, 1], "sum", offsets=off).sum()
         return loss, v, i, warpkit.argmax(p, -1), warpkit.sample(p, seed=3), s
 
-    with FakeTensorMode(allow_non_fake_inputs=False) as mode:
+    with FakeTensorMode(allow_non_fake_inputs=False):
         try:
             args = (torch.empty(8, 16, device="cuda"), torch.empty(16, device="cuda"), torch.empty(16, device="cuda"),
                     torch.empty(8, dtype=torch.int64, device="cuda"), torch.empty(3, dtype=torch.int64, device="cuda"))

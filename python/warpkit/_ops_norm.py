@@ -2,7 +2,7 @@
 (rowLayerNorm / rowRmsNorm, rowLayerNormBackward / rowRmsNormBackward), and the public layer_norm /
 rms_norm with torch's signatures."""
 import math
-from typing import List, Optional, Sequence, Tuple
+from typing import Optional, Tuple
 
 import torch
 
