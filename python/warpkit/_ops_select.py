@@ -130,7 +130,7 @@ def sample(logits, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0, seed=None, of
         raise ValueError(f"warpkit.sample: need 0 < top_p <= 1 and 0 <= min_p <= 1, got {top_p}, {min_p}")
     if not isinstance(top_k, int) or top_k < 0 or top_k > n or (top_k or n) > 2048:
         raise ValueError(f"warpkit.sample: top_k must be in [0, {min(n, 2048)}] with rows of {n} "
-                         "(at most 2048 candidates a row), got {top_k}")
+                         f"(at most 2048 candidates a row), got {top_k}")
     if n == 0 and logits.numel() == 0 and logits.shape[:-1].numel() > 0:
         raise RuntimeError("warpkit.sample: rows of no columns")
     if seed_offset is not None:
