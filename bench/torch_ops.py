@@ -22,22 +22,15 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _torch_timing import allow_many_shapes, start, timer  # noqa: E402
+from _torch_timing import allow_many_shapes, start_warpkit, timer  # noqa: E402
 
 
 def main():
-    out, torch = start("torch_ops")
+    out, torch, warpkit = start_warpkit("torch_ops")
     if torch is None:
         return 0
     import torch.nn.functional as F
 
-    try:
-        import warpkit
-
-        warpkit.softmax(torch.zeros(1, 1, device="cuda"))
-    except Exception as e:  # noqa: BLE001 - the package or its extension missing: a clean skip
-        print(f"torch_ops: skipped: warpkit not usable ({type(e).__name__}: {e})")
-        return 0
     full, quick = "--full" in sys.argv, "--quick" in sys.argv
     n = 1 << (24 if quick else 26)
     cols_grid = [256, 1024, 4096, 8192, 16384, 65536, 262144] if full else [1024, 8192, 65536]
