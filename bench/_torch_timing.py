@@ -34,6 +34,28 @@ def load_shim(name, out, lib):
     return ctypes.CDLL(so)
 
 
+def load_warpkit(name, torch):
+    """The warpkit package (python/, installed with its compiled extension), or None after printing
+    why the script skips."""
+    try:
+        import warpkit
+
+        warpkit.softmax(torch.zeros(1, 1, device="cuda"))
+        return warpkit
+    except Exception as e:  # noqa: BLE001 - the package or its extension missing: a clean skip
+        print(f"{name}: skipped: warpkit not usable ({type(e).__name__}: {e}); "
+              "pip install --no-build-isolation ./python")
+        return None
+
+
+def start_warpkit(name):
+    """start(name) with the warpkit package too: (out, torch, warpkit); torch is None after printing
+    why the script skips."""
+    out, torch = start(name)
+    warpkit = load_warpkit(name, torch) if torch is not None else None
+    return out, (torch if warpkit is not None else None), warpkit
+
+
 def median_ms(torch, fn, warmup=5, reps=30):
     """Median milliseconds of fn() over reps timed calls after warmup untimed ones."""
     for _ in range(warmup):

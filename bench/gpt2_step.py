@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""A GPT-2-small training step (12 layers, 768 wide, 12 heads, vocabulary 50257, batch x sequence
+8 x 1024, bf16 autocast over float32 parameters, AdamW) whose LayerNorms and loss are warpkit's
+(warpkit.layer_norm, warpkit.cross_entropy: the fused loss keeps a bf16 gradient in place of torch's
+float32 log-softmax), against the same model with torch's, each eager and under torch.compile; the
+same seed, weights and batch for every variant, 20 steps each. Prints each variant's losses, the
+median step time (steps 5 .. 20, CUDA events) and the peak memory, and the largest loss difference
+from torch eager (bf16 noise is about 1e-2).
+Usage: python3 bench/gpt2_step.py [out.csv] [--steps N]. Skips cleanly without torch, a GPU or the
+warpkit package (pip install --no-build-isolation ./python).
+Targets (issue 31): warpkit eager faster than torch eager and no slower than torch compiled (the
+compiled warpkit model is printed too); warpkit's peak memory below torch eager's."""
+import csv
+import math
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _torch_timing import start_warpkit  # noqa: E402
+
+V, D, L, H, B, T = 50257, 768, 12, 12, 8, 1024
+
+
+def build(torch, use_warpkit):
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    if use_warpkit:
+        import warpkit
+
+        ln = lambda m, x: warpkit.layer_norm(x, (D,), m.weight, m.bias, 1e-5)  # noqa: E731
+        ce = lambda logits, y: warpkit.cross_entropy(logits.view(-1, V), y.view(-1))  # noqa: E731
+    else:
+        ln = lambda m, x: F.layer_norm(x, (D,), m.weight, m.bias, 1e-5)  # noqa: E731
+        ce = lambda logits, y: F.cross_entropy(logits.view(-1, V), y.view(-1))  # noqa: E731
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln1, self.ln2 = nn.LayerNorm(D), nn.LayerNorm(D)
+            self.qkv, self.proj = nn.Linear(D, 3 * D), nn.Linear(D, D)
+            self.fc, self.out = nn.Linear(D, 4 * D), nn.Linear(4 * D, D)
+
+        def forward(self, x):
+            q, k, v = self.qkv(ln(self.ln1, x)).split(D, dim=2)
+            q, k, v = (t.view(B, T, H, D // H).transpose(1, 2) for t in (q, k, v))
+            a = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(B, T, D)
+            x = x + self.proj(a)
+            return x + self.out(F.gelu(self.fc(ln(self.ln2, x)), approximate="tanh"))
+
+    class GPT(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.wte, self.wpe = nn.Embedding(V, D), nn.Embedding(T, D)
+            self.blocks = nn.ModuleList(Block() for _ in range(L))
+            self.lnf = nn.LayerNorm(D)
+            for p in self.parameters():
+                if p.dim() == 2:
+                    nn.init.normal_(p, std=0.02)
+
+        def forward(self, idx, y):
+            x = self.wte(idx) + self.wpe(torch.arange(T, device=idx.device))
+            for blk in self.blocks:
+                x = blk(x)
+            logits = ln(self.lnf, x) @ self.wte.weight.t()  # tied head
+            return ce(logits, y)
+
+    torch.manual_seed(0)
+    return GPT().cuda()
+
+
+def run(torch, name, use_warpkit, compiled, idx, y, steps):
+    import gc
+
+    model = build(torch, use_warpkit)
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-4, weight_decay=0.0, fused=True)
+    fwd = torch.compile(model) if compiled else model
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    losses, times = [], []
+    for s in range(steps):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = fwd(idx, y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        b.record()
+        b.synchronize()
+        losses.append(float(loss))
+        times.append(a.elapsed_time(b))
+    peak = torch.cuda.max_memory_allocated() / 2**30
+    del model, opt, fwd
+    gc.collect()
+    torch.cuda.empty_cache()
+    timed = sorted(times[4:]) or sorted(times)
+    return {"variant": name, "losses": losses, "step_ms": timed[len(timed) // 2], "peak_gib": peak}
+
+
+def main():
+    out, torch, warpkit = start_warpkit("gpt2_step")
+    if torch is None:
+        return 0
+    steps = int(sys.argv[sys.argv.index("--steps") + 1]) if "--steps" in sys.argv else 20
+    g = torch.Generator(device="cuda").manual_seed(1)
+    idx = torch.randint(0, V, (B, T), device="cuda", generator=g)
+    y = torch.randint(0, V, (B, T), device="cuda", generator=g)
+    torch.backends.cuda.matmul.allow_tf32 = True
+    variants = [("torch eager", False, False), ("torch compiled", False, True), ("warpkit eager", True, False),
+                ("warpkit compiled", True, True)]
+    res = [run(torch, n, w, c, idx, y, steps) for n, w, c in variants]
+    base = res[0]
+    print(f"GPT-2 small step, {B} x {T} tokens, bf16 autocast, {steps} steps, {torch.cuda.get_device_name()}")
+    print(f"{'variant':18} {'step ms':>9} {'vs eager':>9} {'peak GiB':>9} {'max |dloss|':>12}  first / last loss")
+    for r in res:
+        d = max(abs(a - b) for a, b in zip(r["losses"], base["losses"]))
+        print(f"{r['variant']:18} {r['step_ms']:9.2f} {base['step_ms'] / r['step_ms']:8.3f}x {r['peak_gib']:9.2f} "
+              f"{d:12.4f}  {r['losses'][0]:.4f} / {r['losses'][-1]:.4f}")
+    print("losses:")
+    for r in res:
+        print(f"  {r['variant']:18} " + " ".join(f"{v:.4f}" for v in r["losses"]))
+    ok = all(all(math.isfinite(v) for v in r["losses"]) for r in res)
+    os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
+    with open(out, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["variant", "step_ms", "peak_gib"] + [f"loss{i}" for i in range(steps)])
+        for r in res:
+            w.writerow([r["variant"], f"{r['step_ms']:.3f}", f"{r['peak_gib']:.3f}"] + [f"{v:.5f}" for v in r["losses"]])
+    print(f"csv: {out}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""warpkit's torch operators (the warpkit package, python/) against torch eager and torch.compile,
+in one process, forward and forward+backward, beside a copy of the forward's bytes timed in the
+same run:
+  softmax, log_softmax   warpkit.softmax / log_softmax    vs torch.softmax / log_softmax
+  layer_norm             warpkit.layer_norm (w, b)        vs F.layer_norm
+  rms_norm               warpkit.rms_norm (w)             vs F.rms_norm
+  cross_entropy          warpkit.cross_entropy (mean)     vs F.cross_entropy (mean)
+  topk                   warpkit.topk (k = 8)             vs torch.topk
+  argmax                 warpkit.argmax (forward only)    vs torch.argmax
+Cells: rows x cols = 2^26 elements (2^24 with --quick) for cols 1024, 8192, 65536 (the row family's
+grid, 256 .. 262144, with --full), the vocabulary lengths 32000, 50257, 151936 for cross_entropy, and
+fp32 / bf16 (fp16 too with --full). Every call allocates its outputs from torch's caching allocator,
+as a model does; fwd+bwd is the forward and torch.autograd.grad of the outputs with a fixed dy.
+Columns: milliseconds (median, CUDA events, GPU spin before each start: bench/_torch_timing.py),
+speedup = min(eager, compile) / warpkit, and the copy ceiling's share (copy / warpkit, forward).
+Usage: python3 bench/torch_ops.py [out.csv] [--quick | --full]. Skips cleanly without torch, a
+GPU or the warpkit package (pip install --no-build-isolation ./python).
+Target (issue 31): speedup >= 1, or >= 0.98 where both sit at the copy ceiling."""
+import csv
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _torch_timing import allow_many_shapes, start_warpkit, timer  # noqa: E402
+
+
+def main():
+    out, torch, warpkit = start_warpkit("torch_ops")
+    if torch is None:
+        return 0
+    import torch.nn.functional as F
+
+    full, quick = "--full" in sys.argv, "--quick" in sys.argv
+    n = 1 << (24 if quick else 26)
+    cols_grid = [256, 1024, 4096, 8192, 16384, 65536, 262144] if full else [1024, 8192, 65536]
+    vocab = [32000, 50257, 151936]
+    dtypes = [torch.float32, torch.float16, torch.bfloat16] if full else [torch.float32, torch.bfloat16]
+    allow_many_shapes(torch)
+    t = timer(torch, warmup=5, reps=20 if quick else 30)
+
+    ops = {  # name: (warpkit, torch, has a backward)
+        "softmax": (lambda x: warpkit.softmax(x, -1), lambda x: torch.softmax(x, -1), True),
+        "log_softmax": (lambda x: warpkit.log_softmax(x, -1), lambda x: torch.log_softmax(x, -1), True),
+        "layer_norm": (lambda x, w, b: warpkit.layer_norm(x, (x.shape[-1],), w, b),
+                       lambda x, w, b: F.layer_norm(x, (x.shape[-1],), w, b), True),
+        "rms_norm": (lambda x, w: warpkit.rms_norm(x, (x.shape[-1],), w, 1e-6),
+                     lambda x, w: F.rms_norm(x, (x.shape[-1],), w, 1e-6), True),
+        "cross_entropy": (lambda x, y: warpkit.cross_entropy(x, y), lambda x, y: F.cross_entropy(x, y), True),
+        "topk": (lambda x: warpkit.topk(x, 8)[0], lambda x: torch.topk(x, 8)[0], True),
+        "argmax": (lambda x: warpkit.argmax(x, -1), lambda x: torch.argmax(x, -1), False),
+    }
+    rows_out = []
+    print(f"{'op':14} {'mode':8} {'dtype':9} {'rows':>8} {'cols':>7} {'warpkit':>9} {'eager':>9} {'compile':>9} "
+          f"{'speedup':>8} {'copy%':>6}")
+    for name, (wk, tf, has_bwd) in ops.items():
+        grid = vocab if name == "cross_entropy" else cols_grid
+        for dtype in dtypes:
+            for cols in grid:
+                rows = max(1, n // cols)
+                g = torch.Generator(device="cuda").manual_seed(0)
+                x = torch.randn(rows, cols, device="cuda", generator=g).to(dtype)
+                extra = []
+                if name == "layer_norm":
+                    extra = [torch.randn(cols, device="cuda").to(dtype), torch.randn(cols, device="cuda").to(dtype)]
+                elif name == "rms_norm":
+                    extra = [torch.randn(cols, device="cuda").to(dtype)]
+                elif name == "cross_entropy":
+                    extra = [torch.randint(0, cols, (rows,), device="cuda")]
+                compiled = torch.compile(tf)
+                copy_dst = torch.empty_like(x)
+                copy_ms = t(lambda: copy_dst.copy_(x))
+                for mode in ("fwd", "fwd+bwd") if has_bwd else ("fwd",):
+                    if mode == "fwd":
+                        with torch.no_grad():
+                            ms = [t(lambda f=f: f(x, *extra)) for f in (wk, tf, compiled)]
+                    else:
+                        xg = x.detach().requires_grad_()
+                        params = [p.detach().requires_grad_() for p in extra if p.is_floating_point()]
+                        ins = [xg] + params
+                        args = [xg] + (params if params else extra)
+                        y0 = tf(*args)
+                        dy = torch.randn_like(y0) if y0.dim() else torch.ones_like(y0)
+
+                        def step(f, ins=ins, args=args, dy=dy):
+                            return torch.autograd.grad(f(*args), ins, dy)
+
+                        ms = [t(lambda f=f: step(f)) for f in (wk, tf, compiled)]
+                    best = min(ms[1], ms[2])
+                    r = dict(op=name, mode=mode, dtype=str(dtype).replace("torch.", ""), rows=rows, cols=cols,
+                             warpkit_ms=ms[0], eager_ms=ms[1], compile_ms=ms[2], speedup=best / ms[0],
+                             copy_share=copy_ms / ms[0] if mode == "fwd" else float("nan"))
+                    rows_out.append(r)
+                    print(f"{name:14} {mode:8} {r['dtype']:9} {rows:8d} {cols:7d} {ms[0]:9.4f} {ms[1]:9.4f} "
+                          f"{ms[2]:9.4f} {r['speedup']:7.3f}x {100 * r['copy_share']:5.0f}%")
+                torch.cuda.empty_cache()
+    os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
+    with open(out, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows_out[0].keys()))
+        w.writeheader()
+        w.writerows(rows_out)
+    slow = [r for r in rows_out if r["speedup"] < 0.98]
+    print(f"{len(rows_out)} cells, {len(slow)} below 0.98x the better of eager and compile; csv: {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

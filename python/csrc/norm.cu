@@ -1,0 +1,75 @@
+// LayerNorm and RMSNorm over the rows of a 2-D tensor, forward (warpkit::rowLayerNorm / rowRmsNorm,
+// device/norm.cuh, each row's mean and rstd kept for the backward) and backward
+// (warpkit::rowLayerNormBackward / rowRmsNormBackward, device/norm_backward.cuh: dx, and dw / db
+// reduced over the rows deterministically, CUB's two-call workspace rule).
+#include "common.h"
+
+#include <warpkit/device/norm.cuh>
+#include <warpkit/device/norm_backward.cuh>
+
+namespace {
+
+/// A weight or bias (or its gradient) of cols contiguous elements of x's dtype, or none (empty).
+bool vectorOk(const at::Tensor& v, const at::Tensor& x) {
+    return !wkt::given(v) || (v.is_cuda() && v.device() == x.device() && v.scalar_type() == x.scalar_type() &&
+                              v.dim() == 1 && v.size(0) == x.size(1) && v.stride(0) == 1);
+}
+
+/// A float vector of one value a row, or none (empty).
+bool statsOk(const at::Tensor& s, const at::Tensor& x) {
+    return !wkt::given(s) ||
+           (s.is_cuda() && s.scalar_type() == at::kFloat && s.numel() == x.size(0) && s.is_contiguous());
+}
+
+} // namespace
+
+/// y = LayerNorm(x) (rms: RMSNorm; b and mean unused) of rows x cols; mean, rstd: float, a row each.
+wkt::Status normForward(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, double eps, const at::Tensor& y,
+                        const at::Tensor& mean, const at::Tensor& rstd, bool rms) {
+    WKT_REQUIRE(wkt::rowsOk(x) && wkt::rowsOk(y), "x and out must be CUDA row matrices with a unit element stride");
+    WKT_REQUIRE(x.sizes() == y.sizes() && x.scalar_type() == y.scalar_type(), "out must match x");
+    WKT_REQUIRE(vectorOk(w, x) && vectorOk(b, x), "weight and bias must be contiguous vectors of a row, x's dtype");
+    WKT_REQUIRE(statsOk(mean, x) && statsOk(rstd, x), "mean and rstd must be float32 vectors of a value a row");
+    return wkt::forRows(x, [&](auto tag, long long rows, int cols) {
+        using A = decltype(tag);
+        if (rms)
+            return wkt::cudaStatus(warpkit::rowRmsNorm(wkt::ptr<A>(x), wkt::ptr<A>(y), rows, cols, wkt::ptr<A>(w),
+                                                       (float)eps, wkt::fptr(rstd), wkt::ld(x), wkt::ld(y),
+                                                       wkt::stream()),
+                                   "rowRmsNorm");
+        return wkt::cudaStatus(warpkit::rowLayerNorm(wkt::ptr<A>(x), wkt::ptr<A>(y), rows, cols, wkt::ptr<A>(w),
+                                                     wkt::ptr<A>(b), (float)eps, wkt::fptr(mean), wkt::fptr(rstd),
+                                                     wkt::ld(x), wkt::ld(y), wkt::stream()),
+                               "rowLayerNorm");
+    });
+}
+
+/// dx (and dw, db where given) from dy, x, w and the forward's mean / rstd (rms: RMSNorm's).
+wkt::Status normBackward(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& w, const at::Tensor& mean,
+                         const at::Tensor& rstd, const at::Tensor& dx, const at::Tensor& dw, const at::Tensor& db,
+                         bool rms) {
+    WKT_REQUIRE(wkt::rowsOk(dy) && wkt::rowsOk(x) && wkt::rowsOk(dx),
+                "grad, x and out must be CUDA row matrices with a unit element stride");
+    WKT_REQUIRE(dy.sizes() == x.sizes() && dx.sizes() == x.sizes() && dy.scalar_type() == x.scalar_type() &&
+                    dx.scalar_type() == x.scalar_type(),
+                "grad and out must match x");
+    WKT_REQUIRE(vectorOk(w, x) && vectorOk(dw, x) && vectorOk(db, x),
+                "weight and its gradients must be contiguous vectors of a row, x's dtype");
+    WKT_REQUIRE(statsOk(mean, x) && statsOk(rstd, x) && wkt::given(rstd) && (rms || wkt::given(mean)),
+                "mean and rstd must be the forward's float32 statistics");
+    return wkt::forRows(x, [&](auto tag, long long rows, int cols) {
+        using A = decltype(tag);
+        if (rms)
+            return wkt::withWorkspace(x, "rowRmsNormBackward", [&](void* ws, size_t* bytes) {
+                return warpkit::rowRmsNormBackward(wkt::ptr<A>(dy), wkt::ptr<A>(x), wkt::ptr<A>(w), wkt::fptr(rstd),
+                                                   wkt::ptr<A>(dx), wkt::ptr<A>(dw), rows, cols, wkt::ld(dy),
+                                                   wkt::ld(x), wkt::ld(dx), ws, bytes, wkt::stream());
+            });
+        return wkt::withWorkspace(x, "rowLayerNormBackward", [&](void* ws, size_t* bytes) {
+            return warpkit::rowLayerNormBackward(wkt::ptr<A>(dy), wkt::ptr<A>(x), wkt::ptr<A>(w), wkt::fptr(mean),
+                                                 wkt::fptr(rstd), wkt::ptr<A>(dx), wkt::ptr<A>(dw), wkt::ptr<A>(db),
+                                                 rows, cols, wkt::ld(dy), wkt::ld(x), wkt::ld(dx), ws, bytes,
+                                                 wkt::stream());
+        });
+    });
+}

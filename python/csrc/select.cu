@@ -1,0 +1,60 @@
+// Selection over the rows of a 2-D tensor: the k largest or smallest (warpkit::rowTopK; k = 1 is the
+// argmax) and a sampled column (rowSample), device/topk.cuh, CUB's two-call workspace rule.
+#include "common.h"
+
+#include <warpkit/device/topk.cuh>
+
+/// values (optional), indices (int64): rows x k, contiguous: each row's k largest (or smallest),
+/// ranked.
+wkt::Status topk(const at::Tensor& x, int64_t k, bool largest, const at::Tensor& values, const at::Tensor& indices) {
+    WKT_REQUIRE(wkt::rowsOk(x), "x must be a CUDA row matrix with a unit element stride");
+    WKT_REQUIRE(indices.is_cuda() && indices.scalar_type() == at::kLong && indices.is_contiguous() &&
+                    indices.numel() == x.size(0) * k,
+                "indices must be a contiguous int64 rows x k matrix");
+    WKT_REQUIRE(!wkt::given(values) || (values.is_contiguous() && values.scalar_type() == x.scalar_type() &&
+                                        values.numel() == x.size(0) * k),
+                "values must be a contiguous rows x k matrix of x's dtype");
+    if (x.size(0) == 0 || k == 0) return wkt::ok();
+    WKT_REQUIRE(k >= 1 && k <= x.size(1), "k out of range for the row length");
+    const c10::cuda::CUDAGuard guard(x.device());
+    return wkt::dispatch(x.scalar_type(), [&](auto tag) {
+        using A = decltype(tag);
+        auto* i = static_cast<long long*>(indices.data_ptr());
+        return wkt::withWorkspace(x, "rowTopK", [&](void* ws, size_t* bytes) {
+            return warpkit::rowTopK(wkt::ptr<A>(x), wkt::ptr<A>(values), i, x.size(0), (int)x.size(1), (int)k, largest,
+                                    wkt::ld(x), ws, bytes, wkt::stream());
+        });
+    });
+}
+
+/// out[r] (int64) = a column of row r drawn from softmax(logits / temperature) restricted by top-k,
+/// min-p and top-p. seedOffset: none (seed and offset by value) or an int64 CUDA tensor {seed,
+/// offset} read when the kernel runs (a CUDA graph draws anew on each replay once it is advanced).
+wkt::Status sample(const at::Tensor& logits, double temperature, int64_t topK, double topP, double minP, int64_t seed,
+                   int64_t offset, const at::Tensor& seedOffset, const at::Tensor& out) {
+    WKT_REQUIRE(wkt::rowsOk(logits), "logits must be a CUDA row matrix with a unit element stride");
+    WKT_REQUIRE(out.is_cuda() && out.scalar_type() == at::kLong && out.is_contiguous() && out.numel() == logits.size(0),
+                "out must be a contiguous int64 vector of a value a row");
+    const bool byPointer = wkt::given(seedOffset);
+    WKT_REQUIRE(!byPointer || (seedOffset.is_cuda() && seedOffset.scalar_type() == at::kLong &&
+                               seedOffset.numel() == 2 && seedOffset.is_contiguous()),
+                "seed_offset must be a contiguous int64 CUDA tensor {seed, offset}");
+    if (logits.size(0) == 0) return wkt::ok();
+    const c10::cuda::CUDAGuard guard(logits.device());
+    return wkt::dispatch(logits.scalar_type(), [&](auto tag) {
+        using A = decltype(tag);
+        auto* o = static_cast<long long*>(out.data_ptr());
+        const auto* so = byPointer ? static_cast<const unsigned long long*>(seedOffset.data_ptr()) : nullptr;
+        const long long rows = logits.size(0);
+        const int cols = (int)logits.size(1);
+        return wkt::withWorkspace(logits, "rowSample", [&](void* ws, size_t* bytes) {
+            if (byPointer)
+                return warpkit::rowSample(wkt::ptr<A>(logits), o, rows, cols, (float)temperature, (int)topK,
+                                          (float)topP, (float)minP, so, so + 1, wkt::ld(logits), ws, bytes,
+                                          wkt::stream());
+            return warpkit::rowSample(wkt::ptr<A>(logits), o, rows, cols, (float)temperature, (int)topK, (float)topP,
+                                      (float)minP, (unsigned long long)seed, (unsigned long long)offset,
+                                      wkt::ld(logits), ws, bytes, wkt::stream());
+        });
+    });
+}

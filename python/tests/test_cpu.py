@@ -1,0 +1,154 @@
+"""pytest without a GPU: the package imports without its compiled extension, checks its arguments
+with torch's exception types, and its operators' fake implementations give torch's shapes (meta
+tensors, fake CUDA tensors, make_fx tracing). Skips only where torch is missing."""
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import warpkit  # noqa: E402
+from torch._subclasses.fake_tensor import FakeTensorMode  # noqa: E402
+from torch.fx.experimental.proxy_tensor import make_fx  # noqa: E402
+
+F = torch.nn.functional
+
+
+def meta(*shape, dtype=torch.float32):
+    return torch.empty(shape, device="meta", dtype=dtype)
+
+
+def same(a, b):
+    assert a.shape == b.shape and a.dtype == b.dtype, (a.shape, a.dtype, b.shape, b.dtype)
+
+
+def test_registered_ops():
+    for name in ("softmax", "softmax_backward", "layer_norm", "rms_norm", "norm_backward", "cross_entropy", "topk",
+                 "argmax", "sample", "segment_softmax", "segment_softmax_backward", "segment_reduce"):
+        assert hasattr(torch.ops.warpkit, name), name
+
+
+@pytest.mark.parametrize("shape", [(), (5,), (3, 0), (0, 4), (2, 3, 7), (4, 1, 1)])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+def test_softmax_shapes(shape, dtype):
+    x = meta(*shape, dtype=dtype)
+    for d in range(-max(len(shape), 1), max(len(shape), 1)):
+        same(warpkit.softmax(x, d), torch.softmax(x, d))
+        same(warpkit.log_softmax(x, d), torch.log_softmax(x, d))
+    same(warpkit.softmax(x, -1, dtype=torch.float32), torch.softmax(x, -1, dtype=torch.float32))
+
+
+def test_norm_shapes():
+    x = meta(2, 3, 8, dtype=torch.bfloat16)
+    w, b = meta(3, 8, dtype=torch.bfloat16), meta(3, 8, dtype=torch.bfloat16)
+    same(warpkit.layer_norm(x, (3, 8), w, b), F.layer_norm(x, (3, 8), w, b))
+    same(warpkit.layer_norm(x, 8), F.layer_norm(x, (8,)))
+    same(warpkit.rms_norm(x, (8,), meta(8, dtype=torch.bfloat16)), x)
+    same(warpkit.layer_norm(meta(), ()), meta())
+    same(warpkit.layer_norm(meta(0, 5), (5,)), meta(0, 5))
+
+
+def test_cross_entropy_shapes():
+    logits, t = meta(6, 11, dtype=torch.float16), torch.empty(6, dtype=torch.int64, device="meta")
+    for red in ("mean", "sum", "none"):
+        same(warpkit.cross_entropy(logits, t, reduction=red), F.cross_entropy(logits, t, reduction=red))
+    x3, t3 = meta(2, 11, 5), torch.empty(2, 5, dtype=torch.int64, device="meta")
+    same(warpkit.cross_entropy(x3, t3, reduction="none"), F.cross_entropy(x3, t3, reduction="none"))
+    same(warpkit.cross_entropy(meta(11), torch.empty((), dtype=torch.int64, device="meta")), meta())
+
+
+def test_select_and_segment_shapes():
+    x = meta(4, 9, 6)
+    v, i = warpkit.topk(x, 3, dim=1)
+    tv, ti = torch.topk(x, 3, dim=1)
+    same(v, tv)
+    same(i, ti)
+    same(warpkit.argmax(x, dim=1), torch.argmax(x, dim=1))
+    same(warpkit.argmax(x, dim=2, keepdim=True), torch.argmax(x, dim=2, keepdim=True))
+    same(warpkit.argmax(x), torch.argmax(x))
+    assert warpkit.sample(meta(3, 50), seed=1).shape == (3,)
+    off = torch.empty(4, dtype=torch.int32, device="meta")
+    same(warpkit.segment_softmax(meta(10, 4), off), meta(10, 4))
+    same(warpkit.segment_reduce(meta(10), "max", offsets=off), meta(3))
+
+
+def test_argument_errors():
+    x = meta(3, 4)
+    with pytest.raises(RuntimeError, match="CUDA"):
+        warpkit.softmax(torch.randn(3, 4))
+    with pytest.raises(TypeError, match="dtype"):
+        warpkit.softmax(meta(3, 4, dtype=torch.float64))
+    with pytest.raises(TypeError, match="dtype"):
+        warpkit.softmax(x, dtype=torch.float64)
+    with pytest.raises(IndexError):
+        warpkit.softmax(x, dim=2)
+    with pytest.raises(IndexError):
+        warpkit.softmax(meta(), dim=1)
+    with pytest.raises(RuntimeError, match="normalized_shape"):
+        warpkit.layer_norm(x, (5,))
+    with pytest.raises(RuntimeError, match="weight"):
+        warpkit.layer_norm(x, (4,), meta(5))
+    with pytest.raises(ValueError, match="reduction"):
+        warpkit.cross_entropy(x, torch.empty(3, dtype=torch.int64, device="meta"), reduction="avg")
+    with pytest.raises(ValueError, match="int64"):
+        warpkit.cross_entropy(x, torch.empty(3, dtype=torch.int32, device="meta"))
+    with pytest.raises(RuntimeError, match="label_smoothing"):
+        warpkit.cross_entropy(x, torch.empty(3, dtype=torch.int64, device="meta"), label_smoothing=1.5)
+    with pytest.raises(RuntimeError, match="k out of range"):
+        warpkit.topk(x, 5)
+    with pytest.raises(IndexError, match="non-zero"):
+        warpkit.argmax(meta(3, 0), dim=1)
+    with pytest.raises(ValueError, match="top_p"):
+        warpkit.sample(x, top_p=0.0, seed=0)
+    with pytest.raises(TypeError, match="offsets"):
+        warpkit.segment_softmax(meta(5), torch.empty(3, device="meta"))
+
+
+def test_missing_extension_is_a_clear_error():
+    if warpkit.available():
+        pytest.skip("the compiled extension is built here")
+    x = torch.randn(3, 4)
+    with pytest.raises(RuntimeError, match="pip install --no-build-isolation ./python"):
+        torch.ops.warpkit.softmax(x, False)
+
+
+def test_fake_cuda_tensors_and_tracing():
+    """Fake CUDA tensors (as torch.compile traces them) and make_fx: every operator in one graph."""
+    def f(x, w, b, t, off):
+        h = warpkit.layer_norm(x, (x.shape[-1],), w, b)
+        h = warpkit.rms_norm(h, (x.shape[-1],), w)
+        p = warpkit.softmax(h, -1) + warpkit.log_softmax(h, 0)
+        loss = warpkit.cross_entropy(p, t)
+        v, i = warpkit.topk(p, 2)
+        s = warpkit.segment_softmax(p[:, 0], off) + warpkit.segment_reduce(p[:, 1], "sum", offsets=off).sum()
+        return loss, v, i, warpkit.argmax(p, -1), warpkit.sample(p, seed=3), s
+
+    with FakeTensorMode(allow_non_fake_inputs=False):
+        try:
+            args = (torch.empty(8, 16, device="cuda"), torch.empty(16, device="cuda"), torch.empty(16, device="cuda"),
+                    torch.empty(8, dtype=torch.int64, device="cuda"), torch.empty(3, dtype=torch.int64, device="cuda"))
+        except Exception as e:  # noqa: BLE001 - a torch without fake CUDA devices
+            pytest.skip(f"fake CUDA tensors unavailable here ({type(e).__name__})")
+        out = f(*args)
+    assert out[0].shape == () and out[1].shape == (8, 2) and out[3].shape == (8,) and out[5].shape == (8,)
+    margs = (meta(8, 16), meta(16), meta(16), torch.empty(8, dtype=torch.int64, device="meta"),
+             torch.empty(3, dtype=torch.int64, device="meta"))
+    g = make_fx(f, tracing_mode="fake")(*margs)
+    targets = {str(n.target) for n in g.graph.nodes if n.op == "call_function"}
+    for op in ("layer_norm", "rms_norm", "softmax", "cross_entropy", "topk", "argmax", "sample", "segment_softmax",
+               "segment_reduce"):
+        assert any(f"warpkit.{op}." in t for t in targets), (op, targets)
+
+
+def test_backward_shapes_on_meta():
+    """The autograd registrations run on meta tensors: each backward op's fake gives the input's shape."""
+    x = meta(4, 6).requires_grad_()
+    w, b = meta(6).requires_grad_(), meta(6).requires_grad_()
+    t = torch.empty(4, dtype=torch.int64, device="meta")
+    off = torch.empty(3, dtype=torch.int64, device="meta")
+    outs = [warpkit.softmax(x, 0), warpkit.log_softmax(x), warpkit.layer_norm(x, (6,), w, b),
+            warpkit.rms_norm(x, (6,), w), warpkit.cross_entropy(x, t), warpkit.topk(x, 2)[0],
+            warpkit.segment_softmax(x, off)]
+    for y in outs:
+        gx, *gp = torch.autograd.grad(y.sum(), [x, w, b], allow_unused=True)
+        assert gx.shape == x.shape and gx.dtype == x.dtype
+    gx, gw, gb = torch.autograd.grad(warpkit.layer_norm(x, (6,), w, b).sum(), [x, w, b])
+    assert gw.shape == (6,) and gb.shape == (6,)

@@ -1,0 +1,130 @@
+"""pytest on the GPU: the operators through torch.library.opcheck (schema, fake tensors, autograd
+registration, AOT dispatch), torch.compile(fullgraph=True) of a function using every operator,
+capture and replay in a CUDA graph, and no host synchronisation. Skips without CUDA."""
+import pytest
+
+torch = pytest.importorskip("torch")
+if not torch.cuda.is_available():
+    pytest.skip("no CUDA device", allow_module_level=True)
+
+import warpkit  # noqa: E402
+
+OPS = torch.ops.warpkit
+
+
+def inputs(dtype=torch.bfloat16, seed=0):
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    x = (torch.randn(64, 768, device="cuda", generator=g)).to(dtype)
+    w = (torch.randn(768, device="cuda", generator=g) + 1).to(dtype)
+    b = torch.randn(768, device="cuda", generator=g).to(dtype)
+    t = torch.randint(0, 768, (64,), device="cuda", generator=g)
+    t[::5] = -100
+    off = torch.tensor([0, 10, 10, 40, 64], device="cuda")
+    return x, w, b, t, off
+
+
+def every_op(x, w, b, t, off):
+    """A loss and side outputs through every operator (seeded sample)."""
+    h = warpkit.layer_norm(x, (x.shape[-1],), w, b)
+    h = warpkit.rms_norm(h, (x.shape[-1],), w, 1e-6)
+    p = warpkit.softmax(h, -1, dtype=torch.float32).to(h.dtype) + warpkit.log_softmax(h, 0)
+    s = warpkit.segment_softmax(h[:, :4], off)
+    v, i = warpkit.topk(h, 4)
+    loss = warpkit.cross_entropy(p + s.sum(1, keepdim=True), t, label_smoothing=0.1) + v.float().mean()
+    side = (warpkit.argmax(h, -1), warpkit.sample(h, temperature=0.7, top_k=20, seed=5),
+            warpkit.segment_reduce(h[:, 0].contiguous(), "max", offsets=off), i)
+    return loss, side
+
+
+def test_opcheck():
+    x, w, b, t, off = inputs()
+    x = x.requires_grad_()
+    cases = [
+        (OPS.softmax, (x, False)),
+        (OPS.softmax, (x, True)),
+        (OPS.layer_norm, (x, w, b, 1e-5)),
+        (OPS.layer_norm, (x, None, None, -1e-3)),
+        (OPS.rms_norm, (x, w, 1e-6)),
+        (OPS.cross_entropy, (x, t, -100, 0.1, True)),
+        (OPS.topk, (x, 5, True)),
+        (OPS.argmax, (x.detach(),)),
+        (OPS.sample, (x.detach(), 0.8, 10, 0.9, 0.0, 3, 0, None)),
+        (OPS.segment_softmax, (x[:, :8].contiguous(), off, False)),
+        (OPS.segment_reduce, (x[:, 0].detach().contiguous(), off, 0)),
+    ]
+    for op, args in cases:
+        torch.library.opcheck(op, args)
+
+
+def test_compile_fullgraph_matches_eager():
+    x, w, b, t, off = inputs()
+    leaves = [x.float().requires_grad_(), w.float().requires_grad_(), b.float().requires_grad_()]
+
+    def f(x, w, b):
+        loss, side = every_op(x, w, b, t, off)
+        return loss, side
+
+    compiled = torch.compile(f, fullgraph=True)
+    le, se = f(*leaves)
+    ge = torch.autograd.grad(le, leaves)
+    lc, sc = compiled(*leaves)
+    gc = torch.autograd.grad(lc, leaves)
+    torch.testing.assert_close(lc, le, rtol=1e-4, atol=1e-4)
+    for a, c in zip(ge, gc):
+        torch.testing.assert_close(c, a, rtol=1e-4, atol=1e-5)
+    for a, c in zip(se, sc):
+        assert torch.equal(a, c)
+
+
+def test_cuda_graph_capture_and_replay():
+    x, w, b, t, off = inputs(torch.float32)
+    xs = x.clone().requires_grad_()
+    ws = w.clone().requires_grad_()
+    so = torch.tensor([9, 0], device="cuda")
+
+    def step():
+        h = warpkit.layer_norm(xs, (768,), ws, b)
+        loss = warpkit.cross_entropy(warpkit.log_softmax(h, -1), t)
+        gx, gw = torch.autograd.grad(loss, [xs, ws])
+        tok = warpkit.sample(h.detach(), top_k=50, seed_offset=so)
+        return loss.detach(), gx, gw, tok, warpkit.topk(h.detach(), 3)[1]
+
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(2):
+            step()
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        out = step()
+    with torch.no_grad():
+        xs.copy_(x * 0.5)
+    want = step()
+    g.replay()
+    torch.cuda.synchronize()
+    for a, c in zip(want, out):
+        assert torch.equal(a, c)
+    first = out[3].clone()
+    so[1] += 1  # a new offset, read when the kernel runs: the replay draws anew
+    g.replay()
+    torch.cuda.synchronize()
+    h = warpkit.layer_norm(xs.detach(), (768,), ws.detach(), b)
+    assert torch.equal(out[3], warpkit.sample(h, top_k=50, seed=9, offset=1))
+    assert not torch.equal(out[3], first)
+
+
+def test_no_host_sync():
+    x, w, b, t, off = inputs()
+    leaves = [x.float().requires_grad_(), w.float().requires_grad_(), b.float().requires_grad_()]
+    every_op(*leaves, t, off)  # warm: first-use host work (device properties) outside the check
+    torch.cuda.synchronize()
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        loss, side = every_op(*leaves, t, off)
+        torch.autograd.grad(loss, leaves)
+        for red in ("mean", "sum", "none"):
+            warpkit.cross_entropy(leaves[0], t, reduction=red).sum()
+        warpkit.segment_reduce(leaves[0][:, 0].detach().contiguous(), "mean", offsets=off)
+    finally:
+        torch.cuda.set_sync_debug_mode(0)

@@ -1,0 +1,283 @@
+"""pytest on the GPU: each warpkit operator against torch on seeded inputs (every dtype, edge shapes,
+strided and expanded inputs, NaN/inf rows), gradients against torch's float32 autograd. Skips
+without CUDA; fails when the compiled extension is missing (pip install --no-build-isolation ./python)."""
+import math
+
+import pytest
+
+torch = pytest.importorskip("torch")
+if not torch.cuda.is_available():
+    pytest.skip("no CUDA device", allow_module_level=True)
+
+import warpkit  # noqa: E402
+
+F = torch.nn.functional
+DTYPES = [torch.float32, torch.float16, torch.bfloat16]
+TOL = {torch.float32: (2e-5, 2e-5), torch.float16: (1e-2, 2e-3), torch.bfloat16: (2e-2, 1.5e-2)}
+
+
+def check(got, want, dtype=None, scale=1.0):
+    """got equals want within dtype's tolerance (atol times scale), NaN where want is NaN."""
+    dtype = dtype or want.dtype
+    rtol, atol = TOL.get(dtype, TOL[torch.float32])
+    assert got.shape == want.shape, (got.shape, want.shape)
+    torch.testing.assert_close(got.float(), want.float(), rtol=rtol, atol=atol * scale, equal_nan=True)
+
+
+def close_norm(got, want, dtype):
+    """got is want within a relative error (in the 2-norm) fitting dtype: for gradients whose
+    elements are small beside the element tolerances."""
+    tol = {torch.float32: 1e-5, torch.float16: 5e-3, torch.bfloat16: 2e-2}[dtype]
+    assert got.shape == want.shape
+    assert float((got.float() - want.float()).norm()) <= tol * float(want.float().norm()) + 1e-30
+
+
+def randn(*shape, dtype=torch.float32, seed=1, scale=1.0):
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    return (torch.randn(shape, device="cuda", generator=g) * scale).to(dtype)
+
+
+SHAPES = [(), (1,), (7, 3), (300, 197), (5, 2049), (3, 50257), (2, 3, 0), (0, 5), (4, 3, 1000)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", SHAPES)
+def test_softmax(dtype, shape):
+    x = randn(*shape, dtype=dtype, scale=4)
+    for d in range(-max(len(shape), 1), max(len(shape), 1)):
+        check(warpkit.softmax(x, d), torch.softmax(x, d))
+        check(warpkit.log_softmax(x, d), torch.log_softmax(x, d))
+    check(warpkit.softmax(x, -1, dtype=torch.float32), torch.softmax(x, -1, dtype=torch.float32), dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_softmax_strided_expanded_special(dtype):
+    x = randn(40, 3000, dtype=dtype, scale=3)
+    for v in (x[:, 5:1006], x.t(), x[:, ::3], randn(1, 777, dtype=dtype).expand(9, 777), x[7]):
+        check(warpkit.softmax(v, 0), torch.softmax(v, 0))
+        check(warpkit.log_softmax(v, -1), torch.log_softmax(v, -1))
+    s = randn(6, 100, dtype=dtype)
+    s[0, 3], s[1, 4], s[2, :], s[3, ::2], s[4, 5] = float("nan"), float("inf"), float("-inf"), float("-inf"), float("-inf")
+    check(warpkit.softmax(s), torch.softmax(s, -1))
+    check(warpkit.log_softmax(s), torch.log_softmax(s, -1))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("log", [False, True])
+def test_softmax_grad(dtype, log):
+    for shape, dim in (((33, 1000), -1), ((4, 70, 5), 1), ((3, 9000), -1)):
+        x = randn(*shape, dtype=dtype, scale=2).requires_grad_()
+        dy = randn(*shape, dtype=dtype, seed=2)
+        xf = x.detach().float().requires_grad_()
+        op, ref = (warpkit.log_softmax, torch.log_softmax) if log else (warpkit.softmax, torch.softmax)
+        (gx,) = torch.autograd.grad(op(x, dim), x, dy)
+        (gr,) = torch.autograd.grad(ref(xf, dim), xf, dy.float())
+        assert gx.dtype == dtype
+        check(gx, gr, dtype, scale=4)
+        # an expanded incoming gradient (the backward of a sum)
+        (gx,) = torch.autograd.grad(op(x, dim).sum(), x)
+        (gr,) = torch.autograd.grad(ref(xf, dim).sum(), xf)
+        check(gx, gr, dtype, scale=4)
+
+
+NORM_CASES = [((), ()), ((5,), (5,)), ((7, 3), (3,)), ((64, 768), (768,)), ((3, 4097), (4097,)), ((2, 3, 8), (3, 8)),
+              ((0, 8), (8,))]
+
+
+def norm_ref(x, ns, w, b, eps, rms):
+    xf = x.float()
+    if rms:
+        return F.rms_norm(xf, ns, None if w is None else w.float(), eps)
+    return F.layer_norm(xf, ns, None if w is None else w.float(), None if b is None else b.float(), eps)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("rms", [False, True])
+@pytest.mark.parametrize("case", NORM_CASES)
+@pytest.mark.parametrize("affine", [False, True])
+def test_norm_forward_backward(dtype, rms, case, affine):
+    shape, ns = case
+    x = (randn(*shape, dtype=dtype, scale=2) + 1).requires_grad_()
+    w = (randn(*ns, dtype=dtype, seed=3) + 1).requires_grad_() if affine else None
+    b = randn(*ns, dtype=dtype, seed=4).requires_grad_() if affine and not rms else None
+    eps = 1e-5
+    y = warpkit.rms_norm(x, ns, w, eps) if rms else warpkit.layer_norm(x, ns, w, b, eps)
+    leaves = [t.detach().float().requires_grad_() if t is not None else None for t in (x, w, b)]
+    yr = norm_ref(leaves[0], ns, leaves[1], leaves[2], eps, rms)
+    assert y.dtype == dtype
+    check(y, yr, dtype, scale=2)
+    if y.numel() == 0 and x.numel() == 0 and (w is None or w.numel() == 0):
+        return
+    dy = randn(*shape, dtype=dtype, seed=5)
+    ins = [t for t in (x, w, b) if t is not None]
+    refs = [t for t in leaves if t is not None]
+    gs = torch.autograd.grad(y, ins, dy)
+    grs = torch.autograd.grad(yr, refs, dy.float())
+    for g, gr in zip(gs, grs):
+        assert g.dtype == dtype
+        check(g, gr, dtype, scale=max(1.0, (x.numel() / max(1, x.shape[-1] if x.dim() else 1)) ** 0.5))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_norm_strided_eps_mixed_special(dtype):
+    base = randn(16, 2000, dtype=dtype) + 0.5
+    w, b = randn(768, dtype=dtype, seed=2), randn(768, dtype=dtype, seed=3)
+    for v in (base[:, 7:775], base[:, ::2][:, :768], randn(1, 768, dtype=dtype).expand(5, 768)):
+        check(warpkit.layer_norm(v, (768,), w, b), F.layer_norm(v, (768,), w, b), scale=2)
+        check(warpkit.rms_norm(v, (768,), w), F.rms_norm(v, (768,), w), scale=2)
+    v = base[:, :768]
+    # a negative eps (torch computes with it) and float32 parameters on 16-bit input (autocast's case)
+    check(warpkit.layer_norm(v, (768,), w, b, eps=-1e-3), F.layer_norm(v.float(), (768,), w.float(), b.float(),
+                                                                          eps=-1e-3), dtype, scale=2)
+    check(warpkit.rms_norm(v, (768,), w, eps=-1e-3), F.rms_norm(v.float(), (768,), w.float(), eps=-1e-3), dtype, 2)
+    y = warpkit.layer_norm(v, (768,), w.float(), b.float())
+    assert y.dtype == dtype
+    check(y, F.layer_norm(v.float(), (768,), w.float(), b.float()), dtype, scale=2)
+    s = v.clone()
+    s[0, 3], s[1, 4], s[2, 5] = float("nan"), float("inf"), float("-inf")
+    check(warpkit.layer_norm(s, (768,), w, b), F.layer_norm(s, (768,), w, b), scale=2)
+    # RMSNorm on a row with an infinity: the composite formula's result (see rms_norm's docstring)
+    sf = s.float()
+    want = (sf * torch.rsqrt(sf.square().mean(-1, keepdim=True) + 1e-6) * w.float())
+    check(warpkit.rms_norm(s, (768,), w, eps=1e-6), want, dtype, scale=2)
+    assert warpkit.layer_norm(v[:, :0], (0,)).shape == (16, 0)  # rows of no columns: an empty result
+
+
+CE_CASES = [(1, 1), (7, 3), (64, 1000), (8, 50257), (5, 4099)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", CE_CASES)
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("smoothing", [0.0, 0.1])
+def test_cross_entropy(dtype, case, reduction, smoothing):
+    n, cl = case
+    x = randn(n, cl, dtype=dtype, scale=3).requires_grad_()
+    g = torch.Generator(device="cuda").manual_seed(7)
+    t = torch.randint(0, cl, (n,), device="cuda", generator=g)
+    if n > 1:
+        t[::3] = -100
+    xf = x.detach().float().requires_grad_()
+    loss = warpkit.cross_entropy(x, t, label_smoothing=smoothing, reduction=reduction)
+    ref = F.cross_entropy(xf, t, label_smoothing=smoothing, reduction=reduction)
+    assert loss.dtype == dtype
+    check(loss, ref, dtype, scale=4)
+    dl = randn(*ref.shape, dtype=torch.float32, seed=8)
+    (gx,) = torch.autograd.grad(loss, x, dl.to(dtype))
+    (gr,) = torch.autograd.grad(ref, xf, dl.to(dtype).float())
+    assert gx.dtype == dtype
+    close_norm(gx, gr, dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_cross_entropy_edges(dtype):
+    x = randn(6, 11, 5, dtype=dtype)  # (N, C, d1): classes in dim 1
+    t = torch.randint(0, 11, (6, 5), device="cuda")
+    for red in ("mean", "none"):
+        check(warpkit.cross_entropy(x, t, reduction=red), F.cross_entropy(x.float(), t, reduction=red), dtype, 4)
+    x1, t0 = randn(11, dtype=dtype), torch.tensor(4, device="cuda")
+    check(warpkit.cross_entropy(x1, t0), F.cross_entropy(x1.float(), t0), dtype, 4)
+    ign = torch.full((4,), 3, device="cuda")
+    assert torch.isnan(warpkit.cross_entropy(randn(4, 9, dtype=dtype), ign, ignore_index=3))  # all ignored: NaN
+    e, te = randn(0, 9, dtype=dtype), torch.empty(0, dtype=torch.int64, device="cuda")
+    assert warpkit.cross_entropy(e, te, reduction="sum").item() == 0
+    assert warpkit.cross_entropy(e, te, reduction="none").shape == (0,)
+    v = randn(8, 300, dtype=dtype)[:, 17:217]  # strided rows read in place
+    tv = torch.randint(0, 200, (8,), device="cuda")
+    check(warpkit.cross_entropy(v, tv), F.cross_entropy(v.float(), tv), dtype, 4)
+    s = randn(4, 50, dtype=dtype)
+    s[0, 1], s[1, :], s[2, 7] = float("nan"), float("-inf"), float("-inf")
+    ts = torch.tensor([0, 2, 7, 3], device="cuda")
+    check(warpkit.cross_entropy(s, ts, reduction="none"), F.cross_entropy(s.float(), ts, reduction="none"), dtype, 4)
+
+
+def distinct(shape, dtype):
+    """Integers 0 .. 255 (exact in every dtype), shuffled."""
+    n = math.prod(shape)
+    return (torch.randperm(max(n, 1), device="cuda")[:n] % 256).reshape(shape).to(dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_topk_argmax(dtype):
+    for shape, k, dim in (((5, 1000), 7, -1), ((3, 50257), 50, -1), ((2, 70, 3), 4, 1), ((1, 1), 1, -1),
+                          ((4, 9), 0, -1), ((), 1, 0), ((0, 6), 2, -1)):
+        x = distinct(shape, dtype)
+        for largest in (True, False):
+            v, i = warpkit.topk(x, k, dim, largest)
+            tv, ti = torch.topk(x, k, dim, largest)
+            assert torch.equal(v, tv), (shape, k, largest)
+            assert i.dtype == torch.int64 and torch.equal(torch.gather(x, dim, i) if x.dim() else x.reshape(1)[i], v)
+    x = torch.stack([torch.randperm(256, device="cuda") for _ in range(6)]).to(dtype)
+    for d in (0, 1, -1):
+        assert torch.equal(warpkit.argmax(x, d), torch.argmax(x, d))
+        assert torch.equal(warpkit.argmax(x, d, keepdim=True), torch.argmax(x, d, keepdim=True))
+    f = torch.randperm(256, device="cuda").to(dtype).reshape(16, 16)
+    assert torch.equal(warpkit.argmax(f), torch.argmax(f)) and warpkit.argmax(f).shape == ()
+    assert warpkit.argmax(torch.tensor(3.0, device="cuda", dtype=dtype)).item() == 0
+    x = randn(3, 100, dtype=dtype)
+    x[1, 40], x[1, 60] = float("nan"), float("nan")
+    assert warpkit.argmax(x, 1).tolist() == torch.argmax(x, 1).tolist() and bool(torch.isnan(x[1, warpkit.argmax(x, 1)[1]]))
+    xg = randn(4, 300, dtype=dtype).requires_grad_()
+    v, i = warpkit.topk(xg, 5)
+    (g,) = torch.autograd.grad(v.sum(), xg)
+    assert g.float().sum().item() == 20 and torch.equal(g.gather(1, i), torch.ones_like(v))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_sample(dtype):
+    x = randn(16, 5000, dtype=dtype, scale=3)
+    assert torch.equal(warpkit.sample(x, temperature=0.0, seed=0), torch.argmax(x.float(), -1))
+    assert torch.equal(warpkit.sample(x, top_k=1, seed=5), torch.argmax(x.float(), -1))
+    a = warpkit.sample(x, temperature=0.8, top_k=50, top_p=0.9, seed=11, offset=2)
+    assert torch.equal(a, warpkit.sample(x, temperature=0.8, top_k=50, top_p=0.9, seed=11, offset=2))
+    kth = torch.topk(x.float(), 50).values[:, -1]
+    assert bool((x.float().gather(1, a[:, None])[:, 0] >= kth).all())
+    so = torch.tensor([11, 2], device="cuda")
+    assert torch.equal(a, warpkit.sample(x, temperature=0.8, top_k=50, top_p=0.9, seed_offset=so))
+    assert warpkit.sample(randn(2, 3, 64, dtype=dtype), seed=1).shape == (2, 3)
+
+
+def seg_ref(x, offsets, log):
+    out = torch.zeros_like(x, dtype=torch.float32)
+    o = offsets.tolist()
+    for s in range(len(o) - 1):
+        if o[s + 1] > o[s]:
+            out[o[s]:o[s + 1]] = (torch.log_softmax if log else torch.softmax)(x[o[s]:o[s + 1]].float(), 0)
+    return out
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("log", [False, True])
+def test_segment_softmax(dtype, log):
+    for items, heads in ((1000, 1), (3000, 8)):
+        g = torch.Generator(device="cuda").manual_seed(3)
+        lengths = torch.randint(0, 90, (60,), device="cuda", generator=g)
+        lengths[5] = 0
+        lengths[7] = 1500
+        offsets = torch.cat([lengths.new_zeros(1), lengths.cumsum(0)]).clamp(max=items)
+        x = randn(items, heads, dtype=dtype, scale=3).requires_grad_()
+        xv = x if heads > 1 else x[:, 0]
+        y = warpkit.segment_softmax(xv, offsets, log)
+        xf = xv.detach().float().requires_grad_()
+        yr = seg_ref(xf, offsets, log)
+        check(y, yr, dtype)
+        dy = randn(*xv.shape, dtype=dtype, seed=9)
+        (gx,) = torch.autograd.grad(y, x, dy)
+        (gr,) = torch.autograd.grad(yr, xf, dy.float())
+        check(gx.reshape(xv.shape), gr, dtype, scale=4)
+        check(warpkit.segment_softmax(xv, offsets.int(), log), yr, dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("reduce", ["sum", "max", "min", "mean"])
+def test_segment_reduce(dtype, reduce):
+    lengths = torch.tensor([3, 0, 1, 700, 5000, 2], device="cuda")
+    data = randn(int(lengths.sum()), dtype=dtype)
+    got = warpkit.segment_reduce(data, reduce, lengths=lengths)
+    keep = lengths > 0
+    want = torch.segment_reduce(data.float(), reduce, lengths=lengths)
+    check(got[keep], want[keep], dtype, scale=8)
+    empty = {"sum": 0.0, "max": float("-inf"), "min": float("inf"), "mean": float("nan")}[reduce]
+    torch.testing.assert_close(got[1].float(), torch.tensor(empty, device="cuda"), equal_nan=True)
+    offsets = torch.cat([lengths.new_zeros(1), lengths.cumsum(0)])
+    assert torch.equal(warpkit.segment_reduce(data, reduce, offsets=offsets), got)

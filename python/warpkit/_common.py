@@ -1,0 +1,60 @@
+"""What the operators share: argument checks with torch's exception types, and the 2-D row views
+their device calls take."""
+import math
+
+import torch
+
+DTYPES = (torch.float32, torch.float16, torch.bfloat16)
+
+
+def check_tensor(x, name, what="input"):
+    """x is a tensor on a CUDA device (or a meta / fake one, for tracing) of a supported dtype."""
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"warpkit.{name}: {what} must be a torch.Tensor, got {type(x).__name__}")
+    if x.device.type not in ("cuda", "meta"):
+        raise RuntimeError(f"warpkit.{name}: {what} must be a CUDA tensor, got one on {x.device}")
+    if x.dtype not in DTYPES:
+        raise TypeError(f"warpkit.{name}: {what} dtype must be float32, float16 or bfloat16, got {x.dtype}")
+
+
+def wrap_dim(dim, ndim, name):
+    """dim in [0, ndim) (a 0-d tensor has one dim, as in torch); IndexError out of range."""
+    n = max(ndim, 1)
+    if not isinstance(dim, int) or isinstance(dim, bool):
+        raise TypeError(f"warpkit.{name}: dim must be an int, got {type(dim).__name__}")
+    if dim < -n or dim >= n:
+        raise IndexError(f"warpkit.{name}: Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    return dim % n
+
+
+def as_rows(x, dim=-1):
+    """x with dimension dim last, as a rows x cols matrix (a view where torch's reshape gives one),
+    and the shape to give the result back: (x2, moved_shape)."""
+    if x.dim() == 0:
+        return x.reshape(1, 1), ()
+    xm = x.movedim(dim, -1) if dim % x.dim() != x.dim() - 1 else x
+    shape = tuple(xm.shape)
+    return xm.reshape(math.prod(shape[:-1]), shape[-1]), shape
+
+
+def from_rows(y2, shape, dim, ndim):
+    """The inverse of as_rows for a result of the input's shape."""
+    if ndim == 0:
+        return y2.reshape(())
+    y = y2.reshape(shape)
+    return y.movedim(-1, dim) if dim % ndim != ndim - 1 else y
+
+
+def rows_view(x2):
+    """x2 itself when the device calls take its rows with a leading dimension (a unit element stride,
+    a row stride of at least a row), else a contiguous copy (expanded, transposed inputs)."""
+    r, c = x2.shape
+    if (x2.stride(1) == 1 or c <= 1) and (r <= 1 or x2.stride(0) >= c):
+        return x2
+    return x2.contiguous()
+
+
+def none_tensor(like):
+    """The empty tensor that stands for "none" in the extension's calls."""
+    return torch.empty(0, dtype=like.dtype, device=like.device)

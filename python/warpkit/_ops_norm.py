@@ -1,0 +1,186 @@
+"""warpkit::layer_norm, warpkit::rms_norm and their backward ops over the rows of a 2-D tensor
+(rowLayerNorm / rowRmsNorm, rowLayerNormBackward / rowRmsNormBackward), and the public layer_norm /
+rms_norm with torch's signatures."""
+import math
+from typing import Optional, Tuple
+
+import torch
+
+from . import _common as c
+from ._ext import ext
+
+
+def _opt(t, like):
+    return c.none_tensor(like) if t is None else t
+
+
+def _stats_in_torch(x, eps, rms):
+    """mean (LayerNorm) and rstd as torch computes them, in float32: the path for what the device
+    calls do not take (a negative or NaN eps, empty rows)."""
+    xf = x.float()
+    if rms:
+        return None, torch.rsqrt(xf.square().mean(1) + eps)
+    mean = xf.mean(1)
+    return mean, torch.rsqrt(xf.var(1, unbiased=False) + eps)
+
+
+def _forward(x, weight, bias, eps, rms):
+    rows, cols = x.shape
+    y = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    mean = torch.empty(0 if rms else rows, dtype=torch.float32, device=x.device)
+    rstd = torch.empty(rows, dtype=torch.float32, device=x.device)
+    if x.numel() == 0:
+        if rows:
+            rstd.fill_(float("nan"))
+            mean.fill_(float("nan"))
+        return y, mean, rstd
+    if not eps >= 0:  # torch computes with a negative (or NaN) eps; the device calls refuse it
+        m, r = _stats_in_torch(x, eps, rms)
+        yf = x.float() if rms else x.float() - m[:, None]
+        yf = yf * r[:, None]
+        if weight is not None:
+            yf = yf * weight.float()
+        if bias is not None:
+            yf = yf + bias.float()
+        y.copy_(yf)
+        rstd.copy_(r)
+        if not rms:
+            mean.copy_(m)
+        return y, mean, rstd
+    ext().norm_forward(c.rows_view(x), _opt(weight, x), _opt(bias, x), float(eps), y, mean, rstd, rms)
+    return y, mean, rstd
+
+
+def _fake_forward(x, rms):
+    rows = x.shape[0]
+    return (torch.empty(x.shape, dtype=x.dtype, device=x.device),
+            torch.empty(0 if rms else rows, dtype=torch.float32, device=x.device),
+            torch.empty(rows, dtype=torch.float32, device=x.device))
+
+
+@torch.library.custom_op("warpkit::layer_norm", mutates_args=())
+def _layer_norm(x: torch.Tensor, weight: Optional[torch.Tensor], bias: Optional[torch.Tensor],
+                eps: float) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    return _forward(x, weight, bias, eps, False)
+
+
+@_layer_norm.register_fake
+def _(x, weight, bias, eps):
+    return _fake_forward(x, False)
+
+
+@torch.library.custom_op("warpkit::rms_norm", mutates_args=())
+def _rms_norm(x: torch.Tensor, weight: Optional[torch.Tensor], eps: float) -> Tuple[torch.Tensor, torch.Tensor]:
+    y, _, rstd = _forward(x, weight, None, eps, True)
+    return y, rstd
+
+
+@_rms_norm.register_fake
+def _(x, weight, eps):
+    y, _, rstd = _fake_forward(x, True)
+    return y, rstd
+
+
+def _grads_alloc(x, need_w, need_b):
+    rows, cols = x.shape
+    make = torch.zeros if rows == 0 else torch.empty  # no rows: a zero gradient
+    dw = make(cols if need_w else 0, dtype=x.dtype, device=x.device)
+    db = make(cols if need_b else 0, dtype=x.dtype, device=x.device)
+    return torch.empty(x.shape, dtype=x.dtype, device=x.device), dw, db
+
+
+@torch.library.custom_op("warpkit::norm_backward", mutates_args=())
+def _norm_backward(dy: torch.Tensor, x: torch.Tensor, weight: Optional[torch.Tensor], mean: torch.Tensor,
+                   rstd: torch.Tensor, need_w: bool, need_b: bool,
+                   rms: bool) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    dx, dw, db = _grads_alloc(x, need_w, need_b)
+    if x.numel():
+        ext().norm_backward(c.rows_view(dy.to(x.dtype)), c.rows_view(x), _opt(weight, x), mean, rstd, dx, dw, db, rms)
+    return dx, dw, db
+
+
+@_norm_backward.register_fake
+def _(dy, x, weight, mean, rstd, need_w, need_b, rms):
+    return _grads_alloc(x, need_w, need_b)
+
+
+def _setup(ctx, inputs, output, rms):
+    x, weight = inputs[0], inputs[1]
+    bias = None if rms else inputs[2]
+    ctx.rms = rms
+    ctx.has_bias = bias is not None
+    ctx.has_weight = weight is not None
+    mean, rstd = (None, output[1]) if rms else (output[1], output[2])
+    ctx.save_for_backward(x, weight, mean, rstd)
+
+
+def _backward(ctx, dy, *unused):
+    x, weight, mean, rstd = ctx.saved_tensors
+    need = ctx.needs_input_grad
+    need_w = ctx.has_weight and need[1]
+    need_b = ctx.has_bias and need[2]
+    if mean is None:
+        mean = torch.empty(0, dtype=torch.float32, device=x.device)
+    dx, dw, db = _norm_backward(dy, x, weight, mean, rstd, need_w, need_b, ctx.rms)
+    dw = dw if need_w else None
+    if ctx.rms:
+        return dx, dw, None
+    return dx, dw, (db if need_b else None), None
+
+
+_layer_norm.register_autograd(lambda ctx, *g: _backward(ctx, *g),
+                              setup_context=lambda ctx, inputs, output: _setup(ctx, inputs, output, False))
+_rms_norm.register_autograd(lambda ctx, *g: _backward(ctx, *g),
+                            setup_context=lambda ctx, inputs, output: _setup(ctx, inputs, output, True))
+
+
+def _prepare(x, normalized_shape, weight, bias, name):
+    c.check_tensor(x, name)
+    ns = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    n = len(ns)
+    if n > x.dim() or tuple(x.shape[x.dim() - n:]) != ns:
+        raise RuntimeError(f"warpkit.{name}: Given normalized_shape={list(ns)}, expected input with shape "
+                           f"[*, {', '.join(map(str, ns))}], but got input of size {list(x.shape)}")
+    cols = math.prod(ns)
+    rows = math.prod(x.shape[:x.dim() - n])
+    params = []
+    for t, what in ((weight, "weight"), (bias, "bias")):
+        if t is None:
+            params.append(None)
+            continue
+        c.check_tensor(t, name, what)
+        if tuple(t.shape) != ns:
+            raise RuntimeError(f"warpkit.{name}: Expected {what} to be of same shape as normalized_shape, but got "
+                               f"{what} of shape {list(t.shape)} and normalized_shape = {list(ns)}")
+        # A weight of another dtype (float32 parameters under autocast) is cast to x's: the output
+        # has x's dtype, as torch's mixed-type layer_norm.
+        params.append(t.reshape(cols).to(x.dtype).contiguous())
+    return x.reshape(rows, cols), params[0], params[1]
+
+
+def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """torch.nn.functional.layer_norm(x, normalized_shape, weight, bias, eps) with warpkit's
+    rowLayerNorm, and a backward (dx, and dw / db reduced over the rows deterministically).
+
+    float32, float16, bfloat16 CUDA tensors, statistics in float32; weight and bias of another dtype
+    are cast to x's (the output has x's dtype). Empty rows, 0-d inputs (normalized_shape ()), strided
+    and expanded inputs as torch. A negative or NaN eps is computed with, as torch does (by torch's
+    own ops: the device call refuses it). A row holding an infinity gives NaN outputs as torch's
+    CUDA kernel; the saved mean is then +-inf where torch's is NaN (not visible in the results)."""
+    x2, w, b = _prepare(x, normalized_shape, weight, bias, "layer_norm")
+    y, _, _ = _layer_norm(x2, w, b, float(eps))
+    return y.reshape(x.shape)
+
+
+def rms_norm(x, normalized_shape, weight=None, eps=None):
+    """torch.nn.functional.rms_norm(x, normalized_shape, weight, eps) with warpkit's rowRmsNorm, and
+    a backward. eps=None is torch.finfo(x.dtype).eps, as torch. Types and shapes as layer_norm.
+
+    A row holding an infinity (and no NaN) has rstd 0: its finite elements give 0 and its infinite
+    ones NaN, as torch's composite rms_norm (x * rsqrt(mean(x^2) + eps) * w); torch builds with a
+    fused CUDA rms_norm kernel write NaN across such a row instead."""
+    x2, w, _ = _prepare(x, normalized_shape, weight, None, "rms_norm")
+    if eps is None:
+        eps = torch.finfo(x.dtype).eps
+    y, _ = _rms_norm(x2, w, float(eps))
+    return y.reshape(x.shape)

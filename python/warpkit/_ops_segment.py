@@ -1,0 +1,113 @@
+"""warpkit::segment_softmax (with its backward) and warpkit::segment_reduce over CSR offsets
+(segmentSoftmax, segmentSoftmaxBackward, segmentReduceSum / Max / Min), and the public
+segment_softmax / segment_reduce."""
+import torch
+
+from . import _common as c
+from ._ext import ext
+
+_REDUCE = {"sum": 0, "max": 1, "min": 2, "mean": 0}
+
+
+@torch.library.custom_op("warpkit::segment_softmax", mutates_args=())
+def _segment_softmax(x: torch.Tensor, offsets: torch.Tensor, log: bool) -> torch.Tensor:
+    y = torch.zeros(x.shape, dtype=x.dtype, device=x.device)  # rows in no segment: 0
+    if x.numel() and offsets.numel() > 1:
+        ext().segment_softmax(x.contiguous(), c.none_tensor(x), offsets.contiguous(), log, y)
+    return y
+
+
+@_segment_softmax.register_fake
+def _(x, offsets, log):
+    return torch.empty(x.shape, dtype=x.dtype, device=x.device)
+
+
+@torch.library.custom_op("warpkit::segment_softmax_backward", mutates_args=())
+def _segment_softmax_backward(y: torch.Tensor, dy: torch.Tensor, offsets: torch.Tensor, log: bool) -> torch.Tensor:
+    dx = torch.zeros(y.shape, dtype=y.dtype, device=y.device)
+    if y.numel() and offsets.numel() > 1:
+        ext().segment_softmax(y.contiguous(), dy.to(y.dtype).contiguous(), offsets.contiguous(), log, dx)
+    return dx
+
+
+@_segment_softmax_backward.register_fake
+def _(y, dy, offsets, log):
+    return torch.empty(y.shape, dtype=y.dtype, device=y.device)
+
+
+def _setup(ctx, inputs, output):
+    ctx.log = inputs[2]
+    ctx.save_for_backward(output, inputs[1])
+
+
+def _backward(ctx, dy):
+    y, offsets = ctx.saved_tensors
+    return _segment_softmax_backward(y, dy, offsets, ctx.log), None, None
+
+
+_segment_softmax.register_autograd(_backward, setup_context=_setup)
+
+
+@torch.library.custom_op("warpkit::segment_reduce", mutates_args=())
+def _segment_reduce(data: torch.Tensor, offsets: torch.Tensor, op: int) -> torch.Tensor:
+    segments = offsets.shape[0] - 1
+    out = torch.empty(segments, dtype=data.dtype, device=data.device)
+    if segments:
+        ext().segment_reduce(data.contiguous(), offsets.contiguous(), op, out)
+    return out
+
+
+@_segment_reduce.register_fake
+def _(data, offsets, op):
+    return torch.empty(offsets.shape[0] - 1, dtype=data.dtype, device=data.device)
+
+
+def _check_offsets(offsets, like, name):
+    if not isinstance(offsets, torch.Tensor) or offsets.dtype not in (torch.int32, torch.int64) or offsets.dim() != 1:
+        raise TypeError(f"warpkit.{name}: offsets must be a 1-D int32 or int64 tensor")
+    if offsets.numel() < 1:
+        raise ValueError(f"warpkit.{name}: offsets needs segments + 1 entries (at least one)")
+    if offsets.device != like.device and like.device.type != "meta":
+        raise RuntimeError(f"warpkit.{name}: offsets must be on {like.device}, got {offsets.device}")
+
+
+def segment_softmax(x, offsets, log=False):
+    """Softmax (log=True: log-softmax) over the rows of each segment of x, independently in each
+    column: x is (items,) or (items, heads), segment s holds rows offsets[s] .. offsets[s + 1] - 1
+    (CSR offsets, int32 or int64, on x's device; clipped to the rows x has; a decreasing pair is an
+    empty segment). Rows in no segment get 0. With a backward (segmentSoftmaxBackward); segments
+    must not overlap. NaN and infinities as torch.softmax. float32, float16, bfloat16."""
+    name = "segment_softmax"
+    c.check_tensor(x, name)
+    _check_offsets(offsets, x, name)
+    if x.dim() not in (1, 2):
+        raise RuntimeError(f"warpkit.segment_softmax: x must be (items,) or (items, heads), got {list(x.shape)}")
+    x2 = x.unsqueeze(1) if x.dim() == 1 else x
+    if x2.shape[1] == 0:
+        return torch.zeros_like(x)
+    return _segment_softmax(x2, offsets, bool(log)).reshape(x.shape)
+
+
+def segment_reduce(data, reduce, offsets=None, lengths=None):
+    """torch.segment_reduce(data, reduce, offsets=, lengths=) over axis 0 of a vector, forward only,
+    with warpkit's segmentReduceSum / Max / Min (deterministic; 16-bit data summed in float32).
+    reduce: 'sum', 'max', 'min' or 'mean'. An empty segment gives 0 (sum), -inf (max), +inf (min)
+    or NaN (mean). Segments past the data are clipped to it. One of offsets (segments + 1 entries)
+    or lengths (one a segment), int32 or int64, on data's device."""
+    name = "segment_reduce"
+    c.check_tensor(data, name, "data")
+    if reduce not in _REDUCE:
+        raise RuntimeError(f"warpkit.segment_reduce: reduce must be sum, max, min or mean, got {reduce!r}")
+    if data.dim() != 1:
+        raise RuntimeError("warpkit.segment_reduce: data must be 1-D (axis 0)")
+    if (offsets is None) == (lengths is None):
+        raise RuntimeError("warpkit.segment_reduce: give exactly one of offsets and lengths")
+    if lengths is not None:
+        _check_offsets(lengths, data, name)
+        offsets = torch.cat([lengths.new_zeros(1), torch.cumsum(lengths, 0).to(lengths.dtype)])
+    _check_offsets(offsets, data, name)
+    out = _segment_reduce(data, offsets, _REDUCE[reduce])
+    if reduce == "mean":
+        n = (offsets[1:] - offsets[:-1]).clamp(min=0).to(torch.float32)
+        out = (out.float() / n).to(data.dtype)
+    return out

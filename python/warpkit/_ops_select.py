@@ -1,0 +1,145 @@
+"""warpkit::topk, warpkit::argmax and warpkit::sample over the rows of a 2-D tensor (rowTopK,
+rowArgMax, rowSample), and the public topk / argmax / sample."""
+from typing import Optional, Tuple
+
+import torch
+
+from . import _common as c
+from ._ext import ext
+
+
+@torch.library.custom_op("warpkit::topk", mutates_args=())
+def _topk(x: torch.Tensor, k: int, largest: bool) -> Tuple[torch.Tensor, torch.Tensor]:
+    rows = x.shape[0]
+    values = torch.empty((rows, k), dtype=x.dtype, device=x.device)
+    indices = torch.empty((rows, k), dtype=torch.int64, device=x.device)
+    if rows and k:
+        ext().topk(c.rows_view(x), k, largest, values, indices)
+    return values, indices
+
+
+@_topk.register_fake
+def _(x, k, largest):
+    rows = x.shape[0]
+    return (torch.empty((rows, k), dtype=x.dtype, device=x.device),
+            torch.empty((rows, k), dtype=torch.int64, device=x.device))
+
+
+def _topk_setup(ctx, inputs, output):
+    ctx.shape = inputs[0].shape
+    ctx.save_for_backward(output[1])
+
+
+def _topk_backward(ctx, dvalues, dindices):
+    (indices,) = ctx.saved_tensors
+    dx = torch.zeros(ctx.shape, dtype=dvalues.dtype, device=dvalues.device)
+    return dx.scatter(1, indices, dvalues), None, None
+
+
+_topk.register_autograd(_topk_backward, setup_context=_topk_setup)
+
+
+@torch.library.custom_op("warpkit::argmax", mutates_args=())
+def _argmax(x: torch.Tensor) -> torch.Tensor:
+    indices = torch.empty(x.shape[0], dtype=torch.int64, device=x.device)
+    if x.shape[0]:
+        ext().topk(c.rows_view(x), 1, True, c.none_tensor(x), indices)
+    return indices
+
+
+@_argmax.register_fake
+def _(x):
+    return torch.empty(x.shape[0], dtype=torch.int64, device=x.device)
+
+
+@torch.library.custom_op("warpkit::sample", mutates_args=())
+def _sample(logits: torch.Tensor, temperature: float, top_k: int, top_p: float, min_p: float, seed: int,
+            offset: int, seed_offset: Optional[torch.Tensor]) -> torch.Tensor:
+    out = torch.empty(logits.shape[0], dtype=torch.int64, device=logits.device)
+    if logits.shape[0]:
+        so = c.none_tensor(out) if seed_offset is None else seed_offset
+        ext().sample(c.rows_view(logits), temperature, top_k, top_p, min_p, seed, offset, so, out)
+    return out
+
+
+@_sample.register_fake
+def _(logits, temperature, top_k, top_p, min_p, seed, offset, seed_offset):
+    return torch.empty(logits.shape[0], dtype=torch.int64, device=logits.device)
+
+
+def topk(x, k, dim=-1, largest=True, sorted=True):
+    """torch.topk(x, k, dim, largest, sorted) with warpkit's rowTopK: (values, indices), always
+    ranked (sorted=False gives the same order). Equal values come by lowest index and NaN ranks above
+    every number (first for largest, last for smallest), so the answer is one fixed set in one fixed
+    order (torch's CUDA kernel may order ties differently). The values' gradient is scattered back
+    to their columns. float32, float16, bfloat16 CUDA tensors; 0-d inputs and k = 0 as torch."""
+    name = "topk"
+    c.check_tensor(x, name)
+    d = c.wrap_dim(dim, x.dim(), name)
+    n = 1 if x.dim() == 0 else x.shape[d]
+    if not isinstance(k, int) or k < 0 or k > n:
+        raise RuntimeError(f"warpkit.topk: selected index k out of range (k = {k}, dimension of {n})")
+    x2, shape = c.as_rows(x, d)
+    v, i = _topk(x2, k, bool(largest))
+    if x.dim() == 0:
+        return v.reshape(()), i.reshape(())
+    out = shape[:-1] + (k,)
+    return c.from_rows(v, out, d, x.dim()), c.from_rows(i, out, d, x.dim())
+
+
+def argmax(x, dim=None, keepdim=False):
+    """torch.argmax(x, dim, keepdim) with warpkit's rowArgMax: the first maximum's index, a NaN
+    counting as the maximum (the first NaN), as torch. dim=None: over the flattened tensor. An empty
+    reduced dimension raises IndexError, as torch."""
+    name = "argmax"
+    c.check_tensor(x, name)
+    if dim is None:
+        if x.numel() == 0:
+            raise RuntimeError("warpkit.argmax: Expected reduction dim to be specified for input.numel() == 0.")
+        i = _argmax(x.reshape(1, -1)).reshape(())
+        return i.reshape([1] * x.dim()) if keepdim else i
+    d = c.wrap_dim(dim, x.dim(), name)
+    if x.dim() and x.shape[d] == 0:
+        raise IndexError("warpkit.argmax: Expected reduction dim to have non-zero size.")
+    x2, shape = c.as_rows(x, d)
+    i = _argmax(x2)
+    if x.dim() == 0:
+        return i.reshape(())
+    i = i.reshape(shape[:-1])
+    return i.unsqueeze(d) if keepdim else i
+
+
+def sample(logits, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0, seed=None, offset=0, seed_offset=None):
+    """One column of each row of logits (the last dim), int64, drawn from softmax(logits /
+    temperature) restricted to the top_k largest logits (0: all), then to those of probability at
+    least min_p times the largest, then to the smallest ranked set of probability at least top_p
+    (warpkit's rowSample; temperature 0 is the argmax). top_k (or the row length when 0) at most
+    2048. The draw is Philox4x32-10 as curand_init(seed, row, offset) + curand_uniform: a (seed,
+    offset) gives the same tokens on every run. seed=None draws a seed from torch's CPU generator
+    (torch.manual_seed makes it repeatable; no device synchronisation). seed_offset: an int64 CUDA
+    tensor {seed, offset} read when the kernel runs, for CUDA graphs (advance it between replays);
+    it replaces seed and offset."""
+    name = "sample"
+    c.check_tensor(logits, name, "logits")
+    if logits.dim() == 0:
+        raise RuntimeError("warpkit.sample: logits must have at least one dimension")
+    n = logits.shape[-1]
+    if not (temperature >= 0.0 and temperature != float("inf")):
+        raise ValueError(f"warpkit.sample: temperature must be finite and >= 0, got {temperature}")
+    if not (0.0 < top_p <= 1.0) or not (0.0 <= min_p <= 1.0):
+        raise ValueError(f"warpkit.sample: need 0 < top_p <= 1 and 0 <= min_p <= 1, got {top_p}, {min_p}")
+    if not isinstance(top_k, int) or top_k < 0 or top_k > n or (top_k or n) > 2048:
+        raise ValueError(f"warpkit.sample: top_k must be in [0, {min(n, 2048)}] with rows of {n} "
+                         f"(at most 2048 candidates a row), got {top_k}")
+    if n == 0 and logits.numel() == 0 and logits.shape[:-1].numel() > 0:
+        raise RuntimeError("warpkit.sample: rows of no columns")
+    if seed_offset is not None:
+        if (not isinstance(seed_offset, torch.Tensor) or seed_offset.dtype != torch.int64
+                or seed_offset.numel() != 2 or seed_offset.device != logits.device):
+            raise ValueError("warpkit.sample: seed_offset must be an int64 tensor {seed, offset} on the logits' device")
+        seed_offset = seed_offset.contiguous()
+    if seed is None:
+        seed = int(torch.randint(0, 2**62, (), device="cpu"))
+    x2, shape = c.as_rows(logits, -1)
+    return _sample(x2, float(temperature), top_k, float(top_p), float(min_p), int(seed), int(offset),
+                   seed_offset).reshape(shape[:-1])

@@ -1,0 +1,71 @@
+"""warpkit::softmax and warpkit::softmax_backward: softmax and log-softmax over the rows of a 2-D
+tensor (rowSoftmax, rowSoftmaxBackward), and the public softmax / log_softmax over any dim."""
+import torch
+
+from . import _common as c
+from ._ext import ext
+
+
+@torch.library.custom_op("warpkit::softmax", mutates_args=())
+def _softmax(x: torch.Tensor, log: bool) -> torch.Tensor:
+    y = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    if x.numel():
+        ext().softmax_forward(c.rows_view(x), y, log)
+    return y
+
+
+@_softmax.register_fake
+def _(x, log):
+    return torch.empty(x.shape, dtype=x.dtype, device=x.device)
+
+
+@torch.library.custom_op("warpkit::softmax_backward", mutates_args=())
+def _softmax_backward(y: torch.Tensor, dy: torch.Tensor, log: bool) -> torch.Tensor:
+    dx = torch.empty(y.shape, dtype=y.dtype, device=y.device)
+    if y.numel():
+        ext().softmax_backward(c.rows_view(y), c.rows_view(dy.to(y.dtype)), dx, log)
+    return dx
+
+
+@_softmax_backward.register_fake
+def _(y, dy, log):
+    return torch.empty(y.shape, dtype=y.dtype, device=y.device)
+
+
+def _setup(ctx, inputs, output):
+    ctx.log = inputs[1]
+    ctx.save_for_backward(output)
+
+
+def _backward(ctx, dy):
+    (y,) = ctx.saved_tensors
+    return _softmax_backward(y, dy, ctx.log), None
+
+
+_softmax.register_autograd(_backward, setup_context=_setup)
+
+
+def _run(x, dim, dtype, log, name):
+    c.check_tensor(x, name)
+    if dtype is not None:
+        if dtype not in c.DTYPES:
+            raise TypeError(f"warpkit.{name}: dtype must be float32, float16 or bfloat16, got {dtype}")
+        x = x.to(dtype)
+    d = c.wrap_dim(dim, x.dim(), name)
+    x2, shape = c.as_rows(x, d)
+    return c.from_rows(_softmax(x2, log), shape, d, x.dim())
+
+
+def softmax(x, dim=-1, dtype=None):
+    """softmax of x over dimension dim, as torch.softmax(x, dim, dtype=dtype), with a backward
+    (warpkit::softmax_backward). float32, float16, bfloat16 CUDA tensors (computed in float32; dtype=
+    casts x first, as torch does); any dim, 0-d tensors, empty dimensions; NaN and infinities as
+    torch. Rows with a unit element stride and one row stride are read in place, others are made
+    contiguous. On torch's current stream."""
+    return _run(x, dim, dtype, False, "softmax")
+
+
+def log_softmax(x, dim=-1, dtype=None):
+    """log-softmax of x over dimension dim, as torch.log_softmax(x, dim, dtype=dtype), with a
+    backward; see softmax."""
+    return _run(x, dim, dtype, True, "log_softmax")
