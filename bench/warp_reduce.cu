@@ -3,12 +3,8 @@
 // Work: the input is read as rows of Width elements (rows = 2^28 / Width; the < Width leftover
 // elements are not touched). Each segment of Width lanes sums one row per step and the
 // segment's first lane writes the row's sum. For a Width that does not divide 32, a warp holds
-// 32 / Width full segments and its last 32 % Width lanes hold no row (they still call the
-// reduction, which both libraries require of every lane of the warp). So that those lanes still
-// load, such a warp reads its step's rows (one contiguous run of at least kUnroll x 32 elements,
-// the bytes in flight of a Width that divides 32) with all 32 lanes into a warp-private shared
-// buffer, and the segments read their rows from there; a Width that divides 32 loads straight
-// into registers, kUnroll rows a segment per step.
+// 32 / Width full segments and its last 32 % Width lanes load nothing (they still call the
+// reduction, which both libraries require of every lane of the warp).
 //
 // Peers, in the same run: warpkit::warpReduceSum<W> and cub::WarpReduce<T, W>::Sum inside the
 // same kernel (only the reduction call differs), and a device-to-device copy as the ceiling.
@@ -40,22 +36,10 @@ constexpr long long kN = 1ll << 28;
 template <int W> __host__ __device__ constexpr int fullSegs() { return 32 / W; }
 template <int W> __host__ __device__ constexpr int segsPerWarp() { return 32 / W + (32 % W ? 1 : 0); }
 
-/// Rows a segment sums per step: kUnroll, or for a staged Width (one that does not divide 32) as
-/// many as make the warp's step at least kUnroll x 32 elements, the bytes in flight of a Width that
-/// divides 32.
-template <int W> __host__ __device__ constexpr int rowsPerStep() {
-    return 32 % W ? (kUnroll * 32 + fullSegs<W>() * W - 1) / (fullSegs<W>() * W) : kUnroll;
-}
-/// Staged loads: elements a warp reads per step (1: unused).
-template <int W> __host__ __device__ constexpr int stepElems() {
-    return 32 % W ? rowsPerStep<W>() * fullSegs<W>() * W : 1;
-}
-
 /// The one kernel form both libraries run in. kCub picks the reduction; nothing else differs.
 template <int W, typename T, bool kCub>
 __global__ void __launch_bounds__(kBlock) segSum(const T* __restrict__ in, T* __restrict__ out, long long rows) {
-    constexpr int S = fullSegs<W>(), U = rowsPerStep<W>();
-    constexpr bool kStaged = 32 % W != 0;
+    constexpr int S = fullSegs<W>();
     const int lane = threadIdx.x & 31;
     const int seg = lane / W;
     const int slane = lane - seg * W;
@@ -65,38 +49,17 @@ __global__ void __launch_bounds__(kBlock) segSum(const T* __restrict__ in, T* __
 
     using CubReduce = cub::WarpReduce<T, W>;
     __shared__ typename CubReduce::TempStorage tmp[kCub ? kBlock / 32 * segsPerWarp<W>() : 1];
-    __shared__ T stage[kBlock / 32][stepElems<W>()];
-    T* buf = stage[threadIdx.x >> 5];
 
     // base is the same in every lane of the warp, so all lanes take part in each reduction.
-    for (long long base = warp * S * U; base < rows; base += warps * S * U) {
-        T v[U];
-        if constexpr (kStaged) {
-            const long long left = (rows - base) * W;
-            const int n = left < stepElems<W>() ? (int)left : stepElems<W>();
-            __syncwarp();                                 // the previous step's reads of buf are done
-            constexpr int L = (stepElems<W>() + 31) / 32; // loads a lane, all issued before the stores
-            T ld[L];
+    for (long long base = warp * S * kUnroll; base < rows; base += warps * S * kUnroll) {
+        T v[kUnroll];
 #pragma unroll
-            for (int j = 0; j < L; ++j) ld[j] = j * 32 + lane < n ? in[base * W + j * 32 + lane] : T(0);
-#pragma unroll
-            for (int j = 0; j < L; ++j)
-                if (j * 32 + lane < stepElems<W>()) buf[j * 32 + lane] = ld[j];
-            __syncwarp();
-#pragma unroll
-            for (int u = 0; u < U; ++u) {
-                const int e = (u * S + seg) * W + slane;
-                v[u] = (active && e < n) ? buf[e] : T(0);
-            }
-        } else {
-#pragma unroll
-            for (int u = 0; u < U; ++u) {
-                const long long r = base + u * S + seg;
-                v[u] = (active && r < rows) ? in[(base + u * S) * W + lane] : T(0);
-            }
+        for (int u = 0; u < kUnroll; ++u) {
+            const long long r = base + u * S + seg;
+            v[u] = (active && r < rows) ? in[(base + u * S) * W + lane] : T(0);
         }
 #pragma unroll
-        for (int u = 0; u < U; ++u) {
+        for (int u = 0; u < kUnroll; ++u) {
             T s;
             if constexpr (kCub) s = CubReduce(tmp[(threadIdx.x >> 5) * segsPerWarp<W>() + seg]).Sum(v[u]);
             else s = warpkit::warpReduceSum<W>(v[u]);
