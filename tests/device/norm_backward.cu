@@ -286,7 +286,11 @@ Test(device_norm_backward, bad_args) {
     size_t none = 7;
     WK_CUDA(warpkit::rowLayerNormBackward(a, a, a, a, a, o, (float*)nullptr, (float*)nullptr, 4, 8, nullptr, &none));
     cr_expect(none == 0, "no workspace without dw and db: %zu", none);
-    size_t small = need - 1, big = 4096 * sizeof(float);
+    // RMSNorm's dw alone needs less than LayerNorm's dw and db: each call gets one byte less than its own need.
+    size_t needRms = 0;
+    WK_CUDA(warpkit::rowRmsNormBackward(a, a, a, a, o, o + 64, 4, 8, nullptr, &needRms));
+    cr_expect(needRms > 0 && needRms < need, "RMSNorm's workspace for dw alone: %zu (LayerNorm's %zu)", needRms, need);
+    size_t small = need - 1, smallRms = needRms - 1, big = 4096 * sizeof(float);
     struct Bad {
         long long rows;
         int cols;
@@ -318,17 +322,19 @@ Test(device_norm_backward, bad_args) {
         const float* mean = (b.nulls & 4) ? nullptr : a;
         const float* rstd = (b.nulls & 8) ? nullptr : a;
         size_t* bytes = (b.nulls & 16) ? nullptr : b.bytes;
-        const size_t keep = bytes ? *bytes : 0;
+        size_t* bytesRms = bytes == &small ? &smallRms : bytes;
+        const size_t keep = bytes ? *bytes : 0, keepRms = bytesRms ? *bytesRms : 0;
         float* dx = b.alias == 1 ? const_cast<float*>(dy) : b.alias == 2 ? const_cast<float*>(x) : o;
         const cudaError_t e1 = warpkit::rowLayerNormBackward(dy, x, a, mean, rstd, dx, o + 64, o + 128, b.rows, b.cols,
                                                              b.lddy, b.ldx, b.lddx, ws, bytes);
         cudaError_t e2 = cudaErrorInvalidValue;
         if (!(b.nulls & 4)) // RMSNorm has no mean
             e2 = warpkit::rowRmsNormBackward(dy, x, a, rstd, dx, o + 64, b.rows, b.cols, b.lddy, b.ldx, b.lddx, ws,
-                                             bytes);
+                                             bytesRms);
         cr_expect(e1 == cudaErrorInvalidValue && e2 == cudaErrorInvalidValue, "%s: got %s / %s", b.what,
                   cudaGetErrorString(e1), cudaGetErrorString(e2));
-        cr_expect(!bytes || *bytes == keep, "%s: workspaceBytes changed", b.what);
+        cr_expect((!bytes || *bytes == keep) && (!bytesRms || *bytesRms == keepRms), "%s: workspaceBytes changed",
+                  b.what);
         cr_expect(warpkit::rowLayerNormBackward(dy, x, a, mean, rstd, dx, o + 64, o + 128, b.rows, b.cols, b.lddy,
                                                 b.ldx, b.lddx, nullptr, bytes) == cudaErrorInvalidValue ||
                       b.bytes == &small,
@@ -346,7 +352,9 @@ Test(device_norm_backward, bad_args) {
     WK_LAUNCHED();
     wk_download(got.data(), o, n);
     cr_expect(memcmp(got.data(), poison.data(), n * sizeof(float)) == 0, "a rejected call or cols 0 wrote an output");
-    // rows = 0: dw and db are zeros (an empty sum), dx untouched; no workspace.
+    // rows = 0: dw and db are zeros (an empty sum), dx untouched; no workspace. Poisoned again so
+    // that this check sees only the rows-0 calls.
+    wk_poison(o, n);
     WK_CUDA(warpkit::rowLayerNormBackward<float>(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
                                                  0, 8, nullptr, &zero));
     cr_expect(zero == 0, "rows 0: no workspace");

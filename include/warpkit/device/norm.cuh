@@ -12,8 +12,8 @@
 //
 // Types: float, __half, __nv_bfloat16 for x, y, w and b (read and written in that type); the
 // statistics are float, and mean / rstd are float arrays of `rows` values. w and b are vectors of
-// `cols` elements, each optional (nullptr: w = 1, b = 0), at any alignment. eps: any finite value (a
-// negative one as torch: NaN where var + eps < 0).
+// `cols` elements, each optional (nullptr: w = 1, b = 0), at any alignment. eps: any finite value; a
+// negative one as torch: a row with var + eps < 0 gets a NaN rstd and NaN outputs, its mean as usual.
 // Shapes: any rows >= 0 and cols >= 0 (either 0 is a no-op that writes nothing), row strides ldx, ldy >= cols
 // (elements), any pointer alignment, 64-bit row counts. In place: x == y with ldx == ldy; otherwise x and y must not
 // overlap.
