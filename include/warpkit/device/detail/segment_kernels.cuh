@@ -125,19 +125,20 @@ foldRows(const A& a, long long base, int h, int heads, long long first, long lon
     return forRows<kBatch>(a, base, h, heads, first, end, step, FoldVisitor<A>{a, a.identity()}).st;
 }
 
-/// The chunk kernel's loads in flight a thread: for a one-word state 16 on sm_90 (a block then has
-/// 16 KB of fp32 in flight a round trip, and a chunk of 16384 rows takes 4 round trips, not 8), 12
-/// before sm_90 (16 spill there at 64 registers); 8 for wider states, whose fold needs more
-/// registers.
+/// The chunk kernel's loads in flight a thread: for a one-word state and element 16 on sm_90 (a
+/// block then has 16 KB of fp32 in flight a round trip, and a chunk of 16384 rows takes 4 round
+/// trips, not 8) and 12 before sm_90 (16 spill there at 64 registers); 12 for a two-word state
+/// (the softmax state, ArgMax of 32-bit values); 8 otherwise.
 template <typename A> struct SegChunkBatch {
-    static constexpr int value =
-        sizeof(typename A::State) <= 4 && sizeof(typename A::Elem) <= 4 ? (WARPKIT_ARCH >= 900 ? 16 : 12) : 8;
+    static constexpr bool kOneWord = sizeof(typename A::State) <= 4 && sizeof(typename A::Elem) <= 4;
+    static constexpr bool kTwoWords = sizeof(typename A::State) <= 8 && sizeof(typename A::Elem) <= 4;
+    static constexpr int value = kOneWord ? (WARPKIT_ARCH >= 900 ? 16 : 12) : kTwoWords ? 12 : 8;
 };
 
 /// The outputs of those rows (two-pass algorithms), 4 loads in flight (8 spill in the write kernel).
-template <typename A, typename F> WARPKIT_DEVICE void
+template <typename A, int kBatch = 4, typename F> WARPKIT_DEVICE void
 writeRows(const A& a, const F& f, long long base, int h, int heads, long long first, long long end, long long step) {
-    forRows<4>(a, base, h, heads, first, end, step, WriteVisitor<A, F>{a, f});
+    forRows<kBatch>(a, base, h, heads, first, end, step, WriteVisitor<A, F>{a, f});
 }
 
 /// Ordered reduction of one value a lane over the whole warp (every lane gets it).
@@ -259,12 +260,12 @@ template <typename S> WARPKIT_DEVICE long long segListChunks(const SegList<S>& l
 }
 
 /// Blocks of the group kernel an SM holds at least: 3 at 256 threads (80 registers a thread; it
-/// waits on memory, so more warps keep more loads in flight); 2 for the 16-bit ArgMax / ArgMin
-/// state, which spills at 80.
+/// waits on memory, so more warps keep more loads in flight); 2 for the ArgMax / ArgMin state of
+/// 16-bit and 64-bit values, which spills at 80.
 template <typename A> struct SegGroupMinBlocks { static constexpr int value = 3; };
 template <typename T, typename V, typename Out, typename Op>
 struct SegGroupMinBlocks<SegReduceAlgo<T, V, Out, Op, true>> {
-    static constexpr int value = sizeof(T) == 2 ? 2 : 3;
+    static constexpr int value = sizeof(T) == 4 ? 3 : 2;
 };
 
 /// The lane-group widths in use in the warp: the OR of every lane's `width` (a power of two, 0
@@ -417,11 +418,11 @@ template <int LT, typename A> WARPKIT_DEVICE void segmentChunkFold(const A& a, i
     }
 }
 
-/// Blocks of the chunk kernel an SM holds at least: for a one-word state 1024 threads (64
-/// registers a thread: 12-16 loads in flight and the loads ahead), else 768 (80 registers, as the
-/// softmax state's fold took without the loads ahead; at 96 an SM held 512 threads).
+/// Blocks of the chunk kernel an SM holds at least: for a one-word state and element 1024 threads
+/// (64 registers a thread: 12-16 loads in flight and the loads ahead), else 768 (80 registers; the
+/// softmax state took 96 without the bound, and an SM then held 512 threads).
 template <int LT, typename A> struct SegChunkMinBlocks {
-    static constexpr int value = SegChunkBatch<A>::value > 8 ? 1024 / LT : 768 / LT;
+    static constexpr int value = SegChunkBatch<A>::kOneWord ? 1024 / LT : 768 / LT;
 };
 
 /// Runs f(c, e, entry) for this block's listed chunks c = blockIdx.x, blockIdx.x + gridDim.x, ...
@@ -448,15 +449,24 @@ template <int LT, typename A> __global__ void __launch_bounds__(LT, SegChunkMinB
     });
 }
 
+/// The write kernel's loads in flight a thread: 8 for the plain fp32 softmax (64 registers, 1024
+/// threads an SM: 1.6x the bytes in flight of 4 at 48 registers and 1280 threads), else 4 (the log
+/// kinds and the 16-bit backward spill at 64, the 16-bit softmax takes 98 registers at 8).
+template <typename A> struct SegWriteBatch { static constexpr int value = 4; };
+template <int Kind> struct SegWriteBatch<SegSoftmaxAlgo<float, Kind>> {
+    static constexpr int value = (Kind & SoftmaxLog) ? 4 : 8;
+};
+
 /// Stage 3 (two-pass algorithms): the listed chunks' outputs from their pairs' totals.
-template <int LT, typename A> __global__ void __launch_bounds__(LT)
+template <int LT, typename A> __global__ void __launch_bounds__(LT, SegWriteBatch<A>::value == 8 ? 1024 / LT : 1)
     segmentWriteKernel(A a, int heads, long long chunkRows, SegList<typename A::State> list) {
     WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentWriteKernel");
     if constexpr (A::kTwoPass) {
         forListedChunks(list, [&](long long c, int e, const SegEntry& en) {
             const long long r0 = segmentChunkIndex(c, en) * chunkRows;
             const long long r1 = r0 + chunkRows < en.rows ? r0 + chunkRows : en.rows;
-            writeRows(a, a.prepare(loadFromL2(list.totals + e)), en.begin, en.head, heads, r0 + threadIdx.x, r1, LT);
+            writeRows<A, SegWriteBatch<A>::value>(a, a.prepare(loadFromL2(list.totals + e)), en.begin, en.head, heads,
+                                                  r0 + threadIdx.x, r1, LT);
         });
     }
 }
