@@ -312,16 +312,23 @@ template <int BT, int LT, typename A, typename O> __global__ void __launch_bound
     const int lane = (int)laneId();
     const long long pairs = segments * heads, stride = (long long)gridDim.x * BT;
     const long long g0 = ((long long)blockIdx.x * BT + threadIdx.x) / 32 * 32;
-    long long nb = 0, ne = 0;
-    // Each step's offsets are loaded one step ahead, so their round trip overlaps the step before.
+    long long nb = 0, ne = 0, nb1 = 0, ne1 = 0;
+    // Each step's offsets are loaded two steps ahead, so that a step can start its next step's rows
+    // toward L2 (their loads then wait for L2, not DRAM): two steps' rows are in flight a warp.
     segmentBoundsAt(off, segmentOfPair(g0 + lane, heads), g0 + lane < pairs ? segments : 0, &nb, &ne);
+    segmentBoundsAt(off, segmentOfPair(g0 + stride + lane, heads), g0 + stride + lane < pairs ? segments : 0, &nb1,
+                    &ne1);
     for (long long g = g0; g < pairs; g += stride) {
-        // 1. this lane's pair: its rows, and whether it is long; the next step's offsets
-        const long long p = g + lane, next = p + stride;
+        // 1. this lane's pair: its rows, and whether it is long; the next step's rows toward L2;
+        //    the offsets of the step after
+        const long long p = g + lane, next = p + 2 * stride;
         const int head = (int)(p - segmentOfPair(p, heads) * heads); // once a step: the rounds shuffle it
-        long long b = 0;
-        const long long rows = segmentClip(nb, ne, items, &b);
-        segmentBoundsAt(off, segmentOfPair(next, heads), next < pairs ? segments : 0, &nb, &ne);
+        long long b = 0, b1 = 0;
+        const long long rows = segmentClip(nb, ne, items, &b), rows1 = segmentClip(nb1, ne1, items, &b1);
+        if (rows1 > 0 && rows1 <= longRows) a.prefetch(b1 * heads);
+        nb = nb1;
+        ne = ne1;
+        segmentBoundsAt(off, segmentOfPair(next, heads), next < pairs ? segments : 0, &nb1, &ne1);
         const bool isLong = rows > longRows;
         const unsigned noRoom =
             __ballot_sync(WARPKIT_FULL_MASK, listAppend(list, isLong, p, head, heads, b, rows, chunkRows));

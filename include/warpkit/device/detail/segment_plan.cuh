@@ -9,7 +9,8 @@
 //      widths in use), each group folding its rows lane-strided and combining its lanes in lane
 //      order (warpSegmentedReduce); longer pairs are appended to a work list in the workspace (one
 //      atomicAdd a warp), with their chunks counted (`chunkRows` rows a chunk); a long pair that
-//      finds no room (only segments that overlap) is marked in a word a warp step;
+//      finds no room (only segments that overlap) is marked in a word a warp step; the offsets
+//      load two steps ahead, and a step starts its next step's rows toward L2 (a prefetch);
 //   then only when some segment can be long (items > longRows):
 //   1b. the no-room kernel: each marked pair by a whole warp, with the chunk kernels' math;
 //   2. the chunk kernel: blocks of `longThreads` threads over the listed chunks (grid-stride, the
