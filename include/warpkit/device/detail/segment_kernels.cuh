@@ -325,7 +325,10 @@ template <int BT, int LT, typename A, typename O> __global__ void __launch_bound
         const int head = (int)(p - segmentOfPair(p, heads) * heads); // once a step: the rounds shuffle it
         long long b = 0, b1 = 0;
         const long long rows = segmentClip(nb, ne, items, &b), rows1 = segmentClip(nb1, ne1, items, &b1);
-        if (rows1 > 0 && rows1 <= longRows) a.prefetch(b1 * heads);
+        if (rows1 > 0 && rows1 <= longRows) { // its first 64 elements (fp32: 8 KB a warp, a mean-32 step)
+            a.prefetch(b1 * heads);
+            if (rows1 * heads > 32) a.prefetch(b1 * heads + 32);
+        }
         nb = nb1;
         ne = ne1;
         segmentBoundsAt(off, segmentOfPair(next, heads), next < pairs ? segments : 0, &nb1, &ne1);
