@@ -10,6 +10,8 @@
 //   * outputs poisoned first: rows in no segment, and empty segments' softmax rows, stay poisoned;
 //   * same bits on every call, from two streams at once, and for overlapping long segments that
 //     run on the chunk kernels or (no room left in the workspace) on single warps;
+//   * more listed chunks than the chunk kernels' blocks (each block takes several); tiny segments
+//     at every misalignment; a call of only empty segments;
 //   * 64-bit offsets past 2^31 through a virtual base (the data pointer moved back by 2^31 + 5
 //     elements: the addresses are never formed outside the real rows, which the clipping proves);
 //   * bad arguments (host only, pass without a GPU): cudaErrorInvalidValue, nothing written.
@@ -509,6 +511,46 @@ Test(device_segment, two_streams_same_bits) {
     });
     cr_assert(bad == 0, "%d calls on two streams gave other bits", bad);
     for (void* p : {(void*)dx, (void*)doff, (void*)dy[0], (void*)dy[1], ws[0], ws[1]}) WK_CUDA(cudaFree(p));
+}
+
+/// More listed chunks than the chunk kernels have blocks, so every block takes several chunks and
+/// uses the entry and owner it loaded ahead: thousands of pairs of one chunk (1025 .. 2100 rows,
+/// past every plan's long-segment limit) around one pair of 2^23 + 7 rows (hundreds of chunks) and
+/// runs of empty segments; with 4 heads each segment's heads are chunked together.
+Test(device_segment, chunks_beyond_the_grid) {
+    WK_REQUIRE_GPU();
+    wk_rng r = wk_rng_make(0xc4);
+    auto build = [&](int segs, long long giant) {
+        std::vector<long long> off(1, 0);
+        for (int s = 0; s < segs; ++s) {
+            const long long len = s == segs / 2 ? giant : s % 7 == 3 ? 0 : wk_int(&r, 1025, 2100);
+            off.push_back(off.back() + len);
+        }
+        return off;
+    };
+    const int segs = wk_quick() ? 700 : 4000;
+    const std::vector<long long> off = build(segs, wk_quick() ? 300007 : (1LL << 23) + 7);
+    reduce_case<float>(off, off.back(), false, 1, true, &r, "chunks beyond the grid");
+    softmax_case<float>(off, off.back(), 1, false, 3, false, &r, "chunks beyond the grid");
+    const std::vector<long long> off4 = build(segs / 2, 40001);
+    softmax_case<float>(off4, off4.back(), 4, true, 2, true, &r, "chunks beyond the grid, 4 heads");
+}
+
+/// Tiny segments (the lane-per-pair tier) at every misalignment, and a call whose segments are all
+/// empty (each gets its empty result; nothing is read).
+Test(device_segment, mean1_misaligned_and_all_empty) {
+    WK_REQUIRE_GPU();
+    wk_rng r = wk_rng_make(0x3e);
+    const std::vector<long long> off = distribution(0, wk_quick() ? 30000 : 300000, &r);
+    for (int shift = 1; shift < 4; ++shift) {
+        char what[64];
+        snprintf(what, sizeof what, "mean1 shift %d", shift);
+        reduce_case<float>(off, off.back(), shift == 2, shift, shift == 3, &r, what);
+        softmax_case<float>(off, off.back(), shift, shift == 1, shift, shift == 2, &r, what);
+    }
+    const std::vector<long long> empty(100001, 500);
+    reduce_case<float>(empty, 1000, false, 0, false, &r, "all empty");
+    softmax_case<float>(empty, 1000, 3, true, 1, false, &r, "all empty");
 }
 
 /// Bad arguments: host only, no GPU needed (every check comes before any CUDA call).

@@ -51,12 +51,12 @@
 // the types, and never decreases as any of them grows. It may hold anything on entry and needs no
 // alignment; calls in flight at once must not share one. When a segment can be longer than the
 // plan's short-segment limit (items above it), each call clears 16 bytes of it with one
-// cudaMemsetAsync and runs two or three kernels; otherwise one kernel.
+// cudaMemsetAsync and runs three or four kernels; otherwise one kernel.
 //
 // How it works: device/detail/segment_plan.cuh (the stages and the rule table) and
 // segment_kernels.cuh. Overlapping segments are correct; if their long segments need more room
 // than the workspace holds (it is sized for segments that do not overlap), the surplus ones are
-// done by single warps, slower but with the same bits.
+// done by single warps (a kernel of their own), slower but with the same bits.
 #pragma once
 
 #include "detail/segment_plan.cuh"
@@ -105,10 +105,11 @@ template <typename O> inline bool segOffsetsNull(SegmentBounds<O> b) {
                   fn ": offsets must be a CSR array of int or long long, or segmentBounds(begins, ends) of them")
 
 /// The workspace's pieces for state type S: the two counters, the entries, the chunk owners, the
-/// chunk partials and the entry totals, each 16-byte aligned from the first 16-byte boundary of the
-/// workspace. Entries stay below 2^28 (an owner is an int).
+/// chunk partials, the entry totals and a no-room word a warp step (32 pairs), each 16-byte
+/// aligned from the first 16-byte boundary of the workspace. Entries stay below 2^28 (an owner is
+/// an int).
 struct SegSizes {
-    long long entries, chunks;
+    long long entries, chunks, words;
 };
 inline SegSizes segSizes(const SegmentPlan& p, long long segments, long long items, int heads) {
     const long long pairs = segments * heads;
@@ -117,13 +118,14 @@ inline SegSizes segSizes(const SegmentPlan& p, long long segments, long long ite
     e = e < pairs ? e : pairs;
     long long c = e == 0 ? 0 : items / p.chunkRows;
     c = c < (1ll << 34) / heads ? c * heads + e : (1ll << 36) - 1;
-    return SegSizes{e, c};
+    return SegSizes{e, c, e == 0 ? 0 : pairs / 32 + 1};
 }
 inline size_t segAlign16(size_t b) { return (b + 15) / 16 * 16; }
 template <typename S> inline size_t segWorkspaceBytes(SegSizes z) {
     if (z.entries == 0) return 1;
     return 15 + 16 + segAlign16((size_t)z.entries * sizeof(SegEntry)) + segAlign16((size_t)z.chunks * sizeof(int)) +
-           segAlign16((size_t)z.chunks * sizeof(S)) + segAlign16((size_t)z.entries * sizeof(S));
+           segAlign16((size_t)z.chunks * sizeof(S)) + segAlign16((size_t)z.entries * sizeof(S)) +
+           segAlign16((size_t)z.words * sizeof(unsigned));
 }
 template <typename S> inline SegList<S> segList(void* ws, SegSizes z) {
     char* p = reinterpret_cast<char*>(((size_t)ws + 15) / 16 * 16);
@@ -133,6 +135,8 @@ template <typename S> inline SegList<S> segList(void* ws, SegSizes z) {
     l.owner = reinterpret_cast<int*>(p + 16 + segAlign16((size_t)z.entries * sizeof(SegEntry)));
     l.partials = reinterpret_cast<S*>(reinterpret_cast<char*>(l.owner) + segAlign16((size_t)z.chunks * sizeof(int)));
     l.totals = reinterpret_cast<S*>(reinterpret_cast<char*>(l.partials) + segAlign16((size_t)z.chunks * sizeof(S)));
+    l.noRoom =
+        reinterpret_cast<unsigned*>(reinterpret_cast<char*>(l.totals) + segAlign16((size_t)z.entries * sizeof(S)));
     l.maxEntries = z.entries;
     l.maxChunks = z.chunks;
     return l;
@@ -151,6 +155,9 @@ inline cudaError_t segmentLaunch(const A& a, SegOffsets<O> off, long long segmen
     WARPKIT_TRY(launchKernel(group, blocks, BT, stream, a, off, segments, heads, items, p.perLane, p.longRows,
                              p.chunkRows, list));
     if (z.entries == 0) return cudaSuccess;
+    auto noRoom = segmentNoRoomKernel<BT, LT, A, O>;
+    WARPKIT_TRY(gridBlocks(noRoom, BT, z.words, BT / 32, 1ll << 30, &blocks));
+    WARPKIT_TRY(launchKernel(noRoom, blocks, BT, stream, a, off, segments, heads, items, p.chunkRows, list));
     auto chunk = segmentChunkKernel<LT, A>;
     WARPKIT_TRY(gridBlocks(chunk, LT, z.chunks, 1, 1ll << 30, &blocks));
     WARPKIT_TRY(launchKernel(chunk, blocks, LT, stream, a, heads, p.chunkRows, list));

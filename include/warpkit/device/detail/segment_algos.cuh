@@ -6,6 +6,7 @@
 //   State identity() const                 the state of no rows (an identity of merge)
 //   State merge(State, State) const        associative; the left operand comes from lower rows
 //   Elem  load(long long idx) const        the element(s) at element index idx
+//   void  prefetch(long long idx) const    starts moving the element(s) at idx into L2 (no result)
 //   State take(State, Elem, long long row) const   fold one element in (row: its row in the segment)
 //   void  finish(long long pair, State) const      write a pair's result (reduce, log-sum-exp)
 //   void  empty(long long pair) const              what an empty pair writes
@@ -18,6 +19,10 @@
 
 namespace warpkit {
 namespace detail {
+
+/// Starts moving the sector holding *p from memory into L2 (prefetch.global.L2): a later load of it
+/// waits for L2, not DRAM. No result; p must point into the data.
+template <typename T> WARPKIT_DEVICE void prefetchL2(const T* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
 
 /// Reductions: out[pair] = op over the pair's elements (converted to A) from init; empty pairs get
 /// emptyOut. Arg: A is ValueIndex<T>, the index the element's row in its segment.
@@ -33,6 +38,7 @@ template <typename T, typename A, typename Out, typename Op, bool Arg> struct Se
     WARPKIT_DEVICE State identity() const { return init; }
     WARPKIT_DEVICE State merge(State a, State b) const { return op(a, b); }
     WARPKIT_DEVICE Elem load(long long idx) const { return in[idx]; }
+    WARPKIT_DEVICE void prefetch(long long idx) const { prefetchL2(in + idx); }
     WARPKIT_DEVICE State take(State s, Elem x, long long row) const {
         if constexpr (Arg) return op(s, A{x, (int)row});
         else if constexpr (Arith<T>::supported && Arith<A>::supported) return op(s, (A)Arith<T>::to_acc(x));
@@ -52,6 +58,7 @@ template <typename T> struct SegStateFold {
     WARPKIT_DEVICE SoftmaxState identity() const { return softmaxStateEmpty(); }
     WARPKIT_DEVICE SoftmaxState merge(SoftmaxState a, SoftmaxState b) const { return softmaxStateMerge(a, b); }
     WARPKIT_DEVICE T load(long long idx) const { return x[idx]; }
+    WARPKIT_DEVICE void prefetch(long long idx) const { prefetchL2(x + idx); }
     WARPKIT_DEVICE SoftmaxState take(SoftmaxState s, T v, long long) const {
         return softmaxStateUpdate(s, Arith<T>::to_acc(v));
     }
@@ -101,6 +108,10 @@ template <typename T, bool Log> struct SegSoftmaxBackwardAlgo {
     WARPKIT_DEVICE State identity() const { return -0.0f; }
     WARPKIT_DEVICE State merge(State a, State b) const { return a + b; }
     WARPKIT_DEVICE Elem load(long long idx) const { return Elem{y[idx], dy[idx]}; }
+    WARPKIT_DEVICE void prefetch(long long idx) const {
+        prefetchL2(y + idx);
+        prefetchL2(dy + idx);
+    }
     WARPKIT_DEVICE State take(State s, Elem e, long long) const {
         if constexpr (Log) return s + Arith<T>::to_acc(e.dy);
         else return fmaf(Arith<T>::to_acc(e.y), Arith<T>::to_acc(e.dy), s);
@@ -118,15 +129,16 @@ template <typename T, bool Log> struct SegSoftmaxBackwardAlgo {
 template <typename...> struct SegVoid { using type = void; };
 template <typename A, typename = void> struct SegHasHooks { static constexpr bool value = false; };
 template <typename A>
-struct SegHasHooks<A, typename SegVoid<typename A::State, typename A::Elem, decltype(A::kTwoPass),
-                                       decltype(&A::identity), decltype(&A::merge), decltype(&A::load),
-                                       decltype(&A::take), decltype(&A::finish), decltype(&A::empty)>::type> {
+struct SegHasHooks<A,
+                   typename SegVoid<typename A::State, typename A::Elem, decltype(A::kTwoPass), decltype(&A::identity),
+                                    decltype(&A::merge), decltype(&A::load), decltype(&A::prefetch), decltype(&A::take),
+                                    decltype(&A::finish), decltype(&A::empty)>::type> {
     static constexpr bool value = true;
 };
 
-#define WARPKIT_CHECK_SEGMENT_ALGO(A, fn)                                                              \
-    static_assert(::warpkit::detail::SegHasHooks<A>::value,                                            \
-                  fn ": the algorithm type needs State, Elem, kTwoPass, identity, merge, load, take, " \
+#define WARPKIT_CHECK_SEGMENT_ALGO(A, fn)                                                                        \
+    static_assert(::warpkit::detail::SegHasHooks<A>::value,                                                      \
+                  fn ": the algorithm type needs State, Elem, kTwoPass, identity, merge, load, prefetch, take, " \
                      "finish and empty (device/detail/segment_algos.cuh)")
 
 } // namespace detail

@@ -10,7 +10,7 @@
 // 32 values with warpSegmentedReduce over the whole warp, then the warps' values the same way).
 // The pair's total: the same tree over LT virtual threads, thread t folding the chunk partials
 // [t * per, (t + 1) * per) left to right (per = ceil(chunks / LT)). The chunk kernels compute it
-// with LT real threads; a warp of the group kernel, when the workspace has no room left for the
+// with LT real threads; a warp of the no-room kernel, when the workspace had no room left for the
 // pair (only possible for segments that overlap), emulates the LT threads one warp at a time. Both
 // give the same bits, so the result never depends on which pairs got room.
 #pragma once
@@ -37,6 +37,7 @@ template <typename O> struct SegOffsets {
 struct SegEntry {
     long long pair, begin, rows, chunkBase, stride;
     unsigned done;
+    int head; // the pair's head (pair % heads)
 };
 
 /// The work list in the workspace: two counters (entries and chunks handed out), the entries, each
@@ -48,6 +49,7 @@ template <typename S> struct SegList {
     int* owner;
     S* partials;
     S* totals;
+    unsigned* noRoom; // a word a warp step: bit l of word g / 32 set when pair g + l found no room
     long long maxEntries, maxChunks;
 };
 
@@ -56,6 +58,14 @@ template <typename O>
 WARPKIT_DEVICE void segmentBoundsAt(SegOffsets<O> o, long long s, long long segments, long long* b, long long* e) {
     *b = s < segments ? (long long)o.begin[s] : 0;
     *e = s < segments ? (long long)o.end[s] : 0;
+}
+
+/// Pair p's segment, p / heads: no division for one head, a 32-bit one while p < 2^32 (the 64-bit
+/// routine is a call of about 85 instructions).
+WARPKIT_DEVICE long long segmentOfPair(long long p, int heads) {
+    if (heads == 1) return p;
+    if (p < (1ll << 32)) return (long long)((unsigned)p / (unsigned)heads);
+    return p / heads;
 }
 
 /// Rows [b, e) clipped to [0, items): *begin, and the count (0 when e <= b).
@@ -76,18 +86,23 @@ template <typename A> struct SegMerge {
 /// Runs v(element, index, row) for rows first, first + step, ... below `end` of the pair at
 /// (base, h), in row order, kBatch rows a batch with the batch's loads in flight together (a
 /// short tail too: its loads are predicated, not taken one at a time); returns v (a visitor holds
-/// its state by value, so nothing of it needs an address).
+/// its state by value, so nothing of it needs an address). Rows and element indices advance by
+/// additions: no 64-bit multiply an element.
 template <int kBatch, typename A, typename V> WARPKIT_DEVICE V forRows(const A& a, long long base, int h, int heads,
                                                                        long long first, long long end, long long step,
                                                                        V v) {
-    for (long long i = first; i < end; i += kBatch * step) {
+    const long long di = step * heads;
+    for (long long i = first, idx = (base + first) * heads + h; i < end; i += kBatch * step, idx += kBatch * di) {
         typename A::Elem x[kBatch];
+        long long r = i, j = idx;
 #pragma unroll
-        for (int k = 0; k < kBatch; ++k)
-            if (i + k * step < end) x[k] = a.load((base + i + k * step) * heads + h);
+        for (int k = 0; k < kBatch; ++k, r += step, j += di)
+            if (r < end) x[k] = a.load(j);
+        r = i;
+        j = idx;
 #pragma unroll
-        for (int k = 0; k < kBatch; ++k)
-            if (i + k * step < end) v(x[k], (base + i + k * step) * heads + h, i + k * step);
+        for (int k = 0; k < kBatch; ++k, r += step, j += di)
+            if (r < end) v(x[k], j, r);
     }
     return v;
 }
@@ -103,16 +118,27 @@ template <typename A, typename F> struct WriteVisitor {
     WARPKIT_DEVICE void operator()(const typename A::Elem& x, long long idx, long long) const { a.store(f, idx, x); }
 };
 
-/// Left fold of those rows from the identity, 8 loads in flight.
-template <typename A> WARPKIT_DEVICE typename A::State foldRows(const A& a, long long base, int h, int heads,
-                                                                long long first, long long end, long long step) {
-    return forRows<8>(a, base, h, heads, first, end, step, FoldVisitor<A>{a, a.identity()}).st;
+/// Left fold of those rows from the identity, kBatch loads in flight (the batch never changes the
+/// order, so never the bits).
+template <typename A, int kBatch = 8> WARPKIT_DEVICE typename A::State
+foldRows(const A& a, long long base, int h, int heads, long long first, long long end, long long step) {
+    return forRows<kBatch>(a, base, h, heads, first, end, step, FoldVisitor<A>{a, a.identity()}).st;
 }
 
+/// The chunk kernel's loads in flight a thread: for a one-word state and element 16 on sm_90 (a
+/// block then has 16 KB of fp32 in flight a round trip, and a chunk of 16384 rows takes 4 round
+/// trips, not 8) and 12 before sm_90 (16 spill there at 64 registers); 12 for a two-word state
+/// (the softmax state, ArgMax of 32-bit values); 8 otherwise.
+template <typename A> struct SegChunkBatch {
+    static constexpr bool kOneWord = sizeof(typename A::State) <= 4 && sizeof(typename A::Elem) <= 4;
+    static constexpr bool kTwoWords = sizeof(typename A::State) <= 8 && sizeof(typename A::Elem) <= 4;
+    static constexpr int value = kOneWord ? (WARPKIT_ARCH >= 900 ? 16 : 12) : kTwoWords ? 12 : 8;
+};
+
 /// The outputs of those rows (two-pass algorithms), 4 loads in flight (8 spill in the write kernel).
-template <typename A, typename F> WARPKIT_DEVICE void
+template <typename A, int kBatch = 4, typename F> WARPKIT_DEVICE void
 writeRows(const A& a, const F& f, long long base, int h, int heads, long long first, long long end, long long step) {
-    forRows<4>(a, base, h, heads, first, end, step, WriteVisitor<A, F>{a, f});
+    forRows<kBatch>(a, base, h, heads, first, end, step, WriteVisitor<A, F>{a, f});
 }
 
 /// Ordered reduction of one value a lane over the whole warp (every lane gets it).
@@ -210,7 +236,7 @@ template <typename S> WARPKIT_DEVICE bool listAppend(const SegList<S>& l, bool i
     const bool together = heads > 1 && first >= 0 && first + heads <= 32;
     const long long base = (long long)c0 + excl + (together ? h - h * n : 0), stride = together ? heads : 1;
     const bool room = isLong && e < l.maxEntries && base + (n - 1) * stride < l.maxChunks;
-    if (room) l.entries[e] = SegEntry{pair, begin, rows, base, stride, 0u};
+    if (room) l.entries[e] = SegEntry{pair, begin, rows, base, stride, 0u, h};
     for (unsigned w = longs; w; w &= w - 1) {
         const int src = __ffs(w) - 1;
         const long long sb = shflIdx(base, src), ss = shflIdx(stride, src), sn = shflIdx(n, src);
@@ -222,6 +248,11 @@ template <typename S> WARPKIT_DEVICE bool listAppend(const SegList<S>& l, bool i
     return isLong && !room;
 }
 
+/// Listed chunk c's index within its pair (no 64-bit division for a pair of one head).
+WARPKIT_DEVICE long long segmentChunkIndex(long long c, const SegEntry& en) {
+    return en.stride == 1 ? c - en.chunkBase : (c - en.chunkBase) / en.stride;
+}
+
 /// The chunks the chunk kernels go over: those handed out, up to the capacity.
 template <typename S> WARPKIT_DEVICE long long segListChunks(const SegList<S>& l) {
     const unsigned long long handed = l.counter[1];
@@ -229,128 +260,224 @@ template <typename S> WARPKIT_DEVICE long long segListChunks(const SegList<S>& l
 }
 
 /// Blocks of the group kernel an SM holds at least: 3 at 256 threads (80 registers a thread; it
-/// waits on memory, so more warps keep more loads in flight); 2 for the 16-bit ArgMax / ArgMin
-/// state, which spills at 80.
+/// waits on memory, so more warps keep more loads in flight); 2 for the ArgMax / ArgMin state of
+/// 16-bit and 64-bit values, which spills at 80.
 template <typename A> struct SegGroupMinBlocks { static constexpr int value = 3; };
 template <typename T, typename V, typename Out, typename Op>
 struct SegGroupMinBlocks<SegReduceAlgo<T, V, Out, Op, true>> {
-    static constexpr int value = sizeof(T) == 2 ? 2 : 3;
+    static constexpr int value = sizeof(T) == 4 ? 3 : 2;
 };
 
-/// Stage 1: lane groups over the short pairs (see segment_plan.cuh); long pairs are listed.
+/// The lane-group widths in use in the warp: the OR of every lane's `width` (a power of two, 0
+/// for none). Every lane calls; every lane gets it.
+WARPKIT_DEVICE unsigned segmentTiers(unsigned width) {
+#if WARPKIT_ARCH >= 800
+    return __reduce_or_sync(WARPKIT_FULL_MASK, width);
+#else
+    unsigned m = 0u;
+#pragma unroll
+    for (unsigned w = 1u; w <= 32u; w <<= 1) m |= __any_sync(WARPKIT_FULL_MASK, width == w) ? w : 0u;
+    return m;
+#endif
+}
+
+/// The pairs of one tier (group width G > 1, the lanes in `tier`): the tier's k-th pair goes to
+/// group k % (32 / G) in round k / (32 / G); each group folds its pair's rows lane-strided and
+/// combines its lanes in lane order. Every lane calls.
+template <typename A> WARPKIT_DEVICE void segmentTier(const A& a, int G, unsigned tier, long long g, long long b,
+                                                      int mine, int head, int heads) {
+    const int lane = (int)laneId(), count = __popc(tier), groups = 32 / G, j = lane & (G - 1);
+    const WarpSegment seg{lane & ~(G - 1), (lane & ~(G - 1)) + G - 1};
+#pragma unroll 1
+    for (int first = 0; first < count; first += groups) {
+        const int k = first + lane / G; // this group's pair: the tier's k-th lane
+        const int src = k < count ? (int)__fns(tier, 0u, k + 1) : 0;
+        const long long pb = shflIdx(b, src), pp = g + src;
+        const int prSrc = shflIdx(mine, src), pr = k < count ? prSrc : 0, ph = shflIdx(head, src);
+        typename A::State st = foldRows(a, pb, ph, heads, j, pr, G);
+        st = warpSegmentedReduce(st, SegMerge<A>{a}, seg);
+        if (pr > 0) {
+            if (j == 0) a.finish(pp, st);
+            if constexpr (A::kTwoPass) writeRows(a, a.prepare(st), pb, ph, heads, j, pr, G);
+        }
+    }
+}
+
+/// Stage 1: lane groups over the short pairs (see segment_plan.cuh); long pairs are listed, those
+/// that find no room marked in list.noRoom for stage 1b.
 template <int BT, int LT, typename A, typename O> __global__ void __launch_bounds__(BT, SegGroupMinBlocks<A>::value)
     segmentGroupKernel(A a, SegOffsets<O> off, long long segments, int heads, long long items, int perLane,
                        long long longRows, long long chunkRows, SegList<typename A::State> list) {
     WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentGroupKernel");
     const int lane = (int)laneId();
-    const long long pairs = segments * heads;
-    const long long warps = (long long)gridDim.x * (BT / 32);
-    // Each step's offsets are loaded one step ahead, so their round trip overlaps the step before.
-    long long g = ((long long)blockIdx.x * BT + threadIdx.x) / 32 * 32, nb = 0, ne = 0;
-    segmentBoundsAt(off, (g + lane) / heads, g + lane < pairs ? segments : 0, &nb, &ne);
-    for (; g < pairs; g += warps * 32) {
-        // 1. this lane's pair: its rows, and whether it is long
-        const long long p = g + lane, next = p + warps * 32;
-        long long b = 0;
-        const long long rows = segmentClip(nb, ne, items, &b);
-        const int head = (int)(p % heads); // once a step: the rounds below shuffle it
-        segmentBoundsAt(off, next / heads, next < pairs ? segments : 0, &nb, &ne);
+    const long long pairs = segments * heads, stride = (long long)gridDim.x * BT;
+    const long long g0 = ((long long)blockIdx.x * BT + threadIdx.x) / 32 * 32;
+    long long nb = 0, ne = 0, nb1 = 0, ne1 = 0;
+    // Each step's offsets are loaded two steps ahead, so that a step can start its next step's rows
+    // toward L2 (their loads then wait for L2, not DRAM): two steps' rows are in flight a warp.
+    segmentBoundsAt(off, segmentOfPair(g0 + lane, heads), g0 + lane < pairs ? segments : 0, &nb, &ne);
+    segmentBoundsAt(off, segmentOfPair(g0 + stride + lane, heads), g0 + stride + lane < pairs ? segments : 0, &nb1,
+                    &ne1);
+    for (long long g = g0; g < pairs; g += stride) {
+        // 1. this lane's pair: its rows, and whether it is long; the next step's rows toward L2;
+        //    the offsets of the step after
+        const long long p = g + lane, next = p + 2 * stride;
+        const int head = (int)(p - segmentOfPair(p, heads) * heads); // once a step: the rounds shuffle it
+        long long b = 0, b1 = 0;
+        const long long rows = segmentClip(nb, ne, items, &b), rows1 = segmentClip(nb1, ne1, items, &b1);
+        if (rows1 > 0 && rows1 <= longRows) { // its first 64 elements (fp32: 8 KB a warp, a mean-32 step)
+            a.prefetch(b1 * heads);
+            if (rows1 * heads > 32) a.prefetch(b1 * heads + 32);
+        }
+        nb = nb1;
+        ne = ne1;
+        segmentBoundsAt(off, segmentOfPair(next, heads), next < pairs ? segments : 0, &nb1, &ne1);
         const bool isLong = rows > longRows;
-        const bool byWarp = listAppend(list, isLong, p, head, heads, b, rows, chunkRows);
+        const unsigned noRoom =
+            __ballot_sync(WARPKIT_FULL_MASK, listAppend(list, isLong, p, head, heads, b, rows, chunkRows));
+        if (list.maxEntries > 0 && lane == 0) list.noRoom[g / 32] = noRoom;
         if (p < pairs && rows == 0) a.empty(p);
         // 2. the short pairs by tiers: a pair of r rows takes G lanes, G the smallest power of two
-        //    with G * perLane >= r (32 at most); each tier's pairs go 32 / G at a time, so a longer
-        //    neighbour never widens a pair's group (nor serialises the warp over tiny pairs)
+        //    with G * perLane >= r (32 at most), so a longer neighbour never widens a pair's group;
+        //    only the tiers in use run (segmentTier)
         const int mine = isLong ? 0 : (int)rows;
         int mineG = 1;
         while (mineG < 32 && mineG * perLane < mine) mineG <<= 1;
-#pragma unroll 1
-        for (int G = 1; G <= 32; G <<= 1) {
-            const unsigned tier = __ballot_sync(WARPKIT_FULL_MASK, mine > 0 && mineG == G);
-            const int count = __popc(tier), groups = 32 / G, j = lane & (G - 1);
-            const WarpSegment seg{lane & ~(G - 1), (lane & ~(G - 1)) + G - 1};
-#pragma unroll 1
-            for (int first = 0; first < count; first += groups) {
-                const int k = first + lane / G; // this group's pair: the tier's k-th lane
-                const int src = k < count ? (int)__fns(tier, 0u, k + 1) : 0;
-                const long long pb = shflIdx(b, src), pp = g + src;
-                const int prSrc = shflIdx(mine, src), pr = k < count ? prSrc : 0, ph = shflIdx(head, src);
-                typename A::State st = foldRows(a, pb, ph, heads, j, pr, G);
-                st = warpSegmentedReduce(st, SegMerge<A>{a}, seg);
-                if (pr > 0) {
-                    if (j == 0) a.finish(pp, st);
-                    if constexpr (A::kTwoPass) writeRows(a, a.prepare(st), pb, ph, heads, j, pr, G);
-                }
-            }
+        if (mine > 0 && mineG == 1) { // a group of one lane: its own pair in place, no tree
+            const typename A::State st = foldRows(a, b, head, heads, 0, mine, 1);
+            a.finish(p, st);
+            if constexpr (A::kTwoPass) writeRows(a, a.prepare(st), b, head, heads, 0, mine, 1);
         }
-        // 3. long pairs that found no room, by the whole warp
-        for (unsigned w = __ballot_sync(WARPKIT_FULL_MASK, byWarp); w; w &= w - 1) {
-            const int src = __ffs(w) - 1;
-            longPairByWarp<LT>(a, g + src, shflIdx(b, src), shflIdx(rows, src), heads, chunkRows);
+        const unsigned tiers = segmentTiers(mine > 0 ? (unsigned)mineG : 0u);
+#pragma unroll 1
+        for (int G = 2; G <= 32; G <<= 1)
+            if (tiers & (unsigned)G)
+                segmentTier(a, G, __ballot_sync(WARPKIT_FULL_MASK, mine > 0 && mineG == G), g, b, mine, head, heads);
+    }
+}
+
+/// Stage 1b (when pairs can be long): the long pairs that found no room in the list (only
+/// segments that overlap), each by a whole warp (longPairByWarp); warp w takes the no-room words
+/// w, w + warps, ... the group kernel wrote. Apart from the group kernel, whose steps then carry
+/// no registers for this path.
+template <int BT, int LT, typename A, typename O> __global__ void __launch_bounds__(BT, 1)
+    segmentNoRoomKernel(A a, SegOffsets<O> off, long long segments, int heads, long long items, long long chunkRows,
+                        SegList<typename A::State> list) {
+    WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentNoRoomKernel");
+    const long long words = (segments * heads + 31) / 32, warps = (long long)gridDim.x * (BT / 32);
+    for (long long w = ((long long)blockIdx.x * BT + threadIdx.x) / 32; w < words; w += warps) {
+        for (unsigned m = list.noRoom[w]; m; m &= m - 1) {
+            const long long p = w * 32 + __ffs(m) - 1;
+            long long ob = 0, oe = 0, b = 0;
+            segmentBoundsAt(off, p / heads, segments, &ob, &oe);
+            const long long rows = segmentClip(ob, oe, items, &b);
+            longPairByWarp<LT>(a, p, b, rows, heads, chunkRows);
         }
     }
 }
 
-/// Stage 2: the listed chunks' partials; the last chunk of a pair to finish forms its total.
-template <int LT, typename A> __global__ void __launch_bounds__(LT)
-    segmentChunkKernel(A a, int heads, long long chunkRows, SegList<typename A::State> list) {
-    WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentChunkKernel");
+/// A listed chunk's owner entry, e < 0 for none (past the list's end, or handed to a pair that
+/// found no room: a warp of the no-room kernel does that pair).
+struct SegChunkRef {
+    int e;
+    SegEntry en;
+};
+template <typename S> WARPKIT_DEVICE int segmentOwnerAt(const SegList<S>& l, long long c, long long chunks) {
+    return c < chunks ? l.owner[c] : -1;
+}
+template <typename S> WARPKIT_DEVICE SegChunkRef segmentChunkRef(const SegList<S>& l, int e) {
+    SegChunkRef r{e, SegEntry{}};
+    if (e >= 0) r.en = l.entries[e];
+    return r;
+}
+
+/// Chunk c's partial (blockTree of the LT threads' folds); the last chunk of its pair to finish
+/// folds the partials in chunk order and writes the pair's result and total. Every thread calls.
+template <int LT, typename A> WARPKIT_DEVICE void segmentChunkFold(const A& a, int heads, long long chunkRows,
+                                                                   const SegList<typename A::State>& list, long long c,
+                                                                   int e, const SegEntry& en) {
     using S = typename A::State;
-    const long long chunks = segListChunks(list);
     __shared__ bool last;
-    for (long long c = blockIdx.x; c < chunks; c += gridDim.x) {
-        const int e = list.owner[c];
-        if (e < 0) continue; // handed to a pair that found no room (a warp of the group kernel does it)
-        const SegEntry en = list.entries[e];
-        const int h = (int)(en.pair % heads);
-        const long long r0 = (c - en.chunkBase) / en.stride * chunkRows;
-        const long long r1 = r0 + chunkRows < en.rows ? r0 + chunkRows : en.rows;
-        const S part = blockTree<LT>(a, foldRows(a, en.begin, h, heads, r0 + threadIdx.x, r1, LT));
-        const long long n = (en.rows + chunkRows - 1) / chunkRows;
-        if (n == 1) { // a pair of one chunk: the fold below over its one partial, with no count and
-                      // no round trip through L2 (the same bits)
-            const S total = blockTree<LT>(a, threadIdx.x == 0 ? a.merge(a.identity(), part) : a.identity());
-            if (threadIdx.x == 0) {
-                a.finish(en.pair, total);
-                list.totals[e] = total;
-            }
-            continue;
-        }
+    const long long r0 = segmentChunkIndex(c, en) * chunkRows;
+    const long long r1 = r0 + chunkRows < en.rows ? r0 + chunkRows : en.rows;
+    const S part =
+        blockTree<LT>(a, foldRows<A, SegChunkBatch<A>::value>(a, en.begin, en.head, heads, r0 + threadIdx.x, r1, LT));
+    const long long n = (en.rows + chunkRows - 1) / chunkRows;
+    S total;
+    if (n == 1) { // a pair of one chunk: the fold below over its one partial, with no count and no
+                  // round trip through L2 (the same bits)
+        total = blockTree<LT>(a, threadIdx.x == 0 ? a.merge(a.identity(), part) : a.identity());
+    } else {
         if (threadIdx.x == 0) {
             list.partials[c] = part;
             __threadfence(); // the partial is visible before the count that announces it
             last = atomicAdd(&list.entries[e].done, 1u) == (unsigned)(n - 1);
         }
         __syncthreads();
-        if (!last) continue;
+        if (!last) return;
         __threadfence();
         const long long per = (n + LT - 1) / LT;
         S acc = a.identity();
         for (long long k = threadIdx.x * per; k < (threadIdx.x + 1) * per && k < n; ++k)
             acc = a.merge(acc, loadFromL2(list.partials + en.chunkBase + k * en.stride));
-        const S total = blockTree<LT>(a, acc);
-        if (threadIdx.x == 0) {
-            a.finish(en.pair, total);
-            list.totals[e] = total;
-        }
+        total = blockTree<LT>(a, acc);
+    }
+    if (threadIdx.x == 0) {
+        a.finish(en.pair, total);
+        list.totals[e] = total;
     }
 }
 
+/// Blocks of the chunk kernel an SM holds at least: for a one-word state and element 1024 threads
+/// (64 registers a thread: 12-16 loads in flight and the loads ahead), else 768 (80 registers; the
+/// softmax state took 96 without the bound, and an SM then held 512 threads).
+template <int LT, typename A> struct SegChunkMinBlocks {
+    static constexpr int value = SegChunkBatch<A>::kOneWord ? 1024 / LT : 768 / LT;
+};
+
+/// Runs f(c, e, entry) for this block's listed chunks c = blockIdx.x, blockIdx.x + gridDim.x, ...
+/// that have an owner e, loading the next chunk's entry and the owner of the one after while f
+/// runs, so those two dependent round trips overlap f's work. Every thread of the block calls.
+template <typename S, typename F> WARPKIT_DEVICE void forListedChunks(const SegList<S>& list, F f) {
+    const long long chunks = segListChunks(list), step = gridDim.x;
+    int owner = segmentOwnerAt(list, blockIdx.x + step, chunks);
+    SegChunkRef cur = segmentChunkRef(list, segmentOwnerAt(list, blockIdx.x, chunks));
+    for (long long c = blockIdx.x; c < chunks; c += step) {
+        const SegChunkRef next = segmentChunkRef(list, owner);
+        owner = segmentOwnerAt(list, c + 2 * step, chunks);
+        if (cur.e >= 0) f(c, cur.e, cur.en);
+        cur = next;
+    }
+}
+
+/// Stage 2: the listed chunks' partials; the last chunk of a pair to finish forms its total.
+template <int LT, typename A> __global__ void __launch_bounds__(LT, SegChunkMinBlocks<LT, A>::value)
+    segmentChunkKernel(A a, int heads, long long chunkRows, SegList<typename A::State> list) {
+    WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentChunkKernel");
+    forListedChunks(list, [&](long long c, int e, const SegEntry& en) {
+        segmentChunkFold<LT>(a, heads, chunkRows, list, c, e, en);
+    });
+}
+
+/// The write kernel's loads in flight a thread: 8 for the plain fp32 softmax (64 registers, 1024
+/// threads an SM: 1.6x the bytes in flight of 4 at 48 registers and 1280 threads), else 4 (the log
+/// kinds and the 16-bit backward spill at 64, the 16-bit softmax takes 98 registers at 8).
+template <typename A> struct SegWriteBatch { static constexpr int value = 4; };
+template <int Kind> struct SegWriteBatch<SegSoftmaxAlgo<float, Kind>> {
+    static constexpr int value = (Kind & SoftmaxLog) ? 4 : 8;
+};
+
 /// Stage 3 (two-pass algorithms): the listed chunks' outputs from their pairs' totals.
-template <int LT, typename A> __global__ void __launch_bounds__(LT)
+template <int LT, typename A> __global__ void __launch_bounds__(LT, SegWriteBatch<A>::value == 8 ? 1024 / LT : 1)
     segmentWriteKernel(A a, int heads, long long chunkRows, SegList<typename A::State> list) {
     WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentWriteKernel");
     if constexpr (A::kTwoPass) {
-        const long long chunks = segListChunks(list);
-        for (long long c = blockIdx.x; c < chunks; c += gridDim.x) {
-            const int e = list.owner[c];
-            if (e < 0) continue;
-            const SegEntry en = list.entries[e];
-            const long long r0 = (c - en.chunkBase) / en.stride * chunkRows;
+        forListedChunks(list, [&](long long c, int e, const SegEntry& en) {
+            const long long r0 = segmentChunkIndex(c, en) * chunkRows;
             const long long r1 = r0 + chunkRows < en.rows ? r0 + chunkRows : en.rows;
-            writeRows(a, a.prepare(loadFromL2(list.totals + e)), en.begin, (int)(en.pair % heads), heads,
-                      r0 + threadIdx.x, r1, LT);
-        }
+            writeRows<A, SegWriteBatch<A>::value>(a, a.prepare(loadFromL2(list.totals + e)), en.begin, en.head, heads,
+                                                  r0 + threadIdx.x, r1, LT);
+        });
     }
 }
 

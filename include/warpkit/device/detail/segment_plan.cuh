@@ -4,13 +4,18 @@
 // A call over segments runs, on `stream`:
 //   1. the group kernel: each warp takes 32 (segment, head) pairs at a time (grid-stride); a pair
 //      of at most `longRows` rows is done by a lane group of G lanes (G the smallest power of two
-//      giving at most `perLane` rows a lane, 32 at most: set by the pair's own length), the pairs
-//      of one G taken 32 / G at a time, each group folding its rows lane-strided and combining its
-//      lanes in lane order (warpSegmentedReduce); longer pairs are appended to a work list in the
-//      workspace (one atomicAdd a warp), with their chunks counted (`chunkRows` rows a chunk);
-//   2. only when some segment can be long (items > longRows): the chunk kernel, blocks of
-//      `longThreads` threads over the listed chunks (grid-stride), each chunk's partial into the
-//      workspace; the last chunk of a pair to finish folds the partials in chunk order;
+//      giving at most `perLane` rows a lane, 32 at most: set by the pair's own length), a pair of
+//      G = 1 by its own lane in place, the pairs of a wider G taken 32 / G at a time (only the
+//      widths in use), each group folding its rows lane-strided and combining its lanes in lane
+//      order (warpSegmentedReduce); longer pairs are appended to a work list in the workspace (one
+//      atomicAdd a warp), with their chunks counted (`chunkRows` rows a chunk); a long pair that
+//      finds no room (only segments that overlap) is marked in a word a warp step; the offsets
+//      load two steps ahead, and a step starts its next step's rows toward L2 (a prefetch);
+//   then only when some segment can be long (items > longRows):
+//   1b. the no-room kernel: each marked pair by a whole warp, with the chunk kernels' math;
+//   2. the chunk kernel: blocks of `longThreads` threads over the listed chunks (grid-stride, the
+//      next chunk's entry loaded ahead), each chunk's partial into the workspace; the last chunk
+//      of a pair to finish folds the partials in chunk order;
 //   3. for the per-element outputs (softmax, its backward): the write kernel over the same chunks.
 // No host pass over the offsets and no host synchronisation: the host knows only the segment,
 // head and item counts. The plan depends on the call kind, the element size and the heads; the
