@@ -69,11 +69,12 @@ WARPKIT_DEVICE TopKWarpState topkWarpStart(int k) {
     return {0, cap < kTopKFilterCap ? cap : kTopKFilterCap, 0ull, __int_as_float(0x7fffffff)};
 }
 
-/// The raw threshold of kth: its value x sgn, or -denorm_min for a zero (-0.0 ranks below +0.0 but
-/// compares equal, so both zeros must pass).
+/// The raw threshold of kth: its value x sgn; -FLT_MIN for a zero or a subnormal, so that every zero
+/// and subnormal passes (-0.0 ranks below +0.0 but compares equal; a flush-to-zero build compares
+/// subnormals as zeros).
 template <typename T> WARPKIT_DEVICE float topkCutOf(unsigned long long kth, bool largest, float sgn) {
-    const float c = sgn * Arith<T>::to_acc(topkUnpackValue<T>(kth, largest));
-    return c == 0.f ? -__int_as_float(1) : c;
+    const float c = sgn * Arith<T>::to_acc(topkUnpackValue<T>(kth, largest)), tiny = 1.17549435e-38f;
+    return c > -tiny && c < tiny ? -tiny : c;
 }
 
 /// Stage 1's raw compare: false only if v's packed key is below kth. E: the row's type, or packed keys.
