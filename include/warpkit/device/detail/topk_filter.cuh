@@ -5,15 +5,19 @@
 // Each warp of the block owns a buffer of packed keys in shared memory and a threshold: kth, the
 // smallest of the k largest keys it has kept (0 until it has kept k), and cut, kth's value as a
 // float (times sgn = -1 for the smallest, so one compare serves both orders). Per item (a row slice):
-//   1. filter (topkWarpFilter): the warp reads its share of the slice, kTopKFilterLoads 16-byte loads
-//      in flight a lane (the scalar head and tail: warp 0). A vector none of whose elements passes
-//      the raw compare !(v x sgn < cut) (one float compare an element; NaN passes) costs nothing
-//      more; otherwise its elements are packed (topkPack) and those above kth appended to the buffer
-//      (ballot + popc, no atomics);
+//   1. filter (topkWarpFilter): the warp reads its share of the slice in rising index order,
+//      kTopKFilterLoads 16-byte loads in flight a lane (warp 0: the scalar head first, the tail last).
+//      A round of loads none of whose elements passes the raw compare !(v x sgn <= cut) (one float
+//      compare an element; NaN passes) costs nothing more. The compare is strict: an element equal in
+//      value to kth comes later than kth's and so ranks below it (ties do not pass). Otherwise each
+//      vector's passing elements are packed (topkPack) and those above kth appended to the buffer
+//      (one warp scan a vector, no atomics; topkWarpTake, one copy of the code). k = 1 keeps just
+//      the running largest key: kth rises with every survivor, no buffer, no flush;
 //   2. flush (topkWarpFlush): when an append would pass the warp's cap (2k + 64, at most the buffer),
 //      the warp alone (no block barrier) keeps the k largest of its buffer by a radix select over it
-//      and raises kth and cut to the smallest of them;
-//   3. merge (topkBlockMerge): the block selects the k largest of its warps' kept keys (blockTopKSelect);
+//      (from the highest bit where its keys differ) and raises kth and cut to the smallest of them;
+//   3. merge (topkBlockMerge): the block selects the k largest of its warps' kept keys (blockTopKSelect;
+//      k = 1: a block max);
 //   4. finish (topkFilterFinish): the outputs, ranked (blockTopKSort), or the mask. With several
 //      slices a row, each slice leaves its k keys in the workspace; the block that finishes the
 //      row's last slice (an atomic counter a row, after a __threadfence) runs stages 1-3 over the
@@ -33,8 +37,7 @@ namespace detail {
 constexpr int kTopKFilterWarps = kTopKThreads / 32;
 constexpr int kTopKFilterCap = 2 * kTopKFilterMaxK; // keys a warp's buffer holds
 constexpr int kTopKFilterLoads = 4;                 // 16-byte loads in flight a lane
-// Blocks an SM the kernel is built for: 3 on sm_90 (80 registers); 2 before, where the 16-bit kernel
-// needs more registers (it spills at 80 on sm_75 and sm_80).
+// Blocks an SM the kernel is built for: 3 on sm_90 (the S3 plan's count); 2 before.
 constexpr int kTopKFilterBlocksPerSm = WARPKIT_ARCH == 0 || WARPKIT_ARCH >= 900 ? 3 : 2;
 
 /// A warp's buffer and its radix-select histogram.
@@ -58,18 +61,28 @@ struct TopKWarpState {
     int n;                  // keys in the buffer
     int cap;                // flush before n would pass it
     unsigned long long kth; // the buffer's k-th largest key after the last flush; 0 before
-    float cut;              // kth's value x sgn (-inf before)
+    float cut;              // kth's value x sgn (NaN before: every element passes)
 };
 
 WARPKIT_DEVICE TopKWarpState topkWarpStart(int k) {
     const int cap = 2 * k + 64;
-    return {0, cap < kTopKFilterCap ? cap : kTopKFilterCap, 0ull, -__builtin_huge_valf()};
+    return {0, cap < kTopKFilterCap ? cap : kTopKFilterCap, 0ull, __int_as_float(0x7fffffff)};
+}
+
+/// The raw threshold of kth: its value x sgn; -FLT_MIN for a zero or a subnormal, so that every zero
+/// and subnormal passes (-0.0 ranks below +0.0 but compares equal; a flush-to-zero build compares
+/// subnormals as zeros).
+template <typename T> WARPKIT_DEVICE float topkCutOf(unsigned long long kth, bool largest, float sgn) {
+    const float c = sgn * Arith<T>::to_acc(topkUnpackValue<T>(kth, largest)), tiny = 1.17549435e-38f;
+    return c > -tiny && c < tiny ? -tiny : c;
 }
 
 /// Stage 1's raw compare: false only if v's packed key is below kth. E: the row's type, or packed keys.
+/// Strict (an equal value fails; NaN passes): a warp visits its elements in rising index order, so an
+/// element equal in value to kth comes after kth's element and its packed key is below kth.
 template <typename E> WARPKIT_DEVICE bool topkMayPass(E v, const TopKWarpState& st, float sgn) {
     if constexpr (IsSame<E, unsigned long long>::value) return v > st.kth;
-    else return !(Arith<E>::to_acc(v) * sgn < st.cut);
+    else return !(Arith<E>::to_acc(v) * sgn <= st.cut);
 }
 
 /// The packed key of element `index` of value v (an input of packed keys is its own key).
@@ -78,15 +91,25 @@ template <typename E> WARPKIT_DEVICE unsigned long long topkKeyOf(E v, unsigned 
     else return topkPack(v, index, largest);
 }
 
-/// The smallest of the k largest of keys[0 .. n) (distinct, nonzero; n >= k >= 1) or a key at or below
+/// The smallest of the k largest of keys[0 .. n) (distinct, nonzero; n > k >= 1) or a key at or below
 /// it above every smaller key: the prefix where exactly k keys lie at or above. A radix select on
-/// 8-bit digits from the top, over shared memory, with the warp's own histogram. All 32 lanes of the
-/// warp call (converged); every lane gets the answer.
+/// 8-bit digits from the highest bit where the keys differ, over shared memory, with the warp's own
+/// histogram. All 32 lanes of the warp call (converged); every lane gets the answer.
 WARPKIT_DEVICE unsigned long long topkWarpRadixSelect(const unsigned long long* keys, int n, int k, unsigned* hist) {
     const int lane = (int)laneId();
-    unsigned long long prefix = 0, mask = 0;
+    __syncwarp(); // the keys the warp's lanes appended are visible
+    unsigned long long lo = ~0ull, hi = 0ull;
+    for (int i = lane; i < n; i += 32) {
+        const unsigned long long key = keys[i];
+        lo = key < lo ? key : lo;
+        hi = key > hi ? key : hi;
+    }
+    lo = warpReduceMin(lo);
+    hi = warpReduceMax(hi);
+    const int top = 63 - __clzll((long long)(lo ^ hi)); // the highest bit where keys differ (n >= 2)
+    unsigned long long mask = top == 63 ? 0ull : ~0ull << (top + 1), prefix = lo & mask;
     unsigned need = (unsigned)k;
-    for (int shift = 56; shift >= 0; shift -= 8) {
+    for (int shift = top >= 7 ? top - 7 : 0;; shift = shift >= 8 ? shift - 8 : 0) {
         for (int i = lane; i < 256; i += 32) hist[i] = 0;
         __syncwarp();
         for (int i = lane; i < n; i += 32) {
@@ -96,10 +119,10 @@ WARPKIT_DEVICE unsigned long long topkWarpRadixSelect(const unsigned long long* 
         __syncwarp();
         const RadixBucket b = radixFindBucket(hist, need);
         need -= b.above;
-        prefix |= (unsigned long long)b.bucket << shift;
+        prefix |= (unsigned long long)b.bucket << shift; // bits under mask: already those of prefix
         mask |= 255ull << shift;
         __syncwarp(); // every lane has read hist before the next pass clears it
-        if (b.count == need) break;
+        if (b.count == need || shift == 0) break;
     }
     return prefix;
 }
@@ -128,28 +151,58 @@ WARPKIT_DEVICE void topkWarpFlush(TopKWarpBuffer& b, TopKWarpState& st, int k, b
     __syncwarp();
     st.n = out;
     st.kth = warpReduceMin(least);
-    st.cut = sgn * Arith<T>::to_acc(topkUnpackValue<T>(st.kth, largest));
+    st.cut = topkCutOf<T>(st.kth, largest, sgn);
 }
 
-/// Appends this lane's key when `take` (the warp's takers in lane order), flushing first when the
-/// buffer would pass its cap. All 32 lanes of the warp call (converged).
-template <typename T> WARPKIT_DEVICE void topkWarpAppend(TopKWarpBuffer& b, TopKWarpState& st, int k, bool largest,
-                                                         float sgn, bool take, unsigned long long key) {
-    unsigned ballot = __ballot_sync(WARPKIT_FULL_MASK, take);
-    if (ballot == 0u) return;
-    if (st.n + __popc(ballot) > st.cap) {
-        topkWarpFlush<T>(b, st, k, largest, sgn);
-        take = take && key > st.kth;
-        ballot = __ballot_sync(WARPKIT_FULL_MASK, take);
+/// Takes this lane's elements v[0 .. valid) (indices index, index + 1, ...) whose packed keys pass kth
+/// into the buffer, flushing first when it would pass its cap (at most once: a flush leaves k keys,
+/// and k + 32 V fits the buffer). k = 1 keeps only the running largest key, raised at every survivor.
+/// All 32 lanes of the warp call (converged), with their own elements.
+template <typename T, typename E, int V> WARPKIT_DEVICE void topkWarpTake(const E (&v)[V], int valid, unsigned index,
+                                                                          int k, bool largest, float sgn,
+                                                                          TopKWarpBuffer& b, TopKWarpState& st) {
+    unsigned m = 0; // the elements to take (their keys are recomputed where needed: fewer registers)
+#pragma unroll
+    for (int e = 0; e < V; ++e)
+        if (e < valid && topkMayPass(v[e], st, sgn) && topkKeyOf(v[e], index + (unsigned)e, largest) > st.kth)
+            m |= 1u << e;
+    if (__ballot_sync(WARPKIT_FULL_MASK, m != 0u) == 0u) return;
+    if (k == 1) {
+        unsigned long long best = 0ull;
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+            const unsigned long long key = topkKeyOf(v[e], index + (unsigned)e, largest);
+            best = (m >> e & 1u) && key > best ? key : best;
+        }
+        st.kth = warpReduceMax(best);
+        st.cut = topkCutOf<T>(st.kth, largest, sgn);
+        st.n = 1;
+        if (laneId() == 0) b.keys[0] = st.kth;
+        return;
     }
-    if (take) b.keys[st.n + __popc(ballot & laneMaskLt())] = key;
-    st.n += __popc(ballot);
+    unsigned total = 0;
+    unsigned before = warpInclusiveSum((unsigned)__popc(m), total) - (unsigned)__popc(m);
+    if (st.n + (int)total > st.cap && st.n > k) {
+        topkWarpFlush<T>(b, st, k, largest, sgn);
+#pragma unroll
+        for (int e = 0; e < V; ++e)
+            if (topkKeyOf(v[e], index + (unsigned)e, largest) <= st.kth) m &= ~(1u << e);
+        before = warpInclusiveSum((unsigned)__popc(m), total) - (unsigned)__popc(m);
+    }
+    int o = st.n + (int)before;
+#pragma unroll
+    for (int e = 0; e < V; ++e)
+        if (m >> e & 1u) b.keys[o++] = topkKeyOf(v[e], index + (unsigned)e, largest);
+    st.n += (int)total;
 }
 
 /// Stage 1 over the run p[0 .. n) (element i: index index0 + i): warp w of the block takes the body's
 /// chunks of 32 vectors w, w + W, ... (kTopKFilterLoads chunks in flight), warp 0 also the scalar head
-/// and tail. E: T (a row of x) or unsigned long long (packed candidates, read past L1). All threads of
-/// the block call; each warp updates its own buffer and state.
+/// (first) and tail (last), so each warp visits its elements in rising index order. A round of loads
+/// none of whose elements passes the raw compare costs nothing more; otherwise its vectors go one by
+/// one through topkWarpTake (one copy of the code, not unrolled, reading them again). E: T (a row of x)
+/// or unsigned long long (packed candidates, read past L1). All threads of the block call; each warp
+/// updates its own buffer and state.
 template <typename T, typename E> WARPKIT_DEVICE void topkWarpFilter(const E* p, int n, unsigned index0, int k,
                                                                      bool largest, float sgn, TopKWarpBuffer& b,
                                                                      TopKWarpState& st) {
@@ -157,44 +210,50 @@ template <typename T, typename E> WARPKIT_DEVICE void topkWarpFilter(const E* p,
     constexpr int Hint = IsSame<E, unsigned long long>::value ? LoadL2Only : LoadStreaming;
     const int lane = (int)laneId(), warp = (int)(threadIdx.x / 32);
     const VectorSplit sp = vectorSplit(p, n);
-    if (warp == 0 && sp.head + sp.tail > 0) { // at most 2 V - 2 < 32 scalars
-        const bool has = lane < sp.head + sp.tail;
-        const int i = (int)extraIndex<int>(sp, has ? lane : 0, V);
-        const E v = has ? loadScalar<Hint>(p + i) : E();
-        const unsigned long long key = topkKeyOf(v, index0 + (unsigned)i, largest);
-        topkWarpAppend<T>(b, st, k, largest, sgn, has && topkMayPass(v, st, sgn) && key > st.kth, key);
+    const int nv = (int)sp.vectors;
+    if (warp == 0 && sp.head > 0) { // fewer than V scalars each
+        const E x[1] = {lane < sp.head ? loadScalar<Hint>(p + lane) : E()};
+        topkWarpTake<T>(x, lane < sp.head ? 1 : 0, index0 + (unsigned)lane, k, largest, sgn, b, st);
     }
     const E* body = p + sp.head;
-    const int nv = (int)sp.vectors;
     for (int c = warp * 32; c < nv; c += U * W * 32) {
         Vector16<E> v[U];
+        bool any = false;
 #pragma unroll
         for (int u = 0; u < U; ++u) {
             const int vi = c + u * W * 32 + lane;
             v[u] = vi < nv ? loadVector<Hint>(body + (size_t)vi * V) : Vector16<E>{};
         }
 #pragma unroll
+        for (int u = 0; u < U; ++u)
+#pragma unroll
+            for (int e = 0; e < V; ++e) any |= c + u * W * 32 + lane < nv && topkMayPass(v[u].e[e], st, sgn);
+        if (!__any_sync(WARPKIT_FULL_MASK, any)) continue;
+#pragma unroll 1
         for (int u = 0; u < U; ++u) {
-            const int vi = c + u * W * 32 + lane;
-            bool any = false;
-#pragma unroll
-            for (int e = 0; e < V; ++e) any |= vi < nv && topkMayPass(v[u].e[e], st, sgn);
-            if (!__any_sync(WARPKIT_FULL_MASK, any)) continue;
-#pragma unroll
-            for (int e = 0; e < V; ++e) {
-                const unsigned long long key = topkKeyOf(v[u].e[e], index0 + (unsigned)(sp.head + vi * V + e), largest);
-                const bool take = vi < nv && topkMayPass(v[u].e[e], st, sgn) && key > st.kth;
-                topkWarpAppend<T>(b, st, k, largest, sgn, take, key);
-            }
+            const int vi = c + u * W * 32 + lane; // read again (from cache): v[] dies at the compare
+            const Vector16<E> x = vi < nv ? loadVector<Hint>(body + (size_t)vi * V) : Vector16<E>{};
+            topkWarpTake<T>(x.e, vi < nv ? V : 0, index0 + (unsigned)(sp.head + vi * V), k, largest, sgn, b, st);
         }
+    }
+    if (warp == 0 && sp.tail > 0) {
+        const int i = sp.head + nv * V + lane;
+        const E x[1] = {lane < sp.tail ? loadScalar<Hint>(p + i) : E()};
+        topkWarpTake<T>(x, lane < sp.tail ? 1 : 0, index0 + (unsigned)i, k, largest, sgn, b, st);
     }
 }
 
 /// Stage 3: the k largest of the warps' kept keys into s.merge.keys[0 .. n), n returned (min(k, keys
-/// kept)). Every thread of the block calls (converged).
+/// kept)); k = 1: the largest kth of the warps. Every thread of the block calls (converged).
 template <typename T>
 WARPKIT_DEVICE int topkBlockMerge(TopKFilterShared& s, TopKWarpState& st, int k, bool largest, float sgn) {
     const int t = (int)threadIdx.x, warp = t / 32;
+    if (k == 1) {
+        const unsigned long long best = blockReduceMax<kTopKThreads>(st.kth);
+        if (t == 0) s.merge.keys[0] = best;
+        __syncthreads();
+        return best != 0ull ? 1 : 0;
+    }
     if (st.n > k) topkWarpFlush<T>(s.warp[warp], st, k, largest, sgn);
     if (laneId() == 0) s.kept[warp] = st.n;
     __syncthreads();
