@@ -570,9 +570,9 @@ Test(device_segment, flat_spanning_tiles_and_going_back) {
         off.push_back(off.back() + len);
     }
     const long long items = off.back();
-    cr_assert(warpkit::detail::segmentPlan(warpkit::detail::SegReduce, 4, 1, (long long)off.size() - 1, items, true)
-                  .flat,
-              "the flat pass is not chosen (mean %.1f)", (double)items / (double)(off.size() - 1));
+    cr_assert(
+        warpkit::detail::segmentPlan(warpkit::detail::SegReduce, 4, 1, (long long)off.size() - 1, items, true).flat,
+        "the flat pass is not chosen (mean %.1f)", (double)items / (double)(off.size() - 1));
     for (int shift = 0; shift < 4; ++shift) {
         char what[64];
         snprintf(what, sizeof what, "flat shift %d", shift);

@@ -79,7 +79,7 @@ template <typename S> struct FlatCarry {
 };
 /// a then b (b's items after a's): b's partial restarts at b's first end.
 template <typename A> WARPKIT_DEVICE FlatCarry<typename A::State> flatJoin(const A& a, FlatCarry<typename A::State> x,
-                                                                          FlatCarry<typename A::State> y) {
+                                                                           FlatCarry<typename A::State> y) {
     return FlatCarry<typename A::State>{x.ended || y.ended, y.ended ? y.v : a.merge(x.v, y.v)};
 }
 
@@ -142,10 +142,10 @@ template <typename A, typename O> WARPKIT_DEVICE bool flatStage(const A& a, SegO
 }
 
 /// Stage 1: one tile (see the header comment). Every thread of the block calls.
-template <typename A, typename O>
-WARPKIT_DEVICE void flatTile(const A& a, SegOffsets<O> o, long long segments, long long items, long long e0,
-                             long long elems, long long path, long long tile, SegFlatTile<typename A::State>* rec,
-                             unsigned* bad) {
+template <typename A, typename O> WARPKIT_DEVICE void flatTile(const A& a, SegOffsets<O> o, long long segments,
+                                                               long long items, long long e0, long long elems,
+                                                               long long path, long long tile,
+                                                               SegFlatTile<typename A::State>* rec, unsigned* bad) {
     using S = typename A::State;
     using T = typename A::Elem;
     __shared__ long long split[2];
@@ -236,8 +236,8 @@ template <typename A, typename O> __global__ void __launch_bounds__(kFlatThreads
 
 /// Stage 2: tile m's head segment s gets the tails of the tiles before it whose open segment is s
 /// (tiles k .. m - 1; tailSeg never decreases along the tiles), then its head. A warp a tile.
-template <typename A> WARPKIT_DEVICE void flatFixup(const A& a, const SegFlatTile<typename A::State>* rec,
-                                                    long long m) {
+template <typename A>
+WARPKIT_DEVICE void flatFixup(const A& a, const SegFlatTile<typename A::State>* rec, long long m) {
     using S = typename A::State;
     const long long s = rec[m].headSeg;
     if (s < 0) return;
@@ -320,8 +320,8 @@ inline cudaError_t segmentFlatLaunch(const A& a, SegOffsets<O> off, long long se
     WARPKIT_TRY(launchKernel(tileKernel, blocks, kFlatThreads, stream, a, off, segments, items, tiles, rec, bad));
     auto fixup = segmentFlatFixupKernel<A, O>;
     WARPKIT_TRY(gridBlocks(fixup, kFlatThreads, tiles, kFlatThreads / 32, maxBlocks, &blocks));
-    return launchKernel(fixup, blocks, kFlatThreads, stream, a, off, segments, items, tiles,
-                        (const SegFlatTile<S>*)rec, (const unsigned*)bad);
+    return launchKernel(fixup, blocks, kFlatThreads, stream, a, off, segments, items, tiles, (const SegFlatTile<S>*)rec,
+                        (const unsigned*)bad);
 }
 
 } // namespace detail

@@ -80,17 +80,17 @@ constexpr unsigned kSegAnySize = 1u << 2 | 1u << 4 | 1u << 8 | 1u << 16, kSegSma
 constexpr SegmentRule kSegmentRules[] = {
     // id   kinds            sizes          heads      thr  perLane longRows chunkRows longThr maxMean
     {"G5", 1u << SegReduce, kSegSmallSize, 1, 1, 256, 8, 1024, 16384, 256, 64}, // short on average: flat
-    {"G1", kSegReadOnly, kSegAnySize, 1, 1, 256, 8, 1024, 16384, 256, 0},      // one head: reduce, lse
-    {"G2", kSegWrites, kSegAnySize, 1, 1, 256, 8, 1024, 8192, 256, 0},         // one head: softmax, backward
-    {"G3", kSegAnyKind, kSegAnySize, 2, 16, 256, 8, 1024, 2048, 256, 0},       // a few heads: rows are wider
-    {"G4", kSegAnyKind, kSegAnySize, 17, 1 << 30, 128, 256, 256, 256, 128, 0}, // many heads: a lane a pair
+    {"G1", kSegReadOnly, kSegAnySize, 1, 1, 256, 8, 1024, 16384, 256, 0},       // one head: reduce, lse
+    {"G2", kSegWrites, kSegAnySize, 1, 1, 256, 8, 1024, 8192, 256, 0},          // one head: softmax, backward
+    {"G3", kSegAnyKind, kSegAnySize, 2, 16, 256, 8, 1024, 2048, 256, 0},        // a few heads: rows are wider
+    {"G4", kSegAnyKind, kSegAnySize, 17, 1 << 30, 128, 256, 256, 256, 128, 0},  // many heads: a lane a pair
 };
 constexpr int kSegmentRuleCount = (int)(sizeof(kSegmentRules) / sizeof(kSegmentRules[0]));
 
 /// The plan for a call of `kind` over elements of `elemBytes` bytes with `heads` heads, `segments`
 /// segments over `items` rows (csr: CSR offsets, not begin/end arrays). Host only.
-inline SegmentPlan segmentPlan(SegmentKind kind, int elemBytes, int heads, long long segments = 0,
-                               long long items = 0, bool csr = false) {
+inline SegmentPlan segmentPlan(SegmentKind kind, int elemBytes, int heads, long long segments = 0, long long items = 0,
+                               bool csr = false) {
     for (int i = 0; i < kSegmentRuleCount; ++i) {
         const SegmentRule& r = kSegmentRules[i];
         const bool kindOk = (r.kinds >> (int)kind) & 1u;
