@@ -7,7 +7,8 @@
 // power-law (Zipf-like lengths floor(u^-1.2) - 1 below 10^5, plus 3 segments of max(rows / 16,
 // 1.1 x 10^6) rows); one giant segment among 10^6 empty ones. Total elements
 // (rows x heads) 2^24 and 2^26, fp32, int64 offsets. Softmax takes heads 1 and 4 on every
-// distribution and 8, 16 on mean 32 and power-law (the whole run stays near a minute).
+// distribution and 8, 16 on mean 32 and power-law (the whole run stays near a minute). The rule
+// column is the plan's (G5: the flat pass).
 //   ./build/bench/segment [out.csv]
 #include <warpkit/device/segment.cuh>
 #include "bench.cuh"
@@ -52,11 +53,11 @@ static std::vector<long long> offsetsFor(int d, long long rows) {
 int main(int argc, char** argv) {
     bench_require_gpu();
     FILE* csv = bench_csv(argc, argv, "build/bench/segment.csv",
-                          "op,dist,elements,heads,segments,bytes,copy_ms,warpkit_ms,cub_ms,x_copy,x_cub");
+                          "op,dist,elements,heads,segments,rule,bytes,copy_ms,warpkit_ms,cub_ms,x_copy,x_cub");
     printf("fp32, int64 CSR offsets; bytes = values read + written + offsets read; x copy: a copy of the same "
            "bytes' time over warpkit's; x cub: cub::DeviceSegmentedReduce's time over warpkit's\n");
-    printf("| op      | dist     | elements | heads | segments | copy TB/s | warpkit TB/s | x copy | x cub |\n");
-    printf("|---------|----------|----------|-------|----------|-----------|--------------|--------|-------|\n");
+    printf("| op      | dist     | elements | heads | segments | rule | copy TB/s | warpkit TB/s | x copy | x cub |\n");
+    printf("|---------|----------|----------|-------|----------|------|-----------|--------------|--------|-------|\n");
     const long long maxN = 1LL << 26;
     float *x, *y, *src, *dst;
     BENCH_CUDA(cudaMalloc(&x, maxN * 4));
@@ -117,14 +118,18 @@ int main(int argc, char** argv) {
                     } else {
                         msWk = bench_median_ms(wk);
                     }
+                    const warpkit::detail::SegmentPlan plan =
+                        warpkit::detail::segmentPlan(op == 2 ? warpkit::detail::SegSoftmax : warpkit::detail::SegReduce,
+                                                     4, heads ? heads : 1, segs, rows, true);
+                    const char* rule = warpkit::detail::kSegmentRules[plan.rule].id;
                     const double xc = msCopy / msWk, xk = op < 2 ? msCub / msWk : 0.0;
                     char xcub[16] = "    -";
                     if (op < 2) snprintf(xcub, sizeof xcub, "%5.2fx", xk);
-                    printf("| %-7s | %-8s | 2^%-6d | %5d | %8lld | %9.2f | %12.2f | %5.2fx | %s |\n", ops[op], kDist[d],
-                           n == (1LL << 24) ? 24 : 26, heads ? heads : 1, segs, bench_tbps(bytes, msCopy),
-                           bench_tbps(bytes, msWk), xc, xcub);
-                    fprintf(csv, "%s,%s,%lld,%d,%lld,%.0f,%.5f,%.5f,%.5f,%.4f,%.4f\n", ops[op], kDist[d], n,
-                            heads ? heads : 1, segs, bytes, msCopy, msWk, msCub, xc, xk);
+                    printf("| %-7s | %-8s | 2^%-6d | %5d | %8lld | %-4s | %9.2f | %12.2f | %5.2fx | %s |\n", ops[op],
+                           kDist[d], n == (1LL << 24) ? 24 : 26, heads ? heads : 1, segs, rule,
+                           bench_tbps(bytes, msCopy), bench_tbps(bytes, msWk), xc, xcub);
+                    fprintf(csv, "%s,%s,%lld,%d,%lld,%s,%.0f,%.5f,%.5f,%.5f,%.4f,%.4f\n", ops[op], kDist[d], n,
+                            heads ? heads : 1, segs, rule, bytes, msCopy, msWk, msCub, xc, xk);
                 }
                 BENCH_CUDA(cudaFree(doff));
             }

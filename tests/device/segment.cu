@@ -14,6 +14,7 @@
 //     at every misalignment; a call of only empty segments;
 //   * 64-bit offsets past 2^31 through a virtual base (the data pointer moved back by 2^31 + 5
 //     elements: the addresses are never formed outside the real rows, which the clipping proves);
+//   * the flat pass (rule G5): tiles spanned, empty runs, offsets going back, two grid shapes;
 //   * bad arguments (host only, pass without a GPU): cudaErrorInvalidValue, nothing written.
 #include "../common.cuh"
 #include <warpkit/device/segment.cuh>
@@ -551,6 +552,83 @@ Test(device_segment, mean1_misaligned_and_all_empty) {
     const std::vector<long long> empty(100001, 500);
     reduce_case<float>(empty, 1000, false, 0, false, &r, "all empty");
     softmax_case<float>(empty, 1000, 3, true, 1, false, &r, "all empty");
+}
+
+/// The flat pass (plan rule G5: a reduction over CSR offsets with a mean length of at most 64):
+/// segments spanning tiles (4096 path items) and blocks among runs of thousands of empty ones, at
+/// every misalignment, int and long long offsets, NaN and inf; offsets that go back (the pass
+/// detects them and redoes every segment by a warp).
+Test(device_segment, flat_spanning_tiles_and_going_back) {
+    WK_REQUIRE_GPU();
+    wk_rng r = wk_rng_make(0xf1a7);
+    std::vector<long long> off(1, 0);
+    for (int s = 0; s < (wk_quick() ? 60000 : 300000); ++s) {
+        const long long k = wk_int(&r, 0, 999);
+        const long long len = k == 0 ? wk_int(&r, 4000, 40000) : k < 3 ? 0 : wk_int(&r, 0, 3);
+        if (k == 1)
+            for (int e = 0; e < 5000; ++e) off.push_back(off.back()); // a run of empty segments
+        off.push_back(off.back() + len);
+    }
+    const long long items = off.back();
+    cr_assert(
+        warpkit::detail::segmentPlan(warpkit::detail::SegReduce, 4, 1, (long long)off.size() - 1, items, true).flat,
+        "the flat pass is not chosen (mean %.1f)", (double)items / (double)(off.size() - 1));
+    for (int shift = 0; shift < 4; ++shift) {
+        char what[64];
+        snprintf(what, sizeof what, "flat shift %d", shift);
+        reduce_case<float>(off, items, shift % 2 == 0, shift, shift >= 2, &r, what);
+    }
+    reduce_case<__half>(off, items, false, 1, true, &r, "flat half");
+    std::vector<long long> back = off; // offsets that go back: segments overlap or are empty
+    for (size_t i = 1000; i < back.size(); i += 7919) back[i] = back[i] > 300 ? back[i] - 300 : 0;
+    back[back.size() / 2] = items + 5; // past items: clipped
+    reduce_case<float>(back, items, false, 1, true, &r, "flat, offsets going back");
+}
+
+/// The flat pass gives the same bits on two calls and on two grid shapes (one block, and the
+/// resident blocks), and handles 64-bit offsets past 2^31 (the data pointer moved back by 2^31 + 5
+/// rows, as in offsets_past_2_31).
+Test(device_segment, flat_same_bits_any_grid_and_past_2_31) {
+    WK_REQUIRE_GPU();
+    wk_rng r = wk_rng_make(0xf1a8);
+    const long long base = (1LL << 31) + 5;
+    std::vector<long long> off = distribution(1, wk_quick() ? 30000 : 200000, &r);
+    const long long rows = off.back(), segs = (long long)off.size() - 1;
+    for (auto& o : off) o += base;
+    std::vector<float> hx(rows);
+    for (auto& v : hx) v = (float)wk_uniform(&r, -2, 2);
+    float* din = wk_alloc<float>(rows);
+    float* dout = wk_alloc<float>(segs);
+    long long* doff = wk_alloc<long long>(off.size());
+    wk_upload(din, hx.data(), rows);
+    wk_upload(doff, off.data(), off.size());
+    const float* virt = din - base; // never dereferenced outside [base, base + rows)
+    using Algo = warpkit::detail::SegReduceAlgo<float, float, float, warpkit::Sum, false>;
+    const Algo a{virt, dout, warpkit::Sum{}, 0.0f, 0.0f};
+    const warpkit::detail::SegOffsets<long long> so{doff, doff + 1};
+    const size_t bytes = warpkit::detail::segFlatBytes<float>(segs, base + rows);
+    void* w = NULL;
+    WK_CUDA(cudaMalloc(&w, bytes));
+    std::vector<float> got[3];
+    for (int run = 0; run < 3; ++run) {
+        wk_poison(dout, segs);
+        WK_CUDA(warpkit::detail::segmentFlatLaunch(a, so, segs, base + rows, w, 0, run == 2 ? 1 : 1LL << 30));
+        WK_LAUNCHED();
+        got[run].resize(segs);
+        wk_download(got[run].data(), dout, segs);
+    }
+    cr_assert(memcmp(got[0].data(), got[1].data(), segs * 4) == 0, "two calls differ");
+    cr_assert(memcmp(got[0].data(), got[2].data(), segs * 4) == 0, "one block and the full grid differ");
+    for (long long s = 0; s < segs; ++s) {
+        double sum = 0, asum = 0;
+        for (long long i = off[s]; i < off[s + 1]; ++i) {
+            sum += hx[i - base];
+            asum += fabs(hx[i - base]);
+        }
+        cr_assert(fabs(got[0][s] - sum) <= (double)(off[s + 1] - off[s] + 40) * 0x1p-24 * asum + 1e-6,
+                  "segment %lld at offset %lld: %.9g want %.9g", s, off[s], got[0][s], sum);
+    }
+    for (void* p : {(void*)din, (void*)dout, (void*)doff, w}) WK_CUDA(cudaFree(p));
 }
 
 /// Bad arguments: host only, no GPU needed (every check comes before any CUDA call).

@@ -21,8 +21,9 @@ const int kHeads[] = {1, 2, 3, 4, 8, 16, 17, 32, 64, 1000};
 
 std::string planText(const SegmentPlan& p) {
     char b[128];
-    snprintf(b, sizeof b, "%s threads=%d perLane=%d longRows=%lld chunkRows=%lld longThreads=%d",
-             kSegmentRules[p.rule].id, p.threads, p.perLane, p.longRows, p.chunkRows, p.longThreads);
+    snprintf(b, sizeof b, "%s threads=%d perLane=%d longRows=%lld chunkRows=%lld longThreads=%d%s",
+             kSegmentRules[p.rule].id, p.threads, p.perLane, p.longRows, p.chunkRows, p.longThreads,
+             p.flat ? " flat" : "");
     return b;
 }
 
@@ -43,6 +44,17 @@ std::string allPlans(bool* allCompiled, bool used[]) {
                 snprintf(b, sizeof b, "%s %d %d: ", kKindName[k], sz, h);
                 out += b + planText(p) + "\n";
             }
+    for (int k = 0; k < 4; ++k) // the flat pass: by mean length, CSR only
+        for (int sz : kSizes)
+            for (long long items : {0LL, 64000LL, 64001LL, 1LL << 26})
+                for (bool csr : {true, false}) {
+                    const SegmentPlan p = segmentPlan((SegmentKind)k, sz, 1, 1000, items, csr);
+                    used[p.rule] = true;
+                    char b[96];
+                    snprintf(b, sizeof b, "%s %d 1 segments=1000 items=%lld %s: ", kKindName[k], sz, items,
+                             csr ? "csr" : "bounds");
+                    out += b + planText(p) + "\n";
+                }
     for (int h : {1, 4, 16})
         for (long long segs : {1LL, 1000LL, 1000000LL})
             for (long long items : {0LL, 4096LL, 4097LL, 1LL << 24, 1LL << 26, (1LL << 31) + 5}) {

@@ -34,8 +34,10 @@
 // always combined in order).
 //
 // Determinism: the same input gives the same bits on every call, on any stream, whatever the
-// timing: every value is combined in a fixed order that depends only on the segment's length and
-// the plan (segment_plan.cuh), never on which block ran first. No float atomics are used.
+// timing and launch shape: every value is combined in a fixed order that depends only on the
+// plan (segment_plan.cuh) and the segment's length, or, for the flat pass of short segments (rule
+// G5: CSR offsets, one head, a reduction), on the clipped offsets (segment_flat.cuh), never on the
+// device, the grid or which block ran first. No float atomics are used.
 //
 // Conventions (docs/design.md). Host; returns cudaError_t; asynchronous on `stream`; allocates
 // nothing; no host pass over the offsets and no host synchronisation. segments = 0 does nothing.
@@ -51,7 +53,8 @@
 // the types, and never decreases as any of them grows. It may hold anything on entry and needs no
 // alignment; calls in flight at once must not share one. When a segment can be longer than the
 // plan's short-segment limit (items above it), each call clears 16 bytes of it with one
-// cudaMemsetAsync and runs three or four kernels; otherwise one kernel.
+// cudaMemsetAsync and runs three or four kernels; otherwise one kernel. The flat pass (rule G5)
+// clears 4 bytes and runs two kernels.
 //
 // How it works: device/detail/segment_plan.cuh (the stages and the rule table) and
 // segment_kernels.cuh. Overlapping segments are correct; if their long segments need more room
@@ -61,6 +64,7 @@
 
 #include "detail/segment_plan.cuh"
 #include "detail/segment_kernels.cuh"
+#include "detail/segment_flat.cuh"
 
 namespace warpkit {
 
@@ -95,6 +99,8 @@ template <> struct SegOffsetType<SegmentBounds<long long>> : SegOffsetType<const
 
 template <typename O> inline SegOffsets<O> segOffsets(const O* csr) { return SegOffsets<O>{csr, csr + 1}; }
 template <typename O> inline SegOffsets<O> segOffsets(SegmentBounds<O> b) { return SegOffsets<O>{b.begins, b.ends}; }
+template <typename O> inline bool segIsCsr(const O*) { return true; }
+template <typename O> inline bool segIsCsr(SegmentBounds<O>) { return false; }
 template <typename O> inline bool segOffsetsNull(const O* csr) { return csr == nullptr; }
 template <typename O> inline bool segOffsetsNull(SegmentBounds<O> b) {
     return b.begins == nullptr || b.ends == nullptr;
@@ -178,9 +184,14 @@ template <typename A, typename Offs> inline cudaError_t segmentRun(const A& a, S
         using O = typename SegOffsetType<Offs>::O;
         if (wsBytes == nullptr || segments < 0 || items < 0 || heads < 1 || segments > (1ll << 62) / heads)
             return cudaErrorInvalidValue;
-        const SegmentPlan p = segmentPlan(kind, elemBytes, heads);
+        using S = typename A::State;
+        const SegmentPlan p = segmentPlan(kind, elemBytes, heads, segments, items, segIsCsr(offsets));
         const SegSizes z = segSizes(p, segments, items, heads);
-        const size_t need = segWorkspaceBytes<typename A::State>(z);
+        // A call that can take the flat pass asks for the larger of its two workspaces, so the size
+        // never decreases as the counts grow, whichever pass the mean length picks.
+        const bool flatCapable = SegFlatAlgo<A>::value && segmentPlan(kind, elemBytes, heads, 1, 0, true).flat;
+        const size_t group = segWorkspaceBytes<S>(z), flat = flatCapable ? segFlatBytes<S>(segments, items) : 0;
+        const size_t need = group > flat ? group : flat;
         if (ws == nullptr) {
             *wsBytes = need;
             return cudaSuccess;
@@ -189,6 +200,8 @@ template <typename A, typename Offs> inline cudaError_t segmentRun(const A& a, S
             return cudaErrorInvalidValue;
         if (segments == 0) return cudaSuccess;
         const SegOffsets<O> off = segOffsets(offsets);
+        if constexpr (SegFlatAlgo<A>::value)
+            if (p.flat) return segmentFlatLaunch(a, off, segments, items, ws, stream);
         if (p.threads == 256 && p.longThreads == 256)
             return segmentLaunch<256, 256>(a, off, segments, heads, items, p, z, ws, stream);
         if (p.threads == 128 && p.longThreads == 128)

@@ -17,6 +17,9 @@
 //      next chunk's entry loaded ahead), each chunk's partial into the workspace; the last chunk
 //      of a pair to finish folds the partials in chunk order;
 //   3. for the per-element outputs (softmax, its backward): the write kernel over the same chunks.
+// Rule G5 replaces all of that for short segments on average (a reduction, one head, CSR
+// offsets, items <= maxMean * segments): the flat pass of segment_flat.cuh, two kernels over fixed
+// tiles of the merge path of segment ends and elements, whatever the lengths' spread.
 // No host pass over the offsets and no host synchronisation: the host knows only the segment,
 // head and item counts. The plan depends on the call kind, the element size and the heads; the
 // workspace's room for listed pairs and chunks on the counts (device/segment.cuh, segSizes).
@@ -50,10 +53,12 @@ struct SegmentPlan {
     long long longRows;  // pairs longer than this go to the chunk kernels
     long long chunkRows; // rows a chunk
     int longThreads;     // chunk kernels' block size
+    bool flat;           // the flat pass (segment_flat.cuh) instead of all of the above
 };
 
 /// One rule: the first whose conditions hold gives the plan. Conditions: the call kind (a mask of
-/// 1 << SegmentKind), the element size in bytes (a mask of 1 << size), heads in [minHeads, maxHeads].
+/// 1 << SegmentKind), the element size in bytes (a mask of 1 << size), heads in [minHeads, maxHeads],
+/// and for maxMean > 0: CSR offsets and items <= maxMean * segments (the flat pass).
 struct SegmentRule {
     const char* id;
     unsigned kinds;
@@ -62,35 +67,41 @@ struct SegmentRule {
     int threads, perLane;
     long long longRows, chunkRows;
     int longThreads;
+    long long maxMean;
 };
 
 constexpr unsigned kSegAnyKind = 0xfu, kSegReadOnly = 1u << SegReduce | 1u << SegLogSumExp;
 constexpr unsigned kSegWrites = 1u << SegSoftmax | 1u << SegSoftmaxBackward;
-constexpr unsigned kSegAnySize = 1u << 2 | 1u << 4 | 1u << 8 | 1u << 16;
+constexpr unsigned kSegAnySize = 1u << 2 | 1u << 4 | 1u << 8 | 1u << 16, kSegSmallSize = 1u << 2 | 1u << 4;
 
 // perLane matches the fold's batch of 8 loads in flight (segment_kernels.cuh, forRows). Long
 // pairs are those a whole block serves better than one warp; a chunk holds several thousand
 // elements, so the chunk partials stay a small part of the traffic.
 constexpr SegmentRule kSegmentRules[] = {
-    // id   kinds         sizes        heads      thr  perLane longRows chunkRows longThr
-    {"G1", kSegReadOnly, kSegAnySize, 1, 1, 256, 8, 1024, 16384, 256},      // one head: reduce, lse
-    {"G2", kSegWrites, kSegAnySize, 1, 1, 256, 8, 1024, 8192, 256},         // one head: softmax, backward
-    {"G3", kSegAnyKind, kSegAnySize, 2, 16, 256, 8, 1024, 2048, 256},       // a few heads: rows are wider
-    {"G4", kSegAnyKind, kSegAnySize, 17, 1 << 30, 128, 256, 256, 256, 128}, // many heads: a lane a pair
+    // id   kinds            sizes          heads      thr  perLane longRows chunkRows longThr maxMean
+    {"G5", 1u << SegReduce, kSegSmallSize, 1, 1, 256, 8, 1024, 16384, 256, 64}, // short on average: flat
+    {"G1", kSegReadOnly, kSegAnySize, 1, 1, 256, 8, 1024, 16384, 256, 0},       // one head: reduce, lse
+    {"G2", kSegWrites, kSegAnySize, 1, 1, 256, 8, 1024, 8192, 256, 0},          // one head: softmax, backward
+    {"G3", kSegAnyKind, kSegAnySize, 2, 16, 256, 8, 1024, 2048, 256, 0},        // a few heads: rows are wider
+    {"G4", kSegAnyKind, kSegAnySize, 17, 1 << 30, 128, 256, 256, 256, 128, 0},  // many heads: a lane a pair
 };
 constexpr int kSegmentRuleCount = (int)(sizeof(kSegmentRules) / sizeof(kSegmentRules[0]));
 
-/// The plan for a call of `kind` over elements of `elemBytes` bytes with `heads` heads. Host only.
-inline SegmentPlan segmentPlan(SegmentKind kind, int elemBytes, int heads) {
+/// The plan for a call of `kind` over elements of `elemBytes` bytes with `heads` heads, `segments`
+/// segments over `items` rows (csr: CSR offsets, not begin/end arrays). Host only.
+inline SegmentPlan segmentPlan(SegmentKind kind, int elemBytes, int heads, long long segments = 0, long long items = 0,
+                               bool csr = false) {
     for (int i = 0; i < kSegmentRuleCount; ++i) {
         const SegmentRule& r = kSegmentRules[i];
         const bool kindOk = (r.kinds >> (int)kind) & 1u;
         const bool sizeOk = elemBytes > 0 && elemBytes < 32 && ((r.elemSizes >> elemBytes) & 1u);
-        if (kindOk && sizeOk && heads >= r.minHeads && heads <= r.maxHeads)
-            return SegmentPlan{i, r.threads, r.perLane, r.longRows, r.chunkRows, r.longThreads};
+        const bool meanOk = r.maxMean == 0 || (csr && segments > 0 && items >= 0 && segments < (1ll << 61) &&
+                                               items < (1ll << 61) && (items + r.maxMean - 1) / r.maxMean <= segments);
+        if (kindOk && sizeOk && meanOk && heads >= r.minHeads && heads <= r.maxHeads)
+            return SegmentPlan{i, r.threads, r.perLane, r.longRows, r.chunkRows, r.longThreads, r.maxMean > 0};
     }
     const SegmentRule& r = kSegmentRules[kSegmentRuleCount - 1]; // no rule: the most general one
-    return SegmentPlan{kSegmentRuleCount - 1, r.threads, r.perLane, r.longRows, r.chunkRows, r.longThreads};
+    return SegmentPlan{kSegmentRuleCount - 1, r.threads, r.perLane, r.longRows, r.chunkRows, r.longThreads, false};
 }
 
 /// Whether the dispatcher has kernels for the plan's block sizes. Host only.

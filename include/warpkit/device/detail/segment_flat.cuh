@@ -1,0 +1,328 @@
+// warpkit/device/detail/segment_flat.cuh: the flat pass of the segment reductions (plan rule G5:
+// one head, CSR offsets, short segments on average). Internal: include warpkit/device/segment.cuh.
+//
+// The merge path. With c = the offsets clipped to [0, items) and E[s] = c[s + 1] (segment s's
+// end), a call's work is the merge of the segment ends E[0 .. segments) with the elements
+// [c[0], c[segments]): an end is taken before element x when E <= x. The path, segments +
+// (c[segments] - c[0]) items long, is cut into tiles of kFlatTile items (a constant: no device,
+// grid or block count enters), so a tile does at most kFlatTile elements and segment ends, how
+// ever many segments are empty. The tiles' split points come from a search of the offsets.
+//
+// Stage 1 (segmentFlatKernel, one block a tile, grid-stride): the tile's ends and elements go to
+// shared memory (elements with 16-byte loads where the alignment allows); each thread takes
+// kFlatItems path items, folds its elements left to right from the identity and writes every
+// segment that starts and ends inside its items; a block scan of (ended, partial) pairs, in thread
+// order, gives each thread the partial of the segment it starts inside. The segment open at the
+// tile's start and ending in it is written to the workspace as the tile's head; the fold of the
+// elements after the tile's last end is the tile's tail.
+// Stage 2 (segmentFlatFixupKernel, a warp a tile): a tile's head segment s gets the tails of the
+// run of tiles before it whose open segment is s (one tile, or many for a long segment: 32 lanes
+// fold consecutive tails, then warpTree in lane order), then its head: out[s].
+//
+// Determinism: every combining order depends only on the clipped offsets (through the tiles of
+// the path) and the constants here, never on the device, grid, stream or timing.
+//
+// Offsets that go back. The flat pass needs nondecreasing clipped offsets; every tile checks the
+// pairs of offsets it reads and its split points, and one that finds them out of order sets a flag
+// in the workspace (cleared before stage 1). Stage 2 then does every segment again by a warp each
+// (lanes strided, warpTree), so decreasing or overlapping CSR offsets give each segment's own
+// result, in a fixed order.
+#pragma once
+
+#include "segment_kernels.cuh"
+
+namespace warpkit {
+namespace detail {
+
+constexpr int kFlatThreads = 256, kFlatItems = 16;
+constexpr int kFlatTile = kFlatThreads * kFlatItems; // path items a tile: fixed, so the bits are too
+
+/// A tile's record in the workspace: its head (the segment open at its start that ends in it, -1
+/// for none, and that segment's partial over the tile) and its tail (the segment open at its end,
+/// `segments` for none, and the fold of the tile's elements after its last end).
+template <typename S> struct SegFlatTile {
+    long long headSeg, tailSeg;
+    S head, tail;
+};
+
+/// The clipped offset c[j] (j in [0, segments]); CSR offsets only (end = begin + 1).
+template <typename O> WARPKIT_DEVICE long long flatOffset(SegOffsets<O> o, long long j, long long items) {
+    const long long v = (long long)o.begin[j];
+    return v < 0 ? 0 : (v > items ? items : v);
+}
+
+/// The merge-path split of diagonal d: the number of segment ends taken before path item d (the
+/// smallest s with E[s] > c[0] + d - 1 - s). A warp searches together, 32 probes a round. Every
+/// lane calls; every lane gets it.
+template <typename O> WARPKIT_DEVICE long long flatSplit(SegOffsets<O> o, long long segments, long long items,
+                                                         long long e0, long long elems, long long d) {
+    long long lo = d - elems > 0 ? d - elems : 0, hi = d < segments ? d : segments;
+    const int lane = (int)laneId();
+    while (lo < hi) {
+        const long long step = (hi - lo + 31) / 32, p = lo + lane * step;
+        const bool probe = p < hi;
+        const bool taken = probe && flatOffset(o, p + 1, items) <= e0 + d - 1 - p;
+        const unsigned notTaken = __ballot_sync(WARPKIT_FULL_MASK, probe && !taken);
+        const unsigned probes = __ballot_sync(WARPKIT_FULL_MASK, probe);
+        const int first = notTaken ? __ffs(notTaken) - 1 : __popc(probes); // the first probe not taken
+        const long long pFirst = shflIdx(p, first < 32 ? first : 0);
+        if (first > 0) lo += (first - 1) * step + 1;
+        if (notTaken) hi = pFirst;
+    }
+    return lo;
+}
+
+/// A thread's (ended, partial) pair for the block scan: `ended` when an end lies in its items.
+template <typename S> struct FlatCarry {
+    bool ended;
+    S v;
+};
+/// a then b (b's items after a's): b's partial restarts at b's first end.
+template <typename A> WARPKIT_DEVICE FlatCarry<typename A::State> flatJoin(const A& a, FlatCarry<typename A::State> x,
+                                                                           FlatCarry<typename A::State> y) {
+    return FlatCarry<typename A::State>{x.ended || y.ended, y.ended ? y.v : a.merge(x.v, y.v)};
+}
+
+/// Exclusive scan of the pairs over the block in thread order (*all: the whole block's). Every
+/// thread calls.
+template <typename A> WARPKIT_DEVICE FlatCarry<typename A::State>
+flatBlockScan(const A& a, FlatCarry<typename A::State> mine, FlatCarry<typename A::State>* all) {
+    using C = FlatCarry<typename A::State>;
+    __shared__ C warps[kFlatThreads / 32];
+    const int lane = (int)laneId(), warp = (int)threadIdx.x / 32;
+    C incl = mine;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        const C up{shflUp((int)incl.ended, o) != 0, shflUp(incl.v, o)};
+        if (lane >= o) incl = flatJoin(a, up, incl);
+    }
+    C excl{shflUp((int)incl.ended, 1) != 0, shflUp(incl.v, 1)};
+    if (lane == 0) excl = C{false, a.identity()};
+    if (lane == 31) warps[warp] = incl;
+    __syncthreads();
+    C before{false, a.identity()};
+    for (int w = 0; w < warp; ++w) before = flatJoin(a, before, warps[w]);
+    C total = before;
+    for (int w = warp; w < kFlatThreads / 32; ++w) total = flatJoin(a, total, warps[w]);
+    *all = total;
+    __syncthreads(); // warps[] is written again by the next tile
+    return flatJoin(a, before, excl);
+}
+
+/// Stage 1, part 1: the tile's segment ends (shifted by one: ends[0] is the end before the tile's
+/// first, so ends[j] is where segment s0 + j starts), relative to the tile's first element and
+/// clamped to [-1, kFlatTile + 1], and its elements, into shared memory. Returns whether the
+/// offsets read are in order.
+template <typename A, typename O> WARPKIT_DEVICE bool flatStage(const A& a, SegOffsets<O> o, long long items,
+                                                                long long s0, int nS, long long x0, int nX, int* ends,
+                                                                typename A::Elem* elems) {
+    using T = typename A::Elem;
+    bool ok = true;
+    for (int j = (int)threadIdx.x; j <= nS; j += kFlatThreads) {
+        const long long e = flatOffset(o, s0 + j, items), rel = e - x0;
+        if (j > 0) ok = ok && flatOffset(o, s0 + j - 1, items) <= e;
+        ends[j] = rel < -1 ? -1 : (rel > kFlatTile + 1 ? kFlatTile + 1 : (int)rel);
+    }
+    const T* p = a.in + x0;
+    constexpr int V = 16 / sizeof(T);
+    int head = (int)((16 - (size_t)p % 16) % 16 / sizeof(T));
+    head = (size_t)p % sizeof(T) != 0 || head > nX ? nX : head;
+    const int body = (nX - head) / V;
+    for (int i = (int)threadIdx.x; i < head; i += kFlatThreads) elems[i] = p[i];
+    const uint4* vp = reinterpret_cast<const uint4*>(p + head);
+#pragma unroll 4
+    for (int j = (int)threadIdx.x; j < body; j += kFlatThreads) {
+        const uint4 v = vp[j];
+        const T* t = reinterpret_cast<const T*>(&v);
+#pragma unroll
+        for (int k = 0; k < V; ++k) elems[head + j * V + k] = t[k];
+    }
+    for (int i = head + body * V + (int)threadIdx.x; i < nX; i += kFlatThreads) elems[i] = p[i];
+    return ok;
+}
+
+/// Stage 1: one tile (see the header comment). Every thread of the block calls.
+template <typename A, typename O> WARPKIT_DEVICE void flatTile(const A& a, SegOffsets<O> o, long long segments,
+                                                               long long items, long long e0, long long elems,
+                                                               long long path, long long tile,
+                                                               SegFlatTile<typename A::State>* rec, unsigned* bad) {
+    using S = typename A::State;
+    using T = typename A::Elem;
+    __shared__ long long split[2];
+    __shared__ int ends[kFlatTile + 2];
+    __shared__ alignas(16) unsigned char raw[kFlatTile * sizeof(T)];
+    T* xs = reinterpret_cast<T*>(raw);
+    // 1. the split points: warp 0 at the tile's start, warp 1 at its end
+    const long long d0 = tile * kFlatTile < path ? tile * kFlatTile : path;
+    const long long d1 = d0 + kFlatTile < path ? d0 + kFlatTile : path;
+    if (threadIdx.x < 64) {
+        const long long s = flatSplit(o, segments, items, e0, elems, threadIdx.x < 32 ? d0 : d1);
+        if (laneId() == 0) split[threadIdx.x / 32] = s;
+    }
+    __syncthreads();
+    const long long s0 = split[0], s1 = split[1], x0 = e0 + d0 - s0, x1 = e0 + d1 - s1;
+    bool inOrder = s1 >= s0 && x1 >= x0;
+    // 2. ends and elements into shared memory; a tile with offsets out of order flags the call
+    const int nS = inOrder ? (int)(s1 - s0) : 0, nX = inOrder ? (int)(x1 - x0) : 0;
+    inOrder = flatStage(a, o, items, s0, nS, x0, nX, ends, xs) && inOrder;
+    if (!__syncthreads_and(inOrder)) {
+        if (threadIdx.x == 0) *bad = 1u;
+        return;
+    }
+    // 3. this thread's items: its split in shared memory, then the fold; segments that start and
+    //    end inside the items are written here
+    const int dt = (int)threadIdx.x * kFlatItems < nS + nX ? (int)threadIdx.x * kFlatItems : nS + nX;
+    int lo = dt - nX > 0 ? dt - nX : 0, hi = dt < nS ? dt : nS;
+    while (lo < hi) {
+        const int mid = (lo + hi) / 2;
+        if (ends[mid + 1] <= dt - 1 - mid) lo = mid + 1;
+        else hi = mid;
+    }
+    int st = lo, xt = dt - lo;
+    long long segStart = st == 0 ? flatOffset(o, s0, items) : x0 + ends[st]; // for the rows of ArgMax / ArgMin
+    S acc = a.identity(), first = a.identity();
+    bool ended = false, pending = false;
+    long long firstSeg = -1;
+    const int n = nS + nX - dt < kFlatItems ? nS + nX - dt : kFlatItems;
+    for (int i = 0; i < n; ++i) {
+        if (st < nS && (xt >= nX || ends[st + 1] <= xt)) { // segment s0 + st ends here
+            const long long s = s0 + st;
+            if (ends[st + 1] == ends[st]) {
+                a.empty(s);
+            } else if (!ended) { // may have started before this thread: finished after the scan
+                pending = true;
+                firstSeg = s;
+                first = acc;
+            } else {
+                a.finish(s, acc);
+            }
+            ended = true;
+            acc = a.identity();
+            ++st;
+            segStart = x0 + xt;
+        } else {
+            acc = a.take(acc, xs[xt], x0 + xt - segStart);
+            ++xt;
+        }
+    }
+    // 4. the block scan: the partial before this thread's first end; the tile's head and tail
+    FlatCarry<S> all;
+    const FlatCarry<S> before = flatBlockScan(a, FlatCarry<S>{ended, acc}, &all);
+    if (ended && !before.ended) { // the tile's first end: its segment is open at the tile's start
+        rec[tile].headSeg = pending ? firstSeg : -1;
+        if (pending) rec[tile].head = a.merge(before.v, first);
+    } else if (pending) {
+        a.finish(firstSeg, a.merge(before.v, first));
+    }
+    if (threadIdx.x == kFlatThreads - 1) {
+        if (!all.ended) rec[tile].headSeg = -1;
+        rec[tile].tailSeg = s1;
+        rec[tile].tail = all.v;
+    }
+}
+
+/// Stage 1 kernel: tiles blockIdx.x, blockIdx.x + gridDim.x, ... of the path.
+template <typename A, typename O> __global__ void __launch_bounds__(kFlatThreads)
+    segmentFlatKernel(A a, SegOffsets<O> o, long long segments, long long items, long long tiles,
+                      SegFlatTile<typename A::State>* rec, unsigned* bad) {
+    WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentFlatKernel");
+    const long long e0 = flatOffset(o, 0, items), eN = flatOffset(o, segments, items);
+    const long long elems = eN > e0 ? eN - e0 : 0, path = segments + elems;
+    for (long long t = blockIdx.x; t < tiles; t += gridDim.x) {
+        flatTile(a, o, segments, items, e0, elems, path, t, rec, bad);
+        __syncthreads(); // shared memory is written again by the next tile
+    }
+}
+
+/// Stage 2: tile m's head segment s gets the tails of the tiles before it whose open segment is s
+/// (tiles k .. m - 1; tailSeg never decreases along the tiles), then its head. A warp a tile.
+template <typename A>
+WARPKIT_DEVICE void flatFixup(const A& a, const SegFlatTile<typename A::State>* rec, long long m) {
+    using S = typename A::State;
+    const long long s = rec[m].headSeg;
+    if (s < 0) return;
+    if (m == 0) {
+        if (laneId() == 0) a.finish(s, rec[0].head);
+        return;
+    }
+    long long k = m - 1;
+    if (k > 0 && rec[k - 1].tailSeg == s) { // a long segment: the first tile of the run by a search
+        long long lo = 0, hi = k - 1;
+        while (lo < hi) {
+            const long long mid = (lo + hi) / 2;
+            if (rec[mid].tailSeg < s) lo = mid + 1;
+            else hi = mid;
+        }
+        k = lo;
+    }
+    const long long per = (m - k + 31) / 32, lane = laneId();
+    S acc = a.identity();
+    for (long long j = k + lane * per; j < k + (lane + 1) * per && j < m; ++j) acc = a.merge(acc, rec[j].tail);
+    const S total = warpTree(a, acc);
+    if (lane == 0) a.finish(s, a.merge(total, rec[m].head));
+}
+
+/// Stage 2 kernel: the fixups (a warp a tile), or, when a tile found the offsets out of order,
+/// every segment by a warp (lanes strided, warpTree in lane order).
+template <typename A, typename O> __global__ void __launch_bounds__(kFlatThreads)
+    segmentFlatFixupKernel(A a, SegOffsets<O> o, long long segments, long long items, long long tiles,
+                           const SegFlatTile<typename A::State>* rec, const unsigned* bad) {
+    WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentFlatFixupKernel");
+    const long long warps = (long long)gridDim.x * (kFlatThreads / 32);
+    const long long w0 = ((long long)blockIdx.x * kFlatThreads + threadIdx.x) / 32;
+    if (*bad == 0u) {
+        for (long long m = w0; m < tiles; m += warps) flatFixup(a, rec, m);
+        return;
+    }
+    for (long long s = w0; s < segments; s += warps) {
+        long long b = 0;
+        const long long rows = segmentClip((long long)o.begin[s], (long long)o.end[s], items, &b);
+        const typename A::State v = warpTree(a, foldRows(a, b, 0, 1, laneId(), rows, 32));
+        if (laneId() == 0) {
+            if (rows == 0) a.empty(s);
+            else a.finish(s, v);
+        }
+    }
+}
+
+/// Whether algorithm A has a flat pass: the reductions of elements of at most 4 bytes (a tile's
+/// elements and ends then fit the 48 KB of static shared memory).
+template <typename A> struct SegFlatAlgo { static constexpr bool value = false; };
+template <typename T, typename V, typename Out, typename Op, bool Arg>
+struct SegFlatAlgo<SegReduceAlgo<T, V, Out, Op, Arg>> {
+    static constexpr bool value = sizeof(T) <= 4;
+};
+
+/// The tiles of a call: enough for the longest path, segments + items (both below 2^61).
+inline long long segFlatTiles(long long segments, long long items) {
+    const long long cap = 1ll << 61;
+    return ((segments < cap ? segments : cap) + (items < cap ? items : cap)) / kFlatTile + 1;
+}
+/// The flat pass's workspace: the flag, then a record a tile, from its first 16-byte boundary.
+template <typename S> inline size_t segFlatBytes(long long segments, long long items) {
+    return 15 + 16 + (size_t)segFlatTiles(segments, items) * sizeof(SegFlatTile<S>);
+}
+
+/// Runs the flat pass (CSR offsets): clears the flag, then the two stages. maxBlocks caps both
+/// grids (tests use it to show the bits do not depend on the grid). Host.
+template <typename A, typename O>
+inline cudaError_t segmentFlatLaunch(const A& a, SegOffsets<O> off, long long segments, long long items, void* ws,
+                                     cudaStream_t stream, long long maxBlocks = 1ll << 30) {
+    using S = typename A::State;
+    char* p = reinterpret_cast<char*>(((size_t)ws + 15) / 16 * 16);
+    unsigned* bad = reinterpret_cast<unsigned*>(p);
+    SegFlatTile<S>* rec = reinterpret_cast<SegFlatTile<S>*>(p + 16);
+    const long long tiles = segFlatTiles(segments, items);
+    WARPKIT_TRY(cudaMemsetAsync(bad, 0, sizeof(unsigned), stream));
+    int blocks = 0;
+    auto tileKernel = segmentFlatKernel<A, O>;
+    WARPKIT_TRY(gridBlocks(tileKernel, kFlatThreads, tiles, 1, maxBlocks, &blocks));
+    WARPKIT_TRY(launchKernel(tileKernel, blocks, kFlatThreads, stream, a, off, segments, items, tiles, rec, bad));
+    auto fixup = segmentFlatFixupKernel<A, O>;
+    WARPKIT_TRY(gridBlocks(fixup, kFlatThreads, tiles, kFlatThreads / 32, maxBlocks, &blocks));
+    return launchKernel(fixup, blocks, kFlatThreads, stream, a, off, segments, items, tiles, (const SegFlatTile<S>*)rec,
+                        (const unsigned*)bad);
+}
+
+} // namespace detail
+} // namespace warpkit
