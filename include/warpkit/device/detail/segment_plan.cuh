@@ -79,11 +79,11 @@ constexpr unsigned kSegAnySize = 1u << 2 | 1u << 4 | 1u << 8 | 1u << 16, kSegSma
 // elements, so the chunk partials stay a small part of the traffic.
 constexpr SegmentRule kSegmentRules[] = {
     // id   kinds            sizes          heads      thr  perLane longRows chunkRows longThr maxMean
-    {"G5", 1u << SegReduce, kSegSmallSize, 1, 1, 256, 8, 1024, 16384, 256, 2},  // short on average: flat
-    {"G1", kSegReadOnly, kSegAnySize, 1, 1, 256, 8, 1024, 16384, 256, 0},       // one head: reduce, lse
-    {"G2", kSegWrites, kSegAnySize, 1, 1, 256, 8, 1024, 8192, 256, 0},          // one head: softmax, backward
-    {"G3", kSegAnyKind, kSegAnySize, 2, 16, 256, 8, 1024, 2048, 256, 0},        // a few heads: rows are wider
-    {"G4", kSegAnyKind, kSegAnySize, 17, 1 << 30, 128, 256, 256, 256, 128, 0},  // many heads: a lane a pair
+    {"G5", 1u << SegReduce, kSegSmallSize, 1, 1, 256, 8, 1024, 16384, 256, 2}, // short on average: flat
+    {"G1", kSegReadOnly, kSegAnySize, 1, 1, 256, 8, 1024, 16384, 256, 0},      // one head: reduce, lse
+    {"G2", kSegWrites, kSegAnySize, 1, 1, 256, 8, 1024, 8192, 256, 0},         // one head: softmax, backward
+    {"G3", kSegAnyKind, kSegAnySize, 2, 16, 256, 8, 1024, 2048, 256, 0},       // a few heads: rows are wider
+    {"G4", kSegAnyKind, kSegAnySize, 17, 1 << 30, 128, 256, 256, 256, 128, 0}, // many heads: a lane a pair
 };
 constexpr int kSegmentRuleCount = (int)(sizeof(kSegmentRules) / sizeof(kSegmentRules[0]));
 
