@@ -6,6 +6,7 @@
 //  - bench_copy_tbps(bytes): device-to-device copy ceiling, (read + written bytes) / time in TB/s.
 //  - bench_fill_random(ptr, n): fill a float/int/half/bf16 buffer with random values on the device.
 //  - bench_progress(...): one line to stderr so a long run shows where it is.
+//  - bench_wants(argc, argv, table): whether the table is selected (argv[2..], none: every table).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <stdint.h>
 #include <stdarg.h>
+#include <string.h>
 #include <algorithm>
 #include <vector>
 
@@ -146,6 +148,15 @@ static FILE* bench_csv(int argc, char** argv, const char* fallback, const char* 
     fprintf(f, "%s\n", header);
     fprintf(stderr, "  csv: %s\n", path);
     return f;
+}
+
+/// Whether a bench runs `table`: every table when argv names none after the CSV path, otherwise only
+/// the tables named there (`build/bench/softmax out.csv short few`).
+static inline bool bench_wants(int argc, char** argv, const char* table) {
+    if (argc <= 2) return true;
+    for (int i = 2; i < argc; ++i)
+        if (strcmp(argv[i], table) == 0) return true;
+    return false;
 }
 
 /// Exit cleanly (status 0) when there is no GPU to time.

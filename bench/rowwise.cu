@@ -5,14 +5,19 @@
 // 1. grid: rows x cols = 2^26 elements, cols 256 .. 262144 (the issue's, and 8192, a common model
 //    width), fp32 / fp16 / bf16, plus the vocabulary lengths 32000, 50257 and 151936 for
 //    cross-entropy. Target: >= 0.90x copy where cols >= 1024.
-// 2. llm.c's LayerNorm forward shape: 8192 x 768 fp32 with w, b, mean and rstd (llm.c's best
-//    kernel runs at about the copy ceiling).
+// 2. llm.c's LayerNorm forward shape: 8192 x 768 fp32 with w, b, mean and rstd, beside a peer of
+//    llm.c's design written here (its layernorm_forward kernel 6: a warp a row, w, b and the row
+//    staged in shared memory), at its best block size, timed alternately with rowLayerNorm; prints
+//    x peer (the peer's time over warpkit's; target >= 1.0) and checks that both write the same y,
+//    mean and rstd.
 // Bandwidth counts every byte read and written (x, y, w, b, targets, losses, means, rstds); the copy
 // moves half as many bytes (it reads and writes each). The torch peers: bench/torch_rowwise.py.
-// Prints the tables, writes CSV (argv[1]).
+// Prints the tables, writes CSV (argv[1]); tables named after the CSV path run alone (grid, llmc):
+// `build/bench/rowwise out.csv llmc` takes about a second.
 #include <warpkit/device/cross_entropy.cuh>
 #include <warpkit/device/norm.cuh>
 #include <warpkit/device/softmax_backward.cuh>
+#include <cmath>
 #include "bench.cuh"
 
 static const int kCols[] = {256, 1024, 4096, 8192, 16384, 65536, 262144};
@@ -82,7 +87,8 @@ template <typename T> static void cell(int ti, int op, Ctx* c, const Buffers& m,
     c->cells += judged;
     printf("| %-15s | %-4s | %7lld | %6d | %8.1f | %5.2f | %5.2f | %4.2fx | %-4s |\n", kOpName[op], kTypeName[ti], rows, cols, ms * 1e3, tb,
            copy, tb / copy, judged ? (ok ? "ok" : "MISS") : "-");
-    fprintf(c->csv, "grid,%s,%s,%lld,%d,%.5f,%.0f,%.3f,%.3f,%.3f\n", kOpName[op], kTypeName[ti], rows, cols, ms, bytes, tb, copy, tb / copy);
+    fprintf(c->csv, "grid,%s,%s,%lld,%d,%.5f,%.0f,%.3f,%.3f,%.3f,\n", kOpName[op], kTypeName[ti], rows, cols, ms, bytes,
+            tb, copy, tb / copy);
 }
 
 template <typename T> static void grid(int ti, Ctx* c, const Buffers& m) {
@@ -100,9 +106,139 @@ template <typename T> static void grid(int ti, Ctx* c, const Buffers& m) {
     }
 }
 
+/// Sum over the 32 lanes of a warp, every lane gets it (the peer's own butterfly of shuffles).
+__device__ __forceinline__ float llmc_warp_sum(float v) {
+    for (int lane = 16; lane > 0; lane >>= 1) v += __shfl_xor_sync(0xffffffffu, v, lane);
+    return v;
+}
+
+/// The llmc table's peer, written in the design of llm.c's layernorm_forward kernel 6: blocks of 32 x
+/// blockDim.y threads, one warp a row; the block stages w and b in shared memory once, each warp
+/// stages its row there with 16-byte streaming loads while summing it, takes the variance about the
+/// mean from shared memory (two warp reductions in all), writes y with 16-byte streaming stores and,
+/// from lane 0, the row's mean and rstd. Needs cols % 4 == 0 and 16-byte aligned x, y, w and b;
+/// dynamic shared memory (2 + blockDim.y) * cols floats.
+__global__ void llmc_layernorm_kernel(const float* __restrict__ x, float* __restrict__ y, const float* __restrict__ w,
+                                      const float* __restrict__ b, float* __restrict__ mean, float* __restrict__ rstd,
+                                      int rows, int cols, float eps) {
+    extern __shared__ float4 llmc_smem[];
+    const int v4 = cols / 4;
+    float4* sw = llmc_smem;
+    float4* sb = sw + v4;
+    float4* sx = sb + v4 + threadIdx.y * v4;
+    for (int i = threadIdx.y * 32 + threadIdx.x; i < v4; i += 32 * blockDim.y) {
+        sw[i] = reinterpret_cast<const float4*>(w)[i];
+        sb[i] = reinterpret_cast<const float4*>(b)[i];
+    }
+    __syncthreads();
+    const int row = blockIdx.x * blockDim.y + threadIdx.y;
+    if (row >= rows) return;
+    const float4* xr = reinterpret_cast<const float4*>(x + (size_t)row * cols);
+    float4* yr = reinterpret_cast<float4*>(y + (size_t)row * cols);
+    float sum = 0.f;
+    for (int i = threadIdx.x; i < v4; i += 32) { // each lane later reads back only what it staged
+        const float4 a = __ldcs(xr + i);
+        sum += (a.x + a.y) + (a.z + a.w);
+        sx[i] = a;
+    }
+    const float m = llmc_warp_sum(sum) / (float)cols;
+    float sq = 0.f;
+    for (int i = threadIdx.x; i < v4; i += 32) {
+        const float4 a = sx[i];
+        sq += (a.x - m) * (a.x - m) + (a.y - m) * (a.y - m) + (a.z - m) * (a.z - m) + (a.w - m) * (a.w - m);
+    }
+    const float r = rsqrtf(llmc_warp_sum(sq) / (float)cols + eps);
+    for (int i = threadIdx.x; i < v4; i += 32) {
+        const float4 a = sx[i], g = sw[i], h = sb[i];
+        __stcs(yr + i, make_float4((a.x - m) * r * g.x + h.x, (a.y - m) * r * g.y + h.y, (a.z - m) * r * g.z + h.z,
+                                   (a.w - m) * r * g.w + h.w));
+    }
+    if (threadIdx.x == 0) {
+        __stcs(mean + row, m);
+        __stcs(rstd + row, r);
+    }
+}
+
+/// Launches the peer with blocks of `threads` (a multiple of 32) threads; the error of the launch.
+static cudaError_t llmc_layernorm(const float* x, float* y, const float* w, const float* b, float* mean, float* rstd,
+                                  int rows, int cols, float eps, int threads) {
+    const int warps = threads / 32;
+    const size_t smem = (size_t)(2 + warps) * cols * sizeof(float);
+    cudaError_t e = cudaFuncSetAttribute(llmc_layernorm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    if (e != cudaSuccess) return e;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3((unsigned)((rows + warps - 1) / warps));
+    cfg.blockDim = dim3(32, (unsigned)warps);
+    cfg.dynamicSmemBytes = smem;
+    return cudaLaunchKernelEx(&cfg, llmc_layernorm_kernel, x, y, w, b, mean, rstd, rows, cols, eps);
+}
+
+/// Largest |a - b| over n floats on the device.
+static double llmc_max_diff(const float* a, const float* b, size_t n) {
+    std::vector<float> ha(n), hb(n);
+    BENCH_CUDA(cudaMemcpy(ha.data(), a, n * sizeof(float), cudaMemcpyDeviceToHost));
+    BENCH_CUDA(cudaMemcpy(hb.data(), b, n * sizeof(float), cudaMemcpyDeviceToHost));
+    double d = 0;
+    for (size_t i = 0; i < n; ++i) d = std::max(d, (double)std::fabs(ha[i] - hb[i]));
+    return d;
+}
+
+/// Table 2: llm.c's LayerNorm forward shape, rowLayerNorm against the peer at its best block size and
+/// a copy of half the bytes; returns 1 when warpkit is behind the peer (or they disagree).
+static int llmc(Ctx* c, const Buffers& m) {
+    const int rows = 8192, cols = 768;
+    const size_t n = (size_t)rows * cols;
+    float *x = (float*)m.a, *y = (float*)m.b, *yp = (float*)m.c, *w = (float*)m.w, *b = (float*)m.bias;
+    float *mean = m.s1, *rstd = m.s2, *meanp = m.s1 + rows, *rstdp = m.s2 + rows;
+    bench_fill_random(x, n, 51, -4.f, 4.f);
+    bench_fill_random(w, cols, 52, 0.5f, 1.5f); // fp32 parameters (the grid left 16-bit ones)
+    bench_fill_random(b, cols, 53, -0.5f, 0.5f);
+    const double bytes = 2.0 * n * 4 + 2.0 * cols * 4 + 8.0 * rows;
+    auto wk = [&] {
+        BENCH_CUDA(warpkit::rowLayerNorm((const float*)x, y, rows, cols, w, b, 1e-5f, mean, rstd, cols, cols));
+    };
+    // The peer's block size as llm.c's harness picks it: the fastest of those it sweeps.
+    int best = 0;
+    float bestMs = 0.f;
+    for (int threads : {64, 128, 256, 512, 1024}) {
+        const float ms =
+            bench_median_ms([&] { BENCH_CUDA(llmc_layernorm(x, yp, w, b, meanp, rstdp, rows, cols, 1e-5f, threads)); });
+        if (!best || ms < bestMs) {
+            best = threads;
+            bestMs = ms;
+        }
+    }
+    auto peer = [&] { BENCH_CUDA(llmc_layernorm(x, yp, w, b, meanp, rstdp, rows, cols, 1e-5f, best)); };
+    float ms = 0.f, pms = 0.f;
+    bench_pair_median_ms(wk, peer, &ms, &pms);
+    BENCH_CUDA(cudaDeviceSynchronize());
+    const double dy = llmc_max_diff(y, yp, n), dm = llmc_max_diff(mean, meanp, rows),
+                 dr = llmc_max_diff(rstd, rstdp, rows);
+    const bool same = dy < 1e-4 && dm < 1e-5 && dr < 1e-4, ok = same && pms >= ms;
+    const float cms = bench_median_ms(
+        [&] { BENCH_CUDA(cudaMemcpyAsync(m.cy, m.cx, (size_t)(bytes / 2), cudaMemcpyDeviceToDevice)); });
+    const double copy = bench_tbps(bytes, cms);
+    printf("| kernel                 |    us | TB/s | xcopy | x peer | tgt  |\n"
+           "|------------------------|-------|------|-------|--------|------|\n");
+    printf("| rowLayerNorm           | %5.1f | %4.2f | %4.2fx | %5.2fx | %-4s |\n", ms * 1e3, bench_tbps(bytes, ms),
+           bench_tbps(bytes, ms) / copy, pms / ms, ok ? "ok" : "MISS");
+    printf("| llm.c kernel 6 (b%-4d) | %5.1f | %4.2f | %4.2fx |      - |      |\n", best, pms * 1e3,
+           bench_tbps(bytes, pms), bench_tbps(bytes, pms) / copy);
+    printf("| copy of half the bytes | %5.1f | %4.2f |       |        |      |\n", cms * 1e3, copy);
+    printf("peer check (max |warpkit - peer|): y %.2e, mean %.2e, rstd %.2e: %s\n", dy, dm, dr,
+           same ? "same" : "DIFFERENT");
+    fprintf(c->csv, "llmc,layer_norm,fp32,%d,%d,%.5f,%.0f,%.3f,%.3f,%.3f,%.3f\n", rows, cols, ms, bytes,
+            bench_tbps(bytes, ms), copy, bench_tbps(bytes, ms) / copy, pms / ms);
+    fprintf(c->csv, "llmc,layer_norm_llmc6_b%d,fp32,%d,%d,%.5f,%.0f,%.3f,%.3f,%.3f,\n", best, rows, cols, pms, bytes,
+            bench_tbps(bytes, pms), copy, bench_tbps(bytes, pms) / copy);
+    return !ok;
+}
+
 int main(int argc, char** argv) {
     bench_require_gpu();
-    Ctx c{bench_csv(argc, argv, "build/bench/rowwise.csv", "table,op,type,rows,cols,ms,bytes,tbps,copy_tbps,ratio_copy"), 0, 0};
+    Ctx c{bench_csv(argc, argv, "build/bench/rowwise.csv",
+                    "table,op,type,rows,cols,ms,bytes,tbps,copy_tbps,ratio_copy,peer_over_warpkit"),
+          0, 0};
     const size_t n = (size_t)1 << 26, rowBytes = n * sizeof(float);
     Buffers m;
     BENCH_CUDA(cudaMalloc(&m.a, rowBytes));
@@ -118,29 +254,23 @@ int main(int argc, char** argv) {
     BENCH_CUDA(cudaMemset(m.cx, 1, 2 * rowBytes));
     printf("row-wise device calls (warpkit/device/norm.cuh, cross_entropy.cuh, softmax_backward.cuh); bandwidth counts every byte "
            "read and written; copy = D2D copy of half those bytes\n\n");
-    printf("1. grid: 2^26 elements. Target: >= 0.90x copy for cols >= 1024\n");
-    printf("| op              | type |    rows |   cols |       us |  TB/s |  copy | xcopy | tgt  |\n"
-           "|-----------------|------|---------|--------|----------|-------|-------|-------|------|\n");
-    grid<float>(0, &c, m);
-    grid<__half>(1, &c, m);
-    grid<__nv_bfloat16>(2, &c, m);
-    const int m1 = c.misses, judged = c.cells;
-
-    printf("\n2. llm.c LayerNorm forward: 8192 x 768 fp32, w and b, mean and rstd written\n");
-    const long long rows = 8192;
-    const int cols = 768;
-    bench_fill_random((float*)m.a, (size_t)rows * cols, 51, -4.f, 4.f);
-    const double bytes = 2.0 * rows * cols * 4 + 2.0 * cols * 4 + 8.0 * rows;
-    const float cms = bench_median_ms([&] { BENCH_CUDA(cudaMemcpyAsync(m.cy, m.cx, (size_t)(bytes / 2), cudaMemcpyDeviceToDevice)); });
-    const float ms = bench_median_ms([&] {
-        BENCH_CUDA(warpkit::rowLayerNorm((const float*)m.a, (float*)m.b, rows, cols, (const float*)m.w, (const float*)m.bias, 1e-5f, m.s1,
-                                         m.s2, cols, cols));
-    });
-    printf("| shape      |    us | TB/s | copy us | xcopy |\n|------------|-------|------|---------|-------|\n");
-    printf("| 8192 x 768 | %5.1f | %4.2f | %7.1f | %4.2fx |\n", ms * 1e3, bench_tbps(bytes, ms), cms * 1e3, bench_tbps(bytes, ms) / bench_tbps(bytes, cms));
-    fprintf(c.csv, "llmc,layer_norm,fp32,%lld,%d,%.5f,%.0f,%.3f,%.3f,%.3f\n", rows, cols, ms, bytes, bench_tbps(bytes, ms),
-            bench_tbps(bytes, cms), bench_tbps(bytes, ms) / bench_tbps(bytes, cms));
-    printf("\nmisses: %d of %d judged grid cells (cols >= 1024) below 0.90x copy\n", m1, judged);
+    int m1 = 0, judged = 0, m2 = 0;
+    if (bench_wants(argc, argv, "grid")) {
+        printf("1. grid: 2^26 elements. Target: >= 0.90x copy for cols >= 1024\n");
+        printf("| op              | type |    rows |   cols |       us |  TB/s |  copy | xcopy | tgt  |\n"
+               "|-----------------|------|---------|--------|----------|-------|-------|-------|------|\n");
+        grid<float>(0, &c, m);
+        grid<__half>(1, &c, m);
+        grid<__nv_bfloat16>(2, &c, m);
+        m1 = c.misses, judged = c.cells;
+    }
+    if (bench_wants(argc, argv, "llmc")) {
+        printf("\n2. llm.c LayerNorm forward: 8192 x 768 fp32, w and b, mean and rstd written; peer: llm.c's kernel 6 "
+               "design at its best block size. Target: x peer >= 1.0\n");
+        m2 = llmc(&c, m);
+    }
+    printf("\nmisses (tables run): %d of %d judged grid cells (cols >= 1024) below 0.90x copy; llmc %d of 1\n", m1,
+           judged, m2);
     fclose(c.csv);
     for (void* p : {m.a, m.b, m.c, m.w, m.bias, (void*)m.s1, (void*)m.s2, (void*)m.targets, m.cx, m.cy}) BENCH_CUDA(cudaFree(p));
     return 0;

@@ -6,8 +6,13 @@
 //   2. odd:       lengths that are not a multiple of 16 bytes (primes, vocabulary sizes, path
 //                 boundaries +-1), ~2^26 elements, each beside the nearest multiple of 8 columns;
 //                 target >= 0.90x copy for cols >= 1000 and within 5% of the multiple of 8.
-//   3. few rows:  rows 1, 8, 64 x vocabulary-length cols: time over the copy's; target <= 1.5x.
+//   3. few rows:  rows 1, 2, 4, 8, 64 x vocabulary-length cols: time over the copy's; target <= 1.5x.
+//   4. short:     every length 1 .. 256 in fp32 and bf16, rows = 2^26 / cols, each timed alternately
+//                 with a copy of the same bytes (3 warm-up and 15 timed rounds: about 5 s for the 512
+//                 cells on an H100), printed as x copy 16 lengths a line, then the lengths >= 32 below
+//                 0.90x copy (the target) as a miss list; and 1,048,576 x 77 rows in fp32 and bf16.
 // Bandwidth counts one read and one write of the tensor. Prints the tables, writes CSV (argv[1]).
+// Tables named after the CSV path run alone: `build/bench/softmax out.csv short few`.
 #include <warpkit/device/softmax.cuh>
 #include "bench.cuh"
 
@@ -20,7 +25,9 @@ static const double kPeer[3][11] = {
 };
 static const int kOdd[] = {197, 1000, 1023, 1025, 2047, 2049, 4097, 8191, 8193, 16383, 16385, 32767, 32769, 50257, 65537, 100003, 262143};
 static const int kVocab[] = {32000, 50257, 128256, 151936};
-static const int kFewRows[] = {1, 8, 64};
+static const int kFewRows[] = {1, 2, 4, 8, 64};
+static const int kShortMax = 256;              // table 4: every length 1 .. kShortMax
+static const long long kShortRows77 = 1 << 20; // table 4's extra shape: 1,048,576 x 77
 static const char* kTypeName[] = {"fp32", "fp16", "bf16"};
 
 struct Ctx {
@@ -92,46 +99,119 @@ template <typename T> static void few(int ti, Ctx* c, T* x, T* y, void* cx, void
 
 template <typename T> static void fill(T* x, size_t n, int ti) { bench_fill_random(x, n, 42 + ti, -8.f, 8.f); }
 
+/// Runs a table on fp32, fp16 and bf16 in turn: fills x with n elements of the type (seeds seed ..
+/// seed + 2), then calls table(x as that type, the type's index in kTypeName).
+template <typename F> static void each_type(void* x, size_t n, int seed, F table) {
+    fill((float*)x, n, seed);
+    table((float*)x, 0);
+    fill((__half*)x, n, seed + 1);
+    table((__half*)x, 1);
+    fill((__nv_bfloat16*)x, n, seed + 2);
+    table((__nv_bfloat16*)x, 2);
+}
+
+/// One short-table cell: rowSoftmax on rows x cols of T and a copy of the same bytes, timed
+/// alternately (3 warm-up and 15 timed rounds); writes its CSV row and returns x copy.
+template <typename T>
+static double short_cell(int ti, Ctx* c, T* x, T* y, void* cx, void* cy, long long rows, int cols) {
+    const size_t bytes = (size_t)rows * cols * sizeof(T);
+    float ms = 0.f, cms = 0.f;
+    bench_pair_median_ms([&] { BENCH_CUDA(cudaMemcpyAsync(cy, cx, bytes, cudaMemcpyDeviceToDevice)); },
+                         [&] { BENCH_CUDA(warpkit::rowSoftmax(x, y, rows, cols)); }, &cms, &ms, 3, 15);
+    const double tb = bench_tbps(2.0 * bytes, ms), copy = bench_tbps(2.0 * bytes, cms);
+    fprintf(c->csv, "short,%s,%lld,%d,%.5f,%.3f,%.3f,%.3f,,%.5f\n", kTypeName[ti], rows, cols, ms, tb, copy, tb / copy,
+            cms);
+    return tb / copy;
+}
+
+/// Table 4 for one type: x copy of every length 1 .. kShortMax (rows = 2^26 / cols), 16 lengths a
+/// line, then the lengths >= 32 below 0.90x copy; returns how many of those miss.
+template <typename T> static int short_rows(int ti, Ctx* c, T* x, T* y, void* cx, void* cy) {
+    const size_t n = (size_t)1 << 26;
+    double r[kShortMax + 1];
+    for (int cols = 1; cols <= kShortMax; ++cols) {
+        r[cols] = short_cell(ti, c, x, y, cx, cy, (long long)(n / cols), cols);
+        if (cols % 16 == 0) {
+            printf("| %-4s | %3d-%3d |", kTypeName[ti], cols - 15, cols);
+            for (int k = cols - 15; k <= cols; ++k) printf(" %4.2f", r[k]);
+            printf(" |\n");
+        }
+    }
+    int misses = 0, lowest = 32;
+    printf("%s, lengths >= 32 below 0.90x copy:", kTypeName[ti]);
+    for (int cols = 32; cols <= kShortMax; ++cols) {
+        if (r[cols] < r[lowest]) lowest = cols;
+        if (r[cols] >= 0.90) continue;
+        printf("%s %d", misses > 0 && misses % 24 == 0 ? "\n " : "", cols);
+        ++misses;
+    }
+    printf("%s (%d of %d; lowest %4.2fx at %d)\n", misses ? "" : " none", misses, kShortMax - 31, r[lowest], lowest);
+    bench_progress("%s short rows done", kTypeName[ti]);
+    return misses;
+}
+
+/// Table 4's extra shape, the issue's: 1,048,576 rows x 77 columns; returns 1 when below 0.90x copy.
+template <typename T> static int short_77(int ti, Ctx* c, T* x, T* y, void* cx, void* cy) {
+    const double r = short_cell(ti, c, x, y, cx, cy, kShortRows77, 77);
+    printf("| %-4s | %lld x 77 | %4.2fx copy | %-4s |\n", kTypeName[ti], kShortRows77, r, r >= 0.90 ? "ok" : "MISS");
+    return r < 0.90;
+}
+
 int main(int argc, char** argv) {
     bench_require_gpu();
     Ctx c{bench_csv(argc, argv, "build/bench/softmax.csv", "table,type,rows,cols,ms,tbps,copy_tbps,ratio_copy,peer_anchor_tbps,extra"), 0};
-    const size_t n = (size_t)1 << 26, maxBytes = n * sizeof(float) + 64;
+    const size_t n = (size_t)1 << 26, n77 = (size_t)kShortRows77 * 77,
+                 maxBytes = (n77 > n ? n77 : n) * sizeof(float) + 64;
     void *x, *y, *cx, *cy;
     BENCH_CUDA(cudaMalloc(&x, maxBytes));
     BENCH_CUDA(cudaMalloc(&y, maxBytes));
     BENCH_CUDA(cudaMalloc(&cx, maxBytes));
     BENCH_CUDA(cudaMalloc(&cy, maxBytes));
     BENCH_CUDA(cudaMemset(cx, 1, maxBytes));
-    printf("rowSoftmax (warpkit/device/softmax.cuh); bandwidth = one read + one write of the tensor; copy = D2D copy of the same bytes\n\n");
-    printf("1. anchors: 2^26 elements. Target: >= 0.95x copy and above the anchors' better of torch/OneFlow\n");
-    printf("| type |   cols |  TB/s |  copy | xcopy |  peer | xpeer | tgt  |\n|------|--------|-------|-------|-------|-------|-------|------|\n");
-    fill((float*)x, n, 0);
-    anchors<float>(0, &c, (float*)x, (float*)y, cx, cy);
-    fill((__half*)x, n, 1);
-    anchors<__half>(1, &c, (__half*)x, (__half*)y, cx, cy);
-    fill((__nv_bfloat16*)x, n, 2);
-    anchors<__nv_bfloat16>(2, &c, (__nv_bfloat16*)x, (__nv_bfloat16*)y, cx, cy);
-    const int m1 = c.misses;
-    printf("\n2. odd lengths (~2^26 elements). Target: >= 0.90x copy for cols >= 1000, >= 0.95x the nearest multiple of 8\n");
-    printf("| type |   cols |  TB/s | xcopy | cols8  | TB/s8 | x8   | tgt  |\n|------|--------|-------|-------|--------|-------|------|------|\n");
-    fill((float*)x, n, 3);
-    odd<float>(0, &c, (float*)x, (float*)y, cx, cy);
-    fill((__half*)x, n, 4);
-    odd<__half>(1, &c, (__half*)x, (__half*)y, cx, cy);
-    fill((__nv_bfloat16*)x, n, 5);
-    odd<__nv_bfloat16>(2, &c, (__nv_bfloat16*)x, (__nv_bfloat16*)y, cx, cy);
-    const int m2 = c.misses - m1;
-    printf("\n3. few long rows. Target: <= 1.5x the time of a copy of the same bytes\n");
-    printf("| type | rows |   cols |   us    | copy us | xcopy | tgt  |\n|------|------|--------|---------|---------|-------|------|\n");
-    fill((float*)x, n, 6);
-    few<float>(0, &c, (float*)x, (float*)y, cx, cy);
-    fill((__half*)x, n, 7);
-    few<__half>(1, &c, (__half*)x, (__half*)y, cx, cy);
-    fill((__nv_bfloat16*)x, n, 8);
-    few<__nv_bfloat16>(2, &c, (__nv_bfloat16*)x, (__nv_bfloat16*)y, cx, cy);
-    const int m3 = c.misses - m1 - m2;
-    printf("\nmisses: anchors %d of 33, odd lengths %d of %d, few rows %d of %d\n", m1, m2, 3 * (int)(sizeof kOdd / sizeof kOdd[0]),
-           m3, 3 * 3 * 4);
+    printf("rowSoftmax (warpkit/device/softmax.cuh); bandwidth = one read + one write of the tensor; copy = D2D copy "
+           "of the same bytes\n");
+    int m1 = 0, m2 = 0, m3 = 0, m4 = 0;
+    if (bench_wants(argc, argv, "anchors")) {
+        printf("\n1. anchors: 2^26 elements. Target: >= 0.95x copy and above the anchors' better of torch/OneFlow\n");
+        printf("| type |   cols |  TB/s |  copy | xcopy |  peer | xpeer | tgt  |\n"
+               "|------|--------|-------|-------|-------|-------|-------|------|\n");
+        each_type(x, n, 0, [&](auto* xt, int ti) { anchors(ti, &c, xt, (decltype(xt))y, cx, cy); });
+        m1 = c.misses;
+    }
+    if (bench_wants(argc, argv, "odd")) {
+        printf("\n2. odd lengths (~2^26 elements). Target: >= 0.90x copy for cols >= 1000, >= 0.95x the nearest "
+               "multiple of 8\n");
+        printf("| type |   cols |  TB/s | xcopy | cols8  | TB/s8 | x8   | tgt  |\n"
+               "|------|--------|-------|-------|--------|-------|------|------|\n");
+        each_type(x, n, 3, [&](auto* xt, int ti) { odd(ti, &c, xt, (decltype(xt))y, cx, cy); });
+        m2 = c.misses - m1;
+    }
+    if (bench_wants(argc, argv, "few")) {
+        printf("\n3. few long rows. Target: <= 1.5x the time of a copy of the same bytes\n");
+        printf("| type | rows |   cols |   us    | copy us | xcopy | tgt  |\n"
+               "|------|------|--------|---------|---------|-------|------|\n");
+        each_type(x, n, 6, [&](auto* xt, int ti) { few(ti, &c, xt, (decltype(xt))y, cx, cy); });
+        m3 = c.misses - m1 - m2;
+    }
+    if (bench_wants(argc, argv, "short")) {
+        printf("\n4. short rows: every length 1 .. %d, rows = 2^26 / cols; x copy, each timed alternately with a "
+               "copy of the same bytes. Target: >= 0.90x copy for cols >= 32\n",
+               kShortMax);
+        printf("| type |    cols | x copy, one length each%56s |\n|------|---------|%81s|\n", "",
+               "---------------------------------------------------------------------------------");
+        fill((float*)x, n77, 9);
+        m4 += short_rows<float>(0, &c, (float*)x, (float*)y, cx, cy);
+        fill((__nv_bfloat16*)x, n77, 10);
+        m4 += short_rows<__nv_bfloat16>(2, &c, (__nv_bfloat16*)x, (__nv_bfloat16*)y, cx, cy);
+        printf("the issue's shape:\n");
+        fill((float*)x, n77, 11);
+        m4 += short_77<float>(0, &c, (float*)x, (float*)y, cx, cy);
+        fill((__nv_bfloat16*)x, n77, 12);
+        m4 += short_77<__nv_bfloat16>(2, &c, (__nv_bfloat16*)x, (__nv_bfloat16*)y, cx, cy);
+    }
+    const int nFew = (int)(sizeof kFewRows / sizeof kFewRows[0]), nVocab = (int)(sizeof kVocab / sizeof kVocab[0]);
+    printf("\nmisses (tables run): anchors %d of 33, odd lengths %d of %d, few rows %d of %d, short rows %d of %d\n",
+           m1, m2, 3 * (int)(sizeof kOdd / sizeof kOdd[0]), m3, 3 * nFew * nVocab, m4, 2 * (kShortMax - 31) + 2);
     fclose(c.csv);
     BENCH_CUDA(cudaFree(x));
     BENCH_CUDA(cudaFree(y));
