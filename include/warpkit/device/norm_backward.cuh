@@ -153,9 +153,13 @@ inline cudaError_t rowLayerNormBackward(const T* dy, const T* x, const typename 
                                         size_t* workspaceBytes, cudaStream_t stream = 0) {
     static_assert(detail::IsRowType<T>::value,
                   "rowLayerNormBackward: element type T must be float, __half or __nv_bfloat16");
-    const detail::NormBackwardParams<T> p{dy,   x,    w,   mean, rstd, dx, nullptr, nullptr,
-                                          rows, lddy, ldx, lddx, cols, 1,  0.0f};
-    return detail::rowNormBackward(p, false, dw, db, workspace, workspaceBytes, stream);
+    if constexpr (!detail::IsRowType<T>::value)
+        return cudaErrorInvalidValue; // a wrong T: only the assert above reports
+    else {
+        const detail::NormBackwardParams<T> p{dy,   x,    w,   mean, rstd, dx, nullptr, nullptr,
+                                              rows, lddy, ldx, lddx, cols, 1,  0.0f};
+        return detail::rowNormBackward(p, false, dw, db, workspace, workspaceBytes, stream);
+    }
 }
 
 /// rowLayerNormBackward of contiguous rows x cols matrices (ld = cols). Host; asynchronous.
@@ -179,9 +183,13 @@ inline cudaError_t rowRmsNormBackward(const T* dy, const T* x, const typename de
                                       size_t* workspaceBytes, cudaStream_t stream = 0) {
     static_assert(detail::IsRowType<T>::value,
                   "rowRmsNormBackward: element type T must be float, __half or __nv_bfloat16");
-    const detail::NormBackwardParams<T> p{dy,   x,    w,   nullptr, rstd, dx, nullptr, nullptr,
-                                          rows, lddy, ldx, lddx,    cols, 1,  0.0f};
-    return detail::rowNormBackward(p, true, dw, static_cast<T*>(nullptr), workspace, workspaceBytes, stream);
+    if constexpr (!detail::IsRowType<T>::value)
+        return cudaErrorInvalidValue; // a wrong T: only the assert above reports
+    else {
+        const detail::NormBackwardParams<T> p{dy,   x,    w,   nullptr, rstd, dx, nullptr, nullptr,
+                                              rows, lddy, ldx, lddx,    cols, 1,  0.0f};
+        return detail::rowNormBackward(p, true, dw, static_cast<T*>(nullptr), workspace, workspaceBytes, stream);
+    }
 }
 
 /// rowRmsNormBackward of contiguous rows x cols matrices (ld = cols). Host; asynchronous.
