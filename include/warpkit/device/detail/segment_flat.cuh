@@ -29,6 +29,7 @@
 // result, in a fixed order.
 #pragma once
 
+#include "../../thread/vector.cuh"
 #include "segment_kernels.cuh"
 
 namespace warpkit {
@@ -124,18 +125,15 @@ template <typename A, typename O> WARPKIT_DEVICE bool flatStage(const A& a, SegO
         ends[j] = rel < -1 ? -1 : (rel > kFlatTile + 1 ? kFlatTile + 1 : (int)rel);
     }
     const T* p = a.in + x0;
-    constexpr int V = 16 / sizeof(T);
-    int head = (int)((16 - (size_t)p % 16) % 16 / sizeof(T));
-    head = (size_t)p % sizeof(T) != 0 || head > nX ? nX : head;
-    const int body = (nX - head) / V;
+    constexpr int V = vectorElems<T>();
+    const VectorSplit sp = vectorSplit(p, nX);
+    const int head = sp.head, body = (int)sp.vectors;
     for (int i = (int)threadIdx.x; i < head; i += kFlatThreads) elems[i] = p[i];
-    const uint4* vp = reinterpret_cast<const uint4*>(p + head);
 #pragma unroll 4
     for (int j = (int)threadIdx.x; j < body; j += kFlatThreads) {
-        const uint4 v = vp[j];
-        const T* t = reinterpret_cast<const T*>(&v);
+        const Vector16<T> v = loadVector(p + head + j * V);
 #pragma unroll
-        for (int k = 0; k < V; ++k) elems[head + j * V + k] = t[k];
+        for (int k = 0; k < V; ++k) elems[head + j * V + k] = v.e[k];
     }
     for (int i = head + body * V + (int)threadIdx.x; i < nX; i += kFlatThreads) elems[i] = p[i];
     return ok;
