@@ -33,12 +33,14 @@
 // Types: x, y, logits, grad float, __half or __nv_bfloat16 (computed in float); targets int64;
 // statistics, loss and log-sum-exp float. Shapes: any rows >= 0 (0 is a no-op), cols >= 1 (0 too
 // for rowSoftmaxApply: a no-op; the calls that write per-row statistics or losses refuse it, an
-// empty row having no defined state to write), row strides ld >= cols, any pointer alignment, 64-bit row counts. In
-// place: y == x with ldy == ldx, grad == logits with ldGrad == ldLogits, stats == gathered (rank 0's part). Conventions
-// (docs/design.md): returns cudaError_t; asynchronous on `stream`; allocates nothing; deterministic; bad arguments
-// (negative rows, cols < 1, ld < cols, ranks < 1, null pointers with rows > 0, an unknown kind, shardBegin < 0 or
-// shardBegin + cols > vocab, in-place with different strides) return cudaErrorInvalidValue and launch nothing. Paths:
-// the row family's rules (device/detail/row_plan.cuh): the statistics pass those without per-element outputs, the
+// empty row having no defined state to write), row strides ld >= cols, any pointer alignment,
+// 64-bit row counts. In place: y == x with ldy == ldx, grad == logits with ldGrad == ldLogits,
+// stats == gathered (rank 0's part).
+// Conventions (docs/design.md): returns cudaError_t; asynchronous on `stream`; allocates nothing;
+// deterministic; bad arguments (negative rows, cols < 1, ld < cols, ranks < 1, null pointers with
+// rows > 0, an unknown kind, shardBegin < 0 or shardBegin + cols > vocab, in-place with different
+// strides) return cudaErrorInvalidValue and launch nothing. Paths: the row family's rules
+// (device/detail/row_plan.cuh): the statistics pass those without per-element outputs, the
 // finishes those with outputs (the statistics come from outside: RowStatsGiven, one read).
 #pragma once
 
