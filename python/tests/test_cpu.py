@@ -42,7 +42,6 @@ def test_norm_shapes():
     same(warpkit.layer_norm(x, (3, 8), w, b), F.layer_norm(x, (3, 8), w, b))
     same(warpkit.layer_norm(x, 8), F.layer_norm(x, (8,)))
     same(warpkit.rms_norm(x, (8,), meta(8, dtype=torch.bfloat16)), x)
-    same(warpkit.layer_norm(meta(), ()), meta())
     same(warpkit.layer_norm(meta(0, 5), (5,)), meta(0, 5))
 
 
@@ -65,6 +64,8 @@ def test_select_and_segment_shapes():
     same(warpkit.argmax(x, dim=2, keepdim=True), torch.argmax(x, dim=2, keepdim=True))
     same(warpkit.argmax(x), torch.argmax(x))
     assert warpkit.sample(meta(3, 50), seed=1).shape == (3,)
+    for t in (0.0, 1.0):  # rows past rowSample's 2048 candidates: the argmax, or the 2048 largest
+        assert warpkit.sample(meta(3, 5000), temperature=t, seed=1).shape == (3,)
     off = torch.empty(4, dtype=torch.int32, device="meta")
     same(warpkit.segment_softmax(meta(10, 4), off), meta(10, 4))
     same(warpkit.segment_reduce(meta(10), "max", offsets=off), meta(3))
@@ -84,6 +85,10 @@ def test_argument_errors():
         warpkit.softmax(meta(), dim=1)
     with pytest.raises(RuntimeError, match="normalized_shape"):
         warpkit.layer_norm(x, (5,))
+    for op in (warpkit.layer_norm, warpkit.rms_norm):  # as torch: no empty normalized_shape, so no 0-d input
+        for shape in ((), (3, 4)):
+            with pytest.raises(RuntimeError, match="at least 1-dimensional"):
+                op(meta(*shape), ())
     with pytest.raises(RuntimeError, match="weight"):
         warpkit.layer_norm(x, (4,), meta(5))
     with pytest.raises(ValueError, match="reduction"):
@@ -98,6 +103,10 @@ def test_argument_errors():
         warpkit.argmax(meta(3, 0), dim=1)
     with pytest.raises(ValueError, match="top_p"):
         warpkit.sample(x, top_p=0.0, seed=0)
+    with pytest.raises(ValueError, match="top_k"):
+        warpkit.sample(meta(2, 5000), top_k=2049, seed=0)
+    with pytest.raises(ValueError, match="top_k"):
+        warpkit.sample(x, top_k=5, seed=0)
     with pytest.raises(TypeError, match="offsets"):
         warpkit.segment_softmax(meta(5), torch.empty(3, device="meta"))
 
@@ -146,7 +155,8 @@ def test_backward_shapes_on_meta():
     off = torch.empty(3, dtype=torch.int64, device="meta")
     outs = [warpkit.softmax(x, 0), warpkit.log_softmax(x), warpkit.layer_norm(x, (6,), w, b),
             warpkit.rms_norm(x, (6,), w), warpkit.cross_entropy(x, t), warpkit.topk(x, 2)[0],
-            warpkit.segment_softmax(x, off)]
+            warpkit.segment_softmax(x, off), warpkit.segment_reduce(x[:, 0], "max", offsets=off),
+            warpkit.segment_reduce(x[:, 1], "mean", offsets=off)]
     for y in outs:
         gx, *gp = torch.autograd.grad(y.sum(), [x, w, b], allow_unused=True)
         assert gx.shape == x.shape and gx.dtype == x.dtype

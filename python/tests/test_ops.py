@@ -80,7 +80,7 @@ def test_softmax_grad(dtype, log):
         check(gx, gr, dtype, scale=4)
 
 
-NORM_CASES = [((), ()), ((5,), (5,)), ((7, 3), (3,)), ((64, 768), (768,)), ((3, 4097), (4097,)), ((2, 3, 8), (3, 8)),
+NORM_CASES = [((5,), (5,)), ((7, 3), (3,)), ((64, 768), (768,)), ((3, 4097), (4097,)), ((2, 3, 8), (3, 8)),
               ((0, 8), (8,))]
 
 
@@ -235,6 +235,11 @@ def test_sample(dtype):
     so = torch.tensor([11, 2], device="cuda")
     assert torch.equal(a, warpkit.sample(x, temperature=0.8, top_k=50, top_p=0.9, seed_offset=so))
     assert warpkit.sample(randn(2, 3, 64, dtype=dtype), seed=1).shape == (2, 3)
+    # top_k = 0 on rows past 2048 columns: a draw among the 2048 largest logits, repeatable
+    full = warpkit.sample(x, temperature=2.0, seed=4)
+    assert torch.equal(full, warpkit.sample(x, temperature=2.0, seed=4))
+    kth = torch.topk(x.float(), 2048).values[:, -1]
+    assert bool((x.float().gather(1, full[:, None])[:, 0] >= kth).all())
 
 
 def seg_ref(x, offsets, log):
@@ -280,4 +285,14 @@ def test_segment_reduce(dtype, reduce):
     empty = {"sum": 0.0, "max": float("-inf"), "min": float("inf"), "mean": float("nan")}[reduce]
     torch.testing.assert_close(got[1].float(), torch.tensor(empty, device="cuda"), equal_nan=True)
     offsets = torch.cat([lengths.new_zeros(1), lengths.cumsum(0)])
-    assert torch.equal(warpkit.segment_reduce(data, reduce, offsets=offsets), got)
+    # the same bits from offsets (the empty segment's mean is NaN, which torch.equal never matches)
+    torch.testing.assert_close(warpkit.segment_reduce(data, reduce, offsets=offsets), got, rtol=0, atol=0,
+                               equal_nan=True)
+    # torch's gradient (max / min: split between ties); a tie at the maximum and the minimum too
+    data[10], data[11] = data[4:704].max(), data[4:704].min()
+    xg, xr = data.clone().requires_grad_(), data.float().requires_grad_()
+    dy = randn(lengths.numel(), dtype=dtype, seed=6)
+    (g,) = torch.autograd.grad(warpkit.segment_reduce(xg, reduce, lengths=lengths), xg, dy)
+    (gr,) = torch.autograd.grad(torch.segment_reduce(xr, reduce, lengths=lengths), xr, dy.float())
+    assert g.dtype == dtype
+    check(g, gr, dtype)

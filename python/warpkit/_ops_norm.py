@@ -138,6 +138,9 @@ def _prepare(x, normalized_shape, weight, bias, name):
     c.check_tensor(x, name)
     ns = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     n = len(ns)
+    if n == 0:  # as torch: a norm over no elements is refused, not computed
+        raise RuntimeError(f"warpkit.{name}: Expected normalized_shape to be at least 1-dimensional, i.e., "
+                           "containing at least one element, but got normalized_shape = []")
     if n > x.dim() or tuple(x.shape[x.dim() - n:]) != ns:
         raise RuntimeError(f"warpkit.{name}: Given normalized_shape={list(ns)}, expected input with shape "
                            f"[*, {', '.join(map(str, ns))}], but got input of size {list(x.shape)}")
@@ -163,8 +166,8 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
     rowLayerNorm, and a backward (dx, and dw / db reduced over the rows deterministically).
 
     float32, float16, bfloat16 CUDA tensors, statistics in float32; weight and bias of another dtype
-    are cast to x's (the output has x's dtype). Empty rows, 0-d inputs (normalized_shape ()), strided
-    and expanded inputs as torch. A negative or NaN eps is computed with, as torch does (by torch's
+    are cast to x's (the output has x's dtype). Empty rows, strided and expanded inputs as torch; an
+    empty normalized_shape (so any 0-d input) raises RuntimeError, as torch. A negative or NaN eps is computed with, as torch does (by torch's
     own ops: the device call refuses it). A row holding an infinity gives NaN outputs as torch's
     CUDA kernel; the saved mean is then +-inf where torch's is NaN (not visible in the results)."""
     x2, w, b = _prepare(x, normalized_shape, weight, bias, "layer_norm")

@@ -62,6 +62,37 @@ def _(data, offsets, op):
     return torch.empty(offsets.shape[0] - 1, dtype=data.dtype, device=data.device)
 
 
+def _reduce_setup(ctx, inputs, output):
+    ctx.op = inputs[2]
+    ctx.save_for_backward(inputs[0], inputs[1], output if ctx.op else None)
+
+
+def _reduce_backward(ctx, dout):
+    """torch.segment_reduce's gradient: sum gives each element its segment's incoming gradient; max
+    and min split it evenly between the elements equal to the result (the NaNs when it is NaN).
+    Each element's segment comes from a binary search of the offsets (torch ops, deterministic, no
+    host synchronisation), so offsets must not decrease (segments that do not overlap)."""
+    data, offsets, out = ctx.saved_tensors
+    segments = offsets.shape[0] - 1
+    if segments == 0 or data.shape[0] == 0:
+        return torch.zeros_like(data), None, None
+    off = offsets.to(torch.int64)
+    seg = torch.searchsorted(off, torch.arange(data.shape[0], device=data.device), right=True) - 1
+    inside = (seg >= 0) & (seg < segments)  # rows before the first offset or past the last: no segment
+    seg = seg.clamp(0, segments - 1)
+    g = dout.index_select(0, seg)
+    if ctx.op == 0:
+        return torch.where(inside, g, 0).to(data.dtype), None, None
+    o = out.index_select(0, seg)
+    hit = inside & ((data == o) | (data.isnan() & o.isnan()))
+    count = _segment_reduce(hit.to(torch.float32), offsets, 0)  # float32: exact up to 2^24 ties
+    g = g.float() / count.index_select(0, seg)
+    return torch.where(hit, g, 0).to(data.dtype), None, None
+
+
+_segment_reduce.register_autograd(_reduce_backward, setup_context=_reduce_setup)
+
+
 def _check_offsets(offsets, like, name):
     if not isinstance(offsets, torch.Tensor) or offsets.dtype not in (torch.int32, torch.int64) or offsets.dim() != 1:
         raise TypeError(f"warpkit.{name}: offsets must be a 1-D int32 or int64 tensor")
@@ -89,8 +120,10 @@ def segment_softmax(x, offsets, log=False):
 
 
 def segment_reduce(data, reduce, offsets=None, lengths=None):
-    """torch.segment_reduce(data, reduce, offsets=, lengths=) over axis 0 of a vector, forward only,
-    with warpkit's segmentReduceSum / Max / Min (deterministic; 16-bit data summed in float32).
+    """torch.segment_reduce(data, reduce, offsets=, lengths=) over axis 0 of a vector, with warpkit's
+    segmentReduceSum / Max / Min (deterministic; 16-bit data summed in float32), and torch's
+    gradient (max / min: split evenly between the elements equal to the result; offsets must then
+    not decrease).
     reduce: 'sum', 'max', 'min' or 'mean'. An empty segment gives 0 (sum), -inf (max), +inf (min)
     or NaN (mean). Segments past the data are clipped to it. One of offsets (segments + 1 entries)
     or lengths (one a segment), int32 or int64, on data's device."""

@@ -52,6 +52,9 @@ def _(x):
     return torch.empty(x.shape[0], dtype=torch.int64, device=x.device)
 
 
+_MAX_CANDIDATES = 2048  # rowSample's candidates a row (device/topk.cuh)
+
+
 @torch.library.custom_op("warpkit::sample", mutates_args=())
 def _sample(logits: torch.Tensor, temperature: float, top_k: int, top_p: float, min_p: float, seed: int,
             offset: int, seed_offset: Optional[torch.Tensor]) -> torch.Tensor:
@@ -113,8 +116,10 @@ def sample(logits, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0, seed=None, of
     """One column of each row of logits (the last dim), int64, drawn from softmax(logits /
     temperature) restricted to the top_k largest logits (0: all), then to those of probability at
     least min_p times the largest, then to the smallest ranked set of probability at least top_p
-    (warpkit's rowSample; temperature 0 is the argmax). top_k (or the row length when 0) at most
-    2048. The draw is Philox4x32-10 as curand_init(seed, row, offset) + curand_uniform: a (seed,
+    (warpkit's rowSample). temperature 0 is the argmax (warpkit.argmax's first maximum, any row
+    length). rowSample holds at most 2048 candidates a row: top_k is at most 2048, and top_k = 0 on
+    rows longer than 2048 draws from the 2048 largest logits (a full-row draw would also reach the
+    rest, whose share of the probability is mostly negligible after softmax but not always). The draw is Philox4x32-10 as curand_init(seed, row, offset) + curand_uniform: a (seed,
     offset) gives the same tokens on every run. seed=None draws a seed from torch's CPU generator
     (torch.manual_seed makes it repeatable; no device synchronisation). seed_offset: an int64 CUDA
     tensor {seed, offset} read when the kernel runs, for CUDA graphs (advance it between replays);
@@ -128,9 +133,9 @@ def sample(logits, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0, seed=None, of
         raise ValueError(f"warpkit.sample: temperature must be finite and >= 0, got {temperature}")
     if not (0.0 < top_p <= 1.0) or not (0.0 <= min_p <= 1.0):
         raise ValueError(f"warpkit.sample: need 0 < top_p <= 1 and 0 <= min_p <= 1, got {top_p}, {min_p}")
-    if not isinstance(top_k, int) or top_k < 0 or top_k > n or (top_k or n) > 2048:
-        raise ValueError(f"warpkit.sample: top_k must be in [0, {min(n, 2048)}] with rows of {n} "
-                         f"(at most 2048 candidates a row), got {top_k}")
+    if not isinstance(top_k, int) or isinstance(top_k, bool) or top_k < 0 or top_k > min(n, _MAX_CANDIDATES):
+        raise ValueError(f"warpkit.sample: top_k must be in [0, {min(n, _MAX_CANDIDATES)}] with rows of {n} "
+                         f"(0: every column, at most {_MAX_CANDIDATES} candidates a row), got {top_k}")
     if n == 0 and logits.numel() == 0 and logits.shape[:-1].numel() > 0:
         raise RuntimeError("warpkit.sample: rows of no columns")
     if seed_offset is not None:
@@ -138,8 +143,11 @@ def sample(logits, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0, seed=None, of
                 or seed_offset.numel() != 2 or seed_offset.device != logits.device):
             raise ValueError("warpkit.sample: seed_offset must be an int64 tensor {seed, offset} on the logits' device")
         seed_offset = seed_offset.contiguous()
+    x2, shape = c.as_rows(logits, -1)
+    if temperature == 0.0 and n > 0:
+        return _argmax(x2).reshape(shape[:-1])
     if seed is None:
         seed = int(torch.randint(0, 2**62, (), device="cpu"))
-    x2, shape = c.as_rows(logits, -1)
+    top_k = min(top_k or n, _MAX_CANDIDATES)
     return _sample(x2, float(temperature), top_k, float(top_p), float(min_p), int(seed), int(offset),
                    seed_offset).reshape(shape[:-1])
