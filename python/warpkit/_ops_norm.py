@@ -167,9 +167,10 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
 
     float32, float16, bfloat16 CUDA tensors, statistics in float32; weight and bias of another dtype
     are cast to x's (the output has x's dtype). Empty rows, strided and expanded inputs as torch; an
-    empty normalized_shape (so any 0-d input) raises RuntimeError, as torch. A negative or NaN eps is computed with, as torch does (by torch's
-    own ops: the device call refuses it). A row holding an infinity gives NaN outputs as torch's
-    CUDA kernel; the saved mean is then +-inf where torch's is NaN (not visible in the results)."""
+    empty normalized_shape (so any 0-d input) raises RuntimeError, as torch. A negative or NaN eps
+    is computed with, as torch does (by torch's own ops: the device call refuses it). A row holding
+    an infinity gives NaN outputs as torch's CUDA kernel; the saved mean is then +-inf where torch's
+    is NaN (not visible in the results)."""
     x2, w, b = _prepare(x, normalized_shape, weight, bias, "layer_norm")
     y, _, _ = _layer_norm(x2, w, b, float(eps))
     return y.reshape(x.shape)

@@ -119,8 +119,9 @@ def sample(logits, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0, seed=None, of
     (warpkit's rowSample). temperature 0 is the argmax (warpkit.argmax's first maximum, any row
     length). rowSample holds at most 2048 candidates a row: top_k is at most 2048, and top_k = 0 on
     rows longer than 2048 draws from the 2048 largest logits (a full-row draw would also reach the
-    rest, whose share of the probability is mostly negligible after softmax but not always). The draw is Philox4x32-10 as curand_init(seed, row, offset) + curand_uniform: a (seed,
-    offset) gives the same tokens on every run. seed=None draws a seed from torch's CPU generator
+    rest, whose share of the probability is mostly negligible after softmax but not always). The
+    draw is Philox4x32-10 as curand_init(seed, row, offset) + curand_uniform: a (seed, offset) gives
+    the same tokens on every run. seed=None draws a seed from torch's CPU generator
     (torch.manual_seed makes it repeatable; no device synchronisation). seed_offset: an int64 CUDA
     tensor {seed, offset} read when the kernel runs, for CUDA graphs (advance it between replays);
     it replaces seed and offset."""
