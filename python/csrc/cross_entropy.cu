@@ -3,6 +3,49 @@
 #include "common.h"
 
 #include <warpkit/device/cross_entropy.cuh>
+#include <warpkit/thread/vector.cuh>
+
+namespace {
+
+constexpr int kScaleThreads = 256;
+
+/// out[e] = grad[e] * scale[(e / cols) * scaleStride] over the n contiguous elements of a rows x
+/// cols gradient (out may be grad: in place), in float, rounded once. V elements a thread at a time:
+/// V = 1, or one 16-byte vector (then grad and out are 16-byte aligned and cols >= V, so a vector
+/// spans at most two rows).
+template <typename T, int V> __global__ void scaleRowsKernel(const T* grad, T* out, const float* scale,
+                                                             long long scaleStride, long long n, long long cols) {
+    using Ar = warpkit::detail::Arith<T>;
+    const long long step = (long long)gridDim.x * blockDim.x * V;
+    for (long long e = ((long long)blockIdx.x * blockDim.x + threadIdx.x) * V; e < n; e += step) {
+        const long long r = e / cols;
+        const long long next = (r + 1) * cols; // the next row's first element
+        const float s0 = scale[r * scaleStride];
+        if constexpr (V > 1) {
+            if (e + V <= n) {
+                const float s1 = next < e + V ? scale[(r + 1) * scaleStride] : s0;
+                warpkit::Vector16<T> v = warpkit::loadVector(grad + e);
+#pragma unroll
+                for (int j = 0; j < V; ++j) v.e[j] = Ar::from_acc(Ar::to_acc(v.e[j]) * (e + j < next ? s0 : s1));
+                warpkit::storeVector(out + e, v);
+                continue;
+            }
+        }
+        for (long long k = e; k < n && k < e + V; ++k)
+            out[k] = Ar::from_acc(Ar::to_acc(grad[k]) * scale[(k / cols) * scaleStride]);
+    }
+}
+
+template <typename T, int V>
+cudaError_t scaleRows(const T* grad, T* out, const float* scale, long long scaleStride, long long n, long long cols) {
+    int blocks = 1;
+    WARPKIT_TRY(warpkit::detail::gridBlocks(scaleRowsKernel<T, V>, kScaleThreads, (n + V - 1) / V, kScaleThreads,
+                                            1LL << 30, &blocks));
+    return warpkit::detail::launchKernel(scaleRowsKernel<T, V>, blocks, kScaleThreads, wkt::stream(), grad, out, scale,
+                                         scaleStride, n, cols);
+}
+
+} // namespace
 
 /// loss[r] (float32) and, when grad is given, grad = d loss[r] / d logits (gradScale 1: the
 /// backward scales each row by its incoming gradient).
@@ -29,5 +72,32 @@ wkt::Status crossEntropyForward(const at::Tensor& logits, const at::Tensor& targ
                                      logits.size(0), (int)logits.size(1), (long long)ignoreIndex, (float)smoothing,
                                      1.0f, wkt::ld(logits), withGrad ? wkt::ld(grad) : logits.size(1), wkt::stream()),
             "rowCrossEntropy");
+    });
+}
+
+/// out = grad with row r scaled by scale[r] (float32, any stride, 0 for one value), in float; out
+/// may be grad itself. grad and out: contiguous rows x cols of one dtype.
+wkt::Status crossEntropyScale(const at::Tensor& grad, const at::Tensor& scale, const at::Tensor& out) {
+    WKT_REQUIRE(grad.is_cuda() && grad.dim() == 2 && grad.is_contiguous() && out.is_contiguous() &&
+                    out.sizes() == grad.sizes() && out.scalar_type() == grad.scalar_type() &&
+                    out.device() == grad.device(),
+                "grad and out must be contiguous CUDA matrices of one shape and dtype");
+    WKT_REQUIRE(scale.is_cuda() && scale.device() == grad.device() && scale.scalar_type() == at::kFloat &&
+                    scale.dim() == 1 && scale.size(0) == grad.size(0),
+                "scale must be a float32 CUDA vector of a value a row");
+    if (grad.numel() == 0) return wkt::ok();
+    const c10::cuda::CUDAGuard guard(grad.device());
+    const long long n = grad.numel(), cols = grad.size(1), stride = grad.size(0) > 1 ? scale.stride(0) : 0;
+    const float* s = static_cast<const float*>(scale.data_ptr());
+    return wkt::dispatch(grad.scalar_type(), [&](auto tag) {
+        using A = decltype(tag);
+        using T = typename wkt::Elem<A>::type;
+        constexpr int V = warpkit::vectorElems<T>();
+        const T* g = wkt::ptr<A>(grad);
+        T* o = wkt::ptr<A>(out);
+        const bool vec = cols >= V && ((size_t)g % 16) == 0 && ((size_t)o % 16) == 0;
+        return wkt::cudaStatus(vec ? scaleRows<T, V>(g, o, s, stride, n, cols)
+                                   : scaleRows<T, 1>(g, o, s, stride, n, cols),
+                               "cross_entropy_scale");
     });
 }

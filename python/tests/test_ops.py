@@ -191,6 +191,29 @@ def test_cross_entropy_edges(dtype):
     check(warpkit.cross_entropy(s, ts, reduction="none"), F.cross_entropy(s.float(), ts, reduction="none"), dtype, 4)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_cross_entropy_backward_reuse(dtype):
+    """The eager backward scales the saved gradient in place only when the graph is freed: a kept
+    graph (retain_graph), a loss used twice and an incoming gradient other than 1 stay correct."""
+    x = randn(37, 3001, dtype=dtype, scale=3).requires_grad_()
+    t = torch.randint(0, 3001, (37,), device="cuda")
+    t[::4] = -100
+    xf = x.detach().float().requires_grad_()
+    for red in ("mean", "sum", "none"):
+        loss = warpkit.cross_entropy(x, t, reduction=red)
+        ref = F.cross_entropy(xf, t, reduction=red)
+        dl = randn(*ref.shape, seed=3)
+        (g1,) = torch.autograd.grad((loss.float() * dl).sum() * 2 + (loss.float() * dl).sum(), x, retain_graph=True)
+        (g2,) = torch.autograd.grad((loss.float() * dl).sum(), x)  # the graph freed now: in place
+        (gr,) = torch.autograd.grad((ref * dl).sum(), xf)
+        close_norm(g2, gr, dtype)
+        close_norm(g1, 3 * gr, dtype)
+    x0 = randn(4, 9, dtype=dtype).requires_grad_()  # no kept row: NaN loss, zero gradient (torch)
+    loss = warpkit.cross_entropy(x0, torch.full((4,), -100, device="cuda"))
+    (g,) = torch.autograd.grad(loss, x0)
+    assert torch.isnan(loss) and torch.equal(g, torch.zeros_like(g))
+
+
 def distinct(shape, dtype):
     """Integers 0 .. 255 (exact in every dtype), shuffled."""
     n = math.prod(shape)

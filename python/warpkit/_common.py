@@ -58,3 +58,25 @@ def rows_view(x2):
 def none_tensor(like):
     """The empty tensor that stands for "none" in the extension's calls."""
     return torch.empty(0, dtype=like.dtype, device=like.device)
+
+
+def eager(*tensors):
+    """Whether a call may run its operator's body through a torch.autograd.Function of its own
+    instead of the registered torch.library op, whose dispatch costs tens of microseconds of host
+    time a call (more than the kernels of a mid-sized row problem): plain CUDA tensors (or None),
+    outside torch.compile, tracing and fake-tensor modes (torch dispatch modes) and functorch
+    transforms. Either way runs the same code and kernels; the op is what torch.compile traces."""
+    if torch.compiler.is_compiling() or torch._C._len_torch_dispatch_stack() > 0:
+        return False
+    wrapped = torch._C._functorch.is_functorch_wrapped_tensor
+    return all(t is None or (type(t) in _PLAIN and t.is_cuda and not wrapped(t)) for t in tensors)
+
+
+_PLAIN = (torch.Tensor, torch.nn.Parameter)
+
+
+def graph_freed():
+    """Whether the running backward frees the graph after it (no retain_graph / create_graph), so
+    a saved tensor no other node holds may be overwritten in place. False outside a backward."""
+    keep = getattr(torch._C._autograd, "_get_current_graph_task_keep_graph", None)
+    return keep is not None and not keep()

@@ -8,9 +8,7 @@ from . import _common as c
 from ._ext import ext
 
 
-@torch.library.custom_op("warpkit::cross_entropy", mutates_args=())
-def _cross_entropy(logits: torch.Tensor, target: torch.Tensor, ignore_index: int, label_smoothing: float,
-                   with_grad: bool) -> Tuple[torch.Tensor, torch.Tensor]:
+def _forward(logits, target, ignore_index, label_smoothing, with_grad):
     rows, cols = logits.shape
     loss = torch.empty(rows, dtype=torch.float32, device=logits.device)
     grad = torch.empty(logits.shape if with_grad else (0,), dtype=logits.dtype, device=logits.device)
@@ -22,6 +20,14 @@ def _cross_entropy(logits: torch.Tensor, target: torch.Tensor, ignore_index: int
     return loss, grad
 
 
+@torch.library.custom_op("warpkit::cross_entropy", mutates_args=())
+def _cross_entropy(logits: torch.Tensor, target: torch.Tensor, ignore_index: int, label_smoothing: float,
+                   with_grad: bool) -> Tuple[torch.Tensor, torch.Tensor]:
+    """Each row's loss (float32) and, with_grad, d loss[r] / d logits (the second output: not
+    differentiable, kept for the backward)."""
+    return _forward(logits, target, ignore_index, label_smoothing, with_grad)
+
+
 @_cross_entropy.register_fake
 def _(logits, target, ignore_index, label_smoothing, with_grad):
     rows = logits.shape[0]
@@ -29,22 +35,68 @@ def _(logits, target, ignore_index, label_smoothing, with_grad):
             torch.empty(logits.shape if with_grad else (0,), dtype=logits.dtype, device=logits.device))
 
 
+def _no_grad_error():
+    return RuntimeError("warpkit.cross_entropy: the loss was computed without its gradient (logits did not "
+                        "require grad, or grad mode was off)")
+
+
 def _setup(ctx, inputs, output):
     ctx.with_grad = inputs[4]
+    ctx.mark_non_differentiable(output[1])
+    ctx.set_materialize_grads(False)  # no logits-sized zeros for the gradient output's (absent) gradient
     ctx.save_for_backward(output[1])
 
 
 def _backward(ctx, dloss, dgrad):
     if not ctx.with_grad:
-        raise RuntimeError("warpkit.cross_entropy: the loss was computed without its gradient (logits did not "
-                           "require grad, or grad mode was off)")
+        raise _no_grad_error()
     (grad,) = ctx.saved_tensors
-    # d loss / d logits of each row, scaled by the row's incoming gradient (1 / count for 'mean'),
-    # computed in float32 and written in the logits' dtype.
-    return torch.mul(grad, dloss.unsqueeze(1), out=torch.empty_like(grad)), None, None, None, None
+    if dloss is None:
+        return None, None, None, None, None
+    # d loss / d logits of each row times the row's incoming gradient (1 / count for 'mean'), in
+    # float32, written in the logits' dtype: one elementwise pass (torch.compile fuses the cast).
+    return (grad * dloss.unsqueeze(1)).to(grad.dtype), None, None, None, None
 
 
 _cross_entropy.register_autograd(_backward, setup_context=_setup)
+
+
+def _reduce(loss, target, ignore_index, reduction, out_shape, dtype):
+    """The reduction of the rows' float32 losses in dtype, and the kept rows' count ('mean'; else
+    None). 'mean' over no kept row is NaN with a zero gradient, as torch."""
+    if reduction == "none":
+        return loss.reshape(out_shape).to(dtype), None
+    total = loss.sum()
+    if reduction == "sum":
+        return total.to(dtype), None
+    count = (target != ignore_index).sum()
+    return torch.where(count > 0, total / count.clamp(min=1), float("nan")).to(dtype), count
+
+
+class _CrossEntropyFn(torch.autograd.Function):
+    """The eager form of cross_entropy with its reduction (c.eager): the gradient saved by the
+    forward is scaled in place by the incoming gradient (a copy when the graph is kept)."""
+
+    @staticmethod
+    def forward(ctx, logits, target, ignore_index, label_smoothing, reduction, out_shape, dtype):
+        loss, grad = _forward(logits, target, ignore_index, label_smoothing, True)
+        out, count = _reduce(loss, target, ignore_index, reduction, out_shape, dtype)
+        ctx.reduction = reduction
+        ctx.save_for_backward(grad, count)
+        return out
+
+    @staticmethod
+    def backward(ctx, dout):
+        grad, count = ctx.saved_tensors
+        rows = grad.shape[0]
+        scale = dout.float().reshape(-1)
+        if ctx.reduction == "mean":
+            scale = scale / count.clamp(min=1)  # no kept row: every row's gradient is 0, so is the result
+        scale = scale.expand(rows) if ctx.reduction != "none" else scale
+        out = grad if c.graph_freed() else torch.empty_like(grad)
+        if grad.numel():
+            ext().cross_entropy_scale(grad, scale, out)
+        return out, None, None, None, None, None, None
 
 
 def cross_entropy(input, target, ignore_index=-100, label_smoothing=0.0, reduction="mean", weight=None):
@@ -88,11 +140,8 @@ def cross_entropy(input, target, ignore_index=-100, label_smoothing=0.0, reducti
         logits = input if input.dim() == 2 else input.movedim(1, -1).reshape(-1, input.shape[1])
         out_shape = expect
     with_grad = torch.is_grad_enabled() and input.requires_grad
-    loss, _ = _cross_entropy(logits, target.reshape(-1), int(ignore_index), float(label_smoothing), with_grad)
-    if reduction == "none":
-        return loss.reshape(out_shape).to(input.dtype)
-    total = loss.sum()
-    if reduction == "sum":
-        return total.to(input.dtype)
-    count = (target != ignore_index).sum()
-    return (total / count).to(input.dtype)
+    ignore_index, label_smoothing, flat = int(ignore_index), float(label_smoothing), target.reshape(-1)
+    if with_grad and c.eager(logits, flat):
+        return _CrossEntropyFn.apply(logits, flat, ignore_index, label_smoothing, reduction, out_shape, input.dtype)
+    loss, _ = _cross_entropy(logits, flat, ignore_index, label_smoothing, with_grad)
+    return _reduce(loss, flat, ignore_index, reduction, out_shape, input.dtype)[0]

@@ -89,14 +89,18 @@ def _grads_alloc(x, need_w, need_b):
     return torch.empty(x.shape, dtype=x.dtype, device=x.device), dw, db
 
 
-@torch.library.custom_op("warpkit::norm_backward", mutates_args=())
-def _norm_backward(dy: torch.Tensor, x: torch.Tensor, weight: Optional[torch.Tensor], mean: torch.Tensor,
-                   rstd: torch.Tensor, need_w: bool, need_b: bool,
-                   rms: bool) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def _backward_impl(dy, x, weight, mean, rstd, need_w, need_b, rms):
     dx, dw, db = _grads_alloc(x, need_w, need_b)
     if x.numel():
         ext().norm_backward(c.rows_view(dy.to(x.dtype)), c.rows_view(x), _opt(weight, x), mean, rstd, dx, dw, db, rms)
     return dx, dw, db
+
+
+@torch.library.custom_op("warpkit::norm_backward", mutates_args=())
+def _norm_backward(dy: torch.Tensor, x: torch.Tensor, weight: Optional[torch.Tensor], mean: torch.Tensor,
+                   rstd: torch.Tensor, need_w: bool, need_b: bool,
+                   rms: bool) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    return _backward_impl(dy, x, weight, mean, rstd, need_w, need_b, rms)
 
 
 @_norm_backward.register_fake
@@ -114,24 +118,41 @@ def _setup(ctx, inputs, output, rms):
     ctx.save_for_backward(x, weight, mean, rstd)
 
 
-def _backward(ctx, dy, *unused):
+def _grads(ctx, dy, backward):
+    """(dx, dw, db) by backward (the op, or its body in eager mode), None where not needed."""
     x, weight, mean, rstd = ctx.saved_tensors
     need = ctx.needs_input_grad
     need_w = ctx.has_weight and need[1]
     need_b = ctx.has_bias and need[2]
     if mean is None:
         mean = torch.empty(0, dtype=torch.float32, device=x.device)
-    dx, dw, db = _norm_backward(dy, x, weight, mean, rstd, need_w, need_b, ctx.rms)
-    dw = dw if need_w else None
-    if ctx.rms:
-        return dx, dw, None
-    return dx, dw, (db if need_b else None), None
+    dx, dw, db = backward(dy, x, weight, mean, rstd, need_w, need_b, ctx.rms)
+    return dx, (dw if need_w else None), (db if need_b else None)
+
+
+def _backward(ctx, dy, *unused):
+    dx, dw, db = _grads(ctx, dy, _norm_backward)
+    return (dx, dw, None) if ctx.rms else (dx, dw, db, None)
 
 
 _layer_norm.register_autograd(lambda ctx, *g: _backward(ctx, *g),
                               setup_context=lambda ctx, inputs, output: _setup(ctx, inputs, output, False))
 _rms_norm.register_autograd(lambda ctx, *g: _backward(ctx, *g),
                             setup_context=lambda ctx, inputs, output: _setup(ctx, inputs, output, True))
+
+
+class _NormFn(torch.autograd.Function):
+    """The eager form of both ops (c.eager): their bodies, without torch.library's dispatch."""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, eps, rms):
+        out = _forward(x, weight, bias, eps, rms)
+        _setup(ctx, (x, weight, bias), (out[0], out[2]) if rms else out, rms)
+        return out[0]
+
+    @staticmethod
+    def backward(ctx, dy):
+        return (*_grads(ctx, dy, _backward_impl), None, None)
 
 
 def _prepare(x, normalized_shape, weight, bias, name):
@@ -172,6 +193,8 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
     an infinity gives NaN outputs as torch's CUDA kernel; the saved mean is then +-inf where torch's
     is NaN (not visible in the results)."""
     x2, w, b = _prepare(x, normalized_shape, weight, bias, "layer_norm")
+    if c.eager(x2, w, b):
+        return _NormFn.apply(x2, w, b, float(eps), False).reshape(x.shape)
     y, _, _ = _layer_norm(x2, w, b, float(eps))
     return y.reshape(x.shape)
 
@@ -186,5 +209,7 @@ def rms_norm(x, normalized_shape, weight=None, eps=None):
     x2, w, _ = _prepare(x, normalized_shape, weight, None, "rms_norm")
     if eps is None:
         eps = torch.finfo(x.dtype).eps
+    if c.eager(x2, w):
+        return _NormFn.apply(x2, w, None, float(eps), True).reshape(x.shape)
     y, _ = _rms_norm(x2, w, float(eps))
     return y.reshape(x.shape)

@@ -6,12 +6,23 @@ from . import _common as c
 from ._ext import ext
 
 
-@torch.library.custom_op("warpkit::softmax", mutates_args=())
-def _softmax(x: torch.Tensor, log: bool) -> torch.Tensor:
+def _forward(x, log):
     y = torch.empty(x.shape, dtype=x.dtype, device=x.device)
     if x.numel():
         ext().softmax_forward(c.rows_view(x), y, log)
     return y
+
+
+def _backward_impl(y, dy, log):
+    dx = torch.empty(y.shape, dtype=y.dtype, device=y.device)
+    if y.numel():
+        ext().softmax_backward(c.rows_view(y), c.rows_view(dy.to(y.dtype)), dx, log)
+    return dx
+
+
+@torch.library.custom_op("warpkit::softmax", mutates_args=())
+def _softmax(x: torch.Tensor, log: bool) -> torch.Tensor:
+    return _forward(x, log)
 
 
 @_softmax.register_fake
@@ -21,10 +32,7 @@ def _(x, log):
 
 @torch.library.custom_op("warpkit::softmax_backward", mutates_args=())
 def _softmax_backward(y: torch.Tensor, dy: torch.Tensor, log: bool) -> torch.Tensor:
-    dx = torch.empty(y.shape, dtype=y.dtype, device=y.device)
-    if y.numel():
-        ext().softmax_backward(c.rows_view(y), c.rows_view(dy.to(y.dtype)), dx, log)
-    return dx
+    return _backward_impl(y, dy, log)
 
 
 @_softmax_backward.register_fake
@@ -45,6 +53,21 @@ def _backward(ctx, dy):
 _softmax.register_autograd(_backward, setup_context=_setup)
 
 
+class _SoftmaxFn(torch.autograd.Function):
+    """The eager form of the op (c.eager): its body, without torch.library's dispatch."""
+
+    @staticmethod
+    def forward(ctx, x, log):
+        y = _forward(x, log)
+        _setup(ctx, (x, log), y)
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        (y,) = ctx.saved_tensors
+        return _backward_impl(y, dy, ctx.log), None
+
+
 def _run(x, dim, dtype, log, name):
     c.check_tensor(x, name)
     if dtype is not None:
@@ -53,7 +76,8 @@ def _run(x, dim, dtype, log, name):
         x = x.to(dtype)
     d = c.wrap_dim(dim, x.dim(), name)
     x2, shape = c.as_rows(x, d)
-    return c.from_rows(_softmax(x2, log), shape, d, x.dim())
+    y2 = _SoftmaxFn.apply(x2, log) if c.eager(x2) else _softmax(x2, log)
+    return c.from_rows(y2, shape, d, x.dim())
 
 
 def softmax(x, dim=-1, dtype=None):
