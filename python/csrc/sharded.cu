@@ -31,11 +31,10 @@ wkt::Status shardStats(const at::Tensor& x, const at::Tensor& target, int64_t sh
             return wkt::cudaStatus(warpkit::rowSoftmaxStats(wkt::ptr<A>(x), (warpkit::SoftmaxState*)stats.data_ptr(),
                                                             rows, cols, wkt::ld(x), wkt::stream()),
                                    "rowSoftmaxStats");
-        return wkt::cudaStatus(warpkit::rowSoftmaxStats(wkt::ptr<A>(x), (const long long*)target.data_ptr(),
-                                                        (long long)shardBegin,
-                                                        (warpkit::RowShardStats*)stats.data_ptr(), rows, cols,
-                                                        wkt::ld(x), wkt::stream()),
-                               "rowSoftmaxStats");
+        return wkt::cudaStatus(
+            warpkit::rowSoftmaxStats(wkt::ptr<A>(x), (const long long*)target.data_ptr(), (long long)shardBegin,
+                                     (warpkit::RowShardStats*)stats.data_ptr(), rows, cols, wkt::ld(x), wkt::stream()),
+            "rowSoftmaxStats");
     });
 }
 
@@ -95,11 +94,11 @@ wkt::Status shardCrossEntropyFinish(const at::Tensor& logits, const at::Tensor& 
     WKT_REQUIRE(shardBegin >= 0 && shardBegin + logits.size(1) <= vocab, "the shard must lie inside [0, vocab)");
     return wkt::forRows(logits, [&](auto tag, long long rows, int cols) {
         using A = decltype(tag);
-        return wkt::cudaStatus(warpkit::rowCrossEntropyFinish(
-                                   wkt::ptr<A>(logits), (const long long*)target.data_ptr(),
-                                   (const warpkit::RowShardStats*)stats.data_ptr(), wkt::fptr(loss), wkt::ptr<A>(grad),
-                                   rows, cols, (long long)shardBegin, (long long)vocab, (long long)ignoreIndex, 1.0f,
-                                   wkt::ld(logits), wkt::ld(grad), wkt::stream()),
-                               "rowCrossEntropyFinish");
+        return wkt::cudaStatus(
+            warpkit::rowCrossEntropyFinish(wkt::ptr<A>(logits), (const long long*)target.data_ptr(),
+                                           (const warpkit::RowShardStats*)stats.data_ptr(), wkt::fptr(loss),
+                                           wkt::ptr<A>(grad), rows, cols, (long long)shardBegin, (long long)vocab,
+                                           (long long)ignoreIndex, 1.0f, wkt::ld(logits), wkt::ld(grad), wkt::stream()),
+            "rowCrossEntropyFinish");
     });
 }
