@@ -108,3 +108,9 @@ wkt::Status sample(const at::Tensor& logits, double temperature, int64_t topK, d
 wkt::Status segmentSoftmax(const at::Tensor& x, const at::Tensor& dy, const at::Tensor& offsets, bool log,
                            const at::Tensor& out);
 wkt::Status segmentReduce(const at::Tensor& x, const at::Tensor& offsets, int64_t op, const at::Tensor& out);
+wkt::Status shardStats(const at::Tensor& x, const at::Tensor& target, int64_t shardBegin, const at::Tensor& stats);
+wkt::Status statsMerge(const at::Tensor& gathered, const at::Tensor& stats);
+wkt::Status shardSoftmaxApply(const at::Tensor& x, const at::Tensor& stats, bool log, const at::Tensor& y);
+wkt::Status shardCrossEntropyFinish(const at::Tensor& logits, const at::Tensor& target, const at::Tensor& stats,
+                                    int64_t shardBegin, int64_t vocab, int64_t ignoreIndex, const at::Tensor& loss,
+                                    const at::Tensor& grad);

@@ -29,4 +29,8 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
     m.def("sample", raising(&sample, "sample"));
     m.def("segment_softmax", raising(&segmentSoftmax, "segment_softmax"));
     m.def("segment_reduce", raising(&segmentReduce, "segment_reduce"));
+    m.def("shard_stats", raising(&shardStats, "shard_stats"));
+    m.def("stats_merge", raising(&statsMerge, "stats_merge"));
+    m.def("shard_softmax_apply", raising(&shardSoftmaxApply, "shard_softmax_apply"));
+    m.def("shard_cross_entropy_finish", raising(&shardCrossEntropyFinish, "shard_cross_entropy_finish"));
 }

@@ -1,0 +1,104 @@
+// Rows split across GPUs (warpkit/device/sharded.cuh): a shard's row statistics out, the ranks'
+// statistics merged in rank order, and the shard's softmax or cross-entropy finished from them.
+// Statistics are float32 tensors of shape [rows, 2] ({max, sum}) or [rows, 3] ({max, sum,
+// target logit}), [ranks, rows, k] when gathered.
+#include "common.h"
+
+#include <warpkit/device/sharded.cuh>
+
+namespace {
+
+/// A contiguous float32 CUDA tensor whose last dimension is k (2 or 3) over `rows` rows.
+bool statsOk(const at::Tensor& s, int64_t rows, int64_t k) {
+    return s.is_cuda() && s.scalar_type() == at::kFloat && s.is_contiguous() && s.dim() >= 2 && s.size(-1) == k &&
+           s.size(-2) == rows;
+}
+
+} // namespace
+
+/// stats [rows, 2]: each row's softmax state (target: none); stats [rows, 3]: the state and the
+/// target's logit when it falls in the shard's columns [shardBegin, shardBegin + cols).
+wkt::Status shardStats(const at::Tensor& x, const at::Tensor& target, int64_t shardBegin, const at::Tensor& stats) {
+    WKT_REQUIRE(wkt::rowsOk(x) && x.size(1) >= 1, "x must be a CUDA row matrix of at least one column");
+    const bool ce = stats.dim() == 2 && stats.size(1) == 3;
+    WKT_REQUIRE(statsOk(stats, x.size(0), ce ? 3 : 2) && stats.dim() == 2, "stats must be float32 [rows, 2 or 3]");
+    WKT_REQUIRE(!ce || (target.is_cuda() && target.scalar_type() == at::kLong && target.dim() == 1 &&
+                        target.size(0) == x.size(0) && target.is_contiguous()),
+                "target must be a contiguous int64 CUDA vector of a class a row");
+    return wkt::forRows(x, [&](auto tag, long long rows, int cols) {
+        using A = decltype(tag);
+        if (!ce)
+            return wkt::cudaStatus(warpkit::rowSoftmaxStats(wkt::ptr<A>(x), (warpkit::SoftmaxState*)stats.data_ptr(),
+                                                            rows, cols, wkt::ld(x), wkt::stream()),
+                                   "rowSoftmaxStats");
+        return wkt::cudaStatus(
+            warpkit::rowSoftmaxStats(wkt::ptr<A>(x), (const long long*)target.data_ptr(), (long long)shardBegin,
+                                     (warpkit::RowShardStats*)stats.data_ptr(), rows, cols, wkt::ld(x), wkt::stream()),
+            "rowSoftmaxStats");
+    });
+}
+
+/// stats [rows, k] = the merge of gathered [ranks, rows, k] in rank order (k = 2 or 3).
+wkt::Status statsMerge(const at::Tensor& gathered, const at::Tensor& stats) {
+    WKT_REQUIRE(gathered.dim() == 3 && (gathered.size(2) == 2 || gathered.size(2) == 3) &&
+                    statsOk(gathered, gathered.size(1), gathered.size(2)) && gathered.size(0) >= 1 &&
+                    gathered.size(0) <= INT32_MAX,
+                "gathered must be float32 [ranks, rows, 2 or 3]");
+    WKT_REQUIRE(stats.dim() == 2 && statsOk(stats, gathered.size(1), gathered.size(2)),
+                "stats must be float32 [rows, k] matching gathered");
+    const long long rows = gathered.size(1);
+    if (rows == 0) return wkt::ok();
+    const c10::cuda::CUDAGuard guard(gathered.device());
+    const int ranks = (int)gathered.size(0);
+    if (gathered.size(2) == 2)
+        return wkt::cudaStatus(warpkit::rowStatsMerge((const warpkit::SoftmaxState*)gathered.data_ptr(),
+                                                      (warpkit::SoftmaxState*)stats.data_ptr(), ranks, rows,
+                                                      wkt::stream()),
+                               "rowStatsMerge");
+    return wkt::cudaStatus(warpkit::rowStatsMerge((const warpkit::RowShardStats*)gathered.data_ptr(),
+                                                  (warpkit::RowShardStats*)stats.data_ptr(), ranks, rows,
+                                                  wkt::stream()),
+                           "rowStatsMerge");
+}
+
+/// y = softmax (log: log-softmax) of the shard x from the whole rows' merged stats [rows, 2].
+wkt::Status shardSoftmaxApply(const at::Tensor& x, const at::Tensor& stats, bool log, const at::Tensor& y) {
+    WKT_REQUIRE(wkt::rowsOk(x), "x must be a CUDA row matrix with a unit element stride");
+    WKT_REQUIRE(statsOk(stats, x.size(0), 2) && stats.dim() == 2, "stats must be float32 [rows, 2]");
+    WKT_REQUIRE(wkt::rowsOk(y) && y.sizes() == x.sizes() && y.scalar_type() == x.scalar_type(), "y must match x");
+    return wkt::forRows(x, [&](auto tag, long long rows, int cols) {
+        using A = decltype(tag);
+        return wkt::cudaStatus(warpkit::rowSoftmaxApply(wkt::ptr<A>(x), wkt::ptr<A>(y),
+                                                        (const warpkit::SoftmaxState*)stats.data_ptr(), rows, cols,
+                                                        log ? warpkit::SoftmaxLog : warpkit::SoftmaxPlain, wkt::ld(x),
+                                                        wkt::ld(y), wkt::stream()),
+                               "rowSoftmaxApply");
+    });
+}
+
+/// loss [rows] of the whole rows and grad (the shard's gradient, gradScale 1) from merged
+/// cross-entropy stats [rows, 3]; the shard holds columns [shardBegin, shardBegin + cols) of `vocab`.
+wkt::Status shardCrossEntropyFinish(const at::Tensor& logits, const at::Tensor& target, const at::Tensor& stats,
+                                    int64_t shardBegin, int64_t vocab, int64_t ignoreIndex, const at::Tensor& loss,
+                                    const at::Tensor& grad) {
+    WKT_REQUIRE(wkt::rowsOk(logits) && logits.size(1) >= 1, "logits must be a CUDA row matrix of at least one column");
+    WKT_REQUIRE(target.is_cuda() && target.scalar_type() == at::kLong && target.dim() == 1 &&
+                    target.size(0) == logits.size(0) && target.is_contiguous(),
+                "target must be a contiguous int64 CUDA vector of a class a row");
+    WKT_REQUIRE(statsOk(stats, logits.size(0), 3) && stats.dim() == 2, "stats must be float32 [rows, 3]");
+    WKT_REQUIRE(loss.is_cuda() && loss.scalar_type() == at::kFloat && loss.numel() == logits.size(0) &&
+                    loss.is_contiguous(),
+                "loss must be a contiguous float32 vector of a value a row");
+    WKT_REQUIRE(wkt::rowsOk(grad) && grad.sizes() == logits.sizes() && grad.scalar_type() == logits.scalar_type(),
+                "grad must match logits");
+    WKT_REQUIRE(shardBegin >= 0 && shardBegin + logits.size(1) <= vocab, "the shard must lie inside [0, vocab)");
+    return wkt::forRows(logits, [&](auto tag, long long rows, int cols) {
+        using A = decltype(tag);
+        return wkt::cudaStatus(
+            warpkit::rowCrossEntropyFinish(wkt::ptr<A>(logits), (const long long*)target.data_ptr(),
+                                           (const warpkit::RowShardStats*)stats.data_ptr(), wkt::fptr(loss),
+                                           wkt::ptr<A>(grad), rows, cols, (long long)shardBegin, (long long)vocab,
+                                           (long long)ignoreIndex, 1.0f, wkt::ld(logits), wkt::ld(grad), wkt::stream()),
+            "rowCrossEntropyFinish");
+    });
+}

@@ -1,0 +1,215 @@
+"""Rows split across GPUs (warpkit/device/sharded.cuh): softmax and cross-entropy of rows whose
+columns are sharded over the ranks of a torch.distributed process group (a tensor-parallel
+vocabulary), with one all-gather of 8-12 bytes a row in place of Megatron's three all-reduces:
+
+    import warpkit.distributed as wd
+    loss = wd.vocab_parallel_cross_entropy(logits_shard, target, shard_begin, vocab, group=tp)
+    y = wd.vocab_parallel_softmax(x_shard, group=tp)
+
+and the local steps they are made of, for users who run their own collective:
+
+    s = wd.shard_stats(x)                              # [rows, 2] {max, sum}: one read of the shard
+    s = wd.shard_stats(logits, target, shard_begin)    # [rows, 3] {max, sum, target logit}
+    m = wd.stats_merge(gathered)                       # [ranks, rows, k] -> [rows, k], rank order
+    y = wd.shard_softmax_apply(x, m, log=False)        # the shard's softmax from the whole rows'
+    loss, grad = wd.shard_cross_entropy_finish(logits, target, m, shard_begin, vocab)
+
+The shard holds columns [shard_begin, shard_begin + cols) of rows of `vocab`; every rank gets the
+same loss bits (the merge runs in rank order). Rows are the leading dimensions (..., cols);
+float32, float16, bfloat16 CUDA tensors, computed in float32. vocab_parallel_cross_entropy has a
+backward (the shard's gradient, kept from the forward pass and scaled by the incoming gradient);
+vocab_parallel_softmax does not (its backward needs a second collective).
+"""
+from typing import Tuple
+
+import torch
+
+from . import _common as c
+from ._ext import ext
+
+
+@torch.library.custom_op("warpkit::shard_stats", mutates_args=())
+def _shard_stats(x: torch.Tensor, target: torch.Tensor, shard_begin: int, with_target: bool) -> torch.Tensor:
+    stats = torch.empty((x.shape[0], 3 if with_target else 2), dtype=torch.float32, device=x.device)
+    if x.shape[0]:
+        ext().shard_stats(c.rows_view(x), target.contiguous() if with_target else c.none_tensor(x), shard_begin, stats)
+    return stats
+
+
+@_shard_stats.register_fake
+def _(x, target, shard_begin, with_target):
+    return torch.empty((x.shape[0], 3 if with_target else 2), dtype=torch.float32, device=x.device)
+
+
+@torch.library.custom_op("warpkit::stats_merge", mutates_args=())
+def _stats_merge(gathered: torch.Tensor) -> torch.Tensor:
+    stats = torch.empty(gathered.shape[1:], dtype=torch.float32, device=gathered.device)
+    if gathered.shape[1]:
+        ext().stats_merge(gathered.contiguous(), stats)
+    return stats
+
+
+@_stats_merge.register_fake
+def _(gathered):
+    return torch.empty(gathered.shape[1:], dtype=torch.float32, device=gathered.device)
+
+
+@torch.library.custom_op("warpkit::shard_softmax_apply", mutates_args=())
+def _shard_apply(x: torch.Tensor, stats: torch.Tensor, log: bool) -> torch.Tensor:
+    y = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    if x.numel():
+        ext().shard_softmax_apply(c.rows_view(x), stats.contiguous(), log, y)
+    return y
+
+
+@_shard_apply.register_fake
+def _(x, stats, log):
+    return torch.empty(x.shape, dtype=x.dtype, device=x.device)
+
+
+@torch.library.custom_op("warpkit::shard_cross_entropy_finish", mutates_args=())
+def _shard_finish(logits: torch.Tensor, target: torch.Tensor, stats: torch.Tensor, shard_begin: int, vocab: int,
+                  ignore_index: int) -> Tuple[torch.Tensor, torch.Tensor]:
+    loss = torch.empty(logits.shape[0], dtype=torch.float32, device=logits.device)
+    grad = torch.empty(logits.shape, dtype=logits.dtype, device=logits.device)
+    if logits.shape[0]:
+        ext().shard_cross_entropy_finish(c.rows_view(logits), target.contiguous(), stats.contiguous(), shard_begin,
+                                         vocab, ignore_index, loss, grad)
+    return loss, grad
+
+
+@_shard_finish.register_fake
+def _(logits, target, stats, shard_begin, vocab, ignore_index):
+    return (torch.empty(logits.shape[0], dtype=torch.float32, device=logits.device),
+            torch.empty(logits.shape, dtype=logits.dtype, device=logits.device))
+
+
+def _rows(x, name, what="input"):
+    c.check_tensor(x, name, what)
+    if x.dim() == 0 or x.shape[-1] < 1:
+        raise ValueError(f"warpkit.{name}: {what} must have a last dimension (the shard's columns) of at least 1")
+    x2, shape = c.as_rows(x, -1)
+    return x2, shape
+
+
+def _target(target, rows, x, name):
+    if not isinstance(target, torch.Tensor) or target.dtype != torch.int64:
+        raise ValueError(f"warpkit.{name}: target must be an int64 tensor of class indices")
+    if target.numel() != rows:
+        raise RuntimeError(f"warpkit.{name}: target must hold a class a row ({rows}), got {target.numel()}")
+    if target.device != x.device and x.device.type != "meta":
+        raise RuntimeError(f"warpkit.{name}: target must be on {x.device}, got {target.device}")
+    return target.reshape(-1)
+
+
+def _shard(shard_begin, cols, vocab, name):
+    if not 0 <= shard_begin <= vocab - cols:
+        raise ValueError(f"warpkit.{name}: the shard [{shard_begin}, {shard_begin + cols}) must lie inside "
+                         f"[0, {vocab})")
+
+
+def shard_stats(x, target=None, shard_begin=0):
+    """Each row's softmax statistics over the shard x (..., cols): float32 (..., 2) {max, sum of
+    exp(x - max)}; with target (int64, a class a row): (..., 3), the third the target's logit when
+    it falls in the shard's columns [shard_begin, shard_begin + cols), else 0. One read of x."""
+    name = "shard_stats"
+    x2, shape = _rows(x, name)
+    if target is None:
+        return _shard_stats(x2, c.none_tensor(x2), 0, False).reshape(shape[:-1] + (2,))
+    t = _target(target, x2.shape[0], x, name)
+    if shard_begin < 0:
+        raise ValueError(f"warpkit.{name}: shard_begin must be >= 0, got {shard_begin}")
+    return _shard_stats(x2, t, int(shard_begin), True).reshape(shape[:-1] + (3,))
+
+
+def stats_merge(gathered):
+    """The merge of the ranks' statistics gathered (ranks, ..., k), k = 2 or 3, in rank order: (...,
+    k). Every rank merging the same gathered tensor gets the same bits."""
+    name = "stats_merge"
+    if not isinstance(gathered, torch.Tensor) or gathered.dtype != torch.float32 or gathered.dim() < 2:
+        raise ValueError(f"warpkit.{name}: gathered must be a float32 tensor (ranks, ..., k)")
+    if gathered.shape[-1] not in (2, 3) or gathered.shape[0] < 1:
+        raise ValueError(f"warpkit.{name}: gathered must have at least one rank and k = 2 or 3 statistics a row")
+    ranks, k = gathered.shape[0], gathered.shape[-1]
+    merged = _stats_merge(gathered.reshape(ranks, -1, k))
+    return merged.reshape(gathered.shape[1:])
+
+
+def shard_softmax_apply(x, stats, log=False):
+    """The softmax (log=True: log-softmax) of the shard x (..., cols) of rows whose merged statistics
+    are stats (..., 2): one read of x, one write. No backward."""
+    name = "shard_softmax_apply"
+    x2, shape = _rows(x, name)
+    s = stats.reshape(-1, 2)
+    if s.dtype != torch.float32 or s.shape[0] != x2.shape[0]:
+        raise ValueError(f"warpkit.{name}: stats must be float32 (..., 2) with a row for each row of x")
+    return _shard_apply(x2, s, bool(log)).reshape(shape)
+
+
+def shard_cross_entropy_finish(logits, target, stats, shard_begin, vocab, ignore_index=-100):
+    """Each row's cross-entropy loss (float32 (...)) of the whole rows, and the gradient of the shard's
+    columns (logits' shape and dtype), from the merged statistics (..., 3): one read of the logits,
+    one write. A target outside [0, vocab) that is not ignore_index gives NaN; an ignored row 0."""
+    name = "shard_cross_entropy_finish"
+    x2, shape = _rows(logits, name, "logits")
+    t = _target(target, x2.shape[0], logits, name)
+    _shard(shard_begin, x2.shape[1], vocab, name)
+    s = stats.reshape(-1, 3)
+    if s.dtype != torch.float32 or s.shape[0] != x2.shape[0]:
+        raise ValueError(f"warpkit.{name}: stats must be float32 (..., 3) with a row for each row of logits")
+    loss, grad = _shard_finish(x2, t, s, int(shard_begin), int(vocab), int(ignore_index))
+    return loss.reshape(shape[:-1]), grad.reshape(shape)
+
+
+def _all_gather(stats, group):
+    import torch.distributed as dist
+
+    ranks = dist.get_world_size(group)
+    gathered = torch.empty((ranks,) + tuple(stats.shape), dtype=stats.dtype, device=stats.device)
+    dist.all_gather_into_tensor(gathered, stats.contiguous(), group=group)
+    return gathered
+
+
+class _VocabParallelCE(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, logits, target, shard_begin, vocab, group, ignore_index):
+        stats = shard_stats(logits, target, shard_begin)
+        merged = stats_merge(_all_gather(stats.reshape(-1, 3), group))
+        loss, grad = shard_cross_entropy_finish(logits, target, merged, shard_begin, vocab, ignore_index)
+        ctx.save_for_backward(grad)
+        return loss
+
+    @staticmethod
+    def backward(ctx, dloss):
+        (grad,) = ctx.saved_tensors
+        return torch.mul(grad, dloss.unsqueeze(-1)).to(grad.dtype), None, None, None, None, None
+
+
+def vocab_parallel_cross_entropy(logits, target, shard_begin, vocab, group=None, ignore_index=-100,
+                                 reduction="mean"):
+    """Cross-entropy of rows whose columns are split over the ranks of `group` (torch.distributed,
+    NCCL): this rank's logits (..., cols) are columns [shard_begin, shard_begin + cols) of rows of
+    `vocab`; target (...) int64 holds whole-row class indices, the same on every rank. One read of
+    the local logits for the statistics, one all-gather of 12 bytes a row, one read and one write
+    for the loss and the shard's gradient (kept for the backward). reduction: 'mean' (over the rows
+    whose target is not ignore_index), 'sum' or 'none'; every rank gets the same loss bits. The
+    loss equals F.cross_entropy of the whole rows within float32 rounding (no label smoothing)."""
+    name = "vocab_parallel_cross_entropy"
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"warpkit.{name}: {reduction} is not a valid value for reduction")
+    loss = _VocabParallelCE.apply(logits, target, int(shard_begin), int(vocab), group, int(ignore_index))
+    if reduction == "none":
+        return loss
+    total = loss.sum()
+    if reduction == "sum":
+        return total
+    return total / (target != ignore_index).sum()
+
+
+def vocab_parallel_softmax(x, group=None, log=False):
+    """softmax (log=True: log-softmax) of rows whose columns are split over the ranks of `group`
+    (torch.distributed): this rank's shard x (..., cols) in, its shard of the result out. One read
+    of x for the statistics, one all-gather of 8 bytes a row, one read and one write. No backward."""
+    stats = shard_stats(x)
+    merged = stats_merge(_all_gather(stats.reshape(-1, 2), group))
+    return shard_softmax_apply(x, merged, log)
