@@ -1,8 +1,8 @@
 // Tests of include/warpkit/device/norm_backward.cuh (rowLayerNormBackward, rowRmsNormBackward),
 // against double-precision references computed from the same inputs and float statistics.
 //   shapes:      cols 1..262147 (every group size of the register path and the split path's slice
-//                edges, +-1), rows 0, 1, few, many (few for the longest rows); odd strides and pointer offsets; w null; every combination
-//                of dx, dw, db null; in place (dx = dy, dx = x); every type. Outputs and workspace
+//                edges, +-1), rows 0, 1, few, many (few for the longest rows); odd strides and pointer offsets; w null;
+//                every combination of dx, dw, db null; in place (dx = dy, dx = x); every type. Outputs and workspace
 //                poisoned first, everything outside the outputs checked untouched.
 //   specials:    rows holding NaN, +inf, -inf (statistics as the forward writes them), constant rows.
 //   determinism: the same call twice, on two streams, strided and contiguous forms: the same bits;
@@ -94,8 +94,8 @@ template <typename T> static int nb_case(const char* what, const NbCase& c, uint
     size_t bytes = 12345;
     WK_CUDA(call(nullptr, &bytes));
     // A workspace for dw / db's partials, and for the split path's row sums (unaligned rows past 4096 columns).
-    const bool wantSums = (pdw != nullptr || pdb != nullptr || c.cols > warpkit::detail::kNbMaxColsElem) &&
-                          c.rows > 0 && c.cols > 0;
+    const bool wantSums =
+        (pdw != nullptr || pdb != nullptr || c.cols > warpkit::detail::kNbMaxColsElem) && c.rows > 0 && c.cols > 0;
     if ((bytes == 0) == wantSums)
         cr_log_error("%s: workspace %zu bytes for %s", what, bytes, wantSums ? "sums" : "none"), ++bad;
     unsigned char* ws = wk_alloc<unsigned char>(bytes + c.offWs);
@@ -179,9 +179,8 @@ template <typename T> static int nb_case(const char* what, const NbCase& c, uint
 
 // Every group of the register path +-1; the split path's slice edges (2048 columns) at and past
 // 8192, unaligned from 4097; few long rows.
-static const int kNbCols[] = {1,    7,    33,   255,  256,   257,   767,   768,   1023,  1025,   2049,
-                              4095, 4097, 6143, 6144, 8184,  8192,  8193,  10239, 10240, 10241, 16385,
-                              65537, 262147};
+static const int kNbCols[] = {1,    7,    33,   255,  256,  257,  767,   768,   1023,  1025,  2049,  4095,
+                              4097, 6143, 6144, 8184, 8192, 8193, 10239, 10240, 10241, 16385, 65537, 262147};
 
 template <typename T> static int nb_shapes(void) {
     int bad = 0, salt = 0;
@@ -290,7 +289,8 @@ template <typename T> static int nb_alignment(void) {
         for (T& v : hdy) v = wk_from_double<T>(wk_uniform(&r, -2.0, 2.0));
         for (T& v : hx) v = wk_from_double<T>(wk_uniform(&r, -3.0, 3.0));
         for (T& v : hw) v = wk_from_double<T>(wk_uniform(&r, -1.5, 1.5));
-        for (long long q = 0; q < rows; ++q) hm[q] = (float)wk_uniform(&r, -0.1, 0.1), hr[q] = (float)wk_uniform(&r, 0.5, 2);
+        for (long long q = 0; q < rows; ++q)
+            hm[q] = (float)wk_uniform(&r, -0.1, 0.1), hr[q] = (float)wk_uniform(&r, 0.5, 2);
         std::vector<T> got[2];
         for (int off = 0; off < 2; ++off) { // off 1: every array one element past 16 bytes
             T* dy = wk_alloc<T>(n + 1);
@@ -313,10 +313,12 @@ template <typename T> static int nb_alignment(void) {
             wk_download(h.data(), dwb, h.size());
             got[off].assign(h.begin() + off, h.begin() + off + cols);
             got[off].insert(got[off].end(), h.begin() + cols + 1 + off, h.begin() + 2 * cols + 1 + off);
-            cudaFree(dy), cudaFree(x), cudaFree(w), cudaFree(dx), cudaFree(dwb), cudaFree(m), cudaFree(rs), cudaFree(ws);
+            cudaFree(dy), cudaFree(x), cudaFree(w), cudaFree(dx), cudaFree(dwb), cudaFree(m), cudaFree(rs),
+                cudaFree(ws);
         }
         if (memcmp(got[0].data(), got[1].data(), got[0].size() * sizeof(T)) != 0)
-            cr_log_error("%s cols %d: dw / db differ between aligned and unaligned rows", wk_type_name<T>(), cols), ++bad;
+            cr_log_error("%s cols %d: dw / db differ between aligned and unaligned rows", wk_type_name<T>(), cols),
+                ++bad;
     }
     return bad;
 }

@@ -40,8 +40,8 @@ void checkPlan(const NormBackwardPlan& p, long long rows, int cols, bool vec) {
     } else {
         cr_expect((long long)p.slices * kNbSliceCols >= cols && (long long)(p.slices - 1) * kNbSliceCols < cols,
                   "rows=%lld cols=%d: %d slices", rows, cols, p.slices);
-        cr_expect(p.parts <= (rows > 1 ? rows : 1) && (p.parts >= rows || (long long)p.parts * p.slices >= 512 ||
-                                                       p.parts == kNbMaxParts),
+        cr_expect(p.parts <= (rows > 1 ? rows : 1) &&
+                      (p.parts >= rows || (long long)p.parts * p.slices >= 512 || p.parts == kNbMaxParts),
                   "rows=%lld cols=%d: %d parts for %d slices", rows, cols, p.parts, p.slices);
     }
 }
@@ -61,9 +61,8 @@ Test(norm_backward_plan, golden) {
         "# path.split rule, group (g) and slots, threads a block (t), row blocks (parts); aligned rows |\n"
         "# unaligned rows; ws = workspace bytes with dw and db.\n";
     const long long rowsList[] = {0, 1, 3, 7, 9, 64, 100, 4096, 8192, 16384, 100000, 1LL << 31};
-    const int colsList[] = {1,     8,     256,   257,   512,    513,    768,     1024,      2048,      2049,  4096,
-                            4097,  6143,  6144,  8192,  8193,   10240,  10241,   16384,     32768,     65537, 262144,
-                            1 << 20, 0x7fffffff};
+    const int colsList[] = {1,    8,    256,  257,  512,   513,   768,   1024,  2048,  2049,   4096,    4097,
+                            6143, 6144, 8192, 8193, 10240, 10241, 16384, 32768, 65537, 262144, 1 << 20, 0x7fffffff};
     for (int cols : colsList)
         for (long long rows : rowsList) {
             const NormBackwardPlan a = normBackwardPlan(rows, cols, true), u = normBackwardPlan(rows, cols, false);

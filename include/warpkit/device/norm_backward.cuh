@@ -74,8 +74,8 @@ inline cudaError_t nbLaunchSplit(const NormBackwardParams<T>& p, const NormBackw
     cfg.gridDim = dim3((unsigned)pl.slices, (unsigned)pl.parts);
     cfg.blockDim = dim3(kNbSliceThreads);
     cfg.stream = st;
-    WARPKIT_TRY(cudaLaunchKernelEx(&cfg, pl.vec ? normBackwardSumsKernel<T, true> : normBackwardSumsKernel<T, false>,
-                                   p));
+    WARPKIT_TRY(
+        cudaLaunchKernelEx(&cfg, pl.vec ? normBackwardSumsKernel<T, true> : normBackwardSumsKernel<T, false>, p));
     if (p.dx == nullptr) return cudaSuccess;
     return cudaLaunchKernelEx(&cfg, pl.vec ? normBackwardSplitDxKernel<T, true> : normBackwardSplitDxKernel<T, false>,
                               p);
@@ -165,8 +165,8 @@ inline cudaError_t rowLayerNormBackward(const T* dy, const T* x, const typename 
     if constexpr (!detail::IsRowType<T>::value)
         return cudaErrorInvalidValue; // a wrong T: only the assert above reports
     else {
-        const detail::NormBackwardParams<T> p{dy,   x,    w,    mean, rstd, dx, nullptr, nullptr, nullptr,
-                                              rows, lddy, ldx, lddx, cols, 1,    1,  0.0f};
+        const detail::NormBackwardParams<T> p{dy,   x,    w,   mean, rstd, dx, nullptr, nullptr, nullptr,
+                                              rows, lddy, ldx, lddx, cols, 1,  1,       0.0f};
         return detail::rowNormBackward(p, false, dw, db, workspace, workspaceBytes, stream);
     }
 }
@@ -195,8 +195,8 @@ inline cudaError_t rowRmsNormBackward(const T* dy, const T* x, const typename de
     if constexpr (!detail::IsRowType<T>::value)
         return cudaErrorInvalidValue; // a wrong T: only the assert above reports
     else {
-        const detail::NormBackwardParams<T> p{dy,   x,    w,    nullptr, rstd, dx, nullptr, nullptr, nullptr,
-                                              rows, lddy, ldx, lddx, cols,    1,    1,  0.0f};
+        const detail::NormBackwardParams<T> p{dy,   x,    w,   nullptr, rstd, dx, nullptr, nullptr, nullptr,
+                                              rows, lddy, ldx, lddx,    cols, 1,  1,       0.0f};
         return detail::rowNormBackward(p, true, dw, static_cast<T*>(nullptr), workspace, workspaceBytes, stream);
     }
 }

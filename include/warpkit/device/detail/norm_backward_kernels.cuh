@@ -71,9 +71,8 @@ template <int W, typename T> WARPKIT_DEVICE void nbLoad(const T* q, T (&v)[W]) {
 
 /// Stage: row `row` (< r1, else an empty row) of the calling thread (lane t of its group, slice
 /// from column c0) into r; empty slots hold zeros.
-template <int Gs, typename T, int C, int W>
-WARPKIT_DEVICE void nbLoadRow(const NormBackwardParams<T>& p, long long row, long long r1, int t, int c0,
-                              NbRow<T, C, W>& r) {
+template <int Gs, typename T, int C, int W> WARPKIT_DEVICE void
+nbLoadRow(const NormBackwardParams<T>& p, long long row, long long r1, int t, int c0, NbRow<T, C, W>& r) {
     r.ok = row < r1;
     const long long q = r.ok ? row : 0;
     r.mean = r.ok && p.mean != nullptr ? p.mean[q] : 0.0f;
@@ -96,9 +95,8 @@ WARPKIT_DEVICE void nbLoadRow(const NormBackwardParams<T>& p, long long row, lon
 /// Stage: the thread's terms of the row's two sums, s[0] = sum(g), s[1] = sum(g * xhat), and (a
 /// real row) its terms of dw and db added to its registers aw, ab (the products fused, so that
 /// every path rounds them alike).
-template <typename T, int C, int W>
-WARPKIT_DEVICE void nbRowTerms(const NbRow<T, C, W>& r, const float (&w)[C][W], float (&s)[2], float (&aw)[C][W],
-                               float (&ab)[C][W]) {
+template <typename T, int C, int W> WARPKIT_DEVICE void
+nbRowTerms(const NbRow<T, C, W>& r, const float (&w)[C][W], float (&s)[2], float (&aw)[C][W], float (&ab)[C][W]) {
     s[0] = s[1] = 0.0f;
 #pragma unroll
     for (int c = 0; c < C; ++c)
@@ -155,9 +153,8 @@ WARPKIT_DEVICE void nbStoreRow(const NormBackwardParams<T>& p, const NbRow<T, C,
 /// Stage: the block's partial sums of dw and db into row `part` of the partials: the groups'
 /// registers added in group order by group 0 (through shared memory; every thread of the block
 /// calls), which writes the row (its slice from column c0).
-template <int Threads, int Gs, typename T, int C, int W>
-WARPKIT_DEVICE void nbBlockPartials(const NormBackwardParams<T>& p, float (&aw)[C][W], float (&ab)[C][W], int part,
-                                    int c0) {
+template <int Threads, int Gs, typename T, int C, int W> WARPKIT_DEVICE void
+nbBlockPartials(const NormBackwardParams<T>& p, float (&aw)[C][W], float (&ab)[C][W], int part, int c0) {
     constexpr int G = Threads / Gs;
     const int t = (int)threadIdx.x % Gs;
     if constexpr (G > 1) {
@@ -165,12 +162,14 @@ WARPKIT_DEVICE void nbBlockPartials(const NormBackwardParams<T>& p, float (&aw)[
         const int g = (int)threadIdx.x / Gs;
         if (g > 0)
 #pragma unroll
-            for (int j = 0; j < C * W; ++j) buf[0][j][threadIdx.x] = aw[j / W][j % W], buf[1][j][threadIdx.x] = ab[j / W][j % W];
+            for (int j = 0; j < C * W; ++j)
+                buf[0][j][threadIdx.x] = aw[j / W][j % W], buf[1][j][threadIdx.x] = ab[j / W][j % W];
         __syncthreads();
         if (g > 0) return;
         for (int k = 1; k < G; ++k)
 #pragma unroll
-            for (int j = 0; j < C * W; ++j) aw[j / W][j % W] += buf[0][j][k * Gs + t], ab[j / W][j % W] += buf[1][j][k * Gs + t];
+            for (int j = 0; j < C * W; ++j)
+                aw[j / W][j % W] += buf[0][j][k * Gs + t], ab[j / W][j % W] += buf[1][j][k * Gs + t];
     }
     const size_t base = (size_t)part * p.cols;
 #pragma unroll

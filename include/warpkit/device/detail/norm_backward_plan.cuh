@@ -27,15 +27,15 @@
 namespace warpkit {
 namespace detail {
 
-constexpr int kNbElems = 8;                           // elements of each input a thread holds (N1, N2)
-constexpr int kNbMaxGroup = 1024;                     // the widest row group (N1)
-constexpr int kNbMaxColsVec = kNbMaxGroup * kNbElems; // the longest row in registers (N1)
-constexpr int kNbMaxColsElem = kNbMaxColsVec / 2;     // element slots (N1): groups of 1024 would spill
-constexpr int kNbRegsThreads = 256;                   // the register path's narrowest block (N1)
-constexpr int kNbSliceThreads = 256;                  // the split path's block (N2)
+constexpr int kNbElems = 8;                              // elements of each input a thread holds (N1, N2)
+constexpr int kNbMaxGroup = 1024;                        // the widest row group (N1)
+constexpr int kNbMaxColsVec = kNbMaxGroup * kNbElems;    // the longest row in registers (N1)
+constexpr int kNbMaxColsElem = kNbMaxColsVec / 2;        // element slots (N1): groups of 1024 would spill
+constexpr int kNbRegsThreads = 256;                      // the register path's narrowest block (N1)
+constexpr int kNbSliceThreads = 256;                     // the split path's block (N2)
 constexpr int kNbSliceCols = kNbSliceThreads * kNbElems; // columns a slice (N2)
-constexpr int kNbFinishCols = 32;                     // the final sum: columns a block
-constexpr int kNbFinishLanes = 8;                     // the final sum: threads a column
+constexpr int kNbFinishCols = 32;                        // the final sum: columns a block
+constexpr int kNbFinishLanes = 8;                        // the final sum: threads a column
 
 /// A path rule: rows of at most maxColsVec columns (every row 16-byte aligned: vector slots) or
 /// maxColsElem columns (any alignment: element slots) take `path`; minThreads: threads a block at
