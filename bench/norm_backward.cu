@@ -1,6 +1,6 @@
 // bench/norm_backward.cu: rowLayerNormBackward (dx, dw, db) and rowRmsNormBackward (dx, dw) of
 // warpkit/device/norm_backward.cuh, fp32 and bf16, on rows x cols = 8192 x 768, 8192 x 1024,
-// 16384 x 4096, 4096 x 8192, 1024 x 32768 and 64 x 262144 (the streamed path, N2), each beside, in
+// 16384 x 4096, 4096 x 8192, 1024 x 32768 and 64 x 262144 (the split path, N2), each beside, in
 // the same run:
 //   copy: its ceiling, a kernel that reads dy and x and writes dx (dx = dy + x, 16-byte vectors);
 //   hand: a hand-written peer, a block a row for dx (the row's two sums by a shared-memory block

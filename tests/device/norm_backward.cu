@@ -1,11 +1,12 @@
 // Tests of include/warpkit/device/norm_backward.cuh (rowLayerNormBackward, rowRmsNormBackward),
 // against double-precision references computed from the same inputs and float statistics.
-//   shapes:      cols 1..65537 (every group size of the register path and the streamed path, +-1),
-//                rows 0, 1, few, many; odd strides and pointer offsets; w null; every combination
-//                of dx, dw, db null; in place (dx = dy, dx = x); every type. Outputs and workspace
+//   shapes:      cols 1..262147 (every group size of the register path and the split path's slice
+//                edges, +-1), rows 0, 1, few, many (few for the longest rows); odd strides and pointer offsets; w null;
+//                every combination of dx, dw, db null; in place (dx = dy, dx = x); every type. Outputs and workspace
 //                poisoned first, everything outside the outputs checked untouched.
 //   specials:    rows holding NaN, +inf, -inf (statistics as the forward writes them), constant rows.
-//   determinism: the same call twice, on two streams, strided and contiguous forms: the same bits.
+//   determinism: the same call twice, on two streams, strided and contiguous forms: the same bits;
+//                dw / db the same bits for aligned (register path) and unaligned (split path) rows.
 //   workspace:   the size query, 0 bytes without dw and db, too small a workspace refused.
 //   bad_args:    every bad argument returns cudaErrorInvalidValue and writes nothing; cols = 0 a
 //                no-op; rows = 0 writes zeros to dw and db.
@@ -92,7 +93,9 @@ template <typename T> static int nb_case(const char* what, const NbCase& c, uint
     int bad = 0;
     size_t bytes = 12345;
     WK_CUDA(call(nullptr, &bytes));
-    const bool wantSums = (pdw != nullptr || pdb != nullptr) && c.rows > 0 && c.cols > 0;
+    // A workspace for dw / db's partials, and for the split path's row sums (unaligned rows past 4096 columns).
+    const bool wantSums =
+        (pdw != nullptr || pdb != nullptr || c.cols > warpkit::detail::kNbMaxColsElem) && c.rows > 0 && c.cols > 0;
     if ((bytes == 0) == wantSums)
         cr_log_error("%s: workspace %zu bytes for %s", what, bytes, wantSums ? "sums" : "none"), ++bad;
     unsigned char* ws = wk_alloc<unsigned char>(bytes + c.offWs);
@@ -174,12 +177,15 @@ template <typename T> static int nb_case(const char* what, const NbCase& c, uint
     return bad;
 }
 
-static const int kNbCols[] = {1, 7, 33, 255, 256, 257, 767, 768, 1023, 1025, 2049, 4095, 4097, 8184, 8192, 8193, 65537};
+// Every group of the register path +-1; the split path's slice edges (2048 columns) at and past
+// 8192, unaligned from 4097; few long rows.
+static const int kNbCols[] = {1,    7,    33,   255,  256,  257,  767,   768,   1023,  1025,  2049,  4095,
+                              4097, 6143, 6144, 8184, 8192, 8193, 10239, 10240, 10241, 16385, 65537, 262147};
 
 template <typename T> static int nb_shapes(void) {
     int bad = 0, salt = 0;
     for (int cols : kNbCols) {
-        const long long many = cols > 8192 ? 5 : 3000000 / cols > 2000 ? 2000 : 3000000 / cols;
+        const long long many = cols > 8192 ? (cols > 100000 ? 5 : 37) : 3000000 / cols > 2000 ? 2000 : 3000000 / cols;
         for (long long rows : {1LL, 3LL, many}) {
             if (wk_thin(salt, 3)) {
                 ++salt;
@@ -227,7 +233,7 @@ Test(device_norm_backward, shapes) {
 
 template <typename T> static int nb_specials(void) {
     int bad = 0, salt = 0;
-    for (int cols : {7, 768, 4096, 8193}) {
+    for (int cols : {7, 768, 4096, 6143, 8193, 20481}) {
         for (int rms = 0; rms < 2; ++rms) {
             NbCase k{rms == 1, 10, cols, cols, cols, cols, 0, 0, 0, 0, 0, true, true, true, true, 0, 1};
             bad += nb_case<T>("specials", k, 0x5100ull + salt++);
@@ -247,7 +253,7 @@ template <typename T> static int nb_determinism(void) {
     int bad = 0;
     cudaStream_t st;
     WK_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
-    for (int cols : {768, 4096, 8193}) {
+    for (int cols : {768, 4096, 6143, 8193, 40000}) {
         for (int rms = 0; rms < 2; ++rms) {
             NbCase k{
                 rms == 1, cols > 8192 ? 40 : 1500, cols, cols, cols, cols, 0, 0, 0, 0, 0, true, true, true, true, 0, 0};
@@ -268,6 +274,59 @@ Test(device_norm_backward, determinism) {
     WK_REQUIRE_GPU();
     const int bad = nb_determinism<float>() + nb_determinism<__half>() + nb_determinism<__nv_bfloat16>();
     cr_expect(bad == 0, "determinism: %d mismatches", bad);
+}
+
+/// The same values at 16-byte aligned addresses (the register path up to 8192 columns) and at odd
+/// ones (the split path past 4096): dw and db have the same bits.
+template <typename T> static int nb_alignment(void) {
+    int bad = 0;
+    for (int cols : {4104, 6144, 8192}) {
+        const long long rows = 700;
+        const size_t n = (size_t)rows * cols;
+        wk_rng r = wk_rng_make(0x5300ull + cols);
+        std::vector<T> hdy(n), hx(n), hw(cols);
+        std::vector<float> hm(rows), hr(rows);
+        for (T& v : hdy) v = wk_from_double<T>(wk_uniform(&r, -2.0, 2.0));
+        for (T& v : hx) v = wk_from_double<T>(wk_uniform(&r, -3.0, 3.0));
+        for (T& v : hw) v = wk_from_double<T>(wk_uniform(&r, -1.5, 1.5));
+        for (long long q = 0; q < rows; ++q)
+            hm[q] = (float)wk_uniform(&r, -0.1, 0.1), hr[q] = (float)wk_uniform(&r, 0.5, 2);
+        std::vector<T> got[2];
+        for (int off = 0; off < 2; ++off) { // off 1: every array one element past 16 bytes
+            T* dy = wk_alloc<T>(n + 1);
+            T* x = wk_alloc<T>(n + 1);
+            T* w = wk_alloc<T>(cols + 1);
+            T* dx = wk_alloc<T>(n + 1);
+            T* dwb = wk_alloc<T>(2 * (size_t)cols + 2);
+            float* m = wk_alloc<float>(rows);
+            float* rs = wk_alloc<float>(rows);
+            wk_upload(dy + off, hdy.data(), n), wk_upload(x + off, hx.data(), n), wk_upload(w + off, hw.data(), cols);
+            wk_upload(m, hm.data(), rows), wk_upload(rs, hr.data(), rows);
+            size_t bytes = 0;
+            WK_CUDA(warpkit::rowLayerNormBackward(dy + off, x + off, w + off, m, rs, dx + off, dwb + off,
+                                                  dwb + cols + 1 + off, rows, cols, nullptr, &bytes));
+            unsigned char* ws = wk_alloc<unsigned char>(bytes);
+            WK_CUDA(warpkit::rowLayerNormBackward(dy + off, x + off, w + off, m, rs, dx + off, dwb + off,
+                                                  dwb + cols + 1 + off, rows, cols, ws, &bytes));
+            WK_CUDA(cudaDeviceSynchronize());
+            std::vector<T> h(2 * (size_t)cols + 2);
+            wk_download(h.data(), dwb, h.size());
+            got[off].assign(h.begin() + off, h.begin() + off + cols);
+            got[off].insert(got[off].end(), h.begin() + cols + 1 + off, h.begin() + 2 * cols + 1 + off);
+            cudaFree(dy), cudaFree(x), cudaFree(w), cudaFree(dx), cudaFree(dwb), cudaFree(m), cudaFree(rs),
+                cudaFree(ws);
+        }
+        if (memcmp(got[0].data(), got[1].data(), got[0].size() * sizeof(T)) != 0)
+            cr_log_error("%s cols %d: dw / db differ between aligned and unaligned rows", wk_type_name<T>(), cols),
+                ++bad;
+    }
+    return bad;
+}
+
+Test(device_norm_backward, alignment) {
+    WK_REQUIRE_GPU();
+    const int bad = nb_alignment<float>() + nb_alignment<__half>() + nb_alignment<__nv_bfloat16>();
+    cr_expect(bad == 0, "alignment: %d mismatches", bad);
 }
 
 Test(device_norm_backward, bad_args) {

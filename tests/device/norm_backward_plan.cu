@@ -6,8 +6,9 @@
 // changes a plan shows up here, line by line. It also fails when a plan is one the kernels cannot
 // run (normBackwardPlanCompiled: a group or block with no compiled kernel, element slots in groups
 // of 1024), a register plan whose group does not hold the row or is not the narrowest that does,
-// or when aligned and unaligned rows get different parts (then dw / db's bits and the workspace
-// size would depend on the pointers).
+// a split plan whose slices do not cover the row or whose parts leave the GPU short of about 512
+// blocks, or when aligned and unaligned rows get different parts (then dw / db's bits and the
+// workspace size would depend on the pointers).
 //
 // Regenerate (only when a plan is meant to change, and say so in the commit):
 //   WARPKIT_GOLDEN_WRITE=1 build/tests/device/norm_backward_plan   (run from the repository root)
@@ -32,15 +33,23 @@ void checkPlan(const NormBackwardPlan& p, long long rows, int cols, bool vec) {
                   "rows=%lld cols=%d: group %d is not the narrowest", rows, cols, p.group);
         cr_expect(p.vec == vec, "rows=%lld cols=%d: slots %d for alignment %d", rows, cols, p.vec, vec);
     }
-    const long long per = p.path == NbRegs ? p.threads / p.group : 1;
-    cr_expect(p.parts == kNbMaxParts || (long long)p.parts * per >= rows, "rows=%lld cols=%d: %d parts miss rows", rows,
-              cols, p.parts);
+    if (p.path == NbRegs || cols <= kNbMaxColsVec) {
+        const long long per = p.path == NbRegs ? p.threads / p.group : 1;
+        cr_expect(p.parts == kNbMaxParts || (long long)p.parts * per >= rows, "rows=%lld cols=%d: %d parts miss rows",
+                  rows, cols, p.parts);
+    } else {
+        cr_expect((long long)p.slices * kNbSliceCols >= cols && (long long)(p.slices - 1) * kNbSliceCols < cols,
+                  "rows=%lld cols=%d: %d slices", rows, cols, p.slices);
+        cr_expect(p.parts <= (rows > 1 ? rows : 1) &&
+                      (p.parts >= rows || (long long)p.parts * p.slices >= 512 || p.parts == kNbMaxParts),
+                  "rows=%lld cols=%d: %d parts for %d slices", rows, cols, p.parts, p.slices);
+    }
 }
 
 std::string planText(const NormBackwardPlan& p) {
     std::string s = std::string(p.pathRule) + "." + p.partRule;
     if (p.path == NbRegs) s += " g" + std::to_string(p.group) + (p.vec ? " vec" : " elem");
-    else s += " stream";
+    else s += " split s" + std::to_string(p.slices) + (p.vec ? " vec" : " elem");
     return s + " t" + std::to_string(p.threads) + " parts" + std::to_string(p.parts);
 }
 
@@ -52,8 +61,8 @@ Test(norm_backward_plan, golden) {
         "# path.split rule, group (g) and slots, threads a block (t), row blocks (parts); aligned rows |\n"
         "# unaligned rows; ws = workspace bytes with dw and db.\n";
     const long long rowsList[] = {0, 1, 3, 7, 9, 64, 100, 4096, 8192, 16384, 100000, 1LL << 31};
-    const int colsList[] = {1,    8,    256,  257,  512,   513,   768,   1024,   2048,    2049,
-                            4096, 4097, 8192, 8193, 16384, 32768, 65537, 262144, 1 << 20, 0x7fffffff};
+    const int colsList[] = {1,    8,    256,  257,  512,   513,   768,   1024,  2048,  2049,   4096,    4097,
+                            6143, 6144, 8192, 8193, 10240, 10241, 16384, 32768, 65537, 262144, 1 << 20, 0x7fffffff};
     for (int cols : colsList)
         for (long long rows : rowsList) {
             const NormBackwardPlan a = normBackwardPlan(rows, cols, true), u = normBackwardPlan(rows, cols, false);

@@ -23,19 +23,22 @@
 // kernels: a NaN rstd (LayerNorm: a NaN or inf in the row; RMSNorm: a NaN) makes the row's dx NaN
 // and adds NaN to all of dw; an RMSNorm row with an inf (rstd 0) gets NaN dx and NaN in dw's inf
 // columns. db sees only dy. Determinism: dw and db are summed in float in an order fixed by (rows,
-// cols) alone: fixed row blocks (normBackwardPlan) write partials to the workspace, a second kernel
-// adds them in block order (no atomics): the same bits on every call, stream and GPU.
+// cols) alone: fixed ranges of rows (normBackwardPlan) write partials to the workspace, a last
+// kernel adds them in range order (no atomics): the same bits on every call, stream, GPU and
+// alignment. dx's bits are the same on every call and stream.
 //
-// Workspace: CUB's two-call rule (workspace null: *workspaceBytes gets the bytes needed, 0 without
-// dw and db or with rows or cols 0, and nothing runs; else it must be at least that). Any alignment.
+// Workspace: CUB's two-call rule (workspace null: *workspaceBytes gets the bytes needed, and
+// nothing runs; else it must be at least that). 0 with rows or cols 0, or without dw and db on
+// rows the register path takes at every alignment (up to 4096 columns). Any alignment.
 // Conventions (docs/design.md): returns cudaError_t; asynchronous on `stream`; allocates nothing;
 // bad arguments (rows < 0, cols < 0, an ld < cols, workspaceBytes null, a workspace too small, null
 // dy, x, rstd or (LayerNorm) mean with rows and cols > 0, dx == dy or dx == x with a different ld)
 // return cudaErrorInvalidValue and write nothing.
 //
-// How it works: device/detail/norm_backward_plan.cuh (rules N1-N3: rows of up to 8192 columns in
+// How it works: device/detail/norm_backward_plan.cuh (rules N1-N4: rows of up to 8192 columns in
 // registers, 8 elements of each input a thread, a warp or a block of threads a row, read once;
-// unaligned rows past 4096 columns and rows past 8192 stream twice) and norm_backward_kernels.cuh.
+// longer rows, and unaligned rows past 4096 columns, cut into slices of 2048 columns over a grid of
+// slices x row ranges, read twice: the slices' row sums, then dx) and norm_backward_kernels.cuh.
 #pragma once
 
 #include "../detail/host.cuh"
@@ -54,31 +57,35 @@ template <typename T> inline bool nbVec(const NormBackwardParams<T>& p) {
 /// The register path's kernel for groups of Gs threads (N1), vector or element slots as plan pl says.
 template <typename T, int Gs>
 inline cudaError_t nbLaunchRegs(const NormBackwardParams<T>& p, const NormBackwardPlan& pl, cudaStream_t st) {
-    constexpr int Threads = nbRegsThreads(Gs), smem = Threads * kNbElems * 2 * (int)sizeof(float);
-    int dev = 0;
-    DeviceProps d;
-    WARPKIT_TRY(currentDevice(&dev, &d));
+    constexpr int Threads = nbRegsThreads(Gs);
     auto kern = normBackwardKernel<T, Threads, Gs, true>;
     if constexpr (Gs < kNbMaxGroup) {
         if (!pl.vec) kern = normBackwardKernel<T, Threads, Gs, false>;
     } else if (!pl.vec) {
         return cudaErrorInvalidValue; // no such plan (N1 gives element slots to groups up to 512)
     }
-    WARPKIT_TRY(allowDynamicSmem(kern, dev, smem));
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3((unsigned)pl.parts);
-    cfg.blockDim = dim3(Threads);
-    cfg.dynamicSmemBytes = smem;
-    cfg.stream = st;
-    return cudaLaunchKernelEx(&cfg, kern, p);
+    return launchKernel(kern, pl.parts, Threads, st, p);
 }
 
-/// The main kernel of plan pl: one for each group size of N1, the streamed one for N2
+/// The split path's kernels (N2) on a grid of slices x parts: the sums, then (dx wanted) dx.
+template <typename T>
+inline cudaError_t nbLaunchSplit(const NormBackwardParams<T>& p, const NormBackwardPlan& pl, cudaStream_t st) {
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3((unsigned)pl.slices, (unsigned)pl.parts);
+    cfg.blockDim = dim3(kNbSliceThreads);
+    cfg.stream = st;
+    WARPKIT_TRY(
+        cudaLaunchKernelEx(&cfg, pl.vec ? normBackwardSumsKernel<T, true> : normBackwardSumsKernel<T, false>, p));
+    if (p.dx == nullptr) return cudaSuccess;
+    return cudaLaunchKernelEx(&cfg, pl.vec ? normBackwardSplitDxKernel<T, true> : normBackwardSplitDxKernel<T, false>,
+                              p);
+}
+
+/// The main kernels of plan pl: one for each group size of N1, the split path's two for N2
 /// (normBackwardPlanCompiled lists them).
 template <typename T>
 inline cudaError_t nbLaunch(const NormBackwardParams<T>& p, const NormBackwardPlan& pl, cudaStream_t st) {
-    if (pl.path == NbStream)
-        return launchKernel(normBackwardStreamKernel<T, kNbStreamThreads>, pl.parts, kNbStreamThreads, st, p);
+    if (pl.path == NbSplit) return nbLaunchSplit(p, pl, st);
     switch (pl.group) {
     case 32:
         return nbLaunchRegs<T, 32>(p, pl, st);
@@ -123,7 +130,9 @@ template <typename T> inline cudaError_t rowNormBackward(NormBackwardParams<T> p
         const size_t n = (size_t)pl.parts * (size_t)cols;
         p.pw = dw != nullptr ? ws : nullptr;
         p.pb = db != nullptr ? ws + (dw != nullptr ? n : 0) : nullptr;
+        p.sums = reinterpret_cast<float2*>(ws + nbAlign16((size_t)arrays * n * sizeof(float)) / sizeof(float));
         p.parts = pl.parts;
+        p.slices = pl.slices;
         p.invN = 1.0f / (float)cols;
         WARPKIT_TRY(nbLaunch(p, pl, stream));
     }
@@ -156,8 +165,8 @@ inline cudaError_t rowLayerNormBackward(const T* dy, const T* x, const typename 
     if constexpr (!detail::IsRowType<T>::value)
         return cudaErrorInvalidValue; // a wrong T: only the assert above reports
     else {
-        const detail::NormBackwardParams<T> p{dy,   x,    w,   mean, rstd, dx, nullptr, nullptr,
-                                              rows, lddy, ldx, lddx, cols, 1,  0.0f};
+        const detail::NormBackwardParams<T> p{dy,   x,    w,   mean, rstd, dx, nullptr, nullptr, nullptr,
+                                              rows, lddy, ldx, lddx, cols, 1,  1,       0.0f};
         return detail::rowNormBackward(p, false, dw, db, workspace, workspaceBytes, stream);
     }
 }
@@ -186,8 +195,8 @@ inline cudaError_t rowRmsNormBackward(const T* dy, const T* x, const typename de
     if constexpr (!detail::IsRowType<T>::value)
         return cudaErrorInvalidValue; // a wrong T: only the assert above reports
     else {
-        const detail::NormBackwardParams<T> p{dy,   x,    w,   nullptr, rstd, dx, nullptr, nullptr,
-                                              rows, lddy, ldx, lddx,    cols, 1,  0.0f};
+        const detail::NormBackwardParams<T> p{dy,   x,    w,   nullptr, rstd, dx, nullptr, nullptr, nullptr,
+                                              rows, lddy, ldx, lddx,    cols, 1,  1,       0.0f};
         return detail::rowNormBackward(p, true, dw, static_cast<T*>(nullptr), workspace, workspaceBytes, stream);
     }
 }

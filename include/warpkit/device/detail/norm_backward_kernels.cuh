@@ -2,17 +2,26 @@
 // rowRmsNormBackward (device/norm_backward.cuh), on the paths of norm_backward_plan.cuh.
 // Internal: include warpkit/device/norm_backward.cuh.
 //
+// A thread holds kNbElems columns of a row (or of a slice of it) in C slots of W elements: slot c
+// at columns c0 + (t + c * Gs) * W .. + W, t its lane in its group of Gs threads, c0 the slice's
+// first column; W a 16-byte vector (vector slots) or 1 (element slots). Its columns are the same
+// for every row it takes, so it keeps its terms of dw and db in registers (fp32) over its rows.
+//
 // normBackwardKernel (N1), block b over part b's rows, each group of Gs threads a row at a time:
-//   1. nbLoadWeights: the thread's kNbElems columns of w, once;
-//   2. nbLoadRow: the row's dy and x, kNbElems of each a thread (vector or element slots); 16-bit
-//      vector rows load the next row while the current one is reduced;
-//   3. nbRowTerms: the thread's terms of sum(g) and sum(g * xhat), and its dw / db terms added to
-//      its accumulators in shared memory;
+//   1. nbLoadWeights: the thread's columns of w, once;
+//   2. nbLoadRow: the row's dy and x (the next row's loads in flight while the current one is
+//      reduced, where the registers allow);
+//   3. nbRowTerms: the thread's terms of sum(g) and sum(g * xhat), its dw / db terms added to its
+//      registers;
 //   4. nbGroupSums: the group's totals (shuffles, then the group's warps in warp order);
 //   5. nbStoreRow: dx;
-//   6. nbBlockPartials: the groups' accumulators added in group order, the part's row of partials.
-// normBackwardStreamKernel (N2): a block a row, the two sums in one read, dx and the partials in a
-// second. normBackwardFinishKernel: dw and db, the partials added in part order (N3).
+//   6. nbBlockPartials: the groups' dw / db registers added in group order, the part's row of
+//      partials.
+// normBackwardSumsKernel (N2), block (s, b): slice s of part b's rows, one at a time: stages 1-4,
+// the slice's two sums to the workspace, then stage 6. normBackwardSplitDxKernel (N2), the same
+// blocks: each row's sums over its slices (nbSliceSums, the same order in every block), then the
+// slice's dx from a second read. normBackwardFinishKernel: dw and db, the partials added in part
+// order.
 #pragma once
 
 #include "../../block/reduce.cuh"
@@ -29,11 +38,12 @@ template <typename T> struct NormBackwardParams {
     const T* w;
     const float* mean; // null for RMSNorm
     const float* rstd;
-    T* dx;     // null: not written
-    float* pw; // partial sums of dw: parts x cols (null: dw not wanted)
-    float* pb; // of db
+    T* dx;        // null: not written
+    float* pw;    // partial sums of dw: parts x cols (null: dw not wanted)
+    float* pb;    // of db
+    float2* sums; // split path: rows x slices pairs (sum(g), sum(g * xhat)) of each slice
     long long rows, lddy, ldx, lddx;
-    int cols, parts;
+    int cols, parts, slices;
     float invN; // 1 / cols
 };
 
@@ -44,8 +54,8 @@ WARPKIT_DEVICE void nbPartRows(const NormBackwardParams<T>& p, int part, long lo
     *r1 = p.rows * (part + 1) / p.parts;
 }
 
-/// One row's share of a thread on the register path: C slots of W elements of dy and x (slot c:
-/// columns (t + c * Gs) * W ..), its statistics, and whether it is a row at all.
+/// One row's share of a thread: C slots of W elements of dy and x, its statistics, and whether it
+/// is a row at all.
 template <typename T, int C, int W> struct NbRow {
     alignas(16) T dy[C][W];
     alignas(16) T x[C][W];
@@ -59,10 +69,10 @@ template <int W, typename T> WARPKIT_DEVICE void nbLoad(const T* q, T (&v)[W]) {
     else v[0] = loadScalar<LoadReadOnly>(q);
 }
 
-/// Stage: row `row` (< r1, else an empty row) of the calling thread (lane t of its group) into r;
-/// empty slots hold zeros.
-template <int Gs, typename T, int C, int W>
-WARPKIT_DEVICE void nbLoadRow(const NormBackwardParams<T>& p, long long row, long long r1, int t, NbRow<T, C, W>& r) {
+/// Stage: row `row` (< r1, else an empty row) of the calling thread (lane t of its group, slice
+/// from column c0) into r; empty slots hold zeros.
+template <int Gs, typename T, int C, int W> WARPKIT_DEVICE void
+nbLoadRow(const NormBackwardParams<T>& p, long long row, long long r1, int t, int c0, NbRow<T, C, W>& r) {
     r.ok = row < r1;
     const long long q = r.ok ? row : 0;
     r.mean = r.ok && p.mean != nullptr ? p.mean[q] : 0.0f;
@@ -71,7 +81,7 @@ WARPKIT_DEVICE void nbLoadRow(const NormBackwardParams<T>& p, long long row, lon
     const T* x = p.x + q * p.ldx;
 #pragma unroll
     for (int c = 0; c < C; ++c) {
-        const int col = (t + c * Gs) * W;
+        const int col = c0 + (t + c * Gs) * W;
         if (r.ok && col < p.cols) {
             nbLoad<W>(dy + col, r.dy[c]);
             nbLoad<W>(x + col, r.x[c]);
@@ -83,31 +93,21 @@ WARPKIT_DEVICE void nbLoadRow(const NormBackwardParams<T>& p, long long row, lon
 }
 
 /// Stage: the thread's terms of the row's two sums, s[0] = sum(g), s[1] = sum(g * xhat), and (a
-/// real row) its terms of dw and db added to its accumulators acc (shared memory: the thread's
-/// kNbElems / 4 float4 of dw at acc[k * Threads], then as many of db; registers would cap the
-/// blocks an SM).
-template <int Threads, typename T, int C, int W>
-WARPKIT_DEVICE void nbRowTerms(const NbRow<T, C, W>& r, const float (&w)[C][W], float4* acc, float (&s)[2]) {
-    constexpr int K = C * W;
-    float xh[K], dy[K];
+/// real row) its terms of dw and db added to its registers aw, ab (the products fused, so that
+/// every path rounds them alike).
+template <typename T, int C, int W> WARPKIT_DEVICE void
+nbRowTerms(const NbRow<T, C, W>& r, const float (&w)[C][W], float (&s)[2], float (&aw)[C][W], float (&ab)[C][W]) {
     s[0] = s[1] = 0.0f;
 #pragma unroll
-    for (int j = 0; j < K; ++j) {
-        dy[j] = Arith<T>::to_acc(r.dy[j / W][j % W]);
-        xh[j] = (Arith<T>::to_acc(r.x[j / W][j % W]) - r.mean) * r.rstd;
-        const float g = dy[j] * w[j / W][j % W];
-        s[0] += g;
-        s[1] += g * xh[j];
-    }
-    if (!r.ok) return;
+    for (int c = 0; c < C; ++c)
 #pragma unroll
-    for (int k = 0; k < K / 4; ++k) {
-        float4 a = acc[k * Threads], b = acc[(K / 4 + k) * Threads];
-        a.x += dy[4 * k] * xh[4 * k], a.y += dy[4 * k + 1] * xh[4 * k + 1];
-        a.z += dy[4 * k + 2] * xh[4 * k + 2], a.w += dy[4 * k + 3] * xh[4 * k + 3];
-        b.x += dy[4 * k], b.y += dy[4 * k + 1], b.z += dy[4 * k + 2], b.w += dy[4 * k + 3];
-        acc[k * Threads] = a, acc[(K / 4 + k) * Threads] = b;
-    }
+        for (int e = 0; e < W; ++e) {
+            const float dy = Arith<T>::to_acc(r.dy[c][e]), xh = (Arith<T>::to_acc(r.x[c][e]) - r.mean) * r.rstd;
+            const float g = dy * w[c][e];
+            s[0] += g;
+            s[1] += g * xh;
+            if (r.ok) aw[c][e] = __fmaf_rn(dy, xh, aw[c][e]), ab[c][e] += dy;
+        }
 }
 
 /// Stage: the group's totals of s. A warp: shuffles. Wider groups: each warp's totals to red, one
@@ -128,15 +128,15 @@ template <int Threads, int Gs> WARPKIT_DEVICE void nbGroupSums(float (&s)[2], fl
     }
 }
 
-/// Stage: the row's dx from its sums s (group totals), slot by slot.
+/// Stage: the row's dx (slice from column c0) from m1 = sum(g) / n (0 for RMSNorm) and m2 =
+/// sum(g * xhat) / n, slot by slot.
 template <typename T, int Gs, int C, int W>
 WARPKIT_DEVICE void nbStoreRow(const NormBackwardParams<T>& p, const NbRow<T, C, W>& r, const float (&w)[C][W],
-                               const float (&s)[2], long long row, int t) {
-    const float m1 = p.mean != nullptr ? s[0] * p.invN : 0.0f, m2 = s[1] * p.invN;
+                               float m1, float m2, long long row, int t, int c0) {
     T* dx = p.dx + row * p.lddx;
 #pragma unroll
     for (int c = 0; c < C; ++c) {
-        const int col = (t + c * Gs) * W;
+        const int col = c0 + (t + c * Gs) * W;
         if (col >= p.cols) continue;
         alignas(16) T o[W];
 #pragma unroll
@@ -150,41 +150,46 @@ WARPKIT_DEVICE void nbStoreRow(const NormBackwardParams<T>& p, const NbRow<T, C,
     }
 }
 
-/// Stage: the block's partial sums of dw and db: group 0 adds the groups' accumulators (accs:
-/// the block's, thread-major as nbRowTerms keeps them) in group order and writes the part's row of
-/// the partials.
-template <int Threads, int Gs, typename T, int C, int W>
-WARPKIT_DEVICE void nbBlockPartials(const NormBackwardParams<T>& p, const float4* accs) {
-    constexpr int K = C * W, G = Threads / Gs;
-    const int t = (int)threadIdx.x;
-    __syncthreads(); // every group's last accumulation is done
-    if (t >= Gs) return;
-    const size_t base = (size_t)blockIdx.x * p.cols;
+/// Stage: the block's partial sums of dw and db into row `part` of the partials: the groups'
+/// registers added in group order by group 0 (through shared memory; every thread of the block
+/// calls), which writes the row (its slice from column c0).
+template <int Threads, int Gs, typename T, int C, int W> WARPKIT_DEVICE void
+nbBlockPartials(const NormBackwardParams<T>& p, float (&aw)[C][W], float (&ab)[C][W], int part, int c0) {
+    constexpr int G = Threads / Gs;
+    const int t = (int)threadIdx.x % Gs;
+    if constexpr (G > 1) {
+        __shared__ float buf[2][C * W][Threads]; // [dw or db][element of the slots][thread]
+        const int g = (int)threadIdx.x / Gs;
+        if (g > 0)
 #pragma unroll
-    for (int k = 0; k < K / 4; ++k) {
-        float4 a = accs[k * Threads + t], b = accs[(K / 4 + k) * Threads + t];
-        for (int g = 1; g < G; ++g) {
-            const float4 u = accs[k * Threads + g * Gs + t], v = accs[(K / 4 + k) * Threads + g * Gs + t];
-            a.x += u.x, a.y += u.y, a.z += u.z, a.w += u.w;
-            b.x += v.x, b.y += v.y, b.z += v.z, b.w += v.w;
-        }
-        const float aw[4] = {a.x, a.y, a.z, a.w}, ab[4] = {b.x, b.y, b.z, b.w};
+            for (int j = 0; j < C * W; ++j)
+                buf[0][j][threadIdx.x] = aw[j / W][j % W], buf[1][j][threadIdx.x] = ab[j / W][j % W];
+        __syncthreads();
+        if (g > 0) return;
+        for (int k = 1; k < G; ++k)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-            const int j = 4 * k + e, col = (t + j / W * Gs) * W + j % W; // element j of the slots
-            if ((t + j / W * Gs) * W >= p.cols) continue;
-            if (p.pw != nullptr) p.pw[base + col] = aw[e];
-            if (p.pb != nullptr) p.pb[base + col] = ab[e];
+            for (int j = 0; j < C * W; ++j)
+                aw[j / W][j % W] += buf[0][j][k * Gs + t], ab[j / W][j % W] += buf[1][j][k * Gs + t];
+    }
+    const size_t base = (size_t)part * p.cols;
+#pragma unroll
+    for (int c = 0; c < C; ++c) {
+        const int col = c0 + (t + c * Gs) * W;
+        if (col >= p.cols) continue;
+#pragma unroll
+        for (int e = 0; e < W; ++e) {
+            if (p.pw != nullptr) p.pw[base + col + e] = aw[c][e];
+            if (p.pb != nullptr) p.pb[base + col + e] = ab[c][e];
         }
     }
 }
 
 /// Stage: the thread's columns of w as float (1 without w or past cols), slot by slot.
 template <int Gs, typename T, int C, int W>
-WARPKIT_DEVICE void nbLoadWeights(const NormBackwardParams<T>& p, int t, float (&w)[C][W]) {
+WARPKIT_DEVICE void nbLoadWeights(const NormBackwardParams<T>& p, int t, int c0, float (&w)[C][W]) {
 #pragma unroll
     for (int c = 0; c < C; ++c) {
-        const int col = (t + c * Gs) * W;
+        const int col = c0 + (t + c * Gs) * W;
         T wt[W];
         if (p.w != nullptr && col < p.cols) nbLoad<W>(p.w + col, wt);
 #pragma unroll
@@ -192,87 +197,117 @@ WARPKIT_DEVICE void nbLoadWeights(const NormBackwardParams<T>& p, int t, float (
     }
 }
 
+/// The contract of the kernels' element type (checked at each kernel's entry).
+template <typename T> struct NbTypeCheck {
+    static_assert(IsRowType<T>::value, "norm backward kernels: T must be float, __half or __nv_bfloat16");
+    static_assert(kNbElems % vectorElems<T>() == 0,
+                  "norm backward kernels: kNbElems must be a multiple of a vector's elements");
+    static constexpr bool ok = true;
+};
+
 // Register path (N1): block b takes part b's rows; its Threads / Gs groups of Gs threads take a row
 // each at a time (group k rows r0 + k, r0 + k + G, ...), each thread kNbElems elements of each
-// input; 16-bit vector slots keep the next row's loads in flight while the current row is reduced
-// (Prefetch; the registers allow it there). Blocks under 512 threads: 512 / Threads blocks an SM
-// at least. Vec: every row of dy, x and dx, and w, is 16-byte aligned and cols a whole number of
-// vectors (slots of a vector); else slots of one element. Dynamic shared memory: Threads x
-// kNbElems x 2 floats (the accumulators).
+// input. Prefetch: the next row's loads in flight while the current row is reduced (except in blocks
+// of 1024, where the 64 registers a thread do not hold two rows: 16-bit spilled). Vec: every row of dy, x
+// and dx, and w, is 16-byte aligned and cols a whole number of vectors (slots of a vector); else
+// slots of one element.
 template <typename T, int Threads, int Gs, bool Vec>
 __global__ void __launch_bounds__(Threads, Threads < 512 ? 512 / Threads : 1)
     normBackwardKernel(NormBackwardParams<T> p) {
-    static_assert(IsRowType<T>::value, "normBackwardKernel: T must be float, __half or __nv_bfloat16");
+    static_assert(NbTypeCheck<T>::ok, "norm backward kernels: T (see NbTypeCheck)");
     static_assert(Gs >= 32 && Gs <= kNbMaxGroup && (Gs & (Gs - 1)) == 0,
                   "normBackwardKernel: Gs (threads a row) must be a power of two in 32..1024");
     static_assert(Threads >= Gs && Threads % Gs == 0 && Threads <= 1024,
                   "normBackwardKernel: Threads must be a multiple of Gs, at most 1024");
     static_assert(Vec || Gs < kNbMaxGroup,
                   "normBackwardKernel: element slots (Vec false) need Gs <= 512 (1024 spills)");
-    static_assert(kNbElems % 4 == 0 && kNbElems % vectorElems<T>() == 0,
-                  "normBackwardKernel: kNbElems must be a multiple of 4 and of a vector's elements");
     constexpr int W = Vec ? vectorElems<T>() : 1, C = kNbElems / W, G = Threads / Gs;
-    constexpr bool Prefetch = Vec && sizeof(T) == 2;
+    constexpr bool Prefetch = Threads < 1024;
     __shared__ float red[2][Threads / 32][2];
-    extern __shared__ float4 nbAcc[]; // 2 x kNbElems / 4 float4 a thread: nbRowTerms
-    float4* acc = nbAcc + threadIdx.x;
     const int t = (int)threadIdx.x % Gs, g = (int)threadIdx.x / Gs;
     long long r0, r1;
     nbPartRows(p, (int)blockIdx.x, &r0, &r1);
     const int iters = (int)((r1 - r0 + G - 1) / G);
-    float w[C][W];
-    nbLoadWeights<Gs>(p, t, w);
-#pragma unroll
-    for (int k = 0; k < C * W / 2; ++k) acc[k * Threads] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    float w[C][W], aw[C][W] = {}, ab[C][W] = {};
+    nbLoadWeights<Gs>(p, t, 0, w);
     NbRow<T, C, W> cur, nxt;
-    nbLoadRow<Gs>(p, r0 + g, r1, t, cur);
+    nbLoadRow<Gs>(p, r0 + g, r1, t, 0, cur);
     for (int it = 0; it < iters; ++it) {
         const long long row = r0 + (long long)it * G + g;
-        if constexpr (Prefetch) nbLoadRow<Gs>(p, row + G, r1, t, nxt);
+        if constexpr (Prefetch) nbLoadRow<Gs>(p, row + G, r1, t, 0, nxt);
         float s[2];
-        nbRowTerms<Threads>(cur, w, acc, s);
+        nbRowTerms(cur, w, s, aw, ab);
         nbGroupSums<Threads, Gs>(s, red, it);
-        if (cur.ok && p.dx != nullptr) nbStoreRow<T, Gs>(p, cur, w, s, row, t);
+        if (cur.ok && p.dx != nullptr)
+            nbStoreRow<T, Gs>(p, cur, w, p.mean != nullptr ? s[0] * p.invN : 0.0f, s[1] * p.invN, row, t, 0);
         if constexpr (Prefetch) cur = nxt;
-        else nbLoadRow<Gs>(p, row + G, r1, t, cur);
+        else nbLoadRow<Gs>(p, row + G, r1, t, 0, cur);
     }
-    if (p.pw != nullptr || p.pb != nullptr) nbBlockPartials<Threads, Gs, T, C, W>(p, nbAcc);
+    if (p.pw != nullptr || p.pb != nullptr) nbBlockPartials<Threads, Gs>(p, aw, ab, (int)blockIdx.x, 0);
 }
 
-// Streamed path (N2: the rows N1 does not take): block b takes part b's rows one at a time,
-// thread t columns t, t + Threads, ...: the two sums in one sweep, then dx and the part's partial
-// sums (kept in the workspace: written by the part's first row, added to by the others) in a second.
-template <typename T, int Threads> __global__ void __launch_bounds__(Threads)
-    normBackwardStreamKernel(NormBackwardParams<T> p) {
-    static_assert(IsRowType<T>::value, "normBackwardStreamKernel: T must be float, __half or __nv_bfloat16");
-    static_assert(Threads % 32 == 0 && Threads >= 32 && Threads <= 1024,
-                  "normBackwardStreamKernel: Threads must be a multiple of 32 in 32..1024");
-    const int t = (int)threadIdx.x;
+// Split path (N2), first kernel: block (s, b) takes slice s (kNbSliceCols columns from s *
+// kNbSliceCols) of part b's rows one at a time (the next row's loads in flight): the slice's two
+// sums of each row to p.sums[row * slices + s], its dw / db terms in registers, then the part's
+// partials of the slice.
+template <typename T, bool Vec> __global__ void __launch_bounds__(kNbSliceThreads, 2)
+    normBackwardSumsKernel(NormBackwardParams<T> p) {
+    static_assert(NbTypeCheck<T>::ok, "norm backward kernels: T (see NbTypeCheck)");
+    constexpr int Gs = kNbSliceThreads, W = Vec ? vectorElems<T>() : 1, C = kNbElems / W;
+    __shared__ float red[2][Gs / 32][2];
+    const int t = (int)threadIdx.x, c0 = (int)blockIdx.x * kNbSliceCols;
     long long r0, r1;
-    nbPartRows(p, (int)blockIdx.x, &r0, &r1);
-    float* pw = p.pw != nullptr ? p.pw + (size_t)blockIdx.x * p.cols : nullptr;
-    float* pb = p.pb != nullptr ? p.pb + (size_t)blockIdx.x * p.cols : nullptr;
+    nbPartRows(p, (int)blockIdx.y, &r0, &r1);
+    float w[C][W], aw[C][W] = {}, ab[C][W] = {};
+    nbLoadWeights<Gs>(p, t, c0, w);
+    NbRow<T, C, W> cur, nxt;
+    nbLoadRow<Gs>(p, r0, r1, t, c0, cur);
     for (long long row = r0; row < r1; ++row) {
-        const T* dy = p.dy + row * p.lddy;
-        const T* x = p.x + row * p.ldx;
-        const float mean = p.mean != nullptr ? p.mean[row] : 0.0f, rstd = p.rstd[row];
-        float s[2] = {0.0f, 0.0f};
-        for (int col = t; col < p.cols; col += Threads) {
-            const float d = Arith<T>::to_acc(loadScalar<LoadReadOnly>(dy + col));
-            const float g = d * (p.w != nullptr ? Arith<T>::to_acc(p.w[col]) : 1.0f);
-            s[0] += g;
-            s[1] += g * ((Arith<T>::to_acc(loadScalar<LoadReadOnly>(x + col)) - mean) * rstd);
-        }
-        blockReduceSum<Threads>(s);
-        const float m1 = p.mean != nullptr ? s[0] * p.invN : 0.0f, m2 = s[1] * p.invN;
-        for (int col = t; col < p.cols; col += Threads) {
-            const float d = Arith<T>::to_acc(loadScalar<LoadReadOnly>(dy + col));
-            const float xh = (Arith<T>::to_acc(loadScalar<LoadReadOnly>(x + col)) - mean) * rstd;
-            const float g = d * (p.w != nullptr ? Arith<T>::to_acc(p.w[col]) : 1.0f);
-            if (pw != nullptr) pw[col] = (row == r0 ? 0.0f : pw[col]) + d * xh;
-            if (pb != nullptr) pb[col] = (row == r0 ? 0.0f : pb[col]) + d;
-            if (p.dx != nullptr) p.dx[row * p.lddx + col] = Arith<T>::from_acc(rstd * (g - m1 - xh * m2));
-        }
+        nbLoadRow<Gs>(p, row + 1, r1, t, c0, nxt);
+        float s[2];
+        nbRowTerms(cur, w, s, aw, ab);
+        nbGroupSums<Gs, Gs>(s, red, (int)(row - r0));
+        if (t == 0) p.sums[row * p.slices + blockIdx.x] = make_float2(s[0], s[1]);
+        cur = nxt;
+    }
+    if (p.pw != nullptr || p.pb != nullptr) nbBlockPartials<Gs, Gs>(p, aw, ab, (int)blockIdx.y, c0);
+}
+
+/// Stage: the calling lane's share of row `row`'s sums over its slices (slices lane, lane + 32, ...
+/// in order; zeros past r1); a warp's butterfly of these gives every lane of every block the same
+/// bits.
+template <typename T> WARPKIT_DEVICE float2 nbSliceSums(const NormBackwardParams<T>& p, long long row, long long r1) {
+    float2 a = make_float2(0.0f, 0.0f);
+    if (row >= r1) return a;
+    const float2* q = p.sums + row * p.slices;
+    for (int k = (int)threadIdx.x % 32; k < p.slices; k += 32) {
+        const float2 v = q[k];
+        a.x += v.x, a.y += v.y;
+    }
+    return a;
+}
+
+// Split path (N2), second kernel (launched when dx is wanted): block (s, b) takes slice s of part
+// b's rows again, one at a time with the next row's loads and sums in flight: each row's total sums
+// (nbSliceSums, then a warp's butterfly), then the slice's dx.
+template <typename T, bool Vec> __global__ void __launch_bounds__(kNbSliceThreads, 2)
+    normBackwardSplitDxKernel(NormBackwardParams<T> p) {
+    static_assert(NbTypeCheck<T>::ok, "norm backward kernels: T (see NbTypeCheck)");
+    constexpr int Gs = kNbSliceThreads, W = Vec ? vectorElems<T>() : 1, C = kNbElems / W;
+    const int t = (int)threadIdx.x, c0 = (int)blockIdx.x * kNbSliceCols;
+    long long r0, r1;
+    nbPartRows(p, (int)blockIdx.y, &r0, &r1);
+    float w[C][W];
+    nbLoadWeights<Gs>(p, t, c0, w);
+    NbRow<T, C, W> cur, nxt;
+    nbLoadRow<Gs>(p, r0, r1, t, c0, cur);
+    float2 sc = nbSliceSums(p, r0, r1), sn;
+    for (long long row = r0; row < r1; ++row) {
+        nbLoadRow<Gs>(p, row + 1, r1, t, c0, nxt);
+        sn = nbSliceSums(p, row + 1, r1);
+        const float s0 = warpReduce<32>(sc.x, Sum{}), s1 = warpReduce<32>(sc.y, Sum{});
+        nbStoreRow<T, Gs>(p, cur, w, p.mean != nullptr ? s0 * p.invN : 0.0f, s1 * p.invN, row, t, c0);
+        cur = nxt, sc = sn;
     }
 }
 
@@ -292,6 +327,7 @@ template <typename T> __global__ void __launch_bounds__(kNbFinishCols* kNbFinish
     const float* src = blockIdx.y == 0 ? f.src[0] : f.src[1]; // (an indexed parameter array: a stack copy)
     float s = 0.0f;
     if (col < f.cols)
+#pragma unroll 4
         for (int k = lane; k < f.parts; k += kNbFinishLanes) s += src[(size_t)k * f.cols + col];
     part[lane][cx] = s;
     __syncthreads();

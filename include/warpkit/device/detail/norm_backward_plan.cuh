@@ -1,39 +1,47 @@
 // warpkit/device/detail/norm_backward_plan.cuh: the plan of rowLayerNormBackward and
 // rowRmsNormBackward (device/norm_backward.cuh): which kernel takes a row, and how the rows are
-// split into blocks whose dw / db partial sums a second kernel adds in block order. Host only; the
+// split into parts whose dw / db partial sums a last kernel adds in part order. Host only; the
 // golden plan test (tests/device/norm_backward_plan.cu) pins its answers. The measurements behind
 // each rule id are in docs/tuning.md, section Norm backward. Internal: include
 // warpkit/device/norm_backward.cuh.
 //
-// Rules (kNbPathRules: the first whose column limit holds; kNbPartRules: the one rule):
+// Rules (kNbPathRules: the first whose column limit holds; kNbPartRules by path):
 //   N1  cols <= 8192 (16-byte aligned rows) or <= 4096 (any alignment): the register path, a group
 //       of `group` threads a row (the narrowest power of two of 32..1024 holding the row at
-//       kNbElems elements a thread), in blocks of at least 256 threads (several groups a block)
-//   N2  longer rows: the streamed path, a block of 512 threads a row, two reads of the row
-//   N3  parts = ceil(rows / rows a block at a time), at most 512: block b takes the b-th balanced
-//       range of consecutive rows and leaves one row of dw / db partials
-// parts depends on (rows, cols) alone (alignment moves a row between N1 and N2 only where both
-// take one row a block at a time), so the order of dw / db's sums, and so their bits, are the same
-// on every GPU and for every alignment; the workspace size follows from parts.
+//       kNbElems elements a thread), in blocks of at least 256 threads (several groups a block);
+//       one read of the row
+//   N2  longer rows: the split path, each row cut into slices of kNbSliceCols columns, a block of
+//       kNbSliceThreads threads a slice (grid slices x parts): a first kernel writes each slice's
+//       two row sums, a second re-reads the slice for dx (two reads of the row)
+//   N3  register path (and the split path's rows of at most 8192 columns): parts = ceil(rows /
+//       rows a block at a time), at most 512
+//   N4  split path past 8192 columns: parts = ceil(512 / slices), at most rows: about 512 blocks
+//       however few the rows, each part's dw / db partials one row of the workspace
+// A part is a balanced range of consecutive rows; each column's partial adds the part's rows in a
+// fixed order (a group's rows in order, then the groups in order), so dw / db's bits depend on
+// (rows, cols) alone: the same on every GPU, stream and call. Aligned and unaligned rows of 4097 to
+// 8192 columns take N1 and N2 with one row a block at a time and the same parts (N3), so alignment
+// does not change them either; the workspace size follows from parts and slices.
 #pragma once
 
 namespace warpkit {
 namespace detail {
 
-constexpr int kNbElems = 8;                           // elements of each input a thread holds (N1)
-constexpr int kNbMaxGroup = 1024;                     // the widest row group (N1)
-constexpr int kNbMaxColsVec = kNbMaxGroup * kNbElems; // the longest row in registers (N1)
-constexpr int kNbMaxColsElem = kNbMaxColsVec / 2;     // element slots (N1): groups of 1024 would spill
-constexpr int kNbRegsThreads = 256;                   // the register path's narrowest block (N1)
-constexpr int kNbStreamThreads = 512;                 // the streamed path's block (N2)
-constexpr int kNbFinishCols = 32;                     // the final sum: columns a block
-constexpr int kNbFinishLanes = 8;                     // the final sum: threads a column
+constexpr int kNbElems = 8;                              // elements of each input a thread holds (N1, N2)
+constexpr int kNbMaxGroup = 1024;                        // the widest row group (N1)
+constexpr int kNbMaxColsVec = kNbMaxGroup * kNbElems;    // the longest row in registers (N1)
+constexpr int kNbMaxColsElem = kNbMaxColsVec / 2;        // element slots (N1): groups of 1024 would spill
+constexpr int kNbRegsThreads = 256;                      // the register path's narrowest block (N1)
+constexpr int kNbSliceThreads = 256;                     // the split path's block (N2)
+constexpr int kNbSliceCols = kNbSliceThreads * kNbElems; // columns a slice (N2)
+constexpr int kNbFinishCols = 32;                        // the final sum: columns a block
+constexpr int kNbFinishLanes = 8;                        // the final sum: threads a column
 
 /// A path rule: rows of at most maxColsVec columns (every row 16-byte aligned: vector slots) or
 /// maxColsElem columns (any alignment: element slots) take `path`; minThreads: threads a block at
-/// least (the register path's blocks hold max(group, minThreads) threads; the streamed path's
-/// blocks exactly minThreads).
-enum NbPath { NbRegs = 0, NbStream = 1 };
+/// least (the register path's blocks hold max(group, minThreads) threads; the split path's blocks
+/// exactly minThreads).
+enum NbPath { NbRegs = 0, NbSplit = 1 };
 struct NbPathRule {
     const char* id;
     int maxColsVec, maxColsElem;
@@ -42,57 +50,73 @@ struct NbPathRule {
 };
 constexpr NbPathRule kNbPathRules[] = {
     {"N1", kNbMaxColsVec, kNbMaxColsElem, NbRegs, kNbRegsThreads},
-    {"N2", 0x7fffffff, 0x7fffffff, NbStream, kNbStreamThreads},
+    {"N2", 0x7fffffff, 0x7fffffff, NbSplit, kNbSliceThreads},
 };
 
-/// The split rule: at most maxParts blocks of consecutive rows.
+/// A split rule: at most maxParts parts; blocks > 0: parts = ceil(blocks / slices) (at most rows),
+/// else one part per `rows a block at a time` rows.
 struct NbPartRule {
     const char* id;
-    int maxParts;
+    int maxParts, blocks;
 };
-constexpr NbPartRule kNbPartRules[] = {{"N3", 512}};
-constexpr int kNbMaxParts = kNbPartRules[0].maxParts;
+constexpr NbPartRule kNbPartRules[] = {{"N3", 512, 0}, {"N4", 512, 512}};
+constexpr int kNbMaxParts = 512; // the largest maxParts above
 
-/// How a call spreads: `group` threads a row (0: the streamed path, a block a row) in blocks of
-/// `threads`, the rows split into `parts` blocks of consecutive rows; vec: vector slots.
+/// How a call spreads: `group` threads a row or a slice, in blocks of `threads`, the row cut into
+/// `slices` (1 on the register path), the rows split into `parts` ranges of consecutive rows;
+/// vec: vector slots.
 struct NormBackwardPlan {
     const char* pathRule; // id of the path rule
     const char* partRule; // id of the split rule
     NbPath path;
-    int group, threads, parts;
+    int group, threads, slices, parts;
     bool vec;
 };
+
+/// The register path's plan (N1, N3) for rows x cols. Host only.
+inline NormBackwardPlan nbRegsPlan(long long rows, int cols, bool vec) {
+    NormBackwardPlan p = {kNbPathRules[0].id, kNbPartRules[0].id, NbRegs, 32, 0, 1, 1, vec};
+    while ((long long)p.group * kNbElems < cols) p.group *= 2;
+    p.threads = p.group > kNbPathRules[0].minThreads ? p.group : kNbPathRules[0].minThreads;
+    const long long per = p.threads / p.group, parts = (rows + per - 1) / per;
+    const int cap = kNbPartRules[0].maxParts;
+    p.parts = (int)(parts < 1 ? 1 : parts < cap ? parts : cap);
+    return p;
+}
 
 /// The plan for rows x cols; vec: every row of dy, x and dx (if written) and w (if given) starts
 /// on 16 bytes and cols is a whole number of vectors. Host only.
 inline NormBackwardPlan normBackwardPlan(long long rows, int cols, bool vec) {
-    NormBackwardPlan p = {"", "", NbStream, 0, 0, 1, false};
-    for (const NbPathRule& r : kNbPathRules)
-        if (cols <= (vec ? r.maxColsVec : r.maxColsElem)) {
-            p.pathRule = r.id;
-            p.path = r.path;
-            p.threads = r.minThreads;
-            break;
-        }
-    if (p.path == NbRegs) {
-        p.vec = vec;
-        p.group = 32;
-        while ((long long)p.group * kNbElems < cols) p.group *= 2;
-        p.threads = p.group > p.threads ? p.group : p.threads;
+    if (cols <= (vec ? kNbPathRules[0].maxColsVec : kNbPathRules[0].maxColsElem)) return nbRegsPlan(rows, cols, vec);
+    const NbPathRule& r = kNbPathRules[1];
+    NormBackwardPlan p = {r.id, "", NbSplit, r.minThreads, r.minThreads, 1, 1, vec};
+    p.slices = (int)(((long long)cols + kNbSliceCols - 1) / kNbSliceCols);
+    if (cols <= kNbMaxColsVec) { // the aligned rows' parts (N3), so that alignment keeps dw / db's bits
+        const NormBackwardPlan a = nbRegsPlan(rows, cols, true);
+        p.partRule = a.partRule;
+        p.parts = a.parts;
+        return p;
     }
-    const NbPartRule& s = kNbPartRules[0];
-    const long long per = p.path == NbRegs ? p.threads / p.group : 1;
-    const long long parts = (rows + per - 1) / per;
+    const NbPartRule& s = kNbPartRules[1];
+    long long parts = (s.blocks + p.slices - 1) / p.slices;
+    parts = parts < rows ? parts : rows;
     p.partRule = s.id;
     p.parts = (int)(parts < 1 ? 1 : parts < s.maxParts ? parts : s.maxParts);
     return p;
 }
 
-/// Workspace bytes: `arrays` (dw, db wanted) float partials of cols a part, 16 for alignment. It
-/// takes the aligned plan's parts, which every alignment shares (see above).
+/// Round n bytes up to 16.
+constexpr size_t nbAlign16(size_t n) { return (n + 15) & ~(size_t)15; }
+
+/// Workspace bytes: 16 for alignment, `arrays` (dw, db wanted) float partials of cols a part, and
+/// where any alignment takes the split path, a float2 pair of row sums a row and slice. Parts and
+/// slices are those of the unaligned plan, which the aligned one's parts equal (see above).
 inline size_t normBackwardBytes(long long rows, int cols, int arrays) {
-    if (rows <= 0 || cols <= 0 || arrays == 0) return 0;
-    return (size_t)arrays * (size_t)normBackwardPlan(rows, cols, true).parts * (size_t)cols * sizeof(float) + 16;
+    if (rows <= 0 || cols <= 0) return 0;
+    const NormBackwardPlan u = normBackwardPlan(rows, cols, false);
+    const size_t partials = (size_t)arrays * (size_t)u.parts * (size_t)cols * sizeof(float);
+    const size_t sums = u.path == NbSplit ? (size_t)rows * (size_t)u.slices * 2 * sizeof(float) : 0;
+    return partials + sums == 0 ? 0 : 16 + nbAlign16(partials) + sums;
 }
 
 /// The block of the register path's kernel for groups of `group` threads (nbLaunchRegs).
@@ -100,12 +124,12 @@ constexpr int nbRegsThreads(int group) { return group > kNbRegsThreads ? group :
 
 /// Whether norm_backward.cuh's dispatcher (nbLaunch) has a kernel for plan p: the register path
 /// for groups 32..1024 in blocks of nbRegsThreads(group) (element slots up to 512: 1024 spills),
-/// the streamed path in blocks of kNbStreamThreads. Host only.
+/// the split path's two kernels in blocks of kNbSliceThreads. Host only.
 inline bool normBackwardPlanCompiled(const NormBackwardPlan& p) {
-    if (p.parts < 1 || p.parts > kNbMaxParts) return false;
-    if (p.path == NbStream) return p.group == 0 && p.threads == kNbStreamThreads;
+    if (p.parts < 1 || p.parts > kNbMaxParts || p.slices < 1) return false;
+    if (p.path == NbSplit) return p.group == kNbSliceThreads && p.threads == kNbSliceThreads;
     const bool pow2 = p.group >= 32 && p.group <= kNbMaxGroup && (p.group & (p.group - 1)) == 0;
-    return pow2 && p.threads == nbRegsThreads(p.group) && (p.vec || p.group < kNbMaxGroup);
+    return pow2 && p.slices == 1 && p.threads == nbRegsThreads(p.group) && (p.vec || p.group < kNbMaxGroup);
 }
 
 } // namespace detail
