@@ -153,7 +153,12 @@ template <typename T, typename Idx> void sweep(unsigned seed) {
                                  {2, 200003, 1},
                                  {9, 70001, 200},
                                  {700, 4500, 3},
-                                 {600, 5003, 1}};
+                                 {600, 5003, 1},
+                                 // S3's merge: the most slices (256, the last one empty), slices x k at
+                                 // the shared stage's 4096 keys, several rows of many slices
+                                 {1, 262147, 8},
+                                 {1, 131072, 64},
+                                 {8, 131075, 16}};
     if (!q) {
         shapes.push_back({1, 262144, 256});
         shapes.push_back({290, 5000, 100});

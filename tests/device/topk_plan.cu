@@ -54,7 +54,7 @@ void checkPlan(const TopKPlan& p, long long rows, int cols, int k, const char* w
         const size_t want = p.slices[0] > 1 ? (size_t)rows * p.slices[0] * k * 8 + (size_t)rows * 4 : 0;
         cr_expect(p.workspaceBytes == want, "%s rows=%lld cols=%d k=%d: filter workspace %zu, want %zu", where, rows,
                   cols, k, p.workspaceBytes, want);
-        cr_expect(p.slices[0] == 1 || cols / p.slices[0] >= 4096, "%s cols=%d: %d slices", where, cols, p.slices[0]);
+        cr_expect(p.slices[0] == 1 || cols / p.slices[0] >= 1024, "%s cols=%d: %d slices", where, cols, p.slices[0]);
     } else {
         cr_expect(p.slices[p.levels - 1] == 1, "%s: the last level has %d slices", where, p.slices[p.levels - 1]);
     }

@@ -5,11 +5,13 @@
 // Each warp of the block owns a buffer of packed keys in shared memory and a threshold: kth, the
 // smallest of the k largest keys it has kept (0 until it has kept k), and cut, kth's value as a
 // float (times sgn = -1 for the smallest, so one compare serves both orders). Per item (a row slice):
-//   1. filter (topkWarpFilter): the warp reads its share of the slice in rising index order,
-//      kTopKFilterLoads 16-byte loads in flight a lane (warp 0: the scalar head first, the tail last).
-//      A round of loads none of whose elements passes the raw compare !(v x sgn <= cut) (one float
-//      compare an element; NaN passes) costs nothing more. The compare is strict: an element equal in
-//      value to kth comes later than kth's and so ranks below it (ties do not pass). Otherwise each
+//   1. filter (topkWarpFilter): the warp reads its share of the slice in rising index order, in rounds
+//      of kTopKFilterLoads 16-byte loads a lane (warp 0: the scalar head first, the tail last). The
+//      common path (topkScanQuiet, the order a template argument): whole rounds none of whose
+//      elements passes the raw compare !(v x sgn <= cut) (fp32: one compare an element; fp16 / bf16
+//      on sm_80+: a packed max / min keeping NaN, one instruction for two elements; NaN passes). The
+//      compare is strict: an element equal in value to kth comes later than kth's and so ranks below
+//      it (ties do not pass). A flagged round (and the last, partial one) goes vector by vector: each
 //      vector's passing elements are packed (topkPack) and those above kth appended to the buffer
 //      (one warp scan a vector, no atomics; topkWarpTake, one copy of the code). k = 1 keeps just
 //      the running largest key: kth rises with every survivor, no buffer, no flush;
@@ -20,8 +22,9 @@
 //      k = 1: a block max);
 //   4. finish (topkFilterFinish): the outputs, ranked (blockTopKSort), or the mask. With several
 //      slices a row, each slice leaves its k keys in the workspace; the block that finishes the
-//      row's last slice (an atomic counter a row, after a __threadfence) runs stages 1-3 over the
-//      row's slices x k keys (read past L1) and then stage 4.
+//      row's last slice (an atomic counter a row, after a __threadfence) runs stage 5 and then 4;
+//   5. slice merge (topkMergeSlices): a block radix select over the row's slices x k keys (read past
+//      L1, staged in shared memory), every thread counting each pass.
 // An element is dropped only when its warp has kept k keys above it, so the set merged is a superset
 // of the top k, and the answer (the k largest distinct packed keys) is the same bits for any split.
 // For random data about k ln(n / k) of a warp's n elements pass; ascending rows pass every element
@@ -37,8 +40,8 @@ namespace detail {
 constexpr int kTopKFilterWarps = kTopKThreads / 32;
 constexpr int kTopKFilterCap = 2 * kTopKFilterMaxK; // keys a warp's buffer holds
 constexpr int kTopKFilterLoads = 4;                 // 16-byte loads in flight a lane
-// Blocks an SM the kernel is built for: 3 on sm_90 (the S3 plan's count); 2 before.
-constexpr int kTopKFilterBlocksPerSm = WARPKIT_ARCH == 0 || WARPKIT_ARCH >= 900 ? 3 : 2;
+// Blocks an SM the kernel is built for: 4 on sm_90 (the S3 plan's count); 2 before.
+constexpr int kTopKFilterBlocksPerSm = WARPKIT_ARCH == 0 || WARPKIT_ARCH >= 900 ? 4 : 2;
 
 /// A warp's buffer and its radix-select histogram.
 struct TopKWarpBuffer {
@@ -46,11 +49,20 @@ struct TopKWarpBuffer {
     unsigned hist[256];
 };
 
-/// The filter kernel's shared memory: the warps' buffers, reused by the block merge.
+/// The merges' shared memory: the block select's scratch and the keys it selected, and the
+/// candidates of a split row's slices, staged when they fit (stage 5).
+struct TopKMergeShared {
+    BlockTopKScratch<kTopKFilterMaxK> sel;
+    unsigned long long stage[kTopKFilterStage];
+};
+static_assert(sizeof(TopKMergeShared) <= sizeof(TopKWarpBuffer) * kTopKFilterWarps,
+              "topk_filter: the merge's shared memory must fit in the warps' buffers");
+
+/// The filter kernel's shared memory: the warps' buffers, reused by the merges.
 struct TopKFilterShared {
     union {
         TopKWarpBuffer warp[kTopKFilterWarps];
-        BlockTopKScratch<kTopKFilterMaxK> merge;
+        TopKMergeShared merge;
     };
     int kept[kTopKFilterWarps]; // keys each warp kept (stage 3)
     int last;                   // this block finished its row's last slice
@@ -77,18 +89,62 @@ template <typename T> WARPKIT_DEVICE float topkCutOf(unsigned long long kth, boo
     return c > -tiny && c < tiny ? -tiny : c;
 }
 
-/// Stage 1's raw compare: false only if v's packed key is below kth. E: the row's type, or packed keys.
-/// Strict (an equal value fails; NaN passes): a warp visits its elements in rising index order, so an
-/// element equal in value to kth comes after kth's element and its packed key is below kth.
-template <typename E> WARPKIT_DEVICE bool topkMayPass(E v, const TopKWarpState& st, float sgn) {
-    if constexpr (IsSame<E, unsigned long long>::value) return v > st.kth;
-    else return !(Arith<E>::to_acc(v) * sgn <= st.cut);
+/// Stage 1's raw compare: false only if v's packed key is below kth. Strict (an equal value fails;
+/// NaN passes): a warp visits its elements in rising index order, so an element equal in value to kth
+/// comes after kth's element and its packed key is below kth.
+template <typename T> WARPKIT_DEVICE bool topkMayPass(T v, const TopKWarpState& st, float sgn) {
+    return !(Arith<T>::to_acc(v) * sgn <= st.cut);
 }
 
-/// The packed key of element `index` of value v (an input of packed keys is its own key).
-template <typename E> WARPKIT_DEVICE unsigned long long topkKeyOf(E v, unsigned index, bool largest) {
-    if constexpr (IsSame<E, unsigned long long>::value) return v;
-    else return topkPack(v, index, largest);
+/// The packed pair of a 16-bit float type.
+template <typename T> struct TopKPacked { using type = __nv_bfloat162; };
+template <> struct TopKPacked<__half> { using type = __half2; };
+
+/// Whether any element of the lane's U vectors passes stage 1's raw compare, the order fixed (no
+/// multiply by sgn). fp32: one compare an element. fp16 / bf16 on sm_80 and newer: the packed maximum
+/// (minimum) of the pairs, NaN kept (one instruction for two elements), then two compares.
+template <bool Largest, typename T, int U> WARPKIT_DEVICE bool topkAnyMayPass(const Vector16<T> (&v)[U], float cut) {
+    constexpr int V = vectorElems<T>();
+#if WARPKIT_ARCH >= 800
+    if constexpr (!IsSame<T, float>::value) {
+        using P = typename TopKPacked<T>::type;
+        P m = reinterpret_cast<const P*>(v[0].e)[0];
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+#pragma unroll
+            for (int j = u == 0 ? 1 : 0; j < V / 2; ++j) {
+                const P x = reinterpret_cast<const P*>(v[u].e)[j];
+                m = Largest ? __hmax2_nan(m, x) : __hmin2_nan(m, x);
+            }
+        const float lo = Arith<T>::to_acc(m.x), hi = Arith<T>::to_acc(m.y);
+        return Largest ? !(lo <= cut) || !(hi <= cut) : !(lo >= -cut) || !(hi >= -cut);
+    }
+#endif
+    bool any = false;
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+            const float x = Arith<T>::to_acc(v[u].e[e]);
+            any |= Largest ? !(x <= cut) : !(x >= -cut);
+        }
+    return any;
+}
+
+/// Stage 1's common path: from round c (warp-uniform), the first round at or below cLast none of whose
+/// lanes' elements are all below cut; cLast + step when none. The rounds it reads are whole (every
+/// vector in the body), so the loads need no bounds checks; the order is fixed so the compare needs
+/// no multiply. All 32 lanes of the warp call (converged).
+template <bool Largest, typename T> WARPKIT_DEVICE int topkScanQuiet(const T* body, int c, int cLast, float cut) {
+    constexpr int V = vectorElems<T>(), U = kTopKFilterLoads, Stride = kTopKFilterWarps * 32 * V;
+    const T* q = body + (size_t)(c + (int)laneId()) * V;
+    for (; c <= cLast; c += U * kTopKFilterWarps * 32, q += U * Stride) {
+        Vector16<T> v[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) v[u] = loadVector<LoadStreaming>(q + u * Stride);
+        if (__any_sync(WARPKIT_FULL_MASK, topkAnyMayPass<Largest>(v, cut))) break;
+    }
+    return c;
 }
 
 /// The smallest of the k largest of keys[0 .. n) (distinct, nonzero; n > k >= 1) or a key at or below
@@ -158,20 +214,23 @@ WARPKIT_DEVICE void topkWarpFlush(TopKWarpBuffer& b, TopKWarpState& st, int k, b
 /// into the buffer, flushing first when it would pass its cap (at most once: a flush leaves k keys,
 /// and k + 32 V fits the buffer). k = 1 keeps only the running largest key, raised at every survivor.
 /// All 32 lanes of the warp call (converged), with their own elements.
-template <typename T, typename E, int V> WARPKIT_DEVICE void topkWarpTake(const E (&v)[V], int valid, unsigned index,
-                                                                          int k, bool largest, float sgn,
-                                                                          TopKWarpBuffer& b, TopKWarpState& st) {
+template <typename T, int V> WARPKIT_DEVICE void topkWarpTake(const T (&v)[V], int valid, unsigned index, int k,
+                                                              bool largest, float sgn, TopKWarpBuffer& b,
+                                                              TopKWarpState& st) {
     unsigned m = 0; // the elements to take (their keys are recomputed where needed: fewer registers)
 #pragma unroll
     for (int e = 0; e < V; ++e)
-        if (e < valid && topkMayPass(v[e], st, sgn) && topkKeyOf(v[e], index + (unsigned)e, largest) > st.kth)
-            m |= 1u << e;
+        if (e < valid && topkMayPass(v[e], st, sgn)) m |= 1u << e;
+    if (__ballot_sync(WARPKIT_FULL_MASK, m != 0u) == 0u) return; // most vectors of a flagged round
+#pragma unroll
+    for (int e = 0; e < V; ++e)
+        if (topkPack(v[e], index + (unsigned)e, largest) <= st.kth) m &= ~(1u << e);
     if (__ballot_sync(WARPKIT_FULL_MASK, m != 0u) == 0u) return;
     if (k == 1) {
         unsigned long long best = 0ull;
 #pragma unroll
         for (int e = 0; e < V; ++e) {
-            const unsigned long long key = topkKeyOf(v[e], index + (unsigned)e, largest);
+            const unsigned long long key = topkPack(v[e], index + (unsigned)e, largest);
             best = (m >> e & 1u) && key > best ? key : best;
         }
         st.kth = warpReduceMax(best);
@@ -186,71 +245,58 @@ template <typename T, typename E, int V> WARPKIT_DEVICE void topkWarpTake(const 
         topkWarpFlush<T>(b, st, k, largest, sgn);
 #pragma unroll
         for (int e = 0; e < V; ++e)
-            if (topkKeyOf(v[e], index + (unsigned)e, largest) <= st.kth) m &= ~(1u << e);
+            if (topkPack(v[e], index + (unsigned)e, largest) <= st.kth) m &= ~(1u << e);
         before = warpInclusiveSum((unsigned)__popc(m), total) - (unsigned)__popc(m);
     }
     int o = st.n + (int)before;
 #pragma unroll
     for (int e = 0; e < V; ++e)
-        if (m >> e & 1u) b.keys[o++] = topkKeyOf(v[e], index + (unsigned)e, largest);
+        if (m >> e & 1u) b.keys[o++] = topkPack(v[e], index + (unsigned)e, largest);
     st.n += (int)total;
 }
 
 /// Stage 1 over the run p[0 .. n) (element i: index index0 + i): warp w of the block takes the body's
-/// chunks of 32 vectors w, w + W, ... (kTopKFilterLoads chunks in flight), warp 0 also the scalar head
-/// (first) and tail (last), so each warp visits its elements in rising index order. A round of loads
-/// none of whose elements passes the raw compare costs nothing more; otherwise its vectors go one by
-/// one through topkWarpTake (one copy of the code, not unrolled, reading them again). E: T (a row of x)
-/// or unsigned long long (packed candidates, read past L1). All threads of the block call; each warp
-/// updates its own buffer and state.
-template <typename T, typename E> WARPKIT_DEVICE void topkWarpFilter(const E* p, int n, unsigned index0, int k,
-                                                                     bool largest, float sgn, TopKWarpBuffer& b,
-                                                                     TopKWarpState& st) {
-    constexpr int V = vectorElems<E>(), U = kTopKFilterLoads, W = kTopKFilterWarps;
-    constexpr int Hint = IsSame<E, unsigned long long>::value ? LoadL2Only : LoadStreaming;
+/// rounds of U x 32 vectors (chunks of 32 vectors w, w + W, ...), warp 0 also the scalar head (first)
+/// and tail (last), so each warp visits its elements in rising index order. topkScanQuiet passes the
+/// rounds none of whose elements passes the raw compare; a flagged round (or the last, partial one)
+/// goes vector by vector through topkWarpTake (one copy of the code, not unrolled, reading them again
+/// from cache). All threads of the block call; each warp updates its own buffer and state.
+template <typename T> WARPKIT_DEVICE void topkWarpFilter(const T* p, int n, unsigned index0, int k, bool largest,
+                                                         float sgn, TopKWarpBuffer& b, TopKWarpState& st) {
+    constexpr int V = vectorElems<T>(), U = kTopKFilterLoads, W = kTopKFilterWarps;
     const int lane = (int)laneId(), warp = (int)(threadIdx.x / 32);
     const VectorSplit sp = vectorSplit(p, n);
-    const int nv = (int)sp.vectors;
-    if (warp == 0 && sp.head > 0) { // fewer than V scalars each
-        const E x[1] = {lane < sp.head ? loadScalar<Hint>(p + lane) : E()};
+    const int nv = (int)sp.vectors, cLast = nv - ((U - 1) * W + 1) * 32; // rounds from c <= cLast are whole
+    if (warp == 0 && sp.head > 0) {                                      // fewer than V scalars each
+        const T x[1] = {lane < sp.head ? loadScalar<LoadStreaming>(p + lane) : T()};
         topkWarpTake<T>(x, lane < sp.head ? 1 : 0, index0 + (unsigned)lane, k, largest, sgn, b, st);
     }
-    const E* body = p + sp.head;
+    const T* body = p + sp.head;
     for (int c = warp * 32; c < nv; c += U * W * 32) {
-        Vector16<E> v[U];
-        bool any = false;
-#pragma unroll
-        for (int u = 0; u < U; ++u) {
-            const int vi = c + u * W * 32 + lane;
-            v[u] = vi < nv ? loadVector<Hint>(body + (size_t)vi * V) : Vector16<E>{};
-        }
-#pragma unroll
-        for (int u = 0; u < U; ++u)
-#pragma unroll
-            for (int e = 0; e < V; ++e) any |= c + u * W * 32 + lane < nv && topkMayPass(v[u].e[e], st, sgn);
-        if (!__any_sync(WARPKIT_FULL_MASK, any)) continue;
+        c = largest ? topkScanQuiet<true>(body, c, cLast, st.cut) : topkScanQuiet<false>(body, c, cLast, st.cut);
+        if (c >= nv) break;
 #pragma unroll 1
         for (int u = 0; u < U; ++u) {
-            const int vi = c + u * W * 32 + lane; // read again (from cache): v[] dies at the compare
-            const Vector16<E> x = vi < nv ? loadVector<Hint>(body + (size_t)vi * V) : Vector16<E>{};
+            const int vi = c + u * W * 32 + lane;
+            const Vector16<T> x = vi < nv ? loadVector<LoadStreaming>(body + (size_t)vi * V) : Vector16<T>{};
             topkWarpTake<T>(x.e, vi < nv ? V : 0, index0 + (unsigned)(sp.head + vi * V), k, largest, sgn, b, st);
         }
     }
     if (warp == 0 && sp.tail > 0) {
         const int i = sp.head + nv * V + lane;
-        const E x[1] = {lane < sp.tail ? loadScalar<Hint>(p + i) : E()};
+        const T x[1] = {lane < sp.tail ? loadScalar<LoadStreaming>(p + i) : T()};
         topkWarpTake<T>(x, lane < sp.tail ? 1 : 0, index0 + (unsigned)i, k, largest, sgn, b, st);
     }
 }
 
-/// Stage 3: the k largest of the warps' kept keys into s.merge.keys[0 .. n), n returned (min(k, keys
+/// Stage 3: the k largest of the warps' kept keys into s.merge.sel.keys[0 .. n), n returned (min(k, keys
 /// kept)); k = 1: the largest kth of the warps. Every thread of the block calls (converged).
 template <typename T>
 WARPKIT_DEVICE int topkBlockMerge(TopKFilterShared& s, TopKWarpState& st, int k, bool largest, float sgn) {
     const int t = (int)threadIdx.x, warp = t / 32;
     if (k == 1) {
         const unsigned long long best = blockReduceMax<kTopKThreads>(st.kth);
-        if (t == 0) s.merge.keys[0] = best;
+        if (t == 0) s.merge.sel.keys[0] = best;
         __syncthreads();
         return best != 0ull ? 1 : 0;
     }
@@ -261,20 +307,20 @@ WARPKIT_DEVICE int topkBlockMerge(TopKFilterShared& s, TopKWarpState& st, int k,
 #pragma unroll
     for (int w = 0; w < kTopKFilterWarps; ++w) keys[w] = t < s.kept[w] ? s.warp[w].keys[t] : 0ull;
     __syncthreads(); // the buffers are read before the merge scratch (their union) is written
-    return blockTopKSelect<kTopKThreads>(keys, k, s.merge).selected;
+    return blockTopKSelect<kTopKThreads>(keys, k, s.merge.sel).selected;
 }
 
-/// Stage 4: row `row`'s outputs from its n best keys in s.merge.keys (n <= k): ranked values and
+/// Stage 4: row `row`'s outputs from its n best keys in s.merge.sel.keys (n <= k): ranked values and
 /// indices, or the masked row. Every thread of the block calls (converged).
 template <typename T> WARPKIT_DEVICE void topkFilterFinish(const TopKRows<T>& io, const TopKLevel& lv, long long row,
                                                            TopKFilterShared& s, int n) {
     const int t = (int)threadIdx.x;
     if (io.masked) {
-        const unsigned long long least = blockReduceMin<kTopKThreads>(t < n ? s.merge.keys[t] : ~0ull);
+        const unsigned long long least = blockReduceMin<kTopKThreads>(t < n ? s.merge.sel.keys[t] : ~0ull);
         topkMaskRow(io, lv.cols, row, least);
     } else {
-        blockTopKSort<kTopKThreads>(s.merge, n);
-        if (t < n) topkWriteOutput(io, lv.k, row, t, s.merge.keys[t]);
+        blockTopKSort<kTopKThreads>(s.merge.sel, n);
+        if (t < n) topkWriteOutput(io, lv.k, row, t, s.merge.sel.keys[t]);
     }
     __syncthreads(); // s is read before the next item writes it
 }
@@ -283,7 +329,7 @@ template <typename T> WARPKIT_DEVICE void topkFilterFinish(const TopKRows<T>& io
 /// block that finished the row's last slice (its writes then see every slice's). Every thread calls.
 WARPKIT_DEVICE bool topkFilterHandOff(const TopKLevel& lv, long long row, long long item, TopKFilterShared& s, int n) {
     const int t = (int)threadIdx.x;
-    if (t < lv.k) lv.cout[item * lv.k + t] = t < n ? s.merge.keys[t] : 0ull;
+    if (t < lv.k) lv.cout[item * lv.k + t] = t < n ? s.merge.sel.keys[t] : 0ull;
     __threadfence();
     __syncthreads();
     if (t == 0) s.last = atomicAdd(&lv.done[row], 1u) == (unsigned)lv.slices - 1u;
@@ -291,6 +337,80 @@ WARPKIT_DEVICE bool topkFilterHandOff(const TopKLevel& lv, long long row, long l
     const bool last = s.last != 0;
     if (last) __threadfence();
     return last;
+}
+
+/// Stage 5's digit counts: adds to hist the keys of src[0 .. m) under prefix (bits under mask), by
+/// their digit at shift. Shared: src is s.merge.stage, else the workspace (read past L1).
+template <bool Shared> WARPKIT_DEVICE void topkCountDigits(const unsigned long long* src, int m,
+                                                           unsigned long long prefix, unsigned long long mask,
+                                                           int shift, unsigned* hist) {
+    for (int i = (int)threadIdx.x; i < m; i += kTopKThreads) {
+        const unsigned long long key = Shared ? src[i] : __ldcg(src + i);
+        if (key != 0ull && (key & mask) == prefix) atomicAdd(&hist[(unsigned)(key >> shift) & 255u], 1u);
+    }
+}
+
+/// Stage 5: the k largest nonzero keys of a split row's candidates cand[0 .. m) (m = slices x k, read
+/// past L1) into s.merge.sel.keys[0 .. n), n = min(k, nonzero keys) returned. A block radix select:
+/// the keys' bounds first (one pass, staging the keys in shared memory when m <= kTopKFilterStage),
+/// then 8-bit digits from the highest bit where they differ, every thread counting its share of each
+/// pass, until the bucket holds exactly the keys still needed; then every key at or above the prefix
+/// found is appended. Every thread of the block calls (converged).
+WARPKIT_DEVICE int topkMergeSlices(const unsigned long long* cand, int m, int k, TopKFilterShared& s) {
+    const int t = (int)threadIdx.x;
+    const bool staged = m <= kTopKFilterStage;
+    if (t < 256) s.merge.sel.select.hist[0][t] = 0; // ordered before the first count by the reductions
+    unsigned long long lo = ~0ull, hi = 0ull;
+    unsigned nonzero = 0;
+    for (int i = t; i < m; i += kTopKThreads) {
+        const unsigned long long key = __ldcg(cand + i);
+        if (staged) s.merge.stage[i] = key;
+        if (key == 0ull) continue;
+        lo = key < lo ? key : lo;
+        hi = key > hi ? key : hi;
+        ++nonzero;
+    }
+    lo = blockReduceMin<kTopKThreads>(lo);
+    hi = blockReduceMax<kTopKThreads>(hi);
+    nonzero = blockReduceSum<kTopKThreads>(nonzero);
+    const unsigned long long* src = staged ? s.merge.stage : cand;
+    unsigned long long prefix = lo; // fewer than k + 1 keys: take them all
+    if (nonzero > (unsigned)k) {    // then lo < hi (the keys are distinct)
+        const int top = 63 - __clzll((long long)(lo ^ hi));
+        unsigned long long mask = top == 63 ? 0ull : ~0ull << (top + 1);
+        prefix = lo & mask;
+        unsigned need = (unsigned)k;
+        // pass p counts into hist[p & 1] while hist[(p + 1) & 1], read by pass p - 1, is cleared for p + 1
+        for (int shift = top >= 7 ? top - 7 : 0, p = 0;; shift = shift >= 8 ? shift - 8 : 0, ++p) {
+            unsigned* hist = s.merge.sel.select.hist[p & 1];
+            if (staged) topkCountDigits<true>(src, m, prefix, mask, shift, hist);
+            else topkCountDigits<false>(src, m, prefix, mask, shift, hist);
+            __syncthreads();
+            const RadixBucket r = radixFindBucket(hist, need); // each warp for itself
+            need -= r.above;
+            prefix |= (unsigned long long)r.bucket << shift;
+            mask |= 255ull << shift;
+            if (r.count == need || shift == 0) break;
+            if (t < 256) s.merge.sel.select.hist[(p + 1) & 1][t] = 0;
+            __syncthreads();
+        }
+    }
+    if (t == 0) s.merge.sel.count = 0;
+    __syncthreads(); // the buckets are read and the count cleared before the appends
+    for (int base = 0; base < m; base += kTopKThreads) { // every warp converged: m is the same in all
+        const int i = base + t;
+        const unsigned long long key = i < m ? (staged ? src[i] : __ldcg(src + i)) : 0ull;
+        const bool take = key != 0ull && key >= prefix;
+        const unsigned ballot = __ballot_sync(WARPKIT_FULL_MASK, take);
+        if (ballot == 0u) continue;
+        const int leader = __ffs(ballot) - 1;
+        int at = 0;
+        if (laneId() == (unsigned)leader) at = atomicAdd(&s.merge.sel.count, __popc(ballot));
+        at = __shfl_sync(WARPKIT_FULL_MASK, at, leader);
+        if (take) s.merge.sel.keys[at + __popc(ballot & laneMaskLt())] = key;
+    }
+    __syncthreads();
+    return (int)(nonzero < (unsigned)k ? nonzero : (unsigned)k);
 }
 
 /// The kernel of rules T1 / T2 (k <= kTopKFilterMaxK) under split S3: see the header comment.
@@ -310,10 +430,7 @@ template <typename T> __global__ void __launch_bounds__(kTopKThreads, kTopKFilte
         int n = topkBlockMerge<T>(s, st, k, largest, sgn);
         if (lv.slices > 1) {
             if (!topkFilterHandOff(lv, row, item, s, n)) continue;
-            st = topkWarpStart(k);
-            const unsigned long long* cand = lv.cout + row * lv.slices * k;
-            topkWarpFilter<T>(cand, lv.slices * k, 0u, k, largest, sgn, b, st);
-            n = topkBlockMerge<T>(s, st, k, largest, sgn);
+            n = topkMergeSlices(lv.cout + row * lv.slices * k, lv.slices * k, k, s);
         }
         topkFilterFinish(io, lv, row, s, n);
     }

@@ -21,11 +21,12 @@
 //   S1  the streamed select: rows >= 2 x SMs, or no workspace, or T4: one block a row
 //   S2  the streamed select otherwise: slices = min(2 x SMs / rows, tiles in the level, level / (4 k)),
 //       per level (one launch a level)
-//   S3  the filter (T1, T2), 3 blocks resident an SM: the fewest slices a row (at most cols / max(4096,
-//       16 k)) whose rows x slices items fill the resident blocks' last wave to 90 % (else the best
-//       fill); 1 without a workspace. ONE launch: each slice leaves its k best in the workspace and
-//       the block that finishes a row's last slice merges them (rows x slices x k keys and a counter
-//       a row, zeroed by the call). 1 row of 262144: 64 slices; 64 rows: 6; 512 rows: 3; 4096: 1
+//   S3  the filter (T1, T2), 4 blocks resident an SM: the fewest slices a row (at most cols / max(1024,
+//       16 k) and 4096 / k) whose rows x slices items fill the resident blocks' last wave to 90 % (else
+//       the best fill); 1 without a workspace. ONE launch: each slice leaves its k best in the
+//       workspace and the block that finishes a row's last slice merges them by a block radix select
+//       in shared memory (rows x slices x k keys and a counter a row, zeroed by the call). On 132
+//       SMs, k = 8: 1 row of 262144: 256 slices; 64 rows: 8; 512 rows: 1 (k = 256: 16 slices a row)
 #pragma once
 
 namespace warpkit {
@@ -72,7 +73,7 @@ struct TopKSplitRule {
 constexpr TopKSplitRule kTopKSplitRules[] = {
     {"S1", 2, 0, 0, 0, 0},
     {"S2", 0, 2, 4, kTopKTile, 0},
-    {"S3", 0, 3, 16, 4096, 90},
+    {"S3", 0, 4, 16, 1024, 90},
 };
 
 /// rowTopK's plan for one call.
@@ -102,12 +103,15 @@ inline int topkSlices(const TopKSplitRule& r, long long rows, long long len, int
     return s > 1 ? (int)s : 1;
 }
 
-/// S3's slices a row: the fewest (1 .. cols / max(minSlice, kFactor x k)) whose items fill the last
-/// wave of resident blocks to fillPct, else those that fill it best.
+constexpr int kTopKFilterStage = 4096; // S3: a row's slices x k candidates, merged in shared memory
+
+/// S3's slices a row: the fewest (1 .. min(cols / max(minSlice, kFactor x k), kTopKFilterStage / k))
+/// whose items fill the last wave of resident blocks to fillPct, else those that fill it best.
 inline int topkFillSlices(const TopKSplitRule& r, long long rows, int cols, int k, int sms) {
     const long long resident = (long long)r.blocksPerSm * sms;
     const long long minLen = r.minSlice > (long long)r.kFactor * k ? r.minSlice : (long long)r.kFactor * k;
-    const long long most = cols / minLen < resident ? cols / minLen : resident;
+    long long most = cols / minLen < resident ? cols / minLen : resident;
+    most = most < kTopKFilterStage / k ? most : kTopKFilterStage / k;
     long long best = 1, bestFill = 0; // fill in percent x 1000 (integers: the same answer on every host)
     for (long long s = 1; s <= most || s == 1; ++s) {
         const long long items = rows * s, fill = items * 100000 / (topkCeilDiv(items, resident) * resident);
