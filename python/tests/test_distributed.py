@@ -73,7 +73,8 @@ def test_split_by_hand_matches_whole_rows(dtype):
         parts = shards(vocab, n, g)
         stats = torch.stack([wd.shard_stats(x[:, a:b], target, a) for a, b in parts])
         merged = wd.stats_merge(stats)
-        assert torch.equal(merged.view(torch.int32), wd.stats_merge(stats.clone()).view(torch.int32)), "merge not deterministic"
+        again = wd.stats_merge(stats.clone())
+        assert torch.equal(merged.view(torch.int32), again.view(torch.int32)), "merge not deterministic"
         sm_stats = wd.stats_merge(torch.stack([wd.shard_stats(x[:, a:b]) for a, b in parts]))
         y = torch.cat([wd.shard_softmax_apply(x[:, a:b], sm_stats) for a, b in parts], 1)
         tol = 1e-5 if dtype == torch.float32 else 1e-2
