@@ -45,20 +45,25 @@ template <int W> void rowShortRow(RowShortNone*);
 
 constexpr int kRowShortTileVecs = kRowShortTileBytes / 16;
 constexpr int kRowShortLoads = kRowShortTileVecs / kRowShortThreads; // vectors a thread moves
+constexpr int kRowShortBatch = 4; // loads a thread has in flight (8 spilled on sm_80 and sm_90)
 
-/// Stage load: the tile's n elements from x (16-byte aligned) into shared memory s. Every thread
-/// of the block calls.
+/// Stage load: the tile's n elements from x (16-byte aligned) into shared memory s, in batches of
+/// kRowShortBatch vectors a thread (all of a batch's loads in flight at once). Every thread of the
+/// block calls.
 template <typename T> WARPKIT_DEVICE void rowShortLoad(uint4* s, const T* x, int n) {
-    constexpr int V = vectorElems<T>(), L = kRowShortLoads;
+    constexpr int V = vectorElems<T>(), B = kRowShortBatch, S = kRowShortThreads;
     const int nv = n / V, t = (int)threadIdx.x;
     const uint4* xv = reinterpret_cast<const uint4*>(x);
-    uint4 u[L];
 #pragma unroll
-    for (int k = 0; k < L; ++k)
-        if (t + k * kRowShortThreads < nv) u[k] = loadWord<LoadReadOnly>(xv + t + k * kRowShortThreads);
+    for (int b = 0; b < kRowShortLoads; b += B) {
+        uint4 u[B];
 #pragma unroll
-    for (int k = 0; k < L; ++k)
-        if (t + k * kRowShortThreads < nv) s[t + k * kRowShortThreads] = u[k];
+        for (int k = 0; k < B; ++k)
+            if (t + (b + k) * S < nv) u[k] = loadWord<LoadReadOnly>(xv + t + (b + k) * S);
+#pragma unroll
+        for (int k = 0; k < B; ++k)
+            if (t + (b + k) * S < nv) s[t + (b + k) * S] = u[k];
+    }
     if (t < n - nv * V) reinterpret_cast<T*>(s)[nv * V + t] = loadScalar<LoadReadOnly>(x + nv * V + t);
 }
 
@@ -100,7 +105,7 @@ WARPKIT_DEVICE void rowShortRowsPass(const R& r, T* s, int nr, int cols) {
 /// tileRows from rowShortPlan's multiples: the tile starts on 16 bytes, and every pass of
 /// rowShortRowsPass is full but the last tile's). In place (x == y) is safe: a block reads its
 /// whole tile before it writes.
-template <typename R, int W, int K> __global__ void __launch_bounds__(kRowShortThreads)
+template <typename R, int W, int K> __global__ void __launch_bounds__(kRowShortThreads, 8)
     rowShortKernel(R r, long long first, long long end, int cols, int tileRows) {
     using T = typename R::Elem;
     __shared__ uint4 tile[kRowShortTileVecs];
