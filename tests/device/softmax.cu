@@ -151,11 +151,12 @@ template <typename T> static int sm_paths(int* seen) {
 
 Test(device_softmax, paths) {
     WK_REQUIRE_GPU();
-    int seen[4] = {0, 0, 0, 0};
+    int seen[6] = {0, 0, 0, 0, 0, 0}; // indexed by RowPath
     const int bad = sm_paths<float>(seen) + sm_paths<__half>(seen) + sm_paths<__nv_bfloat16>(seen);
     cr_expect(bad == 0, "rowSoftmax paths: %d mismatches", bad);
     const warpkit::detail::DeviceProps d = row_props();
-    cr_expect(seen[warpkit::detail::RowWarp] && seen[warpkit::detail::RowBlock], "warp and block paths both ran");
+    cr_expect(seen[warpkit::detail::RowWarp] && seen[warpkit::detail::RowBlock] && seen[warpkit::detail::RowShort],
+              "warp, block and short paths planned");
     if (d.clusters && !wk_quick())
         cr_expect(seen[warpkit::detail::RowStaged] && seen[warpkit::detail::RowStream], "sm_90: staged and streamed paths ran");
 }

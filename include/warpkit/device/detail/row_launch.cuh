@@ -9,6 +9,7 @@
 // cudaErrorNotSupported (tests/device/row_plan.cu proves none is planned); a cluster that cannot
 // be resident (cudaErrorInvalidConfiguration from launchRows) takes the streamed path in clusters
 // of at most 8.
+// A short plan (R24) for rows that are not packed (rowShortPacked) runs R1's warp plan instead.
 #pragma once
 
 #include "row_kernels.cuh"
