@@ -42,6 +42,8 @@ std::vector<int> planCols() {
     std::vector<int> c;
     for (int i = 1; i <= 16; ++i) c.push_back(i);
     for (int v : {17, 24, 31, 32, 33, 48, 63, 64, 65, 96}) c.push_back(v);
+    // The short rule's (R24) ends and tile shapes: fp32 to 143 columns, 16-bit to 255.
+    for (int v : {37, 69, 77, 107, 141, 143, 145, 147, 197, 249, 254}) c.push_back(v);
     for (long long p = 128; p <= (1 << 20); p *= 2)
         for (int d = -1; d <= 1; ++d) c.push_back((int)p + d);
     // 768 vectors (the warp-streamed rule's end), staged slice counts (nearest whole slices of 16 and
@@ -55,9 +57,9 @@ std::vector<int> planCols() {
 }
 
 std::string planText(const RowPlan& p) {
-    static const char kPath[] = "WBSTR"; // warp, block, staged, streamed, warp-streamed
+    static const char kPath[] = "WBSTRH"; // warp, block, staged, streamed, warp-streamed, short
     char b[96];
-    snprintf(b, sizeof b, "%c%d.%d.%d.%d.%d.%d", p.path >= 0 && p.path < 5 ? kPath[p.path] : '?', p.width, p.chunks,
+    snprintf(b, sizeof b, "%c%d.%d.%d.%d.%d.%d", p.path >= 0 && p.path < 6 ? kPath[p.path] : '?', p.width, p.chunks,
              p.threads, p.blocks, p.slice, p.piece);
     return b;
 }
@@ -156,7 +158,7 @@ std::string allPlans() {
     const std::vector<int> cols = planCols();
     std::string out =
         "# Row planners' answers (tests/device/row_plan.cu). Plan: path (W warp, B block, S staged, T streamed,\n"
-        "# R warp-streamed) then width.chunks.threads.blocks.slice.piece.\n";
+        "# R warp-streamed, H short) then width.chunks.threads.blocks.slice.piece.\n";
     for (const Profile& d : kProfiles) {
         appendType<float>(out, "f32", d, cols);
         appendType<__half>(out, "f16", d, cols);
@@ -166,6 +168,26 @@ std::string allPlans() {
 }
 
 } // namespace
+
+/// The short path's plans (R24) for every length 1..255 of both element sizes: the tile holds whole
+/// rows within kRowShortTileBytes, a whole number of 16-byte vectors (so every tile starts on 16
+/// bytes) and of the block's segments; the segment holds the row; a compiled shape.
+Test(device_row_plan, short_tiles) {
+    int bad = 0;
+    for (int eb : {4, 2}) {
+        const int V = 16 / eb;
+        for (int cols = 1; cols <= 255; ++cols) {
+            const RowPlan p = rowShortPlan(V, cols);
+            const int segs = kRowShortThreads / p.width;
+            const bool ok =
+                p.path == RowShort && p.width * p.chunks >= cols && p.slice >= segs && p.slice % segs == 0 &&
+                (long long)p.slice * cols % V == 0 && (long long)p.slice * cols * eb <= kRowShortTileBytes &&
+                rowPlanCompiled(RowClassSoftmax, eb, 1, false, p) && !rowPlanCompiled(RowClassOutputs, eb, 1, false, p);
+            if (!ok && bad++ < 5) cr_log_error("short plan for %d-byte rows of %d: %s", eb, cols, planText(p).c_str());
+        }
+    }
+    cr_expect(bad == 0, "%d short plans break the tile's invariants", bad);
+}
 
 Test(device_row_plan, golden) {
     wk_golden_check(kGoldenPath, allPlans());

@@ -6,6 +6,11 @@
 //                every element between and around the rows checked untouched.
 //   paths:       each path's boundaries +-1 with many and with few rows, every type, plain and log.
 //   specials:    NaN, +inf, all -inf rows, whole -inf slices, on every path.
+//   short_rows:  the short path (R24): every length 1..256, every type, as the dispatcher plans it
+//                and with the short plan forced, row counts past two tiles and not a multiple of the
+//                rows that fill whole vectors, every row pattern (NaN, +-inf, all -inf) in each
+//                tile, in place; its fall-backs (misaligned base, ld != cols), rows = 0, and
+//                determinism.
 //   bad_args:    every bad argument returns cudaErrorInvalidValue and writes nothing.
 //   concurrent:  two host threads on two streams at once (and on two devices where there are two).
 #include "row_common.cuh"
@@ -146,11 +151,12 @@ template <typename T> static int sm_paths(int* seen) {
 
 Test(device_softmax, paths) {
     WK_REQUIRE_GPU();
-    int seen[4] = {0, 0, 0, 0};
+    int seen[6] = {0, 0, 0, 0, 0, 0}; // indexed by RowPath
     const int bad = sm_paths<float>(seen) + sm_paths<__half>(seen) + sm_paths<__nv_bfloat16>(seen);
     cr_expect(bad == 0, "rowSoftmax paths: %d mismatches", bad);
     const warpkit::detail::DeviceProps d = row_props();
-    cr_expect(seen[warpkit::detail::RowWarp] && seen[warpkit::detail::RowBlock], "warp and block paths both ran");
+    cr_expect(seen[warpkit::detail::RowWarp] && seen[warpkit::detail::RowBlock] && seen[warpkit::detail::RowShort],
+              "warp, block and short paths planned");
     if (d.clusters && !wk_quick())
         cr_expect(seen[warpkit::detail::RowStaged] && seen[warpkit::detail::RowStream], "sm_90: staged and streamed paths ran");
 }
@@ -175,6 +181,98 @@ Test(device_softmax, specials) {
     WK_REQUIRE_GPU();
     const int bad = sm_specials<float>() + sm_specials<__half>() + sm_specials<__nv_bfloat16>();
     cr_expect(bad == 0, "rowSoftmax special rows: %d mismatches", bad);
+}
+
+/// The short plan for rows of `cols` T (rowShortPlan, the shape R24 gives).
+template <typename T> static warpkit::detail::RowPlan sm_short_plan(int cols) {
+    return warpkit::detail::rowShortPlan(warpkit::vectorElems<T>(), cols);
+}
+
+/// Every length 1..256, packed rows: the dispatcher's plan (the short one wherever R24 holds: checked),
+/// then the short plan forced (lengths of whole vectors too), on 2 tiles + 1..5 rows, each row of a
+/// tile a different pattern (fill_row's modes cycle, NaN, +inf and all -inf among them).
+template <typename T> static int sm_short_sweep(void) {
+    const warpkit::detail::DeviceProps d = row_props();
+    constexpr int V = warpkit::vectorElems<T>();
+    int bad = 0, planned = 0;
+    for (int c = 1; c <= 256; ++c) {
+        if (wk_thin(c, 7)) continue;
+        const warpkit::detail::RowPlan p = sm_short_plan<T>(c);
+        const long long rows = 2LL * p.slice + 1 + c % 5;
+        const warpkit::detail::RowPlan q =
+            warpkit::detail::rowPlanFor(warpkit::detail::rowSoftmaxQuery((int)sizeof(T), rows, c, d.sms, d.clusters));
+        const bool wantShort = c % V != 0 && c < (sizeof(T) == 4 ? 144 : 256);
+        if ((q.path == warpkit::detail::RowShort) != wantShort && bad++ < 3)
+            cr_log_error("short %s: cols %d planned path %d", wk_type_name<T>(), c, (int)q.path);
+        planned += q.path == warpkit::detail::RowShort;
+        SmCase dc{c % 4, rows, c, c, c, 0, 0, c % 3 == 0, c};
+        bad += sm_case<T>("short (dispatcher)", dc, 0x54000ull + c);
+        SmCase fc{(c + 1) % 4, rows + 2, c, c, c, 0, 0, c % 3 == 1, c + 4};
+        bad += sm_case<T>("short (forced)", fc, 0x55000ull + c, &p);
+    }
+    if (!wk_quick() && planned < (sizeof(T) == 4 ? 100 : 200)) {
+        cr_log_error("short %s: only %d lengths planned the short path", wk_type_name<T>(), planned);
+        ++bad;
+    }
+    return bad;
+}
+
+/// The short plan on rows it cannot take (a base off 16 bytes, ld != cols: R1's warp plan runs
+/// instead), and on no rows at all.
+template <typename T> static int sm_short_fallbacks(void) {
+    int bad = 0, salt = 0;
+    for (int c : {3, 37, 77, 141, 197, 255}) {
+        const warpkit::detail::RowPlan p = sm_short_plan<T>(c);
+        const long long rows = p.slice + 3;
+        SmCase off{salt % 4, rows, c, c, c, 1, 1, false, salt};
+        bad += sm_case<T>("short fall-back (base off 16 bytes)", off, 0x56000ull + salt++);
+        bad += sm_case<T>("short fall-back (base off 16 bytes, forced)", off, 0x56000ull + salt++, &p);
+        SmCase offY{salt % 4, rows, c, c, c, 0, 3, false, salt};
+        bad += sm_case<T>("short fall-back (y off 16 bytes, forced)", offY, 0x56000ull + salt++, &p);
+        SmCase ld{salt % 4, rows, c, (long long)c + 1, c, 0, 0, false, salt};
+        bad += sm_case<T>("short fall-back (ldx != cols)", ld, 0x56000ull + salt++);
+        bad += sm_case<T>("short fall-back (ldx != cols, forced)", ld, 0x56000ull + salt++, &p);
+        SmCase ldIn{salt % 4, rows, c, (long long)c + 8, c + 8, 0, 0, true, salt};
+        bad += sm_case<T>("short fall-back (ld = cols + 8, in place, forced)", ldIn, 0x56000ull + salt++, &p);
+        SmCase none{0, 0, c, c, c, 0, 0, false, 0};
+        bad += sm_case<T>("short (rows = 0, forced)", none, 0x56000ull + salt++, &p);
+    }
+    return bad;
+}
+
+/// The same call twice gives the same bits (the short path's shapes and a few other lengths).
+template <typename T> static int sm_short_determinism(void) {
+    int bad = 0;
+    for (int c : {5, 33, 77, 130, 197, 250}) {
+        const long long rows = 3001;
+        const size_t n = (size_t)rows * c;
+        std::vector<T> hx(n), a(n), b(n);
+        wk_rng r = wk_rng_make(0x57000ull + c);
+        for (size_t i = 0; i < n; ++i) hx[i] = wk_from_double<T>(wk_uniform(&r, -20.0, 20.0));
+        T* dx = wk_alloc<T>(n);
+        T* dy = wk_alloc<T>(n);
+        wk_upload(dx, hx.data(), n);
+        for (std::vector<T>* out : {&a, &b}) {
+            WK_CUDA(warpkit::rowSoftmax(dx, dy, rows, c));
+            WK_CUDA(cudaDeviceSynchronize());
+            wk_download(out->data(), dy, n);
+        }
+        if (memcmp(a.data(), b.data(), n * sizeof(T)) != 0) {
+            cr_log_error("short %s: %lld x %d: two calls gave different bits", wk_type_name<T>(), rows, c);
+            ++bad;
+        }
+        cudaFree(dx);
+        cudaFree(dy);
+    }
+    return bad;
+}
+
+Test(device_softmax, short_rows) {
+    WK_REQUIRE_GPU();
+    int bad = sm_short_sweep<float>() + sm_short_sweep<__half>() + sm_short_sweep<__nv_bfloat16>();
+    bad += sm_short_fallbacks<float>() + sm_short_fallbacks<__half>() + sm_short_fallbacks<__nv_bfloat16>();
+    bad += sm_short_determinism<float>() + sm_short_determinism<__half>() + sm_short_determinism<__nv_bfloat16>();
+    cr_expect(bad == 0, "rowSoftmax short rows: %d mismatches", bad);
 }
 
 Test(device_softmax, bad_args) {

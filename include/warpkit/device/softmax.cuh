@@ -17,12 +17,12 @@
 // properties, occupancy answers) is cached per device and thread-safe; any number of host
 // threads, streams and devices may call at once.
 //
-// Paths, picked by row length and row count (device/detail/row_plan.cuh, rules R1-R12; why:
-// docs/tuning.md):
-// a warp segment per row (up to 1024 fp32 / 2048 16-bit columns), a block per row, a cluster of
-// blocks per row holding the row in registers (sm_90), a cluster staging the row in shared memory
-// (sm_90), and a streamed two-pass fallback. Every path but the last reads each element once and
-// writes it once.
+// Paths, picked by row length and row count (device/detail/row_plan.cuh, rules R1-R12 and R24;
+// why: docs/tuning.md): short packed rows whose length is not a whole number of 16 bytes in tiles
+// of rows staged through shared memory (device/detail/row_short.cuh), a warp segment per row (up
+// to 1024 fp32 / 2048 16-bit columns), a block per row, a cluster of blocks per row holding the row
+// in registers (sm_90), a cluster staging the row in shared memory (sm_90), and a streamed
+// two-pass fallback. Every path but the last reads each element once and writes it once.
 #pragma once
 
 #include "../softmax.cuh"
@@ -396,6 +396,17 @@ template <typename T, int Kind> struct RowRunner<SoftmaxRows<T, Kind>> { static 
 /// slots.
 template <typename T, int Kind> inline bool rowAligned(const SoftmaxRows<T, Kind>& s, int cols) {
     return rowsAligned(s.x, s.ldx, cols) && rowsAligned(s.y, s.ldy, cols);
+}
+
+/// The short path's hooks (device/detail/row_short.cuh): the rows, and one row over W lanes.
+template <typename T, int Kind> WARPKIT_HD RowShortIO<T> rowShortRows(const SoftmaxRows<T, Kind>& s) {
+    return RowShortIO<T>{s.x, s.y, s.ldx, s.ldy};
+}
+template <int W, typename T, int Kind, int K>
+WARPKIT_DEVICE void rowShortRow(const SoftmaxRows<T, Kind>& s, T (&v)[K]) {
+    softmaxCore<Kind>(
+        v, [](float m) { return warpReduce<W>(m, Max{}); }, [](float x) { return warpReduce<W>(x, Sum{}); },
+        NoCombine{}, s.masked);
 }
 
 template <int W, int C, bool Aligned, typename T, int Kind>

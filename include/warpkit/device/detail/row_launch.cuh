@@ -9,9 +9,11 @@
 // cudaErrorNotSupported (tests/device/row_plan.cu proves none is planned); a cluster that cannot
 // be resident (cudaErrorInvalidConfiguration from launchRows) takes the streamed path in clusters
 // of at most 8.
+// A short plan (R24) for rows that are not packed (rowShortPacked) runs R1's warp plan instead.
 #pragma once
 
 #include "row_kernels.cuh"
+#include "row_short.cuh"
 #include "../../detail/host.cuh"
 
 namespace warpkit {
@@ -173,6 +175,22 @@ template <typename P> inline cudaError_t rowLaunchWarpStream(const P& p, long lo
     });
 }
 
+/// The short path (R24) for packed rows (rowShortPacked): plan pl's shape of kRowShortShapes,
+/// ceil(rows / pl.slice) blocks, in as many launches as the grid's x limit needs.
+template <typename R, int I = 0>
+inline cudaError_t rowLaunchShort(const RowPlan& pl, const R& r, long long rows, int cols, cudaStream_t st) {
+    if constexpr (I < kRowShortShapeCount) {
+        constexpr RowWarpShape s = kRowShortShapes[I];
+        if (pl.width != s.width || pl.chunks != s.chunks) return rowLaunchShort<R, I + 1>(pl, r, rows, cols, st);
+        return launchRowBlocks(rows, pl.slice, [&](long long r0, long long n, int blocks) {
+            return launchKernel(rowShortKernel<R, s.width, s.chunks>, blocks, kRowShortThreads, st, r, r0, r0 + n, cols,
+                                pl.slice);
+        });
+    } else {
+        return cudaErrorNotSupported;
+    }
+}
+
 // ---- the runner ---------------------------------------------------------------------------------
 
 /// What rowRun runs: a row family params type P (the default), or rowSoftmax's (device/softmax.cuh
@@ -226,6 +244,11 @@ template <typename R> inline cudaError_t rowRun(RowPlan pl, const R& r, long lon
         case RowWarpStream:
             if constexpr (R::kReduceWarp) return rowLaunchWarpStream(r, rows, cols, st);
             return cudaErrorNotSupported;
+        case RowShort: // rows that are not packed take the warp plan R1 gives them
+            if constexpr (RowRunner<R>::softmax)
+                if (rowShortPacked(rowShortRows(r), cols)) return rowLaunchShort(pl, r, rows, cols, st);
+            pl = rowWarpPlan(vectorElems<T>(), cols, R::kWarpChunks);
+            continue;
         case RowBlock:
             e = aligned ? rowBlockShapes<R, true>(pl, r, rows, cols, d.clusters, dev, st)
                         : rowBlockShapes<R, false>(pl, r, rows, cols, d.clusters, dev, st);

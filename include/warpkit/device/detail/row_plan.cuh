@@ -17,6 +17,12 @@
 //   RowStream     any GPU, any length: each block streams its `slice` twice (statistics, then
 //                 output); on sm_90 a cluster of up to 16 blocks shares a row.
 //   RowWarpStream (calls that write per-row outputs only) a warp per row streams it once.
+//   RowShort      (rowSoftmax, rows of fewer than 16 bytes' multiples up to ~256 elements, packed:
+//                 ld == cols, 16-byte aligned bases) a block stages a tile of `slice` whole rows,
+//                 whose elements are contiguous and start on 16 bytes, in shared memory with 16-byte
+//                 accesses; a segment of `width` lanes per row holds `chunks` elements a lane. The
+//                 data decides at run time: a short plan for rows that are not packed runs R1's
+//                 warp plan (row_launch.cuh).
 #pragma once
 
 #include "../../cluster/reduce.cuh"
@@ -25,16 +31,16 @@
 namespace warpkit {
 namespace detail {
 
-enum RowPath { RowWarp = 0, RowBlock = 1, RowStaged = 2, RowStream = 3, RowWarpStream = 4 };
+enum RowPath { RowWarp = 0, RowBlock = 1, RowStaged = 2, RowStream = 3, RowWarpStream = 4, RowShort = 5 };
 
 /// A path and its shape (fields a path does not use are 0). Built by the makers below.
 struct RowPlan {
     RowPath path;
-    int width;   // RowWarp: lanes per row (1, 2, 4, ..., 32)
-    int chunks;  // RowWarp / RowBlock: 16-byte vectors per lane or thread
+    int width;   // RowWarp / RowShort: lanes per row (1, 2, 4, ..., 32)
+    int chunks;  // RowWarp / RowBlock: 16-byte vectors per lane or thread; RowShort: elements a lane
     int threads; // threads per block
     int blocks;  // RowBlock / RowStaged / RowStream: blocks per row (a cluster when > 1)
-    int slice;   // RowBlock / RowStaged / RowStream: 16-byte vectors per block
+    int slice;   // RowBlock / RowStaged / RowStream: 16-byte vectors per block; RowShort: rows a block
     int piece;   // RowStaged: vectors per bulk copy
 };
 
@@ -48,6 +54,9 @@ constexpr int kStageSliceAimBytes = 16 * 1024;  // the slice staged rows aim at 
 constexpr int kStageReduceSliceBytes = 32 * 1024; // the slice of staged rows without outputs (R17, R19)
 constexpr int kStageMaxPieces = 2;              // bulk copies a staged slice takes
 constexpr int kStageMaxBytes = 64 * 1024;       // a staged block with column slices takes at most this (R22)
+constexpr int kRowShortThreads = 128;           // block of the short path (R24)
+constexpr int kRowShortTileBytes = 16 * 1024;   // the short path's tile of rows (R24)
+constexpr int kRowShortMaxChunks = 8;           // elements a lane on the short path (R24)
 // clang-format on
 
 /// Vectors a thread holds for "16 values a thread" (C16) and "32" (C32), V elements a vector.
@@ -66,6 +75,24 @@ inline RowPlan rowWarpPlan(int V, int cols, int minChunks) {
     while (p.chunks < minChunks && p.chunks < vecs) p.chunks *= 2;
     while (p.width < 32 && p.width * p.chunks < vecs) p.width *= 2;
     while (p.width * p.chunks < vecs) p.chunks *= 2;
+    return p;
+}
+
+/// The short path (R24) for packed rows of `cols` elements of 16 / V bytes: one lane a row of up to
+/// kRowShortMaxChunks elements (1, 2, 4 or 8 a lane), past that the narrowest segment of
+/// kRowShortMaxChunks elements a lane that holds the row; a tile of whole rows, at most
+/// kRowShortTileBytes, whose count is a multiple of the segments a block (every pass of the block
+/// over its rows full) and of the rows whose elements fill whole 16-byte vectors (every tile starts
+/// on 16 bytes).
+inline RowPlan rowShortPlan(int V, int cols) {
+    RowPlan p{RowShort, 1, 1, kRowShortThreads, 1, 0, 0};
+    while (p.chunks < kRowShortMaxChunks && p.chunks < cols) p.chunks *= 2;
+    while (p.width < 32 && p.width * p.chunks < cols) p.width *= 2;
+    int g = V; // V / gcd(cols, V): the rows of one whole number of vectors
+    while (g > 1 && cols % (V / (g / 2)) == 0) g /= 2;
+    const int segs = kRowShortThreads / p.width, unit = g > segs ? g : segs;
+    const int fit = kRowShortTileBytes / (16 / V) / cols / unit * unit;
+    p.slice = fit > unit ? fit : unit;
     return p;
 }
 
@@ -148,12 +175,22 @@ struct RowRowsCond {
     int k;
 };
 
-enum RowShapeKind { ShapeWarp, ShapeOneBlock, ShapeBlock, ShapeCluster, ShapeStaged, ShapeStream, ShapeWarpStream };
+enum RowShapeKind {
+    ShapeWarp,
+    ShapeOneBlock,
+    ShapeBlock,
+    ShapeCluster,
+    ShapeStaged,
+    ShapeStream,
+    ShapeWarpStream,
+    ShapeShort
+};
 /// What a rule builds. ShapeBlock: one block of `threads` x `values` values a thread. ShapeCluster:
 /// blocks of `threads` x `values` over n = ceil(vecs / (threads x chunks)) blocks, no rule when n
 /// is below `arg` or above kClusterMaxBlocks. ShapeStaged: rowStagedFits with aim `arg` bytes (no
 /// rule when it does not fit). ShapeStream: `arg` blocks a row (0: enough for 8 blocks an SM, at
-/// least 2048 vectors a block, at most kClusterMaxBlocks).
+/// least 2048 vectors a block, at most kClusterMaxBlocks). ShapeShort: rowShortPlan, no rule for
+/// rows of whole vectors (R1 serves them at the copy ceiling).
 struct RowShape {
     RowShapeKind kind;
     int threads, values, arg;
@@ -179,6 +216,7 @@ constexpr RowRowsCond rowsOver(int k) { return {RowsOver, k}; }
 constexpr RowShape kShapeWarp = {ShapeWarp, 0, 0, 0};
 constexpr RowShape kShapeOneBlock = {ShapeOneBlock, 0, 0, 0};
 constexpr RowShape kShapeWarpStream = {ShapeWarpStream, kRowWarpThreads, 0, 0};
+constexpr RowShape kShapeShort = {ShapeShort, kRowShortThreads, 0, 0};
 constexpr RowShape shapeBlock(int threads, int values) { return {ShapeBlock, threads, values, 1}; }
 constexpr RowShape shapeCluster(int threads, int values, int minBlocks) {
     return {ShapeCluster, threads, values, minBlocks};
@@ -214,9 +252,12 @@ constexpr RowRule kR18          = {"R18", 0, 1,  -1,    kRowNoMax, 8192, {RowsFe
 constexpr RowRule kR19          = {"R19", 0, 1,  -1,    kRowNoMax, 8192, kRowsAny,    shapeStaged(kStageReduceSliceBytes)};
 constexpr RowRule kR20          = {"R20", 0, 1,  -1,    kRowNoMax, 8192, kRowsAny,    shapeStream(0)};
 constexpr RowRule kR21          = {"R21", 0, 0,  -1,    kRowNoMax, 8192, kRowsAny,    shapeStream(1)};
+constexpr RowRule kR24f32       = {"R24", 4, -1, -1,    140,       0, kRowsAny,       kShapeShort};
+constexpr RowRule kR24h16       = {"R24", 2, -1, -1,    248,       0, kRowsAny,       kShapeShort};
 
 /// rowSoftmax's rules.
-constexpr RowRule kRowSoftmaxRules[] = {kR1f32, kR1h16, kR4, kR5, kR6, kR7, kR8, kR9, kR10, kR11, kR12};
+constexpr RowRule kRowSoftmaxRules[] = {kR24f32, kR24h16, kR1f32, kR1h16, kR4, kR5, kR6,
+                                        kR7,     kR8,     kR9,    kR10,   kR11, kR12};
 /// The row family's rules for calls with per-element outputs.
 constexpr RowRule kRowOutputRules[] = {kR2, kR3, kR1f32, kR1h16, kR4, kR5, kR13, kR6, kR7, kR8, kR9, kR14, kR11, kR12};
 /// The row family's rules for calls with per-row outputs only (the cross-entropy loss alone).
@@ -278,6 +319,10 @@ inline bool rowRuleShape(const RowRule& r, const RowQuery& q, long long vecs, Ro
     }
     case ShapeWarpStream:
         *out = rowWarpStreamPlan();
+        break;
+    case ShapeShort:
+        if (q.cols % V == 0) return false;
+        *out = rowShortPlan(V, q.cols);
         break;
     }
     const long long k = (long long)r.rows.k * q.sms;
@@ -351,6 +396,11 @@ constexpr RowWarpShape kRowWarpShapes[3][kRowWarpShapeCount] = {
 // clang-format on
 constexpr int rowWarpShapeRow(int M) { return M == 1 ? 0 : M == 2 ? 1 : 2; }
 
+/// Short-path shapes (rowShortPlan's: one lane of 1, 2, 4 or 8 elements, then 2..32 lanes of 8).
+constexpr int kRowShortShapeCount = 9;
+constexpr RowWarpShape kRowShortShapes[kRowShortShapeCount] = {{1, 1}, {1, 2}, {1, 4},  {1, 8}, {2, 8},
+                                                               {4, 8}, {8, 8}, {16, 8}, {32, 8}};
+
 /// Block shapes: threads x values a thread (chunks = values / V); rowSoftmax (R2 and R3 are not
 /// its rules) lacks the 128 x 32 one.
 struct RowBlockShape {
@@ -362,7 +412,7 @@ constexpr RowBlockShape kRowBlockShapes[kRowBlockShapeCount] = {{128, 16, true},
                                                                 {1024, 16, true}, {512, 32, true}, {128, 32, false}};
 
 /// Whether plan p of class cls (elements of elemBytes, M = P::kWarpChunks, warpStream: P may take
-/// the warp-streamed path) has a compiled kernel.
+/// the warp-streamed path) has a compiled kernel. The short path is rowSoftmax's alone.
 inline bool rowPlanCompiled(RowClass cls, int elemBytes, int M, bool warpStream, const RowPlan& p) {
     const int V = 16 / elemBytes;
     switch (p.path) {
@@ -383,6 +433,11 @@ inline bool rowPlanCompiled(RowClass cls, int elemBytes, int M, bool warpStream,
         return p.threads == kStreamThreads && p.blocks >= 1 && p.blocks <= kClusterMaxBlocks;
     case RowWarpStream:
         return warpStream && p.threads == kRowWarpThreads;
+    case RowShort:
+        if (cls != RowClassSoftmax || p.threads != kRowShortThreads || p.slice < 1) return false;
+        for (const RowWarpShape& s : kRowShortShapes)
+            if (s.width == p.width && s.chunks == p.chunks) return true;
+        return false;
     }
     return false;
 }
