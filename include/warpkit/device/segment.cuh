@@ -52,7 +52,7 @@
 // *workspaceBytes (at least 1) and returns; the size depends on segments, items, heads, the call and
 // the types, and never decreases as any of them grows. It may hold anything on entry and needs no
 // alignment; calls in flight at once must not share one. When a segment can be longer than the
-// plan's short-segment limit (items above it), each call clears 16 bytes of it with one
+// plan's short-segment limit (items above it), each call clears 24 bytes of it with one
 // cudaMemsetAsync and runs three or four kernels; otherwise one kernel. The flat pass (rule G5)
 // clears 4 bytes and runs two kernels.
 //
@@ -110,10 +110,10 @@ template <typename O> inline bool segOffsetsNull(SegmentBounds<O> b) {
     static_assert(::warpkit::detail::SegOffsetType<Offs>::ok, \
                   fn ": offsets must be a CSR array of int or long long, or segmentBounds(begins, ends) of them")
 
-/// The workspace's pieces for state type S: the two counters, the entries, the chunk owners, the
-/// chunk partials, the entry totals and a no-room word a warp step (32 pairs), each 16-byte
-/// aligned from the first 16-byte boundary of the workspace. Entries stay below 2^28 (an owner is
-/// an int).
+/// The workspace's pieces for state type S: the three counters (32 bytes), the entries, the chunk
+/// owners, the chunk partials, the entry totals and room for a no-room record a warp step (32
+/// pairs), each 16-byte aligned from the first 16-byte boundary of the workspace. Entries stay
+/// below 2^28 (an owner is an int).
 struct SegSizes {
     long long entries, chunks, words;
 };
@@ -129,20 +129,20 @@ inline SegSizes segSizes(const SegmentPlan& p, long long segments, long long ite
 inline size_t segAlign16(size_t b) { return (b + 15) / 16 * 16; }
 template <typename S> inline size_t segWorkspaceBytes(SegSizes z) {
     if (z.entries == 0) return 1;
-    return 15 + 16 + segAlign16((size_t)z.entries * sizeof(SegEntry)) + segAlign16((size_t)z.chunks * sizeof(int)) +
+    return 15 + 32 + segAlign16((size_t)z.entries * sizeof(SegEntry)) + segAlign16((size_t)z.chunks * sizeof(int)) +
            segAlign16((size_t)z.chunks * sizeof(S)) + segAlign16((size_t)z.entries * sizeof(S)) +
-           segAlign16((size_t)z.words * sizeof(unsigned));
+           segAlign16((size_t)z.words * sizeof(SegNoRoom));
 }
 template <typename S> inline SegList<S> segList(void* ws, SegSizes z) {
     char* p = reinterpret_cast<char*>(((size_t)ws + 15) / 16 * 16);
     SegList<S> l;
     l.counter = reinterpret_cast<unsigned long long*>(p);
-    l.entries = reinterpret_cast<SegEntry*>(p + 16);
-    l.owner = reinterpret_cast<int*>(p + 16 + segAlign16((size_t)z.entries * sizeof(SegEntry)));
+    l.entries = reinterpret_cast<SegEntry*>(p + 32);
+    l.owner = reinterpret_cast<int*>(p + 32 + segAlign16((size_t)z.entries * sizeof(SegEntry)));
     l.partials = reinterpret_cast<S*>(reinterpret_cast<char*>(l.owner) + segAlign16((size_t)z.chunks * sizeof(int)));
     l.totals = reinterpret_cast<S*>(reinterpret_cast<char*>(l.partials) + segAlign16((size_t)z.chunks * sizeof(S)));
     l.noRoom =
-        reinterpret_cast<unsigned*>(reinterpret_cast<char*>(l.totals) + segAlign16((size_t)z.entries * sizeof(S)));
+        reinterpret_cast<SegNoRoom*>(reinterpret_cast<char*>(l.totals) + segAlign16((size_t)z.entries * sizeof(S)));
     l.maxEntries = z.entries;
     l.maxChunks = z.chunks;
     return l;
@@ -154,15 +154,20 @@ inline cudaError_t segmentLaunch(const A& a, SegOffsets<O> off, long long segmen
                                  const SegmentPlan& p, SegSizes z, void* ws, cudaStream_t stream) {
     using S = typename A::State;
     const SegList<S> list = segList<S>(ws, z);
-    if (z.entries > 0) WARPKIT_TRY(cudaMemsetAsync(list.counter, 0, 2 * sizeof(unsigned long long), stream));
+    if (z.entries > 0) WARPKIT_TRY(cudaMemsetAsync(list.counter, 0, 3 * sizeof(unsigned long long), stream));
     int blocks = 0;
     auto group = segmentGroupKernel<BT, LT, A, O>;
     WARPKIT_TRY(gridBlocks(group, BT, segments * heads, BT, 1ll << 30, &blocks));
     WARPKIT_TRY(launchKernel(group, blocks, BT, stream, a, off, segments, heads, items, p.perLane, p.longRows,
                              p.chunkRows, list));
     if (z.entries == 0) return cudaSuccess;
+    // The no-room kernel: one block an SM at most; with no no-room steps (segments that do not
+    // overlap) each warp reads one count and exits, so the launch costs about its own latency.
     auto noRoom = segmentNoRoomKernel<BT, LT, A, O>;
-    WARPKIT_TRY(gridBlocks(noRoom, BT, z.words, BT / 32, 1ll << 30, &blocks));
+    int dev = 0;
+    DeviceProps props;
+    WARPKIT_TRY(currentDevice(&dev, &props));
+    WARPKIT_TRY(gridBlocks(noRoom, BT, z.words, BT / 32, props.sms, &blocks));
     WARPKIT_TRY(launchKernel(noRoom, blocks, BT, stream, a, off, segments, heads, items, p.chunkRows, list));
     auto chunk = segmentChunkKernel<LT, A>;
     WARPKIT_TRY(gridBlocks(chunk, LT, z.chunks, 1, 1ll << 30, &blocks));

@@ -126,6 +126,22 @@ template <typename T, bool Log> struct SegSoftmaxBackwardAlgo {
     }
 };
 
+/// Whether the group kernel stages A's elements in shared memory (segmentStagedOnes): the
+/// one-pass algorithms that read one array of Elem (segStageSource gives it), the reductions and
+/// log-sum-exp, of elements of at most 4 bytes. (The softmax's write pass beside it, or 8-byte
+/// elements' vectors, made the group kernel spill at its 80 registers.)
+template <typename A> struct SegStaged { static constexpr bool value = false; };
+template <typename T, typename A, typename Out, typename Op, bool Arg>
+struct SegStaged<SegReduceAlgo<T, A, Out, Op, Arg>> {
+    static constexpr bool value = sizeof(T) <= 4;
+};
+template <typename T> struct SegStaged<SegLogSumExpAlgo<T>> { static constexpr bool value = true; };
+template <typename T, typename A, typename Out, typename Op, bool Arg>
+WARPKIT_DEVICE const T* segStageSource(const SegReduceAlgo<T, A, Out, Op, Arg>& a) {
+    return a.in;
+}
+template <typename T> WARPKIT_DEVICE const T* segStageSource(const SegStateFold<T>& a) { return a.x; }
+
 template <typename...> struct SegVoid { using type = void; };
 template <typename A, typename = void> struct SegHasHooks { static constexpr bool value = false; };
 template <typename A>

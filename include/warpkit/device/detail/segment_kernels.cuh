@@ -20,6 +20,7 @@
 #include "../../warp/reduce.cuh"
 #include "../../warp/scan.cuh"
 #include "../../warp/vote.cuh"
+#include "../../thread/vector.cuh"
 #include "../../detail/host.cuh"
 #include "../reduce.cuh" // loadFromL2
 
@@ -40,16 +41,23 @@ struct SegEntry {
     int head; // the pair's head (pair % heads)
 };
 
-/// The work list in the workspace: two counters (entries and chunks handed out), the entries, each
-/// chunk's owner (its entry, or -1 for a chunk handed to a pair that found no room), a partial per
-/// chunk and each entry's total.
+/// A warp step with long pairs that found no room: bit l of `mask` set when pair 32 * step + l did.
+struct SegNoRoom {
+    long long step;
+    unsigned mask;
+};
+
+/// The work list in the workspace: three counters (entries and chunks handed out, no-room steps),
+/// the entries, each chunk's owner (its entry, or -1 for a chunk handed to a pair that found no
+/// room), a partial per chunk, each entry's total and the no-room steps (only those with a pair
+/// that found no room, so a call whose long pairs all got room writes none).
 template <typename S> struct SegList {
-    unsigned long long* counter; // [0] entries, [1] chunks
+    unsigned long long* counter; // [0] entries, [1] chunks, [2] no-room steps
     SegEntry* entries;
     int* owner;
     S* partials;
     S* totals;
-    unsigned* noRoom; // a word a warp step: bit l of word g / 32 set when pair g + l found no room
+    SegNoRoom* noRoom;
     long long maxEntries, maxChunks;
 };
 
@@ -303,8 +311,64 @@ template <typename A> WARPKIT_DEVICE void segmentTier(const A& a, int G, unsigne
     }
 }
 
-/// Stage 1: lane groups over the short pairs (see segment_plan.cuh); long pairs are listed, those
-/// that find no room marked in list.noRoom for stage 1b.
+/// Rows a warp step stages in shared memory (segmentStagedOnes): 32 pairs of up to 8 rows (the
+/// perLane of every one-head rule) always fit when the offsets are CSR.
+constexpr int kSegStage = 256;
+
+/// A step whose short pairs all take one lane (tiers == 1, one head) and whose rows lie within
+/// kSegStage rows: the warp loads that span into shared memory with 16-byte loads (a few vectors
+/// a lane, where one-lane folds took a 4-byte load a row, each from another segment), then each
+/// lane folds its pair from there with foldRows' order (rows in order from the identity: the same
+/// bits). Returns whether it did (else the step folds in place). Every lane calls.
+template <int BT, typename A>
+WARPKIT_DEVICE bool segmentStagedOnes(const A& a, unsigned tiers, int heads, long long b, int mine, long long p) {
+    using T = typename A::Elem;
+    constexpr int V = vectorElems<T>(), kPer = (kSegStage / V + 31) / 32;
+    __shared__ alignas(16) T stage[BT / 32][kSegStage + V];
+    const int lane = (int)laneId();
+    if (tiers != 1u || heads != 1) return false;
+    const unsigned some = __ballot_sync(WARPKIT_FULL_MASK, mine > 0);
+    // the span of the step's rows, relative to its first pair's begin (32-bit once it is known short)
+    const long long ref = shflIdx(b, __ffs(some) - 1), rel = b - ref;
+    const int r0 = rel < -(1 << 30) ? -(1 << 30) : (rel > (1 << 30) ? (1 << 30) : (int)rel);
+    const int lo = warpReduceMin(mine > 0 ? r0 : 1 << 30), hi = warpReduceMax(mine > 0 ? r0 + mine : -(1 << 30));
+    if (hi - lo > kSegStage) return false;
+    // the span's elements: the head before the first 16-byte boundary at stage[V - head ..), then
+    // the vectors from stage[V], so that each lands 16-byte aligned
+    // (vectorSplit's split, in 32 bits: the span holds at most kSegStage rows)
+    const T* q = segStageSource(a) + (ref + lo);
+    const int n = hi - lo, mis = (int)((size_t)q & 15u) / (int)sizeof(T);
+    const int head = mis == 0 ? 0 : (V - mis < n ? V - mis : n), vectors = (n - head) / V;
+    const int tail = head + vectors * V;
+    T* s = stage[threadIdx.x / 32] + (V - head);
+    Vector16<T> v[kPer];
+#pragma unroll
+    for (int k = 0; k < kPer; ++k)
+        if (lane + 32 * k < vectors) v[k] = loadVector(q + head + (lane + 32 * k) * V);
+    const bool one = lane < head || (lane >= V && lane - V < n - tail); // lanes V.. take the tail
+    const int at = lane < head ? lane : tail + lane - V;
+    const T x1 = one ? q[at] : T{};
+    if (one) s[at] = x1;
+#pragma unroll
+    for (int k = 0; k < kPer; ++k)
+        if (lane + 32 * k < vectors) *reinterpret_cast<Vector16<T>*>(s + head + (lane + 32 * k) * V) = v[k];
+    __syncwarp();
+    if (mine > 0) {
+        const T* mineAt = s + (r0 - lo);
+        typename A::State st = a.identity();
+#pragma unroll 1
+        for (int k0 = 0; k0 < mine; k0 += 8) // predicated batches: lanes of 0..8 rows take one
+#pragma unroll
+            for (int k = k0; k < k0 + 8; ++k)
+                if (k < mine) st = a.take(st, mineAt[k], k);
+        a.finish(p, st);
+    }
+    __syncwarp(); // the stage is written again by the next step
+    return true;
+}
+
+/// Stage 1: lane groups over the short pairs (see segment_plan.cuh); long pairs are listed, the
+/// steps with pairs that find no room appended to list.noRoom for stage 1b.
 template <int BT, int LT, typename A, typename O> __global__ void __launch_bounds__(BT, SegGroupMinBlocks<A>::value)
     segmentGroupKernel(A a, SegOffsets<O> off, long long segments, int heads, long long items, int perLane,
                        long long longRows, long long chunkRows, SegList<typename A::State> list) {
@@ -335,7 +399,7 @@ template <int BT, int LT, typename A, typename O> __global__ void __launch_bound
         const bool isLong = rows > longRows;
         const unsigned noRoom =
             __ballot_sync(WARPKIT_FULL_MASK, listAppend(list, isLong, p, head, heads, b, rows, chunkRows));
-        if (list.maxEntries > 0 && lane == 0) list.noRoom[g / 32] = noRoom;
+        if (noRoom != 0u && lane == 0) list.noRoom[atomicAdd(list.counter + 2, 1ull)] = SegNoRoom{g / 32, noRoom};
         if (p < pairs && rows == 0) a.empty(p);
         // 2. the short pairs by tiers: a pair of r rows takes G lanes, G the smallest power of two
         //    with G * perLane >= r (32 at most), so a longer neighbour never widens a pair's group;
@@ -343,12 +407,14 @@ template <int BT, int LT, typename A, typename O> __global__ void __launch_bound
         const int mine = isLong ? 0 : (int)rows;
         int mineG = 1;
         while (mineG < 32 && mineG * perLane < mine) mineG <<= 1;
-        if (mine > 0 && mineG == 1) { // a group of one lane: its own pair in place, no tree
+        const unsigned tiers = segmentTiers(mine > 0 ? (unsigned)mineG : 0u);
+        bool staged = false;
+        if constexpr (SegStaged<A>::value) staged = segmentStagedOnes<BT>(a, tiers, heads, b, mine, p);
+        if (!staged && mine > 0 && mineG == 1) { // a group of one lane: its own pair in place, no tree
             const typename A::State st = foldRows(a, b, head, heads, 0, mine, 1);
             a.finish(p, st);
             if constexpr (A::kTwoPass) writeRows(a, a.prepare(st), b, head, heads, 0, mine, 1);
         }
-        const unsigned tiers = segmentTiers(mine > 0 ? (unsigned)mineG : 0u);
 #pragma unroll 1
         for (int G = 2; G <= 32; G <<= 1)
             if (tiers & (unsigned)G)
@@ -357,17 +423,19 @@ template <int BT, int LT, typename A, typename O> __global__ void __launch_bound
 }
 
 /// Stage 1b (when pairs can be long): the long pairs that found no room in the list (only
-/// segments that overlap), each by a whole warp (longPairByWarp); warp w takes the no-room words
-/// w, w + warps, ... the group kernel wrote. Apart from the group kernel, whose steps then carry
-/// no registers for this path.
+/// segments that overlap), each by a whole warp (longPairByWarp); warp w takes the no-room steps
+/// w, w + warps, ... the group kernel appended. With none (every call whose segments do not
+/// overlap) each warp reads the count and exits. Apart from the group kernel, whose steps then
+/// carry no registers for this path.
 template <int BT, int LT, typename A, typename O> __global__ void __launch_bounds__(BT, 1)
     segmentNoRoomKernel(A a, SegOffsets<O> off, long long segments, int heads, long long items, long long chunkRows,
                         SegList<typename A::State> list) {
     WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentNoRoomKernel");
-    const long long words = (segments * heads + 31) / 32, warps = (long long)gridDim.x * (BT / 32);
-    for (long long w = ((long long)blockIdx.x * BT + threadIdx.x) / 32; w < words; w += warps) {
-        for (unsigned m = list.noRoom[w]; m; m &= m - 1) {
-            const long long p = w * 32 + __ffs(m) - 1;
+    const long long steps = (long long)list.counter[2], warps = (long long)gridDim.x * (BT / 32);
+    for (long long w = ((long long)blockIdx.x * BT + threadIdx.x) / 32; w < steps; w += warps) {
+        const SegNoRoom r = list.noRoom[w];
+        for (unsigned m = r.mask; m; m &= m - 1) {
+            const long long p = r.step * 32 + __ffs(m) - 1;
             long long ob = 0, oe = 0, b = 0;
             segmentBoundsAt(off, p / heads, segments, &ob, &oe);
             const long long rows = segmentClip(ob, oe, items, &b);

@@ -8,11 +8,12 @@
 //      G = 1 by its own lane in place, the pairs of a wider G taken 32 / G at a time (only the
 //      widths in use), each group folding its rows lane-strided and combining its lanes in lane
 //      order (warpSegmentedReduce); longer pairs are appended to a work list in the workspace (one
-//      atomicAdd a warp), with their chunks counted (`chunkRows` rows a chunk); a long pair that
-//      finds no room (only segments that overlap) is marked in a word a warp step; the offsets
-//      load two steps ahead, and a step starts its next step's rows toward L2 (a prefetch);
+//      atomicAdd a warp), with their chunks counted (`chunkRows` rows a chunk); a warp step with
+//      long pairs that find no room (only segments that overlap) is appended to a no-room list;
+//      the offsets load two steps ahead, and a step starts its next step's rows toward L2;
 //   then only when some segment can be long (items > longRows):
-//   1b. the no-room kernel: each marked pair by a whole warp, with the chunk kernels' math;
+//   1b. the no-room kernel: each listed pair by a whole warp, with the chunk kernels' math (an
+//      empty list, the usual case, costs one count read a warp on one block an SM);
 //   2. the chunk kernel: blocks of `longThreads` threads over the listed chunks (grid-stride, the
 //      next chunk's entry loaded ahead), each chunk's partial into the workspace; the last chunk
 //      of a pair to finish folds the partials in chunk order;
