@@ -115,7 +115,7 @@ WARPKIT_DEVICE void topkMaskRow(const TopKRows<T>& io, int cols, long long row, 
 
 /// The kernel of rule W1 (cols <= 32 K): a warp a row, K keys a lane, the row sorted whole by
 /// warpBitonicSort; ranks 0 .. k-1 are written (or the row masked at the rank k-1 key).
-template <typename T, int K> __global__ void __launch_bounds__(kTopKWarpRows * 32)
+template <typename T, int K> __global__ void __launch_bounds__(kTopKWarpRows * 32, 1)
     topkWarpKernel(TopKRows<T> io, long long rows, int cols, int k) {
     const unsigned lane = laneId();
     for (long long row = ((long long)blockIdx.x * kTopKWarpRows + threadIdx.x / 32); row < rows;
