@@ -9,8 +9,12 @@
 // CUB: cub::DeviceSegmentedRadixSort::SortPairsDescending of the rows (keys and column indices),
 // once per (rows, cols, type) for rows x cols <= 2^24 (it sorts whole rows, whatever k). The torch
 // peers (torch.topk, torch.sort then slice) are in bench/torch_topk.py.
-// Router: tokens {1, 256, 16384} x 128 experts, k = 8 (rowTopK's warp rule W1).
-// Targets (issue 28): many rows (>= 64) at >= 0.8x the read for k <= 256; one row <= 10 us.
+// Short rows: rows {16384, 256} x cols {128, 1024, 4096} x k {1, 8, 32}, fp32 and bf16 (the warp
+// kernels, rules W1-W4, and the filter past them). Router: tokens {1, 256, 16384} x 128 experts,
+// k = 8 (rule W2). Each line ends with the plan's kernel rule.
+// Targets (issue 28): many rows (>= 64) at >= 0.8x the read for k <= 256; one row <= 10 us; the
+// router's 16384 tokens at >= 0.8x the read.
+// Usage: build/bench/topk [out.csv] [grid] [short] [router]   (tables to run; none named: all)
 #include "bench.cuh"
 #include <warpkit/device/topk.cuh>
 #include <cub/device/device_segmented_radix_sort.cuh>
@@ -86,10 +90,14 @@ template <typename T> void cell(FILE* csv, const char* tname, long long rows, in
         const float ms = bench_median_ms([&] { warpkit::rowTopK(x, v, idx, rows, cols, k, true, cols, ws, &need); });
         const float sms = bench_median_ms(
             [&] { warpkit::rowSample(x, tok, rows, cols, 1.f, k, 0.9f, 0.f, 1ull, 0ull, cols, ws, &needS); });
-        printf("%-5s %5lld %7d %5d %9.1f %9.1f %6.2fx %8.2fx %9.1f\n", tname, rows, cols, k, ms * 1e3, readMs * 1e3,
-               readMs / ms, sms / ms, *cubMs * 1e3);
-        fprintf(csv, "%s,%lld,%d,%d,%.3f,%.3f,%.4f,%.3f,%.3f\n", tname, rows, cols, k, ms * 1e3, readMs * 1e3,
-                readMs / ms, sms * 1e3, *cubMs * 1e3);
+        int dev = 0, sm = 0;
+        BENCH_CUDA(cudaGetDevice(&dev));
+        BENCH_CUDA(cudaDeviceGetAttribute(&sm, cudaDevAttrMultiProcessorCount, dev));
+        const char* rule = warpkit::detail::topkPlan(rows, cols, k, sm, true).kernelRule;
+        printf("%-5s %5lld %7d %5d %9.1f %9.1f %6.2fx %8.2fx %9.1f  %s\n", tname, rows, cols, k, ms * 1e3, readMs * 1e3,
+               readMs / ms, sms / ms, *cubMs * 1e3, rule);
+        fprintf(csv, "%s,%lld,%d,%d,%.3f,%.3f,%.4f,%.3f,%.3f,%s\n", tname, rows, cols, k, ms * 1e3, readMs * 1e3,
+                readMs / ms, sms * 1e3, *cubMs * 1e3, rule);
     }
     for (void* b : {(void*)x, (void*)v, (void*)idx, (void*)tok}) BENCH_CUDA(cudaFree(b));
 }
@@ -99,7 +107,7 @@ template <typename T> void cell(FILE* csv, const char* tname, long long rows, in
 int main(int argc, char** argv) {
     bench_require_gpu();
     FILE* csv = bench_csv(argc, argv, "build/bench/topk.csv",
-                          "type,rows,cols,k,topk_us,read_us,read_over_topk,sample_us,cub_sort_us");
+                          "type,rows,cols,k,topk_us,read_us,read_over_topk,sample_us,cub_sort_us,rule");
     const long long rowsList[] = {1, 8, 64, 512, 4096};
     const int colsList[] = {32000, 50257, 128256, 151936, 262144};
     const int ks[] = {1, 8, 50, 256, 1024};
@@ -108,19 +116,35 @@ int main(int argc, char** argv) {
     unsigned* sink;
     BENCH_CUDA(cudaMalloc(&ws, wsBytes));
     BENCH_CUDA(cudaMalloc(&sink, 4));
-    printf("type   rows    cols     k  topk(us)  read(us)  read/topk sample/topk  cub-sort(us)\n");
+    const char* head = "type   rows    cols     k  topk(us)  read(us)  read/topk sample/topk  cub-sort(us)  rule\n";
     float cub;
-    for (int t = 0; t < 2; ++t)
-        for (long long rows : rowsList)
-            for (int cols : colsList) {
-                bench_progress("%s rows=%lld cols=%d", t ? "bf16" : "fp32", rows, cols);
-                if (t == 0) cell<float>(csv, "fp32", rows, cols, ks, 5, ws, wsBytes, sink, &cub);
-                else cell<__nv_bfloat16>(csv, "bf16", rows, cols, ks, 5, ws, wsBytes, sink, &cub);
-            }
-    printf("router (128 experts, k = 8)\n");
-    const int k8[] = {8};
-    for (long long tokens : {1LL, 256LL, 16384LL})
-        cell<float>(csv, "fp32", tokens, 128, k8, 1, ws, wsBytes, sink, &cub);
+    if (bench_wants(argc, argv, "grid")) {
+        printf("grid (issue 28's cells)\n%s", head);
+        for (int t = 0; t < 2; ++t)
+            for (long long rows : rowsList)
+                for (int cols : colsList) {
+                    bench_progress("%s rows=%lld cols=%d", t ? "bf16" : "fp32", rows, cols);
+                    if (t == 0) cell<float>(csv, "fp32", rows, cols, ks, 5, ws, wsBytes, sink, &cub);
+                    else cell<__nv_bfloat16>(csv, "bf16", rows, cols, ks, 5, ws, wsBytes, sink, &cub);
+                }
+    }
+    if (bench_wants(argc, argv, "short")) {
+        printf("short rows (warp kernels W1-W4; the filter past them)\n%s", head);
+        const int shortK[] = {1, 8, 32};
+        for (int t = 0; t < 2; ++t)
+            for (long long rows : {16384LL, 256LL})
+                for (int cols : {128, 1024, 4096}) {
+                    bench_progress("short %s rows=%lld cols=%d", t ? "bf16" : "fp32", rows, cols);
+                    if (t == 0) cell<float>(csv, "fp32", rows, cols, shortK, 3, ws, wsBytes, sink, &cub);
+                    else cell<__nv_bfloat16>(csv, "bf16", rows, cols, shortK, 3, ws, wsBytes, sink, &cub);
+                }
+    }
+    if (bench_wants(argc, argv, "router")) {
+        printf("router (128 experts, k = 8)\n%s", head);
+        const int k8[] = {8};
+        for (long long tokens : {1LL, 256LL, 16384LL})
+            cell<float>(csv, "fp32", tokens, 128, k8, 1, ws, wsBytes, sink, &cub);
+    }
     fclose(csv);
     BENCH_CUDA(cudaFree(ws));
     BENCH_CUDA(cudaFree(sink));

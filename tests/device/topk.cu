@@ -179,6 +179,40 @@ template <typename T, typename Idx> void sweep(unsigned seed) {
 
 } // namespace
 
+/// The warp kernels' short rows (rules W1-W4): every column count class (a partial vector, a
+/// partial warp of vectors, several 16-byte rounds, an unaligned head and tail) x k on both sides of
+/// each limit (1, 2, 7, 8, 9, 31, 32, 33), rows that leave a warp's row groups partly empty (37), the
+/// data patterns in turn, both orders, misaligned rows and leading dimensions.
+template <typename T, typename Idx> void shortSweep(unsigned seed) {
+    wk_rng rng = wk_rng_make(seed);
+    const int colsList[] = {1,   2,   3,   8,   31,   33,   100,  127,  128,  129,
+                            255, 256, 257, 511, 1000, 1023, 1024, 2047, 4095, 4096};
+    const int kList[] = {1, 2, 7, 8, 9, 31, 32, 33};
+    int i = 0;
+    for (int cols : colsList)
+        for (int k : kList) {
+            if (k > cols) continue;
+            ++i;
+            if (wk_thin(i, 4)) continue;
+            Pattern p = (Pattern)(i % kPatterns);
+            if (p == RoundEqual && sizeof(T) == 4) p = Ties;
+            const long long rows = cols <= 256 ? 37 : 11;
+            runCase<T, Idx>(&rng, {rows, cols, k}, i % 5, cols + (i % 3 == 1 ? 1 : 0), p, i % 2 == 0);
+        }
+    if (!wk_quick()) { // more rows than one wave of blocks holds: the grid-stride loop over row groups
+        runCase<T, Idx>(&rng, {20011, 33, 8}, 1, 33, Random, true);
+        runCase<T, Idx>(&rng, {9001, 300, 32}, 0, 301, Ties, false);
+        runCase<T, Idx>(&rng, {4001, 1024, 1}, 2, 1024, Specials, true);
+    }
+}
+
+Test(device_topk, short_rows) {
+    WK_REQUIRE_GPU();
+    shortSweep<float, long long>(0x709);
+    shortSweep<__half, int>(0x70a);
+    shortSweep<__nv_bfloat16, long long>(0x70b);
+}
+
 Test(device_topk, float_int64) {
     WK_REQUIRE_GPU();
     sweep<float, long long>(0x701);
@@ -197,7 +231,7 @@ Test(device_topk, argmax_argmin) {
     WK_REQUIRE_GPU();
     wk_rng rng = wk_rng_make(0x704);
     for (long long rows : {1LL, 5LL, 1000LL})
-        for (int cols : {1, 31, 4096, 70001}) {
+        for (int cols : {1, 31, 129, 1000, 4096, 70001}) {
             if (rows * cols > 20000000) continue;
             const Pattern p = (Pattern)(cols % kPatterns);
             std::vector<float> h((size_t)(rows * cols));
@@ -347,8 +381,8 @@ Test(device_topk, mask) {
     WK_REQUIRE_GPU();
     wk_rng rng = wk_rng_make(0x706);
     for (long long rows : {1LL, 5LL, 300LL})
-        for (int cols : {7, 5000, 70001})
-            for (int k : {1, 5, 256, 2000, 4500}) {
+        for (int cols : {7, 100, 1000, 3001, 5000, 70001}) // the warp kernels up to 4096 columns
+            for (int k : {1, 5, 8, 32, 33, 256, 2000, 4500}) {
                 if (k > cols || rows * cols > 3000000) continue;
                 maskCase<float>(&rng, rows, cols, k, k % 2 == 1);
                 maskCase<__nv_bfloat16>(&rng, rows, cols, k, k % 2 == 0);

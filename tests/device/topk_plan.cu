@@ -4,7 +4,8 @@
 // with and without a workspace, and compares the text with tests/device/topk_plan.golden, so that
 // a change to the planner that changes a plan shows up here, line by line. It also fails when a
 // plan is one the kernels cannot run: a kernel rule whose kernel is not compiled (runK other than
-// 8 for the streamed select), k above runK x threads or above the filter's kTopKFilterMaxK, a level
+// 8 for the streamed select; the warp select's KL other than nextpow2(k) <= 32 or lanes other than
+// 8 or 32), k above runK x threads or above the filter's kTopKFilterMaxK, a level
 // that does not shrink, a last level with several slices (but the filter's one launch, S3, whose
 // workspace must then hold the slices' candidates and the rows' counters).
 //
@@ -29,6 +30,9 @@ const Profile kProfiles[] = {{"h100", 132}, {"a100", 108}, {"small", 2}};
 /// The kernels rowTopK compiles for a level: true when plan p's level i has one.
 bool compiled(const TopKPlan& p, int i) {
     if (p.kernel == TopKWarp) return i == 0 && p.warpK >= 1 && p.warpK <= 32 && (p.warpK & (p.warpK - 1)) == 0;
+    if (p.kernel == TopKWarpSelect) // topkLaunchWarpSelect: KL = 1 .. 32, 8 or 32 lanes a row
+        return i == 0 && p.levels == 1 && p.warpK >= 1 && p.warpK <= 32 && (p.warpK & (p.warpK - 1)) == 0 &&
+               (p.warpLanes == 8 || p.warpLanes == 32);
     if (p.kernel == TopKFilter) return i == 0 && p.levels == 1;
     return p.runK == 8;
 }
@@ -39,9 +43,10 @@ void checkPlan(const TopKPlan& p, long long rows, int cols, int k, const char* w
     for (int i = 0; i < p.levels; ++i) {
         cr_expect(compiled(p, i), "%s rows=%lld cols=%d k=%d level %d: no compiled kernel (runK %d)", where, rows, cols,
                   k, i, p.runK);
-        cr_expect(p.kernel == TopKFilter
-                      ? k <= kTopKFilterMaxK
-                      : (p.kernel == TopKWarp ? cols <= 32 * p.warpK : p.chunkK <= p.runK * kTopKThreads),
+        cr_expect(p.kernel == TopKFilter       ? k <= kTopKFilterMaxK
+                  : p.kernel == TopKWarp       ? cols <= 32 * p.warpK
+                  : p.kernel == TopKWarpSelect ? k <= p.warpK && 2 * k > p.warpK
+                                               : p.chunkK <= p.runK * kTopKThreads,
                   "%s cols=%d k=%d: above runK %d / warpK %d", where, cols, k, p.runK, p.warpK);
         if (i + 1 < p.levels) {
             cr_expect(p.slices[i] > 1 && p.len[i + 1] == (long long)p.slices[i] * p.chunkK && p.len[i + 1] < p.len[i],
@@ -59,7 +64,8 @@ void checkPlan(const TopKPlan& p, long long rows, int cols, int k, const char* w
         cr_expect(p.slices[p.levels - 1] == 1, "%s: the last level has %d slices", where, p.slices[p.levels - 1]);
     }
     cr_expect(p.levels == 1 || p.workspaceBytes > 0, "%s: levels without a workspace", where);
-    cr_expect(p.kernel == TopKWarp || ((long long)p.chunks * p.chunkK >= k && (long long)(p.chunks - 1) * p.chunkK < k),
+    cr_expect(p.kernel == TopKWarp || p.kernel == TopKWarpSelect ||
+                  ((long long)p.chunks * p.chunkK >= k && (long long)(p.chunks - 1) * p.chunkK < k),
               "%s k=%d: %d passes of %d", where, k, p.chunks, p.chunkK);
     cr_expect(p.chunks <= 1 || p.levels == 1, "%s k=%d: passes (T4) on a split plan", where, k);
 }
@@ -67,6 +73,7 @@ void checkPlan(const TopKPlan& p, long long rows, int cols, int k, const char* w
 std::string planText(const TopKPlan& p) {
     std::string s = std::string(p.kernelRule) + "." + p.splitRule + " r" + std::to_string(p.runK);
     if (p.kernel == TopKWarp) s += " K" + std::to_string(p.warpK);
+    if (p.kernel == TopKWarpSelect) s += " KL" + std::to_string(p.warpK) + " lanes" + std::to_string(p.warpLanes);
     if (p.chunks > 1) s += " passes" + std::to_string(p.chunks) + "x" + std::to_string(p.chunkK);
     for (int i = 0; i < p.levels; ++i) s += " " + std::to_string(p.slices[i]) + "x" + std::to_string(p.len[i]);
     return s + " ws=" + std::to_string(p.workspaceBytes);
@@ -79,9 +86,9 @@ Test(topk_plan, golden) {
         "# rowTopK plans (tests/device/topk_plan.cu): kernel.split rule, running keys a thread, then each\n"
         "# level's slices x input length, workspace bytes; 'nows' = the form without a workspace.\n";
     const long long rowsList[] = {1, 2, 8, 64, 263, 264, 4096, 1LL << 20};
-    const int colsList[] = {1,    7,    32,   33,   64,    65,    128,    256,    1000,   1024,
+    const int colsList[] = {1,    7,    32,   33,   64,    65,    128,    256,    257,    1000,   1024,
                             1025, 4095, 4096, 4097, 32000, 50257, 128256, 151936, 262144, 1 << 20};
-    const int kList[] = {1, 2, 8, 50, 256, 257, 1024, 2048, 2049, 4096, 262144};
+    const int kList[] = {1, 2, 8, 9, 32, 33, 50, 256, 257, 1024, 2048, 2049, 4096, 262144};
     for (const Profile& d : kProfiles)
         for (int cols : colsList)
             for (int k : kList) {

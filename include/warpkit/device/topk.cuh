@@ -32,7 +32,7 @@
 // cudaErrorInvalidValue, and nothing is launched or written. Host caches are per device and
 // thread-safe.
 //
-// How it works: device/detail/topk_plan.cuh (rules W1, T1-T4, S1-S3), topk_filter.cuh (k <= 256),
+// How it works: device/detail/topk_plan.cuh (rules W1-W4, T1-T4, S1-S3), topk_filter.cuh (k <= 256),
 // topk_kernels.cuh and topk_sample.cuh (rowSample's draw from rowTopK's candidates).
 #pragma once
 
@@ -64,6 +64,27 @@ template <typename T> inline cudaError_t topkLaunchWarp(int warpK, const TopKRow
     else if (warpK == 16) kernel = topkWarpKernel<T, 16>;
     int blocks = 1;
     WARPKIT_TRY(gridBlocks(kernel, kTopKWarpRows * 32, rows, kTopKWarpRows, 1LL << 30, &blocks));
+    return launchKernel(kernel, blocks, kTopKWarpRows * 32, stream, io, rows, cols, k);
+}
+
+/// The warp select kernel (W2-W4) with KL keys a lane and G lanes a row.
+template <typename T, int G> inline void (*topkSelectKernel(int KL))(TopKRows<T>, long long, int, int) {
+    if (KL == 1) return topkWarpSelectKernel<T, 1, G>;
+    if (KL == 2) return topkWarpSelectKernel<T, 2, G>;
+    if (KL == 4) return topkWarpSelectKernel<T, 4, G>;
+    if (KL == 8) return topkWarpSelectKernel<T, 8, G>;
+    if (KL == 16) return topkWarpSelectKernel<T, 16, G>;
+    return topkWarpSelectKernel<T, 32, G>;
+}
+
+/// Launches the warp select of rules W2-W4: p.warpK keys a lane, p.warpLanes lanes a row.
+template <typename T> inline cudaError_t topkLaunchWarpSelect(const TopKPlan& p, const TopKRows<T>& io, long long rows,
+                                                              int cols, int k, cudaStream_t stream) {
+    void (*kernel)(TopKRows<T>, long long, int, int) =
+        p.warpLanes == 8 ? topkSelectKernel<T, 8>(p.warpK) : topkSelectKernel<T, 32>(p.warpK);
+    const int rowsPerBlock = kTopKWarpRows * (32 / p.warpLanes);
+    int blocks = 1;
+    WARPKIT_TRY(gridBlocks(kernel, kTopKWarpRows * 32, rows, rowsPerBlock, 1LL << 30, &blocks));
     return launchKernel(kernel, blocks, kTopKWarpRows * 32, stream, io, rows, cols, k);
 }
 
@@ -114,6 +135,7 @@ template <typename T> inline cudaError_t topkRun(const TopKRows<T>& io, long lon
         buf[1] = buf[0] + rows * p.len[1]; // buffer 0's largest user is level 0 (rows x len[1] keys)
     }
     if (p.kernel == TopKWarp) return topkLaunchWarp(p.warpK, io, rows, cols, k, stream);
+    if (p.kernel == TopKWarpSelect) return topkLaunchWarpSelect(p, io, rows, cols, k, stream);
     if (p.kernel == TopKFilter) return topkLaunchFilter(p, io, rows, cols, k, base + extra, stream);
     for (int i = 0; i < p.levels; ++i) {
         const bool last = i + 1 == p.levels;

@@ -10,8 +10,14 @@
 //
 // Rules (kTopKKernelRules: the first with cols <= maxCols and k <= maxK; kTopKSplitRules: the first
 // that matches):
-//   W1  cols <= 1024    a warp a row: the row's packed keys sorted by warpBitonicSort (K = the next
-//                       power of two of cols / 32 a lane), 8 rows a block, any k; never split
+//   W2  cols <= 256, k <= 32    the warp select: each lane keeps its KL = nextpow2(k) best packed keys
+//                               of the row (coalesced 16-byte loads), then the lanes' lists merge in
+//                               log2(lanes) butterfly rounds; 8 lanes a row (4 rows a warp); never split
+//   W3  cols <= 1024, k <= 32   the warp select, 32 lanes a row
+//   W4  cols <= 4096, k <= 8    the warp select, 32 lanes a row
+//   W1  cols <= 1024            a warp a row: the row's packed keys sorted by warpBitonicSort (K = the next
+//                               power of two of cols / 32 a lane), any k; never split
+//   (warp kernels: kTopKWarpRows warps a block)
 //   T1  k = 1           the threshold filter (topk_filter.cuh): one raw compare an element, survivors
 //                       to a per-warp buffer, the warps' k best merged once a slice
 //   T2  k <= 256        the same kernel
@@ -37,26 +43,31 @@ constexpr int kTopKPerThread = 16;                       // keys a thread loads 
 constexpr int kTopKTile = kTopKThreads * kTopKPerThread; // elements a tile
 constexpr int kTopKMaxLevels = 16;
 
-constexpr int kTopKWarpRows = 8; // rows a block of the warp kernel (W1)
+constexpr int kTopKWarpRows = 8; // warps a block of the warp kernels (W1-W4)
 
 constexpr int kTopKFilterMaxK = 256; // k of the filter kernel (T1, T2): at most one kept key a thread
 
-enum TopKKernel { TopKFilter = 0, TopKStream = 1, TopKWarp = 2 };
+enum TopKKernel { TopKFilter = 0, TopKStream = 1, TopKWarp = 2, TopKWarpSelect = 3 };
 
 /// A kernel rule: cols <= maxCols and k <= maxK take `kernel` with `runK` running keys a thread
-/// (k <= runK x threads; the warp kernel's keys a lane follow from cols instead).
+/// (k <= runK x threads; the warp kernels' keys a lane follow from cols or k instead) and, for the
+/// warp select, `lanes` lanes a row (8 or 32).
 struct TopKKernelRule {
     const char* id;
     int maxCols, maxK;
     TopKKernel kernel;
     int runK;
+    int lanes;
 };
 constexpr TopKKernelRule kTopKKernelRules[] = {
-    {"W1", 1024, 1024, TopKWarp, 0},
-    {"T1", 0x7fffffff, 1, TopKFilter, 0},
-    {"T2", 0x7fffffff, kTopKFilterMaxK, TopKFilter, 0},
-    {"T3", 0x7fffffff, 2048, TopKStream, 8},
-    {"T4", 0x7fffffff, 0x7fffffff, TopKStream, 8},
+    {"W2", 256, 32, TopKWarpSelect, 0, 8},                 // warp select, 4 rows a warp
+    {"W3", 1024, 32, TopKWarpSelect, 0, 32},               // warp select, a warp a row
+    {"W4", 4096, 8, TopKWarpSelect, 0, 32},                // warp select, a warp a row
+    {"W1", 1024, 1024, TopKWarp, 0, 0},                    // warp sort
+    {"T1", 0x7fffffff, 1, TopKFilter, 0, 0},               // filter
+    {"T2", 0x7fffffff, kTopKFilterMaxK, TopKFilter, 0, 0}, // filter
+    {"T3", 0x7fffffff, 2048, TopKStream, 8, 0},            // streamed select
+    {"T4", 0x7fffffff, 0x7fffffff, TopKStream, 8, 0},      // streamed select, passes
 };
 constexpr int kTopKMaxK = 2048; // ranks a pass of the streamed select (T3); T4 makes passes of it
 
@@ -82,7 +93,8 @@ struct TopKPlan {
     const char* splitRule;  // id of the split rule
     TopKKernel kernel;      // level 0's kernel (later levels: the streamed select)
     int runK;               // running keys a thread (streamed select; 0 for the others)
-    int warpK;              // keys a lane (warp kernel): the next power of two of cols / 32
+    int warpK;              // keys a lane: W1 the next power of two of cols / 32; W2-W4 that of k
+    int warpLanes;          // lanes a row (warp select)
     int chunks;             // passes of at most kTopKMaxK ranks (T4: more than one)
     int chunkK;             // ranks a pass: min(k, kTopKMaxK)
     int levels;             // launches
@@ -132,6 +144,7 @@ inline TopKPlan topkPlan(long long rows, int cols, int k, int sms, bool workspac
             p.kernelRule = r.id;
             p.kernel = r.kernel;
             p.runK = r.runK;
+            p.warpLanes = r.lanes;
             break;
         }
     if (p.kernelRule[0] == 0) return p;
@@ -143,9 +156,9 @@ inline TopKPlan topkPlan(long long rows, int cols, int k, int sms, bool workspac
     p.len[0] = cols;
     p.levels = 1;
     p.slices[0] = 1;
-    if (p.kernel == TopKWarp) {
+    if (p.kernel == TopKWarp || p.kernel == TopKWarpSelect) {
         p.splitRule = "-";
-        for (p.warpK = 1; 32 * p.warpK < cols;) p.warpK *= 2;
+        for (p.warpK = 1; (p.kernel == TopKWarp ? 32 * p.warpK < cols : p.warpK < k);) p.warpK *= 2;
         return p;
     }
     if (p.kernel == TopKFilter) { // S3: one launch, the last block of a row merges its slices
