@@ -7,6 +7,9 @@
 //                the rows (and mean / rstd past `rows`) checked untouched.
 //   paths:       cols around every path boundary +-1 with the dispatcher's plans for few and many
 //                rows, and forced warp, block, cluster and streamed plans on 3 rows.
+//   model_width: R25's fp32 rows (516..771 columns, llm.c's 768) and their neighbours: odd rows,
+//                every data pattern, with and without w, b and the statistics, aligned and not;
+//                model_width_plan (host only) pins the plan of 8192 x 768.
 //   specials:    NaN, +-inf, all -inf, constant rows, the hard Welford data (1e6 + N(0, 1e-3)) and
 //                near-constant rows a few ulps apart, on every path.
 //   bad_args:    every bad argument returns cudaErrorInvalidValue and writes nothing.
@@ -268,6 +271,56 @@ Test(device_norm, paths) {
     int seen[4] = {0, 0, 0, 0};
     row_expect_paths("rowLayerNorm / rowRmsNorm", norm_paths<float>(seen) + norm_paths<__half>(seen) + norm_paths<__nv_bfloat16>(seen),
                      seen);
+}
+
+/// R25's rows (fp32, 129..192 whole vectors a row: a warp a row of 6 vectors a lane) and their
+/// neighbours on R1, among them llm.c's 768: odd row counts (every data pattern, NaN and +-inf
+/// included, as row r takes pattern mode + r), with and without w, b and the statistics, aligned
+/// rows and parameters (the instantiation without head/tail slots), rows and parameters off 16
+/// bytes, odd strides, in place; then many rows at 768 with all the outputs.
+template <typename T> static int norm_model_width(void) {
+    int bad = 0, salt = 0;
+    for (int c : {515, 516, 517, 640, 700, 767, 768, 769, 771, 772}) {
+        for (int k = 0; k < 8; ++k) {
+            const bool rms = k % 4 == 3, useW = k % 4 != 1, useB = k % 4 != 2 && !rms, stats = k % 2 == 0;
+            NormCase a{rms, 13, c, (long long)c, (long long)c, 0, 0, 0, 0, false, useW, useB, stats, 1e-5f, k};
+            bad += norm_case<T>("model width (aligned)", a, 0xe000ull + salt++);
+            NormCase m = a; // 25 rows, odd strides, every pointer off 16 bytes in turn, one in place
+            m.rows = 25;
+            m.ldx = c + 3;
+            m.ldy = c + 1;
+            m.offX = 1 + k % 3;
+            m.offY = 2 + k % 5;
+            m.offW = k % 4;
+            m.offB = 3 - k % 4;
+            m.inplace = k == 4;
+            m.mode = k + 4;
+            bad += norm_case<T>("model width (off 16 bytes)", m, 0xe400ull + salt++);
+        }
+    }
+    NormCase many{false, 8193, 768, 768, 768, 0, 0, 0, 0, false, true, true, true, 1e-5f, 0};
+    bad += norm_case<T>("model width (8193 x 768)", many, 0xe800ull + salt++);
+    NormCase manyOff{false, 4099, 768, 771, 768, 1, 0, 2, 3, false, true, true, true, 1e-5f, 3};
+    bad += norm_case<T>("model width (4099 x 768, off 16 bytes)", manyOff, 0xe900ull + salt++);
+    return bad;
+}
+
+/// The plan llm.c's shape takes (host only, runs without a GPU): R25's warp of 6 vectors a lane
+/// for fp32 LayerNorm with w, b and the statistics.
+Test(device_norm, model_width_plan) {
+    using warpkit::detail::NormParams;
+    float* f = reinterpret_cast<float*>(4096);
+    const NormParams<float> lnf{f, f + 1024, f + 2048, f + 3072, f + 4096, f + 5120, 768, 768, 1e-5f, false};
+    const RowPlan p = warpkit::detail::rowPlanFor(warpkit::detail::rowOpQuery(lnf, 8192, 768, 132, true, false));
+    cr_expect(p.path == warpkit::detail::RowWarp && p.width == 32 && p.chunks == 6,
+              "fp32 LayerNorm 8192 x 768 plans as a warp of 6 vectors a lane (R25), got path %d width %d chunks %d",
+              (int)p.path, p.width, p.chunks);
+}
+
+Test(device_norm, model_width) {
+    WK_REQUIRE_GPU();
+    const int bad = norm_model_width<float>() + norm_model_width<__nv_bfloat16>();
+    cr_expect(bad == 0, "rowLayerNorm / rowRmsNorm at model widths: %d mismatches", bad);
 }
 
 /// Every data pattern at a column count of each path, LayerNorm and RMSNorm.

@@ -46,6 +46,8 @@ std::vector<int> planCols() {
     for (int v : {37, 69, 77, 107, 141, 143, 145, 147, 197, 249, 254}) c.push_back(v);
     for (long long p = 128; p <= (1 << 20); p *= 2)
         for (int d = -1; d <= 1; ++d) c.push_back((int)p + d);
+    // R25's ends (fp32 rows of 129..192 vectors: 516..771 columns) and the model width 768.
+    for (int v : {515, 516, 640, 768, 769, 771, 772}) c.push_back(v);
     // 768 vectors (the warp-streamed rule's end), staged slice counts (nearest whole slices of 16 and
     // 32 KB: boundaries at odd multiples of 8 and 16 KB), and sizes met in practice.
     for (int v : {3071, 3072, 3073, 6143, 6144, 6145, 10240, 12287, 12288, 12289, 20480, 24576, 40960, 50257, 98304,

@@ -177,7 +177,10 @@ WARPKIT_DEVICE NormRow rowRegs(const NormParams<T>& p, long long row, int, const
     auto extra = [&](int j, int col) { normOut<1, true>(p, f, &x[0][j], col); };
     // LayerNorm with w and b (RMSNorm has no b). Not for a thread holding more than 32 values: the
     // fast form's loads of every piece at once would spill (warp path, 16-bit, 8 vectors a lane).
-    if (C * V <= 32 && f.vecW && f.vecB)
+    // Nor on R25's warp of 6 vectors a lane, whose occupancy is the point: there the fast form's
+    // hoisted loads take 71 registers (7 blocks an SM), the general form 48 (10 blocks).
+    constexpr bool fast = C * V <= 32 && C != kRowWarpFitShape.chunks;
+    if (fast && f.vecW && f.vecB)
         forEachPiece<T, C, E>(part, [&](int j, int col) { normOutWB<V, true>(p, f, &x[0][j], col); }, extra);
     else
         forEachPiece<T, C, E>(part, [&](int j, int col) { normOut<V, true>(p, f, &x[0][j], col); }, extra);

@@ -197,7 +197,8 @@ inline cudaError_t rowLaunchShort(const RowPlan& pl, const R& r, long long rows,
 /// specialises this: it lacks the 128 x 32 block shape and the warp-streamed path).
 template <typename R> struct RowRunner { static constexpr bool softmax = false; };
 
-/// The launch of plan pl's warp shape: one instantiation for each entry of kRowWarpShapes.
+/// The launch of plan pl's warp shape: one instantiation for each entry of kRowWarpShapes, and the
+/// row family's kRowWarpFitShape for fp32 (R25).
 template <typename R, bool Aligned, int I = 0>
 inline cudaError_t rowWarpShapes(const RowPlan& pl, const R& r, long long rows, int cols, cudaStream_t st) {
     if constexpr (I < kRowWarpShapeCount) {
@@ -205,6 +206,11 @@ inline cudaError_t rowWarpShapes(const RowPlan& pl, const R& r, long long rows, 
         if (pl.width == s.width && pl.chunks == s.chunks)
             return rowLaunchWarp<s.width, s.chunks, Aligned>(r, rows, cols, st);
         return rowWarpShapes<R, Aligned, I + 1>(pl, r, rows, cols, st);
+    } else if constexpr (!RowRunner<R>::softmax && sizeof(typename R::Elem) == 4) {
+        constexpr RowWarpShape s = kRowWarpFitShape;
+        if (pl.width == s.width && pl.chunks == s.chunks)
+            return rowLaunchWarp<s.width, s.chunks, Aligned>(r, rows, cols, st);
+        return cudaErrorNotSupported;
     } else {
         return cudaErrorNotSupported;
     }

@@ -8,7 +8,8 @@
 // Paths (each row's elements live in registers or shared memory between their one read and their
 // one write, except on the streamed path):
 //   RowWarp       a segment of `width` lanes per row, `chunks` 16-byte vectors a lane, several rows
-//                 a warp; no barriers.
+//                 a warp; no barriers. Chunks are powers of two, except the row family's 32 lanes of
+//                 6 (R25: fp32 rows of 129..192 vectors, the model width 768 among them).
 //   RowBlock      a block of `threads` per row, or (sm_90) a cluster of `blocks` blocks per row,
 //                 `chunks` vectors a thread in registers; blocks combine their statistics through
 //                 cluster/reduce.cuh.
@@ -183,14 +184,16 @@ enum RowShapeKind {
     ShapeStaged,
     ShapeStream,
     ShapeWarpStream,
-    ShapeShort
+    ShapeShort,
+    ShapeWarpFit
 };
 /// What a rule builds. ShapeBlock: one block of `threads` x `values` values a thread. ShapeCluster:
 /// blocks of `threads` x `values` over n = ceil(vecs / (threads x chunks)) blocks, no rule when n
 /// is below `arg` or above kClusterMaxBlocks. ShapeStaged: rowStagedFits with aim `arg` bytes (no
 /// rule when it does not fit). ShapeStream: `arg` blocks a row (0: enough for 8 blocks an SM, at
 /// least 2048 vectors a block, at most kClusterMaxBlocks). ShapeShort: rowShortPlan, no rule for
-/// rows of whole vectors (R1 serves them at the copy ceiling).
+/// rows of whole vectors (R1 serves them at the copy ceiling). ShapeWarpFit: a warp a row of `arg`
+/// vectors a lane (R25).
 struct RowShape {
     RowShapeKind kind;
     int threads, values, arg;
@@ -223,6 +226,7 @@ constexpr RowShape shapeCluster(int threads, int values, int minBlocks) {
 }
 constexpr RowShape shapeStaged(int aimBytes) { return {ShapeStaged, kStageThreads, 0, aimBytes}; }
 constexpr RowShape shapeStream(int blocks) { return {ShapeStream, kStreamThreads, 0, blocks}; }
+constexpr RowShape shapeWarpFit(int chunks) { return {ShapeWarpFit, kRowWarpThreads, 0, chunks}; }
 
 // The rules (what each does; why: docs/tuning.md). Bounds are on the row's whole-vector columns.
 // clang-format off
@@ -254,12 +258,14 @@ constexpr RowRule kR20          = {"R20", 0, 1,  -1,    kRowNoMax, 8192, kRowsAn
 constexpr RowRule kR21          = {"R21", 0, 0,  -1,    kRowNoMax, 8192, kRowsAny,    shapeStream(1)};
 constexpr RowRule kR24f32       = {"R24", 4, -1, -1,    140,       0, kRowsAny,       kShapeShort};
 constexpr RowRule kR24h16       = {"R24", 2, -1, -1,    248,       0, kRowsAny,       kShapeShort};
+constexpr RowRule kR25          = {"R25", 4, -1, 512,   768,       0, kRowsAny,       shapeWarpFit(6)};
 
 /// rowSoftmax's rules.
 constexpr RowRule kRowSoftmaxRules[] = {kR24f32, kR24h16, kR1f32, kR1h16, kR4, kR5, kR6,
                                         kR7,     kR8,     kR9,    kR10,   kR11, kR12};
 /// The row family's rules for calls with per-element outputs.
-constexpr RowRule kRowOutputRules[] = {kR2, kR3, kR1f32, kR1h16, kR4, kR5, kR13, kR6, kR7, kR8, kR9, kR14, kR11, kR12};
+constexpr RowRule kRowOutputRules[] = {kR2,  kR3, kR25, kR1f32, kR1h16, kR4, kR5, kR13,
+                                       kR6,  kR7, kR8,  kR9,    kR14,   kR11, kR12};
 /// The row family's rules for calls with per-row outputs only (the cross-entropy loss alone).
 constexpr RowRule kRowReduceRules[] = {kR16f32, kR16h16, kR18, kR19, kR20, kR21, kR2, kR3, kR1f32, kR1h16, kR4, kR17, kR6, kR7, kR9};
 /// R15: a staged plan that cannot stage (inputs aligned differently, rowStageable) or should not
@@ -323,6 +329,9 @@ inline bool rowRuleShape(const RowRule& r, const RowQuery& q, long long vecs, Ro
     case ShapeShort:
         if (q.cols % V == 0) return false;
         *out = rowShortPlan(V, q.cols);
+        break;
+    case ShapeWarpFit:
+        *out = RowPlan{RowWarp, 32, s.arg, kRowWarpThreads, 1, 0, 0};
         break;
     }
     const long long k = (long long)r.rows.k * q.sms;
@@ -395,6 +404,9 @@ constexpr RowWarpShape kRowWarpShapes[3][kRowWarpShapeCount] = {
 };
 // clang-format on
 constexpr int rowWarpShapeRow(int M) { return M == 1 ? 0 : M == 2 ? 1 : 2; }
+/// The row family's one warp shape whose chunks are not a power of two (R25): fp32, every M; not
+/// rowSoftmax's.
+constexpr RowWarpShape kRowWarpFitShape = {32, 6};
 
 /// Short-path shapes (rowShortPlan's: one lane of 1, 2, 4 or 8 elements, then 2..32 lanes of 8).
 constexpr int kRowShortShapeCount = 9;
@@ -418,6 +430,9 @@ inline bool rowPlanCompiled(RowClass cls, int elemBytes, int M, bool warpStream,
     switch (p.path) {
     case RowWarp:
         if (M != 1 && M != 2 && M != 4) return false;
+        if (cls != RowClassSoftmax && elemBytes == 4 && p.width == kRowWarpFitShape.width &&
+            p.chunks == kRowWarpFitShape.chunks)
+            return p.threads == kRowWarpThreads;
         for (const RowWarpShape& s : kRowWarpShapes[rowWarpShapeRow(M)])
             if (s.width == p.width && s.chunks == p.chunks && p.threads == kRowWarpThreads) return true;
         return false;
