@@ -34,8 +34,8 @@ constexpr int kNbMaxColsElem = kNbMaxColsVec / 2;        // element slots (N1): 
 constexpr int kNbRegsThreads = 256;                      // the register path's narrowest block (N1)
 constexpr int kNbSliceThreads = 256;                     // the split path's block (N2)
 constexpr int kNbSliceCols = kNbSliceThreads * kNbElems; // columns a slice (N2)
-constexpr int kNbFinishCols = 32;                        // the final sum: columns a block
-constexpr int kNbFinishLanes = 8;                        // the final sum: threads a column
+constexpr int kNbFinishCols = 8;                         // the final sum: columns a block (a 32-byte sector)
+constexpr int kNbFinishLanes = 32;                       // the final sum: threads a column
 
 /// A path rule: rows of at most maxColsVec columns (every row 16-byte aligned: vector slots) or
 /// maxColsElem columns (any alignment: element slots) take `path`; minThreads: threads a block at
