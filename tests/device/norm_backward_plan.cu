@@ -7,7 +7,7 @@
 // plan is one the kernels cannot run (normBackwardPlanCompiled: a group or block with no compiled
 // kernel, element slots in groups of 1024), a register plan whose group does not hold the row or is
 // not the narrowest that does, or whose parts pass the element size's cap, a split plan whose
-// slices do not cover the row or whose parts leave the GPU short of about 512 blocks, or when
+// slices do not cover the row or whose parts leave the GPU short of the rule's blocks, or when
 // aligned and unaligned rows get different parts (then dw / db's bits and the workspace size would
 // depend on the pointers).
 //
@@ -25,6 +25,7 @@ const char* kGoldenPath = "tests/device/norm_backward_plan.golden";
 
 void checkPlan(const NormBackwardPlan& p, long long rows, int cols, bool vec, int elemBytes) {
     const int cap = elemBytes == 2 ? kNbPartRules[0].maxParts16 : kNbPartRules[0].maxParts;
+    const int blocks = elemBytes == 2 ? kNbPartRules[1].blocks16 : kNbPartRules[1].blocks;
     cr_expect(p.pathRule[0] != 0 && p.partRule[0] != 0, "rows=%lld cols=%d vec=%d: no rule", rows, cols, vec);
     cr_expect(normBackwardPlanCompiled(p), "rows=%lld cols=%d vec=%d: no compiled kernel (group %d, %d threads%s)",
               rows, cols, vec, p.group, p.threads, p.vec ? "" : ", element slots");
@@ -43,7 +44,7 @@ void checkPlan(const NormBackwardPlan& p, long long rows, int cols, bool vec, in
         cr_expect((long long)p.slices * kNbSliceCols >= cols && (long long)(p.slices - 1) * kNbSliceCols < cols,
                   "rows=%lld cols=%d: %d slices", rows, cols, p.slices);
         cr_expect(p.parts <= (rows > 1 ? rows : 1) &&
-                      (p.parts >= rows || (long long)p.parts * p.slices >= 512 || p.parts == kNbMaxParts),
+                      (p.parts >= rows || (long long)p.parts * p.slices >= blocks || p.parts == kNbMaxParts),
                   "rows=%lld cols=%d: %d parts for %d slices", rows, cols, p.parts, p.slices);
     }
 }

@@ -199,11 +199,12 @@ WARPKIT_DEVICE void nbLoadWeights(const NormBackwardParams<T>& p, int t, int c0,
     }
 }
 
-/// Blocks an SM that a kernel's launch bounds ask for, at `threads` a block: 512 threads an SM, or
-/// with 16-bit vector slots (a row in half the registers) 768 on the register path and 1024 on the
-/// split path. ptxas -v on sm_75/80/90 shows no spills at these bounds and spills past them.
+/// Blocks an SM that a kernel's launch bounds ask for, at `threads` a block: 512 threads an SM; with
+/// vector slots on the split path 768 (fp32) or 1024 (16-bit), and 768 on the register path for
+/// 16-bit (a row in half the registers). ptxas -v on sm_75/80/90 shows no spills at these bounds
+/// and spills past them.
 template <typename T, bool Vec, bool Split> constexpr int nbMinBlocks(int threads) {
-    const int perSm = sizeof(T) == 2 && Vec ? (Split ? 1024 : 768) : 512;
+    const int perSm = !Vec ? 512 : Split ? (sizeof(T) == 2 ? 1024 : 768) : (sizeof(T) == 2 ? 768 : 512);
     return perSm / threads > 1 ? perSm / threads : 1;
 }
 

@@ -16,8 +16,9 @@
 //   N3  register path (and the split path's rows of at most 8192 columns): parts = ceil(rows /
 //       rows a block at a time), at most 512 (fp32) or 384 (16-bit: its blocks of 256 fit 3 an SM,
 //       so that 384 blocks are one wave on a 132-SM GPU where 512 were two)
-//   N4  split path past 8192 columns: parts = ceil(512 / slices), at most rows: about 512 blocks
-//       however few the rows, each part's dw / db partials one row of the workspace
+//   N4  split path past 8192 columns: parts = ceil(blocks / slices), at most rows: about `blocks`
+//       blocks however few the rows (384 fp32, 512 16-bit: one wave of 3 or 4 blocks an SM on 132
+//       SMs), each part's dw / db partials one row of the workspace
 // A part is a balanced range of consecutive rows; each column's partial adds the part's rows in a
 // fixed order (a group's rows in order, then the groups in order), so dw / db's bits depend on
 // (rows, cols, element size) alone: the same on every GPU, stream and call. Aligned and unaligned
@@ -54,13 +55,13 @@ constexpr NbPathRule kNbPathRules[] = {
     {"N2", 0x7fffffff, 0x7fffffff, NbSplit, kNbSliceThreads},
 };
 
-/// A split rule: at most maxParts parts (maxParts16 for 16-bit elements); blocks > 0: parts =
-/// ceil(blocks / slices) (at most rows), else one part per `rows a block at a time` rows.
+/// A split rule: at most maxParts parts; blocks > 0: parts = ceil(blocks / slices) (at most rows),
+/// else one part per `rows a block at a time` rows; the ...16 fields for 16-bit elements.
 struct NbPartRule {
     const char* id;
-    int maxParts, maxParts16, blocks;
+    int maxParts, maxParts16, blocks, blocks16;
 };
-constexpr NbPartRule kNbPartRules[] = {{"N3", 512, 384, 0}, {"N4", 512, 512, 512}};
+constexpr NbPartRule kNbPartRules[] = {{"N3", 512, 384, 0, 0}, {"N4", 512, 512, 384, 512}};
 constexpr int kNbMaxParts = 512; // the largest maxParts above
 
 /// How a call spreads: `group` threads a row or a slice, in blocks of `threads`, the row cut into
@@ -101,7 +102,8 @@ inline NormBackwardPlan normBackwardPlan(long long rows, int cols, bool vec, int
         return p;
     }
     const NbPartRule& s = kNbPartRules[1];
-    long long parts = (s.blocks + p.slices - 1) / p.slices;
+    const int blocks = elemBytes == 2 ? s.blocks16 : s.blocks;
+    long long parts = (blocks + p.slices - 1) / p.slices;
     parts = parts < rows ? parts : rows;
     p.partRule = s.id;
     p.parts = (int)(parts < 1 ? 1 : parts < s.maxParts ? parts : s.maxParts);
