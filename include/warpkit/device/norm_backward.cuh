@@ -23,7 +23,7 @@
 // kernels: a NaN rstd (LayerNorm: a NaN or inf in the row; RMSNorm: a NaN) makes the row's dx NaN
 // and adds NaN to all of dw; an RMSNorm row with an inf (rstd 0) gets NaN dx and NaN in dw's inf
 // columns. db sees only dy. Determinism: dw and db are summed in float in an order fixed by (rows,
-// cols) alone: fixed ranges of rows (normBackwardPlan) write partials to the workspace, a last
+// cols, element type) alone: fixed ranges of rows (normBackwardPlan) write partials to the workspace, a last
 // kernel adds them in range order (no atomics): the same bits on every call, stream, GPU and
 // alignment. dx's bits are the same on every call and stream.
 //
@@ -116,14 +116,14 @@ template <typename T> inline cudaError_t rowNormBackward(NormBackwardParams<T> p
          (p.dx != nullptr && p.dx == p.dy && p.lddx != p.lddy) || (p.dx != nullptr && p.dx == p.x && p.lddx != p.ldx)))
         return cudaErrorInvalidValue;
     const int arrays = (dw != nullptr) + (db != nullptr);
-    const size_t need = normBackwardBytes(rows, cols, arrays);
+    const size_t need = normBackwardBytes(rows, cols, arrays, (int)sizeof(T));
     if (workspace == nullptr) {
         *workspaceBytes = need;
         return cudaSuccess;
     }
     if (*workspaceBytes < need) return cudaErrorInvalidValue;
     if (cols == 0) return cudaSuccess;
-    const NormBackwardPlan pl = normBackwardPlan(rows, cols, nbVec(p));
+    const NormBackwardPlan pl = normBackwardPlan(rows, cols, nbVec(p), (int)sizeof(T));
     NbFinish<T> f{{nullptr, nullptr}, {nullptr, nullptr}, rows > 0 ? pl.parts : 0, cols};
     if (rows > 0) {
         float* ws = reinterpret_cast<float*>(((size_t)workspace + 15) & ~(size_t)15);

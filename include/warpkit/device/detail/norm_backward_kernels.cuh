@@ -96,14 +96,14 @@ nbLoadRow(const NormBackwardParams<T>& p, long long row, long long r1, int t, in
 /// real row) its terms of dw and db added to its registers aw, ab (the products fused, so that
 /// every path rounds them alike).
 template <typename T, int C, int W> WARPKIT_DEVICE void
-nbRowTerms(const NbRow<T, C, W>& r, const float (&w)[C][W], float (&s)[2], float (&aw)[C][W], float (&ab)[C][W]) {
+nbRowTerms(const NbRow<T, C, W>& r, const T (&w)[C][W], float (&s)[2], float (&aw)[C][W], float (&ab)[C][W]) {
     s[0] = s[1] = 0.0f;
 #pragma unroll
     for (int c = 0; c < C; ++c)
 #pragma unroll
         for (int e = 0; e < W; ++e) {
             const float dy = Arith<T>::to_acc(r.dy[c][e]), xh = (Arith<T>::to_acc(r.x[c][e]) - r.mean) * r.rstd;
-            const float g = dy * w[c][e];
+            const float g = dy * Arith<T>::to_acc(w[c][e]);
             s[0] += g;
             s[1] += g * xh;
             if (r.ok) aw[c][e] = __fmaf_rn(dy, xh, aw[c][e]), ab[c][e] += dy;
@@ -131,8 +131,8 @@ template <int Threads, int Gs> WARPKIT_DEVICE void nbGroupSums(float (&s)[2], fl
 /// Stage: the row's dx (slice from column c0) from m1 = sum(g) / n (0 for RMSNorm) and m2 =
 /// sum(g * xhat) / n, slot by slot.
 template <typename T, int Gs, int C, int W>
-WARPKIT_DEVICE void nbStoreRow(const NormBackwardParams<T>& p, const NbRow<T, C, W>& r, const float (&w)[C][W],
-                               float m1, float m2, long long row, int t, int c0) {
+WARPKIT_DEVICE void nbStoreRow(const NormBackwardParams<T>& p, const NbRow<T, C, W>& r, const T (&w)[C][W], float m1,
+                               float m2, long long row, int t, int c0) {
     T* dx = p.dx + row * p.lddx;
 #pragma unroll
     for (int c = 0; c < C; ++c) {
@@ -142,7 +142,8 @@ WARPKIT_DEVICE void nbStoreRow(const NormBackwardParams<T>& p, const NbRow<T, C,
 #pragma unroll
         for (int e = 0; e < W; ++e) {
             const float xh = (Arith<T>::to_acc(r.x[c][e]) - r.mean) * r.rstd;
-            o[e] = Arith<T>::from_acc(r.rstd * (Arith<T>::to_acc(r.dy[c][e]) * w[c][e] - m1 - xh * m2));
+            o[e] =
+                Arith<T>::from_acc(r.rstd * (Arith<T>::to_acc(r.dy[c][e]) * Arith<T>::to_acc(w[c][e]) - m1 - xh * m2));
         }
         T* q = dx + col;
         if constexpr (W == vectorElems<T>()) storeVector(q, *reinterpret_cast<const Vector16<T>*>(o));
@@ -184,17 +185,27 @@ nbBlockPartials(const NormBackwardParams<T>& p, float (&aw)[C][W], float (&ab)[C
     }
 }
 
-/// Stage: the thread's columns of w as float (1 without w or past cols), slot by slot.
+/// Stage: the thread's columns of w (1 without w or past cols), slot by slot, kept in T (half the
+/// registers of float for 16-bit types; widened where used, exactly).
 template <int Gs, typename T, int C, int W>
-WARPKIT_DEVICE void nbLoadWeights(const NormBackwardParams<T>& p, int t, int c0, float (&w)[C][W]) {
+WARPKIT_DEVICE void nbLoadWeights(const NormBackwardParams<T>& p, int t, int c0, T (&w)[C][W]) {
 #pragma unroll
     for (int c = 0; c < C; ++c) {
         const int col = c0 + (t + c * Gs) * W;
-        T wt[W];
-        if (p.w != nullptr && col < p.cols) nbLoad<W>(p.w + col, wt);
+        if (p.w != nullptr && col < p.cols) nbLoad<W>(p.w + col, w[c]);
+        else
 #pragma unroll
-        for (int e = 0; e < W; ++e) w[c][e] = p.w != nullptr && col < p.cols ? Arith<T>::to_acc(wt[e]) : 1.0f;
+            for (int e = 0; e < W; ++e) w[c][e] = Arith<T>::from_acc(1.0f);
     }
+}
+
+/// Blocks an SM that a kernel's launch bounds ask for, at `threads` a block: 512 threads an SM; with
+/// vector slots on the split path 768 (fp32) or 1024 (16-bit), and 768 on the register path for
+/// 16-bit (a row in half the registers). ptxas -v on sm_75/80/90 shows no spills at these bounds
+/// and spills past them.
+template <typename T, bool Vec, bool Split> constexpr int nbMinBlocks(int threads) {
+    const int perSm = !Vec ? 512 : Split ? (sizeof(T) == 2 ? 1024 : 768) : (sizeof(T) == 2 ? 768 : 512);
+    return perSm / threads > 1 ? perSm / threads : 1;
 }
 
 /// The contract of the kernels' element type (checked at each kernel's entry).
@@ -212,7 +223,7 @@ template <typename T> struct NbTypeCheck {
 // and dx, and w, is 16-byte aligned and cols a whole number of vectors (slots of a vector); else
 // slots of one element.
 template <typename T, int Threads, int Gs, bool Vec>
-__global__ void __launch_bounds__(Threads, Threads < 512 ? 512 / Threads : 1)
+__global__ void __launch_bounds__(Threads, nbMinBlocks<T, Vec, false>(Threads))
     normBackwardKernel(NormBackwardParams<T> p) {
     static_assert(NbTypeCheck<T>::ok, "norm backward kernels: T (see NbTypeCheck)");
     static_assert(Gs >= 32 && Gs <= kNbMaxGroup && (Gs & (Gs - 1)) == 0,
@@ -228,7 +239,8 @@ __global__ void __launch_bounds__(Threads, Threads < 512 ? 512 / Threads : 1)
     long long r0, r1;
     nbPartRows(p, (int)blockIdx.x, &r0, &r1);
     const int iters = (int)((r1 - r0 + G - 1) / G);
-    float w[C][W], aw[C][W] = {}, ab[C][W] = {};
+    alignas(16) T w[C][W];
+    float aw[C][W] = {}, ab[C][W] = {};
     nbLoadWeights<Gs>(p, t, 0, w);
     NbRow<T, C, W> cur, nxt;
     nbLoadRow<Gs>(p, r0 + g, r1, t, 0, cur);
@@ -250,7 +262,8 @@ __global__ void __launch_bounds__(Threads, Threads < 512 ? 512 / Threads : 1)
 // kNbSliceCols) of part b's rows one at a time (the next row's loads in flight): the slice's two
 // sums of each row to p.sums[row * slices + s], its dw / db terms in registers, then the part's
 // partials of the slice.
-template <typename T, bool Vec> __global__ void __launch_bounds__(kNbSliceThreads, 2)
+template <typename T, bool Vec>
+__global__ void __launch_bounds__(kNbSliceThreads, nbMinBlocks<T, Vec, true>(kNbSliceThreads))
     normBackwardSumsKernel(NormBackwardParams<T> p) {
     static_assert(NbTypeCheck<T>::ok, "norm backward kernels: T (see NbTypeCheck)");
     constexpr int Gs = kNbSliceThreads, W = Vec ? vectorElems<T>() : 1, C = kNbElems / W;
@@ -258,7 +271,8 @@ template <typename T, bool Vec> __global__ void __launch_bounds__(kNbSliceThread
     const int t = (int)threadIdx.x, c0 = (int)blockIdx.x * kNbSliceCols;
     long long r0, r1;
     nbPartRows(p, (int)blockIdx.y, &r0, &r1);
-    float w[C][W], aw[C][W] = {}, ab[C][W] = {};
+    alignas(16) T w[C][W];
+    float aw[C][W] = {}, ab[C][W] = {};
     nbLoadWeights<Gs>(p, t, c0, w);
     NbRow<T, C, W> cur, nxt;
     nbLoadRow<Gs>(p, r0, r1, t, c0, cur);
@@ -290,14 +304,15 @@ template <typename T> WARPKIT_DEVICE float2 nbSliceSums(const NormBackwardParams
 // Split path (N2), second kernel (launched when dx is wanted): block (s, b) takes slice s of part
 // b's rows again, one at a time with the next row's loads and sums in flight: each row's total sums
 // (nbSliceSums, then a warp's butterfly), then the slice's dx.
-template <typename T, bool Vec> __global__ void __launch_bounds__(kNbSliceThreads, 2)
+template <typename T, bool Vec>
+__global__ void __launch_bounds__(kNbSliceThreads, nbMinBlocks<T, Vec, true>(kNbSliceThreads))
     normBackwardSplitDxKernel(NormBackwardParams<T> p) {
     static_assert(NbTypeCheck<T>::ok, "norm backward kernels: T (see NbTypeCheck)");
     constexpr int Gs = kNbSliceThreads, W = Vec ? vectorElems<T>() : 1, C = kNbElems / W;
     const int t = (int)threadIdx.x, c0 = (int)blockIdx.x * kNbSliceCols;
     long long r0, r1;
     nbPartRows(p, (int)blockIdx.y, &r0, &r1);
-    float w[C][W];
+    alignas(16) T w[C][W];
     nbLoadWeights<Gs>(p, t, c0, w);
     NbRow<T, C, W> cur, nxt;
     nbLoadRow<Gs>(p, r0, r1, t, c0, cur);
@@ -327,7 +342,7 @@ template <typename T> __global__ void __launch_bounds__(kNbFinishCols* kNbFinish
     const float* src = blockIdx.y == 0 ? f.src[0] : f.src[1]; // (an indexed parameter array: a stack copy)
     float s = 0.0f;
     if (col < f.cols)
-#pragma unroll 4
+#pragma unroll 8
         for (int k = lane; k < f.parts; k += kNbFinishLanes) s += src[(size_t)k * f.cols + col];
     part[lane][cx] = s;
     __syncthreads();

@@ -14,14 +14,16 @@
 //       kNbSliceThreads threads a slice (grid slices x parts): a first kernel writes each slice's
 //       two row sums, a second re-reads the slice for dx (two reads of the row)
 //   N3  register path (and the split path's rows of at most 8192 columns): parts = ceil(rows /
-//       rows a block at a time), at most 512
-//   N4  split path past 8192 columns: parts = ceil(512 / slices), at most rows: about 512 blocks
-//       however few the rows, each part's dw / db partials one row of the workspace
+//       rows a block at a time), at most 512 (fp32) or 384 (16-bit: its blocks of 256 fit 3 an SM,
+//       so that 384 blocks are one wave on a 132-SM GPU where 512 were two)
+//   N4  split path past 8192 columns: parts = ceil(blocks / slices), at most rows: about `blocks`
+//       blocks however few the rows (384 fp32, 512 16-bit: one wave of 3 or 4 blocks an SM on 132
+//       SMs), each part's dw / db partials one row of the workspace
 // A part is a balanced range of consecutive rows; each column's partial adds the part's rows in a
 // fixed order (a group's rows in order, then the groups in order), so dw / db's bits depend on
-// (rows, cols) alone: the same on every GPU, stream and call. Aligned and unaligned rows of 4097 to
-// 8192 columns take N1 and N2 with one row a block at a time and the same parts (N3), so alignment
-// does not change them either; the workspace size follows from parts and slices.
+// (rows, cols, element size) alone: the same on every GPU, stream and call. Aligned and unaligned
+// rows of 4097 to 8192 columns take N1 and N2 with one row a block at a time and the same parts
+// (N3), so alignment does not change them either; the workspace size follows from parts and slices.
 #pragma once
 
 namespace warpkit {
@@ -34,8 +36,8 @@ constexpr int kNbMaxColsElem = kNbMaxColsVec / 2;        // element slots (N1): 
 constexpr int kNbRegsThreads = 256;                      // the register path's narrowest block (N1)
 constexpr int kNbSliceThreads = 256;                     // the split path's block (N2)
 constexpr int kNbSliceCols = kNbSliceThreads * kNbElems; // columns a slice (N2)
-constexpr int kNbFinishCols = 32;                        // the final sum: columns a block
-constexpr int kNbFinishLanes = 8;                        // the final sum: threads a column
+constexpr int kNbFinishCols = 8;                         // the final sum: columns a block (a 32-byte sector)
+constexpr int kNbFinishLanes = 32;                       // the final sum: threads a column
 
 /// A path rule: rows of at most maxColsVec columns (every row 16-byte aligned: vector slots) or
 /// maxColsElem columns (any alignment: element slots) take `path`; minThreads: threads a block at
@@ -54,12 +56,12 @@ constexpr NbPathRule kNbPathRules[] = {
 };
 
 /// A split rule: at most maxParts parts; blocks > 0: parts = ceil(blocks / slices) (at most rows),
-/// else one part per `rows a block at a time` rows.
+/// else one part per `rows a block at a time` rows; the ...16 fields for 16-bit elements.
 struct NbPartRule {
     const char* id;
-    int maxParts, blocks;
+    int maxParts, maxParts16, blocks, blocks16;
 };
-constexpr NbPartRule kNbPartRules[] = {{"N3", 512, 0}, {"N4", 512, 512}};
+constexpr NbPartRule kNbPartRules[] = {{"N3", 512, 384, 0, 0}, {"N4", 512, 512, 384, 512}};
 constexpr int kNbMaxParts = 512; // the largest maxParts above
 
 /// How a call spreads: `group` threads a row or a slice, in blocks of `threads`, the row cut into
@@ -73,32 +75,35 @@ struct NormBackwardPlan {
     bool vec;
 };
 
-/// The register path's plan (N1, N3) for rows x cols. Host only.
-inline NormBackwardPlan nbRegsPlan(long long rows, int cols, bool vec) {
+/// The register path's plan (N1, N3) for rows x cols of elemBytes-byte elements. Host only.
+inline NormBackwardPlan nbRegsPlan(long long rows, int cols, bool vec, int elemBytes) {
     NormBackwardPlan p = {kNbPathRules[0].id, kNbPartRules[0].id, NbRegs, 32, 0, 1, 1, vec};
     while ((long long)p.group * kNbElems < cols) p.group *= 2;
     p.threads = p.group > kNbPathRules[0].minThreads ? p.group : kNbPathRules[0].minThreads;
     const long long per = p.threads / p.group, parts = (rows + per - 1) / per;
-    const int cap = kNbPartRules[0].maxParts;
+    const int cap = elemBytes == 2 ? kNbPartRules[0].maxParts16 : kNbPartRules[0].maxParts;
     p.parts = (int)(parts < 1 ? 1 : parts < cap ? parts : cap);
     return p;
 }
 
-/// The plan for rows x cols; vec: every row of dy, x and dx (if written) and w (if given) starts
-/// on 16 bytes and cols is a whole number of vectors. Host only.
-inline NormBackwardPlan normBackwardPlan(long long rows, int cols, bool vec) {
-    if (cols <= (vec ? kNbPathRules[0].maxColsVec : kNbPathRules[0].maxColsElem)) return nbRegsPlan(rows, cols, vec);
+/// The plan for rows x cols of elemBytes-byte elements (4, or 2 for 16-bit); vec: every row of dy,
+/// x and dx (if written) and w (if given) starts on 16 bytes and cols is a whole number of vectors.
+/// Host only.
+inline NormBackwardPlan normBackwardPlan(long long rows, int cols, bool vec, int elemBytes) {
+    if (cols <= (vec ? kNbPathRules[0].maxColsVec : kNbPathRules[0].maxColsElem))
+        return nbRegsPlan(rows, cols, vec, elemBytes);
     const NbPathRule& r = kNbPathRules[1];
     NormBackwardPlan p = {r.id, "", NbSplit, r.minThreads, r.minThreads, 1, 1, vec};
     p.slices = (int)(((long long)cols + kNbSliceCols - 1) / kNbSliceCols);
     if (cols <= kNbMaxColsVec) { // the aligned rows' parts (N3), so that alignment keeps dw / db's bits
-        const NormBackwardPlan a = nbRegsPlan(rows, cols, true);
+        const NormBackwardPlan a = nbRegsPlan(rows, cols, true, elemBytes);
         p.partRule = a.partRule;
         p.parts = a.parts;
         return p;
     }
     const NbPartRule& s = kNbPartRules[1];
-    long long parts = (s.blocks + p.slices - 1) / p.slices;
+    const int blocks = elemBytes == 2 ? s.blocks16 : s.blocks;
+    long long parts = (blocks + p.slices - 1) / p.slices;
     parts = parts < rows ? parts : rows;
     p.partRule = s.id;
     p.parts = (int)(parts < 1 ? 1 : parts < s.maxParts ? parts : s.maxParts);
@@ -108,12 +113,13 @@ inline NormBackwardPlan normBackwardPlan(long long rows, int cols, bool vec) {
 /// Round n bytes up to 16.
 constexpr size_t nbAlign16(size_t n) { return (n + 15) & ~(size_t)15; }
 
-/// Workspace bytes: 16 for alignment, `arrays` (dw, db wanted) float partials of cols a part, and
-/// where any alignment takes the split path, a float2 pair of row sums a row and slice. Parts and
-/// slices are those of the unaligned plan, which the aligned one's parts equal (see above).
-inline size_t normBackwardBytes(long long rows, int cols, int arrays) {
+/// Workspace bytes for elemBytes-byte elements: 16 for alignment, `arrays` (dw, db wanted) float
+/// partials of cols a part, and where any alignment takes the split path, a float2 pair of row sums
+/// a row and slice. Parts and slices are those of the unaligned plan, which the aligned one's parts
+/// equal (see above).
+inline size_t normBackwardBytes(long long rows, int cols, int arrays, int elemBytes) {
     if (rows <= 0 || cols <= 0) return 0;
-    const NormBackwardPlan u = normBackwardPlan(rows, cols, false);
+    const NormBackwardPlan u = normBackwardPlan(rows, cols, false, elemBytes);
     const size_t partials = (size_t)arrays * (size_t)u.parts * (size_t)cols * sizeof(float);
     const size_t sums = u.path == NbSplit ? (size_t)rows * (size_t)u.slices * 2 * sizeof(float) : 0;
     return partials + sums == 0 ? 0 : 16 + nbAlign16(partials) + sums;
