@@ -3,8 +3,18 @@
 // the top k. Internal: include warpkit/device/topk.cuh.
 //
 // Each warp of the block owns a buffer of packed keys in shared memory and a threshold: kth, the
-// smallest of the k largest keys it has kept (0 until it has kept k), and cut, kth's value as a
-// float (times sgn = -1 for the smallest, so one compare serves both orders). Per item (a row slice):
+// smallest of the k largest keys it has kept (before that: 0, or just below stage 0's bound), and cut,
+// kth's value as a float (times sgn = -1 for the smallest, so one compare serves both orders). Per
+// item (a row slice):
+//   0. sample (topkSampleCut, k >= 2): each lane's best value of its warp's first round (16 fp32 or
+//      32 16-bit elements), as a 32-bit order key; a block radix select finds Q, the k-th largest of
+//      the block's 256 (duplicates count: they are distinct elements). k elements of the slice have
+//      keys >= Q, so an element whose key is below Q is outside the top k, and every warp starts
+//      with kth just below Q's packed keys ((Q << 32) - 1: every element of value Q still passes,
+//      whatever its index) and cut one float step below Q's value (elements equal to it pass: other
+//      warps' elements of that value may come first). A warp's buffer then only takes keys >= Q << 32,
+//      so its flushes never lower kth below it. (A warp's own kth rises only at a flush, every
+//      cap - k survivors, so without a start from the block's sample most rounds hold survivors.)
 //   1. filter (topkWarpFilter): the warp reads its share of the slice in rising index order, in rounds
 //      of kTopKFilterLoads 16-byte loads a lane (warp 0: the scalar head first, the tail last). The
 //      common path (topkScanQuiet, the order a template argument): whole rounds none of whose
@@ -25,10 +35,11 @@
 //      row's last slice (an atomic counter a row, after a __threadfence) runs stage 5 and then 4;
 //   5. slice merge (topkMergeSlices): a block radix select over the row's slices x k keys (read past
 //      L1, staged in shared memory), every thread counting each pass.
-// An element is dropped only when its warp has kept k keys above it, so the set merged is a superset
-// of the top k, and the answer (the k largest distinct packed keys) is the same bits for any split.
-// For random data about k ln(n / k) of a warp's n elements pass; ascending rows pass every element
-// (a flush every cap - k of them): correct, slower.
+// An element is dropped only when its warp has kept k keys above it or the sample holds k elements
+// at or above it (which then pass), so the set merged is a superset of the top k, and the answer
+// (the k largest distinct packed keys) is the same bits for any split. For random data about
+// k x (n - s) / s of a slice's n elements pass after a sample of s (k = 8, a 32000-column row:
+// about 7 a warp); ascending rows pass every element (a flush every cap - k of them): correct, slower.
 #pragma once
 
 #include "../../thread/vector.cuh"
@@ -64,6 +75,7 @@ struct TopKFilterShared {
         TopKWarpBuffer warp[kTopKFilterWarps];
         TopKMergeShared merge;
     };
+    BlockRadixScratch sample;   // stage 0's select
     int kept[kTopKFilterWarps]; // keys each warp kept (stage 3)
     int last;                   // this block finished its row's last slice
 };
@@ -72,8 +84,8 @@ struct TopKFilterShared {
 struct TopKWarpState {
     int n;                  // keys in the buffer
     int cap;                // flush before n would pass it
-    unsigned long long kth; // the buffer's k-th largest key after the last flush; 0 before
-    float cut;              // kth's value x sgn (NaN before: every element passes)
+    unsigned long long kth; // the buffer's k-th largest key after the last flush; before: 0 or stage 0's
+    float cut;              // kth's value x sgn (NaN or stage 0's before a flush)
 };
 
 WARPKIT_DEVICE TopKWarpState topkWarpStart(int k) {
@@ -87,6 +99,50 @@ WARPKIT_DEVICE TopKWarpState topkWarpStart(int k) {
 template <typename T> WARPKIT_DEVICE float topkCutOf(unsigned long long kth, bool largest, float sgn) {
     const float c = sgn * Arith<T>::to_acc(topkUnpackValue<T>(kth, largest)), tiny = 1.17549435e-38f;
     return c > -tiny && c < tiny ? -tiny : c;
+}
+
+/// The raw threshold of stage 0's bound Q (a 32-bit order key, as topkPack's top half): Q's value x sgn
+/// one float step lower, so that the strict compare passes every element of value Q (any index);
+/// NaN (every element passes) when Q's value x sgn is -inf or NaN. Zeros and subnormals as topkCutOf.
+template <typename T> WARPKIT_DEVICE float topkCutBelow(unsigned q, bool largest, float sgn) {
+    const float c = topkCutOf<T>((unsigned long long)q << 32, largest, sgn); // nonzero
+    if (!(c > -__int_as_float(0x7f800000))) return __int_as_float(0x7fffffff);
+    return __int_as_float(__float_as_int(c) + (c > 0.f ? -1 : 1)); // +inf: FLT_MAX; -FLT_MAX: -inf
+}
+
+/// Stage 0: the order key (largest: topkOrderKey; smallest: its complement, so NaN gives 0) of the
+/// best of this lane's elements in its warp's first round of body vectors; 0 when it has none. Any
+/// thread calls, alone.
+template <typename T> WARPKIT_DEVICE unsigned topkLaneSample(const T* body, int nv, bool largest) {
+    constexpr int V = vectorElems<T>(), U = kTopKFilterLoads, W = kTopKFilterWarps;
+    const int c = (int)(threadIdx.x / 32) * 32 + (int)laneId();
+    Vector16<T> x[U] = {};
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+        if (c + u * W * 32 < nv) x[u] = loadVector<LoadDefault>(body + (size_t)(c + u * W * 32) * V);
+    unsigned best = 0;
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+            const unsigned key = largest ? topkOrderKey(x[u].e[e]) : ~topkOrderKey(x[u].e[e]);
+            best = c + u * W * 32 < nv && key > best ? key : best;
+        }
+    return best;
+}
+
+/// Stage 0 over the run p[0 .. n): raises st's kth and cut to the sample's bound (see the header
+/// comment) when the block's lanes sampled at least k elements whose keys are nonzero; else leaves st.
+/// Every thread of the block calls (converged), with the same k >= 2.
+template <typename T> WARPKIT_DEVICE void topkSampleCut(const T* p, int n, int k, bool largest, float sgn,
+                                                        BlockRadixScratch& scratch, TopKWarpState& st) {
+    const VectorSplit sp = vectorSplit(p, n);
+    const unsigned key[1] = {topkLaneSample(p + sp.head, (int)sp.vectors, largest)};
+    // threshold: the k-th largest key, or a value under it with exactly k keys at or above (an early stop)
+    const RadixSelectResult<unsigned> r = blockRadixSelect<kTopKThreads>(key, k, scratch);
+    if (r.selected < k || r.threshold == 0u) return;
+    st.kth = ((unsigned long long)r.threshold << 32) - 1ull;
+    st.cut = topkCutBelow<T>(r.threshold, largest, sgn);
 }
 
 /// Stage 1's raw compare: false only if v's packed key is below kth. Strict (an equal value fails;
@@ -426,6 +482,7 @@ template <typename T> __global__ void __launch_bounds__(kTopKThreads, kTopKFilte
         const long long end = it.slice * lv.seg + lv.seg < lv.len ? it.slice * lv.seg + lv.seg : lv.len;
         const long long lo = it.slice * lv.seg < end ? it.slice * lv.seg : end;
         TopKWarpState st = topkWarpStart(k);
+        if (k > 1) topkSampleCut<T>(io.x + row * io.ldx + lo, (int)(end - lo), k, largest, sgn, s.sample, st);
         topkWarpFilter<T>(io.x + row * io.ldx + lo, (int)(end - lo), (unsigned)lo, k, largest, sgn, b, st);
         int n = topkBlockMerge<T>(s, st, k, largest, sgn);
         if (lv.slices > 1) {
