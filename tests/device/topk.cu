@@ -17,9 +17,24 @@
 namespace {
 
 /// Data patterns of a row.
-enum Pattern { Random, Ties, Ascending, Descending, AllEqual, Specials, AllNaN, RoundEqual, kPatterns };
-const char* kPatternName[] = {"random",    "ties",       "ascending", "descending",
-                              "all-equal", "NaN/inf/-0", "all-NaN",   "round-equal"};
+/// HeadHeavy: the first 8192 columns (the filter's sample, a block's first round) hold +-inf and the
+/// largest numbers, which the rest repeats (ties with the sample's bound at higher and lower indices
+/// of other warps), with NaN and +inf only later; AllNegInf: every value -inf (a bound of -inf).
+enum Pattern {
+    Random,
+    Ties,
+    Ascending,
+    Descending,
+    AllEqual,
+    Specials,
+    AllNaN,
+    RoundEqual,
+    HeadHeavy,
+    AllNegInf,
+    kPatterns
+};
+const char* kPatternName[] = {"random",     "ties",    "ascending",   "descending", "all-equal",
+                              "NaN/inf/-0", "all-NaN", "round-equal", "head-heavy", "all--inf"};
 
 template <typename T> double genValue(wk_rng* r, Pattern p, long long c, int cols) {
     switch (p) {
@@ -45,6 +60,13 @@ template <typename T> double genValue(wk_rng* r, Pattern p, long long c, int col
     }
     case AllNaN:
         return c % 3 == 0 ? -NAN : NAN;
+    case HeadHeavy: {
+        const long long u = wk_int(r, 0, 31);
+        if (c < 8192) return u == 0 ? INFINITY : u == 1 ? -INFINITY : (double)wk_int(r, 1, 2);
+        return u == 0 ? NAN : u == 1 ? INFINITY : u == 2 ? -INFINITY : (double)wk_int(r, -2, 2);
+    }
+    case AllNegInf:
+        return -INFINITY;
     default:
         return 1.0 + wk_uniform(r, 0.0, 1.0) * 1e-4; // distinct doubles, equal once rounded to 16 bits
     }

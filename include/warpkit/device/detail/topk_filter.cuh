@@ -3,8 +3,19 @@
 // the top k. Internal: include warpkit/device/topk.cuh.
 //
 // Each warp of the block owns a buffer of packed keys in shared memory and a threshold: kth, the
-// smallest of the k largest keys it has kept (0 until it has kept k), and cut, kth's value as a
-// float (times sgn = -1 for the smallest, so one compare serves both orders). Per item (a row slice):
+// smallest of the k largest keys it has kept (before that: 0, or just below stage 0's bound), and cut,
+// kth's value as a float (times sgn = -1 for the smallest, so one compare serves both orders). Per
+// item (a row slice):
+//   0. sample (topkSampleCut, k >= 2): the best value of each lane's vector slot (u = 0 .. 3) over
+//      its warp's first rounds (one in kTopKSampleShare, at least one), as a 32-bit order key; a block
+//      radix select finds Q, the k-th largest of the block's 1024 (duplicates count: the slots are
+//      distinct elements; fmaxf drops NaN unless all are). k elements of the slice have
+//      keys >= Q, so an element whose key is below Q is outside the top k, and every warp starts
+//      with kth just below Q's packed keys ((Q << 32) - 1: every element of value Q still passes,
+//      whatever its index) and cut one float step below Q's value (elements equal to it pass: other
+//      warps' elements of that value may come first). A warp's buffer then only takes keys >= Q << 32,
+//      so its flushes never lower kth below it. (A warp's own kth rises only at a flush, every
+//      cap - k survivors, so without a start from the block's sample most rounds hold survivors.)
 //   1. filter (topkWarpFilter): the warp reads its share of the slice in rising index order, in rounds
 //      of kTopKFilterLoads 16-byte loads a lane (warp 0: the scalar head first, the tail last). The
 //      common path (topkScanQuiet, the order a template argument): whole rounds none of whose
@@ -25,10 +36,11 @@
 //      row's last slice (an atomic counter a row, after a __threadfence) runs stage 5 and then 4;
 //   5. slice merge (topkMergeSlices): a block radix select over the row's slices x k keys (read past
 //      L1, staged in shared memory), every thread counting each pass.
-// An element is dropped only when its warp has kept k keys above it, so the set merged is a superset
-// of the top k, and the answer (the k largest distinct packed keys) is the same bits for any split.
-// For random data about k ln(n / k) of a warp's n elements pass; ascending rows pass every element
-// (a flush every cap - k of them): correct, slower.
+// An element is dropped only when its warp has kept k keys above it or the sample holds k elements
+// at or above it (which then pass), so the set merged is a superset of the top k, and the answer
+// (the k largest distinct packed keys) is the same bits for any split. For random data about
+// k x (n - s) / s of a slice's n elements pass after a sample of s (k = 8, a 32000-column row:
+// about 7 a warp); ascending rows pass every element (a flush every cap - k of them): correct, slower.
 #pragma once
 
 #include "../../thread/vector.cuh"
@@ -40,6 +52,7 @@ namespace detail {
 constexpr int kTopKFilterWarps = kTopKThreads / 32;
 constexpr int kTopKFilterCap = 2 * kTopKFilterMaxK; // keys a warp's buffer holds
 constexpr int kTopKFilterLoads = 4;                 // 16-byte loads in flight a lane
+constexpr int kTopKSampleShare = 8;                 // stage 0 samples 1 / 8 of a warp's rounds
 // Blocks an SM the kernel is built for: 4 on sm_90 (the S3 plan's count); 2 before.
 constexpr int kTopKFilterBlocksPerSm = WARPKIT_ARCH == 0 || WARPKIT_ARCH >= 900 ? 4 : 2;
 
@@ -64,6 +77,7 @@ struct TopKFilterShared {
         TopKWarpBuffer warp[kTopKFilterWarps];
         TopKMergeShared merge;
     };
+    BlockRadixScratch sample;   // stage 0's select
     int kept[kTopKFilterWarps]; // keys each warp kept (stage 3)
     int last;                   // this block finished its row's last slice
 };
@@ -72,8 +86,8 @@ struct TopKFilterShared {
 struct TopKWarpState {
     int n;                  // keys in the buffer
     int cap;                // flush before n would pass it
-    unsigned long long kth; // the buffer's k-th largest key after the last flush; 0 before
-    float cut;              // kth's value x sgn (NaN before: every element passes)
+    unsigned long long kth; // the buffer's k-th largest key after the last flush; before: 0 or stage 0's
+    float cut;              // kth's value x sgn (NaN or stage 0's before a flush)
 };
 
 WARPKIT_DEVICE TopKWarpState topkWarpStart(int k) {
@@ -89,16 +103,102 @@ template <typename T> WARPKIT_DEVICE float topkCutOf(unsigned long long kth, boo
     return c > -tiny && c < tiny ? -tiny : c;
 }
 
+/// The raw threshold of stage 0's bound Q (a 32-bit order key, as topkPack's top half): Q's value x sgn
+/// one float step lower, so that the strict compare passes every element of value Q (any index);
+/// NaN (every element passes) when Q's value x sgn is -inf or NaN. Zeros and subnormals as topkCutOf.
+template <typename T> WARPKIT_DEVICE float topkCutBelow(unsigned q, bool largest, float sgn) {
+    const float c = topkCutOf<T>((unsigned long long)q << 32, largest, sgn); // nonzero
+    if (!(c > -__int_as_float(0x7f800000))) return __int_as_float(0x7fffffff);
+    return __int_as_float(__float_as_int(c) + (c > 0.f ? -1 : 1)); // +inf: FLT_MAX; -FLT_MAX: -inf
+}
+
+/// The packed pair of a 16-bit float type.
+template <typename T> struct TopKPacked { using type = __nv_bfloat162; };
+template <> struct TopKPacked<__half> { using type = __half2; };
+
+/// m folded with the best of v's elements (max, or min when !Largest), NaN dropped unless every value
+/// is NaN: the result is the value of an element of v or the m given (NaN: none yet). fp16 / bf16 on
+/// sm_80 and newer: packed pairs first. Any thread calls, alone.
+template <bool Largest, typename T> WARPKIT_DEVICE float topkFoldBest(const Vector16<T>& v, float m) {
+    constexpr int V = vectorElems<T>();
+#if WARPKIT_ARCH >= 800
+    if constexpr (!IsSame<T, float>::value) {
+        using P = typename TopKPacked<T>::type;
+        P p = reinterpret_cast<const P*>(v.e)[0];
+#pragma unroll
+        for (int j = 1; j < V / 2; ++j) {
+            const P x = reinterpret_cast<const P*>(v.e)[j];
+            p = Largest ? __hmax2(p, x) : __hmin2(p, x);
+        }
+        const float lo = Arith<T>::to_acc(p.x), hi = Arith<T>::to_acc(p.y);
+        return Largest ? fmaxf(m, fmaxf(lo, hi)) : fminf(m, fminf(lo, hi));
+    } else
+#endif
+    {
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+            const float x = Arith<T>::to_acc(v.e[e]);
+            m = Largest ? fmaxf(m, x) : fminf(m, x);
+        }
+        return m;
+    }
+}
+
+/// Stage 0's sample keys of this lane: for each of its U vector slots (u: body vectors c + (r U + u)
+/// W 32 of its warp's first R rounds r, c = warp x 32 + lane), the order key (largest: topkOrderKey;
+/// smallest: its complement, so NaN gives 0) of the best of their elements, an element of the slot;
+/// 0 for a slot with no element. All 32 lanes of the warp call (converged).
+template <bool Largest, typename T>
+WARPKIT_DEVICE void topkSampleKeys(const T* body, int nv, int R, unsigned (&key)[kTopKFilterLoads]) {
+    constexpr int V = vectorElems<T>(), U = kTopKFilterLoads, Stride = kTopKFilterWarps * 32;
+    const int c = (int)(threadIdx.x / 32) * 32 + (int)laneId();
+    float m[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) m[u] = __int_as_float(0x7fffffff);
+    for (int r = 0; r < R; ++r) {
+        Vector16<T> x[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            const int vi = c + (r * U + u) * Stride;
+            x[u] = vi < nv ? loadVector<LoadDefault>(body + (size_t)vi * V) : Vector16<T>{};
+        }
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+            if (c + (r * U + u) * Stride < nv) m[u] = topkFoldBest<Largest>(x[u], m[u]);
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+        const unsigned k = topkOrderKey(Arith<T>::from_acc(m[u])); // exact: m[u] is an element's value
+        key[u] = c + u * Stride < nv ? (Largest ? k : ~k) : 0u;
+    }
+}
+
+/// Stage 0 over the run p[0 .. n): raises st's kth and cut to the sample's bound (see the header
+/// comment) when the block's lanes sampled at least k elements whose keys are nonzero; else leaves st.
+/// The sample: the first 1 / kTopKSampleShare of a warp's rounds (at least one). Every thread of the
+/// block calls (converged), with the same k >= 2.
+template <typename T> WARPKIT_DEVICE void topkSampleCut(const T* p, int n, int k, bool largest, float sgn,
+                                                        BlockRadixScratch& scratch, TopKWarpState& st) {
+    constexpr int RoundVectors = kTopKFilterLoads * kTopKFilterWarps * 32;
+    const VectorSplit sp = vectorSplit(p, n);
+    const int nv = (int)sp.vectors, rounds = (nv + RoundVectors - 1) / RoundVectors;
+    const int R = rounds > kTopKSampleShare ? rounds / kTopKSampleShare : 1;
+    unsigned key[kTopKFilterLoads];
+    if (largest) topkSampleKeys<true>(p + sp.head, nv, R, key);
+    else topkSampleKeys<false>(p + sp.head, nv, R, key);
+    // threshold: the k-th largest key, or a value under it with exactly k keys at or above (an early stop)
+    const RadixSelectResult<unsigned> r = blockRadixSelect<kTopKThreads>(key, k, scratch);
+    if (r.selected < k || r.threshold == 0u) return;
+    st.kth = ((unsigned long long)r.threshold << 32) - 1ull;
+    st.cut = topkCutBelow<T>(r.threshold, largest, sgn);
+}
+
 /// Stage 1's raw compare: false only if v's packed key is below kth. Strict (an equal value fails;
 /// NaN passes): a warp visits its elements in rising index order, so an element equal in value to kth
 /// comes after kth's element and its packed key is below kth.
 template <typename T> WARPKIT_DEVICE bool topkMayPass(T v, const TopKWarpState& st, float sgn) {
     return !(Arith<T>::to_acc(v) * sgn <= st.cut);
 }
-
-/// The packed pair of a 16-bit float type.
-template <typename T> struct TopKPacked { using type = __nv_bfloat162; };
-template <> struct TopKPacked<__half> { using type = __half2; };
 
 /// Whether any element of the lane's U vectors passes stage 1's raw compare, the order fixed (no
 /// multiply by sgn). fp32: one compare an element. fp16 / bf16 on sm_80 and newer: the packed maximum
@@ -426,6 +526,7 @@ template <typename T> __global__ void __launch_bounds__(kTopKThreads, kTopKFilte
         const long long end = it.slice * lv.seg + lv.seg < lv.len ? it.slice * lv.seg + lv.seg : lv.len;
         const long long lo = it.slice * lv.seg < end ? it.slice * lv.seg : end;
         TopKWarpState st = topkWarpStart(k);
+        if (k > 1) topkSampleCut<T>(io.x + row * io.ldx + lo, (int)(end - lo), k, largest, sgn, s.sample, st);
         topkWarpFilter<T>(io.x + row * io.ldx + lo, (int)(end - lo), (unsigned)lo, k, largest, sgn, b, st);
         int n = topkBlockMerge<T>(s, st, k, largest, sgn);
         if (lv.slices > 1) {
