@@ -62,12 +62,16 @@ static std::vector<long long> distribution(int which, long long total, wk_rng* r
     case 6: // one giant among 20000 empty segments
         for (int i = 0; i < 20000; ++i) len.push_back(i == 12345 ? total : 0);
         break;
-    default: { // every boundary length, both sides
+    default: { // every boundary length, both sides (8: each followed by 3 empty segments, so the mean
+               // length stays below 2048 and the plan is G1, not G6)
         const long long b[] = {0,    1,    2,    3,    4,    5,    7,     8,     9,     15,    16,    17,   31,   32,
                                33,   63,   64,   65,   127,  128,  129,   255,   256,   257,   1023,  1024, 1025, 2048,
                                4095, 4096, 4097, 8191, 8192, 8193, 16383, 16384, 16385, 32768, 32769, 49153};
         for (int rep = 0; rep < 3; ++rep)
-            for (long long l : b) len.push_back(l);
+            for (long long l : b) {
+                len.push_back(l);
+                for (int k = 0; k < (which == 8 ? 3 : 0); ++k) len.push_back(0);
+            }
         break;
     }
     }
@@ -75,7 +79,8 @@ static std::vector<long long> distribution(int which, long long total, wk_rng* r
     for (size_t i = 0; i < len.size(); ++i) off[i + 1] = off[i] + len[i];
     return off;
 }
-static const char* kDistName[] = {"mean1", "mean4", "mean32", "mean256", "mean4096", "powerlaw", "giant", "boundaries"};
+static const char* kDistName[] = {
+    "mean1", "mean4", "mean32", "mean256", "mean4096", "powerlaw", "giant", "boundaries", "boundaries among empty"};
 
 template <typename T> static T pick(wk_rng* r, bool specials) {
     double x = wk_uniform(r, -4.0, 4.0);
@@ -342,7 +347,7 @@ template <typename T> static void reduce_case(const std::vector<long long>& off,
 Test(device_segment, reduce_every_distribution) {
     WK_REQUIRE_GPU();
     const long long total = wk_quick() ? 40000 : 400000;
-    for (int d = 0; d < 8; ++d) {
+    for (int d = 0; d < 9; ++d) { // boundaries: rule G6 (mean past 2048); boundaries among empty: G1
         wk_rng r = wk_rng_make(0x5e60 + d);
         const std::vector<long long> off = distribution(d, total, &r);
         const long long items = off.back();

@@ -44,9 +44,9 @@ std::string allPlans(bool* allCompiled, bool used[]) {
                 snprintf(b, sizeof b, "%s %d %d: ", kKindName[k], sz, h);
                 out += b + planText(p) + "\n";
             }
-    for (int k = 0; k < 4; ++k) // the flat pass: by mean length, CSR only
+    for (int k = 0; k < 4; ++k) // the flat pass (CSR only) and G6 by mean length
         for (int sz : kSizes)
-            for (long long items : {0LL, 64000LL, 64001LL, 1LL << 26})
+            for (long long items : {0LL, 64000LL, 64001LL, 2047999LL, 2048000LL, 1LL << 26})
                 for (bool csr : {true, false}) {
                     const SegmentPlan p = segmentPlan((SegmentKind)k, sz, 1, 1000, items, csr);
                     used[p.rule] = true;
@@ -65,6 +65,16 @@ std::string allPlans(bool* allCompiled, bool used[]) {
                          segs, items, z.entries, z.chunks, segWorkspaceBytes<warpkit::SoftmaxState>(z));
                 out += b;
             }
+    // the room of a reduction over begin/end arrays (no flat pass): G6's or G1's, never less as segments grow
+    for (long long segs : {1000LL, 32768LL, 32769LL, 1000000LL})
+        for (long long items : {256LL, 257LL, 1025LL, 1LL << 26}) {
+            const SegSizes z = segRoom(SegReduce, 4, 1, segs, items, false);
+            char b[160];
+            snprintf(b, sizeof b, "room reduce f32 segments=%lld items=%lld: %s entries=%lld chunks=%lld bytes=%zu\n",
+                     segs, items, kSegmentRules[segmentPlan(SegReduce, 4, 1, segs, items, false).rule].id, z.entries,
+                     z.chunks, segWorkspaceBytes<float>(z));
+            out += b;
+        }
     return out;
 }
 

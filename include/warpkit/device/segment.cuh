@@ -126,6 +126,17 @@ inline SegSizes segSizes(const SegmentPlan& p, long long segments, long long ite
     c = c < (1ll << 34) / heads ? c * heads + e : (1ll << 36) - 1;
     return SegSizes{e, c, e == 0 ? 0 : pairs / 32 + 1};
 }
+inline SegSizes segSizesMax(SegSizes a, SegSizes b) {
+    return SegSizes{a.entries > b.entries ? a.entries : b.entries, a.chunks > b.chunks ? a.chunks : b.chunks,
+                    a.words > b.words ? a.words : b.words};
+}
+/// The room a call asks for: the larger of its plan's and the long-mean plan's (rule G6 lists pairs
+/// from a lower length), so it never decreases as segments grow and the plan leaves G6.
+inline SegSizes segRoom(SegmentKind kind, int elemBytes, int heads, long long segments, long long items, bool csr) {
+    const SegmentPlan p = segmentPlan(kind, elemBytes, heads, segments, items, csr);
+    const SegmentPlan longMean = segmentPlan(kind, elemBytes, heads, 1, 1ll << 60, csr);
+    return segSizesMax(segSizes(p, segments, items, heads), segSizes(longMean, segments, items, heads));
+}
 inline size_t segAlign16(size_t b) { return (b + 15) / 16 * 16; }
 template <typename S> inline size_t segWorkspaceBytes(SegSizes z) {
     if (z.entries == 0) return 1;
@@ -154,13 +165,14 @@ inline cudaError_t segmentLaunch(const A& a, SegOffsets<O> off, long long segmen
                                  const SegmentPlan& p, SegSizes z, void* ws, cudaStream_t stream) {
     using S = typename A::State;
     const SegList<S> list = segList<S>(ws, z);
-    if (z.entries > 0) WARPKIT_TRY(cudaMemsetAsync(list.counter, 0, 3 * sizeof(unsigned long long), stream));
+    const bool longs = items > p.longRows; // a pair can be long: the list and its kernels
+    if (longs) WARPKIT_TRY(cudaMemsetAsync(list.counter, 0, 3 * sizeof(unsigned long long), stream));
     int blocks = 0;
     auto group = segmentGroupKernel<BT, LT, A, O>;
     WARPKIT_TRY(gridBlocks(group, BT, segments * heads, BT, 1ll << 30, &blocks));
     WARPKIT_TRY(launchKernel(group, blocks, BT, stream, a, off, segments, heads, items, p.perLane, p.longRows,
                              p.chunkRows, list));
-    if (z.entries == 0) return cudaSuccess;
+    if (!longs) return cudaSuccess;
     // The no-room kernel: one block an SM at most; with no no-room steps (segments that do not
     // overlap) each warp reads one count and exits, so the launch costs about its own latency.
     auto noRoom = segmentNoRoomKernel<BT, LT, A, O>;
@@ -191,7 +203,7 @@ template <typename A, typename Offs> inline cudaError_t segmentRun(const A& a, S
             return cudaErrorInvalidValue;
         using S = typename A::State;
         const SegmentPlan p = segmentPlan(kind, elemBytes, heads, segments, items, segIsCsr(offsets));
-        const SegSizes z = segSizes(p, segments, items, heads);
+        const SegSizes z = segRoom(kind, elemBytes, heads, segments, items, segIsCsr(offsets));
         // A call that can take the flat pass asks for the larger of its two workspaces, so the size
         // never decreases as the counts grow, whichever pass the mean length picks.
         const bool flatCapable = SegFlatAlgo<A>::value && segmentPlan(kind, elemBytes, heads, 1, 0, true).flat;

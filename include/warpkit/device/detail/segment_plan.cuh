@@ -15,8 +15,8 @@
 //   1b. the no-room kernel: each listed pair by a whole warp, with the chunk kernels' math (an
 //      empty list, the usual case, costs one count read a warp on one block an SM);
 //   2. the chunk kernel: blocks of `longThreads` threads over the listed chunks (grid-stride, the
-//      next chunk's entry loaded ahead), each chunk's partial into the workspace; the last chunk
-//      of a pair to finish folds the partials in chunk order;
+//      next chunk's entry loaded ahead and its rows started toward L2), each chunk's partial into
+//      the workspace; the last chunk of a pair to finish folds the partials in chunk order;
 //   3. for the per-element outputs (softmax, its backward): the write kernel over the same chunks.
 // Rule G5 replaces all of that for short segments on average (a reduction, one head, CSR
 // offsets, items <= maxMean * segments): the flat pass of segment_flat.cuh, two kernels over fixed
@@ -59,7 +59,8 @@ struct SegmentPlan {
 
 /// One rule: the first whose conditions hold gives the plan. Conditions: the call kind (a mask of
 /// 1 << SegmentKind), the element size in bytes (a mask of 1 << size), heads in [minHeads, maxHeads],
-/// and for maxMean > 0: CSR offsets and items <= maxMean * segments (the flat pass).
+/// for maxMean > 0: CSR offsets and items <= maxMean * segments (the flat pass), and for
+/// minMean > 0: items >= minMean * segments (long on average).
 struct SegmentRule {
     const char* id;
     unsigned kinds;
@@ -68,7 +69,7 @@ struct SegmentRule {
     int threads, perLane;
     long long longRows, chunkRows;
     int longThreads;
-    long long maxMean;
+    long long maxMean, minMean;
 };
 
 constexpr unsigned kSegAnyKind = 0xfu, kSegReadOnly = 1u << SegReduce | 1u << SegLogSumExp;
@@ -77,14 +78,17 @@ constexpr unsigned kSegAnySize = 1u << 2 | 1u << 4 | 1u << 8 | 1u << 16, kSegSma
 
 // perLane matches the fold's batch of 8 loads in flight (segment_kernels.cuh, forRows). Long
 // pairs are those a whole block serves better than one warp; a chunk holds several thousand
-// elements, so the chunk partials stay a small part of the traffic.
+// elements, so the chunk partials stay a small part of the traffic. G6 lowers longRows when the
+// mean length says most pairs are long anyway: the group kernel's 32-lane pairs go one at a time
+// in a warp, so its few warps' medium pairs would otherwise set its time.
 constexpr SegmentRule kSegmentRules[] = {
-    // id   kinds            sizes          heads      thr  perLane longRows chunkRows longThr maxMean
-    {"G5", 1u << SegReduce, kSegSmallSize, 1, 1, 256, 8, 1024, 16384, 256, 2}, // short on average: flat
-    {"G1", kSegReadOnly, kSegAnySize, 1, 1, 256, 8, 1024, 16384, 256, 0},      // one head: reduce, lse
-    {"G2", kSegWrites, kSegAnySize, 1, 1, 256, 8, 1024, 8192, 256, 0},         // one head: softmax, backward
-    {"G3", kSegAnyKind, kSegAnySize, 2, 16, 256, 8, 1024, 2048, 256, 0},       // a few heads: rows are wider
-    {"G4", kSegAnyKind, kSegAnySize, 17, 1 << 30, 128, 256, 256, 256, 128, 0}, // many heads: a lane a pair
+    // id   kinds            sizes          heads      thr  perLane longRows chunkRows longThr maxMean minMean
+    {"G5", 1u << SegReduce, kSegSmallSize, 1, 1, 256, 8, 1024, 16384, 256, 2, 0}, // short on average: flat
+    {"G6", kSegReadOnly, kSegAnySize, 1, 1, 256, 8, 256, 16384, 256, 0, 2048},    // long on average: reduce, lse
+    {"G1", kSegReadOnly, kSegAnySize, 1, 1, 256, 8, 1024, 16384, 256, 0, 0},      // one head: reduce, lse
+    {"G2", kSegWrites, kSegAnySize, 1, 1, 256, 8, 1024, 8192, 256, 0, 0},         // one head: softmax, backward
+    {"G3", kSegAnyKind, kSegAnySize, 2, 16, 256, 8, 1024, 2048, 256, 0, 0},       // a few heads: rows are wider
+    {"G4", kSegAnyKind, kSegAnySize, 17, 1 << 30, 128, 256, 256, 256, 128, 0, 0}, // many heads: a lane a pair
 };
 constexpr int kSegmentRuleCount = (int)(sizeof(kSegmentRules) / sizeof(kSegmentRules[0]));
 
@@ -98,7 +102,8 @@ inline SegmentPlan segmentPlan(SegmentKind kind, int elemBytes, int heads, long 
         const bool sizeOk = elemBytes > 0 && elemBytes < 32 && ((r.elemSizes >> elemBytes) & 1u);
         const bool meanOk = r.maxMean == 0 || (csr && segments > 0 && items >= 0 && segments < (1ll << 61) &&
                                                items < (1ll << 61) && (items + r.maxMean - 1) / r.maxMean <= segments);
-        if (kindOk && sizeOk && meanOk && heads >= r.minHeads && heads <= r.maxHeads)
+        const bool longOk = r.minMean == 0 || (segments > 0 && items / r.minMean >= segments);
+        if (kindOk && sizeOk && meanOk && longOk && heads >= r.minHeads && heads <= r.maxHeads)
             return SegmentPlan{i, r.threads, r.perLane, r.longRows, r.chunkRows, r.longThreads, r.maxMean > 0};
     }
     const SegmentRule& r = kSegmentRules[kSegmentRuleCount - 1]; // no rule: the most general one
