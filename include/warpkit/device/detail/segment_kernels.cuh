@@ -503,33 +503,16 @@ template <int LT, typename A> struct SegChunkMinBlocks {
     static constexpr int value = SegChunkBatch<A>::kOneWord ? 1024 / LT : 768 / LT;
 };
 
-/// Starts listed chunk c's rows (entry en) toward L2: one prefetch a 128-byte line of the pair's
-/// elements (a row each when a row of `heads` elements spans a line), spread over the block.
-template <typename A>
-WARPKIT_DEVICE void segmentChunkAhead(const A& a, int heads, long long chunkRows, long long c, const SegEntry& en) {
-    constexpr int kLine = sizeof(typename A::Elem) >= 128 ? 1 : 128 / (int)sizeof(typename A::Elem);
-    const long long r0 = segmentChunkIndex(c, en) * chunkRows;
-    const long long r1 = r0 + chunkRows < en.rows ? r0 + chunkRows : en.rows;
-    const long long rowStep = heads >= kLine ? 1 : kLine / heads;
-    for (long long r = r0 + threadIdx.x * rowStep; r < r1; r += blockDim.x * rowStep)
-        a.prefetch((en.begin + r) * heads + en.head);
-}
-
 /// Runs f(c, e, entry) for this block's listed chunks c = blockIdx.x, blockIdx.x + gridDim.x, ...
 /// that have an owner e, loading the next chunk's entry and the owner of the one after while f
-/// runs, so those two dependent round trips overlap f's work; with kAhead, the next chunk's rows
-/// start toward L2 before f, so they stream while f's tree runs and its loads wait for L2.
-/// Every thread of the block calls.
-template <bool kAhead, typename A, typename S, typename F>
-WARPKIT_DEVICE void forListedChunks(const A& a, int heads, long long chunkRows, const SegList<S>& list, F f) {
+/// runs, so those two dependent round trips overlap f's work. Every thread of the block calls.
+template <typename S, typename F> WARPKIT_DEVICE void forListedChunks(const SegList<S>& list, F f) {
     const long long chunks = segListChunks(list), step = gridDim.x;
     int owner = segmentOwnerAt(list, blockIdx.x + step, chunks);
     SegChunkRef cur = segmentChunkRef(list, segmentOwnerAt(list, blockIdx.x, chunks));
     for (long long c = blockIdx.x; c < chunks; c += step) {
         const SegChunkRef next = segmentChunkRef(list, owner);
         owner = segmentOwnerAt(list, c + 2 * step, chunks);
-        if constexpr (kAhead)
-            if (next.e >= 0) segmentChunkAhead(a, heads, chunkRows, c + step, next.en);
         if (cur.e >= 0) f(c, cur.e, cur.en);
         cur = next;
     }
@@ -539,7 +522,7 @@ WARPKIT_DEVICE void forListedChunks(const A& a, int heads, long long chunkRows, 
 template <int LT, typename A> __global__ void __launch_bounds__(LT, SegChunkMinBlocks<LT, A>::value)
     segmentChunkKernel(A a, int heads, long long chunkRows, SegList<typename A::State> list) {
     WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentChunkKernel");
-    forListedChunks<true>(a, heads, chunkRows, list, [&](long long c, int e, const SegEntry& en) {
+    forListedChunks(list, [&](long long c, int e, const SegEntry& en) {
         segmentChunkFold<LT>(a, heads, chunkRows, list, c, e, en);
     });
 }
@@ -557,7 +540,7 @@ template <int LT, typename A> __global__ void __launch_bounds__(LT, SegWriteBatc
     segmentWriteKernel(A a, int heads, long long chunkRows, SegList<typename A::State> list) {
     WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentWriteKernel");
     if constexpr (A::kTwoPass) {
-        forListedChunks<false>(a, heads, chunkRows, list, [&](long long c, int e, const SegEntry& en) {
+        forListedChunks(list, [&](long long c, int e, const SegEntry& en) {
             const long long r0 = segmentChunkIndex(c, en) * chunkRows;
             const long long r1 = r0 + chunkRows < en.rows ? r0 + chunkRows : en.rows;
             writeRows<A, SegWriteBatch<A>::value>(a, a.prepare(loadFromL2(list.totals + e)), en.begin, en.head, heads,
