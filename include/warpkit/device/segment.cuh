@@ -63,7 +63,7 @@
 #pragma once
 
 #include "detail/segment_plan.cuh"
-#include "detail/segment_kernels.cuh"
+#include "detail/segment_long.cuh"
 #include "detail/segment_flat.cuh"
 
 namespace warpkit {

@@ -1,0 +1,141 @@
+// warpkit/device/detail/segment_long.cuh: the kernels of the listed long pairs behind
+// device/segment.cuh: stage 1b (the pairs that found no room, a warp each), stage 2 (the listed
+// chunks' partials and totals) and stage 3 (two-pass algorithms: the chunks' outputs). Stage 1 and
+// the long-pair math they share are in segment_kernels.cuh. Internal: include
+// warpkit/device/segment.cuh.
+#pragma once
+
+#include "segment_kernels.cuh"
+
+namespace warpkit {
+namespace detail {
+
+/// Stage 1b (when pairs can be long): the long pairs that found no room in the list (only
+/// segments that overlap), each by a whole warp (longPairByWarp); warp w takes the no-room steps
+/// w, w + warps, ... the group kernel appended. With none (every call whose segments do not
+/// overlap) each warp reads the count and exits. Apart from the group kernel, whose steps then
+/// carry no registers for this path.
+template <int BT, int LT, typename A, typename O> __global__ void __launch_bounds__(BT, 1)
+    segmentNoRoomKernel(A a, SegOffsets<O> off, long long segments, int heads, long long items, long long chunkRows,
+                        SegList<typename A::State> list) {
+    WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentNoRoomKernel");
+    const long long steps = (long long)list.counter[2], warps = (long long)gridDim.x * (BT / 32);
+    for (long long w = ((long long)blockIdx.x * BT + threadIdx.x) / 32; w < steps; w += warps) {
+        const SegNoRoom r = list.noRoom[w];
+        for (unsigned m = r.mask; m; m &= m - 1) {
+            const long long p = r.step * 32 + __ffs(m) - 1;
+            long long ob = 0, oe = 0, b = 0;
+            segmentBoundsAt(off, p / heads, segments, &ob, &oe);
+            const long long rows = segmentClip(ob, oe, items, &b);
+            longPairByWarp<LT>(a, p, b, rows, heads, chunkRows);
+        }
+    }
+}
+
+/// A listed chunk's owner entry, e < 0 for none (past the list's end, or handed to a pair that
+/// found no room: a warp of the no-room kernel does that pair).
+struct SegChunkRef {
+    int e;
+    SegEntry en;
+};
+template <typename S> WARPKIT_DEVICE int segmentOwnerAt(const SegList<S>& l, long long c, long long chunks) {
+    return c < chunks ? l.owner[c] : -1;
+}
+template <typename S> WARPKIT_DEVICE SegChunkRef segmentChunkRef(const SegList<S>& l, int e) {
+    SegChunkRef r{e, SegEntry{}};
+    if (e >= 0) r.en = l.entries[e];
+    return r;
+}
+
+/// Chunk c's partial (blockTree of the LT threads' folds); the last chunk of its pair to finish
+/// folds the partials in chunk order and writes the pair's result and total. Every thread calls.
+template <int LT, typename A> WARPKIT_DEVICE void segmentChunkFold(const A& a, int heads, long long chunkRows,
+                                                                   const SegList<typename A::State>& list, long long c,
+                                                                   int e, const SegEntry& en) {
+    using S = typename A::State;
+    __shared__ bool last;
+    const long long r0 = segmentChunkIndex(c, en) * chunkRows;
+    const long long r1 = r0 + chunkRows < en.rows ? r0 + chunkRows : en.rows;
+    const S part =
+        blockTree<LT>(a, foldRows<A, SegChunkBatch<A>::value>(a, en.begin, en.head, heads, r0 + threadIdx.x, r1, LT));
+    const long long n = (en.rows + chunkRows - 1) / chunkRows;
+    S total;
+    if (n == 1) { // a pair of one chunk: the fold below over its one partial, with no count and no
+                  // round trip through L2 (the same bits)
+        total = blockTree<LT>(a, threadIdx.x == 0 ? a.merge(a.identity(), part) : a.identity());
+    } else {
+        if (threadIdx.x == 0) {
+            list.partials[c] = part;
+            __threadfence(); // the partial is visible before the count that announces it
+            last = atomicAdd(&list.entries[e].done, 1u) == (unsigned)(n - 1);
+        }
+        __syncthreads();
+        if (!last) return;
+        __threadfence();
+        const long long per = (n + LT - 1) / LT;
+        S acc = a.identity();
+        for (long long k = threadIdx.x * per; k < (threadIdx.x + 1) * per && k < n; ++k)
+            acc = a.merge(acc, loadFromL2(list.partials + en.chunkBase + k * en.stride));
+        total = blockTree<LT>(a, acc);
+    }
+    if (threadIdx.x == 0) {
+        a.finish(en.pair, total);
+        list.totals[e] = total;
+    }
+}
+
+/// Blocks of the chunk kernel an SM holds at least: for a one-word state and element 1024 threads
+/// (64 registers a thread: 12-16 loads in flight and the loads ahead), else 768 (80 registers; the
+/// softmax state took 96 without the bound, and an SM then held 512 threads).
+template <int LT, typename A> struct SegChunkMinBlocks {
+    static constexpr int value = SegChunkBatch<A>::kOneWord ? 1024 / LT : 768 / LT;
+};
+
+/// Runs f(c, e, entry) for this block's listed chunks c = blockIdx.x, blockIdx.x + gridDim.x, ...
+/// that have an owner e, loading the next chunk's entry and the owner of the one after while f
+/// runs, so those two dependent round trips overlap f's work. Every thread of the block calls.
+template <typename S, typename F> WARPKIT_DEVICE void forListedChunks(const SegList<S>& list, F f) {
+    const long long chunks = segListChunks(list), step = gridDim.x;
+    int owner = segmentOwnerAt(list, blockIdx.x + step, chunks);
+    SegChunkRef cur = segmentChunkRef(list, segmentOwnerAt(list, blockIdx.x, chunks));
+    for (long long c = blockIdx.x; c < chunks; c += step) {
+        const SegChunkRef next = segmentChunkRef(list, owner);
+        owner = segmentOwnerAt(list, c + 2 * step, chunks);
+        if (cur.e >= 0) f(c, cur.e, cur.en);
+        cur = next;
+    }
+}
+
+/// Stage 2: the listed chunks' partials; the last chunk of a pair to finish forms its total.
+template <int LT, typename A> __global__ void __launch_bounds__(LT, SegChunkMinBlocks<LT, A>::value)
+    segmentChunkKernel(A a, int heads, long long chunkRows, SegList<typename A::State> list) {
+    WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentChunkKernel");
+    forListedChunks(list, [&](long long c, int e, const SegEntry& en) {
+        segmentChunkFold<LT>(a, heads, chunkRows, list, c, e, en);
+    });
+}
+
+/// The write kernel's loads in flight a thread: 8 for the plain fp32 softmax (64 registers, 1024
+/// threads an SM: 1.6x the bytes in flight of 4 at 48 registers and 1280 threads), else 4 (the log
+/// kinds and the 16-bit backward spill at 64, the 16-bit softmax takes 98 registers at 8).
+template <typename A> struct SegWriteBatch { static constexpr int value = 4; };
+template <int Kind> struct SegWriteBatch<SegSoftmaxAlgo<float, Kind>> {
+    static constexpr int value = (Kind & SoftmaxLog) ? 4 : 8;
+};
+
+/// Stage 3 (two-pass algorithms): the listed chunks' outputs from their pairs' totals.
+template <int LT, typename A> __global__ void __launch_bounds__(LT, SegWriteBatch<A>::value == 8 ? 1024 / LT : 1)
+    segmentWriteKernel(A a, int heads, long long chunkRows, SegList<typename A::State> list) {
+    WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentWriteKernel");
+    if constexpr (A::kTwoPass) {
+        forListedChunks(list, [&](long long c, int e, const SegEntry& en) {
+            const long long r0 = segmentChunkIndex(c, en) * chunkRows;
+            const long long r1 = r0 + chunkRows < en.rows ? r0 + chunkRows : en.rows;
+            writeRows<A, SegWriteBatch<A>::value>(a, a.prepare(loadFromL2(list.totals + e)), en.begin, en.head, heads,
+                                                  r0 + threadIdx.x, r1, LT);
+        });
+    }
+}
+
+} // namespace detail
+} // namespace warpkit

@@ -1,0 +1,354 @@
+// warpkit/device/detail/topk_filter_stages.cuh: the parts of the T1 / T2 threshold filter
+// (topk_filter.cuh, whose header comment describes the stages) that one warp runs on its share of a
+// row slice: the shared-memory layout, the warp state, stage 0 (the sample bound), stage 1 (the
+// filter) and stage 2 (the flush). Internal: include warpkit/device/topk.cuh.
+#pragma once
+
+#include "../../thread/vector.cuh"
+#include "topk_kernels.cuh"
+
+namespace warpkit {
+namespace detail {
+
+constexpr int kTopKFilterWarps = kTopKThreads / 32;
+constexpr int kTopKFilterCap = 2 * kTopKFilterMaxK; // keys a warp's buffer holds
+constexpr int kTopKFilterLoads = 4;                 // 16-byte loads in flight a lane
+constexpr int kTopKSampleShare = 8;                 // stage 0 samples 1 / 8 of a warp's rounds
+// Blocks an SM the kernel is built for: 4 on sm_90 (the S3 plan's count); 2 before.
+constexpr int kTopKFilterBlocksPerSm = WARPKIT_ARCH == 0 || WARPKIT_ARCH >= 900 ? 4 : 2;
+
+/// A warp's buffer and its radix-select histogram.
+struct TopKWarpBuffer {
+    unsigned long long keys[kTopKFilterCap];
+    unsigned hist[256];
+};
+
+/// The merges' shared memory: the block select's scratch and the keys it selected, and the
+/// candidates of a split row's slices, staged when they fit (stage 5).
+struct TopKMergeShared {
+    BlockTopKScratch<kTopKFilterMaxK> sel;
+    unsigned long long stage[kTopKFilterStage];
+};
+static_assert(sizeof(TopKMergeShared) <= sizeof(TopKWarpBuffer) * kTopKFilterWarps,
+              "topk_filter: the merge's shared memory must fit in the warps' buffers");
+
+/// The filter kernel's shared memory: the warps' buffers, reused by the merges.
+struct TopKFilterShared {
+    union {
+        TopKWarpBuffer warp[kTopKFilterWarps];
+        TopKMergeShared merge;
+    };
+    BlockRadixScratch sample;   // stage 0's select
+    int kept[kTopKFilterWarps]; // keys each warp kept (stage 3)
+    int last;                   // this block finished its row's last slice
+};
+
+/// A warp's filter state (the same in every lane).
+struct TopKWarpState {
+    int n;                  // keys in the buffer
+    int cap;                // flush before n would pass it
+    unsigned long long kth; // the buffer's k-th largest key after the last flush; before: 0 or stage 0's
+    float cut;              // kth's value x sgn (NaN or stage 0's before a flush)
+};
+
+WARPKIT_DEVICE TopKWarpState topkWarpStart(int k) {
+    const int cap = 2 * k + 64;
+    return {0, cap < kTopKFilterCap ? cap : kTopKFilterCap, 0ull, __int_as_float(0x7fffffff)};
+}
+
+/// The raw threshold of kth: its value x sgn; -FLT_MIN for a zero or a subnormal, so that every zero
+/// and subnormal passes (-0.0 ranks below +0.0 but compares equal; a flush-to-zero build compares
+/// subnormals as zeros).
+template <typename T> WARPKIT_DEVICE float topkCutOf(unsigned long long kth, bool largest, float sgn) {
+    const float c = sgn * Arith<T>::to_acc(topkUnpackValue<T>(kth, largest)), tiny = 1.17549435e-38f;
+    return c > -tiny && c < tiny ? -tiny : c;
+}
+
+/// The raw threshold of stage 0's bound Q (a 32-bit order key, as topkPack's top half): Q's value x sgn
+/// one float step lower, so that the strict compare passes every element of value Q (any index);
+/// NaN (every element passes) when Q's value x sgn is -inf or NaN. Zeros and subnormals as topkCutOf.
+template <typename T> WARPKIT_DEVICE float topkCutBelow(unsigned q, bool largest, float sgn) {
+    const float c = topkCutOf<T>((unsigned long long)q << 32, largest, sgn); // nonzero
+    if (!(c > -__int_as_float(0x7f800000))) return __int_as_float(0x7fffffff);
+    return __int_as_float(__float_as_int(c) + (c > 0.f ? -1 : 1)); // +inf: FLT_MAX; -FLT_MAX: -inf
+}
+
+/// The packed pair of a 16-bit float type.
+template <typename T> struct TopKPacked { using type = __nv_bfloat162; };
+template <> struct TopKPacked<__half> { using type = __half2; };
+
+/// m folded with the best of v's elements (max, or min when !Largest), NaN dropped unless every value
+/// is NaN: the result is the value of an element of v or the m given (NaN: none yet). fp16 / bf16 on
+/// sm_80 and newer: packed pairs first. Any thread calls, alone.
+template <bool Largest, typename T> WARPKIT_DEVICE float topkFoldBest(const Vector16<T>& v, float m) {
+    constexpr int V = vectorElems<T>();
+#if WARPKIT_ARCH >= 800
+    if constexpr (!IsSame<T, float>::value) {
+        using P = typename TopKPacked<T>::type;
+        P p = reinterpret_cast<const P*>(v.e)[0];
+#pragma unroll
+        for (int j = 1; j < V / 2; ++j) {
+            const P x = reinterpret_cast<const P*>(v.e)[j];
+            p = Largest ? __hmax2(p, x) : __hmin2(p, x);
+        }
+        const float lo = Arith<T>::to_acc(p.x), hi = Arith<T>::to_acc(p.y);
+        return Largest ? fmaxf(m, fmaxf(lo, hi)) : fminf(m, fminf(lo, hi));
+    } else
+#endif
+    {
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+            const float x = Arith<T>::to_acc(v.e[e]);
+            m = Largest ? fmaxf(m, x) : fminf(m, x);
+        }
+        return m;
+    }
+}
+
+/// Stage 0's sample keys of this lane: for each of its U vector slots (u: body vectors c + (r U + u)
+/// W 32 of its warp's first R rounds r, c = warp x 32 + lane), the order key (largest: topkOrderKey;
+/// smallest: its complement, so NaN gives 0) of the best of their elements, an element of the slot;
+/// 0 for a slot with no element. All 32 lanes of the warp call (converged).
+template <bool Largest, typename T>
+WARPKIT_DEVICE void topkSampleKeys(const T* body, int nv, int R, unsigned (&key)[kTopKFilterLoads]) {
+    constexpr int V = vectorElems<T>(), U = kTopKFilterLoads, Stride = kTopKFilterWarps * 32;
+    const int c = (int)(threadIdx.x / 32) * 32 + (int)laneId();
+    float m[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) m[u] = __int_as_float(0x7fffffff);
+    for (int r = 0; r < R; ++r) {
+        Vector16<T> x[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            const int vi = c + (r * U + u) * Stride;
+            x[u] = vi < nv ? loadVector<LoadDefault>(body + (size_t)vi * V) : Vector16<T>{};
+        }
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+            if (c + (r * U + u) * Stride < nv) m[u] = topkFoldBest<Largest>(x[u], m[u]);
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+        const unsigned k = topkOrderKey(Arith<T>::from_acc(m[u])); // exact: m[u] is an element's value
+        key[u] = c + u * Stride < nv ? (Largest ? k : ~k) : 0u;
+    }
+}
+
+/// Stage 0 over the run p[0 .. n): raises st's kth and cut to the sample's bound (see the header
+/// comment) when the block's lanes sampled at least k elements whose keys are nonzero; else leaves st.
+/// The sample: the first 1 / kTopKSampleShare of a warp's rounds (at least one). Every thread of the
+/// block calls (converged), with the same k >= 2.
+template <typename T> WARPKIT_DEVICE void topkSampleCut(const T* p, int n, int k, bool largest, float sgn,
+                                                        BlockRadixScratch& scratch, TopKWarpState& st) {
+    constexpr int RoundVectors = kTopKFilterLoads * kTopKFilterWarps * 32;
+    const VectorSplit sp = vectorSplit(p, n);
+    const int nv = (int)sp.vectors, rounds = (nv + RoundVectors - 1) / RoundVectors;
+    const int R = rounds > kTopKSampleShare ? rounds / kTopKSampleShare : 1;
+    unsigned key[kTopKFilterLoads];
+    if (largest) topkSampleKeys<true>(p + sp.head, nv, R, key);
+    else topkSampleKeys<false>(p + sp.head, nv, R, key);
+    // threshold: the k-th largest key, or a value under it with exactly k keys at or above (an early stop)
+    const RadixSelectResult<unsigned> r = blockRadixSelect<kTopKThreads>(key, k, scratch);
+    if (r.selected < k || r.threshold == 0u) return;
+    st.kth = ((unsigned long long)r.threshold << 32) - 1ull;
+    st.cut = topkCutBelow<T>(r.threshold, largest, sgn);
+}
+
+/// Stage 1's raw compare: false only if v's packed key is below kth. Strict (an equal value fails;
+/// NaN passes): a warp visits its elements in rising index order, so an element equal in value to kth
+/// comes after kth's element and its packed key is below kth.
+template <typename T> WARPKIT_DEVICE bool topkMayPass(T v, const TopKWarpState& st, float sgn) {
+    return !(Arith<T>::to_acc(v) * sgn <= st.cut);
+}
+
+/// Whether any element of the lane's U vectors passes stage 1's raw compare, the order fixed (no
+/// multiply by sgn). fp32: one compare an element. fp16 / bf16 on sm_80 and newer: the packed maximum
+/// (minimum) of the pairs, NaN kept (one instruction for two elements), then two compares.
+template <bool Largest, typename T, int U> WARPKIT_DEVICE bool topkAnyMayPass(const Vector16<T> (&v)[U], float cut) {
+    constexpr int V = vectorElems<T>();
+#if WARPKIT_ARCH >= 800
+    if constexpr (!IsSame<T, float>::value) {
+        using P = typename TopKPacked<T>::type;
+        P m = reinterpret_cast<const P*>(v[0].e)[0];
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+#pragma unroll
+            for (int j = u == 0 ? 1 : 0; j < V / 2; ++j) {
+                const P x = reinterpret_cast<const P*>(v[u].e)[j];
+                m = Largest ? __hmax2_nan(m, x) : __hmin2_nan(m, x);
+            }
+        const float lo = Arith<T>::to_acc(m.x), hi = Arith<T>::to_acc(m.y);
+        return Largest ? !(lo <= cut) || !(hi <= cut) : !(lo >= -cut) || !(hi >= -cut);
+    }
+#endif
+    bool any = false;
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+            const float x = Arith<T>::to_acc(v[u].e[e]);
+            any |= Largest ? !(x <= cut) : !(x >= -cut);
+        }
+    return any;
+}
+
+/// Stage 1's common path: from round c (warp-uniform), the first round at or below cLast none of whose
+/// lanes' elements are all below cut; cLast + step when none. The rounds it reads are whole (every
+/// vector in the body), so the loads need no bounds checks; the order is fixed so the compare needs
+/// no multiply. All 32 lanes of the warp call (converged).
+template <bool Largest, typename T> WARPKIT_DEVICE int topkScanQuiet(const T* body, int c, int cLast, float cut) {
+    constexpr int V = vectorElems<T>(), U = kTopKFilterLoads, Stride = kTopKFilterWarps * 32 * V;
+    const T* q = body + (size_t)(c + (int)laneId()) * V;
+    for (; c <= cLast; c += U * kTopKFilterWarps * 32, q += U * Stride) {
+        Vector16<T> v[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) v[u] = loadVector<LoadStreaming>(q + u * Stride);
+        if (__any_sync(WARPKIT_FULL_MASK, topkAnyMayPass<Largest>(v, cut))) break;
+    }
+    return c;
+}
+
+/// The smallest of the k largest of keys[0 .. n) (distinct, nonzero; n > k >= 1) or a key at or below
+/// it above every smaller key: the prefix where exactly k keys lie at or above. A radix select on
+/// 8-bit digits from the highest bit where the keys differ, over shared memory, with the warp's own
+/// histogram. All 32 lanes of the warp call (converged); every lane gets the answer.
+WARPKIT_DEVICE unsigned long long topkWarpRadixSelect(const unsigned long long* keys, int n, int k, unsigned* hist) {
+    const int lane = (int)laneId();
+    __syncwarp(); // the keys the warp's lanes appended are visible
+    unsigned long long lo = ~0ull, hi = 0ull;
+    for (int i = lane; i < n; i += 32) {
+        const unsigned long long key = keys[i];
+        lo = key < lo ? key : lo;
+        hi = key > hi ? key : hi;
+    }
+    lo = warpReduceMin(lo);
+    hi = warpReduceMax(hi);
+    const int top = 63 - __clzll((long long)(lo ^ hi)); // the highest bit where keys differ (n >= 2)
+    unsigned long long mask = top == 63 ? 0ull : ~0ull << (top + 1), prefix = lo & mask;
+    unsigned need = (unsigned)k;
+    for (int shift = top >= 7 ? top - 7 : 0;; shift = shift >= 8 ? shift - 8 : 0) {
+        for (int i = lane; i < 256; i += 32) hist[i] = 0;
+        __syncwarp();
+        for (int i = lane; i < n; i += 32) {
+            const unsigned long long key = keys[i];
+            if ((key & mask) == prefix) atomicAdd(&hist[(unsigned)(key >> shift) & 255u], 1u);
+        }
+        __syncwarp();
+        const RadixBucket b = radixFindBucket(hist, need);
+        need -= b.above;
+        prefix |= (unsigned long long)b.bucket << shift; // bits under mask: already those of prefix
+        mask |= 255ull << shift;
+        __syncwarp(); // every lane has read hist before the next pass clears it
+        if (b.count == need || shift == 0) break;
+    }
+    return prefix;
+}
+
+/// Stage 2: the warp keeps the k largest of its buffer's st.n keys (st.n > k) at keys[0 .. k) and
+/// raises kth and cut to the smallest of them. All 32 lanes of the warp call (converged).
+template <typename T>
+WARPKIT_DEVICE void topkWarpFlush(TopKWarpBuffer& b, TopKWarpState& st, int k, bool largest, float sgn) {
+    const unsigned long long floor = topkWarpRadixSelect(b.keys, st.n, k, b.hist);
+    const unsigned lane = laneId();
+    unsigned long long least = ~0ull;
+    int out = 0;
+    // in place: the writes of a chunk of 32 go below its end, after every lane has read it
+    for (int base = 0; base < st.n; base += 32) {
+        const int i = base + (int)lane;
+        const unsigned long long key = i < st.n ? b.keys[i] : 0ull;
+        const bool keep = key != 0ull && key >= floor;
+        const unsigned ballot = __ballot_sync(WARPKIT_FULL_MASK, keep);
+        __syncwarp();
+        if (keep) {
+            b.keys[out + __popc(ballot & laneMaskLt())] = key;
+            least = key < least ? key : least;
+        }
+        out += __popc(ballot);
+    }
+    __syncwarp();
+    st.n = out;
+    st.kth = warpReduceMin(least);
+    st.cut = topkCutOf<T>(st.kth, largest, sgn);
+}
+
+/// Takes this lane's elements v[0 .. valid) (indices index, index + 1, ...) whose packed keys pass kth
+/// into the buffer, flushing first when it would pass its cap (at most once: a flush leaves k keys,
+/// and k + 32 V fits the buffer). k = 1 keeps only the running largest key, raised at every survivor.
+/// All 32 lanes of the warp call (converged), with their own elements.
+template <typename T, int V> WARPKIT_DEVICE void topkWarpTake(const T (&v)[V], int valid, unsigned index, int k,
+                                                              bool largest, float sgn, TopKWarpBuffer& b,
+                                                              TopKWarpState& st) {
+    unsigned m = 0; // the elements to take (their keys are recomputed where needed: fewer registers)
+#pragma unroll
+    for (int e = 0; e < V; ++e)
+        if (e < valid && topkMayPass(v[e], st, sgn)) m |= 1u << e;
+    if (__ballot_sync(WARPKIT_FULL_MASK, m != 0u) == 0u) return; // most vectors of a flagged round
+#pragma unroll
+    for (int e = 0; e < V; ++e)
+        if (topkPack(v[e], index + (unsigned)e, largest) <= st.kth) m &= ~(1u << e);
+    if (__ballot_sync(WARPKIT_FULL_MASK, m != 0u) == 0u) return;
+    if (k == 1) {
+        unsigned long long best = 0ull;
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+            const unsigned long long key = topkPack(v[e], index + (unsigned)e, largest);
+            best = (m >> e & 1u) && key > best ? key : best;
+        }
+        st.kth = warpReduceMax(best);
+        st.cut = topkCutOf<T>(st.kth, largest, sgn);
+        st.n = 1;
+        if (laneId() == 0) b.keys[0] = st.kth;
+        return;
+    }
+    unsigned total = 0;
+    unsigned before = warpInclusiveSum((unsigned)__popc(m), total) - (unsigned)__popc(m);
+    if (st.n + (int)total > st.cap && st.n > k) {
+        topkWarpFlush<T>(b, st, k, largest, sgn);
+#pragma unroll
+        for (int e = 0; e < V; ++e)
+            if (topkPack(v[e], index + (unsigned)e, largest) <= st.kth) m &= ~(1u << e);
+        before = warpInclusiveSum((unsigned)__popc(m), total) - (unsigned)__popc(m);
+    }
+    int o = st.n + (int)before;
+#pragma unroll
+    for (int e = 0; e < V; ++e)
+        if (m >> e & 1u) b.keys[o++] = topkPack(v[e], index + (unsigned)e, largest);
+    st.n += (int)total;
+}
+
+/// Stage 1 over the run p[0 .. n) (element i: index index0 + i): warp w of the block takes the body's
+/// rounds of U x 32 vectors (chunks of 32 vectors w, w + W, ...), warp 0 also the scalar head (first)
+/// and tail (last), so each warp visits its elements in rising index order. topkScanQuiet passes the
+/// rounds none of whose elements passes the raw compare; a flagged round (or the last, partial one)
+/// goes vector by vector through topkWarpTake (one copy of the code, not unrolled, reading them again
+/// from cache). All threads of the block call; each warp updates its own buffer and state.
+template <typename T> WARPKIT_DEVICE void topkWarpFilter(const T* p, int n, unsigned index0, int k, bool largest,
+                                                         float sgn, TopKWarpBuffer& b, TopKWarpState& st) {
+    constexpr int V = vectorElems<T>(), U = kTopKFilterLoads, W = kTopKFilterWarps;
+    const int lane = (int)laneId(), warp = (int)(threadIdx.x / 32);
+    const VectorSplit sp = vectorSplit(p, n);
+    const int nv = (int)sp.vectors, cLast = nv - ((U - 1) * W + 1) * 32; // rounds from c <= cLast are whole
+    if (warp == 0 && sp.head > 0) {                                      // fewer than V scalars each
+        const T x[1] = {lane < sp.head ? loadScalar<LoadStreaming>(p + lane) : T()};
+        topkWarpTake<T>(x, lane < sp.head ? 1 : 0, index0 + (unsigned)lane, k, largest, sgn, b, st);
+    }
+    const T* body = p + sp.head;
+    for (int c = warp * 32; c < nv; c += U * W * 32) {
+        c = largest ? topkScanQuiet<true>(body, c, cLast, st.cut) : topkScanQuiet<false>(body, c, cLast, st.cut);
+        if (c >= nv) break;
+#pragma unroll 1
+        for (int u = 0; u < U; ++u) {
+            const int vi = c + u * W * 32 + lane;
+            const Vector16<T> x = vi < nv ? loadVector<LoadStreaming>(body + (size_t)vi * V) : Vector16<T>{};
+            topkWarpTake<T>(x.e, vi < nv ? V : 0, index0 + (unsigned)(sp.head + vi * V), k, largest, sgn, b, st);
+        }
+    }
+    if (warp == 0 && sp.tail > 0) {
+        const int i = sp.head + nv * V + lane;
+        const T x[1] = {lane < sp.tail ? loadScalar<LoadStreaming>(p + i) : T()};
+        topkWarpTake<T>(x, lane < sp.tail ? 1 : 0, index0 + (unsigned)i, k, largest, sgn, b, st);
+    }
+}
+
+} // namespace detail
+} // namespace warpkit
