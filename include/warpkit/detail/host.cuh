@@ -6,6 +6,7 @@
 //                                   (kernel, device, a, b): occupancy answers, attributes set
 //   residentBlocks / gridBlocks     occupancy-sized grids (the occupancy asked once per kernel and device)
 //   launchKernel                    a plain launch that returns its own error
+//   alignUp16(n) / alignUp16(p)     a size or a workspace pointer rounded up to 16 bytes
 //   WARPKIT_TRY(expr)               return the cudaError_t of expr when it is not cudaSuccess
 //
 // Thread safety: every cache here is guarded by one spin lock (GCC/Clang __atomic builtins),
@@ -23,6 +24,12 @@
 
 namespace warpkit {
 namespace detail {
+
+/// n rounded up to a multiple of 16: how the device layer sizes the parts of a workspace. Host.
+constexpr size_t alignUp16(size_t n) { return (n + 15) & ~(size_t)15; }
+/// p moved up to its next 16-byte boundary: where the device layer starts carving a workspace
+/// (a caller's pointer may have any alignment). Host.
+inline char* alignUp16(void* p) { return reinterpret_cast<char*>(alignUp16(reinterpret_cast<size_t>(p))); }
 
 /// Devices the host caches keep entries for; a device numbered higher is queried on every call.
 constexpr int kMaxCachedDevices = 64;

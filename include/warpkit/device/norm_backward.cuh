@@ -126,11 +126,11 @@ template <typename T> inline cudaError_t rowNormBackward(NormBackwardParams<T> p
     const NormBackwardPlan pl = normBackwardPlan(rows, cols, nbVec(p), (int)sizeof(T));
     NbFinish<T> f{{nullptr, nullptr}, {nullptr, nullptr}, rows > 0 ? pl.parts : 0, cols};
     if (rows > 0) {
-        float* ws = reinterpret_cast<float*>(((size_t)workspace + 15) & ~(size_t)15);
+        float* ws = reinterpret_cast<float*>(alignUp16(workspace));
         const size_t n = (size_t)pl.parts * (size_t)cols;
         p.pw = dw != nullptr ? ws : nullptr;
         p.pb = db != nullptr ? ws + (dw != nullptr ? n : 0) : nullptr;
-        p.sums = reinterpret_cast<float2*>(ws + nbAlign16((size_t)arrays * n * sizeof(float)) / sizeof(float));
+        p.sums = reinterpret_cast<float2*>(ws + alignUp16((size_t)arrays * n * sizeof(float)) / sizeof(float));
         p.parts = pl.parts;
         p.slices = pl.slices;
         p.invN = 1.0f / (float)cols;

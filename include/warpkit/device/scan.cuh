@@ -261,7 +261,7 @@ inline cudaError_t deviceScanLaunch(const T* in, T* out, long long n, Op op, T i
     WARPKIT_TRY(currentDevice(&dev, &d));
     const ScanPlan pl = scanPlan<T>(d.smemOptin);
     if (pl.stages < 1) return cudaErrorInvalidConfiguration;
-    unsigned long long* status = reinterpret_cast<unsigned long long*>(((size_t)workspace + 15) / 16 * 16);
+    unsigned long long* status = reinterpret_cast<unsigned long long*>(alignUp16(workspace));
     return deviceScanRun<Exclusive>(in, out, n, op, init, status, pl.stages, pl.lag, 0, stream);
 }
 

@@ -137,23 +137,22 @@ inline SegSizes segRoom(SegmentKind kind, int elemBytes, int heads, long long se
     const SegmentPlan longMean = segmentPlan(kind, elemBytes, heads, 1, 1ll << 60, csr);
     return segSizesMax(segSizes(p, segments, items, heads), segSizes(longMean, segments, items, heads));
 }
-inline size_t segAlign16(size_t b) { return (b + 15) / 16 * 16; }
 template <typename S> inline size_t segWorkspaceBytes(SegSizes z) {
     if (z.entries == 0) return 1;
-    return 15 + 32 + segAlign16((size_t)z.entries * sizeof(SegEntry)) + segAlign16((size_t)z.chunks * sizeof(int)) +
-           segAlign16((size_t)z.chunks * sizeof(S)) + segAlign16((size_t)z.entries * sizeof(S)) +
-           segAlign16((size_t)z.words * sizeof(SegNoRoom));
+    return 15 + 32 + alignUp16((size_t)z.entries * sizeof(SegEntry)) + alignUp16((size_t)z.chunks * sizeof(int)) +
+           alignUp16((size_t)z.chunks * sizeof(S)) + alignUp16((size_t)z.entries * sizeof(S)) +
+           alignUp16((size_t)z.words * sizeof(SegNoRoom));
 }
 template <typename S> inline SegList<S> segList(void* ws, SegSizes z) {
-    char* p = reinterpret_cast<char*>(((size_t)ws + 15) / 16 * 16);
+    char* p = alignUp16(ws);
     SegList<S> l;
     l.counter = reinterpret_cast<unsigned long long*>(p);
     l.entries = reinterpret_cast<SegEntry*>(p + 32);
-    l.owner = reinterpret_cast<int*>(p + 32 + segAlign16((size_t)z.entries * sizeof(SegEntry)));
-    l.partials = reinterpret_cast<S*>(reinterpret_cast<char*>(l.owner) + segAlign16((size_t)z.chunks * sizeof(int)));
-    l.totals = reinterpret_cast<S*>(reinterpret_cast<char*>(l.partials) + segAlign16((size_t)z.chunks * sizeof(S)));
+    l.owner = reinterpret_cast<int*>(p + 32 + alignUp16((size_t)z.entries * sizeof(SegEntry)));
+    l.partials = reinterpret_cast<S*>(reinterpret_cast<char*>(l.owner) + alignUp16((size_t)z.chunks * sizeof(int)));
+    l.totals = reinterpret_cast<S*>(reinterpret_cast<char*>(l.partials) + alignUp16((size_t)z.chunks * sizeof(S)));
     l.noRoom =
-        reinterpret_cast<SegNoRoom*>(reinterpret_cast<char*>(l.totals) + segAlign16((size_t)z.entries * sizeof(S)));
+        reinterpret_cast<SegNoRoom*>(reinterpret_cast<char*>(l.totals) + alignUp16((size_t)z.entries * sizeof(S)));
     l.maxEntries = z.entries;
     l.maxChunks = z.chunks;
     return l;

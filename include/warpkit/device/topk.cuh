@@ -119,7 +119,7 @@ template <typename T> inline cudaError_t topkRun(const TopKRows<T>& io, long lon
     if (!none) WARPKIT_TRY(currentDevice(&dev, &d));
     const TopKPlan p = none ? TopKPlan{} : topkPlan(rows, cols, k, d.sms, useWorkspace);
     if (!none && p.kernelRule[0] == 0) return cudaErrorNotSupported;
-    extra = (extra + 15) & ~(size_t)15;
+    extra = alignUp16(extra);
     const size_t need = extra + p.workspaceBytes + 16; // + alignment slack (and never 0)
     if (useWorkspace && workspace == nullptr) {
         *workspaceBytes = need;
@@ -127,7 +127,7 @@ template <typename T> inline cudaError_t topkRun(const TopKRows<T>& io, long lon
     }
     if (useWorkspace && *workspaceBytes < need) return cudaErrorInvalidValue;
     if (none) return cudaSuccess;
-    char* base = reinterpret_cast<char*>((reinterpret_cast<size_t>(workspace) + 15) & ~(size_t)15);
+    char* base = alignUp16(workspace);
     if (extraPtr) *extraPtr = base;
     unsigned long long* buf[2] = {nullptr, nullptr};
     if (p.workspaceBytes) {
@@ -178,7 +178,7 @@ inline cudaError_t rowSampleDispatch(const T* logits, Idx* out, long long rows, 
     const int k = topK == 0 ? cols : topK;
     const bool argsOk = out != nullptr && temperature >= 0.f && temperature <= __builtin_huge_valf() && topP > 0.f &&
                         topP <= 1.f && minP >= 0.f && minP <= 1.f && topK >= 0;
-    const size_t valueBytes = ((size_t)(rows > 0 ? rows : 0) * (size_t)(k > 0 ? k : 0) * sizeof(T) + 15) & ~(size_t)15;
+    const size_t valueBytes = alignUp16((size_t)(rows > 0 ? rows : 0) * (size_t)(k > 0 ? k : 0) * sizeof(T));
     const size_t extra = valueBytes + (size_t)(rows > 0 ? rows : 0) * (size_t)(k > 0 ? k : 0) * sizeof(int);
     void* cand = nullptr;
     TopKRows<T> io = {logits, ldx, true, nullptr, nullptr, false, nullptr, 0};
@@ -193,7 +193,7 @@ inline cudaError_t rowSampleDispatch(const T* logits, Idx* out, long long rows, 
     }
     if (*workspaceBytes < bytes) return cudaErrorInvalidValue;
     if (rows == 0) return cudaSuccess;
-    char* base = reinterpret_cast<char*>((reinterpret_cast<size_t>(workspace) + 15) & ~(size_t)15);
+    char* base = alignUp16(workspace);
     io.values = reinterpret_cast<T*>(base);
     io.indices = base + valueBytes;
     WARPKIT_TRY(topkRun(io, rows, cols, k, argsOk, true, workspace, workspaceBytes, extra, &cand, stream));

@@ -26,6 +26,8 @@
 // (N3), so alignment does not change them either; the workspace size follows from parts and slices.
 #pragma once
 
+#include "../../detail/host.cuh" // alignUp16
+
 namespace warpkit {
 namespace detail {
 
@@ -110,9 +112,6 @@ inline NormBackwardPlan normBackwardPlan(long long rows, int cols, bool vec, int
     return p;
 }
 
-/// Round n bytes up to 16.
-constexpr size_t nbAlign16(size_t n) { return (n + 15) & ~(size_t)15; }
-
 /// Workspace bytes for elemBytes-byte elements: 16 for alignment, `arrays` (dw, db wanted) float
 /// partials of cols a part, and where any alignment takes the split path, a float2 pair of row sums
 /// a row and slice. Parts and slices are those of the unaligned plan, which the aligned one's parts
@@ -122,7 +121,7 @@ inline size_t normBackwardBytes(long long rows, int cols, int arrays, int elemBy
     const NormBackwardPlan u = normBackwardPlan(rows, cols, false, elemBytes);
     const size_t partials = (size_t)arrays * (size_t)u.parts * (size_t)cols * sizeof(float);
     const size_t sums = u.path == NbSplit ? (size_t)rows * (size_t)u.slices * 2 * sizeof(float) : 0;
-    return partials + sums == 0 ? 0 : 16 + nbAlign16(partials) + sums;
+    return partials + sums == 0 ? 0 : 16 + alignUp16(partials) + sums;
 }
 
 /// The block of the register path's kernel for groups of `group` threads (nbLaunchRegs).

@@ -307,7 +307,7 @@ template <typename A, typename O>
 inline cudaError_t segmentFlatLaunch(const A& a, SegOffsets<O> off, long long segments, long long items, void* ws,
                                      cudaStream_t stream, long long maxBlocks = 1ll << 30) {
     using S = typename A::State;
-    char* p = reinterpret_cast<char*>(((size_t)ws + 15) / 16 * 16);
+    char* p = alignUp16(ws);
     unsigned* bad = reinterpret_cast<unsigned*>(p);
     SegFlatTile<S>* rec = reinterpret_cast<SegFlatTile<S>*>(p + 16);
     const long long tiles = segFlatTiles(segments, items);
