@@ -70,6 +70,16 @@ inline bool rowsOk(const at::Tensor& t) {
            (t.stride(1) == 1 || t.size(1) <= 1) && (t.size(0) <= 1 || t.stride(0) >= t.size(1));
 }
 
+/// A contiguous float32 CUDA vector of `rows` values: a loss or a statistic a row.
+inline bool rowValuesOk(const at::Tensor& t, int64_t rows) {
+    return t.is_cuda() && t.scalar_type() == at::kFloat && t.numel() == rows && t.is_contiguous();
+}
+
+/// A contiguous int64 CUDA vector of `rows` class indices: the targets of the loss calls.
+inline bool targetsOk(const at::Tensor& t, int64_t rows) {
+    return t.is_cuda() && t.scalar_type() == at::kLong && t.dim() == 1 && t.size(0) == rows && t.is_contiguous();
+}
+
 /// The row stride of a rowsOk tensor (its row length when it has one row).
 inline long long ld(const at::Tensor& t) { return t.size(0) > 1 ? t.stride(0) : t.size(1); }
 

@@ -52,12 +52,9 @@ cudaError_t scaleRows(const T* grad, T* out, const float* scale, long long scale
 wkt::Status crossEntropyForward(const at::Tensor& logits, const at::Tensor& target, int64_t ignoreIndex,
                                 double smoothing, const at::Tensor& loss, const at::Tensor& grad) {
     WKT_REQUIRE(wkt::rowsOk(logits), "logits must be a CUDA row matrix with a unit element stride");
-    WKT_REQUIRE(target.is_cuda() && target.scalar_type() == at::kLong && target.dim() == 1 &&
-                    target.size(0) == logits.size(0) && target.is_contiguous(),
+    WKT_REQUIRE(wkt::targetsOk(target, logits.size(0)),
                 "target must be a contiguous int64 CUDA vector of a class a row");
-    WKT_REQUIRE(loss.is_cuda() && loss.scalar_type() == at::kFloat && loss.numel() == logits.size(0) &&
-                    loss.is_contiguous(),
-                "loss must be a contiguous float32 vector of a value a row");
+    WKT_REQUIRE(wkt::rowValuesOk(loss, logits.size(0)), "loss must be a contiguous float32 vector of a value a row");
     const bool withGrad = wkt::given(grad);
     WKT_REQUIRE(!withGrad ||
                     (wkt::rowsOk(grad) && grad.sizes() == logits.sizes() && grad.scalar_type() == logits.scalar_type()),

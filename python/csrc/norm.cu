@@ -16,10 +16,7 @@ bool vectorOk(const at::Tensor& v, const at::Tensor& x) {
 }
 
 /// A float vector of one value a row, or none (empty).
-bool statsOk(const at::Tensor& s, const at::Tensor& x) {
-    return !wkt::given(s) ||
-           (s.is_cuda() && s.scalar_type() == at::kFloat && s.numel() == x.size(0) && s.is_contiguous());
-}
+bool statsOk(const at::Tensor& s, const at::Tensor& x) { return !wkt::given(s) || wkt::rowValuesOk(s, x.size(0)); }
 
 } // namespace
 

@@ -22,8 +22,7 @@ wkt::Status shardStats(const at::Tensor& x, const at::Tensor& target, int64_t sh
     WKT_REQUIRE(wkt::rowsOk(x) && x.size(1) >= 1, "x must be a CUDA row matrix of at least one column");
     const bool ce = stats.dim() == 2 && stats.size(1) == 3;
     WKT_REQUIRE(statsOk(stats, x.size(0), ce ? 3 : 2) && stats.dim() == 2, "stats must be float32 [rows, 2 or 3]");
-    WKT_REQUIRE(!ce || (target.is_cuda() && target.scalar_type() == at::kLong && target.dim() == 1 &&
-                        target.size(0) == x.size(0) && target.is_contiguous()),
+    WKT_REQUIRE(!ce || wkt::targetsOk(target, x.size(0)),
                 "target must be a contiguous int64 CUDA vector of a class a row");
     return wkt::forRows(x, [&](auto tag, long long rows, int cols) {
         using A = decltype(tag);
@@ -82,13 +81,10 @@ wkt::Status shardCrossEntropyFinish(const at::Tensor& logits, const at::Tensor& 
                                     int64_t shardBegin, int64_t vocab, int64_t ignoreIndex, const at::Tensor& loss,
                                     const at::Tensor& grad) {
     WKT_REQUIRE(wkt::rowsOk(logits) && logits.size(1) >= 1, "logits must be a CUDA row matrix of at least one column");
-    WKT_REQUIRE(target.is_cuda() && target.scalar_type() == at::kLong && target.dim() == 1 &&
-                    target.size(0) == logits.size(0) && target.is_contiguous(),
+    WKT_REQUIRE(wkt::targetsOk(target, logits.size(0)),
                 "target must be a contiguous int64 CUDA vector of a class a row");
     WKT_REQUIRE(statsOk(stats, logits.size(0), 3) && stats.dim() == 2, "stats must be float32 [rows, 3]");
-    WKT_REQUIRE(loss.is_cuda() && loss.scalar_type() == at::kFloat && loss.numel() == logits.size(0) &&
-                    loss.is_contiguous(),
-                "loss must be a contiguous float32 vector of a value a row");
+    WKT_REQUIRE(wkt::rowValuesOk(loss, logits.size(0)), "loss must be a contiguous float32 vector of a value a row");
     WKT_REQUIRE(wkt::rowsOk(grad) && grad.sizes() == logits.sizes() && grad.scalar_type() == logits.scalar_type(),
                 "grad must match logits");
     WKT_REQUIRE(shardBegin >= 0 && shardBegin + logits.size(1) <= vocab, "the shard must lie inside [0, vocab)");
