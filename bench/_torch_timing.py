@@ -1,10 +1,12 @@
 """What the torch peer scripts (bench/torch_*.py; bench/run.sh runs those, not this one) share: their
 start (the CSV path, torch, the warpkit shim, or a clean skip), the timing of bench/bench.cuh (CUDA
 events around each call, a GPU spin before each start event so the host's launch latency stays out of
-the interval, the median of the timed calls), and dynamo limits high enough that every static shape
-gets its own compiled graph."""
+the interval, the median of the timed calls), the same timing of a call captured in a CUDA graph (device time
+without the host's launch cost), the host's own time a call, and dynamo limits high enough that
+every static shape gets its own compiled graph."""
 import os
 import sys
+import time
 
 
 def start(name):
@@ -61,6 +63,10 @@ def median_ms(torch, fn, warmup=5, reps=30):
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
+    return _spin_and_time(torch, fn, reps)
+
+
+def _spin_and_time(torch, fn, reps):
     spin = getattr(torch.cuda, "_sleep", None)
     times = []
     for _ in range(reps):
@@ -75,6 +81,51 @@ def median_ms(torch, fn, warmup=5, reps=30):
         times.append(a.elapsed_time(b))
     times.sort()
     return times[len(times) // 2]
+
+
+def graph_ms(torch, fn, warmup=3, reps=30):
+    """(ms, True): the median milliseconds of replays of fn captured in a CUDA graph (warmed up on a
+    side stream first, as torch.cuda.graphs documents; CUDA events, a GPU spin before each start), so
+    the interval holds the kernels alone whatever fn's host cost. (median_ms(fn), False) when fn
+    cannot be captured. The graph and its memory pool are freed before returning."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(warmup):
+            fn()
+    torch.cuda.current_stream().wait_stream(side)
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    try:
+        with torch.cuda.graph(g):
+            fn()
+    except Exception:  # noqa: BLE001 - anything capture refuses: time it the plain way
+        del g
+        torch.cuda.synchronize()
+        return median_ms(torch, fn, warmup, reps), False
+    g.replay()
+    torch.cuda.synchronize()
+    ms = _spin_and_time(torch, g.replay, reps)
+    del g
+    torch.cuda.synchronize()
+    return ms, True
+
+
+def host_us(torch, fn, calls=10, reps=11):
+    """The host's microseconds a call of fn (enqueue, dispatch, Python): time.perf_counter around
+    `calls` back-to-back calls with no synchronisation between them, the median over reps batches
+    (a synchronisation after each batch keeps the launch queue short, so no call waits on the GPU)."""
+    fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        times.append((time.perf_counter() - t0) / calls)
+        torch.cuda.synchronize()
+    times.sort()
+    return 1e6 * times[len(times) // 2]
 
 
 def timer(torch, warmup=5, reps=30):

@@ -8,21 +8,30 @@ same run:
   cross_entropy          warpkit.cross_entropy (mean)     vs F.cross_entropy (mean)
   topk                   warpkit.topk (k = 8)             vs torch.topk
   argmax                 warpkit.argmax (forward only)    vs torch.argmax
-Cells: rows x cols = 2^26 elements (2^24 with --quick) for cols 1024, 8192, 65536 (the row family's
-grid, 256 .. 262144, with --full), the vocabulary lengths 32000, 50257, 151936 for cross_entropy, and
-fp32 / bf16 (fp16 too with --full). Every call allocates its outputs from torch's caching allocator,
-as a model does; fwd+bwd is the forward and torch.autograd.grad of the outputs with a fixed dy.
-Columns: milliseconds (median, CUDA events, GPU spin before each start: bench/_torch_timing.py),
-speedup = min(eager, compile) / warpkit, and the copy ceiling's share (copy / warpkit, forward).
+Cells: rows x cols = 2^26 elements (2^24 with --quick) for cols 1024, 8192, 65536 (1024 and 65536
+with --quick; the row family's grid, 256 .. 262144, with --full), the vocabulary lengths 32000, 50257,
+151936 for cross_entropy (50257 with --quick), and fp32 / bf16 (fp16 too with --full). Every call
+allocates its outputs from torch's caching allocator, as a model does; fwd+bwd is the forward and
+torch.autograd.grad of the outputs with a fixed dy. torch.compile is static (dynamic=False: one graph
+a shape, as a model's fixed shapes get).
+Columns: device milliseconds of each call captured in a CUDA graph and replayed (median, CUDA events,
+GPU spin before each start: bench/_torch_timing.py graph_ms), so the host's launch and dispatch cost
+stays out of every column alike; a '*' marks a call that capture refused, timed as launched instead
+(its host cost may then show); speedup = min(eager, compile) / warpkit; the copy ceiling's share (copy
+/ warpkit, forward); and the host's microseconds a call (time.perf_counter over back-to-back calls with
+no synchronisation: what an eager model pays per call unless the host runs ahead of the GPU).
 Usage: python3 bench/torch_ops.py [out.csv] [--quick | --full]. Skips cleanly without torch, a
 GPU or the warpkit package (pip install --no-build-isolation ./python).
 Target (issue 31): speedup >= 1, or >= 0.98 where both sit at the copy ceiling."""
 import csv
 import os
+import statistics
 import sys
+import time
+import warnings
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _torch_timing import allow_many_shapes, start_warpkit, timer  # noqa: E402
+from _torch_timing import allow_many_shapes, graph_ms, host_us, start_warpkit  # noqa: E402
 
 
 def main():
@@ -32,12 +41,16 @@ def main():
     import torch.nn.functional as F
 
     full, quick = "--full" in sys.argv, "--quick" in sys.argv
+    began = time.perf_counter()
     n = 1 << (24 if quick else 26)
-    cols_grid = [256, 1024, 4096, 8192, 16384, 65536, 262144] if full else [1024, 8192, 65536]
-    vocab = [32000, 50257, 151936]
+    cols_grid = [1024, 65536] if quick else [1024, 8192, 65536]
+    if full:
+        cols_grid = [256, 1024, 4096, 8192, 16384, 65536, 262144]
+    vocab = [50257] if quick else [32000, 50257, 151936]
     dtypes = [torch.float32, torch.float16, torch.bfloat16] if full else [torch.float32, torch.bfloat16]
     allow_many_shapes(torch)
-    t = timer(torch, warmup=5, reps=20 if quick else 30)
+    warnings.filterwarnings("ignore", message=".*[Oo]nline softmax")
+    reps = 20 if quick else 30
 
     ops = {  # name: (warpkit, torch, has a backward)
         "softmax": (lambda x: warpkit.softmax(x, -1), lambda x: torch.softmax(x, -1), True),
@@ -52,7 +65,7 @@ def main():
     }
     rows_out = []
     print(f"{'op':14} {'mode':8} {'dtype':9} {'rows':>8} {'cols':>7} {'warpkit':>9} {'eager':>9} {'compile':>9} "
-          f"{'speedup':>8} {'copy%':>6}")
+          f"{'speedup':>8} {'copy%':>6} {'host us: warpkit':>16} {'eager':>6} {'compile':>7}")
     for name, (wk, tf, has_bwd) in ops.items():
         grid = vocab if name == "cross_entropy" else cols_grid
         for dtype in dtypes:
@@ -67,13 +80,12 @@ def main():
                     extra = [torch.randn(cols, device="cuda").to(dtype)]
                 elif name == "cross_entropy":
                     extra = [torch.randint(0, cols, (rows,), device="cuda")]
-                compiled = torch.compile(tf)
+                compiled = torch.compile(tf, dynamic=False)
                 copy_dst = torch.empty_like(x)
-                copy_ms = t(lambda: copy_dst.copy_(x))
+                copy_ms, _ = graph_ms(torch, lambda: copy_dst.copy_(x), reps=reps)
                 for mode in ("fwd", "fwd+bwd") if has_bwd else ("fwd",):
                     if mode == "fwd":
-                        with torch.no_grad():
-                            ms = [t(lambda f=f: f(x, *extra)) for f in (wk, tf, compiled)]
+                        calls = [lambda f=f: f(x, *extra) for f in (wk, tf, compiled)]
                     else:
                         xg = x.detach().requires_grad_()
                         params = [p.detach().requires_grad_() for p in extra if p.is_floating_point()]
@@ -81,18 +93,22 @@ def main():
                         args = [xg] + (params if params else extra)
                         y0 = tf(*args)
                         dy = torch.randn_like(y0) if y0.dim() else torch.ones_like(y0)
-
-                        def step(f, ins=ins, args=args, dy=dy):
-                            return torch.autograd.grad(f(*args), ins, dy)
-
-                        ms = [t(lambda f=f: step(f)) for f in (wk, tf, compiled)]
-                    best = min(ms[1], ms[2])
+                        calls = [lambda f=f: torch.autograd.grad(f(*args), ins, dy) for f in (wk, tf, compiled)]
+                    with torch.set_grad_enabled(mode != "fwd"):
+                        timed = [graph_ms(torch, fn, reps=reps) for fn in calls]  # compiles first
+                        host = [host_us(torch, fn) for fn in calls]
+                    ms = [t[0] for t in timed]
                     r = dict(op=name, mode=mode, dtype=str(dtype).replace("torch.", ""), rows=rows, cols=cols,
-                             warpkit_ms=ms[0], eager_ms=ms[1], compile_ms=ms[2], speedup=best / ms[0],
-                             copy_share=copy_ms / ms[0] if mode == "fwd" else float("nan"))
+                             warpkit_ms=ms[0], eager_ms=ms[1], compile_ms=ms[2], speedup=min(ms[1], ms[2]) / ms[0],
+                             copy_share=copy_ms / ms[0] if mode == "fwd" else float("nan"),
+                             warpkit_graph=timed[0][1], eager_graph=timed[1][1], compile_graph=timed[2][1],
+                             warpkit_host_us=host[0], eager_host_us=host[1], compile_host_us=host[2])
                     rows_out.append(r)
-                    print(f"{name:14} {mode:8} {r['dtype']:9} {rows:8d} {cols:7d} {ms[0]:9.4f} {ms[1]:9.4f} "
-                          f"{ms[2]:9.4f} {r['speedup']:7.3f}x {100 * r['copy_share']:5.0f}%")
+                    cell = [f"{m:8.4f}{' ' if t[1] else '*'}" for m, t in zip(ms, timed)]
+                    print(f"{name:14} {mode:8} {r['dtype']:9} {rows:8d} {cols:7d} {cell[0]:>9} {cell[1]:>9} "
+                          f"{cell[2]:>9} {r['speedup']:7.3f}x {100 * r['copy_share']:5.0f}% {host[0]:16.1f} "
+                          f"{host[1]:6.1f} {host[2]:7.1f}")
+                    del calls, timed
                 torch.cuda.empty_cache()
     os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
     with open(out, "w", newline="") as f:
@@ -100,7 +116,15 @@ def main():
         w.writeheader()
         w.writerows(rows_out)
     slow = [r for r in rows_out if r["speedup"] < 0.98]
-    print(f"{len(rows_out)} cells, {len(slow)} below 0.98x the better of eager and compile; csv: {out}")
+    ungraphed = sum(not r[k] for r in rows_out for k in ("warpkit_graph", "eager_graph", "compile_graph"))
+    print(f"{len(rows_out)} cells, {len(slow)} below 0.98x the better of eager and compile (device time); "
+          f"{ungraphed} timings not captured in a graph (*)")
+    for mode in ("fwd", "fwd+bwd"):
+        sel = [r for r in rows_out if r["mode"] == mode]
+        med = {k: statistics.median(r[f"{k}_host_us"] for r in sel) for k in ("warpkit", "eager", "compile")}
+        print(f"host us a call, {mode} (median over cells): warpkit {med['warpkit']:.1f}, eager {med['eager']:.1f}, "
+              f"compile {med['compile']:.1f}")
+    print(f"took {time.perf_counter() - began:.0f} s; csv: {out}")
     return 0
 
 
