@@ -111,7 +111,10 @@ wkt::Status normBackward(const at::Tensor& dy, const at::Tensor& x, const at::Te
                          bool rms);
 wkt::Status crossEntropyForward(const at::Tensor& logits, const at::Tensor& target, int64_t ignoreIndex,
                                 double smoothing, const at::Tensor& loss, const at::Tensor& grad);
-wkt::Status crossEntropyScale(const at::Tensor& grad, const at::Tensor& scale, const at::Tensor& out);
+wkt::Status crossEntropyScale(const at::Tensor& grad, const at::Tensor& scale, const at::Tensor& divisor,
+                              const at::Tensor& out);
+wkt::Status crossEntropyReduce(const at::Tensor& loss, const at::Tensor& target, int64_t ignoreIndex,
+                               const at::Tensor& out, const at::Tensor& count);
 wkt::Status topk(const at::Tensor& x, int64_t k, bool largest, const at::Tensor& values, const at::Tensor& indices);
 wkt::Status sample(const at::Tensor& logits, double temperature, int64_t topK, double topP, double minP, int64_t seed,
                    int64_t offset, const at::Tensor& seedOffset, const at::Tensor& out);

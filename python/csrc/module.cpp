@@ -25,6 +25,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
     m.def("norm_backward", raising(&normBackward, "norm_backward"));
     m.def("cross_entropy_forward", raising(&crossEntropyForward, "cross_entropy"));
     m.def("cross_entropy_scale", raising(&crossEntropyScale, "cross_entropy"));
+    m.def("cross_entropy_reduce", raising(&crossEntropyReduce, "cross_entropy"));
     m.def("topk", raising(&topk, "topk"));
     m.def("sample", raising(&sample, "sample"));
     m.def("segment_softmax", raising(&segmentSoftmax, "segment_softmax"));

@@ -30,9 +30,13 @@ def wrap_dim(dim, ndim, name):
 
 def as_rows(x, dim=-1):
     """x with dimension dim last, as a rows x cols matrix (a view where torch's reshape gives one),
-    and the shape to give the result back: (x2, moved_shape)."""
-    if x.dim() == 0:
+    and the shape to give the result back: (x2, moved_shape). A 2-D x over its last dimension is
+    returned itself (no view, so no autograd node)."""
+    nd = x.dim()
+    if nd == 0:
         return x.reshape(1, 1), ()
+    if nd == 2 and dim % 2 == 1:
+        return x, tuple(x.shape)
     xm = x.movedim(dim, -1) if dim % x.dim() != x.dim() - 1 else x
     shape = tuple(xm.shape)
     return xm.reshape(math.prod(shape[:-1]), shape[-1]), shape
@@ -42,7 +46,7 @@ def from_rows(y2, shape, dim, ndim):
     """The inverse of as_rows for a result of the input's shape."""
     if ndim == 0:
         return y2.reshape(())
-    y = y2.reshape(shape)
+    y = y2 if ndim == 2 else y2.reshape(shape)  # as_rows keeps 2-D shapes
     return y.movedim(-1, dim) if dim % ndim != ndim - 1 else y
 
 
@@ -56,8 +60,31 @@ def rows_view(x2):
 
 
 def none_tensor(like):
-    """The empty tensor that stands for "none" in the extension's calls."""
-    return torch.empty(0, dtype=like.dtype, device=like.device)
+    """The empty tensor that stands for "none" in the extension's calls, of like's dtype and device:
+    one kept a (dtype, device) for plain tensors outside tracing and fake modes (it holds no memory
+    and is never written), a new one otherwise."""
+    if type(like) is not torch.Tensor or torch._C._len_torch_dispatch_stack() or torch.compiler.is_compiling():
+        return torch.empty(0, dtype=like.dtype, device=like.device)
+    key = (like.dtype, like.device)
+    t = _NONE.get(key)
+    if t is None:
+        with torch.inference_mode(False), torch.no_grad():
+            t = _NONE.setdefault(key, torch.empty(0, dtype=like.dtype, device=like.device))
+    return t
+
+
+_NONE = {}
+
+
+def empty_as(x):
+    """A new contiguous tensor of x's shape, dtype and device (torch.empty_like without its stride
+    copy: the device calls write whole rows)."""
+    return torch.empty_like(x, memory_format=torch.contiguous_format)
+
+
+def same_dtype(t, dtype):
+    """t in dtype: t itself when it has it (no dispatch)."""
+    return t if t.dtype == dtype else t.to(dtype)
 
 
 def eager(*tensors):

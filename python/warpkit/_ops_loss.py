@@ -11,7 +11,7 @@ from ._ext import ext
 def _forward(logits, target, ignore_index, label_smoothing, with_grad):
     rows, cols = logits.shape
     loss = torch.empty(rows, dtype=torch.float32, device=logits.device)
-    grad = torch.empty(logits.shape if with_grad else (0,), dtype=logits.dtype, device=logits.device)
+    grad = c.empty_as(logits) if with_grad else logits.new_empty(0)
     if rows and cols == 0:  # no classes: torch's loss is NaN for a kept row (its target is out of range)
         loss.copy_(torch.where(target == ignore_index, 0.0, float("nan")))
     elif rows:
@@ -61,19 +61,33 @@ def _backward(ctx, dloss, dgrad):
 _cross_entropy.register_autograd(_backward, setup_context=_setup)
 
 
+_REDUCE_ROWS = 1 << 15  # up to here one block sums the losses in one launch (cross_entropy_reduce)
+
+
 def _reduce(loss, target, ignore_index, reduction, out_shape, dtype, autograd=True):
-    """The reduction of the rows' float32 losses in dtype, and the kept rows' count ('mean'; else
-    None). 'mean' over no kept row is NaN (0 / 0) with a zero gradient, as torch: through autograd
-    (autograd=True) a where() keeps the gradient finite; _CrossEntropyFn's own backward needs no
-    such guard, so its forward launches three kernels fewer."""
+    """The reduction of the rows' float32 losses in dtype, and the kept rows' count ('mean', float32;
+    else None). 'mean' over no kept row is NaN (0 / 0) with a zero gradient, as torch: through
+    autograd (autograd=True) a where() keeps the gradient finite; the eager form (autograd=False),
+    whose backward divides by max(count, 1) itself, sums and counts in one launch of
+    cross_entropy_reduce up to _REDUCE_ROWS rows."""
     if reduction == "none":
-        return loss.reshape(out_shape).to(dtype), None
+        return c.same_dtype(loss.reshape(out_shape), dtype), None
+    mean = reduction == "mean"
+    if not autograd:
+        if loss.shape[0] <= _REDUCE_ROWS:
+            out = loss.new_empty((), dtype=dtype)
+            count = loss.new_empty(1) if mean else c.none_tensor(loss)
+            ext().cross_entropy_reduce(loss, target, ignore_index, out, count)
+            return out, (count if mean else None)
+        total = loss.sum()
+        if not mean:
+            return c.same_dtype(total, dtype), None
+        count = (target != ignore_index).sum(dtype=torch.float32).reshape(1)
+        return c.same_dtype(total / count[0], dtype), count
     total = loss.sum()
-    if reduction == "sum":
+    if not mean:
         return total.to(dtype), None
     count = (target != ignore_index).sum()
-    if not autograd:
-        return (total / count).to(dtype), count
     return torch.where(count > 0, total / count.clamp(min=1), float("nan")).to(dtype), count
 
 
@@ -93,13 +107,12 @@ class _CrossEntropyFn(torch.autograd.Function):
     def backward(ctx, dout):
         grad, count = ctx.saved_tensors
         rows = grad.shape[0]
-        scale = dout.float().reshape(-1)
-        if ctx.reduction == "mean":
-            scale = scale / count.clamp(min=1)  # no kept row: every row's gradient is 0, so is the result
-        scale = scale.expand(rows) if ctx.reduction != "none" else scale
+        scale = c.same_dtype(dout, torch.float32).reshape(-1)
+        if ctx.reduction != "none":
+            scale = scale.expand(rows)
         out = grad if c.graph_freed() else torch.empty_like(grad)
-        if grad.numel():
-            ext().cross_entropy_scale(grad, scale, out)
+        if grad.numel():  # 'mean': each row's factor divided by max(count, 1) (no kept row: every row's is 0)
+            ext().cross_entropy_scale(grad, scale, c.none_tensor(scale) if count is None else count, out)
         return out, None, None, None, None, None, None
 
 
@@ -144,8 +157,13 @@ def cross_entropy(input, target, ignore_index=-100, label_smoothing=0.0, reducti
         logits = input if input.dim() == 2 else input.movedim(1, -1).reshape(-1, input.shape[1])
         out_shape = expect
     with_grad = torch.is_grad_enabled() and input.requires_grad
-    ignore_index, label_smoothing, flat = int(ignore_index), float(label_smoothing), target.reshape(-1)
-    if with_grad and c.eager(logits, flat):
-        return _CrossEntropyFn.apply(logits, flat, ignore_index, label_smoothing, reduction, out_shape, input.dtype)
+    ignore_index, label_smoothing = int(ignore_index), float(label_smoothing)
+    flat = (target if target.dim() == 1 else target.reshape(-1)).contiguous()
+    if c.eager(logits, flat):  # the body without torch.library's dispatch; autograd only with_grad
+        if with_grad:
+            return _CrossEntropyFn.apply(logits, flat, ignore_index, label_smoothing, reduction, out_shape,
+                                         input.dtype)
+        loss, _ = _forward(logits, flat, ignore_index, label_smoothing, False)
+        return _reduce(loss, flat, ignore_index, reduction, out_shape, input.dtype, autograd=False)[0]
     loss, _ = _cross_entropy(logits, flat, ignore_index, label_smoothing, with_grad)
     return _reduce(loss, flat, ignore_index, reduction, out_shape, input.dtype)[0]

@@ -26,13 +26,14 @@ def _stats_in_torch(x, eps, rms):
 
 def _forward(x, weight, bias, eps, rms):
     rows, cols = x.shape
-    y = torch.empty(x.shape, dtype=x.dtype, device=x.device)
-    mean = torch.empty(0 if rms else rows, dtype=torch.float32, device=x.device)
+    y = c.empty_as(x)
     rstd = torch.empty(rows, dtype=torch.float32, device=x.device)
+    mean = c.none_tensor(rstd) if rms else rstd.new_empty(rows)
     if x.numel() == 0:
         if rows:
             rstd.fill_(float("nan"))
-            mean.fill_(float("nan"))
+            if not rms:
+                mean.fill_(float("nan"))
         return y, mean, rstd
     if not eps >= 0:  # torch computes with a negative (or NaN) eps; the device calls refuse it
         m, r = _stats_in_torch(x, eps, rms)
@@ -83,16 +84,15 @@ def _(x, weight, eps):
 
 def _grads_alloc(x, need_w, need_b):
     rows, cols = x.shape
-    make = torch.zeros if rows == 0 else torch.empty  # no rows: a zero gradient
-    dw = make(cols if need_w else 0, dtype=x.dtype, device=x.device)
-    db = make(cols if need_b else 0, dtype=x.dtype, device=x.device)
-    return torch.empty(x.shape, dtype=x.dtype, device=x.device), dw, db
+    make = x.new_zeros if rows == 0 else x.new_empty  # no rows: a zero gradient
+    return c.empty_as(x), make(cols if need_w else 0), make(cols if need_b else 0)
 
 
 def _backward_impl(dy, x, weight, mean, rstd, need_w, need_b, rms):
     dx, dw, db = _grads_alloc(x, need_w, need_b)
     if x.numel():
-        ext().norm_backward(c.rows_view(dy.to(x.dtype)), c.rows_view(x), _opt(weight, x), mean, rstd, dx, dw, db, rms)
+        ext().norm_backward(c.rows_view(c.same_dtype(dy, x.dtype)), c.rows_view(x), _opt(weight, x), mean, rstd, dx,
+                            dw, db, rms)
     return dx, dw, db
 
 
@@ -125,7 +125,7 @@ def _grads(ctx, dy, backward):
     need_w = ctx.has_weight and need[1]
     need_b = ctx.has_bias and need[2]
     if mean is None:
-        mean = torch.empty(0, dtype=torch.float32, device=x.device)
+        mean = c.none_tensor(rstd)
     dx, dw, db = backward(dy, x, weight, mean, rstd, need_w, need_b, ctx.rms)
     return dx, (dw if need_w else None), (db if need_b else None)
 
@@ -177,9 +177,17 @@ def _prepare(x, normalized_shape, weight, bias, name):
             raise RuntimeError(f"warpkit.{name}: Expected {what} to be of same shape as normalized_shape, but got "
                                f"{what} of shape {list(t.shape)} and normalized_shape = {list(ns)}")
         # A weight of another dtype (float32 parameters under autocast) is cast to x's: the output
-        # has x's dtype, as torch's mixed-type layer_norm.
-        params.append(t.reshape(cols).to(x.dtype).contiguous())
-    return x.reshape(rows, cols), params[0], params[1]
+        # has x's dtype, as torch's mixed-type layer_norm. A 1-D weight of x's dtype is passed itself
+        # (no view, so no autograd node).
+        if n > 1:
+            t = t.reshape(cols)
+        params.append(c.same_dtype(t, x.dtype).contiguous())
+    return (x if x.dim() == 2 and n == 1 else x.reshape(rows, cols)), params[0], params[1]
+
+
+def _shaped(y2, x):
+    """The rows y2 in x's shape (y2 itself when it has it)."""
+    return y2 if y2.shape == x.shape else y2.reshape(x.shape)
 
 
 def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
@@ -194,9 +202,9 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
     is NaN (not visible in the results)."""
     x2, w, b = _prepare(x, normalized_shape, weight, bias, "layer_norm")
     if c.eager(x2, w, b):
-        return _NormFn.apply(x2, w, b, float(eps), False).reshape(x.shape)
+        return _shaped(_NormFn.apply(x2, w, b, float(eps), False), x)
     y, _, _ = _layer_norm(x2, w, b, float(eps))
-    return y.reshape(x.shape)
+    return _shaped(y, x)
 
 
 def rms_norm(x, normalized_shape, weight=None, eps=None):
@@ -210,6 +218,6 @@ def rms_norm(x, normalized_shape, weight=None, eps=None):
     if eps is None:
         eps = torch.finfo(x.dtype).eps
     if c.eager(x2, w):
-        return _NormFn.apply(x2, w, None, float(eps), True).reshape(x.shape)
+        return _shaped(_NormFn.apply(x2, w, None, float(eps), True), x)
     y, _ = _rms_norm(x2, w, float(eps))
-    return y.reshape(x.shape)
+    return _shaped(y, x)

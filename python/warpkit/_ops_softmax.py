@@ -7,16 +7,16 @@ from ._ext import ext
 
 
 def _forward(x, log):
-    y = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    y = c.empty_as(x)
     if x.numel():
         ext().softmax_forward(c.rows_view(x), y, log)
     return y
 
 
 def _backward_impl(y, dy, log):
-    dx = torch.empty(y.shape, dtype=y.dtype, device=y.device)
+    dx = c.empty_as(y)
     if y.numel():
-        ext().softmax_backward(c.rows_view(y), c.rows_view(dy.to(y.dtype)), dx, log)
+        ext().softmax_backward(c.rows_view(y), c.rows_view(c.same_dtype(dy, y.dtype)), dx, log)
     return dx
 
 
