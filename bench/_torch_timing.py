@@ -10,9 +10,10 @@ import time
 
 
 def start(name):
-    """The CSV path (argv[1], else build/bench/<name>.csv) and the torch module; torch is None after
-    printing why the script skips (torch not importable, no CUDA device)."""
-    out = sys.argv[1] if len(sys.argv) > 1 else f"build/bench/{name}.csv"
+    """The CSV path (argv[1] unless it is an option, else build/bench/<name>.csv) and the torch
+    module; torch is None after printing why the script skips (torch not importable, no CUDA device)."""
+    given = len(sys.argv) > 1 and not sys.argv[1].startswith("--")
+    out = sys.argv[1] if given else f"build/bench/{name}.csv"
     try:
         import torch
     except Exception as e:  # noqa: BLE001 - any import failure means "no torch here"

@@ -6,8 +6,11 @@ float32 log-softmax), against the same model with torch's, each eager and under 
 same seed, weights and batch for every variant, 20 steps each. Prints each variant's losses, the
 median step time (steps 5 .. 20, CUDA events) and the peak memory, and the largest loss difference
 from torch eager (bf16 noise is about 1e-2).
-Usage: python3 bench/gpt2_step.py [out.csv] [--steps N]. Skips cleanly without torch, a GPU or the
-warpkit package (pip install --no-build-isolation ./python).
+Usage: python3 bench/gpt2_step.py [out.csv] [--steps N] [--profile]. --profile runs one more step of
+each variant under torch.profiler and prints its GPU time by kernel family (matmul, attention, triton
+= inductor's fused kernels, warpkit, other) and its 12 longest kernels, so two variants' step times
+can be told apart kernel by kernel. Skips cleanly without torch, a GPU or the warpkit package
+(pip install --no-build-isolation ./python).
 Targets (issue 31): warpkit eager faster than torch eager and no slower than torch compiled (the
 compiled warpkit model is printed too); warpkit's peak memory below torch eager's."""
 import csv
@@ -69,7 +72,46 @@ def build(torch, use_warpkit):
     return GPT().cuda()
 
 
-def run(torch, name, use_warpkit, compiled, idx, y, steps):
+def family(name):
+    """The kernel family of a CUDA kernel's name, for the --profile breakdown."""
+    n = name.lower()
+    if "warpkit" in n or "scalerowskernel" in n or "reducelosskernel" in n:  # the last two: python/csrc's
+        return "warpkit"
+    if "triton" in n:
+        return "triton"
+    if "flash" in n or "fmha" in n or "attention" in n or "sdpa" in n:
+        return "attention"
+    if any(k in n for k in ("gemm", "xmma", "cutlass", "nvjet", "cublas", "matmul", "sm90_")):
+        return "matmul"
+    return "other"
+
+
+def profile_step(torch, name, step):
+    """One step under torch.profiler: GPU milliseconds by kernel family and the 12 longest kernels."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        step()
+        torch.cuda.synchronize()
+    kernels = {}
+    for e in prof.events():  # the kernels: events on the GPU, each one launch
+        if getattr(e, "device_type", None) != torch.autograd.DeviceType.CUDA:
+            continue
+        us = e.device_time_total if hasattr(e, "device_time_total") else e.cuda_time_total
+        k = kernels.setdefault(e.name, [0, 0.0])
+        k[0] += 1
+        k[1] += us / 1000
+    fams = {}
+    for kname, (_, ms) in kernels.items():
+        fams[family(kname)] = fams.get(family(kname), 0.0) + ms
+    total = sum(fams.values())
+    print(f"profile, {name}: {total:.2f} ms of kernels; " +
+          ", ".join(f"{f} {ms:.2f}" for f, ms in sorted(fams.items(), key=lambda kv: -kv[1])))
+    for kname, (count, ms) in sorted(kernels.items(), key=lambda kv: -kv[1][1])[:12]:
+        print(f"  {ms:8.3f} ms {count:4d}x  {family(kname):9} {kname[:90]}")
+
+
+def run(torch, name, use_warpkit, compiled, idx, y, steps, profile=False):
     import gc
 
     model = build(torch, use_warpkit)
@@ -78,19 +120,26 @@ def run(torch, name, use_warpkit, compiled, idx, y, steps):
     torch.cuda.synchronize()
     torch.cuda.reset_peak_memory_stats()
     losses, times = [], []
-    for s in range(steps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
+
+    def step():
         with torch.autocast("cuda", dtype=torch.bfloat16):
             loss = fwd(idx, y)
         loss.backward()
         opt.step()
         opt.zero_grad(set_to_none=True)
+        return loss
+
+    for s in range(steps):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        loss = step()
         b.record()
         b.synchronize()
         losses.append(float(loss))
         times.append(a.elapsed_time(b))
     peak = torch.cuda.max_memory_allocated() / 2**30
+    if profile:
+        profile_step(torch, name, step)
     del model, opt, fwd
     gc.collect()
     torch.cuda.empty_cache()
@@ -109,7 +158,7 @@ def main():
     torch.backends.cuda.matmul.allow_tf32 = True
     variants = [("torch eager", False, False), ("torch compiled", False, True), ("warpkit eager", True, False),
                 ("warpkit compiled", True, True)]
-    res = [run(torch, n, w, c, idx, y, steps) for n, w, c in variants]
+    res = [run(torch, n, w, c, idx, y, steps, "--profile" in sys.argv) for n, w, c in variants]
     base = res[0]
     print(f"GPT-2 small step, {B} x {T} tokens, bf16 autocast, {steps} steps, {torch.cuda.get_device_name()}")
     print(f"{'variant':18} {'step ms':>9} {'vs eager':>9} {'peak GiB':>9} {'max |dloss|':>12}  first / last loss")
