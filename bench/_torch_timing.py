@@ -101,7 +101,6 @@ def graph_ms(torch, fn, warmup=3, reps=30):
         with torch.cuda.graph(g):
             fn()
     except Exception:  # noqa: BLE001 - anything capture refuses: time it the plain way
-        del g
         torch.cuda.synchronize()
         return median_ms(torch, fn, warmup, reps), False
     g.replay()

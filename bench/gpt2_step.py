@@ -121,7 +121,7 @@ def run(torch, name, use_warpkit, compiled, idx, y, steps, profile=False):
     torch.cuda.reset_peak_memory_stats()
     losses, times = [], []
 
-    def step():
+    def step(fwd=fwd, opt=opt):
         with torch.autocast("cuda", dtype=torch.bfloat16):
             loss = fwd(idx, y)
         loss.backward()
@@ -140,7 +140,7 @@ def run(torch, name, use_warpkit, compiled, idx, y, steps, profile=False):
     peak = torch.cuda.max_memory_allocated() / 2**30
     if profile:
         profile_step(torch, name, step)
-    del model, opt, fwd
+    del step, model, opt, fwd
     gc.collect()
     torch.cuda.empty_cache()
     timed = sorted(times[4:]) or sorted(times)
