@@ -214,6 +214,35 @@ def test_cross_entropy_backward_reuse(dtype):
     assert torch.isnan(loss) and torch.equal(g, torch.zeros_like(g))
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("rows", [1000, 40000])  # one launch of cross_entropy_reduce; past its rows: torch's sums
+def test_cross_entropy_reductions_eager(dtype, rows):
+    """'sum' and 'mean' of the eager path, with and without autograd: torch's values and gradients,
+    the same bits on every call, a strided target, and all rows ignored (NaN, zero gradient)."""
+    from warpkit import _ops_loss
+
+    assert (rows <= _ops_loss._REDUCE_ROWS) == (rows == 1000)
+    x = randn(rows, 37, dtype=dtype, scale=3).requires_grad_()
+    tt = torch.randint(0, 37, (2 * rows,), device="cuda")
+    tt[::6] = -100
+    t = tt[::2]  # a strided target
+    xf = x.detach().float().requires_grad_()
+    for red in ("mean", "sum"):
+        loss = warpkit.cross_entropy(x, t, reduction=red)
+        ref = F.cross_entropy(xf, t, reduction=red)
+        check(loss, ref, dtype, scale=4 if red == "mean" else 4 * rows)
+        assert torch.equal(warpkit.cross_entropy(x, t, reduction=red), loss)  # deterministic
+        with torch.no_grad():
+            assert torch.equal(warpkit.cross_entropy(x, t, reduction=red), loss.detach())
+        (gx,) = torch.autograd.grad(loss * 0.5, x)
+        (gr,) = torch.autograd.grad(ref * 0.5, xf)
+        close_norm(gx, gr, dtype)
+    ign = torch.full((rows,), 5, device="cuda")
+    loss = warpkit.cross_entropy(x, ign, ignore_index=5)
+    (g,) = torch.autograd.grad(loss, x)
+    assert torch.isnan(loss) and torch.equal(g, torch.zeros_like(g))
+
+
 def distinct(shape, dtype):
     """Integers 0 .. 255 (exact in every dtype), shuffled."""
     n = math.prod(shape)
