@@ -8,14 +8,18 @@ from . import _common as c
 from ._ext import ext
 
 
-@torch.library.custom_op("warpkit::topk", mutates_args=())
-def _topk(x: torch.Tensor, k: int, largest: bool) -> Tuple[torch.Tensor, torch.Tensor]:
+def _topk_impl(x, k, largest):
     rows = x.shape[0]
-    values = torch.empty((rows, k), dtype=x.dtype, device=x.device)
-    indices = torch.empty((rows, k), dtype=torch.int64, device=x.device)
+    values = x.new_empty((rows, k))
+    indices = x.new_empty((rows, k), dtype=torch.int64)
     if rows and k:
         ext().topk(c.rows_view(x), k, largest, values, indices)
     return values, indices
+
+
+@torch.library.custom_op("warpkit::topk", mutates_args=())
+def _topk(x: torch.Tensor, k: int, largest: bool) -> Tuple[torch.Tensor, torch.Tensor]:
+    return _topk_impl(x, k, largest)
 
 
 @_topk.register_fake
@@ -39,12 +43,31 @@ def _topk_backward(ctx, dvalues, dindices):
 _topk.register_autograd(_topk_backward, setup_context=_topk_setup)
 
 
-@torch.library.custom_op("warpkit::argmax", mutates_args=())
-def _argmax(x: torch.Tensor) -> torch.Tensor:
-    indices = torch.empty(x.shape[0], dtype=torch.int64, device=x.device)
+class _TopkFn(torch.autograd.Function):
+    """The eager form of the op with a gradient (c.eager): its body, without torch.library's dispatch."""
+
+    @staticmethod
+    def forward(ctx, x, k, largest):
+        v, i = _topk_impl(x, k, largest)
+        ctx.mark_non_differentiable(i)
+        _topk_setup(ctx, (x, k, largest), (v, i))
+        return v, i
+
+    @staticmethod
+    def backward(ctx, dvalues, dindices):
+        return _topk_backward(ctx, dvalues, dindices)
+
+
+def _argmax_impl(x):
+    indices = x.new_empty(x.shape[0], dtype=torch.int64)
     if x.shape[0]:
         ext().topk(c.rows_view(x), 1, True, c.none_tensor(x), indices)
     return indices
+
+
+@torch.library.custom_op("warpkit::argmax", mutates_args=())
+def _argmax(x: torch.Tensor) -> torch.Tensor:
+    return _argmax_impl(x)
 
 
 @_argmax.register_fake
@@ -83,7 +106,12 @@ def topk(x, k, dim=-1, largest=True, sorted=True):
     if not isinstance(k, int) or k < 0 or k > n:
         raise RuntimeError(f"warpkit.topk: selected index k out of range (k = {k}, dimension of {n})")
     x2, shape = c.as_rows(x, d)
-    v, i = _topk(x2, k, bool(largest))
+    if not c.eager(x2):
+        v, i = _topk(x2, k, bool(largest))
+    elif torch.is_grad_enabled() and x2.requires_grad:
+        v, i = _TopkFn.apply(x2, k, bool(largest))
+    else:
+        v, i = _topk_impl(x2, k, bool(largest))
     if x.dim() == 0:
         return v.reshape(()), i.reshape(())
     out = shape[:-1] + (k,)
@@ -105,10 +133,11 @@ def argmax(x, dim=None, keepdim=False):
     if x.dim() and x.shape[d] == 0:
         raise IndexError("warpkit.argmax: Expected reduction dim to have non-zero size.")
     x2, shape = c.as_rows(x, d)
-    i = _argmax(x2)
+    i = _argmax_impl(x2) if c.eager(x2) else _argmax(x2)
     if x.dim() == 0:
         return i.reshape(())
-    i = i.reshape(shape[:-1])
+    if x.dim() != 2:
+        i = i.reshape(shape[:-1])
     return i.unsqueeze(d) if keepdim else i
 
 
