@@ -273,6 +273,7 @@ def test_topk_argmax(dtype):
     v, i = warpkit.topk(xg, 5)
     (g,) = torch.autograd.grad(v.sum(), xg)
     assert g.float().sum().item() == 20 and torch.equal(g.gather(1, i), torch.ones_like(v))
+    assert v.requires_grad and not i.requires_grad
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
