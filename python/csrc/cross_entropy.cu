@@ -116,7 +116,8 @@ wkt::Status crossEntropyScale(const at::Tensor& grad, const at::Tensor& scale, c
                 "scale must be a float32 CUDA vector of a value a row");
     if (grad.numel() == 0) return wkt::ok();
     const c10::cuda::CUDAGuard guard(grad.device());
-    WKT_REQUIRE(!wkt::given(divisor) || wkt::rowValuesOk(divisor, 1), "divisor must be one float32 CUDA value");
+    WKT_REQUIRE(!wkt::given(divisor) || (wkt::rowValuesOk(divisor, 1) && divisor.device() == grad.device()),
+                "divisor must be one float32 value on grad's device");
     const long long n = grad.numel(), cols = grad.size(1), stride = grad.size(0) > 1 ? scale.stride(0) : 0;
     const float* s = static_cast<const float*>(scale.data_ptr());
     const float* d = wkt::fptr(divisor);
