@@ -19,7 +19,7 @@
 //      the workspace; the last chunk of a pair to finish folds the partials in chunk order;
 //   3. for the per-element outputs (softmax, its backward): the write kernel over the same chunks.
 // Rule G5 replaces all of that for short segments on average (a reduction, one head, CSR
-// offsets, items <= maxMean * segments): the flat pass of segment_flat.cuh, two kernels over fixed
+// offsets, items <= maxMean * segments): the flat pass of segment_flat.cuh, kernels over fixed
 // tiles of the merge path of segment ends and elements, whatever the lengths' spread.
 // No host pass over the offsets and no host synchronisation: the host knows only the segment,
 // head and item counts. The plan depends on the call kind, the element size and the heads; the
