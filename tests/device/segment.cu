@@ -598,6 +598,47 @@ Test(device_segment, flat_spanning_tiles_and_going_back) {
     reduce_case<float>(back, items, false, 1, true, &r, "flat, offsets going back");
 }
 
+/// The flat pass alone (segmentFlatLaunch) of an fp32 sum over CSR offsets `off`, whose rows
+/// [base, off.back()) hold data (the data pointer moved back by base, never dereferenced outside
+/// them), once on each grid cap of `grids`: the same bits on every call, each segment against the
+/// host.
+static void flat_sum_on_grids(const std::vector<long long>& off, long long base, const std::vector<long long>& grids,
+                              wk_rng* r) {
+    const long long rows = off.back() - base, segs = (long long)off.size() - 1;
+    std::vector<float> hx(rows);
+    for (auto& v : hx) v = (float)wk_uniform(r, -2, 2);
+    float* din = wk_alloc<float>(rows);
+    float* dout = wk_alloc<float>(segs);
+    long long* doff = wk_alloc<long long>(off.size());
+    wk_upload(din, hx.data(), rows);
+    wk_upload(doff, off.data(), off.size());
+    using Algo = warpkit::detail::SegReduceAlgo<float, float, float, warpkit::Sum, false>;
+    const Algo a{din - base, dout, warpkit::Sum{}, 0.0f, 0.0f}; // never dereferenced outside the rows
+    const warpkit::detail::SegOffsets<long long> so{doff, doff + 1};
+    void* w = NULL;
+    WK_CUDA(cudaMalloc(&w, warpkit::detail::segFlatBytes<float>(segs, base + rows)));
+    std::vector<float> first(segs), got(segs);
+    for (size_t run = 0; run < grids.size(); ++run) {
+        wk_poison(dout, segs);
+        WK_CUDA(warpkit::detail::segmentFlatLaunch(a, so, segs, base + rows, w, 0, grids[run]));
+        WK_LAUNCHED();
+        wk_download(run ? got.data() : first.data(), dout, segs);
+        cr_assert(run == 0 || memcmp(first.data(), got.data(), segs * 4) == 0,
+                  "call %zu (grid cap %lld) differs from call 0 (grid cap %lld)", run, grids[run], grids[0]);
+    }
+    for (long long s = 0; s < segs; ++s) {
+        double sum = 0, asum = 0;
+        for (long long i = off[s]; i < off[s + 1]; ++i) {
+            sum += hx[i - base];
+            asum += fabs(hx[i - base]);
+        }
+        cr_assert(fabs(first[s] - sum) <= (double)(off[s + 1] - off[s] + 40) * 0x1p-24 * asum + 1e-6,
+                  "segment %lld (%lld rows at offset %lld): %.9g want %.9g", s, off[s + 1] - off[s], off[s], first[s],
+                  sum);
+    }
+    for (void* p : {(void*)din, (void*)dout, (void*)doff, w}) WK_CUDA(cudaFree(p));
+}
+
 /// The flat pass gives the same bits on two calls and on two grid shapes (one block, and the
 /// resident blocks), and handles 64-bit offsets past 2^31 (the data pointer moved back by 2^31 + 5
 /// rows, as in offsets_past_2_31).
@@ -609,42 +650,8 @@ Test(device_segment, flat_same_bits_any_grid_and_past_2_31) {
     // in make test and the other tools.
     const long long base = wk_quick_level() >= 2 ? 5 : (1LL << 31) + 5;
     std::vector<long long> off = distribution(1, wk_quick() ? 30000 : 200000, &r);
-    const long long rows = off.back(), segs = (long long)off.size() - 1;
     for (auto& o : off) o += base;
-    std::vector<float> hx(rows);
-    for (auto& v : hx) v = (float)wk_uniform(&r, -2, 2);
-    float* din = wk_alloc<float>(rows);
-    float* dout = wk_alloc<float>(segs);
-    long long* doff = wk_alloc<long long>(off.size());
-    wk_upload(din, hx.data(), rows);
-    wk_upload(doff, off.data(), off.size());
-    const float* virt = din - base; // never dereferenced outside [base, base + rows)
-    using Algo = warpkit::detail::SegReduceAlgo<float, float, float, warpkit::Sum, false>;
-    const Algo a{virt, dout, warpkit::Sum{}, 0.0f, 0.0f};
-    const warpkit::detail::SegOffsets<long long> so{doff, doff + 1};
-    const size_t bytes = warpkit::detail::segFlatBytes<float>(segs, base + rows);
-    void* w = NULL;
-    WK_CUDA(cudaMalloc(&w, bytes));
-    std::vector<float> got[3];
-    for (int run = 0; run < 3; ++run) {
-        wk_poison(dout, segs);
-        WK_CUDA(warpkit::detail::segmentFlatLaunch(a, so, segs, base + rows, w, 0, run == 2 ? 1 : 1LL << 30));
-        WK_LAUNCHED();
-        got[run].resize(segs);
-        wk_download(got[run].data(), dout, segs);
-    }
-    cr_assert(memcmp(got[0].data(), got[1].data(), segs * 4) == 0, "two calls differ");
-    cr_assert(memcmp(got[0].data(), got[2].data(), segs * 4) == 0, "one block and the full grid differ");
-    for (long long s = 0; s < segs; ++s) {
-        double sum = 0, asum = 0;
-        for (long long i = off[s]; i < off[s + 1]; ++i) {
-            sum += hx[i - base];
-            asum += fabs(hx[i - base]);
-        }
-        cr_assert(fabs(got[0][s] - sum) <= (double)(off[s + 1] - off[s] + 40) * 0x1p-24 * asum + 1e-6,
-                  "segment %lld at offset %lld: %.9g want %.9g", s, off[s], got[0][s], sum);
-    }
-    for (void* p : {(void*)din, (void*)dout, (void*)doff, w}) WK_CUDA(cudaFree(p));
+    flat_sum_on_grids(off, base, {1LL << 30, 1LL << 30, 1}, &r);
 }
 
 /// The flat pass around its limits: lengths 0, 1, 31, 32, 33, 63, 64, 65 and both sides of a
@@ -693,39 +700,7 @@ Test(device_segment, flat_whole_groups_same_bits) {
     cr_assert(warpkit::detail::segmentPlan(warpkit::detail::SegReduce, 4, 1, segs, items, true).flat,
               "the flat pass is not chosen (mean %.1f)", (double)items / (double)segs);
     reduce_case<float>(off, items, true, 1, true, &r, "flat whole groups");
-    std::vector<float> hx(items);
-    for (auto& v : hx) v = (float)wk_uniform(&r, -2, 2);
-    float* din = wk_alloc<float>(items);
-    float* dout = wk_alloc<float>(segs);
-    long long* doff = wk_alloc<long long>(off.size());
-    wk_upload(din, hx.data(), items);
-    wk_upload(doff, off.data(), off.size());
-    using Algo = warpkit::detail::SegReduceAlgo<float, float, float, warpkit::Sum, false>;
-    const Algo a{din, dout, warpkit::Sum{}, 0.0f, 0.0f};
-    const warpkit::detail::SegOffsets<long long> so{doff, doff + 1};
-    void* w = NULL;
-    WK_CUDA(cudaMalloc(&w, warpkit::detail::segFlatBytes<float>(segs, items)));
-    std::vector<float> got[3];
-    const long long grids[3] = {1LL << 30, 1, 3};
-    for (int run = 0; run < 3; ++run) {
-        wk_poison(dout, segs);
-        WK_CUDA(warpkit::detail::segmentFlatLaunch(a, so, segs, items, w, 0, grids[run]));
-        WK_LAUNCHED();
-        got[run].resize(segs);
-        wk_download(got[run].data(), dout, segs);
-    }
-    cr_assert(memcmp(got[0].data(), got[1].data(), segs * 4) == 0, "one block and the full grid differ");
-    cr_assert(memcmp(got[0].data(), got[2].data(), segs * 4) == 0, "three blocks and the full grid differ");
-    for (long long s = 0; s < segs; ++s) {
-        double sum = 0, asum = 0;
-        for (long long i = off[s]; i < off[s + 1]; ++i) {
-            sum += hx[i];
-            asum += fabs(hx[i]);
-        }
-        cr_assert(fabs(got[0][s] - sum) <= (double)(off[s + 1] - off[s] + 40) * 0x1p-24 * asum + 1e-6,
-                  "segment %lld (%lld rows): %.9g want %.9g", s, off[s + 1] - off[s], got[0][s], sum);
-    }
-    for (void* p : {(void*)din, (void*)dout, (void*)doff, w}) WK_CUDA(cudaFree(p));
+    flat_sum_on_grids(off, 0, {1LL << 30, 1, 3}, &r);
 }
 
 /// Bad arguments: host only, no GPU needed (every check comes before any CUDA call).
