@@ -31,7 +31,7 @@
 //
 // Offsets that go back. The flat pass needs nondecreasing clipped offsets; every tile checks the
 // pairs of offsets it reads and its split points, and one that finds them out of order sets a flag
-// in the workspace (cleared before stage 1). Stage 2 then does every segment again by a warp each
+// in the workspace (cleared before stage 0). Stage 2 then does every segment again by a warp each
 // (lanes strided, warpTree), so decreasing or overlapping CSR offsets give each segment's own
 // result, in a fixed order.
 #pragma once
