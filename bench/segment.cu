@@ -8,7 +8,9 @@
 // 1.1 x 10^6) rows); one giant segment among 10^6 empty ones. Total elements
 // (rows x heads) 2^24 and 2^26, fp32, int64 offsets. Softmax takes heads 1 and 4 on every
 // distribution and 8, 16 on mean 32 and power-law (the whole run stays near a minute). The rule
-// column is the plan's (G5: the flat pass).
+// column is the plan's (G5: the flat pass). For sum and max, `alt` times the other pass on the same
+// call: the flat pass where the plan takes the lane groups, the lane groups (G1 / G6, as for
+// begin/end arrays) where it takes the flat pass, so one run places G5's mean limit.
 //   ./build/bench/segment [out.csv]
 #include <warpkit/device/segment.cuh>
 #include "bench.cuh"
@@ -16,6 +18,32 @@
 #include <cub/device/device_segmented_reduce.cuh>
 
 static const char* kDist[] = {"mean1", "mean4", "mean32", "mean256", "mean4096", "powerlaw", "giant"};
+
+namespace wkd = warpkit::detail;
+
+/// The pass the plan did not pick for an fp32 sum / max over CSR offsets (see the header): its
+/// rule id, and a launch of it into y with workspace *ws (grown as needed).
+template <typename Op> static const char* altPass(const float* x, float* y, long long rows, const long long* off,
+                                                  long long segs, void** ws, size_t* cap, bool run) {
+    const wkd::SegReduceAlgo<float, float, float, Op, false> a{x, y, Op{}, wkd::Identity<Op, float>::value(),
+                                                               wkd::Identity<Op, float>::value()};
+    const wkd::SegOffsets<long long> so{off, off + 1};
+    const bool flat = wkd::segmentPlan(wkd::SegReduce, 4, 1, segs, rows, true).flat;
+    const wkd::SegmentPlan g = wkd::segmentPlan(wkd::SegReduce, 4, 1, segs, rows, false);
+    const wkd::SegSizes z = wkd::segRoom(wkd::SegReduce, 4, 1, segs, rows, false);
+    const size_t need = flat ? wkd::segWorkspaceBytes<float>(z) : wkd::segFlatBytes<float>(segs, rows);
+    if (!run) {
+        if (need > *cap) {
+            if (*ws) BENCH_CUDA(cudaFree(*ws));
+            BENCH_CUDA(cudaMalloc(ws, need));
+            *cap = need;
+        }
+        return flat ? wkd::kSegmentRules[g.rule].id : "G5";
+    }
+    if (flat) BENCH_CUDA((wkd::segmentLaunch<256, 256>(a, so, segs, 1, rows, g, z, *ws, 0)));
+    else BENCH_CUDA(wkd::segmentFlatLaunch(a, so, segs, rows, *ws, 0));
+    return nullptr;
+}
 
 /// splitmix64 of the segment index: the bench's and torch_segment.py's one source of lengths.
 static uint64_t mix(uint64_t z) {
@@ -52,12 +80,17 @@ static std::vector<long long> offsetsFor(int d, long long rows) {
 
 int main(int argc, char** argv) {
     bench_require_gpu();
-    FILE* csv = bench_csv(argc, argv, "build/bench/segment.csv",
-                          "op,dist,elements,heads,segments,rule,bytes,copy_ms,warpkit_ms,cub_ms,x_copy,x_cub");
+    FILE* csv =
+        bench_csv(argc, argv, "build/bench/segment.csv",
+                  "op,dist,elements,heads,segments,rule,bytes,copy_ms,warpkit_ms,cub_ms,x_copy,x_cub,alt_rule,alt_ms,"
+                  "alt_x_copy");
     printf("fp32, int64 CSR offsets; bytes = values read + written + offsets read; x copy: a copy of the same "
-           "bytes' time over warpkit's; x cub: cub::DeviceSegmentedReduce's time over warpkit's\n");
-    printf("| op      | dist     | elements | heads | segments | rule | copy TB/s | warpkit TB/s | x copy | x cub |\n");
-    printf("|---------|----------|----------|-------|----------|------|-----------|--------------|--------|-------|\n");
+           "bytes' time over warpkit's; x cub: cub::DeviceSegmentedReduce's time over warpkit's; alt: the "
+           "other pass (header)\n");
+    printf("| op      | dist     | elements | heads | segments | rule | copy TB/s | warpkit TB/s | x copy | x cub "
+           "| alt | alt x copy |\n");
+    printf("|---------|----------|----------|-------|----------|------|-----------|--------------|--------|-------"
+           "|-----|------------|\n");
     const long long maxN = 1LL << 26;
     float *x, *y, *src, *dst;
     BENCH_CUDA(cudaMalloc(&x, maxN * 4));
@@ -65,8 +98,8 @@ int main(int argc, char** argv) {
     BENCH_CUDA(cudaMalloc(&src, maxN * 4 * 3));
     BENCH_CUDA(cudaMalloc(&dst, maxN * 4 * 3));
     bench_fill_random(x, maxN, 1234, -4.f, 4.f);
-    void *ws = nullptr, *cubWs = nullptr;
-    size_t wsCap = 0, cubCap = 0;
+    void *ws = nullptr, *cubWs = nullptr, *altWs = nullptr;
+    size_t wsCap = 0, cubCap = 0, altCap = 0;
     auto grow = [](void** p, size_t* cap, size_t need) {
         if (need <= *cap) return;
         if (*p) BENCH_CUDA(cudaFree(*p));
@@ -101,8 +134,15 @@ int main(int argc, char** argv) {
                     const size_t half = (size_t)(bytes / 2);
                     const float msCopy =
                         bench_median_ms([&] { cudaMemcpyAsync(dst, src, half, cudaMemcpyDeviceToDevice); });
-                    float msWk = 0, msCub = 0;
+                    float msWk = 0, msCub = 0, msAlt = 0;
+                    const char* alt = "-";
                     if (op < 2) {
+                        auto other = [&](bool run) {
+                            if (op == 0) return altPass<warpkit::Sum>(x, y, rows, doff, segs, &altWs, &altCap, run);
+                            return altPass<warpkit::Max>(x, y, rows, doff, segs, &altWs, &altCap, run);
+                        };
+                        alt = other(false);
+                        msAlt = bench_median_ms([&] { other(true); });
                         size_t cb = 0;
                         auto cub = [&](void* w, size_t* b) {
                             if (op == 0)
@@ -123,19 +163,23 @@ int main(int argc, char** argv) {
                                                      4, heads ? heads : 1, segs, rows, true);
                     const char* rule = warpkit::detail::kSegmentRules[plan.rule].id;
                     const double xc = msCopy / msWk, xk = op < 2 ? msCub / msWk : 0.0;
-                    char xcub[16] = "    -";
+                    const double xa = op < 2 ? msCopy / msAlt : 0.0;
+                    char xcub[16] = "    -", xalt[16] = "    -";
                     if (op < 2) snprintf(xcub, sizeof xcub, "%5.2fx", xk);
-                    printf("| %-7s | %-8s | 2^%-6d | %5d | %8lld | %-4s | %9.2f | %12.2f | %5.2fx | %s |\n", ops[op],
-                           kDist[d], n == (1LL << 24) ? 24 : 26, heads ? heads : 1, segs, rule,
-                           bench_tbps(bytes, msCopy), bench_tbps(bytes, msWk), xc, xcub);
-                    fprintf(csv, "%s,%s,%lld,%d,%lld,%s,%.0f,%.5f,%.5f,%.5f,%.4f,%.4f\n", ops[op], kDist[d], n,
-                            heads ? heads : 1, segs, rule, bytes, msCopy, msWk, msCub, xc, xk);
+                    if (op < 2) snprintf(xalt, sizeof xalt, "%5.2fx", xa);
+                    printf(
+                        "| %-7s | %-8s | 2^%-6d | %5d | %8lld | %-4s | %9.2f | %12.2f | %5.2fx | %s | %-3s | %10s |\n",
+                        ops[op], kDist[d], n == (1LL << 24) ? 24 : 26, heads ? heads : 1, segs, rule,
+                        bench_tbps(bytes, msCopy), bench_tbps(bytes, msWk), xc, xcub, alt, xalt);
+                    fprintf(csv, "%s,%s,%lld,%d,%lld,%s,%.0f,%.5f,%.5f,%.5f,%.4f,%.4f,%s,%.5f,%.4f\n", ops[op],
+                            kDist[d], n, heads ? heads : 1, segs, rule, bytes, msCopy, msWk, msCub, xc, xk, alt, msAlt,
+                            xa);
                 }
                 BENCH_CUDA(cudaFree(doff));
             }
         }
     fclose(csv);
-    for (void* p : {(void*)x, (void*)y, (void*)src, (void*)dst, ws, cubWs})
+    for (void* p : {(void*)x, (void*)y, (void*)src, (void*)dst, ws, cubWs, altWs})
         if (p) BENCH_CUDA(cudaFree(p));
     return 0;
 }

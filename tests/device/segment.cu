@@ -261,8 +261,10 @@ template <typename T> static void softmax_case(const std::vector<long long>& off
 }
 
 // ---- reductions on one input ---------------------------------------------------------------------------------
+/// Every reduction of one input against the host; `bounds` passes the CSR offsets as begin/end
+/// arrays (never the flat pass: the lane groups, G1 / G6).
 template <typename T> static void reduce_case(const std::vector<long long>& off, long long items, bool int32, int shift,
-                                              bool specials, wk_rng* r, const char* what) {
+                                              bool specials, wk_rng* r, const char* what, bool bounds = false) {
     const long long segs = (long long)off.size() - 1;
     std::vector<T> hx(items);
     for (auto& v : hx) v = pick<T>(r, specials);
@@ -291,6 +293,7 @@ template <typename T> static void reduce_case(const std::vector<long long>& off,
                 return warpkit::segmentReduceArgMin(in, darg + segs, items, o, segs, w, b);
             }
         };
+        if (bounds) return int32 ? go(warpkit::segmentBounds(d32, d32 + 1)) : go(warpkit::segmentBounds(d64, d64 + 1));
         return int32 ? go(d32) : go(d64);
     };
     wk_poison(dout, 3 * segs + 1);
@@ -358,6 +361,11 @@ Test(device_segment, reduce_every_distribution) {
         reduce_case<__half>(off, items, false, 1, false, &r, what);
         snprintf(what, sizeof what, "%s bf16", kDistName[d]);
         reduce_case<__nv_bfloat16>(off, items, true, 0, true, &r, what);
+        if (warpkit::detail::segmentPlan(warpkit::detail::SegReduce, 4, 1, (long long)off.size() - 1, items, true)
+                .flat) { // CSR took the flat pass (G5): the lane groups too, through begin/end arrays
+            snprintf(what, sizeof what, "%s float begin/end", kDistName[d]);
+            reduce_case<float>(off, items, d % 2 == 1, 1, true, &r, what, true);
+        }
     }
 }
 
@@ -559,7 +567,7 @@ Test(device_segment, mean1_misaligned_and_all_empty) {
     softmax_case<float>(empty, 1000, 3, true, 1, false, &r, "all empty");
 }
 
-/// The flat pass (plan rule G5: a reduction over CSR offsets with a mean length of at most 2):
+/// The flat pass (plan rule G5: a reduction over CSR offsets with a mean length of at most 64):
 /// segments spanning tiles (4096 path items) and blocks among runs of thousands of empty ones, at
 /// every misalignment, int and long long offsets, NaN and inf; offsets that go back (the pass
 /// detects them and redoes every segment by a warp).
@@ -590,6 +598,47 @@ Test(device_segment, flat_spanning_tiles_and_going_back) {
     reduce_case<float>(back, items, false, 1, true, &r, "flat, offsets going back");
 }
 
+/// The flat pass alone (segmentFlatLaunch) of an fp32 sum over CSR offsets `off`, whose rows
+/// [base, off.back()) hold data (the data pointer moved back by base, never dereferenced outside
+/// them), once on each grid cap of `grids`: the same bits on every call, each segment against the
+/// host.
+static void flat_sum_on_grids(const std::vector<long long>& off, long long base, const std::vector<long long>& grids,
+                              wk_rng* r) {
+    const long long rows = off.back() - base, segs = (long long)off.size() - 1;
+    std::vector<float> hx(rows);
+    for (auto& v : hx) v = (float)wk_uniform(r, -2, 2);
+    float* din = wk_alloc<float>(rows);
+    float* dout = wk_alloc<float>(segs);
+    long long* doff = wk_alloc<long long>(off.size());
+    wk_upload(din, hx.data(), rows);
+    wk_upload(doff, off.data(), off.size());
+    using Algo = warpkit::detail::SegReduceAlgo<float, float, float, warpkit::Sum, false>;
+    const Algo a{din - base, dout, warpkit::Sum{}, 0.0f, 0.0f}; // never dereferenced outside the rows
+    const warpkit::detail::SegOffsets<long long> so{doff, doff + 1};
+    void* w = NULL;
+    WK_CUDA(cudaMalloc(&w, warpkit::detail::segFlatBytes<float>(segs, base + rows)));
+    std::vector<float> first(segs), got(segs);
+    for (size_t run = 0; run < grids.size(); ++run) {
+        wk_poison(dout, segs);
+        WK_CUDA(warpkit::detail::segmentFlatLaunch(a, so, segs, base + rows, w, 0, grids[run]));
+        WK_LAUNCHED();
+        wk_download(run ? got.data() : first.data(), dout, segs);
+        cr_assert(run == 0 || memcmp(first.data(), got.data(), segs * 4) == 0,
+                  "call %zu (grid cap %lld) differs from call 0 (grid cap %lld)", run, grids[run], grids[0]);
+    }
+    for (long long s = 0; s < segs; ++s) {
+        double sum = 0, asum = 0;
+        for (long long i = off[s]; i < off[s + 1]; ++i) {
+            sum += hx[i - base];
+            asum += fabs(hx[i - base]);
+        }
+        cr_assert(fabs(first[s] - sum) <= (double)(off[s + 1] - off[s] + 40) * 0x1p-24 * asum + 1e-6,
+                  "segment %lld (%lld rows at offset %lld): %.9g want %.9g", s, off[s + 1] - off[s], off[s], first[s],
+                  sum);
+    }
+    for (void* p : {(void*)din, (void*)dout, (void*)doff, w}) WK_CUDA(cudaFree(p));
+}
+
 /// The flat pass gives the same bits on two calls and on two grid shapes (one block, and the
 /// resident blocks), and handles 64-bit offsets past 2^31 (the data pointer moved back by 2^31 + 5
 /// rows, as in offsets_past_2_31).
@@ -601,42 +650,57 @@ Test(device_segment, flat_same_bits_any_grid_and_past_2_31) {
     // in make test and the other tools.
     const long long base = wk_quick_level() >= 2 ? 5 : (1LL << 31) + 5;
     std::vector<long long> off = distribution(1, wk_quick() ? 30000 : 200000, &r);
-    const long long rows = off.back(), segs = (long long)off.size() - 1;
     for (auto& o : off) o += base;
-    std::vector<float> hx(rows);
-    for (auto& v : hx) v = (float)wk_uniform(&r, -2, 2);
-    float* din = wk_alloc<float>(rows);
-    float* dout = wk_alloc<float>(segs);
-    long long* doff = wk_alloc<long long>(off.size());
-    wk_upload(din, hx.data(), rows);
-    wk_upload(doff, off.data(), off.size());
-    const float* virt = din - base; // never dereferenced outside [base, base + rows)
-    using Algo = warpkit::detail::SegReduceAlgo<float, float, float, warpkit::Sum, false>;
-    const Algo a{virt, dout, warpkit::Sum{}, 0.0f, 0.0f};
-    const warpkit::detail::SegOffsets<long long> so{doff, doff + 1};
-    const size_t bytes = warpkit::detail::segFlatBytes<float>(segs, base + rows);
-    void* w = NULL;
-    WK_CUDA(cudaMalloc(&w, bytes));
-    std::vector<float> got[3];
-    for (int run = 0; run < 3; ++run) {
-        wk_poison(dout, segs);
-        WK_CUDA(warpkit::detail::segmentFlatLaunch(a, so, segs, base + rows, w, 0, run == 2 ? 1 : 1LL << 30));
-        WK_LAUNCHED();
-        got[run].resize(segs);
-        wk_download(got[run].data(), dout, segs);
-    }
-    cr_assert(memcmp(got[0].data(), got[1].data(), segs * 4) == 0, "two calls differ");
-    cr_assert(memcmp(got[0].data(), got[2].data(), segs * 4) == 0, "one block and the full grid differ");
-    for (long long s = 0; s < segs; ++s) {
-        double sum = 0, asum = 0;
-        for (long long i = off[s]; i < off[s + 1]; ++i) {
-            sum += hx[i - base];
-            asum += fabs(hx[i - base]);
+    flat_sum_on_grids(off, base, {1LL << 30, 1LL << 30, 1}, &r);
+}
+
+/// The flat pass around its limits: lengths 0, 1, 31, 32, 33, 63, 64, 65 and both sides of a
+/// tile (4096 path items), each among short ones (mean under 64, so the plan is G5), with NaN and
+/// inf, int and long long offsets; a mean of exactly 64 (G5) and just over it (G1), with the same
+/// rows either way.
+Test(device_segment, flat_boundary_lengths) {
+    WK_REQUIRE_GPU();
+    wk_rng r = wk_rng_make(0xf1a9);
+    const long long b[] = {0, 1, 2, 31, 32, 33, 63, 64, 65, 127, 128, 129, 4095, 4096, 4097, 8191, 8193};
+    std::vector<long long> off(1, 0);
+    for (int rep = 0; rep < (wk_quick() ? 4 : 20); ++rep)
+        for (long long l : b) {
+            off.push_back(off.back() + l);
+            for (int k = 0; k < 40; ++k) off.push_back(off.back() + wk_int(&r, 0, 3));
         }
-        cr_assert(fabs(got[0][s] - sum) <= (double)(off[s + 1] - off[s] + 40) * 0x1p-24 * asum + 1e-6,
-                  "segment %lld at offset %lld: %.9g want %.9g", s, off[s], got[0][s], sum);
+    const long long items = off.back(), segs = (long long)off.size() - 1;
+    cr_assert(warpkit::detail::segmentPlan(warpkit::detail::SegReduce, 4, 1, segs, items, true).flat,
+              "the flat pass is not chosen (mean %.1f)", (double)items / (double)segs);
+    reduce_case<float>(off, items, false, 3, true, &r, "flat boundaries");
+    reduce_case<__half>(off, items, true, 1, true, &r, "flat boundaries half");
+    std::vector<long long> at(1001, 0); // mean 64: G5; one row more: G1
+    for (size_t i = 1; i < at.size(); ++i) at[i] = at[i - 1] + (i % 2 ? 1 : 127);
+    for (long long extra : {0, 1}) {
+        std::vector<long long> o = at;
+        o.back() += extra;
+        const bool flat = warpkit::detail::segmentPlan(warpkit::detail::SegReduce, 4, 1, 1000, o.back(), true).flat;
+        cr_assert(flat == (extra == 0), "mean %lld/1000: flat %d", o.back(), (int)flat);
+        reduce_case<float>(o, o.back(), extra == 1, 0, true, &r, extra ? "mean just over 64" : "mean 64");
     }
-    for (void* p : {(void*)din, (void*)dout, (void*)doff, w}) WK_CUDA(cudaFree(p));
+}
+
+/// Long segments through the flat pass: runs of more than 256 tiles (a million rows) that take
+/// whole groups' folds (stage 2a), among short segments (mean under 64): right against the host,
+/// and the same bits on one block, three blocks and the full grid.
+Test(device_segment, flat_whole_groups_same_bits) {
+    WK_REQUIRE_GPU();
+    wk_rng r = wk_rng_make(0xf1aa);
+    const long long giant = wk_quick_level() >= 2 ? 1100000 : 2300000;
+    std::vector<long long> off(1, 0);
+    for (int part = 0; part < 3; ++part) {
+        for (int s = 0; s < 20000; ++s) off.push_back(off.back() + wk_int(&r, 0, 3));
+        if (part < 2) off.push_back(off.back() + (part == 0 ? giant : 1048576 + 4096 * 3 + 7));
+    }
+    const long long items = off.back(), segs = (long long)off.size() - 1;
+    cr_assert(warpkit::detail::segmentPlan(warpkit::detail::SegReduce, 4, 1, segs, items, true).flat,
+              "the flat pass is not chosen (mean %.1f)", (double)items / (double)segs);
+    reduce_case<float>(off, items, true, 1, true, &r, "flat whole groups");
+    flat_sum_on_grids(off, 0, {1LL << 30, 1, 3}, &r);
 }
 
 /// Bad arguments: host only, no GPU needed (every check comes before any CUDA call).

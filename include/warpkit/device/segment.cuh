@@ -54,7 +54,7 @@
 // alignment; calls in flight at once must not share one. When a segment can be longer than the
 // plan's short-segment limit (items above it), each call clears 24 bytes of it with one
 // cudaMemsetAsync and runs three or four kernels; otherwise one kernel. The flat pass (rule G5)
-// clears 4 bytes and runs two kernels.
+// clears 4 bytes and runs three kernels (four past 2^20 path items).
 //
 // How it works: device/detail/segment_plan.cuh (the stages and the rule table) and
 // segment_kernels.cuh. Overlapping segments are correct; if their long segments need more room

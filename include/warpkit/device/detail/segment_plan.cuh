@@ -19,7 +19,7 @@
 //      the workspace; the last chunk of a pair to finish folds the partials in chunk order;
 //   3. for the per-element outputs (softmax, its backward): the write kernel over the same chunks.
 // Rule G5 replaces all of that for short segments on average (a reduction, one head, CSR
-// offsets, items <= maxMean * segments): the flat pass of segment_flat.cuh, two kernels over fixed
+// offsets, items <= maxMean * segments): the flat pass of segment_flat.cuh, kernels over fixed
 // tiles of the merge path of segment ends and elements, whatever the lengths' spread.
 // No host pass over the offsets and no host synchronisation: the host knows only the segment,
 // head and item counts. The plan depends on the call kind, the element size and the heads; the
@@ -83,12 +83,12 @@ constexpr unsigned kSegAnySize = 1u << 2 | 1u << 4 | 1u << 8 | 1u << 16, kSegSma
 // in a warp, so its few warps' medium pairs would otherwise set its time.
 constexpr SegmentRule kSegmentRules[] = {
     // id   kinds            sizes          heads      thr  perLane longRows chunkRows longThr maxMean minMean
-    {"G5", 1u << SegReduce, kSegSmallSize, 1, 1, 256, 8, 1024, 16384, 256, 2, 0}, // short on average: flat
-    {"G6", kSegReadOnly, kSegAnySize, 1, 1, 256, 8, 256, 16384, 256, 0, 2048},    // long on average: reduce, lse
-    {"G1", kSegReadOnly, kSegAnySize, 1, 1, 256, 8, 1024, 16384, 256, 0, 0},      // one head: reduce, lse
-    {"G2", kSegWrites, kSegAnySize, 1, 1, 256, 8, 1024, 8192, 256, 0, 0},         // one head: softmax, backward
-    {"G3", kSegAnyKind, kSegAnySize, 2, 16, 256, 8, 1024, 2048, 256, 0, 0},       // a few heads: rows are wider
-    {"G4", kSegAnyKind, kSegAnySize, 17, 1 << 30, 128, 256, 256, 256, 128, 0, 0}, // many heads: a lane a pair
+    {"G5", 1u << SegReduce, kSegSmallSize, 1, 1, 256, 8, 1024, 16384, 256, 64, 0}, // short on average: flat
+    {"G6", kSegReadOnly, kSegAnySize, 1, 1, 256, 8, 256, 16384, 256, 0, 2048},     // long on average: reduce, lse
+    {"G1", kSegReadOnly, kSegAnySize, 1, 1, 256, 8, 1024, 16384, 256, 0, 0},       // one head: reduce, lse
+    {"G2", kSegWrites, kSegAnySize, 1, 1, 256, 8, 1024, 8192, 256, 0, 0},          // one head: softmax, backward
+    {"G3", kSegAnyKind, kSegAnySize, 2, 16, 256, 8, 1024, 2048, 256, 0, 0},        // a few heads: rows are wider
+    {"G4", kSegAnyKind, kSegAnySize, 17, 1 << 30, 128, 256, 256, 256, 128, 0, 0},  // many heads: a lane a pair
 };
 constexpr int kSegmentRuleCount = (int)(sizeof(kSegmentRules) / sizeof(kSegmentRules[0]));
 
