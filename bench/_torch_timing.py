@@ -100,7 +100,8 @@ def graph_ms(torch, fn, warmup=3, reps=30):
     try:
         with torch.cuda.graph(g):
             fn()
-    except Exception:  # noqa: BLE001 - anything capture refuses: time it the plain way
+    except Exception as e:  # noqa: BLE001 - anything capture refuses: time it the plain way
+        print(f"  .. not captured in a graph: {type(e).__name__}: {str(e).splitlines()[0][:160]}", file=sys.stderr)
         torch.cuda.synchronize()
         return median_ms(torch, fn, warmup, reps), False
     g.replay()
