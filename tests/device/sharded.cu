@@ -600,3 +600,86 @@ Test(device_sharded, topk_sample_split) {
     row_fuzz("sharded top-k / sample", 3302, wk_quick() ? 24 : 80, sst_one<float>, sst_one<__half>,
              sst_one<__nv_bfloat16>);
 }
+
+/// Every bad argument of the split top-k and sampler: cudaErrorInvalidValue (cudaErrorNotSupported
+/// for ranks x k > 2048) before any GPU work.
+static int sst_bad_calls(float* x, float* v, long long* i, long long* tok, unsigned long long* so) {
+    int bad = 0;
+    auto want = [&](cudaError_t e, cudaError_t w, const char* what) {
+        if (e != w) cr_log_error("%s: %s", what, cudaGetErrorString(e)), ++bad;
+    };
+    const cudaError_t inv = cudaErrorInvalidValue, ns = cudaErrorNotSupported;
+    size_t bytes = 1 << 20;
+    void* ws = v + 1024;
+    want(warpkit::rowTopKShard(x, v, i, -1, 8, 4, true, 0, 8, ws, &bytes), inv, "shard rows < 0");
+    want(warpkit::rowTopKShard(x, v, i, 2, 0, 4, true, 0, 8, ws, &bytes), inv, "shard cols 0");
+    want(warpkit::rowTopKShard(x, v, i, 2, 8, 0, true, 0, 8, ws, &bytes), inv, "shard k 0");
+    want(warpkit::rowTopKShard(x, v, i, 2, 8, 4, true, 0, 7, ws, &bytes), inv, "shard ldx < cols");
+    want(warpkit::rowTopKShard(x, v, i, 2, 8, 4, true, -1, 8, ws, &bytes), inv, "shard shardBegin < 0");
+    want(warpkit::rowTopKShard((float*)nullptr, v, i, 2, 8, 4, true, 0, 8, ws, &bytes), inv, "shard null x");
+    want(warpkit::rowTopKShard(x, (float*)nullptr, i, 2, 8, 4, true, 0, 8, ws, &bytes), inv, "shard null values");
+    want(warpkit::rowTopKShard(x, v, (long long*)nullptr, 2, 8, 4, true, 0, 8, ws, &bytes), inv, "shard null indices");
+    want(warpkit::rowTopKMerge(v, i, v + 64, i + 64, 0, 2, 4, true), inv, "merge ranks 0");
+    want(warpkit::rowTopKMerge(v, i, v + 64, i + 64, 2, -1, 4, true), inv, "merge rows < 0");
+    want(warpkit::rowTopKMerge(v, i, v + 64, i + 64, 2, 2, 0, true), inv, "merge k 0");
+    want(warpkit::rowTopKMerge((float*)nullptr, i, v + 64, i + 64, 2, 2, 4, true), inv, "merge null values in");
+    want(warpkit::rowTopKMerge(v, (long long*)nullptr, v + 64, i + 64, 2, 2, 4, true), inv, "merge null indices in");
+    want(warpkit::rowTopKMerge(v, i, v + 64, (long long*)nullptr, 2, 2, 4, true), inv, "merge null indices");
+    want(warpkit::rowTopKMerge(v, i, v + 64, i + 64, 3, 2, 683, true), ns, "merge ranks x k > 2048");
+    want(warpkit::rowSampleMerge(v, i, tok, 2, 2, 4, -1.f, 1.f, 0.f, 1ull, 0ull), inv, "sample T < 0");
+    want(warpkit::rowSampleMerge(v, i, tok, 2, 2, 4, NAN, 1.f, 0.f, 1ull, 0ull), inv, "sample T NaN");
+    want(warpkit::rowSampleMerge(v, i, tok, 2, 2, 4, 1.f, 0.f, 0.f, 1ull, 0ull), inv, "sample topP 0");
+    want(warpkit::rowSampleMerge(v, i, tok, 2, 2, 4, 1.f, 1.5f, 0.f, 1ull, 0ull), inv, "sample topP > 1");
+    want(warpkit::rowSampleMerge(v, i, tok, 2, 2, 4, 1.f, 1.f, -0.1f, 1ull, 0ull), inv, "sample minP < 0");
+    want(warpkit::rowSampleMerge(v, i, tok, 2, 2, 4, 1.f, 1.f, 1.1f, 1ull, 0ull), inv, "sample minP > 1");
+    want(warpkit::rowSampleMerge(v, i, tok, 2, 2, 0, 1.f, 1.f, 0.f, 1ull, 0ull), inv, "sample k 0");
+    want(warpkit::rowSampleMerge(v, i, (long long*)nullptr, 2, 2, 4, 1.f, 1.f, 0.f, 1ull, 0ull), inv,
+         "sample null out");
+    want(warpkit::rowSampleMerge(v, i, tok, 2, 2, 4, 1.f, 1.f, 0.f, (const unsigned long long*)nullptr, so), inv,
+         "sample null seed");
+    want(warpkit::rowSampleMerge(v, i, tok, 0, 2, 4, 1.f, 1.f, 0.f, so, so + 1), inv, "sample ranks 0");
+    want(warpkit::rowSampleMerge(v, i, tok, 8, 2, 257, 1.f, 1.f, 0.f, 1ull, 0ull), ns, "sample ranks x k > 2048");
+    return bad;
+}
+
+Test(device_sharded, topk_sample_bad_args) {
+    float* fx = (float*)64;
+    int bad = sst_bad_calls(fx, fx + 64, (long long*)4096, (long long*)8192, (unsigned long long*)16384);
+    cr_expect(bad == 0, "%d bad arguments accepted (host checks)", bad);
+    if (!wk_has_gpu()) return;
+    // On a GPU: real buffers, poisoned, untouched by every bad call (a too small or missing workspace
+    // size too); rows = 0 is a no-op.
+    const int n = 1 << 18;
+    float* x = wk_alloc<float>(n);
+    float* v = wk_alloc<float>(n);
+    long long* i = wk_alloc<long long>(n);
+    long long* tok = wk_alloc<long long>(64);
+    unsigned long long* so = wk_alloc<unsigned long long>(2);
+    wk_poison(v, n);
+    wk_poison(i, n);
+    wk_poison(tok, 64);
+    bad = sst_bad_calls(x, v, i, tok, so);
+    size_t bytes = 0;
+    WK_CUDA(warpkit::rowTopKShard(x, v, i, 2, 8, 4, true, 0, 8, nullptr, &bytes));
+    cr_expect(bytes >= 1 && bytes < (size_t)n, "workspace size %zu", bytes);
+    size_t small = bytes - 1;
+    if (warpkit::rowTopKShard(x, v, i, 2, 8, 4, true, 0, 8, v + 4096, &small) != cudaErrorInvalidValue)
+        cr_log_error("shard: a too small workspace accepted"), ++bad;
+    if (warpkit::rowTopKShard(x, v, i, 2, 8, 4, true, 0, 8, v + 4096, (size_t*)nullptr) != cudaErrorInvalidValue)
+        cr_log_error("shard: a null workspaceBytes accepted"), ++bad;
+    WK_CUDA(warpkit::rowTopKShard(x, v, i, 0, 8, 4, true, 0, 8, nullptr, &bytes));
+    WK_CUDA(warpkit::rowTopKShard(x, v, i, 0, 8, 4, true, 0, 8, v + 4096, &bytes));
+    WK_CUDA(warpkit::rowTopKMerge(v, i, v + 64, i + 64, 2, 0, 4, true));
+    WK_CUDA(warpkit::rowSampleMerge(v, i, tok, 2, 0, 4, 1.f, 1.f, 0.f, 1ull, 0ull));
+    WK_CUDA(cudaDeviceSynchronize());
+    std::vector<unsigned char> h(n * 8);
+    int touched = 0;
+    wk_download((float*)h.data(), v, 4096); // the part before the workspace
+    for (int q = 0; q < 4096 * 4; ++q) touched += h[q] != 0xA5;
+    wk_download((long long*)h.data(), i, n);
+    for (size_t q = 0; q < h.size(); ++q) touched += h[q] != 0xA5;
+    wk_download((long long*)h.data(), tok, 64);
+    for (int q = 0; q < 64 * 8; ++q) touched += h[q] != 0xA5;
+    cr_expect(bad == 0 && touched == 0, "%d bad arguments accepted, %d bytes written", bad, touched);
+    for (void* p : {(void*)x, (void*)v, (void*)i, (void*)tok, (void*)so}) cudaFree(p);
+}
