@@ -29,7 +29,8 @@ namespace detail {
 constexpr int kShardFixThreads = 128;
 
 /// Writes the shard's rows x k block from the rows x kl candidates cv / ci (rowTopK's, local
-/// columns): column + begin for ranks below kl, (pad, kShardNoIndex) for the rest. A block a row.
+/// columns): column + begin for ranks below kl, (pad, kShardNoIndex) for the rest. A block a row
+/// (grid-stride), its threads over the ranks.
 template <typename T> __global__ void __launch_bounds__(kShardFixThreads)
     rowTopKShardKernel(const T* cv, const int* ci, T* values, long long* indices, long long rows, int kl, int k,
                        long long begin, bool largest) {
@@ -42,6 +43,7 @@ template <typename T> __global__ void __launch_bounds__(kShardFixThreads)
 }
 
 /// The offset in the gathered [ranks][rows][k] block of the row's candidate i (rank i / k, slot i % k).
+/// Any thread, alone.
 WARPKIT_DEVICE long long shardMergeAt(int i, int k, long long rows, long long row) {
     const int r = i / k;
     return ((long long)r * rows + row) * k + (i - r * k);
