@@ -80,6 +80,17 @@ inline bool targetsOk(const at::Tensor& t, int64_t rows) {
     return t.is_cuda() && t.scalar_type() == at::kLong && t.dim() == 1 && t.size(0) == rows && t.is_contiguous();
 }
 
+/// A sampler's output and seed: out a contiguous int64 CUDA vector of `rows` tokens, seedOffset
+/// none or a contiguous int64 CUDA tensor {seed, offset}.
+inline Status samplerArgsOk(const at::Tensor& out, int64_t rows, const at::Tensor& seedOffset) {
+    WKT_REQUIRE(out.is_cuda() && out.scalar_type() == at::kLong && out.is_contiguous() && out.numel() == rows,
+                "out must be a contiguous int64 vector of a value a row");
+    WKT_REQUIRE(!given(seedOffset) || (seedOffset.is_cuda() && seedOffset.scalar_type() == at::kLong &&
+                                       seedOffset.numel() == 2 && seedOffset.is_contiguous()),
+                "seed_offset must be a contiguous int64 CUDA tensor {seed, offset}");
+    return ok();
+}
+
 /// The row stride of a rowsOk tensor (its row length when it has one row).
 inline long long ld(const at::Tensor& t) { return t.size(0) > 1 ? t.stride(0) : t.size(1); }
 
@@ -127,3 +138,9 @@ wkt::Status shardSoftmaxApply(const at::Tensor& x, const at::Tensor& stats, bool
 wkt::Status shardCrossEntropyFinish(const at::Tensor& logits, const at::Tensor& target, const at::Tensor& stats,
                                     int64_t shardBegin, int64_t vocab, int64_t ignoreIndex, const at::Tensor& loss,
                                     const at::Tensor& grad);
+wkt::Status shardTopK(const at::Tensor& x, int64_t k, bool largest, int64_t shardBegin, const at::Tensor& values,
+                      const at::Tensor& indices);
+wkt::Status topkMerge(const at::Tensor& gv, const at::Tensor& gi, bool largest, const at::Tensor& values,
+                      const at::Tensor& indices);
+wkt::Status sampleMerge(const at::Tensor& gv, const at::Tensor& gi, double temperature, double topP, double minP,
+                        int64_t seed, int64_t offset, const at::Tensor& seedOffset, const at::Tensor& out);

@@ -34,4 +34,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
     m.def("stats_merge", raising(&statsMerge, "stats_merge"));
     m.def("shard_softmax_apply", raising(&shardSoftmaxApply, "shard_softmax_apply"));
     m.def("shard_cross_entropy_finish", raising(&shardCrossEntropyFinish, "shard_cross_entropy_finish"));
+    m.def("shard_topk", raising(&shardTopK, "shard_topk"));
+    m.def("topk_merge", raising(&topkMerge, "topk_merge"));
+    m.def("sample_merge", raising(&sampleMerge, "sample_merge"));
 }

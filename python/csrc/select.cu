@@ -33,12 +33,8 @@ wkt::Status topk(const at::Tensor& x, int64_t k, bool largest, const at::Tensor&
 wkt::Status sample(const at::Tensor& logits, double temperature, int64_t topK, double topP, double minP, int64_t seed,
                    int64_t offset, const at::Tensor& seedOffset, const at::Tensor& out) {
     WKT_REQUIRE(wkt::rowsOk(logits), "logits must be a CUDA row matrix with a unit element stride");
-    WKT_REQUIRE(out.is_cuda() && out.scalar_type() == at::kLong && out.is_contiguous() && out.numel() == logits.size(0),
-                "out must be a contiguous int64 vector of a value a row");
+    WKT_TRY(wkt::samplerArgsOk(out, logits.size(0), seedOffset));
     const bool byPointer = wkt::given(seedOffset);
-    WKT_REQUIRE(!byPointer || (seedOffset.is_cuda() && seedOffset.scalar_type() == at::kLong &&
-                               seedOffset.numel() == 2 && seedOffset.is_contiguous()),
-                "seed_offset must be a contiguous int64 CUDA tensor {seed, offset}");
     if (logits.size(0) == 0) return wkt::ok();
     const c10::cuda::CUDAGuard guard(logits.device());
     return wkt::dispatch(logits.scalar_type(), [&](auto tag) {

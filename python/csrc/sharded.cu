@@ -1,7 +1,9 @@
 // Rows split across GPUs (warpkit/device/sharded.cuh): a shard's row statistics out, the ranks'
 // statistics merged in rank order, and the shard's softmax or cross-entropy finished from them.
 // Statistics are float32 tensors of shape [rows, 2] ({max, sum}) or [rows, 3] ({max, sum,
-// target logit}), [ranks, rows, k] when gathered.
+// target logit}), [ranks, rows, k] when gathered. The split top-k and sampler: each shard's rows x k
+// candidates with global columns out (rowTopKShard), the gathered [ranks, rows, k] merged into the
+// whole rows' top k (rowTopKMerge) or one drawn token a row (rowSampleMerge).
 #include "common.h"
 
 #include <warpkit/device/sharded.cuh>
@@ -96,5 +98,87 @@ wkt::Status shardCrossEntropyFinish(const at::Tensor& logits, const at::Tensor& 
                                            wkt::ptr<A>(grad), rows, cols, (long long)shardBegin, (long long)vocab,
                                            (long long)ignoreIndex, 1.0f, wkt::ld(logits), wkt::ld(grad), wkt::stream()),
             "rowCrossEntropyFinish");
+    });
+}
+
+/// values (x's dtype) and indices (int64), rows x k contiguous: each row's k best of the shard x with
+/// global columns (shardBegin + local), padded past the shard's columns (index -1; rowTopKShard).
+wkt::Status shardTopK(const at::Tensor& x, int64_t k, bool largest, int64_t shardBegin, const at::Tensor& values,
+                      const at::Tensor& indices) {
+    WKT_REQUIRE(wkt::rowsOk(x) && x.size(1) >= 1, "x must be a CUDA row matrix of at least one column");
+    WKT_REQUIRE(k >= 1 && k <= INT32_MAX && shardBegin >= 0, "need k >= 1 and shard_begin >= 0");
+    WKT_REQUIRE(indices.is_cuda() && indices.scalar_type() == at::kLong && indices.is_contiguous() &&
+                    indices.numel() == x.size(0) * k,
+                "indices must be a contiguous int64 rows x k matrix");
+    WKT_REQUIRE(values.is_cuda() && values.is_contiguous() && values.scalar_type() == x.scalar_type() &&
+                    values.numel() == x.size(0) * k,
+                "values must be a contiguous rows x k matrix of x's dtype");
+    if (x.size(0) == 0) return wkt::ok();
+    const c10::cuda::CUDAGuard guard(x.device());
+    return wkt::dispatch(x.scalar_type(), [&](auto tag) {
+        using A = decltype(tag);
+        return wkt::withWorkspace(x, "rowTopKShard", [&](void* ws, size_t* bytes) {
+            return warpkit::rowTopKShard(wkt::ptr<A>(x), wkt::ptr<A>(values), (long long*)indices.data_ptr(), x.size(0),
+                                         (int)x.size(1), (int)k, largest, (long long)shardBegin, wkt::ld(x), ws, bytes,
+                                         wkt::stream());
+        });
+    });
+}
+
+namespace {
+
+/// gv [ranks, rows, k] (float32, float16 or bfloat16) and gi int64 of the same shape, contiguous CUDA.
+bool gatheredOk(const at::Tensor& gv, const at::Tensor& gi) {
+    return gv.is_cuda() && gv.dim() == 3 && gv.is_contiguous() && gi.is_cuda() && gi.is_contiguous() &&
+           gi.scalar_type() == at::kLong && gi.sizes() == gv.sizes() && gv.size(0) >= 1 && gv.size(0) <= INT32_MAX &&
+           gv.size(2) >= 1 && gv.size(2) <= INT32_MAX;
+}
+
+} // namespace
+
+/// values, indices [rows, k] = the whole rows' top k from the gathered shard candidates (rowTopKMerge).
+wkt::Status topkMerge(const at::Tensor& gv, const at::Tensor& gi, bool largest, const at::Tensor& values,
+                      const at::Tensor& indices) {
+    WKT_REQUIRE(gatheredOk(gv, gi), "gathered values and indices must be contiguous [ranks, rows, k], indices int64");
+    WKT_REQUIRE(values.is_contiguous() && values.scalar_type() == gv.scalar_type() &&
+                    values.numel() == gv.size(1) * gv.size(2) && indices.is_contiguous() &&
+                    indices.scalar_type() == at::kLong && indices.numel() == values.numel(),
+                "values and indices must be contiguous [rows, k] (values of the gathered dtype, indices int64)");
+    if (gv.size(1) == 0) return wkt::ok();
+    const c10::cuda::CUDAGuard guard(gv.device());
+    return wkt::dispatch(gv.scalar_type(), [&](auto tag) {
+        using A = decltype(tag);
+        return wkt::cudaStatus(warpkit::rowTopKMerge(wkt::ptr<A>(gv), (const long long*)gi.data_ptr(),
+                                                     wkt::ptr<A>(values), (long long*)indices.data_ptr(),
+                                                     (int)gv.size(0), gv.size(1), (int)gv.size(2), largest,
+                                                     wkt::stream()),
+                               "rowTopKMerge");
+    });
+}
+
+/// out[r] (int64) = the token rowSample(whole row r, topK = k, ...) draws, from the gathered shard
+/// candidates (rowSampleMerge); seedOffset as sample's (none, or int64 {seed, offset} on the device).
+wkt::Status sampleMerge(const at::Tensor& gv, const at::Tensor& gi, double temperature, double topP, double minP,
+                        int64_t seed, int64_t offset, const at::Tensor& seedOffset, const at::Tensor& out) {
+    WKT_REQUIRE(gatheredOk(gv, gi), "gathered values and indices must be contiguous [ranks, rows, k], indices int64");
+    WKT_TRY(wkt::samplerArgsOk(out, gv.size(1), seedOffset));
+    const bool byPointer = wkt::given(seedOffset);
+    if (gv.size(1) == 0) return wkt::ok();
+    const c10::cuda::CUDAGuard guard(gv.device());
+    return wkt::dispatch(gv.scalar_type(), [&](auto tag) {
+        using A = decltype(tag);
+        auto* o = static_cast<long long*>(out.data_ptr());
+        const auto* i = (const long long*)gi.data_ptr();
+        const int ranks = (int)gv.size(0), k = (int)gv.size(2);
+        const auto* so = byPointer ? static_cast<const unsigned long long*>(seedOffset.data_ptr()) : nullptr;
+        if (byPointer)
+            return wkt::cudaStatus(warpkit::rowSampleMerge(wkt::ptr<A>(gv), i, o, ranks, gv.size(1), k,
+                                                           (float)temperature, (float)topP, (float)minP, so, so + 1,
+                                                           wkt::stream()),
+                                   "rowSampleMerge");
+        return wkt::cudaStatus(warpkit::rowSampleMerge(wkt::ptr<A>(gv), i, o, ranks, gv.size(1), k, (float)temperature,
+                                                       (float)topP, (float)minP, (unsigned long long)seed,
+                                                       (unsigned long long)offset, wkt::stream()),
+                               "rowSampleMerge");
     });
 }

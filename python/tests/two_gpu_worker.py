@@ -1,6 +1,7 @@
 """One rank of test_distributed.py's two-GPU test, run by torch.distributed.run: the vocabulary-
-parallel cross-entropy (loss and the shard's gradient) and softmax of a 64 x 50257 batch split at
-column 25129, saved to <dir>/rank<k>.pt. Usage: worker.py dir dtype."""
+parallel cross-entropy (loss and the shard's gradient), softmax, top-k (k = 50) and sample (top_k
+50, temperature 0.8, top_p 0.9, seed 1234, offset 5) of a 64 x 50257 batch split at column 25129,
+saved to <dir>/rank<k>.pt. Usage: worker.py dir dtype."""
 import os
 import sys
 
@@ -25,7 +26,10 @@ def main():
     loss = wd.vocab_parallel_cross_entropy(shard, target, a, vocab)
     loss.backward()
     y = wd.vocab_parallel_softmax(x[:, a:b])
-    torch.save({"loss": loss.detach().cpu(), "grad": shard.grad.float().cpu(), "y": y.float().cpu()},
+    tv, ti = wd.vocab_parallel_topk(x[:, a:b], 50, a)
+    tokens = wd.vocab_parallel_sample(x[:, a:b], a, top_k=50, temperature=0.8, top_p=0.9, seed=1234, offset=5)
+    torch.save({"loss": loss.detach().cpu(), "grad": shard.grad.float().cpu(), "y": y.float().cpu(),
+                "topk_values": tv.cpu(), "topk_indices": ti.cpu(), "tokens": tokens.cpu()},
                os.path.join(out, f"rank{rank}.pt"))
     dist.barrier()
     dist.destroy_process_group()

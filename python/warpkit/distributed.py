@@ -14,13 +14,23 @@ and the local steps they are made of, for users who run their own collective:
     y = wd.shard_softmax_apply(x, m, log=False)        # the shard's softmax from the whole rows'
     loss, grad = wd.shard_cross_entropy_finish(logits, target, m, shard_begin, vocab)
 
+Top-k and sampling of split rows, one all-gather of each rank's k candidates a row:
+
+    values, indices = wd.vocab_parallel_topk(logits_shard, k, shard_begin, group=tp)
+    tokens = wd.vocab_parallel_sample(logits_shard, shard_begin, top_k=50, top_p=0.9, seed=s, group=tp)
+
+    v, i = wd.shard_topk(x, k, shard_begin)            # [rows, k], global columns, -1 = absent
+    values, indices = wd.topk_merge(gv, gi)            # [ranks, rows, k] -> [rows, k]
+    tokens = wd.sample_merge(gv, gi, temperature, top_p, min_p, seed, offset)
+
+equal (values bit for bit, indices, tokens) to warpkit.topk / warpkit.sample of the whole rows.
 The shard holds columns [shard_begin, shard_begin + cols) of rows of `vocab`; every rank gets the
 same loss bits (the merge runs in rank order). Rows are the leading dimensions (..., cols);
 float32, float16, bfloat16 CUDA tensors, computed in float32. vocab_parallel_cross_entropy has a
 backward (the shard's gradient, kept from the forward pass and scaled by the incoming gradient);
 vocab_parallel_softmax does not (its backward needs a second collective).
 """
-from typing import Tuple
+from typing import Optional, Tuple
 
 import torch
 
@@ -82,6 +92,51 @@ def _shard_finish(logits: torch.Tensor, target: torch.Tensor, stats: torch.Tenso
 def _(logits, target, stats, shard_begin, vocab, ignore_index):
     return (torch.empty(logits.shape[0], dtype=torch.float32, device=logits.device),
             torch.empty(logits.shape, dtype=logits.dtype, device=logits.device))
+
+
+@torch.library.custom_op("warpkit::shard_topk", mutates_args=())
+def _shard_topk(x: torch.Tensor, k: int, largest: bool, shard_begin: int) -> Tuple[torch.Tensor, torch.Tensor]:
+    values = torch.empty((x.shape[0], k), dtype=x.dtype, device=x.device)
+    indices = torch.empty((x.shape[0], k), dtype=torch.int64, device=x.device)
+    if x.shape[0]:
+        ext().shard_topk(c.rows_view(x), k, largest, shard_begin, values, indices)
+    return values, indices
+
+
+@_shard_topk.register_fake
+def _(x, k, largest, shard_begin):
+    return (torch.empty((x.shape[0], k), dtype=x.dtype, device=x.device),
+            torch.empty((x.shape[0], k), dtype=torch.int64, device=x.device))
+
+
+@torch.library.custom_op("warpkit::topk_merge", mutates_args=())
+def _topk_merge(gv: torch.Tensor, gi: torch.Tensor, largest: bool) -> Tuple[torch.Tensor, torch.Tensor]:
+    values = torch.empty(gv.shape[1:], dtype=gv.dtype, device=gv.device)
+    indices = torch.empty(gv.shape[1:], dtype=torch.int64, device=gv.device)
+    if gv.shape[1]:
+        ext().topk_merge(gv.contiguous(), gi.contiguous(), largest, values, indices)
+    return values, indices
+
+
+@_topk_merge.register_fake
+def _(gv, gi, largest):
+    return (torch.empty(gv.shape[1:], dtype=gv.dtype, device=gv.device),
+            torch.empty(gv.shape[1:], dtype=torch.int64, device=gv.device))
+
+
+@torch.library.custom_op("warpkit::sample_merge", mutates_args=())
+def _sample_merge(gv: torch.Tensor, gi: torch.Tensor, temperature: float, top_p: float, min_p: float, seed: int,
+                  offset: int, seed_offset: Optional[torch.Tensor]) -> torch.Tensor:
+    out = torch.empty(gv.shape[1], dtype=torch.int64, device=gv.device)
+    if gv.shape[1]:
+        so = c.none_tensor(out) if seed_offset is None else seed_offset
+        ext().sample_merge(gv.contiguous(), gi.contiguous(), temperature, top_p, min_p, seed, offset, so, out)
+    return out
+
+
+@_sample_merge.register_fake
+def _(gv, gi, temperature, top_p, min_p, seed, offset, seed_offset):
+    return torch.empty(gv.shape[1], dtype=torch.int64, device=gv.device)
 
 
 def _rows(x, name, what="input"):
@@ -213,3 +268,115 @@ def vocab_parallel_softmax(x, group=None, log=False):
     stats = shard_stats(x)
     merged = stats_merge(_all_gather(stats.reshape(-1, 2), group))
     return shard_softmax_apply(x, merged, log)
+
+
+_MAX_CANDIDATES = 2048  # ranks x k of a merge (device/sharded.cuh)
+
+
+def shard_topk(x, k, shard_begin, largest=True):
+    """The k largest (or smallest) of each row of the shard x (..., cols), ranked as warpkit.topk
+    ranks them: values (..., k) of x's dtype (bit copies) and int64 indices (..., k) of the whole
+    rows' columns (shard_begin + local). A shard of fewer than k columns pads the last ranks with
+    index -1 and value -inf (+inf for the smallest), so every rank has the same shape to gather."""
+    name = "shard_topk"
+    x2, shape = _rows(x, name)
+    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+        raise ValueError(f"warpkit.{name}: k must be an int >= 1, got {k}")
+    if shard_begin < 0:
+        raise ValueError(f"warpkit.{name}: shard_begin must be >= 0, got {shard_begin}")
+    v, i = _shard_topk(x2, k, bool(largest), int(shard_begin))
+    out = shape[:-1] + (k,)
+    return v.reshape(out), i.reshape(out)
+
+
+def _gathered(gv, gi, name):
+    if not isinstance(gv, torch.Tensor) or not isinstance(gi, torch.Tensor) or gi.dtype != torch.int64:
+        raise ValueError(f"warpkit.{name}: gathered values and int64 indices (ranks, ..., k) expected")
+    if gv.dim() < 2 or gv.shape != gi.shape or gv.shape[0] < 1 or gv.shape[-1] < 1:
+        raise ValueError(f"warpkit.{name}: gathered values and indices must have the same shape (ranks, ..., k)")
+    ranks, k = gv.shape[0], gv.shape[-1]
+    if ranks * k > _MAX_CANDIDATES:
+        raise ValueError(f"warpkit.{name}: ranks x k must be at most {_MAX_CANDIDATES}, got {ranks} x {k}")
+    return gv.reshape(ranks, -1, k), gi.reshape(ranks, -1, k)
+
+
+def topk_merge(gathered_values, gathered_indices, largest=True):
+    """The whole rows' top k from the ranks' shard_topk outputs gathered (ranks, ..., k), rank r
+    holding the r-th column range (ranges increasing with r): values (..., k) bit for bit and int64
+    indices (..., k), equal to warpkit.topk of the whole rows (same `largest`). ranks x k <= 2048."""
+    gv, gi = _gathered(gathered_values, gathered_indices, "topk_merge")
+    v, i = _topk_merge(gv, gi, bool(largest))
+    return v.reshape(gathered_values.shape[1:]), i.reshape(gathered_values.shape[1:])
+
+
+def _sample_args(temperature, top_p, min_p, name):
+    if not (temperature >= 0.0 and temperature != float("inf")):
+        raise ValueError(f"warpkit.{name}: temperature must be finite and >= 0, got {temperature}")
+    if not (0.0 < top_p <= 1.0) or not (0.0 <= min_p <= 1.0):
+        raise ValueError(f"warpkit.{name}: need 0 < top_p <= 1 and 0 <= min_p <= 1, got {top_p}, {min_p}")
+
+
+def sample_merge(gathered_values, gathered_indices, temperature=1.0, top_p=1.0, min_p=0.0, seed=None, offset=0,
+                 seed_offset=None):
+    """One int64 token (...) a row drawn from the ranks' shard_topk(largest=True) outputs gathered
+    (ranks, ..., k) exactly as warpkit.sample(whole rows, top_k=k, ...) draws it: the same token for
+    the same (seed, offset). Arguments as warpkit.sample's (temperature 0: the argmax; seed=None: a
+    seed from torch's CPU generator, the same on every rank only under the same torch.manual_seed);
+    ranks x k <= 2048."""
+    name = "sample_merge"
+    gv, gi = _gathered(gathered_values, gathered_indices, name)
+    _sample_args(temperature, top_p, min_p, name)
+    if seed_offset is not None:
+        if (not isinstance(seed_offset, torch.Tensor) or seed_offset.dtype != torch.int64
+                or seed_offset.numel() != 2 or seed_offset.device != gv.device):
+            raise ValueError(f"warpkit.{name}: seed_offset must be an int64 tensor {{seed, offset}} on the device")
+        seed_offset = seed_offset.contiguous()
+    if seed is None:
+        seed = int(torch.randint(0, 2**62, (), device="cpu"))
+    out = _sample_merge(gv, gi, float(temperature), float(top_p), float(min_p), int(seed), int(offset), seed_offset)
+    return out.reshape(gathered_values.shape[1:-1])
+
+
+def _all_gather_candidates(v, i, group):
+    """One all-gather of each rank's candidates (values and int64 indices packed as bytes): (ranks, rows,
+    k) values and indices."""
+    import torch.distributed as dist
+
+    ranks = dist.get_world_size(group)
+    rows, k = v.shape
+    n8 = rows * k * 8
+    mine = torch.cat([i.contiguous().view(torch.uint8).reshape(-1), v.contiguous().view(torch.uint8).reshape(-1)])
+    gathered = torch.empty((ranks, mine.numel()), dtype=torch.uint8, device=v.device)
+    dist.all_gather_into_tensor(gathered, mine, group=group)
+    gi = gathered[:, :n8].contiguous().view(torch.int64).reshape(ranks, rows, k)
+    gv = gathered[:, n8:].contiguous().view(v.dtype).reshape(ranks, rows, k)
+    return gv, gi
+
+
+def vocab_parallel_topk(logits_shard, k, shard_begin, group=None, largest=True):
+    """torch.topk of rows whose columns are split over the ranks of `group` (torch.distributed):
+    this rank's logits_shard (..., cols) holds columns [shard_begin, shard_begin + cols), ranks in
+    column order (rank r the r-th range). One local top-k, one all-gather of k candidates a row,
+    one merge: values (..., k) and int64 indices (..., k) of the whole rows, as warpkit.topk of the
+    whole rows (ties to the lowest column, NaN first), the same on every rank. ranks x k <= 2048."""
+    v, i = shard_topk(logits_shard, k, shard_begin, largest)
+    shape = v.shape
+    gv, gi = _all_gather_candidates(v.reshape(-1, k), i.reshape(-1, k), group)
+    values, indices = topk_merge(gv, gi, largest)
+    return values.reshape(shape), indices.reshape(shape)
+
+
+def vocab_parallel_sample(logits_shard, shard_begin, top_k, temperature=1.0, top_p=1.0, min_p=0.0, seed=None,
+                          offset=0, group=None):
+    """warpkit.sample of rows whose columns are split over the ranks of `group` (as
+    vocab_parallel_topk): one int64 token (...) a row, a whole-row column, the token
+    warpkit.sample(whole rows, temperature, top_k, top_p, min_p, seed, offset) draws; every rank gets
+    the same tokens. top_k >= 1 (ranks x top_k <= 2048). Pass the same seed on every rank (seed=None
+    draws one from torch's CPU generator: the same only under the same torch.manual_seed)."""
+    name = "vocab_parallel_sample"
+    if not isinstance(top_k, int) or isinstance(top_k, bool) or top_k < 1:
+        raise ValueError(f"warpkit.{name}: top_k must be an int >= 1, got {top_k}")
+    _sample_args(temperature, top_p, min_p, name)
+    v, i = shard_topk(logits_shard, top_k, shard_begin, True)
+    gv, gi = _all_gather_candidates(v.reshape(-1, top_k), i.reshape(-1, top_k), group)
+    return sample_merge(gv, gi, temperature, top_p, min_p, seed, offset).reshape(v.shape[:-1])

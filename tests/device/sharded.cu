@@ -418,3 +418,268 @@ Test(device_sharded, bad_args) {
     cudaFree(st);
     cudaFree(ss);
 }
+
+// ---- top-k and sampling of split rows: rowTopKShard, rowTopKMerge, rowSampleMerge ---------------
+
+/// Device buffers of one split top-k: each shard's rows x k block gathered [shards][rows][k].
+template <typename T> struct SstGathered {
+    T* v;
+    long long* i;
+};
+
+/// Every shard's rowTopKShard block into g (poisoned first); checks the padding of shards narrower
+/// than k. Returns mismatches.
+template <typename T> static int sst_gather(const T* dx, long long rows, long long ld, const std::vector<int>& cut,
+                                            int k, bool largest, SstGathered<T> g) {
+    const int n = (int)cut.size() - 1;
+    const size_t nk = (size_t)rows * k;
+    wk_poison(g.v, n * nk);
+    wk_poison(g.i, n * nk);
+    size_t bytes = 0, most = 0;
+    for (int s = 0; s < n; ++s) {
+        WK_CUDA(warpkit::rowTopKShard(dx + cut[s], g.v, g.i, rows, cut[s + 1] - cut[s], k, largest, cut[s], ld, nullptr,
+                                      &bytes));
+        most = bytes > most ? bytes : most;
+    }
+    char* ws = wk_alloc<char>(most);
+    for (int s = 0; s < n; ++s) {
+        bytes = most;
+        WK_CUDA(warpkit::rowTopKShard(dx + cut[s], g.v + s * nk, g.i + s * nk, rows, cut[s + 1] - cut[s], k, largest,
+                                      cut[s], ld, ws, &bytes));
+    }
+    WK_CUDA(cudaDeviceSynchronize());
+    std::vector<long long> hi(n * nk);
+    std::vector<T> hv(n * nk);
+    wk_download(hi.data(), g.i, n * nk);
+    wk_download(hv.data(), g.v, n * nk);
+    int bad = 0;
+    const double pad = largest ? -INFINITY : INFINITY;
+    for (int s = 0; s < n && bad < 3; ++s)
+        for (size_t q = 0; q < nk; ++q) {
+            const int j = (int)(q % k), w = cut[s + 1] - cut[s];
+            const long long ix = hi[s * nk + q];
+            const bool ok = j < w ? ix >= cut[s] && ix < cut[s + 1]
+                                  : ix == warpkit::kShardNoIndex && wk_to_double(hv[s * nk + q]) == pad;
+            if (!ok)
+                cr_log_error("shard %d slot %zu: index %lld (shard [%d, %d), k %d)", s, q, ix, cut[s], cut[s + 1], k),
+                    ++bad;
+        }
+    cudaFree(ws);
+    return bad;
+}
+
+/// Row values with the cases of the split: ties (a few distinct values; bf16 values rounding
+/// equal), signed zeros, an all -inf shard, NaN and +inf in one shard.
+template <typename T> static void sst_fill(wk_rng* r, T* x, int cols, const std::vector<int>& cut, int kind) {
+    const int n = (int)cut.size() - 1, s = (int)wk_int(r, 0, n - 1);
+    for (int i = 0; i < cols; ++i) {
+        double v = wk_uniform(r, -4.0, 4.0);
+        if (kind == 1) v = (double)wk_int(r, -3, 3) * 0.5; // many exact ties
+        if (kind == 2) v = 1.0 + wk_int(r, 0, 7) * 1e-4;   // equal in bf16 (and fp16 in part)
+        if (kind == 3) v = wk_int(r, 0, 1) ? 0.0 : -0.0;   // signed zeros only
+        x[i] = wk_from_double<T>(v);
+    }
+    if (kind == 4)
+        for (int i = cut[s]; i < cut[s + 1]; ++i) x[i] = wk_from_double<T>(-INFINITY);
+    if (kind == 5) {
+        x[wk_int(r, cut[s], cut[s + 1] - 1)] = wk_from_double<T>(NAN);
+        x[wk_int(r, cut[s], cut[s + 1] - 1)] = wk_from_double<T>(INFINITY);
+    }
+    if (kind == 6) x[wk_int(r, cut[s], cut[s + 1] - 1)] = wk_from_double<T>(INFINITY);
+    if (kind == 7)
+        for (int i = 0; i < cols; ++i) x[i] = wk_from_double<T>(-INFINITY);
+}
+
+/// One case: the split top-k and sampler against rowTopK and rowSample of the whole rows.
+template <typename T> static int sst_case(wk_rng* r, long long rows, int cols, int shards, int iter) {
+    const long long ld = row_draw_ld(r, cols);
+    const int off = (int)wk_int(r, 0, 7);
+    const size_t nx = (size_t)off + (size_t)(rows - 1) * ld + cols + 8;
+    const std::vector<int> cut = sh_cuts(r, cols, shards);
+    const int n = (int)cut.size() - 1, most = 2048 / n;
+    static const int ks[] = {1, 2, 3, 8, 17, 50, 256, 2048};
+    int k = ks[wk_int(r, 0, 7)];
+    k = k < cols ? k : cols;
+    k = k < most ? k : most;
+    const bool largest = iter % 3 != 2;
+    std::vector<T> hx(nx, wk_from_double<T>(0.0));
+    for (long long q = 0; q < rows; ++q) sst_fill(r, &hx[off + q * ld], cols, cut, (int)((q + iter) % 8));
+    T* dx = wk_alloc<T>(nx);
+    wk_upload(dx, hx.data(), nx);
+    const size_t nk = (size_t)rows * k;
+    SstGathered<T> g = {wk_alloc<T>(n * nk), wk_alloc<long long>(n * nk)};
+    T *wv = wk_alloc<T>(nk), *mv = wk_alloc<T>(nk), *mv2 = wk_alloc<T>(nk);
+    long long *wi = wk_alloc<long long>(nk), *mi = wk_alloc<long long>(nk), *mi2 = wk_alloc<long long>(nk);
+    int* mi32 = wk_alloc<int>(nk);
+    int bad = sst_gather(dx + off, rows, ld, cut, k, largest, g);
+    // top-k: the merge of the shards against rowTopK of the whole rows; values bitwise, indices.
+    size_t bytes = 0;
+    WK_CUDA(warpkit::rowTopK(dx + off, wv, wi, rows, cols, k, largest, ld, nullptr, &bytes));
+    char* ws = wk_alloc<char>(bytes);
+    WK_CUDA(warpkit::rowTopK(dx + off, wv, wi, rows, cols, k, largest, ld, ws, &bytes));
+    wk_poison(mv, nk);
+    wk_poison(mi, nk);
+    wk_poison(mv2, nk);
+    wk_poison(mi2, nk);
+    wk_poison(mi32, nk);
+    WK_CUDA(warpkit::rowTopKMerge(g.v, g.i, mv, mi, n, rows, k, largest));
+    WK_CUDA(warpkit::rowTopKMerge(g.v, g.i, mv2, mi2, n, rows, k, largest));
+    WK_CUDA(warpkit::rowTopKMerge(g.v, g.i, (T*)nullptr, mi32, n, rows, k, largest));
+    WK_CUDA(cudaDeviceSynchronize());
+    std::vector<T> a(nk), b(nk), c(nk);
+    std::vector<long long> ai(nk), bi(nk), ci(nk);
+    std::vector<int> ci32(nk);
+    wk_download(a.data(), wv, nk);
+    wk_download(b.data(), mv, nk);
+    wk_download(c.data(), mv2, nk);
+    wk_download(ai.data(), wi, nk);
+    wk_download(bi.data(), mi, nk);
+    wk_download(ci.data(), mi2, nk);
+    wk_download(ci32.data(), mi32, nk);
+    for (size_t q = 0; q < nk && bad < 3; ++q)
+        if (memcmp(&a[q], &b[q], sizeof(T)) != 0 || ai[q] != bi[q] || (long long)ci32[q] != bi[q])
+            cr_log_error("%s %lld x %d in %d shards, k %d %s: rank %zu of row %zu: merged %g (col %lld), whole %g "
+                         "(col %lld)",
+                         wk_type_name<T>(), rows, cols, n, k, largest ? "largest" : "smallest", q % k, q / k,
+                         wk_to_double(b[q]), bi[q], wk_to_double(a[q]), ai[q]),
+                ++bad;
+    if (memcmp(b.data(), c.data(), nk * sizeof(T)) != 0 || bi != ci)
+        cr_log_error("%s: two merges differ", wk_type_name<T>()), ++bad;
+    // sampling: the draws of the merge against rowSample(whole rows, topK = k), many settings and seeds.
+    if (!largest) bad += sst_gather(dx + off, rows, ld, cut, k, true, g);
+    static const float set[][3] = {{1.f, 1.f, 0.f},  {0.7f, 0.9f, 0.f}, {1.3f, 0.5f, 0.05f}, {0.f, 1.f, 0.f},
+                                   {1.f, 1.f, 0.3f}, {3.f, 0.95f, 0.f}, {1e30f, 1.f, 0.f},   {0.25f, 0.8f, 0.1f}};
+    long long *ts = wk_alloc<long long>(rows), *tm = wk_alloc<long long>(rows);
+    std::vector<long long> hs(rows), hm(rows);
+    bytes = 0;
+    WK_CUDA(warpkit::rowSample(dx + off, ts, rows, cols, 1.f, k, 1.f, 0.f, 1ull, 0ull, ld, nullptr, &bytes));
+    char* ws2 = wk_alloc<char>(bytes);
+    for (int c8 = 0; c8 < 8 && bad < 3; ++c8)
+        for (int sd = 0; sd < (wk_quick() ? 3 : 8) && bad < 3; ++sd) {
+            const float T_ = set[c8][0], P = set[c8][1], M = set[c8][2];
+            const unsigned long long seed = 977ull * (unsigned)iter + (unsigned)sd, offset = (unsigned)sd * 3ull;
+            wk_poison(tm, rows);
+            WK_CUDA(warpkit::rowSample(dx + off, ts, rows, cols, T_, k, P, M, seed, offset, ld, ws2, &bytes));
+            WK_CUDA(warpkit::rowSampleMerge(g.v, g.i, tm, n, rows, k, T_, P, M, seed, offset));
+            WK_CUDA(cudaDeviceSynchronize());
+            wk_download(hs.data(), ts, rows);
+            wk_download(hm.data(), tm, rows);
+            for (long long q = 0; q < rows && bad < 3; ++q)
+                if (hs[q] != hm[q])
+                    cr_log_error("%s %lld x %d in %d shards, k %d, T %g topP %g minP %g seed %llu: row %lld merged "
+                                 "token %lld, whole %lld",
+                                 wk_type_name<T>(), rows, cols, n, k, T_, P, M, seed, q, hm[q], hs[q]),
+                        ++bad;
+        }
+    // the pointer form of the seed and offset
+    unsigned long long* so = wk_alloc<unsigned long long>(2);
+    const unsigned long long hso[2] = {4242ull, 7ull};
+    wk_upload(so, hso, 2);
+    wk_poison(tm, rows);
+    WK_CUDA(warpkit::rowSample(dx + off, ts, rows, cols, 1.f, k, 0.9f, 0.f, 4242ull, 7ull, ld, ws2, &bytes));
+    WK_CUDA(warpkit::rowSampleMerge(g.v, g.i, tm, n, rows, k, 1.f, 0.9f, 0.f, so, so + 1));
+    WK_CUDA(cudaDeviceSynchronize());
+    wk_download(hs.data(), ts, rows);
+    wk_download(hm.data(), tm, rows);
+    if (hs != hm) cr_log_error("%s: the pointer form's tokens differ from rowSample's", wk_type_name<T>()), ++bad;
+    for (void* p : {(void*)dx, (void*)g.v, (void*)g.i, (void*)wv, (void*)mv, (void*)mv2, (void*)wi, (void*)mi,
+                    (void*)mi2, (void*)mi32, (void*)ws, (void*)ws2, (void*)ts, (void*)tm, (void*)so})
+        cudaFree(p);
+    return bad;
+}
+
+template <typename T> static int sst_one(wk_rng* r, long long, int iter) {
+    static const int edges[] = {1, 2, 7, 33, 300, 1031, 2053, 5000, 70001};
+    const int cols = edges[wk_int(r, 0, 8)] + (int)wk_int(r, 0, 2);
+    const long long rows = wk_int(r, 0, 3) == 0 ? 1 : wk_int(r, 1, cols > 8000 ? 6 : 24);
+    return sst_case<T>(r, rows, cols, (int)wk_int(r, 1, 8), iter);
+}
+
+Test(device_sharded, topk_sample_split) {
+    WK_REQUIRE_GPU();
+    row_fuzz("sharded top-k / sample", 3302, wk_quick() ? 24 : 80, sst_one<float>, sst_one<__half>,
+             sst_one<__nv_bfloat16>);
+}
+
+/// Every bad argument of the split top-k and sampler: cudaErrorInvalidValue (cudaErrorNotSupported
+/// for ranks x k > 2048) before any GPU work.
+static int sst_bad_calls(float* x, float* v, long long* i, long long* tok, unsigned long long* so) {
+    int bad = 0;
+    auto want = [&](cudaError_t e, cudaError_t w, const char* what) {
+        if (e != w) cr_log_error("%s: %s", what, cudaGetErrorString(e)), ++bad;
+    };
+    const cudaError_t inv = cudaErrorInvalidValue, ns = cudaErrorNotSupported;
+    size_t bytes = 1 << 20;
+    void* ws = v + 1024;
+    want(warpkit::rowTopKShard(x, v, i, -1, 8, 4, true, 0, 8, ws, &bytes), inv, "shard rows < 0");
+    want(warpkit::rowTopKShard(x, v, i, 2, 0, 4, true, 0, 8, ws, &bytes), inv, "shard cols 0");
+    want(warpkit::rowTopKShard(x, v, i, 2, 8, 0, true, 0, 8, ws, &bytes), inv, "shard k 0");
+    want(warpkit::rowTopKShard(x, v, i, 2, 8, 4, true, 0, 7, ws, &bytes), inv, "shard ldx < cols");
+    want(warpkit::rowTopKShard(x, v, i, 2, 8, 4, true, -1, 8, ws, &bytes), inv, "shard shardBegin < 0");
+    want(warpkit::rowTopKShard((float*)nullptr, v, i, 2, 8, 4, true, 0, 8, ws, &bytes), inv, "shard null x");
+    want(warpkit::rowTopKShard(x, (float*)nullptr, i, 2, 8, 4, true, 0, 8, ws, &bytes), inv, "shard null values");
+    want(warpkit::rowTopKShard(x, v, (long long*)nullptr, 2, 8, 4, true, 0, 8, ws, &bytes), inv, "shard null indices");
+    want(warpkit::rowTopKMerge(v, i, v + 64, i + 64, 0, 2, 4, true), inv, "merge ranks 0");
+    want(warpkit::rowTopKMerge(v, i, v + 64, i + 64, 2, -1, 4, true), inv, "merge rows < 0");
+    want(warpkit::rowTopKMerge(v, i, v + 64, i + 64, 2, 2, 0, true), inv, "merge k 0");
+    want(warpkit::rowTopKMerge((float*)nullptr, i, v + 64, i + 64, 2, 2, 4, true), inv, "merge null values in");
+    want(warpkit::rowTopKMerge(v, (long long*)nullptr, v + 64, i + 64, 2, 2, 4, true), inv, "merge null indices in");
+    want(warpkit::rowTopKMerge(v, i, v + 64, (long long*)nullptr, 2, 2, 4, true), inv, "merge null indices");
+    want(warpkit::rowTopKMerge(v, i, v + 64, i + 64, 3, 2, 683, true), ns, "merge ranks x k > 2048");
+    want(warpkit::rowSampleMerge(v, i, tok, 2, 2, 4, -1.f, 1.f, 0.f, 1ull, 0ull), inv, "sample T < 0");
+    want(warpkit::rowSampleMerge(v, i, tok, 2, 2, 4, NAN, 1.f, 0.f, 1ull, 0ull), inv, "sample T NaN");
+    want(warpkit::rowSampleMerge(v, i, tok, 2, 2, 4, 1.f, 0.f, 0.f, 1ull, 0ull), inv, "sample topP 0");
+    want(warpkit::rowSampleMerge(v, i, tok, 2, 2, 4, 1.f, 1.5f, 0.f, 1ull, 0ull), inv, "sample topP > 1");
+    want(warpkit::rowSampleMerge(v, i, tok, 2, 2, 4, 1.f, 1.f, -0.1f, 1ull, 0ull), inv, "sample minP < 0");
+    want(warpkit::rowSampleMerge(v, i, tok, 2, 2, 4, 1.f, 1.f, 1.1f, 1ull, 0ull), inv, "sample minP > 1");
+    want(warpkit::rowSampleMerge(v, i, tok, 2, 2, 0, 1.f, 1.f, 0.f, 1ull, 0ull), inv, "sample k 0");
+    want(warpkit::rowSampleMerge(v, i, (long long*)nullptr, 2, 2, 4, 1.f, 1.f, 0.f, 1ull, 0ull), inv,
+         "sample null out");
+    want(warpkit::rowSampleMerge(v, i, tok, 2, 2, 4, 1.f, 1.f, 0.f, (const unsigned long long*)nullptr, so), inv,
+         "sample null seed");
+    want(warpkit::rowSampleMerge(v, i, tok, 0, 2, 4, 1.f, 1.f, 0.f, so, so + 1), inv, "sample ranks 0");
+    want(warpkit::rowSampleMerge(v, i, tok, 8, 2, 257, 1.f, 1.f, 0.f, 1ull, 0ull), ns, "sample ranks x k > 2048");
+    return bad;
+}
+
+Test(device_sharded, topk_sample_bad_args) {
+    float* fx = (float*)64;
+    int bad = sst_bad_calls(fx, fx + 64, (long long*)4096, (long long*)8192, (unsigned long long*)16384);
+    cr_expect(bad == 0, "%d bad arguments accepted (host checks)", bad);
+    if (!wk_has_gpu()) return;
+    // On a GPU: real buffers, poisoned, untouched by every bad call (a too small or missing workspace
+    // size too); rows = 0 is a no-op.
+    const int n = 1 << 18;
+    float* x = wk_alloc<float>(n);
+    float* v = wk_alloc<float>(n);
+    long long* i = wk_alloc<long long>(n);
+    long long* tok = wk_alloc<long long>(64);
+    unsigned long long* so = wk_alloc<unsigned long long>(2);
+    wk_poison(v, n);
+    wk_poison(i, n);
+    wk_poison(tok, 64);
+    bad = sst_bad_calls(x, v, i, tok, so);
+    size_t bytes = 0;
+    WK_CUDA(warpkit::rowTopKShard(x, v, i, 2, 8, 4, true, 0, 8, nullptr, &bytes));
+    cr_expect(bytes >= 1 && bytes < (size_t)n, "workspace size %zu", bytes);
+    size_t small = bytes - 1;
+    if (warpkit::rowTopKShard(x, v, i, 2, 8, 4, true, 0, 8, v + 4096, &small) != cudaErrorInvalidValue)
+        cr_log_error("shard: a too small workspace accepted"), ++bad;
+    if (warpkit::rowTopKShard(x, v, i, 2, 8, 4, true, 0, 8, v + 4096, (size_t*)nullptr) != cudaErrorInvalidValue)
+        cr_log_error("shard: a null workspaceBytes accepted"), ++bad;
+    WK_CUDA(warpkit::rowTopKShard(x, v, i, 0, 8, 4, true, 0, 8, nullptr, &bytes));
+    WK_CUDA(warpkit::rowTopKShard(x, v, i, 0, 8, 4, true, 0, 8, v + 4096, &bytes));
+    WK_CUDA(warpkit::rowTopKMerge(v, i, v + 64, i + 64, 2, 0, 4, true));
+    WK_CUDA(warpkit::rowSampleMerge(v, i, tok, 2, 0, 4, 1.f, 1.f, 0.f, 1ull, 0ull));
+    WK_CUDA(cudaDeviceSynchronize());
+    std::vector<unsigned char> h(n * 8);
+    int touched = 0;
+    wk_download((float*)h.data(), v, 4096); // the part before the workspace
+    for (int q = 0; q < 4096 * 4; ++q) touched += h[q] != 0xA5;
+    wk_download((long long*)h.data(), i, n);
+    for (size_t q = 0; q < h.size(); ++q) touched += h[q] != 0xA5;
+    wk_download((long long*)h.data(), tok, 64);
+    for (int q = 0; q < 64 * 8; ++q) touched += h[q] != 0xA5;
+    cr_expect(bad == 0 && touched == 0, "%d bad arguments accepted, %d bytes written", bad, touched);
+    for (void* p : {(void*)x, (void*)v, (void*)i, (void*)tok, (void*)so}) cudaFree(p);
+}

@@ -12,6 +12,10 @@
 //                                  ignoreIndex, gradScale, ldLogits, ldGrad, stream)
 //   warpkit::rowLogSumExp(x, out, rows, cols, ldx, stream)                 whole rows
 //   warpkit::rowLogSumExpFinish(stats, out, rows, stream)                  from merged statistics
+//   warpkit::rowTopKShard(x, values, indices, rows, cols, k, largest, shardBegin, ldx, workspace, &bytes, stream)
+//   warpkit::rowTopKMerge(gatheredValues, gatheredIndices, values, indices, ranks, rows, k, largest, stream)
+//   warpkit::rowSampleMerge(gatheredValues, gatheredIndices, out, ranks, rows, k, temperature, topP, minP,
+//                           seed, offset, stream)                         seed, offset: values or pointers
 //
 // Vocabulary-parallel cross-entropy on rank k of N (shard: columns [shardBegin, shardBegin + cols)
 // of a row of `vocab`):
@@ -42,9 +46,27 @@
 // strides) return cudaErrorInvalidValue and launch nothing. Paths: the row family's rules
 // (device/detail/row_plan.cuh): the statistics pass those without per-element outputs, the
 // finishes those with outputs (the statistics come from outside: RowStatsGiven, one read).
+//
+// Top-k and sampling of split rows (rowTopK's order: ties to the lowest column, NaN first for the
+// largest, -0.0 below +0.0; values copied bit for bit). Each rank writes its shard's k best
+// (rowTopKShard: a rows x k block of values and int64 GLOBAL columns, shardBegin + local column;
+// a shard of fewer than k columns pads ranks cols .. k-1 with index kShardNoIndex (-1) and value
+// -inf, +inf for the smallest), the ranks all-gather the blocks ([ranks][rows][k], rank r holding
+// the r-th column range, ranges increasing with r), and every rank merges them:
+//   rowTopKShard(logits, v, i, rows, cols, k, true, shardBegin, ld, ws, &bytes, s);
+//   ncclAllGather(v, gv, rows * k, ncclFloat, comm, s);  ncclAllGather(i, gi, rows * k, ncclInt64, comm, s);
+//   rowTopKMerge(gv, gi, values, indices, N, rows, k, true, s);   == rowTopK of the whole rows
+//   rowSampleMerge(gv, gi, tokens, N, rows, k, T, topP, minP, seed, offset, s);
+// rowTopKMerge gives the whole rows' rowTopK (values bit for bit, indices); rowSampleMerge the token
+// rowSample(whole rows, topK = k, ...) draws for the same (seed, offset, row), bit for bit. Where
+// the shards hold fewer than k columns in all, the missing ranks are absent (index -1, padded
+// value) and the draw is over the present ones (rowSample with topK = the row's columns). Limits:
+// 1 <= k, ranks x k <= 2048 (else cudaErrorNotSupported; the merge holds a row's candidates in
+// shared memory, a block a row).
 #pragma once
 
 #include "detail/sharded_ops.cuh"
+#include "detail/sharded_select.cuh"
 
 namespace warpkit {
 
@@ -165,6 +187,113 @@ inline cudaError_t rowLogSumExpFinish(const SoftmaxState* stats, float* out, lon
     if (stats == nullptr || out == nullptr) return cudaErrorInvalidValue;
     return detail::launchKernel(detail::rowLogSumExpFinishKernel<SoftmaxState>, detail::shardRowBlocks(rows),
                                 detail::kShardRowThreads, stream, stats, out, rows);
+}
+
+/// Each row's k best (largest, or smallest) of the shard x (rows x cols, columns [shardBegin,
+/// shardBegin + cols) of the whole rows), ranked as rowTopK ranks them, into values[row * k + j] (bit
+/// copies of x) and indices[row * k + j] (global columns: shardBegin + local column); a shard of
+/// fewer than k columns fills ranks cols .. k-1 with index kShardNoIndex (-1) and value -inf (+inf
+/// for the smallest). Every rank so writes a rows x k block for the all-gather. rows >= 0; with
+/// rows > 0: cols >= 1, k >= 1, ldx >= cols, shardBegin >= 0, x, values and indices not null.
+/// Workspace: CUB's two-call rule as rowTopK's (workspace == nullptr: *workspaceBytes gets the
+/// size). Bad arguments (a null workspaceBytes or a too small *workspaceBytes too) return
+/// cudaErrorInvalidValue with nothing launched or written. Host; asynchronous on `stream`.
+template <typename T, typename Idx> inline cudaError_t rowTopKShard(const T* x, T* values, Idx* indices, long long rows,
+                                                                    int cols, int k, bool largest, long long shardBegin,
+                                                                    long long ldx, void* workspace,
+                                                                    size_t* workspaceBytes, cudaStream_t stream = 0) {
+    WARPKIT_CHECK_TOPK_TYPE(T, "rowTopKShard");
+    static_assert(detail::IsSame<Idx, long long>::value, "rowTopKShard: index type Idx must be long long (int64)");
+    const int kl = k < cols ? k : cols;
+    const bool argsOk = values != nullptr && indices != nullptr && k >= 1 && shardBegin >= 0;
+    const detail::TopKRows<T> io = {x, ldx, largest, nullptr, nullptr, false, nullptr, 0};
+    T* cv = nullptr;
+    int* ci = nullptr;
+    WARPKIT_TRY(
+        detail::topkCandidates(io, rows, cols, kl, argsOk, 0x7fffffff, workspace, workspaceBytes, &cv, &ci, stream));
+    if (cv == nullptr) return cudaSuccess; // the size query, or no rows
+    const int blocks = (int)(rows < detail::kShardRowBlocks ? rows : detail::kShardRowBlocks);
+    return detail::launchKernel(detail::rowTopKShardKernel<T>, blocks, detail::kShardFixThreads, stream, (const T*)cv,
+                                (const int*)ci, values, indices, rows, kl, k, shardBegin, largest);
+}
+
+namespace detail {
+/// The merges' shared checks: cudaErrorInvalidValue, cudaErrorNotSupported (ranks x k > kTopKMaxK),
+/// or cudaSuccess with *blocks set (0: rows = 0, nothing to launch).
+template <typename K> inline cudaError_t shardMergeCheck(K kernel, const void* gv, const long long* gi, const void* out,
+                                                         int ranks, long long rows, int k, bool argsOk, int* blocks) {
+    *blocks = 0;
+    if (rows < 0 || ranks < 1 || k < 1 || !argsOk) return cudaErrorInvalidValue;
+    if (rows == 0) return cudaSuccess;
+    if (gv == nullptr || gi == nullptr || out == nullptr) return cudaErrorInvalidValue;
+    if ((long long)ranks * k > kTopKMaxK) return cudaErrorNotSupported;
+    return gridBlocks(kernel, kTopKThreads, rows, 1, 1LL << 30, blocks);
+}
+} // namespace detail
+
+/// values / indices (rows x k) = ranks 0 .. k-1 of each row's gathered candidates (gatheredValues,
+/// gatheredIndices: [ranks][rows][k], rank r's rowTopKShard block at r x rows x k, ranks in column
+/// order): rowTopK of the whole rows (same `largest`), values bit for bit. values may be null
+/// (indices only); an index beyond int's range wraps with Idx = int. rows >= 0, ranks >= 1, k >= 1,
+/// pointers not null when rows > 0, outputs not overlapping the inputs; otherwise
+/// cudaErrorInvalidValue; ranks x k > 2048: cudaErrorNotSupported; nothing written on an error.
+/// Host; asynchronous on `stream`.
+template <typename T, typename Idx>
+inline cudaError_t rowTopKMerge(const T* gatheredValues, const long long* gatheredIndices, T* values, Idx* indices,
+                                int ranks, long long rows, int k, bool largest, cudaStream_t stream = 0) {
+    WARPKIT_CHECK_TOPK_TYPE(T, "rowTopKMerge");
+    static_assert(detail::IsSame<Idx, int>::value || detail::IsSame<Idx, long long>::value,
+                  "rowTopKMerge: index type Idx must be int or long long");
+    int blocks = 0;
+    WARPKIT_TRY(detail::shardMergeCheck(detail::rowTopKMergeKernel<T, Idx>, gatheredValues, gatheredIndices, indices,
+                                        ranks, rows, k, true, &blocks));
+    if (blocks == 0) return cudaSuccess;
+    return detail::launchKernel(detail::rowTopKMergeKernel<T, Idx>, blocks, detail::kTopKThreads, stream,
+                                gatheredValues, gatheredIndices, values, indices, ranks, rows, k, largest);
+}
+
+namespace detail {
+template <typename T, typename Idx> inline cudaError_t rowSampleMergeRun(const T* gv, const long long* gi, Idx* out,
+                                                                         int ranks, long long rows, int k,
+                                                                         SampleParams sp, cudaStream_t stream) {
+    WARPKIT_CHECK_TOPK_TYPE(T, "rowSampleMerge");
+    static_assert(IsSame<Idx, int>::value || IsSame<Idx, long long>::value,
+                  "rowSampleMerge: index type Idx must be int or long long");
+    int blocks = 0;
+    WARPKIT_TRY(shardMergeCheck(rowSampleMergeKernel<T, Idx>, gv, gi, out, ranks, rows, k,
+                                sampleArgsOk(sp.temperature, sp.topP, sp.minP), &blocks));
+    if (blocks == 0) return cudaSuccess;
+    sp.k = k;
+    return launchKernel(rowSampleMergeKernel<T, Idx>, blocks, kTopKThreads, stream, gv, gi, out, ranks, rows, sp);
+}
+} // namespace detail
+
+/// One token a row (out[row], a global column) drawn from the gathered candidates of rowTopKShard
+/// (largest = true, the same k on every rank; [ranks][rows][k] as rowTopKMerge's) exactly as
+/// rowSample(whole rows, topK = k, temperature, topP, minP, seed, offset) draws it: the same token
+/// for the same (seed, offset, row). Arguments as rowSample's: 0 <= temperature (finite or +inf), 0 <
+/// topP <= 1, 0 <= minP <= 1; rows >= 0, ranks >= 1, k >= 1, pointers not null when rows > 0;
+/// otherwise cudaErrorInvalidValue; ranks x k > 2048: cudaErrorNotSupported; nothing written on an
+/// error. Host; asynchronous on `stream`.
+template <typename T, typename Idx>
+inline cudaError_t rowSampleMerge(const T* gatheredValues, const long long* gatheredIndices, Idx* out, int ranks,
+                                  long long rows, int k, float temperature, float topP, float minP,
+                                  unsigned long long seed, unsigned long long offset, cudaStream_t stream = 0) {
+    const detail::SampleParams sp = {temperature, topP, minP, 0, seed, offset, nullptr, nullptr};
+    return detail::rowSampleMergeRun(gatheredValues, gatheredIndices, out, ranks, rows, k, sp, stream);
+}
+
+/// rowSampleMerge with the seed and the offset read from device memory when the kernel runs (as
+/// rowSample's pointer form). A null seed or offset returns cudaErrorInvalidValue; otherwise as the
+/// by-value form. Host; asynchronous on `stream`.
+template <typename T, typename Idx>
+inline cudaError_t rowSampleMerge(const T* gatheredValues, const long long* gatheredIndices, Idx* out, int ranks,
+                                  long long rows, int k, float temperature, float topP, float minP,
+                                  const unsigned long long* seed, const unsigned long long* offset,
+                                  cudaStream_t stream = 0) {
+    if (seed == nullptr || offset == nullptr) return cudaErrorInvalidValue;
+    const detail::SampleParams sp = {temperature, topP, minP, 0, 0, 0, seed, offset};
+    return detail::rowSampleMergeRun(gatheredValues, gatheredIndices, out, ranks, rows, k, sp, stream);
 }
 
 } // namespace warpkit

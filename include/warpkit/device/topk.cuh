@@ -167,26 +167,23 @@ inline cudaError_t rowTopKDispatch(const T* x, T* values, Idx* indices, long lon
     return topkRun(io, rows, cols, k, indices != nullptr, useWorkspace, workspace, workspaceBytes, 0, nullptr, stream);
 }
 
-/// rowSample's dispatcher: the top-k candidates into the workspace (rowTopK), then the draw.
-template <typename T, typename Idx>
-inline cudaError_t rowSampleDispatch(const T* logits, Idx* out, long long rows, int cols, float temperature, int topK,
-                                     float topP, float minP, SampleParams sp, long long ldx, void* workspace,
-                                     size_t* workspaceBytes, cudaStream_t stream) {
-    WARPKIT_CHECK_TOPK_TYPE(T, "rowSample");
-    static_assert(IsSame<Idx, int>::value || IsSame<Idx, long long>::value,
-                  "rowSample: index type Idx must be int or long long");
-    const int k = topK == 0 ? cols : topK;
-    const bool argsOk = out != nullptr && temperature >= 0.f && temperature <= __builtin_huge_valf() && topP > 0.f &&
-                        topP <= 1.f && minP >= 0.f && minP <= 1.f && topK >= 0;
-    const size_t valueBytes = alignUp16((size_t)(rows > 0 ? rows : 0) * (size_t)(k > 0 ? k : 0) * sizeof(T));
-    const size_t extra = valueBytes + (size_t)(rows > 0 ? rows : 0) * (size_t)(k > 0 ? k : 0) * sizeof(int);
-    void* cand = nullptr;
-    TopKRows<T> io = {logits, ldx, true, nullptr, nullptr, false, nullptr, 0};
+/// rowTopK's ranked candidates of each row (largest or smallest as io says) into the front of the
+/// workspace: values (rows x k of T) at *values, then column indices (rows x k int) at *indices, for
+/// the calls that finish from them (rowSample, rowTopKShard). Two-call rule: workspace == nullptr
+/// writes the bytes needed (the levels' buffers included) to *workspaceBytes. Bad arguments:
+/// cudaErrorInvalidValue; k > maxK with rows > 0: cudaErrorNotSupported. *values stays untouched
+/// unless candidates were selected (rows > 0 and a workspace).
+template <typename T> inline cudaError_t topkCandidates(TopKRows<T> io, long long rows, int cols, int k, bool argsOk,
+                                                        int maxK, void* workspace, size_t* workspaceBytes, T** values,
+                                                        int** indices, cudaStream_t stream) {
+    const size_t n = (size_t)(rows > 0 ? rows : 0) * (size_t)(k > 0 ? k : 0);
+    const size_t valueBytes = alignUp16(n * sizeof(T));
+    const size_t extra = valueBytes + n * sizeof(int);
     // The first call checks and plans only (no launch: its outputs are not known yet).
     size_t bytes = 0;
     WARPKIT_TRY(topkRun(io, rows, cols, k, argsOk, true, nullptr, &bytes, extra, nullptr, stream));
     if (workspaceBytes == nullptr) return cudaErrorInvalidValue;
-    if (rows > 0 && k > kTopKMaxK) return cudaErrorNotSupported; // the draw holds 2048 candidates a row
+    if (rows > 0 && k > maxK) return cudaErrorNotSupported;
     if (workspace == nullptr) {
         *workspaceBytes = bytes;
         return cudaSuccess;
@@ -196,12 +193,35 @@ inline cudaError_t rowSampleDispatch(const T* logits, Idx* out, long long rows, 
     char* base = alignUp16(workspace);
     io.values = reinterpret_cast<T*>(base);
     io.indices = base + valueBytes;
-    WARPKIT_TRY(topkRun(io, rows, cols, k, argsOk, true, workspace, workspaceBytes, extra, &cand, stream));
+    io.idx64 = false;
+    WARPKIT_TRY(topkRun(io, rows, cols, k, argsOk, true, workspace, workspaceBytes, extra, nullptr, stream));
+    *values = io.values;
+    *indices = static_cast<int*>(io.indices);
+    return cudaSuccess;
+}
+
+/// rowSample's dispatcher: the top-k candidates into the workspace (topkCandidates), then the draw.
+template <typename T, typename Idx>
+inline cudaError_t rowSampleDispatch(const T* logits, Idx* out, long long rows, int cols, float temperature, int topK,
+                                     float topP, float minP, SampleParams sp, long long ldx, void* workspace,
+                                     size_t* workspaceBytes, cudaStream_t stream) {
+    WARPKIT_CHECK_TOPK_TYPE(T, "rowSample");
+    static_assert(IsSame<Idx, int>::value || IsSame<Idx, long long>::value,
+                  "rowSample: index type Idx must be int or long long");
+    const int k = topK == 0 ? cols : topK;
+    const bool argsOk = out != nullptr && sampleArgsOk(temperature, topP, minP) && topK >= 0;
+    T* values = nullptr;
+    int* indices = nullptr;
+    const TopKRows<T> io = {logits, ldx, true, nullptr, nullptr, false, nullptr, 0};
+    // the draw holds kTopKMaxK candidates a row
+    WARPKIT_TRY(
+        topkCandidates(io, rows, cols, k, argsOk, kTopKMaxK, workspace, workspaceBytes, &values, &indices, stream));
+    if (values == nullptr) return cudaSuccess; // the size query, or no rows
     sp.k = k;
     int blocks = 1;
     WARPKIT_TRY(gridBlocks(rowSampleKernel<T, Idx>, kTopKThreads, rows, 1, 1LL << 30, &blocks));
-    return launchKernel(rowSampleKernel<T, Idx>, blocks, kTopKThreads, stream, (const T*)io.values,
-                        (const int*)io.indices, out, rows, sp);
+    return launchKernel(rowSampleKernel<T, Idx>, blocks, kTopKThreads, stream, (const T*)values, (const int*)indices,
+                        out, rows, sp);
 }
 
 } // namespace detail

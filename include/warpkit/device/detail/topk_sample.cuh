@@ -32,6 +32,12 @@ struct SampleParams {
     const unsigned long long *seedPtr, *offsetPtr;
 };
 
+/// Whether rowSample's scalars are in range: 0 <= temperature (not NaN), 0 < topP <= 1, 0 <= minP <= 1.
+inline bool sampleArgsOk(float temperature, float topP, float minP) {
+    return temperature >= 0.f && temperature <= __builtin_huge_valf() && topP > 0.f && topP <= 1.f && minP >= 0.f &&
+           minP <= 1.f;
+}
+
 /// Weight of a logit l below the row's largest, top (stage 1).
 WARPKIT_DEVICE float sampleWeight(float l, float top, float temperature) {
     if (l == top) return 1.f; // rank 0 (and its equals) weigh 1: the kept set is never empty
@@ -39,58 +45,64 @@ WARPKIT_DEVICE float sampleWeight(float l, float top, float temperature) {
     return expf((l - top) / temperature);
 }
 
+/// The rank drawn from a row's ranked candidates v[0 .. k) (1 <= k <= kTopKMaxK; values of T in
+/// global or shared memory, read only) with the draw `offset` of stream (seed, row): stages 1-3
+/// above; rank 0 for a NaN or -inf top, T = 0 or k = 1. All kTopKThreads threads of the block call
+/// (converged: block scans and reductions); every thread gets the rank.
+template <typename T> WARPKIT_DEVICE int sampleRank(const T* v, int k, const SampleParams& sp, unsigned long long seed,
+                                                    unsigned long long offset, long long row) {
+    constexpr int C = kSamplePerThread, BT = kTopKThreads;
+    const int t = (int)threadIdx.x;
+    const float top = Arith<T>::to_acc(v[0]);
+    if (top != top || top == -__builtin_huge_valf() || sp.temperature == 0.f || k == 1) return 0; // NaN, -inf, argmax
+    // 1. weights, min-p
+    float w[C];
+#pragma unroll
+    for (int j = 0; j < C; ++j) {
+        const int r = t * C + j;
+        w[j] = r < k ? sampleWeight(Arith<T>::to_acc(v[r]), top, sp.temperature) : 0.f;
+        if (w[j] < sp.minP) w[j] = 0.f;
+    }
+    // 2. top-p
+    float mine = 0.f, total = 0.f;
+#pragma unroll
+    for (int j = 0; j < C; ++j) mine += w[j];
+    float run = blockExclusiveSum<BT>(mine, total);
+    const float cut = sp.topP * total;
+#pragma unroll
+    for (int j = 0; j < C; ++j) {
+        const float wj = w[j];
+        if (!(run < cut)) w[j] = 0.f;
+        run += wj;
+    }
+    // 3. draw
+    mine = 0.f;
+#pragma unroll
+    for (int j = 0; j < C; ++j) mine += w[j];
+    run = blockExclusiveSum<BT>(mine, total);
+    const float target = philoxUniform(seed, (unsigned long long)row, offset) * total;
+    int pick = 0x7fffffff, last = -1;
+#pragma unroll
+    for (int j = 0; j < C; ++j) {
+        run += w[j];
+        if (w[j] > 0.f) {
+            last = t * C + j;
+            if (run >= target && pick == 0x7fffffff) pick = t * C + j;
+        }
+    }
+    pick = blockReduceMin<BT>(pick);
+    last = blockReduceMax<BT>(last); // rounding may leave the target above every sum: the last kept
+    return pick != 0x7fffffff ? pick : last;
+}
+
+/// rowSample's draw: a block a row (grid-stride) over rowTopK's candidates values / indices (rows x k).
 template <typename T, typename Idx> __global__ void __launch_bounds__(kTopKThreads)
     rowSampleKernel(const T* values, const int* indices, Idx* out, long long rows, SampleParams sp) {
-    constexpr int C = kSamplePerThread, BT = kTopKThreads;
-    const int t = (int)threadIdx.x, k = sp.k;
     const unsigned long long seed = sp.seedPtr ? *sp.seedPtr : sp.seed;
     const unsigned long long offset = sp.offsetPtr ? *sp.offsetPtr : sp.offset;
     for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
-        const T* v = values + row * k;
-        const int* ix = indices + row * k;
-        const float top = Arith<T>::to_acc(v[0]);
-        if (top != top || top == -__builtin_huge_valf() || sp.temperature == 0.f || k == 1) { // NaN, all -inf, argmax
-            if (t == 0) out[row] = (Idx)ix[0];
-            continue;
-        }
-        // 1. weights, min-p
-        float w[C];
-#pragma unroll
-        for (int j = 0; j < C; ++j) {
-            const int r = t * C + j;
-            w[j] = r < k ? sampleWeight(Arith<T>::to_acc(v[r]), top, sp.temperature) : 0.f;
-            if (w[j] < sp.minP) w[j] = 0.f;
-        }
-        // 2. top-p
-        float mine = 0.f, total = 0.f;
-#pragma unroll
-        for (int j = 0; j < C; ++j) mine += w[j];
-        float run = blockExclusiveSum<BT>(mine, total);
-        const float cut = sp.topP * total;
-#pragma unroll
-        for (int j = 0; j < C; ++j) {
-            const float wj = w[j];
-            if (!(run < cut)) w[j] = 0.f;
-            run += wj;
-        }
-        // 3. draw
-        mine = 0.f;
-#pragma unroll
-        for (int j = 0; j < C; ++j) mine += w[j];
-        run = blockExclusiveSum<BT>(mine, total);
-        const float target = philoxUniform(seed, (unsigned long long)row, offset) * total;
-        int pick = 0x7fffffff, last = -1;
-#pragma unroll
-        for (int j = 0; j < C; ++j) {
-            run += w[j];
-            if (w[j] > 0.f) {
-                last = t * C + j;
-                if (run >= target && pick == 0x7fffffff) pick = t * C + j;
-            }
-        }
-        pick = blockReduceMin<BT>(pick);
-        last = blockReduceMax<BT>(last); // rounding may leave the target above every sum: the last kept
-        if (t == 0) out[row] = (Idx)ix[pick != 0x7fffffff ? pick : last];
+        const int pick = sampleRank(values + row * sp.k, sp.k, sp, seed, offset, row);
+        if (threadIdx.x == 0) out[row] = (Idx)indices[row * sp.k + pick];
     }
 }
 
