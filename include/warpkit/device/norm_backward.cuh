@@ -124,7 +124,7 @@ template <typename T> inline cudaError_t rowNormBackward(NormBackwardParams<T> p
     if (*workspaceBytes < need) return cudaErrorInvalidValue;
     if (cols == 0) return cudaSuccess;
     const NormBackwardPlan pl = normBackwardPlan(rows, cols, nbVec(p), (int)sizeof(T));
-    NbFinish<T> f{{nullptr, nullptr}, {nullptr, nullptr}, rows > 0 ? pl.parts : 0, cols};
+    NbFinish<T> f{{nullptr, nullptr}, {nullptr, nullptr}, rows > 0 ? pl.parts : 0, cols, pl.finish};
     if (rows > 0) {
         float* ws = reinterpret_cast<float*>(alignUp16(workspace));
         const size_t n = (size_t)pl.parts * (size_t)cols;
@@ -140,8 +140,9 @@ template <typename T> inline cudaError_t rowNormBackward(NormBackwardParams<T> p
     f.src[0] = dw != nullptr ? p.pw : p.pb, f.out[0] = dw != nullptr ? dw : db, f.src[1] = p.pb, f.out[1] = db;
     if (k == 0) return cudaSuccess;
     cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3((unsigned)((cols + kNbFinishCols - 1) / kNbFinishCols), (unsigned)k);
-    cfg.blockDim = dim3(kNbFinishCols * kNbFinishLanes);
+    const int perBlock = kNbFinishThreads / pl.finish;
+    cfg.gridDim = dim3((unsigned)((cols + perBlock - 1) / perBlock), (unsigned)k);
+    cfg.blockDim = dim3(kNbFinishThreads);
     cfg.stream = stream;
     return cudaLaunchKernelEx(&cfg, normBackwardFinishKernel<T>, f);
 }

@@ -19,9 +19,10 @@
 //      partials.
 // normBackwardSumsKernel (N2), block (s, b): slice s of part b's rows, one at a time: stages 1-4,
 // the slice's two sums to the workspace, then stage 6. normBackwardSplitDxKernel (N2), the same
-// blocks: each row's sums over its slices (nbSliceSums, the same order in every block), then the
-// slice's dx from a second read. normBackwardFinishKernel: dw and db, the partials added in part
-// order.
+// slices and parts in reverse order (rows too, so that what the first kernel left in L2 is read
+// first): each row's sums over its slices (nbSliceSums, the same order in every block), then the
+// slice's dx from a second read. normBackwardFinishKernel (N5): dw and db, the partials added in
+// part order.
 #pragma once
 
 #include "../../block/reduce.cuh"
@@ -301,54 +302,59 @@ template <typename T> WARPKIT_DEVICE float2 nbSliceSums(const NormBackwardParams
     return a;
 }
 
-// Split path (N2), second kernel (launched when dx is wanted): block (s, b) takes slice s of part
-// b's rows again, one at a time with the next row's loads and sums in flight: each row's total sums
-// (nbSliceSums, then a warp's butterfly), then the slice's dx.
+// Split path (N2), second kernel (launched when dx is wanted): the blocks of the first kernel in
+// reverse, each taking its part's rows in reverse, one at a time with the next row's loads and sums
+// in flight: each row's total sums (nbSliceSums, then a warp's butterfly), then the slice's dx.
+// Reverse: the first kernel's last rows are the ones still in L2, so they are read first.
 template <typename T, bool Vec>
 __global__ void __launch_bounds__(kNbSliceThreads, nbMinBlocks<T, Vec, true>(kNbSliceThreads))
     normBackwardSplitDxKernel(NormBackwardParams<T> p) {
     static_assert(NbTypeCheck<T>::ok, "norm backward kernels: T (see NbTypeCheck)");
     constexpr int Gs = kNbSliceThreads, W = Vec ? vectorElems<T>() : 1, C = kNbElems / W;
-    const int t = (int)threadIdx.x, c0 = (int)blockIdx.x * kNbSliceCols;
+    const int last = (int)(gridDim.x * gridDim.y) - 1 - (int)(blockIdx.y * gridDim.x + blockIdx.x);
+    const int t = (int)threadIdx.x, c0 = last % p.slices * kNbSliceCols;
     long long r0, r1;
-    nbPartRows(p, (int)blockIdx.y, &r0, &r1);
+    nbPartRows(p, last / p.slices, &r0, &r1);
     alignas(16) T w[C][W];
     nbLoadWeights<Gs>(p, t, c0, w);
     NbRow<T, C, W> cur, nxt;
-    nbLoadRow<Gs>(p, r0, r1, t, c0, cur);
-    float2 sc = nbSliceSums(p, r0, r1), sn;
-    for (long long row = r0; row < r1; ++row) {
-        nbLoadRow<Gs>(p, row + 1, r1, t, c0, nxt);
-        sn = nbSliceSums(p, row + 1, r1);
+    const long long first = r1 > r0 ? r1 - 1 : r1; // r1: an empty row (an empty part)
+    nbLoadRow<Gs>(p, first, r1, t, c0, cur);
+    float2 sc = nbSliceSums(p, first, r1), sn;
+    for (long long row = r1 - 1; row >= r0; --row) {
+        const long long next = row > r0 ? row - 1 : r1; // r1: an empty row
+        nbLoadRow<Gs>(p, next, r1, t, c0, nxt);
+        sn = nbSliceSums(p, next, r1);
         const float s0 = warpReduce<32>(sc.x, Sum{}), s1 = warpReduce<32>(sc.y, Sum{});
         nbStoreRow<T, Gs>(p, cur, w, p.mean != nullptr ? s0 * p.invN : 0.0f, s1 * p.invN, row, t, c0);
         cur = nxt, sc = sn;
     }
 }
 
-/// The final sums: out[k][col] = the sum over parts, in part order, of src[k][part][col] (k =
-/// blockIdx.y); kNbFinishLanes threads a column take every kNbFinishLanes-th part, then the first
-/// adds their sums in lane order. parts = 0: zeros.
+/// The final sums (N5): out[k][col] = the sum over parts, in part order, of src[k][part][col] (k =
+/// blockIdx.y); `lanes` threads a column (a power of two, 1..kNbFinishMaxLanes) take every lanes-th
+/// part, then the first adds their sums in lane order; a block holds kNbFinishThreads / lanes
+/// columns. parts = 0: zeros.
 template <typename T> struct NbFinish {
     const float* src[2];
     T* out[2];
-    int parts, cols;
+    int parts, cols, lanes;
 };
-template <typename T> __global__ void __launch_bounds__(kNbFinishCols* kNbFinishLanes)
-    normBackwardFinishKernel(NbFinish<T> f) {
-    __shared__ float part[kNbFinishLanes][kNbFinishCols];
-    const int cx = (int)threadIdx.x % kNbFinishCols, lane = (int)threadIdx.x / kNbFinishCols;
-    const int col = (int)blockIdx.x * kNbFinishCols + cx;
+template <typename T> __global__ void __launch_bounds__(kNbFinishThreads) normBackwardFinishKernel(NbFinish<T> f) {
+    __shared__ float part[kNbFinishThreads];
+    const int ncols = kNbFinishThreads / f.lanes, cx = (int)threadIdx.x % ncols, lane = (int)threadIdx.x / ncols;
+    const int col = (int)blockIdx.x * ncols + cx;
     const float* src = blockIdx.y == 0 ? f.src[0] : f.src[1]; // (an indexed parameter array: a stack copy)
     float s = 0.0f;
     if (col < f.cols)
 #pragma unroll 8
-        for (int k = lane; k < f.parts; k += kNbFinishLanes) s += src[(size_t)k * f.cols + col];
-    part[lane][cx] = s;
-    __syncthreads();
+        for (int k = lane; k < f.parts; k += f.lanes) s += src[(size_t)k * f.cols + col];
+    if (f.lanes > 1) {
+        part[threadIdx.x] = s;
+        __syncthreads();
+        for (int k = 1; k < f.lanes; ++k) s += part[k * ncols + cx];
+    }
     if (lane != 0 || col >= f.cols) return;
-#pragma unroll
-    for (int k = 1; k < kNbFinishLanes; ++k) s += part[k][cx];
     (blockIdx.y == 0 ? f.out[0] : f.out[1])[col] = Arith<T>::from_acc(s);
 }
 

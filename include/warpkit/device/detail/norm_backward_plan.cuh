@@ -19,6 +19,10 @@
 //   N4  split path past 8192 columns: parts = ceil(blocks / slices), at most rows: about `blocks`
 //       blocks however few the rows (384 fp32, 512 16-bit: one wave of 3 or 4 blocks an SM on 132
 //       SMs), each part's dw / db partials one row of the workspace
+//   N5  the final sum of the parts' partials: `finish` threads a column, the narrowest power of two
+//       of 1..32 that leaves each at most kNbFinishLoads parts, in blocks of kNbFinishThreads (few
+//       parts, as on the split path: one thread a column and wide blocks, not 32 threads a column
+//       with most of them idle)
 // A part is a balanced range of consecutive rows; each column's partial adds the part's rows in a
 // fixed order (a group's rows in order, then the groups in order), so dw / db's bits depend on
 // (rows, cols, element size) alone: the same on every GPU, stream and call. Aligned and unaligned
@@ -38,8 +42,9 @@ constexpr int kNbMaxColsElem = kNbMaxColsVec / 2;        // element slots (N1): 
 constexpr int kNbRegsThreads = 256;                      // the register path's narrowest block (N1)
 constexpr int kNbSliceThreads = 256;                     // the split path's block (N2)
 constexpr int kNbSliceCols = kNbSliceThreads * kNbElems; // columns a slice (N2)
-constexpr int kNbFinishCols = 8;                         // the final sum: columns a block (a 32-byte sector)
-constexpr int kNbFinishLanes = 32;                       // the final sum: threads a column
+constexpr int kNbFinishThreads = 256;                    // the final sum's block (N5)
+constexpr int kNbFinishLoads = 16;                       // the final sum: parts a thread at most (N5)
+constexpr int kNbFinishMaxLanes = 32;                    // the final sum: threads a column at most (N5)
 
 /// A path rule: rows of at most maxColsVec columns (every row 16-byte aligned: vector slots) or
 /// maxColsElem columns (any alignment: element slots) take `path`; minThreads: threads a block at
@@ -68,23 +73,33 @@ constexpr int kNbMaxParts = 512; // the largest maxParts above
 
 /// How a call spreads: `group` threads a row or a slice, in blocks of `threads`, the row cut into
 /// `slices` (1 on the register path), the rows split into `parts` ranges of consecutive rows;
-/// vec: vector slots.
+/// vec: vector slots; finish: threads a column of the final sum (N5).
 struct NormBackwardPlan {
     const char* pathRule; // id of the path rule
     const char* partRule; // id of the split rule
     NbPath path;
     int group, threads, slices, parts;
     bool vec;
+    int finish;
 };
+
+/// N5: threads a column of the final sum over `parts` partials: the narrowest power of two of
+/// 1..kNbFinishMaxLanes that gives each at most kNbFinishLoads parts. Host only.
+inline int nbFinishLanes(int parts) {
+    int l = 1;
+    while (l < kNbFinishMaxLanes && (long long)l * kNbFinishLoads < parts) l *= 2;
+    return l;
+}
 
 /// The register path's plan (N1, N3) for rows x cols of elemBytes-byte elements. Host only.
 inline NormBackwardPlan nbRegsPlan(long long rows, int cols, bool vec, int elemBytes) {
-    NormBackwardPlan p = {kNbPathRules[0].id, kNbPartRules[0].id, NbRegs, 32, 0, 1, 1, vec};
+    NormBackwardPlan p = {kNbPathRules[0].id, kNbPartRules[0].id, NbRegs, 32, 0, 1, 1, vec, 1};
     while ((long long)p.group * kNbElems < cols) p.group *= 2;
     p.threads = p.group > kNbPathRules[0].minThreads ? p.group : kNbPathRules[0].minThreads;
     const long long per = p.threads / p.group, parts = (rows + per - 1) / per;
     const int cap = elemBytes == 2 ? kNbPartRules[0].maxParts16 : kNbPartRules[0].maxParts;
     p.parts = (int)(parts < 1 ? 1 : parts < cap ? parts : cap);
+    p.finish = nbFinishLanes(p.parts);
     return p;
 }
 
@@ -95,12 +110,13 @@ inline NormBackwardPlan normBackwardPlan(long long rows, int cols, bool vec, int
     if (cols <= (vec ? kNbPathRules[0].maxColsVec : kNbPathRules[0].maxColsElem))
         return nbRegsPlan(rows, cols, vec, elemBytes);
     const NbPathRule& r = kNbPathRules[1];
-    NormBackwardPlan p = {r.id, "", NbSplit, r.minThreads, r.minThreads, 1, 1, vec};
+    NormBackwardPlan p = {r.id, "", NbSplit, r.minThreads, r.minThreads, 1, 1, vec, 1};
     p.slices = (int)(((long long)cols + kNbSliceCols - 1) / kNbSliceCols);
     if (cols <= kNbMaxColsVec) { // the aligned rows' parts (N3), so that alignment keeps dw / db's bits
         const NormBackwardPlan a = nbRegsPlan(rows, cols, true, elemBytes);
         p.partRule = a.partRule;
         p.parts = a.parts;
+        p.finish = a.finish;
         return p;
     }
     const NbPartRule& s = kNbPartRules[1];
@@ -109,6 +125,7 @@ inline NormBackwardPlan normBackwardPlan(long long rows, int cols, bool vec, int
     parts = parts < rows ? parts : rows;
     p.partRule = s.id;
     p.parts = (int)(parts < 1 ? 1 : parts < s.maxParts ? parts : s.maxParts);
+    p.finish = nbFinishLanes(p.parts);
     return p;
 }
 
@@ -132,6 +149,7 @@ constexpr int nbRegsThreads(int group) { return group > kNbRegsThreads ? group :
 /// the split path's two kernels in blocks of kNbSliceThreads. Host only.
 inline bool normBackwardPlanCompiled(const NormBackwardPlan& p) {
     if (p.parts < 1 || p.parts > kNbMaxParts || p.slices < 1) return false;
+    if (p.finish < 1 || p.finish > kNbFinishMaxLanes || (p.finish & (p.finish - 1)) != 0) return false;
     if (p.path == NbSplit) return p.group == kNbSliceThreads && p.threads == kNbSliceThreads;
     const bool pow2 = p.group >= 32 && p.group <= kNbMaxGroup && (p.group & (p.group - 1)) == 0;
     return pow2 && p.slices == 1 && p.threads == nbRegsThreads(p.group) && (p.vec || p.group < kNbMaxGroup);
