@@ -8,7 +8,7 @@
 // kernel, element slots in groups of 1024), a register plan whose group does not hold the row or is
 // not the narrowest that does, or whose parts pass the element size's cap, a final sum whose threads a
 // column leave one more than kNbFinishLoads parts or are not the narrowest that do not (N5), a split plan whose
-// slices do not cover the row or whose parts leave the GPU short of the rule's blocks, or when
+// slices do not cover the row or whose parts pass the rule's blocks or leave it short, or when
 // aligned and unaligned rows get different parts (then dw / db's bits and the workspace size would
 // depend on the pointers).
 //
@@ -49,8 +49,8 @@ void checkPlan(const NormBackwardPlan& p, long long rows, int cols, bool vec, in
     } else {
         cr_expect((long long)p.slices * kNbSliceCols >= cols && (long long)(p.slices - 1) * kNbSliceCols < cols,
                   "rows=%lld cols=%d: %d slices", rows, cols, p.slices);
-        cr_expect(p.parts <= (rows > 1 ? rows : 1) &&
-                      (p.parts >= rows || (long long)p.parts * p.slices >= blocks || p.parts == kNbMaxParts),
+        cr_expect(p.parts <= (rows > 1 ? rows : 1) && (p.parts == 1 || (long long)p.parts * p.slices <= blocks) &&
+                      (p.parts >= rows || (long long)(p.parts + 1) * p.slices > blocks || p.parts == kNbMaxParts),
                   "rows=%lld cols=%d: %d parts for %d slices", rows, cols, p.parts, p.slices);
     }
 }

@@ -21,11 +21,14 @@
 // the slice's two sums to the workspace, then stage 6. normBackwardSplitDxKernel (N2), the same
 // slices and parts in reverse order (rows too, so that what the first kernel left in L2 is read
 // first): each row's sums over its slices (nbSliceSums, the same order in every block), then the
-// slice's dx from a second read. normBackwardFinishKernel (N5): dw and db, the partials added in
-// part order.
+// slice's dx from a second read. normBackwardOnePassKernel (N2, dx wanted, the grid resident at
+// once): the first kernel's blocks, each row's slice pairs exchanged through the sums and a count
+// a row, dx from the registers (one read). normBackwardFinishKernel (N5): dw and db, the partials
+// added in part order.
 #pragma once
 
 #include "../../block/reduce.cuh"
+#include "../../detail/async.cuh" // loadRelaxedGpu
 #include "../../thread/vector.cuh"
 #include "norm_backward_plan.cuh"
 #include "row_part.cuh"
@@ -39,10 +42,11 @@ template <typename T> struct NormBackwardParams {
     const T* w;
     const float* mean; // null for RMSNorm
     const float* rstd;
-    T* dx;        // null: not written
-    float* pw;    // partial sums of dw: parts x cols (null: dw not wanted)
-    float* pb;    // of db
-    float2* sums; // split path: rows x slices pairs (sum(g), sum(g * xhat)) of each slice
+    T* dx;                    // null: not written
+    float* pw;                // partial sums of dw: parts x cols (null: dw not wanted)
+    float* pb;                // of db
+    float2* sums;             // split path: rows x slices pairs (sum(g), sum(g * xhat)) of each slice
+    unsigned long long* done; // one-pass split kernel: slices whose pair of row r is in sums (zeroed first)
     long long rows, lddy, ldx, lddx;
     int cols, parts, slices;
     float invN; // 1 / cols
@@ -201,11 +205,18 @@ WARPKIT_DEVICE void nbLoadWeights(const NormBackwardParams<T>& p, int t, int c0,
 }
 
 /// Blocks an SM that a kernel's launch bounds ask for, at `threads` a block: 512 threads an SM; with
-/// vector slots on the split path 768 (fp32) or 1024 (16-bit), and 768 on the register path for
-/// 16-bit (a row in half the registers). ptxas -v on sm_75/80/90 shows no spills at these bounds
-/// and spills past them.
-template <typename T, bool Vec, bool Split> constexpr int nbMinBlocks(int threads) {
-    const int perSm = !Vec ? 512 : Split ? (sizeof(T) == 2 ? 1024 : 768) : (sizeof(T) == 2 ? 768 : 512);
+/// vector slots on the split path 768 (fp32; 16-bit in the one-pass kernel) or 1024 (16-bit), and
+/// 768 on the register path for 16-bit (a row in half the registers). The one-pass kernel in fp32:
+/// 768 on sm_90 (its grid of 384 needs 3 an SM on 132 SMs), 512 before (80 registers spilled on
+/// sm_75/80, whose GPUs hold that grid at neither bound). ptxas -v on sm_75/80/90 shows no spills at
+/// these bounds and spills past them.
+template <typename T, bool Vec, bool Split, bool OnePass = false> constexpr int nbMinBlocks(int threads) {
+    const int onePass = sizeof(T) == 2 || WARPKIT_ARCH >= 900 ? 768 : 512;
+    const int perSm = !Vec             ? 512
+                      : OnePass        ? onePass
+                      : Split          ? (sizeof(T) == 2 ? 1024 : 768)
+                      : sizeof(T) == 2 ? 768
+                                       : 512;
     return perSm / threads > 1 ? perSm / threads : 1;
 }
 
@@ -290,13 +301,13 @@ __global__ void __launch_bounds__(kNbSliceThreads, nbMinBlocks<T, Vec, true>(kNb
 
 /// Stage: the calling lane's share of row `row`'s sums over its slices (slices lane, lane + 32, ...
 /// in order; zeros past r1); a warp's butterfly of these gives every lane of every block the same
-/// bits.
+/// bits. Loads from L2 (other blocks of the one-pass kernel write them while it runs).
 template <typename T> WARPKIT_DEVICE float2 nbSliceSums(const NormBackwardParams<T>& p, long long row, long long r1) {
     float2 a = make_float2(0.0f, 0.0f);
     if (row >= r1) return a;
     const float2* q = p.sums + row * p.slices;
     for (int k = (int)threadIdx.x % 32; k < p.slices; k += 32) {
-        const float2 v = q[k];
+        const float2 v = __ldcg(q + k);
         a.x += v.x, a.y += v.y;
     }
     return a;
@@ -329,6 +340,56 @@ __global__ void __launch_bounds__(kNbSliceThreads, nbMinBlocks<T, Vec, true>(kNb
         nbStoreRow<T, Gs>(p, cur, w, p.mean != nullptr ? s0 * p.invN : 0.0f, s1 * p.invN, row, t, c0);
         cur = nxt, sc = sn;
     }
+}
+
+/// Stage (one-pass split kernel): slice `slice`'s pair s of row `row` to the sums, announced on
+/// the row's count; then the wait until every slice of the row has announced its own (every thread
+/// of the block calls; thread 0 writes and waits).
+template <typename T>
+WARPKIT_DEVICE void nbExchangeSums(const NormBackwardParams<T>& p, long long row, int slice, const float (&s)[2]) {
+    if (threadIdx.x == 0) {
+        p.sums[row * p.slices + slice] = make_float2(s[0], s[1]);
+        __threadfence(); // the pair is visible before the count that announces it
+        atomicAdd(p.done + row, 1ull);
+        while (loadRelaxedGpu(p.done + row) < (unsigned long long)p.slices) {
+        }
+        __threadfence(); // the other slices' pairs are read after their counts
+    }
+    __syncthreads();
+}
+
+// Split path (N2), one pass (dx wanted, every block resident at once: a cooperative launch):
+// block (s, b) takes slice s of part b's rows one at a time (the next row's loads in flight): the
+// slice's two sums exchanged with the row's other slices through the sums and the row's count
+// (nbExchangeSums), then the row's totals (nbSliceSums, the same order as the second kernel's) and
+// the slice's dx from the registers, its dw / db terms in registers, then the part's partials of the
+// slice. The same bits as the two kernels; one read of dy and x.
+template <typename T, bool Vec>
+__global__ void __launch_bounds__(kNbSliceThreads, nbMinBlocks<T, Vec, true, true>(kNbSliceThreads))
+    normBackwardOnePassKernel(NormBackwardParams<T> p) {
+    static_assert(NbTypeCheck<T>::ok, "norm backward kernels: T (see NbTypeCheck)");
+    constexpr int Gs = kNbSliceThreads, W = Vec ? vectorElems<T>() : 1, C = kNbElems / W;
+    __shared__ float red[2][Gs / 32][2];
+    const int t = (int)threadIdx.x, c0 = (int)blockIdx.x * kNbSliceCols;
+    long long r0, r1;
+    nbPartRows(p, (int)blockIdx.y, &r0, &r1);
+    alignas(16) T w[C][W];
+    float aw[C][W] = {}, ab[C][W] = {};
+    nbLoadWeights<Gs>(p, t, c0, w);
+    NbRow<T, C, W> cur, nxt;
+    nbLoadRow<Gs>(p, r0, r1, t, c0, cur);
+    for (long long row = r0; row < r1; ++row) {
+        nbLoadRow<Gs>(p, row + 1, r1, t, c0, nxt);
+        float s[2];
+        nbRowTerms(cur, w, s, aw, ab);
+        nbGroupSums<Gs, Gs>(s, red, (int)(row - r0));
+        nbExchangeSums(p, row, (int)blockIdx.x, s);
+        const float2 a = nbSliceSums(p, row, r1);
+        const float s0 = warpReduce<32>(a.x, Sum{}), s1 = warpReduce<32>(a.y, Sum{});
+        nbStoreRow<T, Gs>(p, cur, w, p.mean != nullptr ? s0 * p.invN : 0.0f, s1 * p.invN, row, t, c0);
+        cur = nxt;
+    }
+    if (p.pw != nullptr || p.pb != nullptr) nbBlockPartials<Gs, Gs>(p, aw, ab, (int)blockIdx.y, c0);
 }
 
 /// The final sums (N5): out[k][col] = the sum over parts, in part order, of src[k][part][col] (k =

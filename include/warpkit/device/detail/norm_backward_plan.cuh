@@ -11,14 +11,17 @@
 //       kNbElems elements a thread), in blocks of at least 256 threads (several groups a block);
 //       one read of the row
 //   N2  longer rows: the split path, each row cut into slices of kNbSliceCols columns, a block of
-//       kNbSliceThreads threads a slice (grid slices x parts): a first kernel writes each slice's
-//       two row sums, a second re-reads the slice for dx (two reads of the row)
+//       kNbSliceThreads threads a slice (grid slices x parts): where the grid fits the GPU at once
+//       (a cooperative launch), one kernel whose blocks exchange each row's slice sums through
+//       global memory and write dx from registers (one read of the row); else a first kernel writes
+//       each slice's two row sums, a second re-reads the slice for dx (two reads). Same bits.
 //   N3  register path (and the split path's rows of at most 8192 columns): parts = ceil(rows /
 //       rows a block at a time), at most 512 (fp32) or 384 (16-bit: its blocks of 256 fit 3 an SM,
 //       so that 384 blocks are one wave on a 132-SM GPU where 512 were two)
-//   N4  split path past 8192 columns: parts = ceil(blocks / slices), at most rows: about `blocks`
-//       blocks however few the rows (384 fp32, 512 16-bit: one wave of 3 or 4 blocks an SM on 132
-//       SMs), each part's dw / db partials one row of the workspace
+//   N4  split path past 8192 columns: parts = floor(blocks / slices), at least 1, at most rows:
+//       at most `blocks` blocks (unless slices alone pass it) however few the rows (384: the
+//       one-pass kernel's 3 blocks an SM on 132 SMs, all resident at once), each part's dw / db
+//       partials one row of the workspace
 //   N5  the final sum of the parts' partials: `finish` threads a column, the narrowest power of two
 //       of 1..32 that leaves each at most kNbFinishLoads parts, in blocks of kNbFinishThreads (few
 //       parts, as on the split path: one thread a column and wide blocks, not 32 threads a column
@@ -62,13 +65,13 @@ constexpr NbPathRule kNbPathRules[] = {
     {"N2", 0x7fffffff, 0x7fffffff, NbSplit, kNbSliceThreads},
 };
 
-/// A split rule: at most maxParts parts; blocks > 0: parts = ceil(blocks / slices) (at most rows),
+/// A split rule: at most maxParts parts; blocks > 0: parts = floor(blocks / slices) (1..rows),
 /// else one part per `rows a block at a time` rows; the ...16 fields for 16-bit elements.
 struct NbPartRule {
     const char* id;
     int maxParts, maxParts16, blocks, blocks16;
 };
-constexpr NbPartRule kNbPartRules[] = {{"N3", 512, 384, 0, 0}, {"N4", 512, 512, 384, 512}};
+constexpr NbPartRule kNbPartRules[] = {{"N3", 512, 384, 0, 0}, {"N4", 512, 512, 384, 384}};
 constexpr int kNbMaxParts = 512; // the largest maxParts above
 
 /// How a call spreads: `group` threads a row or a slice, in blocks of `threads`, the row cut into
@@ -121,7 +124,7 @@ inline NormBackwardPlan normBackwardPlan(long long rows, int cols, bool vec, int
     }
     const NbPartRule& s = kNbPartRules[1];
     const int blocks = elemBytes == 2 ? s.blocks16 : s.blocks;
-    long long parts = (blocks + p.slices - 1) / p.slices;
+    long long parts = blocks / p.slices; // slices x parts at most `blocks`: all resident at once
     parts = parts < rows ? parts : rows;
     p.partRule = s.id;
     p.parts = (int)(parts < 1 ? 1 : parts < s.maxParts ? parts : s.maxParts);
@@ -131,13 +134,13 @@ inline NormBackwardPlan normBackwardPlan(long long rows, int cols, bool vec, int
 
 /// Workspace bytes for elemBytes-byte elements: 16 for alignment, `arrays` (dw, db wanted) float
 /// partials of cols a part, and where any alignment takes the split path, a float2 pair of row sums
-/// a row and slice. Parts and slices are those of the unaligned plan, which the aligned one's parts
-/// equal (see above).
+/// a row and slice and a 64-bit count a row (the one-pass kernel's). Parts and slices are those of
+/// the unaligned plan, which the aligned one's parts equal (see above).
 inline size_t normBackwardBytes(long long rows, int cols, int arrays, int elemBytes) {
     if (rows <= 0 || cols <= 0) return 0;
     const NormBackwardPlan u = normBackwardPlan(rows, cols, false, elemBytes);
     const size_t partials = (size_t)arrays * (size_t)u.parts * (size_t)cols * sizeof(float);
-    const size_t sums = u.path == NbSplit ? (size_t)rows * (size_t)u.slices * 2 * sizeof(float) : 0;
+    const size_t sums = u.path == NbSplit ? (size_t)rows * ((size_t)u.slices + 1) * 2 * sizeof(float) : 0;
     return partials + sums == 0 ? 0 : 16 + alignUp16(partials) + sums;
 }
 
