@@ -228,11 +228,18 @@ template <typename T> struct NbTypeCheck {
     static constexpr bool ok = true;
 };
 
+/// Rows a group of the register path keeps in flight ahead of the one it reduces, at `threads` a
+/// block: 1; none in blocks of 1024 (the 64 registers a thread do not hold two rows: 16-bit
+/// spilled); 2 for 16-bit vector slots in blocks of 512 (one block an SM: 16 bytes of each input a
+/// thread and a row ahead left its loads short of the latency; two fit in 128 registers).
+template <typename T, bool Vec> WARPKIT_HD constexpr int nbRowsAhead(int threads) {
+    return threads >= 1024 ? 0 : sizeof(T) == 2 && Vec && threads == 512 ? 2 : 1;
+}
+
 // Register path (N1): block b takes part b's rows; its Threads / Gs groups of Gs threads take a row
 // each at a time (group k rows r0 + k, r0 + k + G, ...), each thread kNbElems elements of each
-// input. Prefetch: the next row's loads in flight while the current row is reduced (except in blocks
-// of 1024, where the 64 registers a thread do not hold two rows: 16-bit spilled). Vec: every row of dy, x
-// and dx, and w, is 16-byte aligned and cols a whole number of vectors (slots of a vector); else
+// input, nbRowsAhead rows' loads in flight while the current row is reduced. Vec: every row of dy,
+// x and dx, and w, is 16-byte aligned and cols a whole number of vectors (slots of a vector); else
 // slots of one element.
 template <typename T, int Threads, int Gs, bool Vec>
 __global__ void __launch_bounds__(Threads, nbMinBlocks<T, Vec, false>(Threads))
@@ -245,7 +252,7 @@ __global__ void __launch_bounds__(Threads, nbMinBlocks<T, Vec, false>(Threads))
     static_assert(Vec || Gs < kNbMaxGroup,
                   "normBackwardKernel: element slots (Vec false) need Gs <= 512 (1024 spills)");
     constexpr int W = Vec ? vectorElems<T>() : 1, C = kNbElems / W, G = Threads / Gs;
-    constexpr bool Prefetch = Threads < 1024;
+    constexpr int Ahead = nbRowsAhead<T, Vec>(Threads);
     __shared__ float red[2][Threads / 32][2];
     const int t = (int)threadIdx.x % Gs, g = (int)threadIdx.x / Gs;
     long long r0, r1;
@@ -254,18 +261,21 @@ __global__ void __launch_bounds__(Threads, nbMinBlocks<T, Vec, false>(Threads))
     alignas(16) T w[C][W];
     float aw[C][W] = {}, ab[C][W] = {};
     nbLoadWeights<Gs>(p, t, 0, w);
-    NbRow<T, C, W> cur, nxt;
+    NbRow<T, C, W> cur, nxt, nx2;
     nbLoadRow<Gs>(p, r0 + g, r1, t, 0, cur);
+    if constexpr (Ahead == 2) nbLoadRow<Gs>(p, r0 + g + G, r1, t, 0, nxt);
     for (int it = 0; it < iters; ++it) {
         const long long row = r0 + (long long)it * G + g;
-        if constexpr (Prefetch) nbLoadRow<Gs>(p, row + G, r1, t, 0, nxt);
+        if constexpr (Ahead == 1) nbLoadRow<Gs>(p, row + G, r1, t, 0, nxt);
+        if constexpr (Ahead == 2) nbLoadRow<Gs>(p, row + 2 * G, r1, t, 0, nx2);
         float s[2];
         nbRowTerms(cur, w, s, aw, ab);
         nbGroupSums<Threads, Gs>(s, red, it);
         if (cur.ok && p.dx != nullptr)
             nbStoreRow<T, Gs>(p, cur, w, p.mean != nullptr ? s[0] * p.invN : 0.0f, s[1] * p.invN, row, t, 0);
-        if constexpr (Prefetch) cur = nxt;
-        else nbLoadRow<Gs>(p, row + G, r1, t, 0, cur);
+        if constexpr (Ahead == 0) nbLoadRow<Gs>(p, row + G, r1, t, 0, cur);
+        if constexpr (Ahead >= 1) cur = nxt;
+        if constexpr (Ahead == 2) nxt = nx2;
     }
     if (p.pw != nullptr || p.pb != nullptr) nbBlockPartials<Threads, Gs>(p, aw, ab, (int)blockIdx.x, 0);
 }
