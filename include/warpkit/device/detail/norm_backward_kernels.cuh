@@ -230,10 +230,10 @@ template <typename T> struct NbTypeCheck {
 
 /// Rows a group of the register path keeps in flight ahead of the one it reduces, at `threads` a
 /// block: 1; none in blocks of 1024 (the 64 registers a thread do not hold two rows: 16-bit
-/// spilled); 2 for 16-bit vector slots in blocks of 512 (one block an SM: 16 bytes of each input a
-/// thread and a row ahead left its loads short of the latency; two fit in 128 registers).
+/// spilled); 3 for 16-bit vector slots in blocks of 512 (one block an SM: 16 bytes of each input a
+/// thread and a row ahead left its loads short of the latency; three fit in 128 registers).
 template <typename T, bool Vec> WARPKIT_HD constexpr int nbRowsAhead(int threads) {
-    return threads >= 1024 ? 0 : sizeof(T) == 2 && Vec && threads == 512 ? 2 : 1;
+    return threads >= 1024 ? 0 : sizeof(T) == 2 && Vec && threads == 512 ? 3 : 1;
 }
 
 // Register path (N1): block b takes part b's rows; its Threads / Gs groups of Gs threads take a row
@@ -261,13 +261,15 @@ __global__ void __launch_bounds__(Threads, nbMinBlocks<T, Vec, false>(Threads))
     alignas(16) T w[C][W];
     float aw[C][W] = {}, ab[C][W] = {};
     nbLoadWeights<Gs>(p, t, 0, w);
-    NbRow<T, C, W> cur, nxt, nx2;
+    NbRow<T, C, W> cur, nxt, nx2, nx3;
     nbLoadRow<Gs>(p, r0 + g, r1, t, 0, cur);
-    if constexpr (Ahead == 2) nbLoadRow<Gs>(p, r0 + g + G, r1, t, 0, nxt);
+    if constexpr (Ahead >= 2) nbLoadRow<Gs>(p, r0 + g + G, r1, t, 0, nxt);
+    if constexpr (Ahead >= 3) nbLoadRow<Gs>(p, r0 + g + 2 * G, r1, t, 0, nx2);
     for (int it = 0; it < iters; ++it) {
         const long long row = r0 + (long long)it * G + g;
         if constexpr (Ahead == 1) nbLoadRow<Gs>(p, row + G, r1, t, 0, nxt);
         if constexpr (Ahead == 2) nbLoadRow<Gs>(p, row + 2 * G, r1, t, 0, nx2);
+        if constexpr (Ahead == 3) nbLoadRow<Gs>(p, row + 3 * G, r1, t, 0, nx3);
         float s[2];
         nbRowTerms(cur, w, s, aw, ab);
         nbGroupSums<Threads, Gs>(s, red, it);
@@ -275,7 +277,8 @@ __global__ void __launch_bounds__(Threads, nbMinBlocks<T, Vec, false>(Threads))
             nbStoreRow<T, Gs>(p, cur, w, p.mean != nullptr ? s[0] * p.invN : 0.0f, s[1] * p.invN, row, t, 0);
         if constexpr (Ahead == 0) nbLoadRow<Gs>(p, row + G, r1, t, 0, cur);
         if constexpr (Ahead >= 1) cur = nxt;
-        if constexpr (Ahead == 2) nxt = nx2;
+        if constexpr (Ahead >= 2) nxt = nx2;
+        if constexpr (Ahead >= 3) nx2 = nx3;
     }
     if (p.pw != nullptr || p.pb != nullptr) nbBlockPartials<Threads, Gs>(p, aw, ab, (int)blockIdx.x, 0);
 }
