@@ -28,7 +28,7 @@
 #pragma once
 
 #include "../../block/reduce.cuh"
-#include "../../detail/async.cuh" // loadRelaxedGpu
+#include "../../detail/async.cuh" // loadAcquireGpu, addReleaseGpu
 #include "../../thread/vector.cuh"
 #include "norm_backward_plan.cuh"
 #include "row_part.cuh"
@@ -356,19 +356,17 @@ __global__ void __launch_bounds__(kNbSliceThreads, nbMinBlocks<T, Vec, true>(kNb
 }
 
 /// Stage (one-pass split kernel): slice `slice`'s pair s of row `row` to the sums, announced on
-/// the row's count; then the wait until every slice of the row has announced its own (every thread
-/// of the block calls; thread 0 writes and waits).
+/// the row's count (a release add); then the wait until every slice of the row has announced its
+/// own (acquire loads; every thread of the block calls, thread 0 writes and waits).
 template <typename T>
 WARPKIT_DEVICE void nbExchangeSums(const NormBackwardParams<T>& p, long long row, int slice, const float (&s)[2]) {
     if (threadIdx.x == 0) {
         p.sums[row * p.slices + slice] = make_float2(s[0], s[1]);
-        __threadfence(); // the pair is visible before the count that announces it
-        atomicAdd(p.done + row, 1ull);
-        while (loadRelaxedGpu(p.done + row) < (unsigned long long)p.slices) {
+        addReleaseGpu(p.done + row, 1ull); // the pair is visible to whoever acquires the count
+        while (loadAcquireGpu(p.done + row) < (unsigned long long)p.slices) {
         }
-        __threadfence(); // the other slices' pairs are read after their counts
     }
-    __syncthreads();
+    __syncthreads(); // the block reads the pairs after thread 0's acquire
 }
 
 // Split path (N2), one pass (dx wanted, every block resident at once: a cooperative launch):
