@@ -6,8 +6,9 @@
 // change to the planner that changes a plan shows up here, line by line. It also fails when a
 // plan is one the kernels cannot run (normBackwardPlanCompiled: a group or block with no compiled
 // kernel, element slots in groups of 1024), a register plan whose group does not hold the row or is
-// not the narrowest that does, or whose parts pass the element size's cap, a split plan whose
-// slices do not cover the row or whose parts leave the GPU short of the rule's blocks, or when
+// not the narrowest that does, or whose parts pass the element size's cap, a final sum whose threads a
+// column leave one more than kNbFinishLoads parts or are not the narrowest that do not (N5), a split plan whose
+// slices do not cover the row or whose parts pass the rule's blocks or leave it short, or when
 // aligned and unaligned rows get different parts (then dw / db's bits and the workspace size would
 // depend on the pointers).
 //
@@ -29,6 +30,11 @@ void checkPlan(const NormBackwardPlan& p, long long rows, int cols, bool vec, in
     cr_expect(p.pathRule[0] != 0 && p.partRule[0] != 0, "rows=%lld cols=%d vec=%d: no rule", rows, cols, vec);
     cr_expect(normBackwardPlanCompiled(p), "rows=%lld cols=%d vec=%d: no compiled kernel (group %d, %d threads%s)",
               rows, cols, vec, p.group, p.threads, p.vec ? "" : ", element slots");
+    cr_expect(p.finish == 1 || (long long)p.finish / 2 * kNbFinishLoads < p.parts,
+              "rows=%lld cols=%d: final sum of %d parts at %d threads a column is not the narrowest", rows, cols,
+              p.parts, p.finish);
+    cr_expect((long long)p.finish * kNbFinishLoads >= p.parts, "rows=%lld cols=%d: %d parts pass %d threads a column",
+              rows, cols, p.parts, p.finish);
     if (p.path == NbRegs) {
         cr_expect((long long)p.group * kNbElems >= cols, "rows=%lld cols=%d: group %d does not hold the row", rows,
                   cols, p.group);
@@ -43,8 +49,8 @@ void checkPlan(const NormBackwardPlan& p, long long rows, int cols, bool vec, in
     } else {
         cr_expect((long long)p.slices * kNbSliceCols >= cols && (long long)(p.slices - 1) * kNbSliceCols < cols,
                   "rows=%lld cols=%d: %d slices", rows, cols, p.slices);
-        cr_expect(p.parts <= (rows > 1 ? rows : 1) &&
-                      (p.parts >= rows || (long long)p.parts * p.slices >= blocks || p.parts == kNbMaxParts),
+        cr_expect(p.parts <= (rows > 1 ? rows : 1) && (p.parts == 1 || (long long)p.parts * p.slices <= blocks) &&
+                      (p.parts >= rows || (long long)(p.parts + 1) * p.slices > blocks || p.parts == kNbMaxParts),
                   "rows=%lld cols=%d: %d parts for %d slices", rows, cols, p.parts, p.slices);
     }
 }
@@ -53,7 +59,7 @@ std::string planText(const NormBackwardPlan& p) {
     std::string s = std::string(p.pathRule) + "." + p.partRule;
     if (p.path == NbRegs) s += " g" + std::to_string(p.group) + (p.vec ? " vec" : " elem");
     else s += " split s" + std::to_string(p.slices) + (p.vec ? " vec" : " elem");
-    return s + " t" + std::to_string(p.threads) + " parts" + std::to_string(p.parts);
+    return s + " t" + std::to_string(p.threads) + " parts" + std::to_string(p.parts) + " f" + std::to_string(p.finish);
 }
 
 } // namespace
@@ -62,7 +68,8 @@ Test(norm_backward_plan, golden) {
     std::string out =
         "# rowLayerNormBackward / rowRmsNormBackward plans (tests/device/norm_backward_plan.cu):\n"
         "# element bytes (b4: fp32, b2: 16-bit); path.split rule, group (g) and slots, threads a block (t),\n"
-        "# row blocks (parts); aligned rows | unaligned rows; ws = workspace bytes with dw and db.\n";
+        "# row blocks (parts), threads a column of the final sum (f); aligned rows | unaligned rows;\n"
+        "# ws = workspace bytes with dw and db.\n";
     const long long rowsList[] = {0, 1, 3, 7, 9, 64, 100, 4096, 8192, 16384, 100000, 1LL << 31};
     const int colsList[] = {1,    8,    256,  257,  512,   513,   768,   1024,  2048,  2049,   4096,    4097,
                             6143, 6144, 8192, 8193, 10240, 10241, 16384, 32768, 65537, 262144, 1 << 20, 0x7fffffff};

@@ -5,7 +5,8 @@
 //   - Hopper (sm_90) bulk copies and their fences, cluster addresses, stagePieces;
 //   - cp.async (sm_80 and newer; nothing on sm_75): asyncCopy16, asyncCopyCommit, asyncCopyWait;
 //   - named barriers (bar.sync / bar.arrive), every architecture;
-//   - relaxed GPU-scope 64-bit global loads and stores (coherent in L2, no fence).
+//   - relaxed GPU-scope 64-bit global loads and stores (coherent in L2, no fence); an acquire
+//     load and a release add (a count that announces data).
 #pragma once
 
 #include "config.cuh"
@@ -162,6 +163,19 @@ WARPKIT_DEVICE void storeRelaxedGpu(unsigned long long* p, unsigned long long w)
 }
 WARPKIT_DEVICE void storeRelaxedGpu2(unsigned long long* p, unsigned long long a, unsigned long long b) {
     asm volatile("st.relaxed.gpu.global.v2.u64 [%0], {%1, %2};" ::"l"(p), "l"(a), "l"(b) : "memory");
+}
+
+/// An acquire GPU-scope 64-bit load of global memory: what the thread reads after it sees at
+/// least what the releases it observes made visible (a flag's reader).
+WARPKIT_DEVICE unsigned long long loadAcquireGpu(const unsigned long long* p) {
+    unsigned long long w;
+    asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(w) : "l"(p) : "memory");
+    return w;
+}
+/// A release GPU-scope 64-bit atomic add to global memory: the thread's earlier writes are visible
+/// to whoever acquires a value this add (or a later one) wrote (a count's writer).
+WARPKIT_DEVICE void addReleaseGpu(unsigned long long* p, unsigned long long v) {
+    asm volatile("red.release.gpu.global.add.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
 
 } // namespace detail

@@ -35,10 +35,12 @@
 // dy, x, rstd or (LayerNorm) mean with rows and cols > 0, dx == dy or dx == x with a different ld)
 // return cudaErrorInvalidValue and write nothing.
 //
-// How it works: device/detail/norm_backward_plan.cuh (rules N1-N4: rows of up to 8192 columns in
+// How it works: device/detail/norm_backward_plan.cuh (rules N1-N5: rows of up to 8192 columns in
 // registers, 8 elements of each input a thread, a warp or a block of threads a row, read once;
 // longer rows, and unaligned rows past 4096 columns, cut into slices of 2048 columns over a grid of
-// slices x row ranges, read twice: the slices' row sums, then dx) and norm_backward_kernels.cuh.
+// slices x row ranges: where that grid is resident at once, one cooperative kernel that exchanges
+// the slices' row sums through the workspace and reads once, else two kernels that read twice: the
+// slices' row sums, then dx; the same bits either way) and norm_backward_kernels.cuh.
 #pragma once
 
 #include "../detail/host.cuh"
@@ -74,6 +76,22 @@ inline cudaError_t nbLaunchSplit(const NormBackwardParams<T>& p, const NormBackw
     cfg.gridDim = dim3((unsigned)pl.slices, (unsigned)pl.parts);
     cfg.blockDim = dim3(kNbSliceThreads);
     cfg.stream = st;
+    if (p.dx != nullptr) { // one pass where the whole grid is resident at once
+        const auto one = pl.vec ? normBackwardOnePassKernel<T, true> : normBackwardOnePassKernel<T, false>;
+        int dev = 0, resident = 0;
+        DeviceProps d;
+        WARPKIT_TRY(currentDevice(&dev, &d));
+        WARPKIT_TRY(residentBlocks(one, kNbSliceThreads, dev, d.sms, &resident));
+        if ((long long)pl.slices * pl.parts <= resident) {
+            WARPKIT_TRY(cudaMemsetAsync(p.done, 0, (size_t)p.rows * sizeof(unsigned long long), st));
+            cudaLaunchAttribute coop;
+            coop.id = cudaLaunchAttributeCooperative;
+            coop.val.cooperative = 1;
+            cfg.attrs = &coop;
+            cfg.numAttrs = 1;
+            return cudaLaunchKernelEx(&cfg, one, p);
+        }
+    }
     WARPKIT_TRY(
         cudaLaunchKernelEx(&cfg, pl.vec ? normBackwardSumsKernel<T, true> : normBackwardSumsKernel<T, false>, p));
     if (p.dx == nullptr) return cudaSuccess;
@@ -124,13 +142,14 @@ template <typename T> inline cudaError_t rowNormBackward(NormBackwardParams<T> p
     if (*workspaceBytes < need) return cudaErrorInvalidValue;
     if (cols == 0) return cudaSuccess;
     const NormBackwardPlan pl = normBackwardPlan(rows, cols, nbVec(p), (int)sizeof(T));
-    NbFinish<T> f{{nullptr, nullptr}, {nullptr, nullptr}, rows > 0 ? pl.parts : 0, cols};
+    NbFinish<T> f{{nullptr, nullptr}, {nullptr, nullptr}, rows > 0 ? pl.parts : 0, cols, pl.finish};
     if (rows > 0) {
         float* ws = reinterpret_cast<float*>(alignUp16(workspace));
         const size_t n = (size_t)pl.parts * (size_t)cols;
         p.pw = dw != nullptr ? ws : nullptr;
         p.pb = db != nullptr ? ws + (dw != nullptr ? n : 0) : nullptr;
         p.sums = reinterpret_cast<float2*>(ws + alignUp16((size_t)arrays * n * sizeof(float)) / sizeof(float));
+        p.done = reinterpret_cast<unsigned long long*>(p.sums + (size_t)rows * (size_t)pl.slices);
         p.parts = pl.parts;
         p.slices = pl.slices;
         p.invN = 1.0f / (float)cols;
@@ -140,8 +159,9 @@ template <typename T> inline cudaError_t rowNormBackward(NormBackwardParams<T> p
     f.src[0] = dw != nullptr ? p.pw : p.pb, f.out[0] = dw != nullptr ? dw : db, f.src[1] = p.pb, f.out[1] = db;
     if (k == 0) return cudaSuccess;
     cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3((unsigned)((cols + kNbFinishCols - 1) / kNbFinishCols), (unsigned)k);
-    cfg.blockDim = dim3(kNbFinishCols * kNbFinishLanes);
+    const int perBlock = kNbFinishThreads / pl.finish;
+    cfg.gridDim = dim3((unsigned)((cols + perBlock - 1) / perBlock), (unsigned)k);
+    cfg.blockDim = dim3(kNbFinishThreads);
     cfg.stream = stream;
     return cudaLaunchKernelEx(&cfg, normBackwardFinishKernel<T>, f);
 }
@@ -165,8 +185,8 @@ inline cudaError_t rowLayerNormBackward(const T* dy, const T* x, const typename 
     if constexpr (!detail::IsRowType<T>::value)
         return cudaErrorInvalidValue; // a wrong T: only the assert above reports
     else {
-        const detail::NormBackwardParams<T> p{dy,   x,    w,   mean, rstd, dx, nullptr, nullptr, nullptr,
-                                              rows, lddy, ldx, lddx, cols, 1,  1,       0.0f};
+        const detail::NormBackwardParams<T> p{dy,      x,    w,    mean, rstd, dx,   nullptr, nullptr, nullptr,
+                                              nullptr, rows, lddy, ldx,  lddx, cols, 1,       1,       0.0f};
         return detail::rowNormBackward(p, false, dw, db, workspace, workspaceBytes, stream);
     }
 }
@@ -195,8 +215,8 @@ inline cudaError_t rowRmsNormBackward(const T* dy, const T* x, const typename de
     if constexpr (!detail::IsRowType<T>::value)
         return cudaErrorInvalidValue; // a wrong T: only the assert above reports
     else {
-        const detail::NormBackwardParams<T> p{dy,   x,    w,   nullptr, rstd, dx, nullptr, nullptr, nullptr,
-                                              rows, lddy, ldx, lddx,    cols, 1,  1,       0.0f};
+        const detail::NormBackwardParams<T> p{dy,      x,    w,    nullptr, rstd, dx,   nullptr, nullptr, nullptr,
+                                              nullptr, rows, lddy, ldx,     lddx, cols, 1,       1,       0.0f};
         return detail::rowNormBackward(p, true, dw, static_cast<T*>(nullptr), workspace, workspaceBytes, stream);
     }
 }

@@ -19,12 +19,16 @@
 //      partials.
 // normBackwardSumsKernel (N2), block (s, b): slice s of part b's rows, one at a time: stages 1-4,
 // the slice's two sums to the workspace, then stage 6. normBackwardSplitDxKernel (N2), the same
-// blocks: each row's sums over its slices (nbSliceSums, the same order in every block), then the
-// slice's dx from a second read. normBackwardFinishKernel: dw and db, the partials added in part
-// order.
+// slices and parts in reverse order (rows too, so that what the first kernel left in L2 is read
+// first): each row's sums over its slices (nbSliceSums, the same order in every block), then the
+// slice's dx from a second read. normBackwardOnePassKernel (N2, dx wanted, the grid resident at
+// once): the first kernel's blocks, each row's slice pairs exchanged through the sums and a count
+// a row, dx from the registers (one read). normBackwardFinishKernel (N5): dw and db, the partials
+// added in part order.
 #pragma once
 
 #include "../../block/reduce.cuh"
+#include "../../detail/async.cuh" // loadAcquireGpu, addReleaseGpu
 #include "../../thread/vector.cuh"
 #include "norm_backward_plan.cuh"
 #include "row_part.cuh"
@@ -38,10 +42,11 @@ template <typename T> struct NormBackwardParams {
     const T* w;
     const float* mean; // null for RMSNorm
     const float* rstd;
-    T* dx;        // null: not written
-    float* pw;    // partial sums of dw: parts x cols (null: dw not wanted)
-    float* pb;    // of db
-    float2* sums; // split path: rows x slices pairs (sum(g), sum(g * xhat)) of each slice
+    T* dx;                    // null: not written
+    float* pw;                // partial sums of dw: parts x cols (null: dw not wanted)
+    float* pb;                // of db
+    float2* sums;             // split path: rows x slices pairs (sum(g), sum(g * xhat)) of each slice
+    unsigned long long* done; // one-pass split kernel: slices whose pair of row r is in sums (zeroed first)
     long long rows, lddy, ldx, lddx;
     int cols, parts, slices;
     float invN; // 1 / cols
@@ -200,11 +205,18 @@ WARPKIT_DEVICE void nbLoadWeights(const NormBackwardParams<T>& p, int t, int c0,
 }
 
 /// Blocks an SM that a kernel's launch bounds ask for, at `threads` a block: 512 threads an SM; with
-/// vector slots on the split path 768 (fp32) or 1024 (16-bit), and 768 on the register path for
-/// 16-bit (a row in half the registers). ptxas -v on sm_75/80/90 shows no spills at these bounds
-/// and spills past them.
-template <typename T, bool Vec, bool Split> constexpr int nbMinBlocks(int threads) {
-    const int perSm = !Vec ? 512 : Split ? (sizeof(T) == 2 ? 1024 : 768) : (sizeof(T) == 2 ? 768 : 512);
+/// vector slots on the split path 768 (fp32; 16-bit in the one-pass kernel) or 1024 (16-bit), and
+/// 768 on the register path for 16-bit (a row in half the registers). The one-pass kernel in fp32:
+/// 768 on sm_90 (its grid of 384 needs 3 an SM on 132 SMs), 512 before (80 registers spilled on
+/// sm_75/80, whose GPUs hold that grid at neither bound). ptxas -v on sm_75/80/90 shows no spills at
+/// these bounds and spills past them.
+template <typename T, bool Vec, bool Split, bool OnePass = false> constexpr int nbMinBlocks(int threads) {
+    const int onePass = sizeof(T) == 2 || WARPKIT_ARCH >= 900 ? 768 : 512;
+    const int perSm = !Vec             ? 512
+                      : OnePass        ? onePass
+                      : Split          ? (sizeof(T) == 2 ? 1024 : 768)
+                      : sizeof(T) == 2 ? 768
+                                       : 512;
     return perSm / threads > 1 ? perSm / threads : 1;
 }
 
@@ -216,11 +228,18 @@ template <typename T> struct NbTypeCheck {
     static constexpr bool ok = true;
 };
 
+/// Rows a group of the register path keeps in flight ahead of the one it reduces, at `threads` a
+/// block: 1; none in blocks of 1024 (the 64 registers a thread do not hold two rows: 16-bit
+/// spilled); 3 for 16-bit vector slots in blocks of 512 (one block an SM: 16 bytes of each input a
+/// thread and a row ahead left its loads short of the latency; three fit in 128 registers).
+template <typename T, bool Vec> WARPKIT_HD constexpr int nbRowsAhead(int threads) {
+    return threads >= 1024 ? 0 : sizeof(T) == 2 && Vec && threads == 512 ? 3 : 1;
+}
+
 // Register path (N1): block b takes part b's rows; its Threads / Gs groups of Gs threads take a row
 // each at a time (group k rows r0 + k, r0 + k + G, ...), each thread kNbElems elements of each
-// input. Prefetch: the next row's loads in flight while the current row is reduced (except in blocks
-// of 1024, where the 64 registers a thread do not hold two rows: 16-bit spilled). Vec: every row of dy, x
-// and dx, and w, is 16-byte aligned and cols a whole number of vectors (slots of a vector); else
+// input, nbRowsAhead rows' loads in flight while the current row is reduced. Vec: every row of dy,
+// x and dx, and w, is 16-byte aligned and cols a whole number of vectors (slots of a vector); else
 // slots of one element.
 template <typename T, int Threads, int Gs, bool Vec>
 __global__ void __launch_bounds__(Threads, nbMinBlocks<T, Vec, false>(Threads))
@@ -233,7 +252,7 @@ __global__ void __launch_bounds__(Threads, nbMinBlocks<T, Vec, false>(Threads))
     static_assert(Vec || Gs < kNbMaxGroup,
                   "normBackwardKernel: element slots (Vec false) need Gs <= 512 (1024 spills)");
     constexpr int W = Vec ? vectorElems<T>() : 1, C = kNbElems / W, G = Threads / Gs;
-    constexpr bool Prefetch = Threads < 1024;
+    constexpr int Ahead = nbRowsAhead<T, Vec>(Threads);
     __shared__ float red[2][Threads / 32][2];
     const int t = (int)threadIdx.x % Gs, g = (int)threadIdx.x / Gs;
     long long r0, r1;
@@ -242,18 +261,24 @@ __global__ void __launch_bounds__(Threads, nbMinBlocks<T, Vec, false>(Threads))
     alignas(16) T w[C][W];
     float aw[C][W] = {}, ab[C][W] = {};
     nbLoadWeights<Gs>(p, t, 0, w);
-    NbRow<T, C, W> cur, nxt;
+    NbRow<T, C, W> cur, nxt, nx2, nx3;
     nbLoadRow<Gs>(p, r0 + g, r1, t, 0, cur);
+    if constexpr (Ahead >= 2) nbLoadRow<Gs>(p, r0 + g + G, r1, t, 0, nxt);
+    if constexpr (Ahead >= 3) nbLoadRow<Gs>(p, r0 + g + 2 * G, r1, t, 0, nx2);
     for (int it = 0; it < iters; ++it) {
         const long long row = r0 + (long long)it * G + g;
-        if constexpr (Prefetch) nbLoadRow<Gs>(p, row + G, r1, t, 0, nxt);
+        if constexpr (Ahead == 1) nbLoadRow<Gs>(p, row + G, r1, t, 0, nxt);
+        if constexpr (Ahead == 2) nbLoadRow<Gs>(p, row + 2 * G, r1, t, 0, nx2);
+        if constexpr (Ahead == 3) nbLoadRow<Gs>(p, row + 3 * G, r1, t, 0, nx3);
         float s[2];
         nbRowTerms(cur, w, s, aw, ab);
         nbGroupSums<Threads, Gs>(s, red, it);
         if (cur.ok && p.dx != nullptr)
             nbStoreRow<T, Gs>(p, cur, w, p.mean != nullptr ? s[0] * p.invN : 0.0f, s[1] * p.invN, row, t, 0);
-        if constexpr (Prefetch) cur = nxt;
-        else nbLoadRow<Gs>(p, row + G, r1, t, 0, cur);
+        if constexpr (Ahead == 0) nbLoadRow<Gs>(p, row + G, r1, t, 0, cur);
+        if constexpr (Ahead >= 1) cur = nxt;
+        if constexpr (Ahead >= 2) nxt = nx2;
+        if constexpr (Ahead >= 3) nx2 = nx3;
     }
     if (p.pw != nullptr || p.pb != nullptr) nbBlockPartials<Threads, Gs>(p, aw, ab, (int)blockIdx.x, 0);
 }
@@ -289,66 +314,119 @@ __global__ void __launch_bounds__(kNbSliceThreads, nbMinBlocks<T, Vec, true>(kNb
 
 /// Stage: the calling lane's share of row `row`'s sums over its slices (slices lane, lane + 32, ...
 /// in order; zeros past r1); a warp's butterfly of these gives every lane of every block the same
-/// bits.
+/// bits. Loads from L2 (other blocks of the one-pass kernel write them while it runs).
 template <typename T> WARPKIT_DEVICE float2 nbSliceSums(const NormBackwardParams<T>& p, long long row, long long r1) {
     float2 a = make_float2(0.0f, 0.0f);
     if (row >= r1) return a;
     const float2* q = p.sums + row * p.slices;
     for (int k = (int)threadIdx.x % 32; k < p.slices; k += 32) {
-        const float2 v = q[k];
+        const float2 v = __ldcg(q + k);
         a.x += v.x, a.y += v.y;
     }
     return a;
 }
 
-// Split path (N2), second kernel (launched when dx is wanted): block (s, b) takes slice s of part
-// b's rows again, one at a time with the next row's loads and sums in flight: each row's total sums
-// (nbSliceSums, then a warp's butterfly), then the slice's dx.
+// Split path (N2), second kernel (launched when dx is wanted): the blocks of the first kernel in
+// reverse, each taking its part's rows in reverse, one at a time with the next row's loads and sums
+// in flight: each row's total sums (nbSliceSums, then a warp's butterfly), then the slice's dx.
+// Reverse: the first kernel's last rows are the ones still in L2, so they are read first.
 template <typename T, bool Vec>
 __global__ void __launch_bounds__(kNbSliceThreads, nbMinBlocks<T, Vec, true>(kNbSliceThreads))
     normBackwardSplitDxKernel(NormBackwardParams<T> p) {
     static_assert(NbTypeCheck<T>::ok, "norm backward kernels: T (see NbTypeCheck)");
     constexpr int Gs = kNbSliceThreads, W = Vec ? vectorElems<T>() : 1, C = kNbElems / W;
-    const int t = (int)threadIdx.x, c0 = (int)blockIdx.x * kNbSliceCols;
+    const int last = (int)(gridDim.x * gridDim.y) - 1 - (int)(blockIdx.y * gridDim.x + blockIdx.x);
+    const int t = (int)threadIdx.x, c0 = last % p.slices * kNbSliceCols;
     long long r0, r1;
-    nbPartRows(p, (int)blockIdx.y, &r0, &r1);
+    nbPartRows(p, last / p.slices, &r0, &r1);
     alignas(16) T w[C][W];
     nbLoadWeights<Gs>(p, t, c0, w);
     NbRow<T, C, W> cur, nxt;
-    nbLoadRow<Gs>(p, r0, r1, t, c0, cur);
-    float2 sc = nbSliceSums(p, r0, r1), sn;
-    for (long long row = r0; row < r1; ++row) {
-        nbLoadRow<Gs>(p, row + 1, r1, t, c0, nxt);
-        sn = nbSliceSums(p, row + 1, r1);
+    const long long first = r1 > r0 ? r1 - 1 : r1; // r1: an empty row (an empty part)
+    nbLoadRow<Gs>(p, first, r1, t, c0, cur);
+    float2 sc = nbSliceSums(p, first, r1), sn;
+    for (long long row = r1 - 1; row >= r0; --row) {
+        const long long next = row > r0 ? row - 1 : r1; // r1: an empty row
+        nbLoadRow<Gs>(p, next, r1, t, c0, nxt);
+        sn = nbSliceSums(p, next, r1);
         const float s0 = warpReduce<32>(sc.x, Sum{}), s1 = warpReduce<32>(sc.y, Sum{});
         nbStoreRow<T, Gs>(p, cur, w, p.mean != nullptr ? s0 * p.invN : 0.0f, s1 * p.invN, row, t, c0);
         cur = nxt, sc = sn;
     }
 }
 
-/// The final sums: out[k][col] = the sum over parts, in part order, of src[k][part][col] (k =
-/// blockIdx.y); kNbFinishLanes threads a column take every kNbFinishLanes-th part, then the first
-/// adds their sums in lane order. parts = 0: zeros.
+/// Stage (one-pass split kernel): slice `slice`'s pair s of row `row` to the sums, announced on
+/// the row's count (a release add); then the wait until every slice of the row has announced its
+/// own (acquire loads; every thread of the block calls, thread 0 writes and waits).
+template <typename T>
+WARPKIT_DEVICE void nbExchangeSums(const NormBackwardParams<T>& p, long long row, int slice, const float (&s)[2]) {
+    if (threadIdx.x == 0) {
+        p.sums[row * p.slices + slice] = make_float2(s[0], s[1]);
+        addReleaseGpu(p.done + row, 1ull); // the pair is visible to whoever acquires the count
+        while (loadAcquireGpu(p.done + row) < (unsigned long long)p.slices) {
+        }
+    }
+    __syncthreads(); // the block reads the pairs after thread 0's acquire
+}
+
+// Split path (N2), one pass (dx wanted, every block resident at once: a cooperative launch):
+// block (s, b) takes slice s of part b's rows one at a time (the next row's loads in flight): the
+// slice's two sums exchanged with the row's other slices through the sums and the row's count
+// (nbExchangeSums), then the row's totals (nbSliceSums, the same order as the second kernel's) and
+// the slice's dx from the registers, its dw / db terms in registers, then the part's partials of the
+// slice. The same bits as the two kernels; one read of dy and x.
+template <typename T, bool Vec>
+__global__ void __launch_bounds__(kNbSliceThreads, nbMinBlocks<T, Vec, true, true>(kNbSliceThreads))
+    normBackwardOnePassKernel(NormBackwardParams<T> p) {
+    static_assert(NbTypeCheck<T>::ok, "norm backward kernels: T (see NbTypeCheck)");
+    constexpr int Gs = kNbSliceThreads, W = Vec ? vectorElems<T>() : 1, C = kNbElems / W;
+    __shared__ float red[2][Gs / 32][2];
+    const int t = (int)threadIdx.x, c0 = (int)blockIdx.x * kNbSliceCols;
+    long long r0, r1;
+    nbPartRows(p, (int)blockIdx.y, &r0, &r1);
+    alignas(16) T w[C][W];
+    float aw[C][W] = {}, ab[C][W] = {};
+    nbLoadWeights<Gs>(p, t, c0, w);
+    NbRow<T, C, W> cur, nxt;
+    nbLoadRow<Gs>(p, r0, r1, t, c0, cur);
+    for (long long row = r0; row < r1; ++row) {
+        nbLoadRow<Gs>(p, row + 1, r1, t, c0, nxt);
+        float s[2];
+        nbRowTerms(cur, w, s, aw, ab);
+        nbGroupSums<Gs, Gs>(s, red, (int)(row - r0));
+        nbExchangeSums(p, row, (int)blockIdx.x, s);
+        const float2 a = nbSliceSums(p, row, r1);
+        const float s0 = warpReduce<32>(a.x, Sum{}), s1 = warpReduce<32>(a.y, Sum{});
+        nbStoreRow<T, Gs>(p, cur, w, p.mean != nullptr ? s0 * p.invN : 0.0f, s1 * p.invN, row, t, c0);
+        cur = nxt;
+    }
+    if (p.pw != nullptr || p.pb != nullptr) nbBlockPartials<Gs, Gs>(p, aw, ab, (int)blockIdx.y, c0);
+}
+
+/// The final sums (N5): out[k][col] = the sum over parts, in part order, of src[k][part][col] (k =
+/// blockIdx.y); `lanes` threads a column (a power of two, 1..kNbFinishMaxLanes) take every lanes-th
+/// part, then the first adds their sums in lane order; a block holds kNbFinishThreads / lanes
+/// columns. parts = 0: zeros.
 template <typename T> struct NbFinish {
     const float* src[2];
     T* out[2];
-    int parts, cols;
+    int parts, cols, lanes;
 };
-template <typename T> __global__ void __launch_bounds__(kNbFinishCols* kNbFinishLanes)
-    normBackwardFinishKernel(NbFinish<T> f) {
-    __shared__ float part[kNbFinishLanes][kNbFinishCols];
-    const int cx = (int)threadIdx.x % kNbFinishCols, lane = (int)threadIdx.x / kNbFinishCols;
-    const int col = (int)blockIdx.x * kNbFinishCols + cx;
+template <typename T> __global__ void __launch_bounds__(kNbFinishThreads) normBackwardFinishKernel(NbFinish<T> f) {
+    __shared__ float part[kNbFinishThreads];
+    const int ncols = kNbFinishThreads / f.lanes, cx = (int)threadIdx.x % ncols, lane = (int)threadIdx.x / ncols;
+    const int col = (int)blockIdx.x * ncols + cx;
     const float* src = blockIdx.y == 0 ? f.src[0] : f.src[1]; // (an indexed parameter array: a stack copy)
     float s = 0.0f;
     if (col < f.cols)
 #pragma unroll 8
-        for (int k = lane; k < f.parts; k += kNbFinishLanes) s += src[(size_t)k * f.cols + col];
-    part[lane][cx] = s;
-    __syncthreads();
+        for (int k = lane; k < f.parts; k += f.lanes) s += src[(size_t)k * f.cols + col];
+    if (f.lanes > 1) {
+        part[threadIdx.x] = s;
+        __syncthreads();
+        for (int k = 1; k < f.lanes; ++k) s += part[k * ncols + cx];
+    }
     if (lane != 0 || col >= f.cols) return;
-#pragma unroll
-    for (int k = 1; k < kNbFinishLanes; ++k) s += part[k][cx];
     (blockIdx.y == 0 ? f.out[0] : f.out[1])[col] = Arith<T>::from_acc(s);
 }
 
