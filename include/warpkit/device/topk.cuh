@@ -218,10 +218,12 @@ inline cudaError_t rowSampleDispatch(const T* logits, Idx* out, long long rows, 
         topkCandidates(io, rows, cols, k, argsOk, kTopKMaxK, workspace, workspaceBytes, &values, &indices, stream));
     if (values == nullptr) return cudaSuccess; // the size query, or no rows
     sp.k = k;
+    const bool warp = k <= kSampleWarpMaxK; // a warp holds the candidates: a warp a row, the same ranks
+    void (*kernel)(const T*, const int*, Idx*, long long, SampleParams) =
+        warp ? rowSampleWarpKernel<T, Idx> : rowSampleKernel<T, Idx>;
     int blocks = 1;
-    WARPKIT_TRY(gridBlocks(rowSampleKernel<T, Idx>, kTopKThreads, rows, 1, 1LL << 30, &blocks));
-    return launchKernel(rowSampleKernel<T, Idx>, blocks, kTopKThreads, stream, (const T*)values, (const int*)indices,
-                        out, rows, sp);
+    WARPKIT_TRY(gridBlocks(kernel, kTopKThreads, rows, warp ? kTopKThreads / 32 : 1, 1LL << 30, &blocks));
+    return launchKernel(kernel, blocks, kTopKThreads, stream, (const T*)values, (const int*)indices, out, rows, sp);
 }
 
 } // namespace detail

@@ -3,7 +3,9 @@
 //
 // A block a row (grid-stride), 256 threads; thread t holds ranks 8t .. 8t + 7 (k <= 2048), so the
 // sums below are block scans in a fixed order: the same bits for a row whatever the grid, and
-// whatever plan selected the candidates (their values and order are one fixed answer).
+// whatever plan selected the candidates (their values and order are one fixed answer). For
+// k <= 256 a warp a row (lane t holds ranks 8t .. 8t + 7) draws the same ranks: the block's scan
+// would only add exact zeros from the other warps.
 //   1. weights: w_r = exp((l_r - l_0) / T) (l_0 the largest logit; an infinite l_0 weighs the
 //      +inf logits 1 and the rest 0); min-p drops w_r < minP (w_0 = 1, so min-p is relative to it);
 //   2. top-p: keeps rank r while the weight of the ranks before it is below topP x their total;
@@ -16,13 +18,16 @@
 
 #include "../../block/reduce.cuh"
 #include "../../block/scan.cuh"
+#include "../../warp/reduce.cuh"
+#include "../../warp/scan.cuh"
 #include "../../detail/philox.cuh"
 #include "topk_plan.cuh"
 
 namespace warpkit {
 namespace detail {
 
-constexpr int kSamplePerThread = 8; // candidates a thread: k <= kTopKThreads x 8 = kTopKMaxK
+constexpr int kSamplePerThread = 8;                    // candidates a thread: k <= kTopKThreads x 8 = kTopKMaxK
+constexpr int kSampleWarpMaxK = 32 * kSamplePerThread; // k a warp's draw holds (rowSampleWarpKernel)
 
 /// rowSample's scalars; seed and offset are read from the pointers when those are not null.
 struct SampleParams {
@@ -45,14 +50,33 @@ WARPKIT_DEVICE float sampleWeight(float l, float top, float temperature) {
     return expf((l - top) / temperature);
 }
 
+/// Exclusive sum over the draw's threads (a warp when Threads = 32, else the block) and its total.
+/// With k <= kSampleWarpMaxK only the first warp holds nonzero weights, and the block's scan then
+/// adds exact zeros to the first warp's scan: a warp and a block draw the same bits.
+template <int Threads> WARPKIT_DEVICE float sampleExclusiveSum(float v, float& total) {
+    if constexpr (Threads == 32) return warpExclusiveScan(v, Sum{}, blockScanInit<Sum, float>(), total);
+    else return blockExclusiveSum<Threads>(v, total);
+}
+template <int Threads> WARPKIT_DEVICE int sampleMin(int v) {
+    if constexpr (Threads == 32) return warpReduceMin(v);
+    else return blockReduceMin<Threads>(v);
+}
+template <int Threads> WARPKIT_DEVICE int sampleMax(int v) {
+    if constexpr (Threads == 32) return warpReduceMax(v);
+    else return blockReduceMax<Threads>(v);
+}
+
 /// The rank drawn from a row's ranked candidates v[0 .. k) (1 <= k <= kTopKMaxK; values of T in
 /// global or shared memory, read only) with the draw `offset` of stream (seed, row): stages 1-3
-/// above; rank 0 for a NaN or -inf top, T = 0 or k = 1. All kTopKThreads threads of the block call
-/// (converged: block scans and reductions); every thread gets the rank.
-template <typename T> WARPKIT_DEVICE int sampleRank(const T* v, int k, const SampleParams& sp, unsigned long long seed,
-                                                    unsigned long long offset, long long row) {
-    constexpr int C = kSamplePerThread, BT = kTopKThreads;
-    const int t = (int)threadIdx.x;
+/// above; rank 0 for a NaN or -inf top, T = 0 or k = 1. Threads = kTopKThreads: every thread of the
+/// block calls; Threads = 32 (k <= kSampleWarpMaxK): the 32 lanes of one warp call. All of them
+/// converged; every caller gets the rank, the same for both forms.
+template <int Threads = kTopKThreads, typename T>
+WARPKIT_DEVICE int sampleRank(const T* v, int k, const SampleParams& sp, unsigned long long seed,
+                              unsigned long long offset, long long row) {
+    static_assert(Threads == 32 || Threads == kTopKThreads, "sampleRank: Threads must be 32 or kTopKThreads");
+    constexpr int C = kSamplePerThread, BT = Threads;
+    const int t = Threads == 32 ? (int)laneId() : (int)threadIdx.x;
     const float top = Arith<T>::to_acc(v[0]);
     if (top != top || top == -__builtin_huge_valf() || sp.temperature == 0.f || k == 1) return 0; // NaN, -inf, argmax
     // 1. weights, min-p
@@ -67,7 +91,7 @@ template <typename T> WARPKIT_DEVICE int sampleRank(const T* v, int k, const Sam
     float mine = 0.f, total = 0.f;
 #pragma unroll
     for (int j = 0; j < C; ++j) mine += w[j];
-    float run = blockExclusiveSum<BT>(mine, total);
+    float run = sampleExclusiveSum<BT>(mine, total);
     const float cut = sp.topP * total;
 #pragma unroll
     for (int j = 0; j < C; ++j) {
@@ -79,7 +103,7 @@ template <typename T> WARPKIT_DEVICE int sampleRank(const T* v, int k, const Sam
     mine = 0.f;
 #pragma unroll
     for (int j = 0; j < C; ++j) mine += w[j];
-    run = blockExclusiveSum<BT>(mine, total);
+    run = sampleExclusiveSum<BT>(mine, total);
     const float target = philoxUniform(seed, (unsigned long long)row, offset) * total;
     int pick = 0x7fffffff, last = -1;
 #pragma unroll
@@ -90,8 +114,8 @@ template <typename T> WARPKIT_DEVICE int sampleRank(const T* v, int k, const Sam
             if (run >= target && pick == 0x7fffffff) pick = t * C + j;
         }
     }
-    pick = blockReduceMin<BT>(pick);
-    last = blockReduceMax<BT>(last); // rounding may leave the target above every sum: the last kept
+    pick = sampleMin<BT>(pick);
+    last = sampleMax<BT>(last); // rounding may leave the target above every sum: the last kept
     return pick != 0x7fffffff ? pick : last;
 }
 
@@ -103,6 +127,19 @@ template <typename T, typename Idx> __global__ void __launch_bounds__(kTopKThrea
     for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
         const int pick = sampleRank(values + row * sp.k, sp.k, sp, seed, offset, row);
         if (threadIdx.x == 0) out[row] = (Idx)indices[row * sp.k + pick];
+    }
+}
+
+/// rowSample's draw for k <= kSampleWarpMaxK: a warp a row (grid-stride over the warps), the same
+/// ranks as rowSampleKernel without its block barriers.
+template <typename T, typename Idx> __global__ void __launch_bounds__(kTopKThreads)
+    rowSampleWarpKernel(const T* values, const int* indices, Idx* out, long long rows, SampleParams sp) {
+    const unsigned long long seed = sp.seedPtr ? *sp.seedPtr : sp.seed;
+    const unsigned long long offset = sp.offsetPtr ? *sp.offsetPtr : sp.offset;
+    const long long warps = (long long)gridDim.x * (kTopKThreads / 32);
+    for (long long row = ((long long)blockIdx.x * kTopKThreads + threadIdx.x) / 32; row < rows; row += warps) {
+        const int pick = sampleRank<32>(values + row * sp.k, sp.k, sp, seed, offset, row);
+        if (laneId() == 0) out[row] = (Idx)indices[row * sp.k + pick];
     }
 }
 
