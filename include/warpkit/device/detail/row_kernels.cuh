@@ -21,15 +21,12 @@ namespace detail {
 
 // ---- 1. warp path: a segment of W lanes per row ---------------------------------------------------
 // The layout and rows a thread as rowSoftmax's warp kernel (WarpRowShape); rows past the end load
-// nothing and store nothing. Streaming: the inputs loaded and the output stored evict-first
-// (ld.global.cs / st.global.cs: each element is read once and written once), else the inputs
-// through the read-only path and plain stores.
-template <typename P, int W, int C, bool Aligned, bool Streaming = false>
-__global__ void __launch_bounds__(kRowWarpThreads) rowOpWarpKernel(P p, long long rows, int cols) {
+// nothing and store nothing.
+template <typename P, int W, int C, bool Aligned> __global__ void __launch_bounds__(kRowWarpThreads)
+    rowOpWarpKernel(P p, long long rows, int cols) {
     using T = typename P::Elem;
     using S = WarpRowShape<T, W, C, Aligned>;
     constexpr int NI = P::kInputs;
-    constexpr int LoadH = Streaming ? LoadStreaming : LoadReadOnly, StoreH = Streaming ? StoreStreaming : StoreDefault;
     const int seg = (int)threadIdx.x / W, l = (int)threadIdx.x % W;
     const long long row0 = (long long)blockIdx.x * S::rowsPerBlock + seg;
     T v[S::R][NI][S::K];
@@ -42,9 +39,8 @@ __global__ void __launch_bounds__(kRowWarpThreads) rowOpWarpKernel(P p, long lon
         const int n = ok ? cols : 0; // a row past the end: every slot empty
         const VectorSplit sp = Aligned ? VectorSplit{0, 0, n / S::V} : vectorSplit(x, n);
         part[r] = rowPart(sp, l, W, 0, -1, true);
-        loadShare<C, S::E, LoadH>(v[r][0], x, sp, l, W, rowFill(p, 0), 0, -1);
-        if constexpr (NI > 1)
-            loadPart<C, S::E, Aligned, LoadH>(v[r][1], rowInput(p, 1, ok ? row : 0), part[r], rowFill(p, 1));
+        loadShare<C, S::E, LoadReadOnly>(v[r][0], x, sp, l, W, rowFill(p, 0), 0, -1);
+        if constexpr (NI > 1) loadPart<C, S::E, Aligned>(v[r][1], rowInput(p, 1, ok ? row : 0), part[r], rowFill(p, 1));
     }
 #pragma unroll
     for (int r = 0; r < S::R; ++r) {
@@ -59,7 +55,7 @@ __global__ void __launch_bounds__(kRowWarpThreads) rowOpWarpKernel(P p, long lon
     for (int r = 0; r < S::R; ++r) {
         const long long row = row0 + (long long)r * S::segs;
         T* y = row < rows ? rowOutput(p, row) : nullptr;
-        if (y != nullptr) storeShare<C, S::E, StoreH>(y, part[r].s, v[r][0], l, W, 0, -1);
+        if (y != nullptr) storeShare<C, S::E>(y, part[r].s, v[r][0], l, W, 0, -1);
     }
 }
 

@@ -122,12 +122,11 @@ launchRows(K kern, long long rows, int perRow, int threads, int smem, bool clust
 // ---- the row family's launches, one per path --------------------------------------------------
 // rowRun calls these for a params type P; rowSoftmax overloads each for its own kernels.
 
-template <int W, int C, bool Aligned, bool Streaming = false, typename P>
+template <int W, int C, bool Aligned, typename P>
 inline cudaError_t rowLaunchWarp(const P& p, long long rows, int cols, cudaStream_t st) {
     using S = WarpRowShape<typename P::Elem, W, C, Aligned>;
     return launchRowBlocks(rows, S::rowsPerBlock, [&](long long r0, long long n, int blocks) {
-        return launchKernel(rowOpWarpKernel<P, W, C, Aligned, Streaming>, blocks, kRowWarpThreads, st, rowAt(p, r0), n,
-                            cols);
+        return launchKernel(rowOpWarpKernel<P, W, C, Aligned>, blocks, kRowWarpThreads, st, rowAt(p, r0), n, cols);
     });
 }
 
@@ -199,7 +198,7 @@ inline cudaError_t rowLaunchShort(const RowPlan& pl, const R& r, long long rows,
 template <typename R> struct RowRunner { static constexpr bool softmax = false; };
 
 /// The launch of plan pl's warp shape: one instantiation for each entry of kRowWarpShapes, and the
-/// row family's kRowWarpFitShape for fp32 (R25), whose loads and stores stream (evict-first).
+/// row family's kRowWarpFitShape for fp32 (R25).
 template <typename R, bool Aligned, int I = 0>
 inline cudaError_t rowWarpShapes(const RowPlan& pl, const R& r, long long rows, int cols, cudaStream_t st) {
     if constexpr (I < kRowWarpShapeCount) {
@@ -210,7 +209,7 @@ inline cudaError_t rowWarpShapes(const RowPlan& pl, const R& r, long long rows, 
     } else if constexpr (!RowRunner<R>::softmax && sizeof(typename R::Elem) == 4) {
         constexpr RowWarpShape s = kRowWarpFitShape;
         if (pl.width == s.width && pl.chunks == s.chunks)
-            return rowLaunchWarp<s.width, s.chunks, Aligned, true>(r, rows, cols, st);
+            return rowLaunchWarp<s.width, s.chunks, Aligned>(r, rows, cols, st);
         return cudaErrorNotSupported;
     } else {
         return cudaErrorNotSupported;

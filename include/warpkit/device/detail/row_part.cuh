@@ -113,8 +113,8 @@ WARPKIT_DEVICE void forEachPiece(const RowPart& p, FV fv, FE fe) {
 
 /// loadShare of the part's slots from row q of another array, whose rows may be aligned
 /// differently from the split's row: 16-byte loads where q's body is aligned (always when
-/// Aligned), else element by element, with load hint Hint. Empty slots get `fill`.
-template <int C, int E, bool Aligned, int Hint = LoadReadOnly, typename T, int K>
+/// Aligned), else element by element. Empty slots get `fill`.
+template <int C, int E, bool Aligned, typename T, int K>
 WARPKIT_DEVICE void loadPart(T (&v)[K], const T* q, const RowPart& p, T fill) {
     constexpr int V = vectorElems<T>();
     const bool vec = Aligned || (((size_t)(q + p.s.head)) & 15) == 0;
@@ -122,13 +122,13 @@ WARPKIT_DEVICE void loadPart(T (&v)[K], const T* q, const RowPart& p, T fill) {
     for (int c = 0; c < C; ++c) {
         const bool ok = partHasVector(p, c);
         Vector16<T> x;
-        if (ok) x = loadVectorAt<Hint>(q + partVectorColumn<T>(p, c), vec);
+        if (ok) x = loadVectorAt<LoadReadOnly>(q + partVectorColumn<T>(p, c), vec);
 #pragma unroll
         for (int k = 0; k < V; ++k) v[c * V + k] = ok ? x.e[k] : fill;
     }
 #pragma unroll
     for (int j = 0; j < E; ++j)
-        v[C * V + j] = partHasExtra(p, j) ? loadScalar<Hint>(q + partExtraColumn<T>(p, j)) : fill;
+        v[C * V + j] = partHasExtra(p, j) ? loadScalar<LoadReadOnly>(q + partExtraColumn<T>(p, j)) : fill;
 }
 
 /// N per-column parameters (LayerNorm's w or b) from columns [col, col + N) of q as floats: `dflt`
