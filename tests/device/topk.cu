@@ -180,7 +180,13 @@ template <typename T, typename Idx> void sweep(unsigned seed) {
                                  // the shared stage's 4096 keys, several rows of many slices
                                  {1, 262147, 8},
                                  {1, 131072, 64},
-                                 {8, 131075, 16}};
+                                 {8, 131075, 16},
+                                 // stage 3: kept keys ranked by counting (<= 128: k = 16 x 8 warps) and
+                                 // past it (k = 17, 32: the radix select when the warps keep more); k = 2
+                                 {5, 5000, 16},
+                                 {5, 5001, 17},
+                                 {3, 4099, 32},
+                                 {4, 6001, 2}};
     if (!q) {
         shapes.push_back({1, 262144, 256});
         shapes.push_back({290, 5000, 100});

@@ -30,11 +30,13 @@
 //   2. flush (topkWarpFlush): when an append would pass the warp's cap (2k + 64, at most the buffer),
 //      the warp alone (no block barrier) keeps the k largest of its buffer by a radix select over it
 //      (from the highest bit where its keys differ) and raises kth and cut to the smallest of them;
-//   3. merge (topkBlockMerge): the block selects the k largest of its warps' kept keys (blockTopKSelect;
-//      k = 1: a block max);
-//   4. finish (topkFilterFinish): the outputs, ranked (blockTopKSort), or the mask. With several
-//      slices a row, each slice leaves its k keys in the workspace; the block that finishes the
-//      row's last slice (an atomic counter a row, after a __threadfence) runs stage 5 and then 4;
+//   3. merge (topkBlockMerge): the block selects the k largest of its warps' kept keys: with at most
+//      128 of them, each of as many threads counts the keys above its own (its rank) and the k first
+//      land in rank order (topkRankMerge); else blockTopKSelect; k = 1: a block max;
+//   4. finish (topkFilterFinish): the outputs, ranked (blockTopKSort, unless stage 3 ranked them), or
+//      the mask. With several slices a row, each slice leaves its k keys in the workspace; the block
+//      that finishes the row's last slice (an atomic counter a row, after a __threadfence) runs
+//      stage 5 and then 4;
 //   5. slice merge (topkMergeSlices): a block radix select over the row's slices x k keys (read past
 //      L1, staged in shared memory), every thread counting each pass.
 // An element is dropped only when its warp has kept k keys above it or the sample holds k elements
@@ -49,11 +51,42 @@
 namespace warpkit {
 namespace detail {
 
+/// Kept keys up to which stage 3 ranks by counting: a thread counts over every kept key (about 5
+/// instructions each), which beats blockTopKSelect's passes and blockTopKSort's barriers up to here.
+constexpr int kTopKRankMerge = kTopKThreads / 2;
+
+/// Stage 3 with at most kTopKRankMerge kept keys (total, the warps' kept keys): thread t takes kept
+/// key t and counts the kept keys above it, its rank (the keys are distinct); the keys of rank < k
+/// go to s.merge.sel.keys[rank], ranked already. Returns min(k, total). Every thread of the block
+/// calls (converged), after s.kept is written and a barrier.
+WARPKIT_DEVICE int topkRankMerge(TopKFilterShared& s, int total, int k) {
+    const int t = (int)threadIdx.x;
+    unsigned long long key = 0ull;
+    int rank = 0;
+    if (t < total) { // the same trip counts in every lane of a warp
+        int w = 0, i = t;
+        while (i >= s.kept[w]) i -= s.kept[w++];
+        key = s.warp[w].keys[i];
+        for (int v = 0; v < kTopKFilterWarps; ++v) {
+            const unsigned long long* keys = s.warp[v].keys;
+            const int m = s.kept[v];
+#pragma unroll 4
+            for (int j = 0; j < m; ++j) rank += keys[j] > key ? 1 : 0;
+        }
+    }
+    __syncthreads(); // the buffers are read before the selected keys (their union) are written
+    if (t < total && rank < k) s.merge.sel.keys[rank] = key;
+    __syncthreads();
+    return total < k ? total : k;
+}
+
 /// Stage 3: the k largest of the warps' kept keys into s.merge.sel.keys[0 .. n), n returned (min(k, keys
-/// kept)); k = 1: the largest kth of the warps. Every thread of the block calls (converged).
-template <typename T>
-WARPKIT_DEVICE int topkBlockMerge(TopKFilterShared& s, TopKWarpState& st, int k, bool largest, float sgn) {
+/// kept)); k = 1: the largest kth of the warps. `ranked`: whether they are in rank order already (one
+/// key, or topkRankMerge). Every thread of the block calls (converged).
+template <typename T> WARPKIT_DEVICE int topkBlockMerge(TopKFilterShared& s, TopKWarpState& st, int k, bool largest,
+                                                        float sgn, bool& ranked) {
     const int t = (int)threadIdx.x, warp = t / 32;
+    ranked = true;
     if (k == 1) {
         const unsigned long long best = blockReduceMax<kTopKThreads>(st.kth);
         if (t == 0) s.merge.sel.keys[0] = best;
@@ -63,6 +96,11 @@ WARPKIT_DEVICE int topkBlockMerge(TopKFilterShared& s, TopKWarpState& st, int k,
     if (st.n > k) topkWarpFlush<T>(s.warp[warp], st, k, largest, sgn);
     if (laneId() == 0) s.kept[warp] = st.n;
     __syncthreads();
+    int total = 0;
+#pragma unroll
+    for (int w = 0; w < kTopKFilterWarps; ++w) total += s.kept[w];
+    if (total <= kTopKRankMerge) return topkRankMerge(s, total, k);
+    ranked = false;
     unsigned long long keys[kTopKFilterWarps]; // st.n <= k <= kTopKFilterMaxK = the block's threads
 #pragma unroll
     for (int w = 0; w < kTopKFilterWarps; ++w) keys[w] = t < s.kept[w] ? s.warp[w].keys[t] : 0ull;
@@ -70,16 +108,16 @@ WARPKIT_DEVICE int topkBlockMerge(TopKFilterShared& s, TopKWarpState& st, int k,
     return blockTopKSelect<kTopKThreads>(keys, k, s.merge.sel).selected;
 }
 
-/// Stage 4: row `row`'s outputs from its n best keys in s.merge.sel.keys (n <= k): ranked values and
-/// indices, or the masked row. Every thread of the block calls (converged).
+/// Stage 4: row `row`'s outputs from its n best keys in s.merge.sel.keys (n <= k; in rank order when
+/// `ranked`): ranked values and indices, or the masked row. Every thread of the block calls (converged).
 template <typename T> WARPKIT_DEVICE void topkFilterFinish(const TopKRows<T>& io, const TopKLevel& lv, long long row,
-                                                           TopKFilterShared& s, int n) {
+                                                           TopKFilterShared& s, int n, bool ranked) {
     const int t = (int)threadIdx.x;
     if (io.masked) {
         const unsigned long long least = blockReduceMin<kTopKThreads>(t < n ? s.merge.sel.keys[t] : ~0ull);
         topkMaskRow(io, lv.cols, row, least);
     } else {
-        blockTopKSort<kTopKThreads>(s.merge.sel, n);
+        if (!ranked) blockTopKSort<kTopKThreads>(s.merge.sel, n);
         if (t < n) topkWriteOutput(io, lv.k, row, t, s.merge.sel.keys[t]);
     }
     __syncthreads(); // s is read before the next item writes it
@@ -188,12 +226,14 @@ template <typename T> __global__ void __launch_bounds__(kTopKThreads, kTopKFilte
         TopKWarpState st = topkWarpStart(k);
         if (k > 1) topkSampleCut<T>(io.x + row * io.ldx + lo, (int)(end - lo), k, largest, sgn, s.sample, st);
         topkWarpFilter<T>(io.x + row * io.ldx + lo, (int)(end - lo), (unsigned)lo, k, largest, sgn, b, st);
-        int n = topkBlockMerge<T>(s, st, k, largest, sgn);
+        bool ranked;
+        int n = topkBlockMerge<T>(s, st, k, largest, sgn, ranked);
         if (lv.slices > 1) {
             if (!topkFilterHandOff(lv, row, item, s, n)) continue;
             n = topkMergeSlices(lv.cout + row * lv.slices * k, lv.slices * k, k, s);
+            ranked = false;
         }
-        topkFilterFinish(io, lv, row, s, n);
+        topkFilterFinish(io, lv, row, s, n, ranked);
     }
 }
 
