@@ -32,13 +32,14 @@
 //      (from the highest bit where its keys differ) and raises kth and cut to the smallest of them;
 //   3. merge (topkBlockMerge): the block selects the k largest of its warps' kept keys: with at most
 //      128 of them, each of as many threads counts the keys above its own (its rank) and the k first
-//      land in rank order (topkRankMerge); else blockTopKSelect; k = 1: a block max;
+//      land in rank order (topkRankMerge); else the select of stage 5 over them; k = 1: a block max;
 //   4. finish (topkFilterFinish): the outputs, ranked (blockTopKSort, unless stage 3 ranked them), or
 //      the mask. With several slices a row, each slice leaves its k keys in the workspace; the block
 //      that finishes the row's last slice (an atomic counter a row, after a __threadfence) runs
 //      stage 5 and then 4;
-//   5. slice merge (topkMergeSlices): a block radix select over the row's slices x k keys (read past
-//      L1, staged in shared memory), every thread counting each pass.
+//   5. slice merge (topkSelectCandidates): a block radix select over the row's slices x k keys (read
+//      past L1, staged in shared memory), every thread counting each pass, digits from the highest bit
+//      in which the keys vary, bits in which none do skipped.
 // An element is dropped only when its warp has kept k keys above it or the sample holds k elements
 // at or above it (which then pass), so the set merged is a superset of the top k, and the answer
 // (the k largest distinct packed keys) is the same bits for any split. For random data about
@@ -50,6 +51,140 @@
 
 namespace warpkit {
 namespace detail {
+
+/// Stage 4: row `row`'s outputs from its n best keys in s.merge.sel.keys (n <= k; in rank order when
+/// `ranked`): ranked values and indices, or the masked row. Every thread of the block calls (converged).
+template <typename T> WARPKIT_DEVICE void topkFilterFinish(const TopKRows<T>& io, const TopKLevel& lv, long long row,
+                                                           TopKFilterShared& s, int n, bool ranked) {
+    const int t = (int)threadIdx.x;
+    if (io.masked) {
+        const unsigned long long least = blockReduceMin<kTopKThreads>(t < n ? s.merge.sel.keys[t] : ~0ull);
+        topkMaskRow(io, lv.cols, row, least);
+    } else {
+        if (!ranked) blockTopKSort<kTopKThreads>(s.merge.sel, n);
+        if (t < n) topkWriteOutput(io, lv.k, row, t, s.merge.sel.keys[t]);
+    }
+    __syncthreads(); // s is read before the next item writes it
+}
+
+/// Stage 4 of a slice of a split row: its k keys to the workspace (zeros past n); returns true in the
+/// block that finished the row's last slice (its writes then see every slice's). Every thread calls.
+WARPKIT_DEVICE bool topkFilterHandOff(const TopKLevel& lv, long long row, long long item, TopKFilterShared& s, int n) {
+    const int t = (int)threadIdx.x;
+    if (t < lv.k) lv.cout[item * lv.k + t] = t < n ? s.merge.sel.keys[t] : 0ull;
+    __threadfence();
+    __syncthreads();
+    if (t == 0) s.last = atomicAdd(&lv.done[row], 1u) == (unsigned)lv.slices - 1u;
+    __syncthreads();
+    const bool last = s.last != 0;
+    if (last) __threadfence();
+    return last;
+}
+
+/// Stage 5's digit counts: adds to hist the keys of src[0 .. m) under prefix (bits under mask), by
+/// their digit at shift. Shared: src is s.merge.stage, else the workspace (read past L1).
+template <bool Shared> WARPKIT_DEVICE void topkCountDigits(const unsigned long long* src, int m,
+                                                           unsigned long long prefix, unsigned long long mask,
+                                                           int shift, unsigned* hist) {
+    for (int i = (int)threadIdx.x; i < m; i += kTopKThreads) {
+        const unsigned long long key = Shared ? src[i] : __ldcg(src + i);
+        if (key != 0ull && (key & mask) == prefix) atomicAdd(&hist[(unsigned)(key >> shift) & 255u], 1u);
+    }
+}
+
+/// Bitwise OR and AND, for warpReduce.
+struct TopKBitOr {
+    static constexpr bool commutative = true;
+    WARPKIT_DEVICE unsigned long long operator()(unsigned long long a, unsigned long long b) const { return a | b; }
+};
+struct TopKBitAnd {
+    static constexpr bool commutative = true;
+    WARPKIT_DEVICE unsigned long long operator()(unsigned long long a, unsigned long long b) const { return a & b; }
+};
+
+/// The k largest nonzero keys of cand[0 .. m) into s.merge.sel.keys[0 .. n), unsorted, n = min(k,
+/// nonzero keys) returned. Stage 5: cand is a split row's slices x k candidates in the workspace (read
+/// past L1); stage 3: cand is s.merge.stage (inShared). A block radix select: the keys' bounds and the
+/// bits in which they vary first (one pass, staging the keys in shared memory when m <=
+/// kTopKFilterStage), then 8-bit digits from the highest varying bit down, skipping bits that no two
+/// keys differ in (a 16-bit type's low key bits, the index's high bits), every thread counting its
+/// share of each pass, until the bucket holds exactly the keys still needed; then every key at or
+/// above the prefix found is appended. Every thread of the block calls (converged).
+WARPKIT_DEVICE int topkSelectCandidates(const unsigned long long* cand, int m, int k, TopKFilterShared& s,
+                                        bool inShared) {
+    const int t = (int)threadIdx.x;
+    const bool staged = inShared || m <= kTopKFilterStage;
+    if (t < 256) s.merge.sel.select.hist[0][t] = 0; // ordered before the first count by the reductions
+    unsigned long long lo = ~0ull, hi = 0ull, ors = 0ull, ands = ~0ull;
+    unsigned nonzero = 0;
+    for (int i = t; i < m; i += kTopKThreads) {
+        const unsigned long long key = inShared ? s.merge.stage[i] : __ldcg(cand + i);
+        if (staged && !inShared) s.merge.stage[i] = key;
+        if (key == 0ull) continue;
+        lo = key < lo ? key : lo;
+        hi = key > hi ? key : hi;
+        ors |= key;
+        ands &= key;
+        ++nonzero;
+    }
+    ors = warpReduce(ors, TopKBitOr());
+    ands = warpReduce(ands, TopKBitAnd());
+    if (laneId() == 0) s.bits[0][t / 32] = ors, s.bits[1][t / 32] = ands;
+    lo = blockReduceMin<kTopKThreads>(lo); // its barriers order the slots' writes before the reads
+    hi = blockReduceMax<kTopKThreads>(hi);
+    nonzero = blockReduceSum<kTopKThreads>(nonzero);
+    const unsigned long long* src = staged ? s.merge.stage : cand;
+    unsigned long long prefix = lo; // fewer than k + 1 keys: take them all
+    if (nonzero > (unsigned)k) {    // then lo < hi (the keys are distinct)
+        ors = 0ull;
+        ands = ~0ull;
+#pragma unroll
+        for (int w = 0; w < kTopKFilterWarps; ++w) ors |= s.bits[0][w], ands &= s.bits[1][w];
+        const unsigned long long vary = ors ^ ands; // nonzero: the keys are distinct
+        const int top = 63 - __clzll((long long)vary);
+        unsigned long long mask = top == 63 ? 0ull : ~0ull << (top + 1);
+        prefix = lo & mask;
+        unsigned need = (unsigned)k;
+        // pass p counts into hist[p & 1] while hist[(p + 1) & 1], read by pass p - 1, is cleared for p + 1
+        for (int shift = top >= 7 ? top - 7 : 0, p = 0;; ++p) {
+            unsigned* hist = s.merge.sel.select.hist[p & 1];
+            if (staged) topkCountDigits<true>(src, m, prefix, mask, shift, hist);
+            else topkCountDigits<false>(src, m, prefix, mask, shift, hist);
+            __syncthreads();
+            const RadixBucket r = radixFindBucket(hist, need); // each warp for itself
+            need -= r.above;
+            prefix |= (unsigned long long)r.bucket << shift;
+            mask |= 255ull << shift;
+            const unsigned long long below = vary & ((1ull << shift) - 1ull); // shift <= 56
+            // below = 0: the bucket's keys agree in every bit, so it holds one key (then count == need)
+            if (r.count == need || below == 0ull) break;
+            // the next digit ends at the highest varying bit under this one; the bits between are lo's
+            const int next = 63 - __clzll((long long)below);
+            const unsigned long long gap = ((1ull << shift) - 1ull) & ~((2ull << next) - 1ull);
+            prefix |= lo & gap;
+            mask |= gap;
+            shift = next >= 7 ? next - 7 : 0;
+            if (t < 256) s.merge.sel.select.hist[(p + 1) & 1][t] = 0;
+            __syncthreads();
+        }
+    }
+    if (t == 0) s.merge.sel.count = 0;
+    __syncthreads(); // the buckets are read and the count cleared before the appends
+    for (int base = 0; base < m; base += kTopKThreads) { // every warp converged: m is the same in all
+        const int i = base + t;
+        const unsigned long long key = i < m ? (staged ? src[i] : __ldcg(src + i)) : 0ull;
+        const bool take = key != 0ull && key >= prefix;
+        const unsigned ballot = __ballot_sync(WARPKIT_FULL_MASK, take);
+        if (ballot == 0u) continue;
+        const int leader = __ffs(ballot) - 1;
+        int at = 0;
+        if (laneId() == (unsigned)leader) at = atomicAdd(&s.merge.sel.count, __popc(ballot));
+        at = __shfl_sync(WARPKIT_FULL_MASK, at, leader);
+        if (take) s.merge.sel.keys[at + __popc(ballot & laneMaskLt())] = key;
+    }
+    __syncthreads();
+    return (int)(nonzero < (unsigned)k ? nonzero : (unsigned)k);
+}
 
 /// Kept keys up to which stage 3 ranks by counting: a thread counts over every kept key (about 5
 /// instructions each), which beats blockTopKSelect's passes and blockTopKSort's barriers up to here.
@@ -101,114 +236,16 @@ template <typename T> WARPKIT_DEVICE int topkBlockMerge(TopKFilterShared& s, Top
     for (int w = 0; w < kTopKFilterWarps; ++w) total += s.kept[w];
     if (total <= kTopKRankMerge) return topkRankMerge(s, total, k);
     ranked = false;
+    static_assert(kTopKFilterWarps * kTopKFilterMaxK <= kTopKFilterStage,
+                  "topk_filter: the warps' kept keys must fit the merge's stage");
     unsigned long long keys[kTopKFilterWarps]; // st.n <= k <= kTopKFilterMaxK = the block's threads
 #pragma unroll
     for (int w = 0; w < kTopKFilterWarps; ++w) keys[w] = t < s.kept[w] ? s.warp[w].keys[t] : 0ull;
-    __syncthreads(); // the buffers are read before the merge scratch (their union) is written
-    return blockTopKSelect<kTopKThreads>(keys, k, s.merge.sel).selected;
-}
-
-/// Stage 4: row `row`'s outputs from its n best keys in s.merge.sel.keys (n <= k; in rank order when
-/// `ranked`): ranked values and indices, or the masked row. Every thread of the block calls (converged).
-template <typename T> WARPKIT_DEVICE void topkFilterFinish(const TopKRows<T>& io, const TopKLevel& lv, long long row,
-                                                           TopKFilterShared& s, int n, bool ranked) {
-    const int t = (int)threadIdx.x;
-    if (io.masked) {
-        const unsigned long long least = blockReduceMin<kTopKThreads>(t < n ? s.merge.sel.keys[t] : ~0ull);
-        topkMaskRow(io, lv.cols, row, least);
-    } else {
-        if (!ranked) blockTopKSort<kTopKThreads>(s.merge.sel, n);
-        if (t < n) topkWriteOutput(io, lv.k, row, t, s.merge.sel.keys[t]);
-    }
-    __syncthreads(); // s is read before the next item writes it
-}
-
-/// Stage 4 of a slice of a split row: its k keys to the workspace (zeros past n); returns true in the
-/// block that finished the row's last slice (its writes then see every slice's). Every thread calls.
-WARPKIT_DEVICE bool topkFilterHandOff(const TopKLevel& lv, long long row, long long item, TopKFilterShared& s, int n) {
-    const int t = (int)threadIdx.x;
-    if (t < lv.k) lv.cout[item * lv.k + t] = t < n ? s.merge.sel.keys[t] : 0ull;
-    __threadfence();
+    __syncthreads(); // the buffers are read before the stage (their union) is written
+    for (int w = 0, at = 0; w < kTopKFilterWarps; at += s.kept[w++])
+        if (t < s.kept[w]) s.merge.stage[at + t] = keys[w];
     __syncthreads();
-    if (t == 0) s.last = atomicAdd(&lv.done[row], 1u) == (unsigned)lv.slices - 1u;
-    __syncthreads();
-    const bool last = s.last != 0;
-    if (last) __threadfence();
-    return last;
-}
-
-/// Stage 5's digit counts: adds to hist the keys of src[0 .. m) under prefix (bits under mask), by
-/// their digit at shift. Shared: src is s.merge.stage, else the workspace (read past L1).
-template <bool Shared> WARPKIT_DEVICE void topkCountDigits(const unsigned long long* src, int m,
-                                                           unsigned long long prefix, unsigned long long mask,
-                                                           int shift, unsigned* hist) {
-    for (int i = (int)threadIdx.x; i < m; i += kTopKThreads) {
-        const unsigned long long key = Shared ? src[i] : __ldcg(src + i);
-        if (key != 0ull && (key & mask) == prefix) atomicAdd(&hist[(unsigned)(key >> shift) & 255u], 1u);
-    }
-}
-
-/// Stage 5: the k largest nonzero keys of a split row's candidates cand[0 .. m) (m = slices x k, read
-/// past L1) into s.merge.sel.keys[0 .. n), n = min(k, nonzero keys) returned. A block radix select:
-/// the keys' bounds first (one pass, staging the keys in shared memory when m <= kTopKFilterStage),
-/// then 8-bit digits from the highest bit where they differ, every thread counting its share of each
-/// pass, until the bucket holds exactly the keys still needed; then every key at or above the prefix
-/// found is appended. Every thread of the block calls (converged).
-WARPKIT_DEVICE int topkMergeSlices(const unsigned long long* cand, int m, int k, TopKFilterShared& s) {
-    const int t = (int)threadIdx.x;
-    const bool staged = m <= kTopKFilterStage;
-    if (t < 256) s.merge.sel.select.hist[0][t] = 0; // ordered before the first count by the reductions
-    unsigned long long lo = ~0ull, hi = 0ull;
-    unsigned nonzero = 0;
-    for (int i = t; i < m; i += kTopKThreads) {
-        const unsigned long long key = __ldcg(cand + i);
-        if (staged) s.merge.stage[i] = key;
-        if (key == 0ull) continue;
-        lo = key < lo ? key : lo;
-        hi = key > hi ? key : hi;
-        ++nonzero;
-    }
-    lo = blockReduceMin<kTopKThreads>(lo);
-    hi = blockReduceMax<kTopKThreads>(hi);
-    nonzero = blockReduceSum<kTopKThreads>(nonzero);
-    const unsigned long long* src = staged ? s.merge.stage : cand;
-    unsigned long long prefix = lo; // fewer than k + 1 keys: take them all
-    if (nonzero > (unsigned)k) {    // then lo < hi (the keys are distinct)
-        const int top = 63 - __clzll((long long)(lo ^ hi));
-        unsigned long long mask = top == 63 ? 0ull : ~0ull << (top + 1);
-        prefix = lo & mask;
-        unsigned need = (unsigned)k;
-        // pass p counts into hist[p & 1] while hist[(p + 1) & 1], read by pass p - 1, is cleared for p + 1
-        for (int shift = top >= 7 ? top - 7 : 0, p = 0;; shift = shift >= 8 ? shift - 8 : 0, ++p) {
-            unsigned* hist = s.merge.sel.select.hist[p & 1];
-            if (staged) topkCountDigits<true>(src, m, prefix, mask, shift, hist);
-            else topkCountDigits<false>(src, m, prefix, mask, shift, hist);
-            __syncthreads();
-            const RadixBucket r = radixFindBucket(hist, need); // each warp for itself
-            need -= r.above;
-            prefix |= (unsigned long long)r.bucket << shift;
-            mask |= 255ull << shift;
-            if (r.count == need || shift == 0) break;
-            if (t < 256) s.merge.sel.select.hist[(p + 1) & 1][t] = 0;
-            __syncthreads();
-        }
-    }
-    if (t == 0) s.merge.sel.count = 0;
-    __syncthreads(); // the buckets are read and the count cleared before the appends
-    for (int base = 0; base < m; base += kTopKThreads) { // every warp converged: m is the same in all
-        const int i = base + t;
-        const unsigned long long key = i < m ? (staged ? src[i] : __ldcg(src + i)) : 0ull;
-        const bool take = key != 0ull && key >= prefix;
-        const unsigned ballot = __ballot_sync(WARPKIT_FULL_MASK, take);
-        if (ballot == 0u) continue;
-        const int leader = __ffs(ballot) - 1;
-        int at = 0;
-        if (laneId() == (unsigned)leader) at = atomicAdd(&s.merge.sel.count, __popc(ballot));
-        at = __shfl_sync(WARPKIT_FULL_MASK, at, leader);
-        if (take) s.merge.sel.keys[at + __popc(ballot & laneMaskLt())] = key;
-    }
-    __syncthreads();
-    return (int)(nonzero < (unsigned)k ? nonzero : (unsigned)k);
+    return topkSelectCandidates(s.merge.stage, total, k, s, true);
 }
 
 /// The kernel of rules T1 / T2 (k <= kTopKFilterMaxK) under split S3: see the header comment.
@@ -230,7 +267,7 @@ template <typename T> __global__ void __launch_bounds__(kTopKThreads, kTopKFilte
         int n = topkBlockMerge<T>(s, st, k, largest, sgn, ranked);
         if (lv.slices > 1) {
             if (!topkFilterHandOff(lv, row, item, s, n)) continue;
-            n = topkMergeSlices(lv.cout + row * lv.slices * k, lv.slices * k, k, s);
+            n = topkSelectCandidates(lv.cout + row * lv.slices * k, lv.slices * k, k, s, false);
             ranked = false;
         }
         topkFilterFinish(io, lv, row, s, n, ranked);

@@ -20,7 +20,7 @@ constexpr int kTopKFilterBlocksPerSm = WARPKIT_ARCH == 0 || WARPKIT_ARCH >= 900 
 /// A warp's buffer and its radix-select histogram.
 struct TopKWarpBuffer {
     unsigned long long keys[kTopKFilterCap];
-    unsigned hist[256];
+    alignas(16) unsigned hist[256]; // 16-byte aligned: radixFindBucket's vector loads
 };
 
 /// The merges' shared memory: the block select's scratch and the keys it selected, and the
@@ -38,9 +38,10 @@ struct TopKFilterShared {
         TopKWarpBuffer warp[kTopKFilterWarps];
         TopKMergeShared merge;
     };
-    BlockRadixScratch sample;   // stage 0's select
-    int kept[kTopKFilterWarps]; // keys each warp kept (stage 3)
-    int last;                   // this block finished its row's last slice
+    BlockRadixScratch sample;                     // stage 0's select
+    int kept[kTopKFilterWarps];                   // keys each warp kept (stage 3)
+    unsigned long long bits[2][kTopKFilterWarps]; // each warp's OR and AND of the keys selected from (3, 5)
+    int last;                                     // this block finished its row's last slice
 };
 
 /// A warp's filter state (the same in every lane).
