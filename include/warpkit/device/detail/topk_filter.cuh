@@ -8,9 +8,9 @@
 // kth's value as a float (times sgn = -1 for the smallest, so one compare serves both orders). Per
 // item (a row slice):
 //   0. sample (topkSampleCut, k >= 2): the best value of each lane's vector slot (u = 0 .. 3) over
-//      its warp's first rounds (one in kTopKSampleShare, at least one), as a 32-bit order key; a block
-//      radix select finds Q, the k-th largest of the block's 1024 (duplicates count: the slots are
-//      distinct elements; fmaxf drops NaN unless all are). k elements of the slice have
+//      its warp's first rounds (one in kTopKSampleShare, at least one; more for k >= 32), as a 32-bit
+//      order key; a block radix select finds Q, the k-th largest of the block's 1024 (duplicates
+//      count: the slots are distinct elements; fmaxf drops NaN unless all are). k elements of the slice have
 //      keys >= Q, so an element whose key is below Q is outside the top k, and every warp starts
 //      with kth just below Q's packed keys ((Q << 32) - 1: every element of value Q still passes,
 //      whatever its index) and cut one float step below Q's value (elements equal to it pass: other

@@ -14,6 +14,9 @@ constexpr int kTopKFilterWarps = kTopKThreads / 32;
 constexpr int kTopKFilterCap = 2 * kTopKFilterMaxK; // keys a warp's buffer holds
 constexpr int kTopKFilterLoads = 4;                 // 16-byte loads in flight a lane
 constexpr int kTopKSampleShare = 8;                 // stage 0 samples 1 / 8 of a warp's rounds
+// From k = kTopKSampleWideK, 1 / 4 of them while that is at most kTopKSampleWideRounds (survivors
+// scale as k x rows / sampled rows; a sampled round is read again from cache by stage 1).
+constexpr int kTopKSampleWideK = 32, kTopKSampleWideRounds = 4;
 // Blocks an SM the kernel is built for: 4 on sm_90 (the S3 plan's count); 2 before.
 constexpr int kTopKFilterBlocksPerSm = WARPKIT_ARCH == 0 || WARPKIT_ARCH >= 900 ? 4 : 2;
 
@@ -137,14 +140,19 @@ WARPKIT_DEVICE void topkSampleKeys(const T* body, int nv, int R, unsigned (&key)
 
 /// Stage 0 over the run p[0 .. n): raises st's kth and cut to the sample's bound (see the header
 /// comment) when the block's lanes sampled at least k elements whose keys are nonzero; else leaves st.
-/// The sample: the first 1 / kTopKSampleShare of a warp's rounds (at least one). Every thread of the
+/// The sample: the first 1 / kTopKSampleShare of a warp's rounds (at least one; for k >=
+/// kTopKSampleWideK, 1 / 4 of them up to kTopKSampleWideRounds if that is more). Every thread of the
 /// block calls (converged), with the same k >= 2.
 template <typename T> WARPKIT_DEVICE void topkSampleCut(const T* p, int n, int k, bool largest, float sgn,
                                                         BlockRadixScratch& scratch, TopKWarpState& st) {
     constexpr int RoundVectors = kTopKFilterLoads * kTopKFilterWarps * 32;
     const VectorSplit sp = vectorSplit(p, n);
     const int nv = (int)sp.vectors, rounds = (nv + RoundVectors - 1) / RoundVectors;
-    const int R = rounds > kTopKSampleShare ? rounds / kTopKSampleShare : 1;
+    int R = rounds > kTopKSampleShare ? rounds / kTopKSampleShare : 1;
+    if (k >= kTopKSampleWideK) {
+        const int wide = rounds / 4 < kTopKSampleWideRounds ? rounds / 4 : kTopKSampleWideRounds;
+        R = wide > R ? wide : R;
+    }
     unsigned key[kTopKFilterLoads];
     if (largest) topkSampleKeys<true>(p + sp.head, nv, R, key);
     else topkSampleKeys<false>(p + sp.head, nv, R, key);
