@@ -205,7 +205,10 @@ template <typename T, typename Idx> void sweep(unsigned seed) {
                                  {5, 5000, 16},
                                  {5, 5001, 17},
                                  {3, 4099, 32},
-                                 {4, 6001, 2}};
+                                 {4, 6001, 2},
+                                 // stage 0's wider sample from k = 32 (one block a row: 2 of 10 fp32 rounds)
+                                 {2, 40000, 31},
+                                 {2, 40001, 32}};
     if (!q) {
         shapes.push_back({1, 262144, 256});
         shapes.push_back({290, 5000, 100});

@@ -370,9 +370,13 @@ template <typename T, int V> WARPKIT_DEVICE void topkWarpTake(const T (&v)[V], i
         before = warpInclusiveSum((unsigned)__popc(m), total) - (unsigned)__popc(m);
     }
     int o = st.n + (int)before;
+    for (unsigned r = m; r != 0u; r &= r - 1u) { // the lane's own takes only (few), in index order
+        const int e = __ffs((int)r) - 1;
+        T x = v[0]; // v[e] by selects: a register array indexed at run time would go to local memory
 #pragma unroll
-    for (int e = 0; e < V; ++e)
-        if (m >> e & 1u) b.keys[o++] = topkPack(v[e], index + (unsigned)e, largest);
+        for (int j = 1; j < V; ++j) x = e == j ? v[j] : x;
+        b.keys[o++] = topkPack(x, index + (unsigned)e, largest);
+    }
     st.n += (int)total;
 }
 
