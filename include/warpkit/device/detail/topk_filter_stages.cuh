@@ -403,10 +403,11 @@ template <typename T> WARPKIT_DEVICE void topkWarpFilter(const T* p, int n, unsi
         c = largest ? topkScanQuiet<true>(body, c, cLast, st.cut, flags)
                     : topkScanQuiet<false>(body, c, cLast, st.cut, flags);
         if (c >= nv) break;
-        if (c > cLast)
+        if (c > cLast) {
             flags =
                 largest ? topkPartialFlags<true>(body, c, nv, st.cut) : topkPartialFlags<false>(body, c, nv, st.cut);
-            // the cut only rises, so an element not flagged here cannot pass later in the round either
+        }
+        // kth only rises, so an element not flagged here (its key at or below kth) cannot pass later
 #pragma unroll 1
         for (int u = 0; u < U; ++u) {
             if (__ballot_sync(WARPKIT_FULL_MASK, flags >> u & 1u) == 0u) continue; // no lane's vector u passes
