@@ -39,7 +39,8 @@
 //      stage 5 and then 4;
 //   5. slice merge (topkSelectCandidates): a block radix select over the row's slices x k keys (read
 //      past L1, staged in shared memory), every thread counting each pass, digits from the highest bit
-//      in which the keys vary, bits in which none do skipped.
+//      in which the keys vary, bits in which none do skipped; up to 128 keys ranked by counting
+//      (topkRankSlices) instead.
 // An element is dropped only when its warp has kept k keys above it or the sample holds k elements
 // at or above it (which then pass), so the set merged is a superset of the top k, and the answer
 // (the k largest distinct packed keys) is the same bits for any split. For random data about
@@ -215,6 +216,24 @@ WARPKIT_DEVICE int topkRankMerge(TopKFilterShared& s, int total, int k) {
     return total < k ? total : k;
 }
 
+/// Stage 5 with at most kTopKRankMerge candidates (m = slices x k, read past L1): thread t takes
+/// candidate t and, when it is not empty (0), counts the candidates above it, its rank; those of rank
+/// < k go to s.merge.sel.keys[rank], ranked already. Returns min(k, nonzero candidates). Every thread
+/// of the block calls (converged).
+WARPKIT_DEVICE int topkRankSlices(const unsigned long long* cand, int m, int k, TopKFilterShared& s) {
+    const int t = (int)threadIdx.x;
+    const unsigned long long key = t < m ? __ldcg(cand + t) : 0ull;
+    if (t < m) s.merge.stage[t] = key;
+    // its barriers order the stage's writes before the reads
+    const unsigned nonzero = blockReduceSum<kTopKThreads>(key != 0ull ? 1u : 0u);
+    int rank = 0;
+    if (key != 0ull)
+        for (int j = 0; j < m; ++j) rank += s.merge.stage[j] > key ? 1 : 0; // empty slots (0) rank below
+    if (key != 0ull && rank < k) s.merge.sel.keys[rank] = key;              // sel.keys and stage are apart
+    __syncthreads();
+    return (int)(nonzero < (unsigned)k ? nonzero : (unsigned)k);
+}
+
 /// Stage 3: the k largest of the warps' kept keys into s.merge.sel.keys[0 .. n), n returned (min(k, keys
 /// kept)); k = 1: the largest kth of the warps. `ranked`: whether they are in rank order already (one
 /// key, or topkRankMerge). Every thread of the block calls (converged).
@@ -267,8 +286,10 @@ template <typename T> __global__ void __launch_bounds__(kTopKThreads, kTopKFilte
         int n = topkBlockMerge<T>(s, st, k, largest, sgn, ranked);
         if (lv.slices > 1) {
             if (!topkFilterHandOff(lv, row, item, s, n)) continue;
-            n = topkSelectCandidates(lv.cout + row * lv.slices * k, lv.slices * k, k, s, false);
-            ranked = false;
+            const unsigned long long* cand = lv.cout + row * lv.slices * k;
+            ranked = lv.slices * k <= kTopKRankMerge;
+            n = ranked ? topkRankSlices(cand, lv.slices * k, k, s)
+                       : topkSelectCandidates(cand, lv.slices * k, k, s, false);
         }
         topkFilterFinish(io, lv, row, s, n, ranked);
     }
