@@ -19,7 +19,9 @@ namespace {
 /// Data patterns of a row.
 /// HeadHeavy: the first 8192 columns (the filter's sample, a block's first round) hold +-inf and the
 /// largest numbers, which the rest repeats (ties with the sample's bound at higher and lower indices
-/// of other warps), with NaN and +inf only later; AllNegInf: every value -inf (a bound of -inf).
+/// of other warps), with NaN and +inf only later; AllNegInf: every value -inf (a bound of -inf);
+/// NearZero: +-0, fp32 subnormals and numbers about the filter's exact-cut limit (2 FLT_MIN: cuts
+/// below it compare packed keys, cuts above skip them), a few NaN.
 enum Pattern {
     Random,
     Ties,
@@ -31,10 +33,11 @@ enum Pattern {
     RoundEqual,
     HeadHeavy,
     AllNegInf,
+    NearZero,
     kPatterns
 };
-const char* kPatternName[] = {"random",     "ties",    "ascending",   "descending", "all-equal",
-                              "NaN/inf/-0", "all-NaN", "round-equal", "head-heavy", "all--inf"};
+const char* kPatternName[] = {"random",  "ties",        "ascending",  "descending", "all-equal", "NaN/inf/-0",
+                              "all-NaN", "round-equal", "head-heavy", "all--inf",   "near-zero"};
 
 template <typename T> double genValue(wk_rng* r, Pattern p, long long c, int cols) {
     switch (p) {
@@ -67,6 +70,22 @@ template <typename T> double genValue(wk_rng* r, Pattern p, long long c, int col
     }
     case AllNegInf:
         return -INFINITY;
+    case NearZero: {
+        const double near[] = {0.0,
+                               -0.0,
+                               1e-40,
+                               -1e-40,
+                               1.1754943508222875e-38,
+                               -1.1754943508222875e-38,
+                               2.3509887016445750e-38,
+                               -2.3509887016445750e-38,
+                               2.4e-38,
+                               -2.4e-38,
+                               3e-38,
+                               -3e-38};
+        const long long u = wk_int(r, 0, 99);
+        return u == 0 ? NAN : near[u % 12];
+    }
     default:
         return 1.0 + wk_uniform(r, 0.0, 1.0) * 1e-4; // distinct doubles, equal once rounded to 16 bits
     }
@@ -180,7 +199,16 @@ template <typename T, typename Idx> void sweep(unsigned seed) {
                                  // the shared stage's 4096 keys, several rows of many slices
                                  {1, 262147, 8},
                                  {1, 131072, 64},
-                                 {8, 131075, 16}};
+                                 {8, 131075, 16},
+                                 // stage 3: kept keys ranked by counting (<= 128: k = 16 x 8 warps) and
+                                 // past it (k = 17, 32: the radix select when the warps keep more); k = 2
+                                 {5, 5000, 16},
+                                 {5, 5001, 17},
+                                 {3, 4099, 32},
+                                 {4, 6001, 2},
+                                 // stage 0's wider sample from k = 32 (one block a row: 2 of 10 fp32 rounds)
+                                 {2, 40000, 31},
+                                 {2, 40001, 32}};
     if (!q) {
         shapes.push_back({1, 262144, 256});
         shapes.push_back({290, 5000, 100});

@@ -8,9 +8,9 @@
 // kth's value as a float (times sgn = -1 for the smallest, so one compare serves both orders). Per
 // item (a row slice):
 //   0. sample (topkSampleCut, k >= 2): the best value of each lane's vector slot (u = 0 .. 3) over
-//      its warp's first rounds (one in kTopKSampleShare, at least one), as a 32-bit order key; a block
-//      radix select finds Q, the k-th largest of the block's 1024 (duplicates count: the slots are
-//      distinct elements; fmaxf drops NaN unless all are). k elements of the slice have
+//      its warp's first rounds (one in kTopKSampleShare, at least one; more for k >= 32), as a 32-bit
+//      order key; a block radix select finds Q, the k-th largest of the block's 1024 (duplicates
+//      count: the slots are distinct elements; fmaxf drops NaN unless all are). k elements of the slice have
 //      keys >= Q, so an element whose key is below Q is outside the top k, and every warp starts
 //      with kth just below Q's packed keys ((Q << 32) - 1: every element of value Q still passes,
 //      whatever its index) and cut one float step below Q's value (elements equal to it pass: other
@@ -30,13 +30,17 @@
 //   2. flush (topkWarpFlush): when an append would pass the warp's cap (2k + 64, at most the buffer),
 //      the warp alone (no block barrier) keeps the k largest of its buffer by a radix select over it
 //      (from the highest bit where its keys differ) and raises kth and cut to the smallest of them;
-//   3. merge (topkBlockMerge): the block selects the k largest of its warps' kept keys (blockTopKSelect;
-//      k = 1: a block max);
-//   4. finish (topkFilterFinish): the outputs, ranked (blockTopKSort), or the mask. With several
-//      slices a row, each slice leaves its k keys in the workspace; the block that finishes the
-//      row's last slice (an atomic counter a row, after a __threadfence) runs stage 5 and then 4;
-//   5. slice merge (topkMergeSlices): a block radix select over the row's slices x k keys (read past
-//      L1, staged in shared memory), every thread counting each pass.
+//   3. merge (topkBlockMerge): the block selects the k largest of its warps' kept keys: with at most
+//      128 of them, each of as many threads counts the keys above its own (its rank) and the k first
+//      land in rank order (topkRankMerge); else the select of stage 5 over them; k = 1: a block max;
+//   4. finish (topkFilterFinish): the outputs, ranked (blockTopKSort, unless stage 3 ranked them), or
+//      the mask. With several slices a row, each slice leaves its k keys in the workspace; the block
+//      that finishes the row's last slice (an atomic counter a row, after a __threadfence) runs
+//      stage 5 and then 4;
+//   5. slice merge (topkSelectCandidates): a block radix select over the row's slices x k keys (read
+//      past L1, staged in shared memory), every thread counting each pass, digits from the highest bit
+//      in which the keys vary, bits in which none do skipped; up to 128 keys ranked by counting
+//      (topkRankSlices) instead.
 // An element is dropped only when its warp has kept k keys above it or the sample holds k elements
 // at or above it (which then pass), so the set merged is a superset of the top k, and the answer
 // (the k largest distinct packed keys) is the same bits for any split. For random data about
@@ -49,37 +53,16 @@
 namespace warpkit {
 namespace detail {
 
-/// Stage 3: the k largest of the warps' kept keys into s.merge.sel.keys[0 .. n), n returned (min(k, keys
-/// kept)); k = 1: the largest kth of the warps. Every thread of the block calls (converged).
-template <typename T>
-WARPKIT_DEVICE int topkBlockMerge(TopKFilterShared& s, TopKWarpState& st, int k, bool largest, float sgn) {
-    const int t = (int)threadIdx.x, warp = t / 32;
-    if (k == 1) {
-        const unsigned long long best = blockReduceMax<kTopKThreads>(st.kth);
-        if (t == 0) s.merge.sel.keys[0] = best;
-        __syncthreads();
-        return best != 0ull ? 1 : 0;
-    }
-    if (st.n > k) topkWarpFlush<T>(s.warp[warp], st, k, largest, sgn);
-    if (laneId() == 0) s.kept[warp] = st.n;
-    __syncthreads();
-    unsigned long long keys[kTopKFilterWarps]; // st.n <= k <= kTopKFilterMaxK = the block's threads
-#pragma unroll
-    for (int w = 0; w < kTopKFilterWarps; ++w) keys[w] = t < s.kept[w] ? s.warp[w].keys[t] : 0ull;
-    __syncthreads(); // the buffers are read before the merge scratch (their union) is written
-    return blockTopKSelect<kTopKThreads>(keys, k, s.merge.sel).selected;
-}
-
-/// Stage 4: row `row`'s outputs from its n best keys in s.merge.sel.keys (n <= k): ranked values and
-/// indices, or the masked row. Every thread of the block calls (converged).
+/// Stage 4: row `row`'s outputs from its n best keys in s.merge.sel.keys (n <= k; in rank order when
+/// `ranked`): ranked values and indices, or the masked row. Every thread of the block calls (converged).
 template <typename T> WARPKIT_DEVICE void topkFilterFinish(const TopKRows<T>& io, const TopKLevel& lv, long long row,
-                                                           TopKFilterShared& s, int n) {
+                                                           TopKFilterShared& s, int n, bool ranked) {
     const int t = (int)threadIdx.x;
     if (io.masked) {
         const unsigned long long least = blockReduceMin<kTopKThreads>(t < n ? s.merge.sel.keys[t] : ~0ull);
         topkMaskRow(io, lv.cols, row, least);
     } else {
-        blockTopKSort<kTopKThreads>(s.merge.sel, n);
+        if (!ranked) blockTopKSort<kTopKThreads>(s.merge.sel, n);
         if (t < n) topkWriteOutput(io, lv.k, row, t, s.merge.sel.keys[t]);
     }
     __syncthreads(); // s is read before the next item writes it
@@ -110,38 +93,61 @@ template <bool Shared> WARPKIT_DEVICE void topkCountDigits(const unsigned long l
     }
 }
 
-/// Stage 5: the k largest nonzero keys of a split row's candidates cand[0 .. m) (m = slices x k, read
-/// past L1) into s.merge.sel.keys[0 .. n), n = min(k, nonzero keys) returned. A block radix select:
-/// the keys' bounds first (one pass, staging the keys in shared memory when m <= kTopKFilterStage),
-/// then 8-bit digits from the highest bit where they differ, every thread counting its share of each
-/// pass, until the bucket holds exactly the keys still needed; then every key at or above the prefix
-/// found is appended. Every thread of the block calls (converged).
-WARPKIT_DEVICE int topkMergeSlices(const unsigned long long* cand, int m, int k, TopKFilterShared& s) {
+/// Bitwise OR and AND, for warpReduce.
+struct TopKBitOr {
+    static constexpr bool commutative = true;
+    WARPKIT_DEVICE unsigned long long operator()(unsigned long long a, unsigned long long b) const { return a | b; }
+};
+struct TopKBitAnd {
+    static constexpr bool commutative = true;
+    WARPKIT_DEVICE unsigned long long operator()(unsigned long long a, unsigned long long b) const { return a & b; }
+};
+
+/// The k largest nonzero keys of cand[0 .. m) into s.merge.sel.keys[0 .. n), unsorted, n = min(k,
+/// nonzero keys) returned. Stage 5: cand is a split row's slices x k candidates in the workspace (read
+/// past L1); stage 3: cand is s.merge.stage (inShared). A block radix select: the keys' bounds and the
+/// bits in which they vary first (one pass, staging the keys in shared memory when m <=
+/// kTopKFilterStage), then 8-bit digits from the highest varying bit down, skipping bits that no two
+/// keys differ in (a 16-bit type's low key bits, the index's high bits), every thread counting its
+/// share of each pass, until the bucket holds exactly the keys still needed; then every key at or
+/// above the prefix found is appended. Every thread of the block calls (converged).
+WARPKIT_DEVICE int topkSelectCandidates(const unsigned long long* cand, int m, int k, TopKFilterShared& s,
+                                        bool inShared) {
     const int t = (int)threadIdx.x;
-    const bool staged = m <= kTopKFilterStage;
+    const bool staged = inShared || m <= kTopKFilterStage;
     if (t < 256) s.merge.sel.select.hist[0][t] = 0; // ordered before the first count by the reductions
-    unsigned long long lo = ~0ull, hi = 0ull;
+    unsigned long long lo = ~0ull, hi = 0ull, ors = 0ull, ands = ~0ull;
     unsigned nonzero = 0;
     for (int i = t; i < m; i += kTopKThreads) {
-        const unsigned long long key = __ldcg(cand + i);
-        if (staged) s.merge.stage[i] = key;
+        const unsigned long long key = inShared ? s.merge.stage[i] : __ldcg(cand + i);
+        if (staged && !inShared) s.merge.stage[i] = key;
         if (key == 0ull) continue;
         lo = key < lo ? key : lo;
         hi = key > hi ? key : hi;
+        ors |= key;
+        ands &= key;
         ++nonzero;
     }
-    lo = blockReduceMin<kTopKThreads>(lo);
+    ors = warpReduce(ors, TopKBitOr());
+    ands = warpReduce(ands, TopKBitAnd());
+    if (laneId() == 0) s.bits[0][t / 32] = ors, s.bits[1][t / 32] = ands;
+    lo = blockReduceMin<kTopKThreads>(lo); // its barriers order the slots' writes before the reads
     hi = blockReduceMax<kTopKThreads>(hi);
     nonzero = blockReduceSum<kTopKThreads>(nonzero);
     const unsigned long long* src = staged ? s.merge.stage : cand;
     unsigned long long prefix = lo; // fewer than k + 1 keys: take them all
     if (nonzero > (unsigned)k) {    // then lo < hi (the keys are distinct)
-        const int top = 63 - __clzll((long long)(lo ^ hi));
+        ors = 0ull;
+        ands = ~0ull;
+#pragma unroll
+        for (int w = 0; w < kTopKFilterWarps; ++w) ors |= s.bits[0][w], ands &= s.bits[1][w];
+        const unsigned long long vary = ors ^ ands; // nonzero: the keys are distinct
+        const int top = 63 - __clzll((long long)vary);
         unsigned long long mask = top == 63 ? 0ull : ~0ull << (top + 1);
         prefix = lo & mask;
         unsigned need = (unsigned)k;
         // pass p counts into hist[p & 1] while hist[(p + 1) & 1], read by pass p - 1, is cleared for p + 1
-        for (int shift = top >= 7 ? top - 7 : 0, p = 0;; shift = shift >= 8 ? shift - 8 : 0, ++p) {
+        for (int shift = top >= 7 ? top - 7 : 0, p = 0;; ++p) {
             unsigned* hist = s.merge.sel.select.hist[p & 1];
             if (staged) topkCountDigits<true>(src, m, prefix, mask, shift, hist);
             else topkCountDigits<false>(src, m, prefix, mask, shift, hist);
@@ -150,7 +156,15 @@ WARPKIT_DEVICE int topkMergeSlices(const unsigned long long* cand, int m, int k,
             need -= r.above;
             prefix |= (unsigned long long)r.bucket << shift;
             mask |= 255ull << shift;
-            if (r.count == need || shift == 0) break;
+            const unsigned long long below = vary & ((1ull << shift) - 1ull); // shift <= 56
+            // below = 0: the bucket's keys agree in every bit, so it holds one key (then count == need)
+            if (r.count == need || below == 0ull) break;
+            // the next digit ends at the highest varying bit under this one; the bits between are lo's
+            const int next = 63 - __clzll((long long)below);
+            const unsigned long long gap = ((1ull << shift) - 1ull) & ~((2ull << next) - 1ull);
+            prefix |= lo & gap;
+            mask |= gap;
+            shift = next >= 7 ? next - 7 : 0;
             if (t < 256) s.merge.sel.select.hist[(p + 1) & 1][t] = 0;
             __syncthreads();
         }
@@ -173,6 +187,86 @@ WARPKIT_DEVICE int topkMergeSlices(const unsigned long long* cand, int m, int k,
     return (int)(nonzero < (unsigned)k ? nonzero : (unsigned)k);
 }
 
+/// Kept keys up to which stage 3 ranks by counting: a thread counts over every kept key (about 5
+/// instructions each), which beats blockTopKSelect's passes and blockTopKSort's barriers up to here.
+constexpr int kTopKRankMerge = kTopKThreads / 2;
+
+/// Stage 3 with at most kTopKRankMerge kept keys (total, the warps' kept keys): thread t takes kept
+/// key t and counts the kept keys above it, its rank (the keys are distinct); the keys of rank < k
+/// go to s.merge.sel.keys[rank], ranked already. Returns min(k, total). Every thread of the block
+/// calls (converged), after s.kept is written and a barrier.
+WARPKIT_DEVICE int topkRankMerge(TopKFilterShared& s, int total, int k) {
+    const int t = (int)threadIdx.x;
+    unsigned long long key = 0ull;
+    int rank = 0;
+    if (t < total) { // the same trip counts in every lane of a warp
+        int w = 0, i = t;
+        while (i >= s.kept[w]) i -= s.kept[w++];
+        key = s.warp[w].keys[i];
+        for (int v = 0; v < kTopKFilterWarps; ++v) {
+            const unsigned long long* keys = s.warp[v].keys;
+            const int m = s.kept[v];
+#pragma unroll 4
+            for (int j = 0; j < m; ++j) rank += keys[j] > key ? 1 : 0;
+        }
+    }
+    __syncthreads(); // the buffers are read before the selected keys (their union) are written
+    if (t < total && rank < k) s.merge.sel.keys[rank] = key;
+    __syncthreads();
+    return total < k ? total : k;
+}
+
+/// Stage 5 with at most kTopKRankMerge candidates (m = slices x k, read past L1): thread t takes
+/// candidate t and, when it is not empty (0), counts the candidates above it, its rank; those of rank
+/// < k go to s.merge.sel.keys[rank], ranked already. Returns min(k, nonzero candidates). Every thread
+/// of the block calls (converged).
+WARPKIT_DEVICE int topkRankSlices(const unsigned long long* cand, int m, int k, TopKFilterShared& s) {
+    const int t = (int)threadIdx.x;
+    const unsigned long long key = t < m ? __ldcg(cand + t) : 0ull;
+    if (t < m) s.merge.stage[t] = key;
+    // its barriers order the stage's writes before the reads
+    const unsigned nonzero = blockReduceSum<kTopKThreads>(key != 0ull ? 1u : 0u);
+    int rank = 0;
+    if (key != 0ull)
+        for (int j = 0; j < m; ++j) rank += s.merge.stage[j] > key ? 1 : 0; // empty slots (0) rank below
+    if (key != 0ull && rank < k) s.merge.sel.keys[rank] = key;              // sel.keys and stage are apart
+    __syncthreads();
+    return (int)(nonzero < (unsigned)k ? nonzero : (unsigned)k);
+}
+
+/// Stage 3: the k largest of the warps' kept keys into s.merge.sel.keys[0 .. n), n returned (min(k, keys
+/// kept)); k = 1: the largest kth of the warps. `ranked`: whether they are in rank order already (one
+/// key, or topkRankMerge). Every thread of the block calls (converged).
+template <typename T> WARPKIT_DEVICE int topkBlockMerge(TopKFilterShared& s, TopKWarpState& st, int k, bool largest,
+                                                        float sgn, bool& ranked) {
+    const int t = (int)threadIdx.x, warp = t / 32;
+    ranked = true;
+    if (k == 1) {
+        const unsigned long long best = blockReduceMax<kTopKThreads>(st.kth);
+        if (t == 0) s.merge.sel.keys[0] = best;
+        __syncthreads();
+        return best != 0ull ? 1 : 0;
+    }
+    if (st.n > k) topkWarpFlush<T>(s.warp[warp], st, k, largest, sgn);
+    if (laneId() == 0) s.kept[warp] = st.n;
+    __syncthreads();
+    int total = 0;
+#pragma unroll
+    for (int w = 0; w < kTopKFilterWarps; ++w) total += s.kept[w];
+    if (total <= kTopKRankMerge) return topkRankMerge(s, total, k);
+    ranked = false;
+    static_assert(kTopKFilterWarps * kTopKFilterMaxK <= kTopKFilterStage,
+                  "topk_filter: the warps' kept keys must fit the merge's stage");
+    unsigned long long keys[kTopKFilterWarps]; // st.n <= k <= kTopKFilterMaxK = the block's threads
+#pragma unroll
+    for (int w = 0; w < kTopKFilterWarps; ++w) keys[w] = t < s.kept[w] ? s.warp[w].keys[t] : 0ull;
+    __syncthreads(); // the buffers are read before the stage (their union) is written
+    for (int w = 0, at = 0; w < kTopKFilterWarps; at += s.kept[w++])
+        if (t < s.kept[w]) s.merge.stage[at + t] = keys[w];
+    __syncthreads();
+    return topkSelectCandidates(s.merge.stage, total, k, s, true);
+}
+
 /// The kernel of rules T1 / T2 (k <= kTopKFilterMaxK) under split S3: see the header comment.
 template <typename T> __global__ void __launch_bounds__(kTopKThreads, kTopKFilterBlocksPerSm)
     topkFilterKernel(TopKRows<T> io, TopKLevel lv) {
@@ -188,12 +282,16 @@ template <typename T> __global__ void __launch_bounds__(kTopKThreads, kTopKFilte
         TopKWarpState st = topkWarpStart(k);
         if (k > 1) topkSampleCut<T>(io.x + row * io.ldx + lo, (int)(end - lo), k, largest, sgn, s.sample, st);
         topkWarpFilter<T>(io.x + row * io.ldx + lo, (int)(end - lo), (unsigned)lo, k, largest, sgn, b, st);
-        int n = topkBlockMerge<T>(s, st, k, largest, sgn);
+        bool ranked;
+        int n = topkBlockMerge<T>(s, st, k, largest, sgn, ranked);
         if (lv.slices > 1) {
             if (!topkFilterHandOff(lv, row, item, s, n)) continue;
-            n = topkMergeSlices(lv.cout + row * lv.slices * k, lv.slices * k, k, s);
+            const unsigned long long* cand = lv.cout + row * lv.slices * k;
+            ranked = lv.slices * k <= kTopKRankMerge;
+            n = ranked ? topkRankSlices(cand, lv.slices * k, k, s)
+                       : topkSelectCandidates(cand, lv.slices * k, k, s, false);
         }
-        topkFilterFinish(io, lv, row, s, n);
+        topkFilterFinish(io, lv, row, s, n, ranked);
     }
 }
 

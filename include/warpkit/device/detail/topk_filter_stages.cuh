@@ -14,13 +14,16 @@ constexpr int kTopKFilterWarps = kTopKThreads / 32;
 constexpr int kTopKFilterCap = 2 * kTopKFilterMaxK; // keys a warp's buffer holds
 constexpr int kTopKFilterLoads = 4;                 // 16-byte loads in flight a lane
 constexpr int kTopKSampleShare = 8;                 // stage 0 samples 1 / 8 of a warp's rounds
+// From k = kTopKSampleWideK, 1 / 4 of them while that is at most kTopKSampleWideRounds (survivors
+// scale as k x rows / sampled rows; a sampled round is read again from cache by stage 1).
+constexpr int kTopKSampleWideK = 32, kTopKSampleWideRounds = 4;
 // Blocks an SM the kernel is built for: 4 on sm_90 (the S3 plan's count); 2 before.
 constexpr int kTopKFilterBlocksPerSm = WARPKIT_ARCH == 0 || WARPKIT_ARCH >= 900 ? 4 : 2;
 
 /// A warp's buffer and its radix-select histogram.
 struct TopKWarpBuffer {
     unsigned long long keys[kTopKFilterCap];
-    unsigned hist[256];
+    alignas(16) unsigned hist[256]; // 16-byte aligned: radixFindBucket's vector loads
 };
 
 /// The merges' shared memory: the block select's scratch and the keys it selected, and the
@@ -38,9 +41,10 @@ struct TopKFilterShared {
         TopKWarpBuffer warp[kTopKFilterWarps];
         TopKMergeShared merge;
     };
-    BlockRadixScratch sample;   // stage 0's select
-    int kept[kTopKFilterWarps]; // keys each warp kept (stage 3)
-    int last;                   // this block finished its row's last slice
+    BlockRadixScratch sample;                     // stage 0's select
+    int kept[kTopKFilterWarps];                   // keys each warp kept (stage 3)
+    unsigned long long bits[2][kTopKFilterWarps]; // each warp's OR and AND of the keys selected from (3, 5)
+    int last;                                     // this block finished its row's last slice
 };
 
 /// A warp's filter state (the same in every lane).
@@ -136,14 +140,19 @@ WARPKIT_DEVICE void topkSampleKeys(const T* body, int nv, int R, unsigned (&key)
 
 /// Stage 0 over the run p[0 .. n): raises st's kth and cut to the sample's bound (see the header
 /// comment) when the block's lanes sampled at least k elements whose keys are nonzero; else leaves st.
-/// The sample: the first 1 / kTopKSampleShare of a warp's rounds (at least one). Every thread of the
+/// The sample: the first 1 / kTopKSampleShare of a warp's rounds (at least one; for k >=
+/// kTopKSampleWideK, 1 / 4 of them up to kTopKSampleWideRounds if that is more). Every thread of the
 /// block calls (converged), with the same k >= 2.
 template <typename T> WARPKIT_DEVICE void topkSampleCut(const T* p, int n, int k, bool largest, float sgn,
                                                         BlockRadixScratch& scratch, TopKWarpState& st) {
     constexpr int RoundVectors = kTopKFilterLoads * kTopKFilterWarps * 32;
     const VectorSplit sp = vectorSplit(p, n);
     const int nv = (int)sp.vectors, rounds = (nv + RoundVectors - 1) / RoundVectors;
-    const int R = rounds > kTopKSampleShare ? rounds / kTopKSampleShare : 1;
+    int R = rounds > kTopKSampleShare ? rounds / kTopKSampleShare : 1;
+    if (k >= kTopKSampleWideK) {
+        const int wide = rounds / 4 < kTopKSampleWideRounds ? rounds / 4 : kTopKSampleWideRounds;
+        R = wide > R ? wide : R;
+    }
     unsigned key[kTopKFilterLoads];
     if (largest) topkSampleKeys<true>(p + sp.head, nv, R, key);
     else topkSampleKeys<false>(p + sp.head, nv, R, key);
@@ -192,20 +201,54 @@ template <bool Largest, typename T, int U> WARPKIT_DEVICE bool topkAnyMayPass(co
     return any;
 }
 
-/// Stage 1's common path: from round c (warp-uniform), the first round at or below cLast none of whose
-/// lanes' elements are all below cut; cLast + step when none. The rounds it reads are whole (every
-/// vector in the body), so the loads need no bounds checks; the order is fixed so the compare needs
-/// no multiply. All 32 lanes of the warp call (converged).
-template <bool Largest, typename T> WARPKIT_DEVICE int topkScanQuiet(const T* body, int c, int cLast, float cut) {
+/// Which of the lane's U vectors may hold a survivor: bit u set when some element of v[u] passes
+/// stage 1's raw compare (as topkAnyMayPass, vector by vector), only bits set in `valid`. Any thread
+/// calls, alone.
+template <bool Largest, typename T, int U>
+WARPKIT_DEVICE unsigned topkVectorsMayPass(const Vector16<T> (&v)[U], float cut, unsigned valid) {
+    unsigned flags = 0;
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+        const Vector16<T> one[1] = {v[u]};
+        if (topkAnyMayPass<Largest>(one, cut)) flags |= 1u << u;
+    }
+    return flags & valid;
+}
+
+/// Stage 1's common path: from round c (warp-uniform), the first round at or below cLast in which
+/// some lane's elements are not all below cut, with this lane's topkVectorsMayPass flags of it in
+/// `flags`; cLast + step when none (flags untouched). The rounds it reads are whole (every vector in
+/// the body), so the loads need no bounds checks; the order is fixed so the compare needs no
+/// multiply. All 32 lanes of the warp call (converged).
+template <bool Largest, typename T>
+WARPKIT_DEVICE int topkScanQuiet(const T* body, int c, int cLast, float cut, unsigned& flags) {
     constexpr int V = vectorElems<T>(), U = kTopKFilterLoads, Stride = kTopKFilterWarps * 32 * V;
     const T* q = body + (size_t)(c + (int)laneId()) * V;
     for (; c <= cLast; c += U * kTopKFilterWarps * 32, q += U * Stride) {
         Vector16<T> v[U];
 #pragma unroll
         for (int u = 0; u < U; ++u) v[u] = loadVector<LoadStreaming>(q + u * Stride);
-        if (__any_sync(WARPKIT_FULL_MASK, topkAnyMayPass<Largest>(v, cut))) break;
+        if (__any_sync(WARPKIT_FULL_MASK, topkAnyMayPass<Largest>(v, cut))) {
+            flags = topkVectorsMayPass<Largest>(v, cut, (1u << U) - 1u);
+            break;
+        }
     }
     return c;
+}
+
+/// The topkVectorsMayPass flags of the lane's vectors in the last, partial round from c (vectors c +
+/// u W 32 + lane below nv; the others read nothing and get no flag). All 32 lanes call.
+template <bool Largest, typename T> WARPKIT_DEVICE unsigned topkPartialFlags(const T* body, int c, int nv, float cut) {
+    constexpr int V = vectorElems<T>(), U = kTopKFilterLoads, W = kTopKFilterWarps;
+    Vector16<T> v[U];
+    unsigned valid = 0;
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+        const int vi = c + u * W * 32 + (int)laneId();
+        v[u] = vi < nv ? loadVector<LoadStreaming>(body + (size_t)vi * V) : Vector16<T>{};
+        valid |= vi < nv ? 1u << u : 0u;
+    }
+    return topkVectorsMayPass<Largest>(v, cut, valid);
 }
 
 /// The smallest of the k largest of keys[0 .. n) (distinct, nonzero; n > k >= 1) or a key at or below
@@ -271,6 +314,17 @@ WARPKIT_DEVICE void topkWarpFlush(TopKWarpBuffer& b, TopKWarpState& st, int k, b
     st.cut = topkCutOf<T>(st.kth, largest, sgn);
 }
 
+/// Whether every non-NaN element that passes stage 1's raw compare has a packed key above st.kth, so
+/// that topkWarpTake need not compare packed keys (only drop NaN, which passes the raw compare, for
+/// the smallest): no kth yet (0), or a cut that is a number of magnitude at least 2 FLT_MIN (a value
+/// strictly beyond it has a larger order key than kth's value; one equal to stage 0's bound Q has a
+/// key >= Q, above kth = (Q << 32) - 1). Not so for a NaN cut (kth NaN, or stage 0's bound -inf or
+/// NaN: every element passes) or one near zero (-0.0 ranks below +0.0 but compares equal; subnormals
+/// may flush to zero). Any thread calls, alone.
+WARPKIT_DEVICE bool topkCutExact(const TopKWarpState& st) {
+    return st.kth == 0ull || (st.cut == st.cut && !(fabsf(st.cut) < 2.35098870e-38f));
+}
+
 /// Takes this lane's elements v[0 .. valid) (indices index, index + 1, ...) whose packed keys pass kth
 /// into the buffer, flushing first when it would pass its cap (at most once: a flush leaves k keys,
 /// and k + 32 V fits the buffer). k = 1 keeps only the running largest key, raised at every survivor.
@@ -283,9 +337,15 @@ template <typename T, int V> WARPKIT_DEVICE void topkWarpTake(const T (&v)[V], i
     for (int e = 0; e < V; ++e)
         if (e < valid && topkMayPass(v[e], st, sgn)) m |= 1u << e;
     if (__ballot_sync(WARPKIT_FULL_MASK, m != 0u) == 0u) return; // most vectors of a flagged round
+    if (!topkCutExact(st)) {
 #pragma unroll
-    for (int e = 0; e < V; ++e)
-        if (topkPack(v[e], index + (unsigned)e, largest) <= st.kth) m &= ~(1u << e);
+        for (int e = 0; e < V; ++e)
+            if (topkPack(v[e], index + (unsigned)e, largest) <= st.kth) m &= ~(1u << e);
+    } else if (!largest && st.kth != 0ull) { // NaN passes the raw compare but ranks last
+#pragma unroll
+        for (int e = 0; e < V; ++e)
+            if (isNaN(v[e])) m &= ~(1u << e);
+    }
     if (__ballot_sync(WARPKIT_FULL_MASK, m != 0u) == 0u) return;
     if (k == 1) {
         unsigned long long best = 0ull;
@@ -310,18 +370,23 @@ template <typename T, int V> WARPKIT_DEVICE void topkWarpTake(const T (&v)[V], i
         before = warpInclusiveSum((unsigned)__popc(m), total) - (unsigned)__popc(m);
     }
     int o = st.n + (int)before;
+    for (unsigned r = m; r != 0u; r &= r - 1u) { // the lane's own takes only (few), in index order
+        const int e = __ffs((int)r) - 1;
+        T x = v[0]; // v[e] by selects: a register array indexed at run time would go to local memory
 #pragma unroll
-    for (int e = 0; e < V; ++e)
-        if (m >> e & 1u) b.keys[o++] = topkPack(v[e], index + (unsigned)e, largest);
+        for (int j = 1; j < V; ++j) x = e == j ? v[j] : x;
+        b.keys[o++] = topkPack(x, index + (unsigned)e, largest);
+    }
     st.n += (int)total;
 }
 
 /// Stage 1 over the run p[0 .. n) (element i: index index0 + i): warp w of the block takes the body's
 /// rounds of U x 32 vectors (chunks of 32 vectors w, w + W, ...), warp 0 also the scalar head (first)
 /// and tail (last), so each warp visits its elements in rising index order. topkScanQuiet passes the
-/// rounds none of whose elements passes the raw compare; a flagged round (or the last, partial one)
-/// goes vector by vector through topkWarpTake (one copy of the code, not unrolled, reading them again
-/// from cache). All threads of the block call; each warp updates its own buffer and state.
+/// rounds none of whose elements passes the raw compare; in a flagged round (or the last, partial one)
+/// only the vectors some lane flagged (topkVectorsMayPass) go through topkWarpTake (one copy of the
+/// code, not unrolled, read again from cache by the lanes that flagged them). All threads of the
+/// block call; each warp updates its own buffer and state.
 template <typename T> WARPKIT_DEVICE void topkWarpFilter(const T* p, int n, unsigned index0, int k, bool largest,
                                                          float sgn, TopKWarpBuffer& b, TopKWarpState& st) {
     constexpr int V = vectorElems<T>(), U = kTopKFilterLoads, W = kTopKFilterWarps;
@@ -334,13 +399,22 @@ template <typename T> WARPKIT_DEVICE void topkWarpFilter(const T* p, int n, unsi
     }
     const T* body = p + sp.head;
     for (int c = warp * 32; c < nv; c += U * W * 32) {
-        c = largest ? topkScanQuiet<true>(body, c, cLast, st.cut) : topkScanQuiet<false>(body, c, cLast, st.cut);
+        unsigned flags = 0; // bit u: the lane's vector u of the round may hold a survivor
+        c = largest ? topkScanQuiet<true>(body, c, cLast, st.cut, flags)
+                    : topkScanQuiet<false>(body, c, cLast, st.cut, flags);
         if (c >= nv) break;
+        if (c > cLast) {
+            flags =
+                largest ? topkPartialFlags<true>(body, c, nv, st.cut) : topkPartialFlags<false>(body, c, nv, st.cut);
+        }
+        // kth only rises, so an element not flagged here (its key at or below kth) cannot pass later
 #pragma unroll 1
         for (int u = 0; u < U; ++u) {
+            if (__ballot_sync(WARPKIT_FULL_MASK, flags >> u & 1u) == 0u) continue; // no lane's vector u passes
             const int vi = c + u * W * 32 + lane;
-            const Vector16<T> x = vi < nv ? loadVector<LoadStreaming>(body + (size_t)vi * V) : Vector16<T>{};
-            topkWarpTake<T>(x.e, vi < nv ? V : 0, index0 + (unsigned)(sp.head + vi * V), k, largest, sgn, b, st);
+            const bool mine = (flags >> u & 1u) != 0u;
+            const Vector16<T> x = mine ? loadVector<LoadStreaming>(body + (size_t)vi * V) : Vector16<T>{};
+            topkWarpTake<T>(x.e, mine ? V : 0, index0 + (unsigned)(sp.head + vi * V), k, largest, sgn, b, st);
         }
     }
     if (warp == 0 && sp.tail > 0) {
