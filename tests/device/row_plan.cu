@@ -44,6 +44,8 @@ std::vector<int> planCols() {
     for (int v : {17, 24, 31, 32, 33, 48, 63, 64, 65, 96}) c.push_back(v);
     // The short rule's (R24) ends and tile shapes: fp32 to 143 columns, 16-bit to 255.
     for (int v : {37, 69, 77, 107, 141, 143, 145, 147, 197, 249, 254}) c.push_back(v);
+    // R24's 16-bit shape ends: 5, 6, 8 elements a lane, and the widened segment of 62 and 63.
+    for (int v : {21, 23, 25, 40, 41, 49, 61, 62, 81, 97, 129, 160, 161, 192, 193}) c.push_back(v);
     for (long long p = 128; p <= (1 << 20); p *= 2)
         for (int d = -1; d <= 1; ++d) c.push_back((int)p + d);
     // R25's ends (fp32 rows of 129..192 vectors: 516..771 columns) and the model width 768.
@@ -171,23 +173,47 @@ std::string allPlans() {
 
 } // namespace
 
+/// Distinct 4-byte words the busiest bank serves when the 32 / W segments of a warp read the first W
+/// 2-byte elements of rows 0, 1, ... of `cols` (counted element by element).
+static int shortWays16(int cols, int W) {
+    std::vector<std::vector<int>> bank(32);
+    for (int t = 0; t < 32; ++t) {
+        const int w = ((t / W) * cols + t % W) * 2 / 4;
+        if (std::find(bank[w % 32].begin(), bank[w % 32].end(), w) == bank[w % 32].end()) bank[w % 32].push_back(w);
+    }
+    size_t most = 0;
+    for (const std::vector<int>& b : bank) most = b.size() > most ? b.size() : most;
+    return (int)most;
+}
+
 /// The short path's plans (R24) for every length 1..255 of both element sizes: the tile holds whole
 /// rows within kRowShortTileBytes, a whole number of 16-byte vectors (so every tile starts on 16
-/// bytes) and of the block's segments; the segment holds the row; a compiled shape.
+/// bytes) and of the block's segments; the segment holds the row; a compiled shape. 16-bit rows that
+/// are not whole vectors: at most 1.6 slots an element, a warp's first read at most 3 wavefronts,
+/// and every compiled 16-bit shape taken by some length.
 Test(device_row_plan, short_tiles) {
     int bad = 0;
+    bool used16[kRowShortShapeCount16] = {};
     for (int eb : {4, 2}) {
         const int V = 16 / eb;
         for (int cols = 1; cols <= 255; ++cols) {
             const RowPlan p = rowShortPlan(V, cols);
             const int segs = kRowShortThreads / p.width;
-            const bool ok =
-                p.path == RowShort && p.width * p.chunks >= cols && p.slice >= segs && p.slice % segs == 0 &&
-                (long long)p.slice * cols % V == 0 && (long long)p.slice * cols * eb <= kRowShortTileBytes &&
-                rowPlanCompiled(RowClassSoftmax, eb, 1, false, p) && !rowPlanCompiled(RowClassOutputs, eb, 1, false, p);
+            bool ok = p.path == RowShort && p.width * p.chunks >= cols && p.slice >= segs && p.slice % segs == 0 &&
+                      (long long)p.slice * cols % V == 0 && (long long)p.slice * cols * eb <= kRowShortTileBytes &&
+                      rowPlanCompiled(RowClassSoftmax, eb, 1, false, p) &&
+                      !rowPlanCompiled(RowClassOutputs, eb, 1, false, p);
+            if (eb == 2 && cols % V != 0)
+                ok = ok && p.width * p.chunks * 5 <= cols * 8 && shortWays16(cols, p.width) <= 3;
+            for (int i = 0; eb == 2 && i < kRowShortShapeCount16; ++i)
+                used16[i] |= kRowShortShapes16[i].width == p.width && kRowShortShapes16[i].chunks == p.chunks;
             if (!ok && bad++ < 5) cr_log_error("short plan for %d-byte rows of %d: %s", eb, cols, planText(p).c_str());
         }
     }
+    for (int i = 0; i < kRowShortShapeCount16; ++i)
+        if (!used16[i] && bad++ < 10)
+            cr_log_error("16-bit short shape %d x %d: no length takes it", kRowShortShapes16[i].width,
+                         kRowShortShapes16[i].chunks);
     cr_expect(bad == 0, "%d short plans break the tile's invariants", bad);
 }
 

@@ -221,7 +221,7 @@ template <typename T> static int sm_short_sweep(void) {
 /// instead), and on no rows at all.
 template <typename T> static int sm_short_fallbacks(void) {
     int bad = 0, salt = 0;
-    for (int c : {3, 37, 77, 141, 197, 255}) {
+    for (int c : {3, 11, 37, 63, 77, 129, 141, 161, 197, 255}) {
         const warpkit::detail::RowPlan p = sm_short_plan<T>(c);
         const long long rows = p.slice + 3;
         SmCase off{salt % 4, rows, c, c, c, 1, 1, false, salt};
@@ -243,7 +243,7 @@ template <typename T> static int sm_short_fallbacks(void) {
 /// The same call twice gives the same bits (the short path's shapes and a few other lengths).
 template <typename T> static int sm_short_determinism(void) {
     int bad = 0;
-    for (int c : {5, 33, 77, 130, 197, 250}) {
+    for (int c : {5, 11, 21, 33, 62, 63, 77, 130, 161, 197, 250}) {
         const long long rows = 3001;
         const size_t n = (size_t)rows * c;
         std::vector<T> hx(n), a(n), b(n);

@@ -175,12 +175,14 @@ template <typename P> inline cudaError_t rowLaunchWarpStream(const P& p, long lo
     });
 }
 
-/// The short path (R24) for packed rows (rowShortPacked): plan pl's shape of kRowShortShapes,
-/// ceil(rows / pl.slice) blocks, in as many launches as the grid's x limit needs.
+/// The short path (R24) for packed rows (rowShortPacked): plan pl's shape of the element size's
+/// short shapes (rowShortShape), ceil(rows / pl.slice) blocks, in as many launches as the grid's x
+/// limit needs.
 template <typename R, int I = 0>
 inline cudaError_t rowLaunchShort(const RowPlan& pl, const R& r, long long rows, int cols, cudaStream_t st) {
-    if constexpr (I < kRowShortShapeCount) {
-        constexpr RowWarpShape s = kRowShortShapes[I];
+    constexpr int eb = (int)sizeof(typename R::Elem);
+    if constexpr (I < rowShortShapeCount(eb)) {
+        constexpr RowWarpShape s = rowShortShape(eb, I);
         if (pl.width != s.width || pl.chunks != s.chunks) return rowLaunchShort<R, I + 1>(pl, r, rows, cols, st);
         return launchRowBlocks(rows, pl.slice, [&](long long r0, long long n, int blocks) {
             return launchKernel(rowShortKernel<R, s.width, s.chunks>, blocks, kRowShortThreads, st, r, r0, r0 + n, cols,

@@ -79,9 +79,27 @@ inline RowPlan rowWarpPlan(int V, int cols, int minChunks) {
     return p;
 }
 
+/// Shared-memory wavefronts of a warp's first read on the short path for 2-byte rows of `cols`:
+/// its 32 / W segments read the first W elements of rows 0, 1, ...; the most distinct 4-byte words
+/// one bank serves.
+inline int rowShortWays16(int cols, int W) {
+    int n[32] = {}, most = 0, prev = -1;
+    for (int s = 0; s < 32 / W; ++s)
+        for (int w = s * cols / 2; w <= (s * cols + W - 1) / 2; ++w)
+            if (w != prev) {
+                prev = w;
+                most = ++n[w % 32] > most ? n[w % 32] : most;
+            }
+    return most;
+}
+
 /// The short path (R24) for packed rows of `cols` elements of 16 / V bytes: one lane a row of up to
 /// kRowShortMaxChunks elements (1, 2, 4 or 8 a lane), past that the narrowest segment of
-/// kRowShortMaxChunks elements a lane that holds the row; a tile of whole rows, at most
+/// kRowShortMaxChunks elements a lane that holds the row. 16-bit rows past one lane: a segment
+/// twice as wide where the first read of a warp's segments takes 4 wavefronts or more (rows of
+/// nearly a multiple of 128 bytes, not whole vectors: their segments share banks), and
+/// ceil(cols / width) elements a lane rounded up to 4, 5, 6 or 8 (the row stage's work is per
+/// slot, and 16-bit tiles hold twice the rows of fp32 ones). A tile of whole rows, at most
 /// kRowShortTileBytes, whose count is a multiple of the segments a block (every pass of the block
 /// over its rows full) and of the rows whose elements fill whole 16-byte vectors (every tile starts
 /// on 16 bytes).
@@ -89,6 +107,11 @@ inline RowPlan rowShortPlan(int V, int cols) {
     RowPlan p{RowShort, 1, 1, kRowShortThreads, 1, 0, 0};
     while (p.chunks < kRowShortMaxChunks && p.chunks < cols) p.chunks *= 2;
     while (p.width < 32 && p.width * p.chunks < cols) p.width *= 2;
+    if (V == 8 && p.width > 1) {
+        if (p.width < 32 && cols % V != 0 && rowShortWays16(cols, p.width) >= 4) p.width *= 2;
+        const int k = (cols + p.width - 1) / p.width;
+        p.chunks = k <= 4 ? 4 : k <= 6 ? k : kRowShortMaxChunks;
+    }
     int g = V; // V / gcd(cols, V): the rows of one whole number of vectors
     while (g > 1 && cols % (V / (g / 2)) == 0) g /= 2;
     const int segs = kRowShortThreads / p.width, unit = g > segs ? g : segs;
@@ -408,10 +431,23 @@ constexpr int rowWarpShapeRow(int M) { return M == 1 ? 0 : M == 2 ? 1 : 2; }
 /// rowSoftmax's.
 constexpr RowWarpShape kRowWarpFitShape = {32, 6};
 
-/// Short-path shapes (rowShortPlan's: one lane of 1, 2, 4 or 8 elements, then 2..32 lanes of 8).
+/// Short-path shapes (rowShortPlan's). fp32: one lane of 1, 2, 4 or 8 elements, then 2..32 lanes of
+/// 8. 16-bit: one lane of 1, 2, 4 or 8, then 2..32 lanes of 5, 6 or 8, and 16 lanes of 4 (rows of
+/// 62 and 63, widened off shared bank conflicts).
 constexpr int kRowShortShapeCount = 9;
 constexpr RowWarpShape kRowShortShapes[kRowShortShapeCount] = {{1, 1}, {1, 2}, {1, 4},  {1, 8}, {2, 8},
                                                                {4, 8}, {8, 8}, {16, 8}, {32, 8}};
+constexpr int kRowShortShapeCount16 = 20;
+// clang-format off
+constexpr RowWarpShape kRowShortShapes16[kRowShortShapeCount16] = {
+    {1, 1}, {1, 2}, {1, 4}, {1, 8}, {2, 5}, {2, 6}, {2, 8}, {4, 5}, {4, 6}, {4, 8},
+    {8, 5}, {8, 6}, {8, 8}, {16, 4}, {16, 5}, {16, 6}, {16, 8}, {32, 5}, {32, 6}, {32, 8}};
+// clang-format on
+/// The short-path shapes of elements of elemBytes: how many, and the i-th.
+constexpr int rowShortShapeCount(int elemBytes) { return elemBytes == 2 ? kRowShortShapeCount16 : kRowShortShapeCount; }
+constexpr RowWarpShape rowShortShape(int elemBytes, int i) {
+    return elemBytes == 2 ? kRowShortShapes16[i] : kRowShortShapes[i];
+}
 
 /// Block shapes: threads x values a thread (chunks = values / V); rowSoftmax (R2 and R3 are not
 /// its rules) lacks the 128 x 32 one.
@@ -450,8 +486,9 @@ inline bool rowPlanCompiled(RowClass cls, int elemBytes, int M, bool warpStream,
         return warpStream && p.threads == kRowWarpThreads;
     case RowShort:
         if (cls != RowClassSoftmax || p.threads != kRowShortThreads || p.slice < 1) return false;
-        for (const RowWarpShape& s : kRowShortShapes)
-            if (s.width == p.width && s.chunks == p.chunks) return true;
+        for (int i = 0; i < rowShortShapeCount(elemBytes); ++i)
+            if (rowShortShape(elemBytes, i).width == p.width && rowShortShape(elemBytes, i).chunks == p.chunks)
+                return true;
         return false;
     }
     return false;
