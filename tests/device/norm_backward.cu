@@ -278,9 +278,10 @@ Test(device_norm_backward, determinism) {
 
 /// The same values at 16-byte aligned addresses (the register path up to 8192 columns) and at odd
 /// ones (the split path past 4096): dw and db have the same bits. Past 8192 columns both take the
-/// split path, aligned rows in one pass (vector slots: the grid is resident at once on a GPU of 132
-/// SMs or more), unaligned rows in two kernels (element slots: 2 blocks an SM hold fewer than the
-/// grid): dx has the same bits too.
+/// split path, aligned rows in one pass (vector loads: the grid is resident at once on a GPU of 132
+/// SMs or more), unaligned rows in two kernels (element loads: 2 blocks an SM hold fewer than the
+/// grid), each thread holding the same columns either way: dx has the same bits too. dw / db and
+/// dx are reported apart, with the first differing element.
 template <typename T> static int nb_alignment(void) {
     int bad = 0;
     for (int cols : {4104, 6144, 8192, 10240}) {
@@ -324,10 +325,17 @@ template <typename T> static int nb_alignment(void) {
             cudaFree(dy), cudaFree(x), cudaFree(w), cudaFree(dx), cudaFree(dwb), cudaFree(m), cudaFree(rs),
                 cudaFree(ws);
         }
-        if (memcmp(got[0].data(), got[1].data(), got[0].size() * sizeof(T)) != 0)
-            cr_log_error("%s cols %d: dw / db (dx past 8192 columns) differ between aligned and unaligned rows",
-                         wk_type_name<T>(), cols),
-                ++bad;
+        for (int part = 0; part < 2; ++part) { // 0: dw and db, 1: dx (past 8192 columns)
+            const size_t from = part == 0 ? 0 : 2 * (size_t)cols, end = part == 0 ? 2 * (size_t)cols : got[0].size();
+            for (size_t i = from; i < end; ++i)
+                if (memcmp(&got[0][i], &got[1][i], sizeof(T)) != 0) {
+                    cr_log_error("%s cols %d: %s differ between aligned and unaligned rows (first at %zu: %g vs %g)",
+                                 wk_type_name<T>(), cols, part == 0 ? "dw / db" : "dx", i - from,
+                                 wk_to_double(got[0][i]), wk_to_double(got[1][i]));
+                    ++bad;
+                    break;
+                }
+        }
     }
     return bad;
 }

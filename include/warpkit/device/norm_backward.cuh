@@ -25,7 +25,8 @@
 // columns. db sees only dy. Determinism: dw and db are summed in float in an order fixed by (rows,
 // cols, element type) alone: fixed ranges of rows (normBackwardPlan) write partials to the workspace, a last
 // kernel adds them in range order (no atomics): the same bits on every call, stream, GPU and
-// alignment. dx's bits are the same on every call and stream.
+// alignment. dx's bits are the same on every call and stream, and past 8192 columns on every
+// alignment (the split path holds the same columns a thread and adds them in the same order).
 //
 // Workspace: CUB's two-call rule (workspace null: *workspaceBytes gets the bytes needed, and
 // nothing runs; else it must be at least that). 0 with rows or cols 0, or without dw and db on

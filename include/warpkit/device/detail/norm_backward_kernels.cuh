@@ -4,8 +4,13 @@
 //
 // A thread holds kNbElems columns of a row (or of a slice of it) in C slots of W elements: slot c
 // at columns c0 + (t + c * Gs) * W .. + W, t its lane in its group of Gs threads, c0 the slice's
-// first column; W a 16-byte vector (vector slots) or 1 (element slots). Its columns are the same
-// for every row it takes, so it keeps its terms of dw and db in registers (fp32) over its rows.
+// first column. Its columns are the same for every row it takes, so it keeps its terms of dw and db
+// in registers (fp32) over its rows. Register path: W a 16-byte vector (vector slots) or 1 (element
+// slots). Split path: W a vector at every alignment (unaligned rows load and store it an element at
+// a time), so that each slice's row sums add the same columns in the same order on every alignment
+// and path: there dx, like dw and db, has the same bits for aligned and unaligned rows. The stages'
+// arithmetic is explicitly rounded (_rn intrinsics) for the same reason: a plain a * b + c may be
+// contracted differently in kernels that reuse the product (the one-pass kernel does).
 //
 // normBackwardKernel (N1), block b over part b's rows, each group of Gs threads a row at a time:
 //   1. nbLoadWeights: the thread's columns of w, once;
@@ -68,15 +73,24 @@ template <typename T, int C, int W> struct NbRow {
     bool ok;
 };
 
-/// W elements at q: one 16-byte load when W is a whole vector (q aligned), else one element.
-template <int W, typename T> WARPKIT_DEVICE void nbLoad(const T* q, T (&v)[W]) {
-    if constexpr (W == vectorElems<T>()) *reinterpret_cast<Vector16<T>*>(v) = loadVector<LoadReadOnly>(q);
-    else v[0] = loadScalar<LoadReadOnly>(q);
+/// The slot of W elements at q, columns col .. col + W of a row of `cols` (fill past its end): Vec,
+/// one 16-byte load (q aligned, cols a whole number of vectors); else one element at a time.
+template <bool Vec, typename T, int W> WARPKIT_DEVICE void nbLoad(const T* q, int col, int cols, T fill, T (&v)[W]) {
+    if constexpr (Vec) {
+        static_assert(W == vectorElems<T>(), "nbLoad: Vec needs slots of a whole vector (W)");
+        if (col < cols) *reinterpret_cast<Vector16<T>*>(v) = loadVector<LoadReadOnly>(q);
+        else
+#pragma unroll
+            for (int e = 0; e < W; ++e) v[e] = fill;
+    } else {
+#pragma unroll
+        for (int e = 0; e < W; ++e) v[e] = col + e < cols ? loadScalar<LoadReadOnly>(q + e) : fill;
+    }
 }
 
 /// Stage: row `row` (< r1, else an empty row) of the calling thread (lane t of its group, slice
-/// from column c0) into r; empty slots hold zeros.
-template <int Gs, typename T, int C, int W> WARPKIT_DEVICE void
+/// from column c0) into r (Vec: see nbLoad); empty slots and elements past cols hold zeros.
+template <int Gs, bool Vec, typename T, int C, int W> WARPKIT_DEVICE void
 nbLoadRow(const NormBackwardParams<T>& p, long long row, long long r1, int t, int c0, NbRow<T, C, W>& r) {
     r.ok = row < r1;
     const long long q = r.ok ? row : 0;
@@ -87,9 +101,9 @@ nbLoadRow(const NormBackwardParams<T>& p, long long row, long long r1, int t, in
 #pragma unroll
     for (int c = 0; c < C; ++c) {
         const int col = c0 + (t + c * Gs) * W;
-        if (r.ok && col < p.cols) {
-            nbLoad<W>(dy + col, r.dy[c]);
-            nbLoad<W>(x + col, r.x[c]);
+        if (Vec ? r.ok && col < p.cols : r.ok) {
+            nbLoad<Vec>(dy + col, col, p.cols, Arith<T>::from_acc(0.0f), r.dy[c]);
+            nbLoad<Vec>(x + col, col, p.cols, Arith<T>::from_acc(0.0f), r.x[c]);
         } else {
 #pragma unroll
             for (int e = 0; e < W; ++e) r.dy[c][e] = r.x[c][e] = Arith<T>::from_acc(0.0f);
@@ -97,9 +111,12 @@ nbLoadRow(const NormBackwardParams<T>& p, long long row, long long r1, int t, in
     }
 }
 
-/// Stage: the thread's terms of the row's two sums, s[0] = sum(g), s[1] = sum(g * xhat), and (a
-/// real row) its terms of dw and db added to its registers aw, ab (the products fused, so that
-/// every path rounds them alike).
+/// xhat = (x - mean) * rstd, each step rounded (no contraction: the same bits in every kernel).
+WARPKIT_DEVICE float nbXhat(float x, float mean, float rstd) { return __fmul_rn(__fsub_rn(x, mean), rstd); }
+
+/// Stage: the thread's terms of the row's two sums, s[0] = sum(g), s[1] = sum(g * xhat), slot by
+/// slot, and (a real row) its terms of dw and db added to its registers aw, ab; every step an
+/// explicitly rounded intrinsic, so that every kernel gets the same bits for the same columns.
 template <typename T, int C, int W> WARPKIT_DEVICE void
 nbRowTerms(const NbRow<T, C, W>& r, const T (&w)[C][W], float (&s)[2], float (&aw)[C][W], float (&ab)[C][W]) {
     s[0] = s[1] = 0.0f;
@@ -107,11 +124,11 @@ nbRowTerms(const NbRow<T, C, W>& r, const T (&w)[C][W], float (&s)[2], float (&a
     for (int c = 0; c < C; ++c)
 #pragma unroll
         for (int e = 0; e < W; ++e) {
-            const float dy = Arith<T>::to_acc(r.dy[c][e]), xh = (Arith<T>::to_acc(r.x[c][e]) - r.mean) * r.rstd;
-            const float g = dy * Arith<T>::to_acc(w[c][e]);
-            s[0] += g;
-            s[1] += g * xh;
-            if (r.ok) aw[c][e] = __fmaf_rn(dy, xh, aw[c][e]), ab[c][e] += dy;
+            const float dy = Arith<T>::to_acc(r.dy[c][e]), xh = nbXhat(Arith<T>::to_acc(r.x[c][e]), r.mean, r.rstd);
+            const float g = __fmul_rn(dy, Arith<T>::to_acc(w[c][e]));
+            s[0] = __fadd_rn(s[0], g);
+            s[1] = __fmaf_rn(g, xh, s[1]);
+            if (r.ok) aw[c][e] = __fmaf_rn(dy, xh, aw[c][e]), ab[c][e] = __fadd_rn(ab[c][e], dy);
         }
 }
 
@@ -134,8 +151,9 @@ template <int Threads, int Gs> WARPKIT_DEVICE void nbGroupSums(float (&s)[2], fl
 }
 
 /// Stage: the row's dx (slice from column c0) from m1 = sum(g) / n (0 for RMSNorm) and m2 =
-/// sum(g * xhat) / n, slot by slot.
-template <typename T, int Gs, int C, int W>
+/// sum(g * xhat) / n, slot by slot: rstd * (fma(dy, w, -m1) - xhat * m2), each step rounded
+/// explicitly as in nbRowTerms. Vec: vector stores; else one element at a time, up to cols.
+template <typename T, int Gs, bool Vec, int C, int W>
 WARPKIT_DEVICE void nbStoreRow(const NormBackwardParams<T>& p, const NbRow<T, C, W>& r, const T (&w)[C][W], float m1,
                                float m2, long long row, int t, int c0) {
     T* dx = p.dx + row * p.lddx;
@@ -146,20 +164,23 @@ WARPKIT_DEVICE void nbStoreRow(const NormBackwardParams<T>& p, const NbRow<T, C,
         alignas(16) T o[W];
 #pragma unroll
         for (int e = 0; e < W; ++e) {
-            const float xh = (Arith<T>::to_acc(r.x[c][e]) - r.mean) * r.rstd;
-            o[e] =
-                Arith<T>::from_acc(r.rstd * (Arith<T>::to_acc(r.dy[c][e]) * Arith<T>::to_acc(w[c][e]) - m1 - xh * m2));
+            const float xh = nbXhat(Arith<T>::to_acc(r.x[c][e]), r.mean, r.rstd);
+            const float gm = __fmaf_rn(Arith<T>::to_acc(r.dy[c][e]), Arith<T>::to_acc(w[c][e]), -m1);
+            o[e] = Arith<T>::from_acc(__fmul_rn(r.rstd, __fmaf_rn(-xh, m2, gm)));
         }
         T* q = dx + col;
-        if constexpr (W == vectorElems<T>()) storeVector(q, *reinterpret_cast<const Vector16<T>*>(o));
-        else storeScalar(q, o[0]);
+        if constexpr (Vec) storeVector(q, *reinterpret_cast<const Vector16<T>*>(o));
+        else
+#pragma unroll
+            for (int e = 0; e < W; ++e)
+                if (col + e < p.cols) storeScalar(q + e, o[e]);
     }
 }
 
 /// Stage: the block's partial sums of dw and db into row `part` of the partials: the groups'
 /// registers added in group order by group 0 (through shared memory; every thread of the block
 /// calls), which writes the row (its slice from column c0).
-template <int Threads, int Gs, typename T, int C, int W> WARPKIT_DEVICE void
+template <int Threads, int Gs, bool Vec, typename T, int C, int W> WARPKIT_DEVICE void
 nbBlockPartials(const NormBackwardParams<T>& p, float (&aw)[C][W], float (&ab)[C][W], int part, int c0) {
     constexpr int G = Threads / Gs;
     const int t = (int)threadIdx.x % Gs;
@@ -184,20 +205,22 @@ nbBlockPartials(const NormBackwardParams<T>& p, float (&aw)[C][W], float (&ab)[C
         if (col >= p.cols) continue;
 #pragma unroll
         for (int e = 0; e < W; ++e) {
+            if (!Vec && col + e >= p.cols) break; // (Vec: cols is a whole number of vectors)
             if (p.pw != nullptr) p.pw[base + col + e] = aw[c][e];
             if (p.pb != nullptr) p.pb[base + col + e] = ab[c][e];
         }
     }
 }
 
-/// Stage: the thread's columns of w (1 without w or past cols), slot by slot, kept in T (half the
-/// registers of float for 16-bit types; widened where used, exactly).
-template <int Gs, typename T, int C, int W>
+/// Stage: the thread's columns of w (1 without w or past cols), slot by slot (Vec: see nbLoad), kept
+/// in T (half the registers of float for 16-bit types; widened where used, exactly).
+template <int Gs, bool Vec, typename T, int C, int W>
 WARPKIT_DEVICE void nbLoadWeights(const NormBackwardParams<T>& p, int t, int c0, T (&w)[C][W]) {
 #pragma unroll
     for (int c = 0; c < C; ++c) {
         const int col = c0 + (t + c * Gs) * W;
-        if (p.w != nullptr && col < p.cols) nbLoad<W>(p.w + col, w[c]);
+        if (p.w != nullptr && (!Vec || col < p.cols))
+            nbLoad<Vec>(p.w + col, col, p.cols, Arith<T>::from_acc(1.0f), w[c]);
         else
 #pragma unroll
             for (int e = 0; e < W; ++e) w[c][e] = Arith<T>::from_acc(1.0f);
@@ -260,27 +283,27 @@ __global__ void __launch_bounds__(Threads, nbMinBlocks<T, Vec, false>(Threads))
     const int iters = (int)((r1 - r0 + G - 1) / G);
     alignas(16) T w[C][W];
     float aw[C][W] = {}, ab[C][W] = {};
-    nbLoadWeights<Gs>(p, t, 0, w);
+    nbLoadWeights<Gs, Vec>(p, t, 0, w);
     NbRow<T, C, W> cur, nxt, nx2, nx3;
-    nbLoadRow<Gs>(p, r0 + g, r1, t, 0, cur);
-    if constexpr (Ahead >= 2) nbLoadRow<Gs>(p, r0 + g + G, r1, t, 0, nxt);
-    if constexpr (Ahead >= 3) nbLoadRow<Gs>(p, r0 + g + 2 * G, r1, t, 0, nx2);
+    nbLoadRow<Gs, Vec>(p, r0 + g, r1, t, 0, cur);
+    if constexpr (Ahead >= 2) nbLoadRow<Gs, Vec>(p, r0 + g + G, r1, t, 0, nxt);
+    if constexpr (Ahead >= 3) nbLoadRow<Gs, Vec>(p, r0 + g + 2 * G, r1, t, 0, nx2);
     for (int it = 0; it < iters; ++it) {
         const long long row = r0 + (long long)it * G + g;
-        if constexpr (Ahead == 1) nbLoadRow<Gs>(p, row + G, r1, t, 0, nxt);
-        if constexpr (Ahead == 2) nbLoadRow<Gs>(p, row + 2 * G, r1, t, 0, nx2);
-        if constexpr (Ahead == 3) nbLoadRow<Gs>(p, row + 3 * G, r1, t, 0, nx3);
+        if constexpr (Ahead == 1) nbLoadRow<Gs, Vec>(p, row + G, r1, t, 0, nxt);
+        if constexpr (Ahead == 2) nbLoadRow<Gs, Vec>(p, row + 2 * G, r1, t, 0, nx2);
+        if constexpr (Ahead == 3) nbLoadRow<Gs, Vec>(p, row + 3 * G, r1, t, 0, nx3);
         float s[2];
         nbRowTerms(cur, w, s, aw, ab);
         nbGroupSums<Threads, Gs>(s, red, it);
         if (cur.ok && p.dx != nullptr)
-            nbStoreRow<T, Gs>(p, cur, w, p.mean != nullptr ? s[0] * p.invN : 0.0f, s[1] * p.invN, row, t, 0);
-        if constexpr (Ahead == 0) nbLoadRow<Gs>(p, row + G, r1, t, 0, cur);
+            nbStoreRow<T, Gs, Vec>(p, cur, w, p.mean != nullptr ? s[0] * p.invN : 0.0f, s[1] * p.invN, row, t, 0);
+        if constexpr (Ahead == 0) nbLoadRow<Gs, Vec>(p, row + G, r1, t, 0, cur);
         if constexpr (Ahead >= 1) cur = nxt;
         if constexpr (Ahead >= 2) nxt = nx2;
         if constexpr (Ahead >= 3) nx2 = nx3;
     }
-    if (p.pw != nullptr || p.pb != nullptr) nbBlockPartials<Threads, Gs>(p, aw, ab, (int)blockIdx.x, 0);
+    if (p.pw != nullptr || p.pb != nullptr) nbBlockPartials<Threads, Gs, Vec>(p, aw, ab, (int)blockIdx.x, 0);
 }
 
 // Split path (N2), first kernel: block (s, b) takes slice s (kNbSliceCols columns from s *
@@ -291,25 +314,25 @@ template <typename T, bool Vec>
 __global__ void __launch_bounds__(kNbSliceThreads, nbMinBlocks<T, Vec, true>(kNbSliceThreads))
     normBackwardSumsKernel(NormBackwardParams<T> p) {
     static_assert(NbTypeCheck<T>::ok, "norm backward kernels: T (see NbTypeCheck)");
-    constexpr int Gs = kNbSliceThreads, W = Vec ? vectorElems<T>() : 1, C = kNbElems / W;
+    constexpr int Gs = kNbSliceThreads, W = vectorElems<T>(), C = kNbElems / W; // slots of a vector either way
     __shared__ float red[2][Gs / 32][2];
     const int t = (int)threadIdx.x, c0 = (int)blockIdx.x * kNbSliceCols;
     long long r0, r1;
     nbPartRows(p, (int)blockIdx.y, &r0, &r1);
     alignas(16) T w[C][W];
     float aw[C][W] = {}, ab[C][W] = {};
-    nbLoadWeights<Gs>(p, t, c0, w);
+    nbLoadWeights<Gs, Vec>(p, t, c0, w);
     NbRow<T, C, W> cur, nxt;
-    nbLoadRow<Gs>(p, r0, r1, t, c0, cur);
+    nbLoadRow<Gs, Vec>(p, r0, r1, t, c0, cur);
     for (long long row = r0; row < r1; ++row) {
-        nbLoadRow<Gs>(p, row + 1, r1, t, c0, nxt);
+        nbLoadRow<Gs, Vec>(p, row + 1, r1, t, c0, nxt);
         float s[2];
         nbRowTerms(cur, w, s, aw, ab);
         nbGroupSums<Gs, Gs>(s, red, (int)(row - r0));
         if (t == 0) p.sums[row * p.slices + blockIdx.x] = make_float2(s[0], s[1]);
         cur = nxt;
     }
-    if (p.pw != nullptr || p.pb != nullptr) nbBlockPartials<Gs, Gs>(p, aw, ab, (int)blockIdx.y, c0);
+    if (p.pw != nullptr || p.pb != nullptr) nbBlockPartials<Gs, Gs, Vec>(p, aw, ab, (int)blockIdx.y, c0);
 }
 
 /// Stage: the calling lane's share of row `row`'s sums over its slices (slices lane, lane + 32, ...
@@ -334,23 +357,23 @@ template <typename T, bool Vec>
 __global__ void __launch_bounds__(kNbSliceThreads, nbMinBlocks<T, Vec, true>(kNbSliceThreads))
     normBackwardSplitDxKernel(NormBackwardParams<T> p) {
     static_assert(NbTypeCheck<T>::ok, "norm backward kernels: T (see NbTypeCheck)");
-    constexpr int Gs = kNbSliceThreads, W = Vec ? vectorElems<T>() : 1, C = kNbElems / W;
+    constexpr int Gs = kNbSliceThreads, W = vectorElems<T>(), C = kNbElems / W; // slots of a vector either way
     const int last = (int)(gridDim.x * gridDim.y) - 1 - (int)(blockIdx.y * gridDim.x + blockIdx.x);
     const int t = (int)threadIdx.x, c0 = last % p.slices * kNbSliceCols;
     long long r0, r1;
     nbPartRows(p, last / p.slices, &r0, &r1);
     alignas(16) T w[C][W];
-    nbLoadWeights<Gs>(p, t, c0, w);
+    nbLoadWeights<Gs, Vec>(p, t, c0, w);
     NbRow<T, C, W> cur, nxt;
     const long long first = r1 > r0 ? r1 - 1 : r1; // r1: an empty row (an empty part)
-    nbLoadRow<Gs>(p, first, r1, t, c0, cur);
+    nbLoadRow<Gs, Vec>(p, first, r1, t, c0, cur);
     float2 sc = nbSliceSums(p, first, r1), sn;
     for (long long row = r1 - 1; row >= r0; --row) {
         const long long next = row > r0 ? row - 1 : r1; // r1: an empty row
-        nbLoadRow<Gs>(p, next, r1, t, c0, nxt);
+        nbLoadRow<Gs, Vec>(p, next, r1, t, c0, nxt);
         sn = nbSliceSums(p, next, r1);
         const float s0 = warpReduce<32>(sc.x, Sum{}), s1 = warpReduce<32>(sc.y, Sum{});
-        nbStoreRow<T, Gs>(p, cur, w, p.mean != nullptr ? s0 * p.invN : 0.0f, s1 * p.invN, row, t, c0);
+        nbStoreRow<T, Gs, Vec>(p, cur, w, p.mean != nullptr ? s0 * p.invN : 0.0f, s1 * p.invN, row, t, c0);
         cur = nxt, sc = sn;
     }
 }
@@ -379,28 +402,28 @@ template <typename T, bool Vec>
 __global__ void __launch_bounds__(kNbSliceThreads, nbMinBlocks<T, Vec, true, true>(kNbSliceThreads))
     normBackwardOnePassKernel(NormBackwardParams<T> p) {
     static_assert(NbTypeCheck<T>::ok, "norm backward kernels: T (see NbTypeCheck)");
-    constexpr int Gs = kNbSliceThreads, W = Vec ? vectorElems<T>() : 1, C = kNbElems / W;
+    constexpr int Gs = kNbSliceThreads, W = vectorElems<T>(), C = kNbElems / W; // slots of a vector either way
     __shared__ float red[2][Gs / 32][2];
     const int t = (int)threadIdx.x, c0 = (int)blockIdx.x * kNbSliceCols;
     long long r0, r1;
     nbPartRows(p, (int)blockIdx.y, &r0, &r1);
     alignas(16) T w[C][W];
     float aw[C][W] = {}, ab[C][W] = {};
-    nbLoadWeights<Gs>(p, t, c0, w);
+    nbLoadWeights<Gs, Vec>(p, t, c0, w);
     NbRow<T, C, W> cur, nxt;
-    nbLoadRow<Gs>(p, r0, r1, t, c0, cur);
+    nbLoadRow<Gs, Vec>(p, r0, r1, t, c0, cur);
     for (long long row = r0; row < r1; ++row) {
-        nbLoadRow<Gs>(p, row + 1, r1, t, c0, nxt);
+        nbLoadRow<Gs, Vec>(p, row + 1, r1, t, c0, nxt);
         float s[2];
         nbRowTerms(cur, w, s, aw, ab);
         nbGroupSums<Gs, Gs>(s, red, (int)(row - r0));
         nbExchangeSums(p, row, (int)blockIdx.x, s);
         const float2 a = nbSliceSums(p, row, r1);
         const float s0 = warpReduce<32>(a.x, Sum{}), s1 = warpReduce<32>(a.y, Sum{});
-        nbStoreRow<T, Gs>(p, cur, w, p.mean != nullptr ? s0 * p.invN : 0.0f, s1 * p.invN, row, t, c0);
+        nbStoreRow<T, Gs, Vec>(p, cur, w, p.mean != nullptr ? s0 * p.invN : 0.0f, s1 * p.invN, row, t, c0);
         cur = nxt;
     }
-    if (p.pw != nullptr || p.pb != nullptr) nbBlockPartials<Gs, Gs>(p, aw, ab, (int)blockIdx.y, c0);
+    if (p.pw != nullptr || p.pb != nullptr) nbBlockPartials<Gs, Gs, Vec>(p, aw, ab, (int)blockIdx.y, c0);
 }
 
 /// The final sums (N5): out[k][col] = the sum over parts, in part order, of src[k][part][col] (k =
