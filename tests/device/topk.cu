@@ -321,6 +321,63 @@ Test(device_topk, argmax_argmin) {
         }
 }
 
+// ---- rowArgMax / rowArgMin (the row family's runner) against rowTopK with k = 1 --------------------
+// Every plan the row runner picks for a read-only call (a warp, a block, a cluster or the streamed
+// path a row), 16-bit types, leading dimensions, a misaligned first row, rows of each pattern.
+template <typename T, typename Idx> int argAgainstTopK(wk_rng* rng) {
+    struct Shape {
+        long long rows;
+        int cols, ld, off;
+    };
+    const Shape shapes[] = {{4096, 77, 77, 0},      {333, 1000, 1003, 1},   {64, 32000, 32000, 0}, {8, 50257, 50260, 3},
+                            {1, 262147, 262147, 1}, {2, 131072, 131072, 0}, {3, 1, 5, 2},          {17, 4096, 4104, 8}};
+    int bad = 0;
+    for (const Shape& s : shapes) {
+        std::vector<T> h((size_t)(s.off + s.rows * s.ld));
+        for (long long r = 0; r < s.rows; ++r)
+            for (int c = 0; c < s.cols; ++c)
+                h[(size_t)(s.off + r * s.ld + c)] =
+                    wk_from_double<T>(genValue<T>(rng, (Pattern)((r + s.cols) % kPatterns), c, s.cols));
+        T* dx = wk_alloc<T>(h.size());
+        wk_upload(dx, h.data(), h.size());
+        for (bool largest : {true, false}) {
+            T *v = wk_alloc<T>(s.rows), *tv = wk_alloc<T>(s.rows);
+            Idx *i = wk_alloc<Idx>(s.rows), *ti = wk_alloc<Idx>(s.rows);
+            wk_poison(v, s.rows);
+            wk_poison(i, s.rows);
+            if (largest) WK_CUDA(warpkit::rowArgMax(dx + s.off, v, i, s.rows, s.cols, s.ld));
+            else WK_CUDA(warpkit::rowArgMin(dx + s.off, v, i, s.rows, s.cols, s.ld));
+            WK_CUDA(warpkit::rowTopK(dx + s.off, tv, ti, s.rows, s.cols, 1, largest, s.ld));
+            WK_LAUNCHED();
+            std::vector<T> gv(s.rows), wv(s.rows);
+            std::vector<Idx> gi(s.rows), wi(s.rows);
+            wk_download(gv.data(), v, s.rows);
+            wk_download(wv.data(), tv, s.rows);
+            wk_download(gi.data(), i, s.rows);
+            wk_download(wi.data(), ti, s.rows);
+            for (long long r = 0; r < s.rows; ++r)
+                if (gi[r] != wi[r] || !sameBits(gv[r], wv[r])) {
+                    if (bad < 8)
+                        cr_log_error("%s %s rows=%lld cols=%d ld=%d off=%d row %lld: column %lld, rowTopK %lld",
+                                     wk_type_name<T>(), largest ? "argmax" : "argmin", s.rows, s.cols, s.ld, s.off, r,
+                                     (long long)gi[r], (long long)wi[r]);
+                    ++bad;
+                }
+            for (void* b : {(void*)v, (void*)tv, (void*)i, (void*)ti}) WK_CUDA(cudaFree(b));
+        }
+        WK_CUDA(cudaFree(dx));
+    }
+    return bad;
+}
+
+Test(device_topk, argmax_argmin_every_path) {
+    WK_REQUIRE_GPU();
+    wk_rng rng = wk_rng_make(0x70a);
+    const int bad = argAgainstTopK<float, int>(&rng) + argAgainstTopK<__half, long long>(&rng) +
+                    argAgainstTopK<__nv_bfloat16, int>(&rng) + argAgainstTopK<float, long long>(&rng);
+    cr_assert(bad == 0, "rowArgMax / rowArgMin: %d rows differ from rowTopK's k = 1", bad);
+}
+
 // ---- determinism: two streams at once, the same bits ------------------------------------------------
 Test(device_topk, two_streams_same_bits) {
     WK_REQUIRE_GPU();

@@ -40,6 +40,7 @@
 #include "detail/topk_filter.cuh"
 #include "detail/topk_kernels.cuh"
 #include "detail/topk_sample.cuh"
+#include "detail/row_arg.cuh"
 
 namespace warpkit {
 namespace detail {
@@ -298,18 +299,20 @@ inline cudaError_t rowSample(const T* logits, Idx* out, long long rows, int cols
 
 // rowArgMax (largest, LARGEST = true): each row's largest value and its column: the first NaN, else
 // the lowest column of the maximum. rowArgMin: the smallest, the lowest column of the minimum (NaN
-// only for an all-NaN row). rowTopK with k = 1; both forms (workspace or not), with rowTopK's
-// arguments, workspace rule and cudaErrorInvalidValue (cols >= 1 when rows > 0). Host; asynchronous
-// on `stream`.
+// only for an all-NaN row). The answer of rowTopK with k = 1, by one read of each row on the row
+// family's runner (device/detail/row_arg.cuh). Both forms take rowTopK's arguments and return its
+// cudaErrorInvalidValue (cols >= 1 when rows > 0); the workspace form's size query answers 16 bytes
+// and the workspace is not used. Host; asynchronous on `stream`.
 #define WARPKIT_DETAIL_ROW_ARG(NAME, LARGEST)                                                                        \
     template <typename T, typename Idx> inline cudaError_t NAME(const T* x, T* values, Idx* indices, long long rows, \
                                                                 int cols, long long ldx, void* workspace,            \
                                                                 size_t* workspaceBytes, cudaStream_t stream = 0) {   \
-        return rowTopK(x, values, indices, rows, cols, 1, LARGEST, ldx, workspace, workspaceBytes, stream);          \
+        return detail::rowArgRun(x, values, indices, rows, cols, ldx, LARGEST, true, workspace, workspaceBytes,      \
+                                 stream);                                                                            \
     }                                                                                                                \
     template <typename T, typename Idx> inline cudaError_t NAME(const T* x, T* values, Idx* indices, long long rows, \
                                                                 int cols, long long ldx, cudaStream_t stream = 0) {  \
-        return rowTopK(x, values, indices, rows, cols, 1, LARGEST, ldx, stream);                                     \
+        return detail::rowArgRun(x, values, indices, rows, cols, ldx, LARGEST, false, nullptr, nullptr, stream);     \
     }
 WARPKIT_DETAIL_ROW_ARG(rowArgMax, true)
 WARPKIT_DETAIL_ROW_ARG(rowArgMin, false)

@@ -196,6 +196,15 @@ template <int Threads, typename X, typename Op>
 WARPKIT_DEVICE X groupCombine(const BlockGroup<Threads, X>& g, X v, Op op) {
     return clusterReduce(*g.xch, *g.round, v, op);
 }
+/// The group's (and the row's cluster's) reduction of any value by an exact, associative and
+/// commutative operator (so the order of the combines does not matter).
+template <int W, typename V, typename Op> WARPKIT_DEVICE V groupReduce(SegmentGroup<W>, V v, Op op) {
+    return warpReduce<W>(v, op);
+}
+template <int Threads, typename X, typename Op>
+WARPKIT_DEVICE X groupReduce(const BlockGroup<Threads, X>& g, X v, Op op) {
+    return groupCombine(g, blockReduce<Threads>(v, op), op);
+}
 template <int Threads, typename X> WARPKIT_DEVICE bool groupSplit(const BlockGroup<Threads, X>&) {
     return clusterBlocks() > 1;
 }
