@@ -79,7 +79,7 @@ template <typename T> inline cudaError_t rowSoftmaxStats(const T* x, SoftmaxStat
     static_assert(detail::IsRowType<T>::value,
                   "rowSoftmaxStats: element type T must be float, __half or __nv_bfloat16");
     if (rows > 0 && stats == nullptr) return cudaErrorInvalidValue;
-    return detail::rowStatsRun(detail::ShardStatsParams<T>{x, nullptr, stats, nullptr, nullptr, ldx, 0}, rows, cols,
+    return detail::rowStatsRun(detail::ShardStatsParams<T>{{}, x, nullptr, stats, nullptr, nullptr, ldx, 0}, rows, cols,
                                ldx, stream);
 }
 
@@ -94,8 +94,8 @@ template <typename T> inline cudaError_t rowSoftmaxStats(const T* x, const long 
     static_assert(detail::IsRowType<T>::value,
                   "rowSoftmaxStats: element type T must be float, __half or __nv_bfloat16");
     if (rows > 0 && (stats == nullptr || targets == nullptr)) return cudaErrorInvalidValue;
-    return detail::rowStatsRun(detail::ShardStatsParams<T>{x, targets, nullptr, stats, nullptr, ldx, shardBegin}, rows,
-                               cols, ldx, stream);
+    return detail::rowStatsRun(detail::ShardStatsParams<T>{{}, x, targets, nullptr, stats, nullptr, ldx, shardBegin},
+                               rows, cols, ldx, stream);
 }
 
 /// stats[row] = the merge of gathered[0][row], gathered[1][row], ..., gathered[ranks - 1][row] in
@@ -174,8 +174,8 @@ template <typename T> inline cudaError_t rowLogSumExp(const T* x, float* out, lo
                                                       cudaStream_t stream = 0) {
     static_assert(detail::IsRowType<T>::value, "rowLogSumExp: element type T must be float, __half or __nv_bfloat16");
     if (rows > 0 && out == nullptr) return cudaErrorInvalidValue;
-    return detail::rowStatsRun(detail::ShardStatsParams<T>{x, nullptr, nullptr, nullptr, out, ldx, 0}, rows, cols, ldx,
-                               stream);
+    return detail::rowStatsRun(detail::ShardStatsParams<T>{{}, x, nullptr, nullptr, nullptr, out, ldx, 0}, rows, cols,
+                               ldx, stream);
 }
 
 /// out[row] = the log-sum-exp of the rows whose merged statistics are stats (rowSoftmaxStats of each

@@ -32,7 +32,7 @@ struct RowArgMerge {
 
 /// rowArgMax / rowArgMin's params: x's rows, the outputs (values may be null; indices int or long
 /// long by idx64), and flip = 0 for the largest, 0xffffffff for the smallest (the keys' complement).
-template <typename T> struct RowArgParams {
+template <typename T> struct RowArgParams : RowReadOnlyTraits {
     using Elem = T;
     using Exchange = RowArg;
     using Merge = RowArgMerge;
@@ -40,11 +40,6 @@ template <typename T> struct RowArgParams {
         RowArg best;
         int cols;
     };
-    static constexpr int kInputs = 1;
-    static constexpr int kColumns = 0;
-    static constexpr bool kOutFast = false;
-    static constexpr bool kReduceWarp = true;
-    static constexpr int kWarpChunks = 4; // as the other read-only calls (rowLogSumExp)
     const T* x;
     T* values;
     void* indices;
@@ -130,7 +125,7 @@ inline cudaError_t rowArgRun(const T* x, T* values, Idx* indices, long long rows
     }
     if (useWorkspace && *workspaceBytes < kNeed) return cudaErrorInvalidValue;
     if (rows == 0) return cudaSuccess;
-    const RowArgParams<T> p = {x, values, indices, IsSame<Idx, long long>::value, largest ? 0u : 0xffffffffu, ldx};
+    const RowArgParams<T> p = {{}, x, values, indices, IsSame<Idx, long long>::value, largest ? 0u : 0xffffffffu, ldx};
     return rowOpDispatch(p, rows, cols, stream, true);
 }
 

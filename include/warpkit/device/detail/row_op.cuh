@@ -60,6 +60,16 @@ template <int N> void rowOutFast(RowOpNone*);
 
 // ---- defaults -----------------------------------------------------------------------------------
 
+/// The traits of a read-only row call (a row's statistics out, no per-element outputs): one input,
+/// no column arrays, the warp-streamed path allowed with lanes of 4 vectors or more.
+struct RowReadOnlyTraits {
+    static constexpr int kInputs = 1;
+    static constexpr int kColumns = 0;
+    static constexpr bool kOutFast = false;
+    static constexpr bool kReduceWarp = true;
+    static constexpr int kWarpChunks = 4;
+};
+
 /// rowOutFast for algorithms without one (P::kOutFast false): named in the staged kernel's
 /// discarded branch, never run.
 template <int N, typename P, typename F, typename X>

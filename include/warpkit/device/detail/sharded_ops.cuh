@@ -43,7 +43,7 @@ WARPKIT_HD float logSumExpOf(SoftmaxState s) {
 
 /// The statistics of each row of x (a per-row-only algorithm of the row family): written as a
 /// SoftmaxState (st), a RowShardStats (shard) or a log-sum-exp (lse), whichever is not null.
-template <typename T> struct ShardStatsParams {
+template <typename T> struct ShardStatsParams : RowReadOnlyTraits {
     using Elem = T;
     using Exchange = RowShardStats;
     using Merge = RowShardStatsMerge;
@@ -51,11 +51,6 @@ template <typename T> struct ShardStatsParams {
         SoftmaxState st;
         float xt;
     };
-    static constexpr int kInputs = 1;
-    static constexpr int kColumns = 0;
-    static constexpr bool kOutFast = false;
-    static constexpr bool kReduceWarp = true;
-    static constexpr int kWarpChunks = 4; // as rowCrossEntropy's loss alone
     const T* x;
     const long long* targets; // null: no target logit
     SoftmaxState* st;
