@@ -1,5 +1,6 @@
-// Selection over the rows of a 2-D tensor: the k largest or smallest (warpkit::rowTopK; k = 1 is the
-// argmax) and a sampled column (rowSample), device/topk.cuh, CUB's two-call workspace rule.
+// Selection over the rows of a 2-D tensor: the k largest or smallest (warpkit::rowTopK; k = 1:
+// rowArgMax / rowArgMin, the same answer) and a sampled column (rowSample), device/topk.cuh, CUB's
+// two-call workspace rule.
 #include "common.h"
 
 #include <warpkit/device/topk.cuh>
@@ -20,6 +21,12 @@ wkt::Status topk(const at::Tensor& x, int64_t k, bool largest, const at::Tensor&
     return wkt::dispatch(x.scalar_type(), [&](auto tag) {
         using A = decltype(tag);
         auto* i = static_cast<long long*>(indices.data_ptr());
+        if (k == 1) // one read a row on the row family's runner, no workspace
+            return wkt::cudaStatus(largest ? warpkit::rowArgMax(wkt::ptr<A>(x), wkt::ptr<A>(values), i, x.size(0),
+                                                                (int)x.size(1), wkt::ld(x), wkt::stream())
+                                           : warpkit::rowArgMin(wkt::ptr<A>(x), wkt::ptr<A>(values), i, x.size(0),
+                                                                (int)x.size(1), wkt::ld(x), wkt::stream()),
+                                   largest ? "rowArgMax" : "rowArgMin");
         return wkt::withWorkspace(x, "rowTopK", [&](void* ws, size_t* bytes) {
             return warpkit::rowTopK(wkt::ptr<A>(x), wkt::ptr<A>(values), i, x.size(0), (int)x.size(1), (int)k, largest,
                                     wkt::ld(x), ws, bytes, wkt::stream());
