@@ -311,7 +311,7 @@ template <typename T> static int sh_paths(int* seen) {
             const ShardFinishParams<T> pf{{}, {dx, dt, loss + rows, dy, ld, ld, -100LL, 0.0f, 0.5f}, st, begin, vocab};
             WK_CUDA(rowOpRun(p, pf, rows, c, dev, d, 0));
             compare("rowCrossEntropyFinish", wantG, p.path);
-            const ShardStatsParams<T> ps{dx, dt, nullptr, st + rows, nullptr, ld, begin};
+            const ShardStatsParams<T> ps{{}, dx, dt, nullptr, st + rows, nullptr, ld, begin};
             WK_CUDA(rowOpRun(p, ps, rows, c, dev, d, 0));
             wk_download(gotS.data(), st + rows, rows);
             for (long long q = 0; q < rows; ++q)
