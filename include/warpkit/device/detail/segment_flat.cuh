@@ -14,9 +14,9 @@
 // Stage 1 (segmentFlatKernel, one block a tile, grid-stride): a thread a segment end of the tile
 // (coalesced offset loads) writes the empty segments and marks the last element of the others in
 // a byte map, with the end's number beside it; the tile's elements (at most kFlatTile) go to shared
-// memory with 16-byte loads where the alignment allows. Thread t then takes the elements
-// [16t, 16t + 16) into registers and folds them left to right from the identity, restarting after
-// each marked element (its 16 marks as one 16-bit word; a run without one folds with no test),
+// memory with 16-byte loads where the alignment allows. Thread t then folds the elements
+// [32t, 32t + 32) left to right from the identity in registers, restarting after each marked
+// element (its 32 marks as one word; a run without one folds with no test),
 // and writes every segment that starts and ends inside its run. A block scan of (ended, partial)
 // pairs, in thread order, gives each thread the partial of the segment its first end closes.
 // Segment s0 when it began before the tile and ends in it is the tile's head (its partial to the
@@ -45,13 +45,12 @@
 namespace warpkit {
 namespace detail {
 
-constexpr int kFlatThreads = 256, kFlatItems = 16;
+constexpr int kFlatThreads = 128, kFlatItems = 32;   // 32 elements a thread: its fixed cost a tile over more
 constexpr int kFlatTile = kFlatThreads * kFlatItems; // path items a tile: fixed, so the bits are too
 constexpr int kFlatGroup = 256;                      // tiles a group (stage 2a): fixed too
 
-/// Where shared-memory slot i of a tile's ends or elements lives: a word of padding every 32, so
-/// the threads of a warp, each at its own 16 elements (slots 16 apart), fall in different
-/// banks (unpadded: 16-way conflicts on every fold step).
+/// Where shared-memory slot i of a tile's elements lives: a word of padding every 32, so the threads
+/// of a warp, each at its own 32 elements, fall in different banks (unpadded: 32-way conflicts).
 WARPKIT_HD constexpr int flatPad(int i) { return i + (i >> 5); }
 
 /// A tile's record in the workspace: its head (the segment open at its start that ends in it, -1
@@ -131,7 +130,7 @@ template <typename T, typename V, typename Out, typename Op> struct SegFlatRows<
 };
 
 /// Where slot p of a tile's segment numbers (segAt) lives: a 16-bit slot of padding every 64, so
-/// the threads of a warp, each at its own 16 elements, read different banks.
+/// the threads of a warp, each at its own 32 elements, read different banks.
 WARPKIT_HD constexpr int flatSegPad(int p) { return p + ((p >> 6) << 1); }
 
 /// Offset *p clipped to [lo, hi] (the clip range [0, items] narrowed to the tile's elements and one
@@ -152,7 +151,7 @@ template <typename A, typename O>
 WARPKIT_DEVICE bool flatStage(const A& a, SegOffsets<O> o, long long items, long long s0, int nS, long long x0, int nX,
                               unsigned char* marks, unsigned short* segAt, typename A::Elem* elems) {
     using T = typename A::Elem;
-    constexpr int kBatch = 4; // 2048 segments a tile at mean 1: two round trips
+    constexpr int kBatch = 4; // 2048 segments a tile at mean 1: four round trips
     const long long lo = x0 > 0 ? x0 - 1 : 0, hi = x0 + nX + 1 < items ? x0 + nX + 1 : items;
     const O* ob = o.begin + s0;
     bool ok = true;
@@ -183,7 +182,7 @@ WARPKIT_DEVICE bool flatStage(const A& a, SegOffsets<O> o, long long items, long
     const VectorSplit sp = vectorSplit(p, nX);
     const int head = sp.head, body = (int)sp.vectors;
     if ((int)threadIdx.x < head) elems[flatPad((int)threadIdx.x)] = p[threadIdx.x]; // head, tail: below V
-    // A thread's vectors lie 256 V elements apart, a multiple of 32: their slots are consecutive
+    // A thread's vectors lie 128 V elements apart, a multiple of 32: their slots are consecutive
     // for all of them (7 threads in 8; all when p is aligned) or straddle a pad for all of them.
     if (((head + (int)threadIdx.x * V) & 31) + V <= 32) {
 #pragma unroll 4
@@ -206,17 +205,23 @@ WARPKIT_DEVICE bool flatStage(const A& a, SegOffsets<O> o, long long items, long
     return ok;
 }
 
-/// The 16 marks from marks[base] (bytes of 0 or 1) as bits 0 .. 15, which are then cleared for
+/// The 32 marks from marks[base] (bytes of 0 or 1) as bits 0 .. 31, which are then cleared for
 /// the next tile. A thread its own run; the multiply gathers a word's four bytes into 4 bits
 /// (b0 + b1 2^8 + b2 2^16 + b3 2^24 times 0x01020408: b_i lands on bit 24 + i, every other product
 /// on a bit of its own below 24 or past 31, so nothing carries).
 WARPKIT_DEVICE unsigned flatTakeMarks(unsigned char* marks, int base) {
+    static_assert(kFlatItems == 32, "flatTakeMarks: a run of 32 marks");
     uint4* at = reinterpret_cast<uint4*>(marks + base);
-    const uint4 m = *at;
-    *at = make_uint4(0u, 0u, 0u, 0u);
-    const unsigned b0 = (m.x * 0x01020408u) >> 24, b1 = (m.y * 0x01020408u) >> 24;
-    const unsigned b2 = (m.z * 0x01020408u) >> 24, b3 = (m.w * 0x01020408u) >> 24;
-    return b0 | b1 << 4 | b2 << 8 | b3 << 12;
+    unsigned bits = 0u;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        const uint4 m = at[h];
+        at[h] = make_uint4(0u, 0u, 0u, 0u);
+        bits |= ((m.x * 0x01020408u) >> 24 | (m.y * 0x01020408u) >> 24 << 4 | (m.z * 0x01020408u) >> 24 << 8 |
+                 (m.w * 0x01020408u) >> 24 << 12)
+                << (16 * h);
+    }
+    return bits;
 }
 
 /// ArgMax / ArgMin: where the segment holding element `base` of the tile began (relative to the
@@ -234,12 +239,12 @@ WARPKIT_DEVICE int flatRunStart(unsigned tails, int base, int tileStart) {
     return before;
 }
 
-/// Stage 1, part 2: a thread's run, elements [base, base + n) of the tile (all 16 when Full) from
+/// Stage 1, part 2: a thread's run, elements [base, base + n) of the tile (all 32 when Full) from
 /// xs, bit k of `tails` set where a segment ends, folded left to right from the identity. A
 /// segment that starts and ends inside the run is written (at: out shifted to the tile's first
 /// segment); *first gets the fold up to the run's first end; returns the fold of the elements
 /// after its last end (all of them when it has none). start: where the segment holding element
-/// base began (the rows of ArgMax / ArgMin). base is a multiple of 16, so the run's slots are
+/// base began (the rows of ArgMax / ArgMin). base is a multiple of 32, so the run's slots are
 /// consecutive (flatPad and flatSegPad pad only at multiples of 32 and 64).
 template <bool Full, typename A>
 WARPKIT_DEVICE typename A::State flatRun(const A& at, const typename A::Elem* xs, int base, int n, unsigned tails,
@@ -247,7 +252,7 @@ WARPKIT_DEVICE typename A::State flatRun(const A& at, const typename A::Elem* xs
     const typename A::Elem* run = xs + flatPad(base);
     const unsigned short* seg = segAt + flatSegPad(base);
     typename A::State acc = at.identity();
-    if (tails == 0u) { // no end in the run (most runs of segments longer than 16)
+    if (tails == 0u) { // no end in the run (most runs of segments longer than 32)
 #pragma unroll
         for (int k = 0; k < kFlatItems; ++k)
             if (Full || k < n) acc = at.take(acc, run[k], base + k - start);
@@ -345,9 +350,9 @@ WARPKIT_DEVICE void flatTile(const A& a, SegOffsets<O> o, long long items, long 
     if (threadIdx.x == kFlatThreads - 1) rec[tile].tail = all.v;
 }
 
-/// Blocks of the tile kernel an SM holds at least: 4 (64 registers; at 48, 5 blocks, most
-/// instantiations spill), 32 warps an SM with their tiles' loads in flight.
-constexpr int kFlatMinBlocks = 4;
+/// Blocks of the tile kernel an SM holds at least: 8 (64 registers), 7 by their shared memory (about
+/// 29.5 KB a block for 4-byte values), so 7 tiles' loads in flight an SM.
+constexpr int kFlatMinBlocks = 8;
 
 /// Stage 1 kernel: tiles blockIdx.x, blockIdx.x + gridDim.x, ... of the path; the next tile's
 /// splits load while a tile runs.
@@ -359,7 +364,8 @@ template <typename A, typename O> __global__ void __launch_bounds__(kFlatThreads
     const long long e0 = flatOffset(o, 0, items), eN = flatOffset(o, segments, items);
     const long long path = segments + (eN > e0 ? eN - e0 : 0);
     long long t = blockIdx.x, s0 = t < tiles ? splits[t] : 0, s1 = t < tiles ? splits[t + 1] : 0;
-    *reinterpret_cast<uint4*>(marks + threadIdx.x * kFlatItems) = make_uint4(0u, 0u, 0u, 0u);
+    uint4* mine = reinterpret_cast<uint4*>(marks + threadIdx.x * kFlatItems);
+    mine[0] = mine[1] = make_uint4(0u, 0u, 0u, 0u);
     __syncthreads();
     for (; t < tiles; t += gridDim.x) {
         const long long n = t + gridDim.x, n0 = n < tiles ? splits[n] : 0, n1 = n < tiles ? splits[n + 1] : 0;
