@@ -16,11 +16,13 @@
 // a byte map, with the end's number beside it; the tile's elements (at most kFlatTile) go to shared
 // memory with 16-byte loads where the alignment allows. Thread t then folds the elements
 // [32t, 32t + 32) left to right from the identity in registers, restarting after each marked
-// element (its 32 marks as one word; a run without one folds with no test),
-// and writes every segment that starts and ends inside its run. A block scan of (ended, partial)
-// pairs, in thread order, gives each thread the partial of the segment its first end closes.
-// Segment s0 when it began before the tile and ends in it is the tile's head (its partial to the
-// workspace); the fold of the elements after the tile's last end is the tile's tail.
+// element (its 32 marks as one word; a run without one folds with no test); a segment that starts
+// and ends inside the run is done there. A block scan of (ended, partial) pairs, in thread order,
+// gives each thread the partial of the segment its first end closes. Segment s0 when it began
+// before the tile and ends in it is the tile's head (its partial to the workspace); the fold of the
+// elements after the tile's last end is the tile's tail. Results go to out from the thread that
+// has them, or, when the state is the element type (fp32 / int sums, max, min), into the slot of
+// their last element and out in one coalesced pass (SegFlatStaged).
 // Stage 2a (segmentFlatGroupKernel, a warp a group of kFlatGroup tiles, only with more tiles than
 // that): a group whose tiles all end inside one segment gets the fold of their tails in order.
 // Stage 2 (segmentFlatFixupKernel, a warp a tile): a tile's head segment s gets the tails of the
@@ -129,6 +131,13 @@ template <typename T, typename V, typename Out, typename Op> struct SegFlatRows<
     static constexpr bool value = true;
 };
 
+/// Whether A's results go out through shared memory (State and Elem one type: a segment's result
+/// takes its last element's slot once that is folded): then every result of a tile is written by
+/// one coalesced pass, not by the thread that folds its end (at mean 1, 32 sectors a store).
+template <typename A> struct SegFlatStaged {
+    static constexpr bool value = IsSame<typename A::State, typename A::Elem>::value;
+};
+
 /// Where slot p of a tile's segment numbers (segAt) lives: a 16-bit slot of padding every 64, so
 /// the threads of a warp, each at its own 32 elements, read different banks.
 WARPKIT_HD constexpr int flatSegPad(int p) { return p + ((p >> 6) << 1); }
@@ -144,7 +153,9 @@ template <typename O> WARPKIT_DEVICE int flatRel(const O* p, long long lo, long 
 /// Stage 1, part 1: the tile's ends and elements. Segments s0 + j (j < nS), read as the clipped
 /// offsets relative to the tile, (b, e) = (c[s0 + j], c[s0 + j + 1]) - x0, a thread a segment,
 /// kBatch segments a thread with their loads in flight together: an empty one is written, one
-/// whose last element e - 1 is in the tile gets marks[e - 1] = 1 and segAt[flatSegPad(e - 1)] = j.
+/// whose last element e - 1 is in the tile gets marks[e - 1] = 1 and segAt[flatSegPad(e - 1)] = j
+/// (staged: segAt[j] = e - 1, or 0xffff for a segment with nothing to write from the tile: empty,
+/// the head, or an end at the tile's start).
 /// The elements x0 .. x0 + nX go to elems[flatPad(i)] (16-byte loads where the alignment allows).
 /// Returns whether the offsets are in order (b <= e, and each end inside the tile).
 template <typename A, typename O>
@@ -169,11 +180,12 @@ WARPKIT_DEVICE bool flatStage(const A& a, SegOffsets<O> o, long long items, long
             const int j = j0 + u * kFlatThreads;
             if (j < nS) {
                 ok = ok && b[u] <= e[u] && e[u] >= 0 && e[u] <= nX;
+                const bool ends = b[u] < e[u] && e[u] >= 1 && e[u] <= nX; // out of order offsets: checked
                 if (b[u] == e[u]) a.empty(s0 + j);
-                else if (e[u] >= 1 && e[u] <= nX) { // out of order offsets may give any value: checked
-                    marks[e[u] - 1] = 1;
-                    segAt[flatSegPad(e[u] - 1)] = (unsigned short)j;
-                }
+                else if (ends) marks[e[u] - 1] = 1;
+                if constexpr (SegFlatStaged<A>::value)
+                    segAt[j] = (unsigned short)(ends && b[u] >= 0 ? e[u] - 1 : 0xffff);
+                else if (ends) segAt[flatSegPad(e[u] - 1)] = (unsigned short)j;
             }
         }
     }
@@ -242,20 +254,34 @@ WARPKIT_DEVICE int flatRunStart(unsigned tails, int base, int tileStart) {
 /// Stage 1, part 2: a thread's run, elements [base, base + n) of the tile (all 32 when Full) from
 /// xs, bit k of `tails` set where a segment ends, folded left to right from the identity. A
 /// segment that starts and ends inside the run is written (at: out shifted to the tile's first
-/// segment); *first gets the fold up to the run's first end; returns the fold of the elements
-/// after its last end (all of them when it has none). start: where the segment holding element
-/// base began (the rows of ArgMax / ArgMin). base is a multiple of 32, so the run's slots are
-/// consecutive (flatPad and flatSegPad pad only at multiples of 32 and 64).
+/// segment), or, staged, put in its last element's slot; *first (staged: the first end's slot) gets
+/// the fold up to the run's first end; returns the fold of the elements after its last end (all of
+/// them when it has none).
+/// start: where the segment holding element base began (the rows of ArgMax / ArgMin). base is a
+/// multiple of 32, so the run's slots are consecutive (flatPad and flatSegPad pad only at multiples
+/// of 32 and 64).
 template <bool Full, typename A>
-WARPKIT_DEVICE typename A::State flatRun(const A& at, const typename A::Elem* xs, int base, int n, unsigned tails,
-                                         int start, const unsigned short* segAt, typename A::State* first) {
-    const typename A::Elem* run = xs + flatPad(base);
+WARPKIT_DEVICE typename A::State flatRun(const A& at, typename A::Elem* xs, int base, int n, unsigned tails, int start,
+                                         const unsigned short* segAt, typename A::State* first) {
+    typename A::Elem* run = xs + flatPad(base);
     const unsigned short* seg = segAt + flatSegPad(base);
     typename A::State acc = at.identity();
     if (tails == 0u) { // no end in the run (most runs of segments longer than 32)
 #pragma unroll
         for (int k = 0; k < kFlatItems; ++k)
             if (Full || k < n) acc = at.take(acc, run[k], base + k - start);
+        return acc;
+    }
+    if constexpr (SegFlatStaged<A>::value) {
+        // every end's fold into its own slot (read above), the first included: a predicated store
+#pragma unroll
+        for (int k = 0; k < kFlatItems; ++k) {
+            if (Full || k < n) acc = at.take(acc, run[k], base + k - start);
+            if ((tails >> k) & 1u) {
+                run[k] = acc;
+                acc = at.identity();
+            }
+        }
         return acc;
     }
     const int f = __ffs((int)tails) - 1;
@@ -307,12 +333,12 @@ WARPKIT_DEVICE void flatTile(const A& a, SegOffsets<O> o, long long items, long 
     const int nS = inOrder ? (int)(s1 - s0) : 0, nX = inOrder ? (int)(x1 - x0) : 0;
     // 2. the tile's head: segment s0 when it ends in the tile and began before it (its partial is
     //    the fold up to its end, the identity when that is the tile's start); its tail: segment s1
-    const long long c0 = flatOffset(o, s0, items);
-    const bool headOpen = nS > 0 && c0 < x0;
+    const long long c0 = flatOffset(o, s0, items), c1 = nS > 0 ? flatOffset(o, s0 + 1, items) : x0;
+    const bool headOpen = nS > 0 && c0 < x0, headInTile = headOpen && c1 > x0;
     if (threadIdx.x == 0) {
         rec[tile].headSeg = headOpen ? s0 : -1;
         rec[tile].tailSeg = s1;
-        if (headOpen && flatOffset(o, s0 + 1, items) == x0) rec[tile].head = a.identity();
+        if (headOpen && !headInTile) rec[tile].head = a.identity();
     }
     // 3. ends and elements into shared memory; a tile with offsets out of order flags the call
     inOrder = flatStage(a, o, items, s0, nS, x0, nX, marks, segAt, xs) && inOrder;
@@ -329,7 +355,7 @@ WARPKIT_DEVICE void flatTile(const A& a, SegOffsets<O> o, long long items, long 
     if constexpr (SegFlatRows<A>::value) {
         // the tile's first element is in segment s0 (begun at c0), or, when s0 ends at the tile's
         // start, in the segment that begins there
-        const long long rel = nS > 0 && flatOffset(o, s0 + 1, items) == x0 ? 0 : c0 - x0;
+        const long long rel = nS > 0 && c1 == x0 ? 0 : c0 - x0;
         const long long lowest = -2147483647ll + kFlatTile; // rows past 2^31 are not supported
         start = flatRunStart(tails, base, (int)(rel < lowest ? lowest : rel));
     }
@@ -341,13 +367,22 @@ WARPKIT_DEVICE void flatTile(const A& a, SegOffsets<O> o, long long items, long 
     // 5. the block scan: the partial before this thread's first end completes that end's segment
     FlatCarry<S> all;
     const FlatCarry<S> before = flatBlockScan(a, FlatCarry<S>{tails != 0u, acc}, &all);
-    if (tails != 0u) {
-        const int j = segAt[flatSegPad(base + __ffs((int)tails) - 1)];
+    if (tails != 0u) { // the tile's first end, when it is s0's and s0 began before the tile: the head
+        const int firstAt = base + __ffs((int)tails) - 1;
+        if constexpr (SegFlatStaged<A>::value) first = xs[flatPad(firstAt)];
         const S v = a.merge(before.v, first);
-        if (j == 0 && headOpen) rec[tile].head = v;
-        else at.finish(j, v);
+        if (!before.ended && headInTile) rec[tile].head = v;
+        else if constexpr (SegFlatStaged<A>::value) xs[flatPad(firstAt)] = v;
+        else at.finish(segAt[flatSegPad(firstAt)], v);
     }
     if (threadIdx.x == kFlatThreads - 1) rec[tile].tail = all.v;
+    if constexpr (SegFlatStaged<A>::value) { // 6. the results, one coalesced pass
+        __syncthreads();
+        for (int j = (int)threadIdx.x; j < nS; j += kFlatThreads) {
+            const int p = segAt[j];
+            if (p != 0xffff) at.finish(j, xs[flatPad(p)]);
+        }
+    }
 }
 
 /// Blocks of the tile kernel an SM holds at least: 8 (64 registers), 7 by their shared memory (about
