@@ -657,7 +657,7 @@ Test(device_segment, flat_same_bits_any_grid_and_past_2_31) {
 /// The flat pass around its limits: lengths 0, 1, 31, 32, 33, 63, 64, 65 and both sides of a
 /// tile (4096 path items), each among short ones (mean under 64, so the plan is G5), with NaN and
 /// inf, int and long long offsets; a mean of exactly 64 (G5) and just over it (G1), with the same
-/// rows either way.
+/// rows either way; a segment whose end opens a tile (then empty ones or not).
 Test(device_segment, flat_boundary_lengths) {
     WK_REQUIRE_GPU();
     wk_rng r = wk_rng_make(0xf1a9);
@@ -681,6 +681,14 @@ Test(device_segment, flat_boundary_lengths) {
         const bool flat = warpkit::detail::segmentPlan(warpkit::detail::SegReduce, 4, 1, 1000, o.back(), true).flat;
         cr_assert(flat == (extra == 0), "mean %lld/1000: flat %d", o.back(), (int)flat);
         reduce_case<float>(o, o.back(), extra == 1, 0, true, &r, extra ? "mean just over 64" : "mean 64");
+    }
+    // segment 0's 4096 rows are the first tile's path items, so its end opens the second tile, whose
+    // rows begin with the next non-empty segment's (ArgMax / ArgMin count its rows from there)
+    for (int empties = 0; empties < 3; empties += 2) {
+        std::vector<long long> edge{0, 4096};
+        for (int e = 0; e < empties; ++e) edge.push_back(4096);
+        for (int k = 0; k < 300; ++k) edge.push_back(edge.back() + wk_int(&r, 1, 9));
+        reduce_case<float>(edge, edge.back(), empties > 0, 0, false, &r, "an end opening a tile");
     }
 }
 

@@ -11,13 +11,18 @@
 // Stage 0 (segmentFlatSplitKernel, a warp a tile boundary): the split of every tile boundary, by a
 // search of the offsets, into the workspace, so that a tile starts with one load of its two splits
 // (loaded a tile ahead) and not with a chain of dependent searches of its own.
-// Stage 1 (segmentFlatKernel, one block a tile, grid-stride): the tile's ends and elements go to
-// shared memory (elements with 16-byte loads where the alignment allows); each thread takes
-// kFlatItems path items, folds its elements left to right from the identity and writes every
-// segment that starts and ends inside its items; a block scan of (ended, partial) pairs, in thread
-// order, gives each thread the partial of the segment it starts inside. The segment open at the
-// tile's start and ending in it is written to the workspace as the tile's head; the fold of the
-// elements after the tile's last end is the tile's tail.
+// Stage 1 (segmentFlatKernel, one block a tile, grid-stride): a thread a segment end of the tile
+// (coalesced offset loads) writes the empty segments and marks the last element of the others in
+// a byte map, with the end's number beside it; the tile's elements (at most kFlatTile) go to shared
+// memory with 16-byte loads where the alignment allows. Thread t then folds the elements
+// [32t, 32t + 32) left to right from the identity in registers, restarting after each marked
+// element (its 32 marks as one word; a run without one folds with no test); a segment that starts
+// and ends inside the run is done there. A block scan of (ended, partial) pairs, in thread order,
+// gives each thread the partial of the segment its first end closes. Segment s0 when it began
+// before the tile and ends in it is the tile's head (its partial to the workspace); the fold of the
+// elements after the tile's last end is the tile's tail. Results go to out from the thread that
+// has them, or, when the state is the element type (fp32 / int sums, max, min), into the slot of
+// their last element and out in one coalesced pass (SegFlatStaged).
 // Stage 2a (segmentFlatGroupKernel, a warp a group of kFlatGroup tiles, only with more tiles than
 // that): a group whose tiles all end inside one segment gets the fold of their tails in order.
 // Stage 2 (segmentFlatFixupKernel, a warp a tile): a tile's head segment s gets the tails of the
@@ -42,13 +47,12 @@
 namespace warpkit {
 namespace detail {
 
-constexpr int kFlatThreads = 256, kFlatItems = 16;
+constexpr int kFlatThreads = 128, kFlatItems = 32;   // 32 elements a thread: its fixed cost a tile over more
 constexpr int kFlatTile = kFlatThreads * kFlatItems; // path items a tile: fixed, so the bits are too
 constexpr int kFlatGroup = 256;                      // tiles a group (stage 2a): fixed too
 
-/// Where shared-memory slot i of a tile's ends or elements lives: a word of padding every 32, so
-/// the threads of a warp, each at its own 16 path items (slots about 16 apart), fall in different
-/// banks (unpadded: 16-way conflicts on every fold step).
+/// Where shared-memory slot i of a tile's elements lives: a word of padding every 32, so the threads
+/// of a warp, each at its own 32 elements, fall in different banks (unpadded: 32-way conflicts).
 WARPKIT_HD constexpr int flatPad(int i) { return i + (i >> 5); }
 
 /// A tile's record in the workspace: its head (the segment open at its start that ends in it, -1
@@ -86,19 +90,19 @@ template <typename O> WARPKIT_DEVICE long long flatSplit(SegOffsets<O> o, long l
     return lo;
 }
 
-/// A thread's (ended, partial) pair for the block scan: `ended` when an end lies in its items.
+/// A thread's (ended, partial) pair for the block scan: `ended` when an end lies in its run.
 template <typename S> struct FlatCarry {
     bool ended;
     S v;
 };
-/// a then b (b's items after a's): b's partial restarts at b's first end.
+/// a then b (b's elements after a's): b's partial restarts at b's first end.
 template <typename A> WARPKIT_DEVICE FlatCarry<typename A::State> flatJoin(const A& a, FlatCarry<typename A::State> x,
                                                                            FlatCarry<typename A::State> y) {
     return FlatCarry<typename A::State>{x.ended || y.ended, y.ended ? y.v : a.merge(x.v, y.v)};
 }
 
-/// Exclusive scan of the pairs over the block in thread order (*all: the whole block's). Every
-/// thread calls.
+/// Exclusive scan of the pairs over the block in thread order (*all: the whole block's, in the
+/// last thread only). Every thread calls.
 template <typename A> WARPKIT_DEVICE FlatCarry<typename A::State>
 flatBlockScan(const A& a, FlatCarry<typename A::State> mine, FlatCarry<typename A::State>* all) {
     using C = FlatCarry<typename A::State>;
@@ -116,40 +120,182 @@ flatBlockScan(const A& a, FlatCarry<typename A::State> mine, FlatCarry<typename 
     __syncthreads();
     C before{false, a.identity()};
     for (int w = 0; w < warp; ++w) before = flatJoin(a, before, warps[w]);
-    C total = before;
-    for (int w = warp; w < kFlatThreads / 32; ++w) total = flatJoin(a, total, warps[w]);
-    *all = total;
+    *all = flatJoin(a, before, incl);
     __syncthreads(); // warps[] is written again by the next tile
     return flatJoin(a, before, excl);
 }
 
-/// Stage 1, part 1: the tile's segment ends (shifted by one: ends[0] is the end before the tile's
-/// first, so ends[j] is where segment s0 + j starts), relative to the tile's first element and
-/// clamped to [-1, kFlatTile + 1], and its elements, into shared memory (slot i at flatPad(i)).
-/// Returns whether the offsets read are in order.
-template <typename A, typename O> WARPKIT_DEVICE bool flatStage(const A& a, SegOffsets<O> o, long long items,
-                                                                long long s0, int nS, long long x0, int nX, int* ends,
-                                                                typename A::Elem* elems) {
+/// Whether A's fold needs each element's row in its segment (ArgMax / ArgMin).
+template <typename A> struct SegFlatRows { static constexpr bool value = false; };
+template <typename T, typename V, typename Out, typename Op> struct SegFlatRows<SegReduceAlgo<T, V, Out, Op, true>> {
+    static constexpr bool value = true;
+};
+
+/// Whether A's results go out through shared memory (State and Elem one type: a segment's result
+/// takes its last element's slot once that is folded): then every result of a tile is written by
+/// one coalesced pass, not by the thread that folds its end (at mean 1, 32 sectors a store).
+template <typename A> struct SegFlatStaged {
+    static constexpr bool value = IsSame<typename A::State, typename A::Elem>::value;
+};
+
+/// Where slot p of a tile's segment numbers (segAt) lives: a 16-bit slot of padding every 64, so
+/// the threads of a warp, each at its own 32 elements, read different banks.
+WARPKIT_HD constexpr int flatSegPad(int p) { return p + ((p >> 6) << 1); }
+
+/// Offset *p clipped to [lo, hi] (the clip range [0, items] narrowed to the tile's elements and one
+/// more each side), relative to the tile's first element x0: exact for every offset of a tile in
+/// order, whose ends lie in [x0, x0 + nX].
+template <typename O> WARPKIT_DEVICE int flatRel(const O* p, long long lo, long long hi, long long x0) {
+    const long long v = (long long)*p;
+    return (int)((v < lo ? lo : (v > hi ? hi : v)) - x0);
+}
+
+/// Stage 1, part 1: the tile's ends and elements. Segments s0 + j (j < nS), read as the clipped
+/// offsets relative to the tile, (b, e) = (c[s0 + j], c[s0 + j + 1]) - x0, a thread a segment,
+/// kBatch segments a thread with their loads in flight together: an empty one is written, one
+/// whose last element e - 1 is in the tile gets marks[e - 1] = 1 and segAt[flatSegPad(e - 1)] = j
+/// (staged: segAt[j] = e - 1, or 0xffff for a segment with nothing to write from the tile: empty,
+/// the head, or an end at the tile's start).
+/// The elements x0 .. x0 + nX go to elems[flatPad(i)] (16-byte loads where the alignment allows).
+/// Returns whether the offsets are in order (b <= e, and each end inside the tile).
+template <typename A, typename O>
+WARPKIT_DEVICE bool flatStage(const A& a, SegOffsets<O> o, long long items, long long s0, int nS, long long x0, int nX,
+                              unsigned char* marks, unsigned short* segAt, typename A::Elem* elems) {
     using T = typename A::Elem;
+    constexpr int kBatch = 4; // 2048 segments a tile at mean 1: four round trips
+    const long long lo = x0 > 0 ? x0 - 1 : 0, hi = x0 + nX + 1 < items ? x0 + nX + 1 : items;
+    const O* ob = o.begin + s0;
     bool ok = true;
-    for (int j = (int)threadIdx.x; j <= nS; j += kFlatThreads) {
-        const long long e = flatOffset(o, s0 + j, items), rel = e - x0;
-        if (j > 0) ok = ok && flatOffset(o, s0 + j - 1, items) <= e;
-        ends[flatPad(j)] = rel < -1 ? -1 : (rel > kFlatTile + 1 ? kFlatTile + 1 : (int)rel);
+#pragma unroll 1
+    for (int j0 = (int)threadIdx.x; j0 < nS; j0 += kBatch * kFlatThreads) {
+        int b[kBatch], e[kBatch];
+#pragma unroll
+        for (int u = 0; u < kBatch; ++u) {
+            const int j = j0 + u * kFlatThreads;
+            b[u] = j < nS ? flatRel(ob + j, lo, hi, x0) : 0;
+            e[u] = j < nS ? flatRel(ob + j + 1, lo, hi, x0) : 0;
+        }
+#pragma unroll
+        for (int u = 0; u < kBatch; ++u) {
+            const int j = j0 + u * kFlatThreads;
+            if (j < nS) {
+                ok = ok && b[u] <= e[u] && e[u] >= 0 && e[u] <= nX;
+                const bool ends = b[u] < e[u] && e[u] >= 1 && e[u] <= nX; // out of order offsets: checked
+                if (b[u] == e[u]) a.empty(s0 + j);
+                else if (ends) marks[e[u] - 1] = 1;
+                if constexpr (SegFlatStaged<A>::value)
+                    segAt[j] = (unsigned short)(ends && b[u] >= 0 ? e[u] - 1 : 0xffff);
+                else if (ends) segAt[flatSegPad(e[u] - 1)] = (unsigned short)j;
+            }
+        }
     }
     const T* p = a.in + x0;
     constexpr int V = vectorElems<T>();
     const VectorSplit sp = vectorSplit(p, nX);
     const int head = sp.head, body = (int)sp.vectors;
-    for (int i = (int)threadIdx.x; i < head; i += kFlatThreads) elems[flatPad(i)] = p[i];
+    if ((int)threadIdx.x < head) elems[flatPad((int)threadIdx.x)] = p[threadIdx.x]; // head, tail: below V
+    // A thread's vectors lie 128 V elements apart, a multiple of 32: their slots are consecutive
+    // for all of them (7 threads in 8; all when p is aligned) or straddle a pad for all of them.
+    if (((head + (int)threadIdx.x * V) & 31) + V <= 32) {
 #pragma unroll 4
-    for (int j = (int)threadIdx.x; j < body; j += kFlatThreads) {
-        const Vector16<T> v = loadVector(p + head + j * V);
+        for (int j = (int)threadIdx.x; j < body; j += kFlatThreads) {
+            const Vector16<T> v = loadVector(p + head + j * V);
+            T* at = elems + flatPad(head + j * V);
 #pragma unroll
-        for (int k = 0; k < V; ++k) elems[flatPad(head + j * V + k)] = v.e[k];
+            for (int k = 0; k < V; ++k) at[k] = v.e[k];
+        }
+    } else {
+#pragma unroll 4
+        for (int j = (int)threadIdx.x; j < body; j += kFlatThreads) {
+            const Vector16<T> v = loadVector(p + head + j * V);
+#pragma unroll
+            for (int k = 0; k < V; ++k) elems[flatPad(head + j * V + k)] = v.e[k];
+        }
     }
-    for (int i = head + body * V + (int)threadIdx.x; i < nX; i += kFlatThreads) elems[flatPad(i)] = p[i];
+    const int tail = head + body * V + (int)threadIdx.x;
+    if (tail < nX) elems[flatPad(tail)] = p[tail];
     return ok;
+}
+
+/// The 32 marks from marks[base] (bytes of 0 or 1) as bits 0 .. 31, which are then cleared for
+/// the next tile. A thread its own run; the multiply gathers a word's four bytes into 4 bits
+/// (b0 + b1 2^8 + b2 2^16 + b3 2^24 times 0x01020408: b_i lands on bit 24 + i, every other product
+/// on a bit of its own below 24 or past 31, so nothing carries).
+WARPKIT_DEVICE unsigned flatTakeMarks(unsigned char* marks, int base) {
+    static_assert(kFlatItems == 32, "flatTakeMarks: a run of 32 marks");
+    uint4* at = reinterpret_cast<uint4*>(marks + base);
+    unsigned bits = 0u;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        const uint4 m = at[h];
+        at[h] = make_uint4(0u, 0u, 0u, 0u);
+        bits |= ((m.x * 0x01020408u) >> 24 | (m.y * 0x01020408u) >> 24 << 4 | (m.z * 0x01020408u) >> 24 << 8 |
+                 (m.w * 0x01020408u) >> 24 << 12)
+                << (16 * h);
+    }
+    return bits;
+}
+
+/// ArgMax / ArgMin: where the segment holding element `base` of the tile began (relative to the
+/// tile): just after the last end of the threads before, else tileStart. Every thread calls.
+WARPKIT_DEVICE int flatRunStart(unsigned tails, int base, int tileStart) {
+    __shared__ int warps[kFlatThreads / 32];
+    const int lane = (int)laneId(), warp = (int)threadIdx.x / 32;
+    const int mine = tails ? base + 32 - __clz((int)tails) : tileStart; // just after its last end
+    const int incl = warpInclusiveScan(mine, Max{});
+    if (lane == 31) warps[warp] = incl;
+    __syncthreads(); // the next write of warps[] is a tile later, past flatBlockScan's barriers
+    int before = shflUp(incl, 1);
+    if (lane == 0) before = tileStart;
+    for (int w = 0; w < warp; ++w) before = before > warps[w] ? before : warps[w];
+    return before;
+}
+
+/// Stage 1, part 2: a thread's run, elements [base, base + n) of the tile (all 32 when Full) from
+/// xs, bit k of `tails` set where a segment ends, folded left to right from the identity. A
+/// segment that starts and ends inside the run is written (at: out shifted to the tile's first
+/// segment), or, staged, put in its last element's slot; *first (staged: the first end's slot) gets
+/// the fold up to the run's first end; returns the fold of the elements after its last end (all of
+/// them when it has none).
+/// start: where the segment holding element base began (the rows of ArgMax / ArgMin). base is a
+/// multiple of 32, so the run's slots are consecutive (flatPad and flatSegPad pad only at multiples
+/// of 32 and 64).
+template <bool Full, typename A>
+WARPKIT_DEVICE typename A::State flatRun(const A& at, typename A::Elem* xs, int base, int n, unsigned tails, int start,
+                                         const unsigned short* segAt, typename A::State* first) {
+    typename A::Elem* run = xs + flatPad(base);
+    const unsigned short* seg = segAt + flatSegPad(base);
+    typename A::State acc = at.identity();
+    if (tails == 0u) { // no end in the run (most runs of segments longer than 32)
+#pragma unroll
+        for (int k = 0; k < kFlatItems; ++k)
+            if (Full || k < n) acc = at.take(acc, run[k], base + k - start);
+        return acc;
+    }
+    if constexpr (SegFlatStaged<A>::value) {
+        // every end's fold into its own slot (read above), the first included: a predicated store
+#pragma unroll
+        for (int k = 0; k < kFlatItems; ++k) {
+            if (Full || k < n) acc = at.take(acc, run[k], base + k - start);
+            if ((tails >> k) & 1u) {
+                run[k] = acc;
+                acc = at.identity();
+            }
+        }
+        return acc;
+    }
+    const int f = __ffs((int)tails) - 1;
+#pragma unroll
+    for (int k = 0; k < kFlatItems; ++k) {
+        if (Full || k < n) acc = at.take(acc, run[k], base + k - start);
+        if ((tails >> k) & 1u) {
+            if (k == f) *first = acc;
+            else at.finish(seg[k], acc);
+            acc = at.identity();
+            start = base + k + 1;
+        }
+    }
+    return acc;
 }
 
 /// The path item where tile boundary t lies (t = tiles: the path's end).
@@ -169,91 +315,96 @@ template <typename O> __global__ void __launch_bounds__(kFlatThreads)
     }
 }
 
-/// Stage 1: one tile (see the header comment), s0 and s1 the splits of its two boundaries. Every
-/// thread of the block calls.
+/// Stage 1: one tile (see the header comment), s0 and s1 the splits of its two boundaries; marks
+/// all 0 on entry and on return. Every thread of the block calls.
 template <typename A, typename O>
 WARPKIT_DEVICE void flatTile(const A& a, SegOffsets<O> o, long long items, long long e0, long long path, long long tile,
-                             long long s0, long long s1, SegFlatTile<typename A::State>* rec, unsigned* bad) {
+                             long long s0, long long s1, SegFlatTile<typename A::State>* rec, unsigned* bad,
+                             unsigned char* marks) {
     using S = typename A::State;
     using T = typename A::Elem;
-    __shared__ int ends[flatPad(kFlatTile + 1) + 1];
+    __shared__ unsigned short segAt[flatSegPad(kFlatTile)];
     __shared__ alignas(16) unsigned char raw[flatPad(kFlatTile) * sizeof(T)];
     T* xs = reinterpret_cast<T*>(raw);
     // 1. the tile's path items: [d0, d1), s1 - s0 segment ends and x1 - x0 elements
     const long long d0 = flatDiagonal(tile, path), d1 = flatDiagonal(tile + 1, path);
     const long long x0 = e0 + d0 - s0, x1 = e0 + d1 - s1;
     bool inOrder = s1 >= s0 && x1 >= x0;
-    // 2. ends and elements into shared memory; a tile with offsets out of order flags the call
     const int nS = inOrder ? (int)(s1 - s0) : 0, nX = inOrder ? (int)(x1 - x0) : 0;
-    inOrder = flatStage(a, o, items, s0, nS, x0, nX, ends, xs) && inOrder;
+    // 2. the tile's head: segment s0 when it ends in the tile and began before it (its partial is
+    //    the fold up to its end, the identity when that is the tile's start); its tail: segment s1
+    const long long c0 = flatOffset(o, s0, items), c1 = nS > 0 ? flatOffset(o, s0 + 1, items) : x0;
+    const bool headOpen = nS > 0 && c0 < x0, headInTile = headOpen && c1 > x0;
+    if (threadIdx.x == 0) {
+        rec[tile].headSeg = headOpen ? s0 : -1;
+        rec[tile].tailSeg = s1;
+        if (headOpen && !headInTile) rec[tile].head = a.identity();
+    }
+    // 3. ends and elements into shared memory; a tile with offsets out of order flags the call
+    inOrder = flatStage(a, o, items, s0, nS, x0, nX, marks, segAt, xs) && inOrder;
+    const int base = (int)threadIdx.x * kFlatItems;
     if (!__syncthreads_and(inOrder)) {
+        flatTakeMarks(marks, base);
         if (threadIdx.x == 0) *bad = 1u;
         return;
     }
-    // 3. this thread's items: its split in shared memory, then the fold; segments that start and
-    //    end inside the items are written here
-    const int dt = (int)threadIdx.x * kFlatItems < nS + nX ? (int)threadIdx.x * kFlatItems : nS + nX;
-    int lo = dt - nX > 0 ? dt - nX : 0, hi = dt < nS ? dt : nS;
-    while (lo < hi) {
-        const int mid = (lo + hi) / 2;
-        if (ends[flatPad(mid + 1)] <= dt - 1 - mid) lo = mid + 1;
-        else hi = mid;
+    // 4. this thread's run of elements [base, base + n), folded in registers
+    const int n = nX - base < 0 ? 0 : (nX - base < kFlatItems ? nX - base : kFlatItems);
+    const unsigned tails = flatTakeMarks(marks, base);
+    int start = 0; // rows of ArgMax / ArgMin: where the segment holding element base began
+    if constexpr (SegFlatRows<A>::value) {
+        // the tile's first element is in segment s0 (begun at c0), or, when s0 ends at the tile's
+        // start, in the segment that begins there
+        const long long rel = nS > 0 && c1 == x0 ? 0 : c0 - x0;
+        const long long lowest = -2147483647ll + kFlatTile; // rows past 2^31 are not supported
+        start = flatRunStart(tails, base, (int)(rel < lowest ? lowest : rel));
     }
-    int st = lo, xt = dt - lo;
-    long long segStart = st == 0 ? flatOffset(o, s0, items) : x0 + ends[flatPad(st)]; // rows of ArgMax / ArgMin
-    S acc = a.identity(), first = a.identity();
-    bool ended = false, pending = false;
-    long long firstSeg = -1;
-    const int n = nS + nX - dt < kFlatItems ? nS + nX - dt : kFlatItems;
-    for (int i = 0; i < n; ++i) {
-        if (st < nS && (xt >= nX || ends[flatPad(st + 1)] <= xt)) { // segment s0 + st ends here
-            const long long s = s0 + st;
-            if (ends[flatPad(st + 1)] == ends[flatPad(st)]) {
-                a.empty(s);
-            } else if (!ended) { // may have started before this thread: finished after the scan
-                pending = true;
-                firstSeg = s;
-                first = acc;
-            } else {
-                a.finish(s, acc);
-            }
-            ended = true;
-            acc = a.identity();
-            ++st;
-            segStart = x0 + xt;
-        } else {
-            acc = a.take(acc, xs[flatPad(xt)], x0 + xt - segStart);
-            ++xt;
-        }
-    }
-    // 4. the block scan: the partial before this thread's first end; the tile's head and tail
+    A at = a; // out shifted to the tile's first segment: a segment's slot is a 32-bit offset
+    at.out += s0;
+    S first = a.identity();
+    const S acc = n == kFlatItems ? flatRun<true>(at, xs, base, n, tails, start, segAt, &first)
+                                  : flatRun<false>(at, xs, base, n, tails, start, segAt, &first);
+    // 5. the block scan: the partial before this thread's first end completes that end's segment
     FlatCarry<S> all;
-    const FlatCarry<S> before = flatBlockScan(a, FlatCarry<S>{ended, acc}, &all);
-    if (ended && !before.ended) { // the tile's first end: its segment is open at the tile's start
-        rec[tile].headSeg = pending ? firstSeg : -1;
-        if (pending) rec[tile].head = a.merge(before.v, first);
-    } else if (pending) {
-        a.finish(firstSeg, a.merge(before.v, first));
+    const FlatCarry<S> before = flatBlockScan(a, FlatCarry<S>{tails != 0u, acc}, &all);
+    if (tails != 0u) { // the tile's first end, when it is s0's and s0 began before the tile: the head
+        const int firstAt = base + __ffs((int)tails) - 1;
+        if constexpr (SegFlatStaged<A>::value) first = xs[flatPad(firstAt)];
+        const S v = a.merge(before.v, first);
+        if (!before.ended && headInTile) rec[tile].head = v;
+        else if constexpr (SegFlatStaged<A>::value) xs[flatPad(firstAt)] = v;
+        else at.finish(segAt[flatSegPad(firstAt)], v);
     }
-    if (threadIdx.x == kFlatThreads - 1) {
-        if (!all.ended) rec[tile].headSeg = -1;
-        rec[tile].tailSeg = s1;
-        rec[tile].tail = all.v;
+    if (threadIdx.x == kFlatThreads - 1) rec[tile].tail = all.v;
+    if constexpr (SegFlatStaged<A>::value) { // 6. the results, one coalesced pass
+        __syncthreads();
+        for (int j = (int)threadIdx.x; j < nS; j += kFlatThreads) {
+            const int p = segAt[j];
+            if (p != 0xffff) at.finish(j, xs[flatPad(p)]);
+        }
     }
 }
 
+/// Blocks of the tile kernel an SM holds at least: 8 (64 registers), 7 by their shared memory (about
+/// 29.5 KB a block for 4-byte values), so 7 tiles' loads in flight an SM.
+constexpr int kFlatMinBlocks = 8;
+
 /// Stage 1 kernel: tiles blockIdx.x, blockIdx.x + gridDim.x, ... of the path; the next tile's
 /// splits load while a tile runs.
-template <typename A, typename O> __global__ void __launch_bounds__(kFlatThreads)
+template <typename A, typename O> __global__ void __launch_bounds__(kFlatThreads, kFlatMinBlocks)
     segmentFlatKernel(A a, SegOffsets<O> o, long long segments, long long items, long long tiles,
                       const long long* splits, SegFlatTile<typename A::State>* rec, unsigned* bad) {
     WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentFlatKernel");
+    __shared__ alignas(16) unsigned char marks[kFlatTile];
     const long long e0 = flatOffset(o, 0, items), eN = flatOffset(o, segments, items);
     const long long path = segments + (eN > e0 ? eN - e0 : 0);
     long long t = blockIdx.x, s0 = t < tiles ? splits[t] : 0, s1 = t < tiles ? splits[t + 1] : 0;
+    uint4* mine = reinterpret_cast<uint4*>(marks + threadIdx.x * kFlatItems);
+    mine[0] = mine[1] = make_uint4(0u, 0u, 0u, 0u);
+    __syncthreads();
     for (; t < tiles; t += gridDim.x) {
         const long long n = t + gridDim.x, n0 = n < tiles ? splits[n] : 0, n1 = n < tiles ? splits[n + 1] : 0;
-        flatTile(a, o, items, e0, path, t, s0, s1, rec, bad);
+        flatTile(a, o, items, e0, path, t, s0, s1, rec, bad, marks);
         __syncthreads(); // shared memory is written again by the next tile
         s0 = n0;
         s1 = n1;
