@@ -166,21 +166,27 @@ WARPKIT_DEVICE bool flatStage(const A& a, SegOffsets<O> o, long long items, long
     const long long lo = x0 > 0 ? x0 - 1 : 0, hi = x0 + nX + 1 < items ? x0 + nX + 1 : items;
     const O* ob = o.begin + s0;
     bool ok = true;
+    // A batch's marks and slots are written only while every pair so far, in the whole block, is in
+    // order: two nonempty segments can share an end only across a pair out of order (e < b) between
+    // them, which a batch up to the later one's has then seen (no two writes to one slot).
 #pragma unroll 1
-    for (int j0 = (int)threadIdx.x; j0 < nS; j0 += kBatch * kFlatThreads) {
+    for (int base = 0; base < nS; base += kBatch * kFlatThreads) { // the same trip count in every thread
+        const int j0 = base + (int)threadIdx.x;
         int b[kBatch], e[kBatch];
 #pragma unroll
         for (int u = 0; u < kBatch; ++u) {
             const int j = j0 + u * kFlatThreads;
             b[u] = j < nS ? flatRel(ob + j, lo, hi, x0) : 0;
             e[u] = j < nS ? flatRel(ob + j + 1, lo, hi, x0) : 0;
+            if (j < nS) ok = ok && b[u] <= e[u] && e[u] >= 0 && e[u] <= nX;
         }
+        ok = __syncthreads_and(ok) != 0;
+        if (!ok) break; // the tile is flagged: stage 2 redoes every segment
 #pragma unroll
         for (int u = 0; u < kBatch; ++u) {
             const int j = j0 + u * kFlatThreads;
             if (j < nS) {
-                ok = ok && b[u] <= e[u] && e[u] >= 0 && e[u] <= nX;
-                const bool ends = b[u] < e[u] && e[u] >= 1 && e[u] <= nX; // out of order offsets: checked
+                const bool ends = b[u] < e[u] && e[u] >= 1 && e[u] <= nX;
                 if (b[u] == e[u]) a.empty(s0 + j);
                 else if (ends) marks[e[u] - 1] = 1;
                 if constexpr (SegFlatStaged<A>::value)
