@@ -35,7 +35,8 @@
 //      land in rank order (topkRankMerge); else the select of stage 5 over them; k = 1: a block max;
 //   4. finish (topkFilterFinish): the outputs, ranked (blockTopKSort, unless stage 3 ranked them), or
 //      the mask. With several slices a row, each slice leaves its k keys in the workspace; the block
-//      that finishes the row's last slice (an atomic counter a row, after a __threadfence) runs
+//      that finishes the row's last slice (an arrival word a row, after a __threadfence, counted
+//      under the call's tag as device/reduce.cuh's and left clean by that block: no memset) runs
 //      stage 5 and then 4;
 //   5. slice merge (topkSelectCandidates): a block radix select over the row's slices x k keys (read
 //      past L1, staged in shared memory), every thread counting each pass, digits from the highest bit
@@ -48,6 +49,7 @@
 // about 7 a warp); ascending rows pass every element (a flush every cap - k of them): correct, slower.
 #pragma once
 
+#include "../reduce.cuh"
 #include "topk_filter_stages.cuh"
 
 namespace warpkit {
@@ -70,12 +72,17 @@ template <typename T> WARPKIT_DEVICE void topkFilterFinish(const TopKRows<T>& io
 
 /// Stage 4 of a slice of a split row: its k keys to the workspace (zeros past n); returns true in the
 /// block that finished the row's last slice (its writes then see every slice's). Every thread calls.
+/// The row's arrival word needs no zeroing: it is counted under the call's tag (device/reduce.cuh),
+/// and the last block leaves it clean for the next call.
 WARPKIT_DEVICE bool topkFilterHandOff(const TopKLevel& lv, long long row, long long item, TopKFilterShared& s, int n) {
     const int t = (int)threadIdx.x;
     if (t < lv.k) lv.cout[item * lv.k + t] = t < n ? s.merge.sel.keys[t] : 0ull;
     __threadfence();
     __syncthreads();
-    if (t == 0) s.last = atomicAdd(&lv.done[row], 1u) == (unsigned)lv.slices - 1u;
+    if (t == 0) {
+        s.last = arriveTagged(lv.done + row, lv.tag) == (unsigned)lv.slices - 1u;
+        if (s.last) lv.done[row] = kArrivalClean; // every slice has arrived: none touches the word again
+    }
     __syncthreads();
     const bool last = s.last != 0;
     if (last) __threadfence();
