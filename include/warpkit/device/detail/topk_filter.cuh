@@ -41,7 +41,7 @@
 //   5. slice merge (topkSelectCandidates): a block radix select over the row's slices x k keys (read
 //      past L1, staged in shared memory), every thread counting each pass, digits from the highest bit
 //      in which the keys vary, bits in which none do skipped; up to 128 keys ranked by counting
-//      (topkRankSlices) instead.
+//      (topkRankSlices) instead; k = 1: a block max (topkBestOfSlices).
 // An element is dropped only when its warp has kept k keys above it or the sample holds k elements
 // at or above it (which then pass), so the set merged is a superset of the top k, and the answer
 // (the k largest distinct packed keys) is the same bits for any split. For random data about
@@ -241,6 +241,26 @@ WARPKIT_DEVICE int topkRankSlices(const unsigned long long* cand, int m, int k, 
     return (int)(nonzero < (unsigned)k ? nonzero : (unsigned)k);
 }
 
+/// Stages 3 and 5 for k = 1: the block's largest of every thread's `key` into s.merge.sel.keys[0];
+/// returns 1, or 0 when all are empty (0). Every thread of the block calls (converged).
+WARPKIT_DEVICE int topkBlockBest(unsigned long long key, TopKFilterShared& s) {
+    const unsigned long long best = blockReduceMax<kTopKThreads>(key);
+    if (threadIdx.x == 0) s.merge.sel.keys[0] = best;
+    __syncthreads();
+    return best != 0ull ? 1 : 0;
+}
+
+/// Stage 5 for k = 1: the largest of a split row's m slice candidates (read past L1) by a block max,
+/// no select (the same key: the largest). Returns as topkBlockBest. Every thread of the block calls.
+WARPKIT_DEVICE int topkBestOfSlices(const unsigned long long* cand, int m, TopKFilterShared& s) {
+    unsigned long long best = 0ull;
+    for (int i = (int)threadIdx.x; i < m; i += kTopKThreads) {
+        const unsigned long long key = __ldcg(cand + i);
+        best = key > best ? key : best;
+    }
+    return topkBlockBest(best, s);
+}
+
 /// Stage 3: the k largest of the warps' kept keys into s.merge.sel.keys[0 .. n), n returned (min(k, keys
 /// kept)); k = 1: the largest kth of the warps. `ranked`: whether they are in rank order already (one
 /// key, or topkRankMerge). Every thread of the block calls (converged).
@@ -248,12 +268,7 @@ template <typename T> WARPKIT_DEVICE int topkBlockMerge(TopKFilterShared& s, Top
                                                         float sgn, bool& ranked) {
     const int t = (int)threadIdx.x, warp = t / 32;
     ranked = true;
-    if (k == 1) {
-        const unsigned long long best = blockReduceMax<kTopKThreads>(st.kth);
-        if (t == 0) s.merge.sel.keys[0] = best;
-        __syncthreads();
-        return best != 0ull ? 1 : 0;
-    }
+    if (k == 1) return topkBlockBest(st.kth, s);
     if (st.n > k) topkWarpFlush<T>(s.warp[warp], st, k, largest, sgn);
     if (laneId() == 0) s.kept[warp] = st.n;
     __syncthreads();
@@ -294,9 +309,10 @@ template <typename T> __global__ void __launch_bounds__(kTopKThreads, kTopKFilte
         if (lv.slices > 1) {
             if (!topkFilterHandOff(lv, row, item, s, n)) continue;
             const unsigned long long* cand = lv.cout + row * lv.slices * k;
-            ranked = lv.slices * k <= kTopKRankMerge;
-            n = ranked ? topkRankSlices(cand, lv.slices * k, k, s)
-                       : topkSelectCandidates(cand, lv.slices * k, k, s, false);
+            ranked = k == 1 || lv.slices * k <= kTopKRankMerge;
+            n = k == 1   ? topkBestOfSlices(cand, lv.slices, s)
+                : ranked ? topkRankSlices(cand, lv.slices * k, k, s)
+                         : topkSelectCandidates(cand, lv.slices * k, k, s, false);
         }
         topkFilterFinish(io, lv, row, s, n, ranked);
     }
