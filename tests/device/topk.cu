@@ -354,7 +354,7 @@ Test(device_topk, two_streams_same_bits) {
 
 // ---- S3's arrival words: any workspace content, reuse back to back, other shapes, graph replays -------
 /// One rowTopK of shape s into idx on st with workspace ws (bytes of it) or, ws null, without one.
-void topkInto(const float* dx, Shape s, int* idx, void* ws, size_t bytes, cudaStream_t st) {
+static void topkInto(const float* dx, Shape s, int* idx, void* ws, size_t bytes, cudaStream_t st) {
     if (ws) WK_CUDA(warpkit::rowTopK(dx, (float*)nullptr, idx, s.rows, s.cols, s.k, true, s.cols, ws, &bytes, st));
     else WK_CUDA(warpkit::rowTopK(dx, (float*)nullptr, idx, s.rows, s.cols, s.k, true, s.cols, st));
 }
