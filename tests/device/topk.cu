@@ -430,7 +430,9 @@ Test(device_topk, split_workspace_states) {
                                {{64, 32000, 1}, {13, 50257, 50}},
                                {{2, 4097, 1}, {7, 9001, 16}}};
     const int fills[] = {0x00, 0x5c, 0xff};
-    const long long maxN = 262147 * 3;
+    long long maxN = 0; // the largest rows x cols of any shape above
+    for (const auto& pair : shapes)
+        for (const Shape& s : pair) maxN = s.rows * s.cols > maxN ? s.rows * s.cols : maxN;
     std::vector<float> h((size_t)maxN);
     for (auto& v : h) v = (float)wk_uniform(&rng, -100, 100);
     for (size_t i = 0; i < h.size(); i += 4099) h[i] = (float)wk_int(&rng, -2, 2); // some ties
