@@ -4,7 +4,8 @@
 // elements are not touched). Each segment of Width lanes sums one row per step and the
 // segment's first lane writes the row's sum. For a Width that does not divide 32, a warp holds
 // 32 / Width full segments and its last 32 % Width lanes load nothing (they still call the
-// reduction, which both libraries require of every lane of the warp).
+// reduction, which both libraries require of every lane of the warp); such a warp loads more rows a
+// step (unrollFor), so each width keeps the same bytes in flight.
 //
 // Peers, in the same run: warpkit::warpReduceSum<W> and cub::WarpReduce<T, W>::Sum inside the
 // same kernel (only the reduction call differs), and a device-to-device copy as the ceiling.
@@ -29,12 +30,15 @@
 
 namespace {
 
-constexpr int kBlock = 256;   // threads per block
-constexpr int kUnroll = 8;    // rows in flight per segment per loop step (loads issued before reducing)
+constexpr int kBlock = 256; // threads per block
 constexpr long long kN = 1ll << 28;
 
 template <int W> __host__ __device__ constexpr int fullSegs() { return 32 / W; }
 template <int W> __host__ __device__ constexpr int segsPerWarp() { return 32 / W + (32 % W ? 1 : 0); }
+/// Rows in flight per segment per loop step (loads issued before reducing): 8 when the segments fill
+/// the warp, else 16, so a width that leaves lanes idle (at most 15 of 32) keeps at least as many
+/// bytes in flight a warp and the bench measures the reduction, not the idle lanes.
+template <int W> __host__ __device__ constexpr int unrollFor() { return fullSegs<W>() * W == 32 ? 8 : 16; }
 
 /// The one kernel form both libraries run in. kCub picks the reduction; nothing else differs.
 template <int W, typename T, bool kCub>
@@ -51,6 +55,7 @@ __global__ void __launch_bounds__(kBlock) segSum(const T* __restrict__ in, T* __
     __shared__ typename CubReduce::TempStorage tmp[kCub ? kBlock / 32 * segsPerWarp<W>() : 1];
 
     // base is the same in every lane of the warp, so all lanes take part in each reduction.
+    constexpr int kUnroll = unrollFor<W>();
     for (long long base = warp * S * kUnroll; base < rows; base += warps * S * kUnroll) {
         T v[kUnroll];
 #pragma unroll
