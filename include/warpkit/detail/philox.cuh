@@ -45,8 +45,10 @@ WARPKIT_HD float philoxUniform(unsigned long long seed, unsigned long long sub, 
     const PhiloxWords r =
         philox4x32(PhiloxWords{(unsigned)q, (unsigned)(q >> 32), (unsigned)sub, (unsigned)(sub >> 32)}, (unsigned)seed,
                    (unsigned)(seed >> 32));
-    const unsigned words[4] = {r.x, r.y, r.z, r.w};
-    return words[i % 4] * 2.3283064365386963e-10f + 1.1641532182693481e-10f;
+    // Selects rather than an indexed array, which would live in local memory.
+    const unsigned j = (unsigned)(i % 4);
+    const unsigned word = j < 2 ? (j == 0 ? r.x : r.y) : (j == 2 ? r.z : r.w);
+    return word * 2.3283064365386963e-10f + 1.1641532182693481e-10f;
 }
 
 } // namespace detail
