@@ -143,9 +143,12 @@ template <int N, bool Shifted, typename T> WARPKIT_DEVICE void normOutWB(const N
 }
 
 /// Register paths: exact two-pass statistics of the part (shifted by the row's first element), the
-/// parts' {count, mean, m2} merged across the cluster, then the outputs in place.
-template <int C, int E, typename T, int K, typename G>
-WARPKIT_DEVICE NormRow rowRegs(const NormParams<T>& p, long long row, int, const RowPart& part, float (&x)[1][K], G g) {
+/// parts' {count, mean, m2} merged across the cluster, then `before()` (every read of the row and
+/// every group reduction done, the slots still x: device/add_norm.cuh stores them there), then the
+/// outputs in place. The row is x[0] (the other NI - 1 rows of x are not read).
+template <int C, int E, typename T, int NI, int K, typename G, typename B>
+WARPKIT_DEVICE NormRow normRegs(const NormParams<T>& p, long long row, const RowPart& part, float (&x)[NI][K], G g,
+                                B before) {
     constexpr int V = vectorElems<T>();
     const int n = partElems<T>(part);
     float shift = 0.0f, off = 0.0f;
@@ -174,6 +177,7 @@ WARPKIT_DEVICE NormRow rowRegs(const NormParams<T>& p, long long row, int, const
     q = groupSum(g, q);
     const WelfordState st = groupCombine(g, WelfordState{(unsigned)n, off, q}, WelfordMerge{});
     const NormRow f = normRow(p, st, shift, part.s);
+    before();
     auto extra = [&](int j, int col) { normOut<1, true>(p, f, &x[0][j], col); };
     // LayerNorm with w and b (RMSNorm has no b). Not for a thread holding more than 32 values: the
     // fast form's loads of every piece at once would spill (warp path, 16-bit, 8 vectors a lane).
@@ -185,6 +189,10 @@ WARPKIT_DEVICE NormRow rowRegs(const NormParams<T>& p, long long row, int, const
     else
         forEachPiece<T, C, E>(part, [&](int j, int col) { normOut<V, true>(p, f, &x[0][j], col); }, extra);
     return f;
+}
+template <int C, int E, typename T, int K, typename G>
+WARPKIT_DEVICE NormRow rowRegs(const NormParams<T>& p, long long row, int, const RowPart& part, float (&x)[1][K], G g) {
+    return normRegs<C, E>(p, row, part, x, g, [] {});
 }
 
 template <typename T>
