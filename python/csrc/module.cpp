@@ -23,6 +23,8 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
     m.def("softmax_backward", raising(&softmaxBackward, "softmax_backward"));
     m.def("norm_forward", raising(&normForward, "norm"));
     m.def("norm_backward", raising(&normBackward, "norm_backward"));
+    m.def("norm_add_forward", raising(&normAddForward, "add_norm"));
+    m.def("norm_add_backward", raising(&normAddBackward, "add_norm_backward"));
     m.def("cross_entropy_forward", raising(&crossEntropyForward, "cross_entropy"));
     m.def("cross_entropy_scale", raising(&crossEntropyScale, "cross_entropy"));
     m.def("cross_entropy_reduce", raising(&crossEntropyReduce, "cross_entropy"));

@@ -168,3 +168,38 @@ def test_backward_shapes_on_meta():
         assert gx.shape == x.shape and gx.dtype == x.dtype
     gx, gw, gb = torch.autograd.grad(warpkit.layer_norm(x, (6,), w, b).sum(), [x, w, b])
     assert gw.shape == (6,) and gb.shape == (6,)
+
+
+def test_add_norm_shapes_and_backward_on_meta():
+    """add_layer_norm / add_rms_norm: (y, h) of x's shape in the promoted dtype; the backward gives x
+    and the residual the same gradient, through the fused backward op when h is used too."""
+    assert hasattr(torch.ops.warpkit, "add_layer_norm") and hasattr(torch.ops.warpkit, "norm_backward_add")
+    x = meta(2, 3, 8).requires_grad_()
+    r = meta(2, 3, 8, dtype=torch.bfloat16).requires_grad_()
+    w, b = meta(8).requires_grad_(), meta(8).requires_grad_()
+    for y, h in (warpkit.add_layer_norm(x, r, (8,), w, b), warpkit.add_rms_norm(x, r, 8, w)):
+        same(y, x)
+        same(h, x)
+        gx, gr, gw = torch.autograd.grad((y.sum() + h.sum()), [x, r, w])
+        same(gx, x)
+        same(gr, r)
+        assert gw.shape == (8,)
+    y, h = warpkit.add_layer_norm(x, r, (8,), w, b)
+    gx, gb = torch.autograd.grad(y.sum(), [x, b])  # h unused: the plain backward
+    same(gx, x)
+    with pytest.raises(RuntimeError):
+        warpkit.add_layer_norm(x, meta(2, 3, 7), (8,))
+
+
+def test_add_norm_traces():
+    """make_fx traces the forward and backward ops into one graph."""
+    def f(x, r, w, b):
+        y, h = warpkit.add_layer_norm(x, r, (16,), w, b)
+        y2, h2 = warpkit.add_rms_norm(h, y, (16,), w)
+        return torch.autograd.grad((y2 * h2).sum(), [x, r, w, b])
+
+    args = [meta(8, 16).requires_grad_() for _ in range(2)] + [meta(16).requires_grad_() for _ in range(2)]
+    g = make_fx(f, tracing_mode="fake")(*args)
+    targets = {str(n.target) for n in g.graph.nodes if n.op == "call_function"}
+    for op in ("add_layer_norm", "add_rms_norm", "norm_backward_add"):
+        assert any(f"warpkit.{op}." in t for t in targets), (op, targets)
