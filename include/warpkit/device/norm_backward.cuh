@@ -70,8 +70,8 @@ template <typename T> inline bool nbVec(const NbAddParams<T>& p) {
 
 /// The register path's kernel for groups of Gs threads (N1), vector or element slots as plan pl says,
 /// with dres added (Res) or not.
-template <typename T, int Gs, bool Res>
-inline cudaError_t nbLaunchRegs(const NbParams<T, Res>& p, const NormBackwardPlan& pl, cudaStream_t st) {
+template <typename T, int Gs, bool Res> inline cudaError_t
+nbLaunchRegs(const NormBackwardParams<T>& p, NbRes<T, Res> res, const NormBackwardPlan& pl, cudaStream_t st) {
     constexpr int Threads = nbRegsThreads(Gs);
     auto kern = normBackwardKernel<T, Threads, Gs, true, Res>;
     if constexpr (Gs < kNbMaxGroup) {
@@ -79,18 +79,18 @@ inline cudaError_t nbLaunchRegs(const NbParams<T, Res>& p, const NormBackwardPla
     } else if (!pl.vec) {
         return cudaErrorInvalidValue; // no such plan (N1 gives element slots to groups up to 512)
     }
-    return launchKernel(kern, pl.parts, Threads, st, p);
+    return launchKernel(kern, pl.parts, Threads, st, p, res);
 }
 template <typename T, int Gs>
 inline cudaError_t nbLaunchRegs(const NbAddParams<T>& p, const NormBackwardPlan& pl, cudaStream_t st) {
-    if (p.dres != nullptr) return nbLaunchRegs<T, Gs, true>(p, pl, st);
-    return nbLaunchRegs<T, Gs, false>(static_cast<const NormBackwardParams<T>&>(p), pl, st);
+    if (p.dres != nullptr) return nbLaunchRegs<T, Gs, true>(p, NbRes<T, true>{p.dres, p.lddres}, pl, st);
+    return nbLaunchRegs<T, Gs, false>(p, NbRes<T, false>{}, pl, st);
 }
 
 /// The split path's kernels (N2) on a grid of slices x parts: the sums, then (dx wanted) dx, with
 /// dres added (Res) or not.
-template <typename T, bool Res>
-inline cudaError_t nbLaunchSplit(const NbParams<T, Res>& p, const NormBackwardPlan& pl, cudaStream_t st) {
+template <typename T, bool Res> inline cudaError_t nbLaunchSplit(const NormBackwardParams<T>& p, NbRes<T, Res> res,
+                                                                 const NormBackwardPlan& pl, cudaStream_t st) {
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3((unsigned)pl.slices, (unsigned)pl.parts);
     cfg.blockDim = dim3(kNbSliceThreads);
@@ -108,14 +108,14 @@ inline cudaError_t nbLaunchSplit(const NbParams<T, Res>& p, const NormBackwardPl
             coop.val.cooperative = 1;
             cfg.attrs = &coop;
             cfg.numAttrs = 1;
-            return cudaLaunchKernelEx(&cfg, one, p);
+            return cudaLaunchKernelEx(&cfg, one, p, res);
         }
     }
-    WARPKIT_TRY(cudaLaunchKernelEx(&cfg, pl.vec ? normBackwardSumsKernel<T, true> : normBackwardSumsKernel<T, false>,
-                                   static_cast<const NormBackwardParams<T>&>(p)));
+    WARPKIT_TRY(
+        cudaLaunchKernelEx(&cfg, pl.vec ? normBackwardSumsKernel<T, true> : normBackwardSumsKernel<T, false>, p));
     if (p.dx == nullptr) return cudaSuccess;
     return cudaLaunchKernelEx(
-        &cfg, pl.vec ? normBackwardSplitDxKernel<T, true, Res> : normBackwardSplitDxKernel<T, false, Res>, p);
+        &cfg, pl.vec ? normBackwardSplitDxKernel<T, true, Res> : normBackwardSplitDxKernel<T, false, Res>, p, res);
 }
 
 /// The main kernels of plan pl: one for each group size of N1, the split path's two for N2
@@ -123,8 +123,8 @@ inline cudaError_t nbLaunchSplit(const NbParams<T, Res>& p, const NormBackwardPl
 template <typename T>
 inline cudaError_t nbLaunch(const NbAddParams<T>& p, const NormBackwardPlan& pl, cudaStream_t st) {
     if (pl.path == NbSplit)
-        return p.dres != nullptr ? nbLaunchSplit<T, true>(p, pl, st)
-                                 : nbLaunchSplit<T, false>(static_cast<const NormBackwardParams<T>&>(p), pl, st);
+        return p.dres != nullptr ? nbLaunchSplit<T, true>(p, NbRes<T, true>{p.dres, p.lddres}, pl, st)
+                                 : nbLaunchSplit<T, false>(p, NbRes<T, false>{}, pl, st);
     switch (pl.group) {
     case 32:
         return nbLaunchRegs<T, 32>(p, pl, st);

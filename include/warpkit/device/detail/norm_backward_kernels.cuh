@@ -57,17 +57,20 @@ template <typename T> struct NormBackwardParams {
     float invN; // 1 / cols
 };
 
-/// The Add calls' params (rowLayerNormBackwardAdd): a residual gradient dres added into dx (null:
-/// none), row r at dres + r * lddres. A type of their own, so that the plain calls' kernels keep
-/// their parameter block (a larger one cost ptxas 16 bytes of spills at 80 registers).
+/// The Add calls' params on the host (rowLayerNormBackwardAdd): a residual gradient dres added into
+/// dx (null: none), row r at dres + r * lddres.
 template <typename T> struct NbAddParams : NormBackwardParams<T> {
     const T* dres;
     long long lddres;
 };
-template <typename T, bool Res> struct NbParamsOf { using type = NormBackwardParams<T>; };
-template <typename T> struct NbParamsOf<T, true> { using type = NbAddParams<T>; };
-/// A kernel's params: with dres (Res) or without.
-template <typename T, bool Res> using NbParams = typename NbParamsOf<T, Res>::type;
+/// The kernels' dres, a parameter of its own beside NormBackwardParams (empty without Res): a
+/// parameter block past 128 bytes cost ptxas spills (16 bytes at 80 registers on sm_90, 300 at 64
+/// on sm_75).
+template <typename T, bool Res> struct NbRes {
+    const T* dres;
+    long long lddres;
+};
+template <typename T> struct NbRes<T, false> {};
 
 /// The rows [*r0, *r1) of part `part`: a balanced split of p.rows into p.parts.
 template <typename T>
@@ -168,15 +171,15 @@ template <int Threads, int Gs> WARPKIT_DEVICE void nbGroupSums(float (&s)[2], fl
 /// once, and added in float before dx's one rounding. Vec: vector loads and stores; else one
 /// element at a time, up to cols.
 template <typename T, int Gs, bool Vec, bool Res, int C, int W>
-WARPKIT_DEVICE void nbStoreRow(const NbParams<T, Res>& p, const NbRow<T, C, W>& r, const T (&w)[C][W], float m1,
-                               float m2, long long row, int t, int c0) {
+WARPKIT_DEVICE void nbStoreRow(const NormBackwardParams<T>& p, const NbRes<T, Res>& res, const NbRow<T, C, W>& r,
+                               const T (&w)[C][W], float m1, float m2, long long row, int t, int c0) {
     T* dx = p.dx + row * p.lddx;
 #pragma unroll
     for (int c = 0; c < C; ++c) {
         const int col = c0 + (t + c * Gs) * W;
         if (col >= p.cols) continue;
         alignas(16) T o[W], a[W];
-        if constexpr (Res) nbLoad<Vec>(p.dres + row * p.lddres + col, col, p.cols, Arith<T>::from_acc(0.0f), a);
+        if constexpr (Res) nbLoad<Vec>(res.dres + row * res.lddres + col, col, p.cols, Arith<T>::from_acc(0.0f), a);
 #pragma unroll
         for (int e = 0; e < W; ++e) {
             const float xh = nbXhat(Arith<T>::to_acc(r.x[c][e]), r.mean, r.rstd);
@@ -280,9 +283,10 @@ template <typename T, bool Vec> WARPKIT_HD constexpr int nbRowsAhead(int threads
 // each at a time (group k rows r0 + k, r0 + k + G, ...), each thread kNbElems elements of each
 // input, nbRowsAhead rows' loads in flight while the current row is reduced. Vec: every row of dy,
 // x and dx, and w, is 16-byte aligned and cols a whole number of vectors (slots of a vector); else
-// slots of one element. Res: dx gets p.dres added (the Add calls; their own params, NbAddParams).
+// slots of one element. Res: dx gets res's dres added (the Add calls).
 template <typename T, int Threads, int Gs, bool Vec, bool Res>
-__global__ void __launch_bounds__(Threads, nbMinBlocks<T, Vec, false>(Threads)) normBackwardKernel(NbParams<T, Res> p) {
+__global__ void __launch_bounds__(Threads, nbMinBlocks<T, Vec, false>(Threads))
+    normBackwardKernel(NormBackwardParams<T> p, NbRes<T, Res> res) {
     static_assert(NbTypeCheck<T>::ok, "norm backward kernels: T (see NbTypeCheck)");
     static_assert(Gs >= 32 && Gs <= kNbMaxGroup && (Gs & (Gs - 1)) == 0,
                   "normBackwardKernel: Gs (threads a row) must be a power of two in 32..1024");
@@ -313,7 +317,8 @@ __global__ void __launch_bounds__(Threads, nbMinBlocks<T, Vec, false>(Threads)) 
         nbRowTerms(cur, w, s, aw, ab);
         nbGroupSums<Threads, Gs>(s, red, it);
         if (cur.ok && p.dx != nullptr)
-            nbStoreRow<T, Gs, Vec, Res>(p, cur, w, p.mean != nullptr ? s[0] * p.invN : 0.0f, s[1] * p.invN, row, t, 0);
+            nbStoreRow<T, Gs, Vec, Res>(p, res, cur, w, p.mean != nullptr ? s[0] * p.invN : 0.0f, s[1] * p.invN, row, t,
+                                        0);
         if constexpr (Ahead == 0) nbLoadRow<Gs, Vec>(p, row + G, r1, t, 0, cur);
         if constexpr (Ahead >= 1) cur = nxt;
         if constexpr (Ahead >= 2) nxt = nx2;
@@ -371,7 +376,7 @@ template <typename T> WARPKIT_DEVICE float2 nbSliceSums(const NormBackwardParams
 // Reverse: the first kernel's last rows are the ones still in L2, so they are read first.
 template <typename T, bool Vec, bool Res>
 __global__ void __launch_bounds__(kNbSliceThreads, nbMinBlocks<T, Vec, true>(kNbSliceThreads))
-    normBackwardSplitDxKernel(NbParams<T, Res> p) {
+    normBackwardSplitDxKernel(NormBackwardParams<T> p, NbRes<T, Res> res) {
     static_assert(NbTypeCheck<T>::ok, "norm backward kernels: T (see NbTypeCheck)");
     constexpr int Gs = kNbSliceThreads, W = vectorElems<T>(), C = kNbElems / W; // slots of a vector either way
     const int last = (int)(gridDim.x * gridDim.y) - 1 - (int)(blockIdx.y * gridDim.x + blockIdx.x);
@@ -389,7 +394,7 @@ __global__ void __launch_bounds__(kNbSliceThreads, nbMinBlocks<T, Vec, true>(kNb
         nbLoadRow<Gs, Vec>(p, next, r1, t, c0, nxt);
         sn = nbSliceSums(p, next, r1);
         const float s0 = warpReduce<32>(sc.x, Sum{}), s1 = warpReduce<32>(sc.y, Sum{});
-        nbStoreRow<T, Gs, Vec, Res>(p, cur, w, p.mean != nullptr ? s0 * p.invN : 0.0f, s1 * p.invN, row, t, c0);
+        nbStoreRow<T, Gs, Vec, Res>(p, res, cur, w, p.mean != nullptr ? s0 * p.invN : 0.0f, s1 * p.invN, row, t, c0);
         cur = nxt, sc = sn;
     }
 }
@@ -416,7 +421,7 @@ WARPKIT_DEVICE void nbExchangeSums(const NormBackwardParams<T>& p, long long row
 // slice. The same bits as the two kernels; one read of dy and x.
 template <typename T, bool Vec, bool Res>
 __global__ void __launch_bounds__(kNbSliceThreads, nbMinBlocks<T, Vec, true, true>(kNbSliceThreads))
-    normBackwardOnePassKernel(NbParams<T, Res> p) {
+    normBackwardOnePassKernel(NormBackwardParams<T> p, NbRes<T, Res> res) {
     static_assert(NbTypeCheck<T>::ok, "norm backward kernels: T (see NbTypeCheck)");
     constexpr int Gs = kNbSliceThreads, W = vectorElems<T>(), C = kNbElems / W; // slots of a vector either way
     __shared__ float red[2][Gs / 32][2];
@@ -436,7 +441,7 @@ __global__ void __launch_bounds__(kNbSliceThreads, nbMinBlocks<T, Vec, true, tru
         nbExchangeSums(p, row, (int)blockIdx.x, s);
         const float2 a = nbSliceSums(p, row, r1);
         const float s0 = warpReduce<32>(a.x, Sum{}), s1 = warpReduce<32>(a.y, Sum{});
-        nbStoreRow<T, Gs, Vec, Res>(p, cur, w, p.mean != nullptr ? s0 * p.invN : 0.0f, s1 * p.invN, row, t, c0);
+        nbStoreRow<T, Gs, Vec, Res>(p, res, cur, w, p.mean != nullptr ? s0 * p.invN : 0.0f, s1 * p.invN, row, t, c0);
         cur = nxt;
     }
     if (p.pw != nullptr || p.pb != nullptr) nbBlockPartials<Gs, Gs, Vec>(p, aw, ab, (int)blockIdx.y, c0);
