@@ -409,6 +409,105 @@ Test(device_topk, two_streams_same_bits) {
     WK_CUDA(cudaFree(dx));
 }
 
+// ---- S3's arrival words: any workspace content, reuse back to back, other shapes, graph replays -------
+/// One rowTopK of shape s into idx on st with workspace ws (bytes of it) or, ws null, without one.
+static void topkInto(const float* dx, Shape s, int* idx, void* ws, size_t bytes, cudaStream_t st) {
+    if (ws) WK_CUDA(warpkit::rowTopK(dx, (float*)nullptr, idx, s.rows, s.cols, s.k, true, s.cols, ws, &bytes, st));
+    else WK_CUDA(warpkit::rowTopK(dx, (float*)nullptr, idx, s.rows, s.cols, s.k, true, s.cols, st));
+}
+
+/// Split rows (S3: one launch, the last block of a row merges its slices, counted on an arrival word a
+/// row that needs no zeroing): with a workspace that holds zeros, a poison, or 0xff, each pair of
+/// shapes (a, b) runs a, b, a on the same workspace back to back on one stream (b's arrival words lie
+/// where a's candidates were), then a as a captured graph replayed three times; every answer must
+/// equal the form without a workspace (one block a row).
+Test(device_topk, split_workspace_states) {
+    WK_REQUIRE_GPU();
+    wk_rng rng = wk_rng_make(0x70c);
+    // one row of the most slices (the last one empty), k = 1, rows not a multiple of the slices, k = 256
+    const Shape shapes[][2] = {{{1, 262147, 8}, {3, 100001, 1}},
+                               {{5, 70001, 200}, {1, 262144, 256}},
+                               {{64, 32000, 1}, {13, 50257, 50}},
+                               {{2, 4097, 1}, {7, 9001, 16}}};
+    const int fills[] = {0x00, 0x5c, 0xff};
+    long long maxN = 0; // the largest rows x cols of any shape above
+    for (const auto& pair : shapes)
+        for (const Shape& s : pair) maxN = s.rows * s.cols > maxN ? s.rows * s.cols : maxN;
+    std::vector<float> h((size_t)maxN);
+    for (auto& v : h) v = (float)wk_uniform(&rng, -100, 100);
+    for (size_t i = 0; i < h.size(); i += 4099) h[i] = (float)wk_int(&rng, -2, 2); // some ties
+    float* dx = wk_alloc<float>(h.size());
+    wk_upload(dx, h.data(), h.size());
+    cudaStream_t st;
+    WK_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    const int outN = 64 * 256;
+    int* out[4];
+    for (auto& o : out) o = wk_alloc<int>(outN);
+    std::vector<int> got(outN), want(outN);
+    for (int f = 0; f < 3; ++f)
+        for (const auto& pair : shapes) {
+            const Shape a = pair[0], b = pair[1];
+            size_t ba = 0, bb = 0;
+            WK_CUDA(warpkit::rowTopK(dx, (float*)nullptr, out[0], a.rows, a.cols, a.k, true, a.cols, nullptr, &ba));
+            WK_CUDA(warpkit::rowTopK(dx, (float*)nullptr, out[0], b.rows, b.cols, b.k, true, b.cols, nullptr, &bb));
+            cr_assert(ba > 16 && bb > 16, "rows=%lld cols=%d k=%d: no split (%zu bytes)", a.rows, a.cols, a.k, ba);
+            const size_t bytes = ba > bb ? ba : bb;
+            void* ws = wk_alloc<char>(bytes);
+            WK_CUDA(cudaMemset(ws, fills[f], bytes));
+            for (auto& o : out) wk_poison(o, outN);
+            WK_CUDA(cudaDeviceSynchronize()); // st does not wait for the legacy stream
+            topkInto(dx, a, out[0], ws, bytes, st);
+            topkInto(dx, b, out[1], ws, bytes, st);
+            topkInto(dx, a, out[2], ws, bytes, st);
+            topkInto(dx, a, out[3], nullptr, 0, st);
+            WK_CUDA(cudaStreamSynchronize(st));
+            WK_LAUNCHED();
+            const size_t na = (size_t)(a.rows * a.k), nb = (size_t)(b.rows * b.k);
+            wk_download(want.data(), out[3], na);
+            for (int c : {0, 2}) {
+                wk_download(got.data(), out[c], na);
+                cr_assert(memcmp(got.data(), want.data(), na * sizeof(int)) == 0,
+                          "fill 0x%02x rows=%lld cols=%d k=%d: call %d on the workspace differs from the form without",
+                          fills[f], a.rows, a.cols, a.k, c);
+            }
+            topkInto(dx, b, out[3], nullptr, 0, st);
+            WK_CUDA(cudaStreamSynchronize(st));
+            wk_download(want.data(), out[3], nb);
+            wk_download(got.data(), out[1], nb);
+            cr_assert(memcmp(got.data(), want.data(), nb * sizeof(int)) == 0,
+                      "fill 0x%02x rows=%lld cols=%d k=%d after rows=%lld cols=%d k=%d: differs from the form without",
+                      fills[f], b.rows, b.cols, b.k, a.rows, a.cols, a.k);
+            // a captured call replays with the same tag: the words must be clean between replays
+            WK_CUDA(cudaMemset(ws, fills[f], bytes));
+            WK_CUDA(cudaDeviceSynchronize());
+            cudaGraph_t graph;
+            cudaGraphExec_t exec;
+            WK_CUDA(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
+            topkInto(dx, a, out[0], ws, bytes, st);
+            WK_CUDA(cudaStreamEndCapture(st, &graph));
+            WK_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+            topkInto(dx, a, out[3], nullptr, 0, st);
+            WK_CUDA(cudaStreamSynchronize(st));
+            wk_download(want.data(), out[3], na);
+            for (int r = 0; r < 3; ++r) {
+                wk_poison(out[0], outN);
+                WK_CUDA(cudaDeviceSynchronize());
+                WK_CUDA(cudaGraphLaunch(exec, st));
+                WK_CUDA(cudaStreamSynchronize(st));
+                wk_download(got.data(), out[0], na);
+                cr_assert(memcmp(got.data(), want.data(), na * sizeof(int)) == 0,
+                          "fill 0x%02x rows=%lld cols=%d k=%d: graph replay %d differs from the form without", fills[f],
+                          a.rows, a.cols, a.k, r);
+            }
+            WK_CUDA(cudaGraphExecDestroy(exec));
+            WK_CUDA(cudaGraphDestroy(graph));
+            WK_CUDA(cudaFree(ws));
+        }
+    for (auto& o : out) WK_CUDA(cudaFree(o));
+    WK_CUDA(cudaStreamDestroy(st));
+    WK_CUDA(cudaFree(dx));
+}
+
 // ---- bad arguments: cudaErrorInvalidValue, nothing written -------------------------------------------
 Test(device_topk, bad_arguments) {
     WK_REQUIRE_GPU();

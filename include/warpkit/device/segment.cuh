@@ -64,7 +64,7 @@
 
 #include "detail/segment_plan.cuh"
 #include "detail/segment_long.cuh"
-#include "detail/segment_flat.cuh"
+#include "detail/segment_flat_run.cuh"
 
 namespace warpkit {
 

@@ -22,9 +22,12 @@
 //
 // Workspace (CUB's two-call rule). With workspace == nullptr the call writes the bytes it needs to
 // *workspaceBytes (at least 1) and returns. The size depends on rows, cols, k and the device. The
-// workspace splits a row over several blocks when rows are few (topk_plan.cuh); it may hold
-// anything on entry, needs no alignment, and two calls in flight at once must not share one. The
-// form without a workspace takes one block a row: the same answer, slower for few rows.
+// workspace splits a row over several blocks when rows are few (topk_plan.cuh), in one launch and
+// with no memset; it may hold anything on entry (a row's arrival word works as device/reduce.cuh's:
+// exact after any completed call and between replays of a captured graph; on arbitrary content a row
+// goes wrong only if its word looks like this call's count or the clean word, odds about 2^-48),
+// needs no alignment, and two calls in flight at once must not share one. The form without a
+// workspace takes one block a row: the same answer, slower for few rows.
 //
 // Conventions (docs/design.md). Host; returns cudaError_t; asynchronous on `stream`; allocates
 // nothing. Bad arguments (rows < 0, cols < 0, and with rows > 0: k < 1 or k > cols, ldx < cols, a null
@@ -89,17 +92,18 @@ template <typename T> inline cudaError_t topkLaunchWarpSelect(const TopKPlan& p,
     return launchKernel(kernel, blocks, kTopKWarpRows * 32, stream, io, rows, cols, k);
 }
 
-/// Launches the filter kernel of rules T1 / T2 over p.slices[0] slices a row (S3). With several, ws
-/// (16-byte aligned) holds the slices' candidates, then a counter a row, zeroed here first.
+/// Launches the filter kernel of rules T1 / T2 over p.slices[0] slices a row (S3): one launch. With
+/// several, ws (16-byte aligned) holds the slices' candidates, then an arrival word a row (any
+/// content on entry: counted under this call's tag, left clean; device/reduce.cuh).
 template <typename T> inline cudaError_t topkLaunchFilter(const TopKPlan& p, const TopKRows<T>& io, long long rows,
                                                           int cols, int k, char* ws, cudaStream_t stream) {
     const int slices = p.slices[0];
+    static_assert(kTopKFilterStage <= kReduceMaxBlocks, "topkLaunchFilter: slices a row must fit the arrival count");
     unsigned long long* cand = slices > 1 ? reinterpret_cast<unsigned long long*>(ws) : nullptr;
-    unsigned* done = slices > 1 ? reinterpret_cast<unsigned*>(cand + rows * slices * k) : nullptr;
-    if (done) WARPKIT_TRY(cudaMemsetAsync(done, 0, (size_t)rows * sizeof(unsigned), stream));
+    unsigned long long* done = slices > 1 ? cand + rows * slices * k : nullptr;
     long long seg = (cols + slices - 1) / slices;
     seg = slices > 1 ? (seg + 63) / 64 * 64 : seg; // slices start 16-byte aligned when the row does
-    const TopKLevel lv = {rows, cols, slices, seg, cols, k, k, nullptr, cand, done};
+    const TopKLevel lv = {rows, cols, slices, seg, cols, k, k, nullptr, cand, done, slices > 1 ? arrivalTag() : 0ull};
     int blocks = 1;
     WARPKIT_TRY(gridBlocks(topkFilterKernel<T>, kTopKThreads, rows * slices, 1, 1LL << 30, &blocks));
     return launchKernel(topkFilterKernel<T>, blocks, kTopKThreads, stream, io, lv);
@@ -149,7 +153,8 @@ template <typename T> inline cudaError_t topkRun(const TopKRows<T>& io, long lon
                               p.chunkK,
                               i ? buf[(i - 1) & 1] : nullptr,
                               last ? nullptr : buf[i & 1],
-                              nullptr};
+                              nullptr,
+                              0ull};
         const cudaError_t e = i ? topkLaunch<T, false>(io, lv, stream) : topkLaunch<T, true>(io, lv, stream);
         if (e != cudaSuccess) return e;
     }

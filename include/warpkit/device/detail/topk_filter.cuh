@@ -35,12 +35,13 @@
 //      land in rank order (topkRankMerge); else the select of stage 5 over them; k = 1: a block max;
 //   4. finish (topkFilterFinish): the outputs, ranked (blockTopKSort, unless stage 3 ranked them), or
 //      the mask. With several slices a row, each slice leaves its k keys in the workspace; the block
-//      that finishes the row's last slice (an atomic counter a row, after a __threadfence) runs
+//      that finishes the row's last slice (an arrival word a row, after a __threadfence, counted
+//      under the call's tag as device/reduce.cuh's and left clean by that block: no memset) runs
 //      stage 5 and then 4;
 //   5. slice merge (topkSelectCandidates): a block radix select over the row's slices x k keys (read
 //      past L1, staged in shared memory), every thread counting each pass, digits from the highest bit
 //      in which the keys vary, bits in which none do skipped; up to 128 keys ranked by counting
-//      (topkRankSlices) instead.
+//      (topkRankSlices) instead; k = 1: a block max (topkBestOfSlices).
 // An element is dropped only when its warp has kept k keys above it or the sample holds k elements
 // at or above it (which then pass), so the set merged is a superset of the top k, and the answer
 // (the k largest distinct packed keys) is the same bits for any split. For random data about
@@ -48,6 +49,7 @@
 // about 7 a warp); ascending rows pass every element (a flush every cap - k of them): correct, slower.
 #pragma once
 
+#include "../reduce.cuh"
 #include "topk_filter_stages.cuh"
 
 namespace warpkit {
@@ -70,12 +72,17 @@ template <typename T> WARPKIT_DEVICE void topkFilterFinish(const TopKRows<T>& io
 
 /// Stage 4 of a slice of a split row: its k keys to the workspace (zeros past n); returns true in the
 /// block that finished the row's last slice (its writes then see every slice's). Every thread calls.
+/// The row's arrival word needs no zeroing: it is counted under the call's tag (device/reduce.cuh),
+/// and the last block leaves it clean for the next call.
 WARPKIT_DEVICE bool topkFilterHandOff(const TopKLevel& lv, long long row, long long item, TopKFilterShared& s, int n) {
     const int t = (int)threadIdx.x;
     if (t < lv.k) lv.cout[item * lv.k + t] = t < n ? s.merge.sel.keys[t] : 0ull;
     __threadfence();
     __syncthreads();
-    if (t == 0) s.last = atomicAdd(&lv.done[row], 1u) == (unsigned)lv.slices - 1u;
+    if (t == 0) {
+        s.last = arriveTagged(lv.done + row, lv.tag) == (unsigned)lv.slices - 1u;
+        if (s.last) lv.done[row] = kArrivalClean; // every slice has arrived: none touches the word again
+    }
     __syncthreads();
     const bool last = s.last != 0;
     if (last) __threadfence();
@@ -234,6 +241,26 @@ WARPKIT_DEVICE int topkRankSlices(const unsigned long long* cand, int m, int k, 
     return (int)(nonzero < (unsigned)k ? nonzero : (unsigned)k);
 }
 
+/// Stages 3 and 5 for k = 1: the block's largest of every thread's `key` into s.merge.sel.keys[0];
+/// returns 1, or 0 when all are empty (0). Every thread of the block calls (converged).
+WARPKIT_DEVICE int topkBlockBest(unsigned long long key, TopKFilterShared& s) {
+    const unsigned long long best = blockReduceMax<kTopKThreads>(key);
+    if (threadIdx.x == 0) s.merge.sel.keys[0] = best;
+    __syncthreads();
+    return best != 0ull ? 1 : 0;
+}
+
+/// Stage 5 for k = 1: the largest of a split row's m slice candidates (read past L1) by a block max,
+/// no select (the same key: the largest). Returns as topkBlockBest. Every thread of the block calls.
+WARPKIT_DEVICE int topkBestOfSlices(const unsigned long long* cand, int m, TopKFilterShared& s) {
+    unsigned long long best = 0ull;
+    for (int i = (int)threadIdx.x; i < m; i += kTopKThreads) {
+        const unsigned long long key = __ldcg(cand + i);
+        best = key > best ? key : best;
+    }
+    return topkBlockBest(best, s);
+}
+
 /// Stage 3: the k largest of the warps' kept keys into s.merge.sel.keys[0 .. n), n returned (min(k, keys
 /// kept)); k = 1: the largest kth of the warps. `ranked`: whether they are in rank order already (one
 /// key, or topkRankMerge). Every thread of the block calls (converged).
@@ -241,12 +268,7 @@ template <typename T> WARPKIT_DEVICE int topkBlockMerge(TopKFilterShared& s, Top
                                                         float sgn, bool& ranked) {
     const int t = (int)threadIdx.x, warp = t / 32;
     ranked = true;
-    if (k == 1) {
-        const unsigned long long best = blockReduceMax<kTopKThreads>(st.kth);
-        if (t == 0) s.merge.sel.keys[0] = best;
-        __syncthreads();
-        return best != 0ull ? 1 : 0;
-    }
+    if (k == 1) return topkBlockBest(st.kth, s);
     if (st.n > k) topkWarpFlush<T>(s.warp[warp], st, k, largest, sgn);
     if (laneId() == 0) s.kept[warp] = st.n;
     __syncthreads();
@@ -287,9 +309,10 @@ template <typename T> __global__ void __launch_bounds__(kTopKThreads, kTopKFilte
         if (lv.slices > 1) {
             if (!topkFilterHandOff(lv, row, item, s, n)) continue;
             const unsigned long long* cand = lv.cout + row * lv.slices * k;
-            ranked = lv.slices * k <= kTopKRankMerge;
-            n = ranked ? topkRankSlices(cand, lv.slices * k, k, s)
-                       : topkSelectCandidates(cand, lv.slices * k, k, s, false);
+            ranked = k == 1 || lv.slices * k <= kTopKRankMerge;
+            n = k == 1   ? topkBestOfSlices(cand, lv.slices, s)
+                : ranked ? topkRankSlices(cand, lv.slices * k, k, s)
+                         : topkSelectCandidates(cand, lv.slices * k, k, s, false);
         }
         topkFilterFinish(io, lv, row, s, n, ranked);
     }

@@ -62,7 +62,8 @@ struct TopKLevel {
     int chunkK;                    // ranks a pass (T4: passes of kTopKMaxK; else k)
     const unsigned long long* cin; // candidates in (rows x len), null at level 0
     unsigned long long* cout;      // candidates out (rows x slices x k), null at the last level
-    unsigned* done;                // S3: slices of each row finished (zero at the launch), else null
+    unsigned long long* done;      // S3: an arrival word a row (device/reduce.cuh's arriveTagged), else null
+    unsigned long long tag;        // S3: this call's arrival tag (arrivalTag)
 };
 
 /// A work item: (row, slice). Blocks step through items grid-stride with 32-bit divisions only

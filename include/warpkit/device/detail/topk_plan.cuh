@@ -31,7 +31,7 @@
 //       16 k) and 4096 / k) whose rows x slices items fill the resident blocks' last wave to 90 % (else
 //       the best fill); 1 without a workspace. ONE launch: each slice leaves its k best in the
 //       workspace and the block that finishes a row's last slice merges them by a block radix select
-//       in shared memory (rows x slices x k keys and a counter a row, zeroed by the call). On 132
+//       in shared memory (rows x slices x k keys and an arrival word a row: no memset). On 132
 //       SMs, k = 8: 1 row of 262144: 256 slices; 64 rows: 8; 512 rows: 1 (k = 256: 16 slices a row)
 #pragma once
 
@@ -101,7 +101,7 @@ struct TopKPlan {
     int slices[kTopKMaxLevels];
     long long len[kTopKMaxLevels]; // elements a row at each level's input
     size_t workspaceBytes;         // S2: two candidate buffers (levels alternate between them); S3: the slices'
-                                   // candidates and a counter a row; 0 for one slice a row
+                                   // candidates and an arrival word a row; 0 for one slice a row
 };
 
 inline long long topkCeilDiv(long long a, long long b) { return (a + b - 1) / b; }
@@ -165,7 +165,7 @@ inline TopKPlan topkPlan(long long rows, int cols, int k, int sms, bool workspac
         const TopKSplitRule& r = kTopKSplitRules[2];
         p.splitRule = r.id;
         p.slices[0] = workspace ? topkFillSlices(r, rows, cols, k, sms) : 1;
-        if (p.slices[0] > 1) p.workspaceBytes = (size_t)rows * (size_t)p.slices[0] * (size_t)k * 8 + (size_t)rows * 4;
+        if (p.slices[0] > 1) p.workspaceBytes = (size_t)rows * (size_t)p.slices[0] * (size_t)k * 8 + (size_t)rows * 8;
         return p;
     }
     if (!workspace || p.chunks > 1 || rows >= (long long)whole.minRowsPerSm * sms) {

@@ -1,0 +1,165 @@
+// warpkit/device/detail/segment_flat_run.cuh: the flat pass's stages 2a and 2 (the folds of the
+// segments that span tiles) and its host launcher; the pass and stages 0 and 1 are described and
+// defined in segment_flat.cuh. Internal: include warpkit/device/segment.cuh.
+#pragma once
+
+#include "segment_flat.cuh"
+
+namespace warpkit {
+namespace detail {
+
+/// The fold, in order, of item(i) for i in [first, end), 8 loads in flight (the batch never
+/// changes the order).
+template <typename A, typename F>
+WARPKIT_DEVICE typename A::State flatFoldItems(const A& a, long long first, long long end, F item) {
+    typename A::State acc = a.identity();
+    for (long long j = first; j < end; j += 8) {
+        typename A::State v[8];
+#pragma unroll
+        for (int k = 0; k < 8; ++k)
+            if (j + k < end) v[k] = item(j + k);
+#pragma unroll
+        for (int k = 0; k < 8; ++k)
+            if (j + k < end) acc = a.merge(acc, v[k]);
+    }
+    return acc;
+}
+
+/// Stage 2a: group g's fold (its tails in order: lane l folds 8, then warpTree) when all its
+/// tiles end inside one segment. A warp a group; every lane calls.
+template <typename A> WARPKIT_DEVICE void flatGroup(const A& a, const SegFlatTile<typename A::State>* rec, long long g,
+                                                    typename A::State* groups) {
+    const long long t0 = g * kFlatGroup, per = kFlatGroup / 32;
+    if (rec[t0].tailSeg != rec[t0 + kFlatGroup - 1].tailSeg) return; // never inside one run
+    const long long f = t0 + per * laneId();
+    const typename A::State v = warpTree(a, flatFoldItems(a, f, f + per, [&](long long j) { return rec[j].tail; }));
+    if (laneId() == 0) groups[g] = v;
+}
+
+/// Stage 2a kernel: the whole groups (tiles / kFlatGroup), a warp each; nothing when the offsets
+/// went back (stage 2 then reads none).
+template <typename A> __global__ void __launch_bounds__(kFlatThreads)
+    segmentFlatGroupKernel(A a, long long tiles, const SegFlatTile<typename A::State>* rec, typename A::State* groups,
+                           const unsigned* bad) {
+    const long long warps = (long long)gridDim.x * (kFlatThreads / 32);
+    if (*bad != 0u) return;
+    for (long long g = ((long long)blockIdx.x * kFlatThreads + threadIdx.x) / 32; g < tiles / kFlatGroup; g += warps)
+        flatGroup(a, rec, g, groups);
+}
+
+/// Stage 2: tile m's head segment s gets the tails of the tiles before it whose open segment is s
+/// (tiles k .. m - 1; tailSeg never decreases along the tiles; each whole group among them as its
+/// fold), then its head. A warp a tile.
+template <typename A> WARPKIT_DEVICE void flatFixup(const A& a, const SegFlatTile<typename A::State>* rec,
+                                                    const typename A::State* groups, long long m) {
+    using S = typename A::State;
+    const long long s = rec[m].headSeg;
+    if (s < 0) return;
+    if (m == 0) {
+        if (laneId() == 0) a.finish(s, rec[0].head);
+        return;
+    }
+    long long k = m - 1;
+    if (k > 0 && rec[k - 1].tailSeg == s) { // a long segment: the first tile of the run by a search
+        long long lo = 0, hi = k - 1;
+        while (lo < hi) {
+            const long long mid = (lo + hi) / 2;
+            if (rec[mid].tailSeg < s) lo = mid + 1;
+            else hi = mid;
+        }
+        k = lo;
+    }
+    // the run's items: nL tails, then the whole groups [ga, gb), then nR tails
+    const long long ga = (k + kFlatGroup - 1) / kFlatGroup, gb = m / kFlatGroup, whole = ga < gb ? gb - ga : 0;
+    const long long nL = whole ? ga * kFlatGroup - k : m - k, nR = whole ? m - gb * kFlatGroup : 0;
+    const long long n = nL + whole + nR, per = (n + 31) / 32, lane = laneId();
+    const long long f = lane * per < n ? lane * per : n, e = f + per < n ? f + per : n;
+    const S acc = flatFoldItems(a, f, e, [&](long long i) {
+        if (i < nL) return rec[k + i].tail;
+        if (i < nL + whole) return groups[ga + i - nL];
+        return rec[gb * kFlatGroup + i - nL - whole].tail;
+    });
+    const S total = warpTree(a, acc);
+    if (lane == 0) a.finish(s, a.merge(total, rec[m].head));
+}
+
+/// Stage 2 kernel: the fixups (a warp a tile), or, when a tile found the offsets out of order,
+/// every segment by a warp (lanes strided, warpTree in lane order).
+template <typename A, typename O> __global__ void __launch_bounds__(kFlatThreads)
+    segmentFlatFixupKernel(A a, SegOffsets<O> o, long long segments, long long items, long long tiles,
+                           const SegFlatTile<typename A::State>* rec, const typename A::State* groups,
+                           const unsigned* bad) {
+    WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentFlatFixupKernel");
+    const long long warps = (long long)gridDim.x * (kFlatThreads / 32);
+    const long long w0 = ((long long)blockIdx.x * kFlatThreads + threadIdx.x) / 32;
+    if (*bad == 0u) {
+        for (long long m = w0; m < tiles; m += warps) flatFixup(a, rec, groups, m);
+        return;
+    }
+    for (long long s = w0; s < segments; s += warps) {
+        long long b = 0;
+        const long long rows = segmentClip((long long)o.begin[s], (long long)o.end[s], items, &b);
+        const typename A::State v = warpTree(a, foldRows(a, b, 0, 1, laneId(), rows, 32));
+        if (laneId() == 0) {
+            if (rows == 0) a.empty(s);
+            else a.finish(s, v);
+        }
+    }
+}
+
+/// Whether algorithm A has a flat pass: the reductions of elements of at most 4 bytes (a tile's
+/// elements and ends then fit the 48 KB of static shared memory).
+template <typename A> struct SegFlatAlgo { static constexpr bool value = false; };
+template <typename T, typename V, typename Out, typename Op, bool Arg>
+struct SegFlatAlgo<SegReduceAlgo<T, V, Out, Op, Arg>> {
+    static constexpr bool value = sizeof(T) <= 4;
+};
+
+/// The tiles of a call: enough for the longest path, segments + items (both below 2^61).
+inline long long segFlatTiles(long long segments, long long items) {
+    const long long cap = 1ll << 61;
+    return ((segments < cap ? segments : cap) + (items < cap ? items : cap)) / kFlatTile + 1;
+}
+/// The flat pass's workspace: the flag, then a record a tile, the tiles' splits (tiles + 1) and
+/// the groups' folds, from its first 16-byte boundary.
+template <typename S> inline size_t segFlatBytes(long long segments, long long items) {
+    const size_t tiles = (size_t)segFlatTiles(segments, items);
+    return 15 + 16 + alignUp16(tiles * sizeof(SegFlatTile<S>)) + alignUp16((tiles + 1) * sizeof(long long)) +
+           (tiles / kFlatGroup + 1) * sizeof(S);
+}
+
+/// Runs the flat pass (CSR offsets): clears the flag, then the stages (0, 1, 2a, 2). maxBlocks caps every
+/// grid (tests use it to show the bits do not depend on the grid). Host.
+template <typename A, typename O>
+inline cudaError_t segmentFlatLaunch(const A& a, SegOffsets<O> off, long long segments, long long items, void* ws,
+                                     cudaStream_t stream, long long maxBlocks = 1ll << 30) {
+    using S = typename A::State;
+    char* p = alignUp16(ws);
+    unsigned* bad = reinterpret_cast<unsigned*>(p);
+    SegFlatTile<S>* rec = reinterpret_cast<SegFlatTile<S>*>(p + 16);
+    const long long tiles = segFlatTiles(segments, items);
+    long long* splits = reinterpret_cast<long long*>(p + 16 + alignUp16((size_t)tiles * sizeof(SegFlatTile<S>)));
+    S* groups = reinterpret_cast<S*>(reinterpret_cast<char*>(splits) + alignUp16((size_t)(tiles + 1) * 8));
+    WARPKIT_TRY(cudaMemsetAsync(bad, 0, sizeof(unsigned), stream));
+    int blocks = 0;
+    auto splitKernel = segmentFlatSplitKernel<O>;
+    WARPKIT_TRY(gridBlocks(splitKernel, kFlatThreads, tiles + 1, kFlatThreads / 32, maxBlocks, &blocks));
+    WARPKIT_TRY(launchKernel(splitKernel, blocks, kFlatThreads, stream, off, segments, items, tiles, splits));
+    auto tileKernel = segmentFlatKernel<A, O>;
+    WARPKIT_TRY(gridBlocks(tileKernel, kFlatThreads, tiles, 1, maxBlocks, &blocks));
+    WARPKIT_TRY(launchKernel(tileKernel, blocks, kFlatThreads, stream, a, off, segments, items, tiles,
+                             (const long long*)splits, rec, bad));
+    if (tiles > kFlatGroup) { // a run can hold a whole group
+        auto group = segmentFlatGroupKernel<A>;
+        WARPKIT_TRY(gridBlocks(group, kFlatThreads, tiles / kFlatGroup, kFlatThreads / 32, maxBlocks, &blocks));
+        WARPKIT_TRY(launchKernel(group, blocks, kFlatThreads, stream, a, tiles, (const SegFlatTile<S>*)rec, groups,
+                                 (const unsigned*)bad));
+    }
+    auto fixup = segmentFlatFixupKernel<A, O>;
+    WARPKIT_TRY(gridBlocks(fixup, kFlatThreads, tiles, kFlatThreads / 32, maxBlocks, &blocks));
+    return launchKernel(fixup, blocks, kFlatThreads, stream, a, off, segments, items, tiles, (const SegFlatTile<S>*)rec,
+                        (const S*)groups, (const unsigned*)bad);
+}
+
+} // namespace detail
+} // namespace warpkit
