@@ -10,14 +10,15 @@
 // h is the next residual. Rounding: each element of h is x + r computed in float and rounded once
 // to T, and y normalises the rounded h, as PyTorch's unfused `h = x + r; y = layer_norm(h)` does: h
 // matches that chain bit for bit, y and the statistics match rowLayerNorm(h) to float rounding
-// (the register paths shift the statistics by x's first element rather than h's).
+// (the block and cluster paths shift the statistics by x's first element rather than h's).
 //
 // Types, w, b, eps, mean, rstd, NaN and infinities: as rowLayerNorm / rowRmsNorm (device/norm.cuh),
 // applied to h. Shapes: any rows >= 0 and cols >= 0 (either 0 writes nothing), row strides ldx, ldr,
 // ldh, ldy >= cols (elements), any pointer alignment, each array aligned independently of the
 // others. In place: h may be x (ldh == ldx) or r (ldh == ldr); y must overlap none of x, r and h.
-// Each element of h is read (as x or r) and written by the same thread, after the row's statistics
-// are read, so in-place calls are safe on every path.
+// Each element of h is read (as x or r) and written by the same thread, and h is written only where
+// no other thread still reads the row (the warp path: at once; the block path: after the row's
+// statistics; the streamed path: in its output sweep), so in-place calls are safe on every path.
 //
 // Conventions (docs/design.md): returns cudaError_t; asynchronous on `stream`; allocates nothing;
 // deterministic; bad arguments (rows < 0, cols < 0, an ld < cols, a null x, r, h or y with rows and
@@ -103,21 +104,34 @@ template <int N, typename T> WARPKIT_DEVICE void addStore(T* h, int col, const f
     }
 }
 
+/// Whether the threads of group G read only their own elements of the row, the row's first element
+/// by shuffle (a warp segment), so that each may store its h as soon as it has it. A block (of a
+/// cluster) reads the row's first element from memory (groupFirst), which h may overwrite.
+template <typename G> struct AddStoresEarly { static constexpr bool value = false; };
+template <int W> struct AddStoresEarly<SegmentGroup<W>> { static constexpr bool value = true; };
+
 /// Register paths: h from the slots into x[0], then rowLayerNorm's register statistics and outputs
-/// of x[0] (normRegs), which stores h from the slots once the row's statistics are known (every
-/// read of the row and every group reduction done, so h may be x or r).
+/// of x[0] (normRegs). h is stored from the slots while they hold h: on the warp path before the
+/// statistics (each element is read and written by one lane alone); on the block path once every
+/// read of the row and every group reduction is done (normRegs' `before`, its slots kept as h rather
+/// than h - shift until then), so h may be x or r on both.
 template <int C, int E, typename T, int K, typename G> WARPKIT_DEVICE AddNormRow<T>
 rowRegs(const AddNormParams<T>& p, long long row, int, const RowPart& part, float (&x)[2][K], G g) {
     constexpr int V = vectorElems<T>();
 #pragma unroll
     for (int j = 0; j < K; ++j) x[0][j] = addRound<T>(x[0][j], x[1][j]);
-    const NormRow f = normRegs<C, E>(p.n, row, part, x, g, [&] {
+    auto store = [&] {
         T* h = p.h + row * p.ldh;
         forEachPiece<T, C, E>(
             part, [&](int j, int col) { addStore<V>(h, col, &x[0][j]); },
             [&](int j, int col) { addStore<1>(h, col, &x[0][j]); });
-    });
-    return AddNormRow<T>{f, nullptr};
+    };
+    if constexpr (AddStoresEarly<G>::value) {
+        store();
+        return AddNormRow<T>{normRegs<C, E, false>(p.n, row, part, x, g, [] {}), nullptr};
+    } else {
+        return AddNormRow<T>{normRegs<C, E, true>(p.n, row, part, x, g, store), nullptr};
+    }
 }
 
 template <typename T>
