@@ -7,7 +7,8 @@ import torch
 
 from . import _common as c
 from ._ext import ext
-from ._ops_norm import _backward_impl, _forward, _grads_alloc, _norm_backward, _opt, _prepare, _shaped
+from ._ops_norm import (_backward_impl, _fast, _finfo_eps, _forward, _grads_alloc, _needs_grad, _norm_backward, _opt,
+                        _prepare, _shaped)
 
 
 def _add_forward(x, residual, weight, bias, eps, rms):
@@ -134,6 +135,31 @@ class _AddNormFn(torch.autograd.Function):
         return dx, dx, dw, db, None, None
 
 
+class _AddNormEagerFn(torch.autograd.Function):
+    """The eager form for inputs of any shape that _fast takes, in one extension call a way
+    (norm_add_eager; norm_backward_eager with dh as dres, or without it when h has no gradient)."""
+
+    @staticmethod
+    def forward(ctx, x, residual, weight, bias, eps, rms):
+        y, h, mean, rstd = ext().norm_add_eager(x, residual, weight, bias, eps, rms)
+        ctx.set_materialize_grads(False)  # h without a gradient: the plain backward
+        _setup(ctx, (x, residual, weight, bias), (y, h, rstd) if rms else (y, h, mean, rstd), rms)
+        return y, h
+
+    @staticmethod
+    def backward(ctx, dy, dh):
+        h, weight, mean, rstd = ctx.saved_tensors
+        need = ctx.needs_input_grad
+        need_w = ctx.has_weight and need[2]
+        need_b = ctx.has_bias and need[3]
+        if mean is None:
+            mean = c.none_tensor(rstd)
+        if dy is None:
+            dy = torch.zeros_like(h)
+        dx, dw, db = ext().norm_backward_eager(dy, h, weight, mean, rstd, dh, need_w, need_b, ctx.rms)
+        return dx, dx, (dw if need_w else None), (db if need_b else None), None, None
+
+
 def _pair(x, residual, name):
     """x and residual in their promoted dtype (as torch's x + residual), of one shape."""
     c.check_tensor(residual, name, "residual")
@@ -150,6 +176,11 @@ def add_layer_norm(x, residual, normalized_shape, weight=None, bias=None, eps=1e
     uses added into the norm's: rowLayerNormBackwardAdd). h is x + residual rounded once to the
     promoted dtype, bit for bit as torch's; y normalises that h. x and residual of one shape; other
     rules as layer_norm."""
+    if _fast(x, normalized_shape, (weight, bias), eps, (residual,)):
+        if _needs_grad(x, residual, weight, bias):
+            return _AddNormEagerFn.apply(x, residual, weight, bias, float(eps), False)
+        y, h, _, _ = ext().norm_add_eager(x, residual, weight, bias, float(eps), False)
+        return y, h
     x, residual = _pair(x, residual, "add_layer_norm")
     x2, w, b = _prepare(x, normalized_shape, weight, bias, "add_layer_norm")
     r2 = residual.reshape(x2.shape)
@@ -164,6 +195,12 @@ def add_rms_norm(x, residual, normalized_shape, weight=None, eps=None):
     """(y, h) with h = x + residual and y = torch.nn.functional.rms_norm(h, normalized_shape, weight,
     eps), fused as add_layer_norm (rowAddRmsNorm, rowRmsNormBackwardAdd). eps=None is
     torch.finfo(dtype).eps, as torch."""
+    if _fast(x, normalized_shape, (weight,), 0.0 if eps is None else eps, (residual,)):
+        e = float(_finfo_eps(x.dtype) if eps is None else eps)
+        if _needs_grad(x, residual, weight):
+            return _AddNormEagerFn.apply(x, residual, weight, None, e, True)
+        y, h, _, _ = ext().norm_add_eager(x, residual, weight, None, e, True)
+        return y, h
     x, residual = _pair(x, residual, "add_rms_norm")
     x2, w, _ = _prepare(x, normalized_shape, weight, None, "add_rms_norm")
     r2 = residual.reshape(x2.shape)
