@@ -72,29 +72,35 @@ at::Tensor softmaxBackwardEager(const at::Tensor& y, const at::Tensor& dy, int64
     return last ? dx : dx.movedim(-1, dim);
 }
 
-/// (y, mean, rstd) of LayerNorm (rms: RMSNorm; mean empty) of x over its last dimension; w and b
-/// none or contiguous vectors of x's dtype.
+/// The forward's statistics: (mean, rstd), float32 vectors of a value a row where wanted (mean
+/// empty for RMSNorm), both undefined (none; None in Python) where not (a forward without a
+/// backward: no allocation).
+std::pair<at::Tensor, at::Tensor> normStats(const at::Tensor& x2, bool rms, bool stats) {
+    if (!stats) return {at::Tensor(), at::Tensor()};
+    const auto fo = x2.options().dtype(at::kFloat);
+    return {at::empty({rms ? 0 : x2.size(0)}, fo), at::empty({x2.size(0)}, fo)};
+}
+
+/// (y, mean, rstd) of LayerNorm (rms: RMSNorm) of x over its last dimension (statistics as
+/// normStats); w and b none or contiguous vectors of x's dtype.
 std::tuple<at::Tensor, at::Tensor, at::Tensor> normEager(const at::Tensor& x, const OptTensor& w, const OptTensor& b,
-                                                         double eps, bool rms) {
+                                                         double eps, bool rms, bool stats) {
     const at::Tensor x2 = lastRows(x, x.size(-1));
     const at::Tensor y2 = emptyRows(x2);
-    const auto fo = x2.options().dtype(at::kFloat);
-    const at::Tensor rstd = at::empty({x2.size(0)}, fo);
-    const at::Tensor mean = at::empty({rms ? 0 : x2.size(0)}, fo);
+    const auto [mean, rstd] = normStats(x2, rms, stats);
     raise(normForward(x2, orNone(w), orNone(b), eps, y2, mean, rstd, rms), "norm");
     return {shapedAs(y2, x), mean, rstd};
 }
 
 /// (y, h, mean, rstd): h = x + r and normEager of h.
-std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor>
-normAddEager(const at::Tensor& x, const at::Tensor& r, const OptTensor& w, const OptTensor& b, double eps, bool rms) {
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> normAddEager(const at::Tensor& x, const at::Tensor& r,
+                                                                        const OptTensor& w, const OptTensor& b,
+                                                                        double eps, bool rms, bool stats) {
     const int64_t cols = x.size(-1);
     const at::Tensor x2 = lastRows(x, cols);
     const at::Tensor r2 = lastRows(r, cols);
     const at::Tensor h2 = emptyRows(x2), y2 = emptyRows(x2);
-    const auto fo = x2.options().dtype(at::kFloat);
-    const at::Tensor rstd = at::empty({x2.size(0)}, fo);
-    const at::Tensor mean = at::empty({rms ? 0 : x2.size(0)}, fo);
+    const auto [mean, rstd] = normStats(x2, rms, stats);
     raise(normAddForward(x2, r2, orNone(w), orNone(b), eps, h2, y2, mean, rstd, rms), "add_norm");
     return {shapedAs(y2, x), shapedAs(h2, x), mean, rstd};
 }

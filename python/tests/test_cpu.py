@@ -226,17 +226,19 @@ class _CpuExt:
         return F.rms_norm(h, ns, w, eps) if rms else F.layer_norm(h, ns, w, b, eps)
 
     @staticmethod
-    def norm_eager(x, w, b, eps, rms):
+    def norm_eager(x, w, b, eps, rms, stats):
         xf = x.float().reshape(-1, x.shape[-1])
         rstd = torch.rsqrt((xf.square().mean(1) if rms else xf.var(1, unbiased=False)) + eps)
         mean = xf.new_empty(0) if rms else xf.mean(1)
+        if not stats:  # a forward without a backward: none kept
+            mean, rstd = None, None
         y = _CpuExt._norm(x.float(), None if w is None else w.float(), None if b is None else b.float(), eps, rms)
         return y.to(x.dtype), mean, rstd
 
     @staticmethod
-    def norm_add_eager(x, r, w, b, eps, rms):
+    def norm_add_eager(x, r, w, b, eps, rms, stats):
         h = (x.float() + r.float()).to(x.dtype)
-        y, mean, rstd = _CpuExt.norm_eager(h, w, b, eps, rms)
+        y, mean, rstd = _CpuExt.norm_eager(h, w, b, eps, rms, stats)
         return y, h, mean, rstd
 
     @staticmethod

@@ -141,7 +141,7 @@ class _AddNormEagerFn(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, x, residual, weight, bias, eps, rms):
-        y, h, mean, rstd = ext().norm_add_eager(x, residual, weight, bias, eps, rms)
+        y, h, mean, rstd = ext().norm_add_eager(x, residual, weight, bias, eps, rms, True)
         ctx.set_materialize_grads(False)  # h without a gradient: the plain backward
         _setup(ctx, (x, residual, weight, bias), (y, h, rstd) if rms else (y, h, mean, rstd), rms)
         return y, h
@@ -179,7 +179,7 @@ def add_layer_norm(x, residual, normalized_shape, weight=None, bias=None, eps=1e
     if _fast(x, normalized_shape, (weight, bias), eps, (residual,)):
         if _needs_grad(x, residual, weight, bias):
             return _AddNormEagerFn.apply(x, residual, weight, bias, float(eps), False)
-        y, h, _, _ = ext().norm_add_eager(x, residual, weight, bias, float(eps), False)
+        y, h, _, _ = ext().norm_add_eager(x, residual, weight, bias, float(eps), False, False)
         return y, h
     x, residual = _pair(x, residual, "add_layer_norm")
     x2, w, b = _prepare(x, normalized_shape, weight, bias, "add_layer_norm")
@@ -199,7 +199,7 @@ def add_rms_norm(x, residual, normalized_shape, weight=None, eps=None):
         e = float(_finfo_eps(x.dtype) if eps is None else eps)
         if _needs_grad(x, residual, weight):
             return _AddNormEagerFn.apply(x, residual, weight, None, e, True)
-        y, h, _, _ = ext().norm_add_eager(x, residual, weight, None, e, True)
+        y, h, _, _ = ext().norm_add_eager(x, residual, weight, None, e, True, False)
         return y, h
     x, residual = _pair(x, residual, "add_rms_norm")
     x2, w, _ = _prepare(x, normalized_shape, weight, None, "add_rms_norm")

@@ -161,7 +161,7 @@ class _NormEagerFn(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, x, weight, bias, eps, rms):
-        y, mean, rstd = ext().norm_eager(x, weight, bias, eps, rms)
+        y, mean, rstd = ext().norm_eager(x, weight, bias, eps, rms, True)
         _setup(ctx, (x, weight, bias), (y, rstd) if rms else (y, mean, rstd), rms)
         return y
 
@@ -263,7 +263,7 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
     if _fast(x, normalized_shape, (weight, bias), eps):
         if _needs_grad(x, weight, bias):
             return _NormEagerFn.apply(x, weight, bias, float(eps), False)
-        return ext().norm_eager(x, weight, bias, float(eps), False)[0]
+        return ext().norm_eager(x, weight, bias, float(eps), False, False)[0]
     x2, w, b = _prepare(x, normalized_shape, weight, bias, "layer_norm")
     if c.eager(x2, w, b):
         return _shaped(_NormFn.apply(x2, w, b, float(eps), False), x)
@@ -282,7 +282,7 @@ def rms_norm(x, normalized_shape, weight=None, eps=None):
         e = float(_finfo_eps(x.dtype) if eps is None else eps)
         if _needs_grad(x, weight):
             return _NormEagerFn.apply(x, weight, None, e, True)
-        return ext().norm_eager(x, weight, None, e, True)[0]
+        return ext().norm_eager(x, weight, None, e, True, False)[0]
     x2, w, _ = _prepare(x, normalized_shape, weight, None, "rms_norm")
     if eps is None:
         eps = torch.finfo(x.dtype).eps
