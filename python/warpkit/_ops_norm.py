@@ -183,12 +183,14 @@ def _fast(x, normalized_shape, params, eps, others=()):
     normalised over its last dimension, `others` (the residual) of x's dtype and shape, the params
     (w and b) none or contiguous vectors of that length, eps >= 0. Everything else (and every
     error) takes the general path."""
+    if not c.eager(x, *others, *params):  # first: under torch.compile nothing else is traced
+        return False
     ns = normalized_shape
     if type(ns) is not int:
         if type(ns) not in (tuple, list, torch.Size) or len(ns) != 1:
             return False
         ns = ns[0]
-    if not (c.eager(x, *others, *params) and eps >= 0):
+    if not eps >= 0:
         return False
     dt = x.dtype
     if dt not in c.DTYPES or not x.dim() or x.shape[-1] != ns or not x.numel():
