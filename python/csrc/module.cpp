@@ -92,13 +92,14 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> normEager(const at::Tensor& x, co
     return {shapedAs(y2, x), mean, rstd};
 }
 
-/// (y, h, mean, rstd): h = x + r and normEager of h.
+/// (y, h, mean, rstd): h = x + r and normEager of h; r of x's dtype or one that promotes to it (cast
+/// first, as torch's x + r).
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> normAddEager(const at::Tensor& x, const at::Tensor& r,
                                                                         const OptTensor& w, const OptTensor& b,
                                                                         double eps, bool rms, bool stats) {
     const int64_t cols = x.size(-1);
     const at::Tensor x2 = lastRows(x, cols);
-    const at::Tensor r2 = lastRows(r, cols);
+    const at::Tensor r2 = lastRows(asType(r, x.scalar_type()), cols);
     const at::Tensor h2 = emptyRows(x2), y2 = emptyRows(x2);
     const auto [mean, rstd] = normStats(x2, rms, stats);
     raise(normAddForward(x2, r2, orNone(w), orNone(b), eps, h2, y2, mean, rstd, rms), "add_norm");

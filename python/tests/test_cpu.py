@@ -306,6 +306,18 @@ def test_eager_fast_paths_on_cpu(cpu_fast_paths, grad):
             ge = torch.autograd.grad([want[0]] + ([want[1]] if len(want) > 1 else []), ins, grads)
             for a, e in zip(ga, ge):
                 torch.testing.assert_close(a, e, rtol=1e-4, atol=1e-4)
+    # A bf16 residual of float32 x (autocast's): cast by the extension, its gradient in bf16.
+    rb = r.detach().bfloat16().requires_grad_(grad)
+    y, h = warpkit.add_layer_norm(x, rb, (16,), w, b)
+    hr = x + rb
+    assert h.dtype == torch.float32 and torch.equal(h, hr)
+    torch.testing.assert_close(y, F.layer_norm(hr, (16,), w, b), rtol=1e-5, atol=1e-5)
+    if grad:
+        ga = torch.autograd.grad([y, h], (x, rb), [dy, dy])
+        ge = torch.autograd.grad([F.layer_norm(hr, (16,), w, b), hr], (x, rb), [dy, dy])
+        assert ga[1].dtype == torch.bfloat16
+        torch.testing.assert_close(ga[0], ge[0], rtol=1e-4, atol=1e-4)
+        torch.testing.assert_close(ga[1], ge[1])
     if grad:  # h unused: the plain backward
         y, _ = warpkit.add_layer_norm(x, r, (16,), w, b)
         gx, gr = torch.autograd.grad(y, (x, r), dy)

@@ -180,7 +180,8 @@ class _NormEagerFn(torch.autograd.Function):
 def _fast(x, normalized_shape, params, eps, others=()):
     """Whether the eager fast path (_NormEagerFn, or norm_eager alone without gradients; the add
     forms' too) takes a call: plain CUDA tensors (c.eager) of one supported dtype, a non-empty x
-    normalised over its last dimension, `others` (the residual) of x's dtype and shape, the params
+    normalised over its last dimension, `others` (the residual) of x's shape and dtype (or one that
+    promotes to x's: the extension casts it), the params
     (w and b) none or contiguous vectors of that length, eps >= 0. Everything else (and every
     error) takes the general path."""
     if not c.eager(x, *others, *params):  # first: under torch.compile nothing else is traced
@@ -195,8 +196,11 @@ def _fast(x, normalized_shape, params, eps, others=()):
     dt = x.dtype
     if dt not in c.DTYPES or not x.dim() or x.shape[-1] != ns or not x.numel():
         return False
-    if not all(o.dtype == dt and o.shape == x.shape for o in others):
-        return False
+    for o in others:  # another dtype only where x's is the promoted one (a bf16 residual of fp32 x)
+        if o.shape != x.shape:
+            return False
+        if o.dtype != dt and (o.dtype not in c.DTYPES or torch.promote_types(dt, o.dtype) != dt):
+            return False
     return all(t is None or (t.dtype == dt and t.dim() == 1 and t.shape[0] == ns and t.is_contiguous())
                for t in params)
 
