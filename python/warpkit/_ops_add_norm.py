@@ -7,8 +7,8 @@ import torch
 
 from . import _common as c
 from ._ext import ext
-from ._ops_norm import (_backward_impl, _fast, _finfo_eps, _forward, _grads_alloc, _needs_grad, _norm_backward, _opt,
-                        _prepare, _shaped)
+from ._ops_norm import (_backward_impl, _eager_backward, _fast, _finfo_eps, _forward, _grads_alloc, _needs_grad,
+                        _norm_backward, _opt, _prepare, _shaped)
 
 
 def _add_forward(x, residual, weight, bias, eps, rms):
@@ -148,16 +148,13 @@ class _AddNormEagerFn(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, dy, dh):
-        h, weight, mean, rstd = ctx.saved_tensors
-        need = ctx.needs_input_grad
-        need_w = ctx.has_weight and need[2]
-        need_b = ctx.has_bias and need[3]
-        if mean is None:
-            mean = c.none_tensor(rstd)
-        if dy is None:
-            dy = torch.zeros_like(h)
-        dx, dw, db = ext().norm_backward_eager(dy, h, weight, mean, rstd, dh, need_w, need_b, ctx.rms)
-        return dx, dx, (dw if need_w else None), (db if need_b else None), None, None
+        dx, dw, db = _grads(ctx, dy, dh, _eager_backward, _eager_backward_add)
+        return dx, dx, dw, db, None, None
+
+
+def _eager_backward_add(dy, h, weight, mean, rstd, dres, need_w, need_b, rms):
+    """_backward_add_impl's results for the fast path's saved tensors (h of any shape)."""
+    return ext().norm_backward_eager(dy, h, weight, mean, rstd, dres, need_w, need_b, rms)
 
 
 def _pair(x, residual, name):

@@ -167,14 +167,12 @@ class _NormEagerFn(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, dy):
-        x, weight, mean, rstd = ctx.saved_tensors
-        need = ctx.needs_input_grad
-        need_w = ctx.has_weight and need[1]
-        need_b = ctx.has_bias and need[2]
-        if mean is None:
-            mean = c.none_tensor(rstd)
-        dx, dw, db = ext().norm_backward_eager(dy, x, weight, mean, rstd, None, need_w, need_b, ctx.rms)
-        return dx, (dw if need_w else None), (db if need_b else None), None, None
+        return (*_grads(ctx, dy, _eager_backward), None, None)
+
+
+def _eager_backward(dy, x, weight, mean, rstd, need_w, need_b, rms):
+    """_backward_impl's results for the fast path's saved tensors (x of any shape)."""
+    return ext().norm_backward_eager(dy, x, weight, mean, rstd, None, need_w, need_b, rms)
 
 
 def _fast(x, normalized_shape, params, eps, others=()):
