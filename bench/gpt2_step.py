@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """A GPT-2-small training step (12 layers, 768 wide, 12 heads, vocabulary 50257, batch x sequence
 8 x 1024, bf16 autocast over float32 parameters, AdamW) whose LayerNorms and loss are warpkit's
-(warpkit.layer_norm, warpkit.cross_entropy: the fused loss keeps a bf16 gradient in place of torch's
-float32 log-softmax), against the same model with torch's, each eager and under torch.compile; the
+(warpkit.add_layer_norm where a residual add precedes the LayerNorm, its backward adding the
+residual's gradient in the same kernel; warpkit.layer_norm; warpkit.cross_entropy: the fused loss
+keeps a bf16 gradient in place of torch's float32 log-softmax), against the same model with torch's
+(the same adds, then F.layer_norm), each eager and under torch.compile; the
 same seed, weights and batch for every variant, 20 steps each. Prints each variant's losses, the
 median step time (steps 5 .. 20, CUDA events) and the peak memory, and the largest loss difference
 from torch eager (bf16 noise is about 1e-2).
@@ -32,9 +34,14 @@ def build(torch, use_warpkit):
         import warpkit
 
         ln = lambda m, x: warpkit.layer_norm(x, (D,), m.weight, m.bias, 1e-5)  # noqa: E731
+        addln = lambda m, x, r: warpkit.add_layer_norm(x, r, (D,), m.weight, m.bias, 1e-5)  # noqa: E731
         ce = lambda logits, y: warpkit.cross_entropy(logits.view(-1, V), y.view(-1))  # noqa: E731
     else:
         ln = lambda m, x: F.layer_norm(x, (D,), m.weight, m.bias, 1e-5)  # noqa: E731
+
+        def addln(m, x, r):  # (y, h): the residual add, then its LayerNorm, as the warpkit op
+            h = x + r
+            return F.layer_norm(h, (D,), m.weight, m.bias, 1e-5), h
         ce = lambda logits, y: F.cross_entropy(logits.view(-1, V), y.view(-1))  # noqa: E731
 
     class Block(nn.Module):
@@ -44,12 +51,19 @@ def build(torch, use_warpkit):
             self.qkv, self.proj = nn.Linear(D, 3 * D), nn.Linear(D, D)
             self.fc, self.out = nn.Linear(D, 4 * D), nn.Linear(4 * D, D)
 
-        def forward(self, x):
-            q, k, v = self.qkv(ln(self.ln1, x)).split(D, dim=2)
+        def forward(self, x, r):
+            """x: the residual stream, r: the previous block's output still to be added to it (None
+            for the first block), so that each add runs inside the LayerNorm after it (addln);
+            returns (x, r) for the next block."""
+            if r is None:
+                y = ln(self.ln1, x)
+            else:
+                y, x = addln(self.ln1, x, r)
+            q, k, v = self.qkv(y).split(D, dim=2)
             q, k, v = (t.view(B, T, H, D // H).transpose(1, 2) for t in (q, k, v))
             a = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(B, T, D)
-            x = x + self.proj(a)
-            return x + self.out(F.gelu(self.fc(ln(self.ln2, x)), approximate="tanh"))
+            y, x = addln(self.ln2, x, self.proj(a))
+            return x, self.out(F.gelu(self.fc(y), approximate="tanh"))
 
     class GPT(nn.Module):
         def __init__(self):
@@ -63,9 +77,10 @@ def build(torch, use_warpkit):
 
         def forward(self, idx, y):
             x = self.wte(idx) + self.wpe(torch.arange(T, device=idx.device))
+            r = None
             for blk in self.blocks:
-                x = blk(x)
-            logits = ln(self.lnf, x) @ self.wte.weight.t()  # tied head
+                x, r = blk(x, r)
+            logits = addln(self.lnf, x, r)[0] @ self.wte.weight.t()  # tied head
             return ce(logits, y)
 
     torch.manual_seed(0)

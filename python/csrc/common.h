@@ -1,7 +1,8 @@
 // What the binding files share: the element-type dispatch, the row view of a 2-D tensor, the
 // workspace of a two-call C function, and the status a binding returns. The Python side
 // (warpkit/_ops_*.py) checks every argument and prepares every tensor (dimension moves, empty shapes,
-// output allocation); the functions here check again what they rely on and launch on PyTorch's
+// output allocation; module.cpp's one-call eager forms do the moves and allocations of the calls the
+// Python side has found fit); the functions here check again what they rely on and launch on PyTorch's
 // current stream. They return a Status instead of throwing: module.cpp, compiled by the host
 // compiler, turns a failed one into a Python exception.
 #pragma once
@@ -120,6 +121,12 @@ wkt::Status normForward(const at::Tensor& x, const at::Tensor& w, const at::Tens
 wkt::Status normBackward(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& w, const at::Tensor& mean,
                          const at::Tensor& rstd, const at::Tensor& dx, const at::Tensor& dw, const at::Tensor& db,
                          bool rms);
+wkt::Status normAddForward(const at::Tensor& x, const at::Tensor& r, const at::Tensor& w, const at::Tensor& b,
+                           double eps, const at::Tensor& h, const at::Tensor& y, const at::Tensor& mean,
+                           const at::Tensor& rstd, bool rms);
+wkt::Status normAddBackward(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& w, const at::Tensor& mean,
+                            const at::Tensor& rstd, const at::Tensor& dres, const at::Tensor& dx, const at::Tensor& dw,
+                            const at::Tensor& db, bool rms);
 wkt::Status crossEntropyForward(const at::Tensor& logits, const at::Tensor& target, int64_t ignoreIndex,
                                 double smoothing, const at::Tensor& loss, const at::Tensor& grad);
 wkt::Status crossEntropyScale(const at::Tensor& grad, const at::Tensor& scale, const at::Tensor& divisor,

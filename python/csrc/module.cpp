@@ -15,6 +15,118 @@ template <typename... A> auto raising(wkt::Status (*f)(A...), const char* op) {
     return [f, op](A... a) { raise(f(a...), op); };
 }
 
+// ---- the eager operators' one-call forms ---------------------------------------------------------
+// warpkit's eager operators (warpkit/_ops_*.py, on plain CUDA tensors that their Python side has
+// found fit: a supported dtype, no empty dimension, the dimension in range) call these once a call:
+// the row view, the outputs' allocation and the launch in C++, rather than a Python-level torch
+// call for each. Their backward forms take the forward's tensors as saved (any shape).
+
+using OptTensor = std::optional<at::Tensor>;
+
+/// t as a rows x cols matrix over its last dimension (cols = its last size; a view where torch's
+/// reshape gives one), made contiguous where its strides are not what the row calls take.
+at::Tensor lastRows(const at::Tensor& t, int64_t cols) {
+    const at::Tensor t2 = t.dim() == 2 ? t : t.reshape({t.numel() / cols, cols});
+    return wkt::rowsOk(t2) ? t2 : t2.contiguous();
+}
+
+/// t in dtype st (t itself when it has it).
+at::Tensor asType(const at::Tensor& t, at::ScalarType st) { return t.scalar_type() == st ? t : t.to(st); }
+
+/// A new contiguous tensor of t2's shape, dtype and device.
+at::Tensor emptyRows(const at::Tensor& t2) { return at::empty(t2.sizes(), t2.options()); }
+
+/// The rows result y2 in the shape `like` has (y2 itself when it has it).
+at::Tensor shapedAs(const at::Tensor& y2, const at::Tensor& like) {
+    return like.dim() == 2 ? y2 : y2.view(like.sizes());
+}
+
+at::Tensor orNone(const OptTensor& t) { return t.has_value() ? *t : at::Tensor(); }
+
+/// softmax (log: log-softmax) of x over dimension dim.
+at::Tensor softmaxEager(const at::Tensor& x, int64_t dim, bool log) {
+    const int64_t nd = x.dim();
+    dim = dim < 0 ? dim + nd : dim;
+    const bool last = dim == nd - 1;
+    const at::Tensor xm = last ? x : x.movedim(dim, -1);
+    const at::Tensor x2 = lastRows(xm, xm.size(-1));
+    const at::Tensor y2 = emptyRows(x2);
+    raise(softmaxForward(x2, y2, log), "softmax");
+    const at::Tensor y = shapedAs(y2, xm);
+    return last ? y : y.movedim(-1, dim);
+}
+
+/// The gradient of softmaxEager's x from its output y and y's gradient dy.
+at::Tensor softmaxBackwardEager(const at::Tensor& y, const at::Tensor& dy, int64_t dim, bool log) {
+    const int64_t nd = y.dim();
+    dim = dim < 0 ? dim + nd : dim;
+    const bool last = dim == nd - 1;
+    const at::Tensor ym = last ? y : y.movedim(dim, -1);
+    const at::Tensor dym = last ? dy : dy.movedim(dim, -1);
+    const int64_t cols = ym.size(-1);
+    const at::Tensor y2 = lastRows(ym, cols);
+    const at::Tensor dy2 = lastRows(asType(dym, y.scalar_type()), cols);
+    const at::Tensor dx2 = emptyRows(y2);
+    raise(softmaxBackward(y2, dy2, dx2, log), "softmax_backward");
+    const at::Tensor dx = shapedAs(dx2, ym);
+    return last ? dx : dx.movedim(-1, dim);
+}
+
+/// The forward's statistics: (mean, rstd), float32 vectors of a value a row where wanted (mean
+/// empty for RMSNorm), both undefined (none; None in Python) where not (a forward without a
+/// backward: no allocation).
+std::pair<at::Tensor, at::Tensor> normStats(const at::Tensor& x2, bool rms, bool stats) {
+    if (!stats) return {at::Tensor(), at::Tensor()};
+    const auto fo = x2.options().dtype(at::kFloat);
+    return {at::empty({rms ? 0 : x2.size(0)}, fo), at::empty({x2.size(0)}, fo)};
+}
+
+/// (y, mean, rstd) of LayerNorm (rms: RMSNorm) of x over its last dimension (statistics as
+/// normStats); w and b none or contiguous vectors of x's dtype.
+std::tuple<at::Tensor, at::Tensor, at::Tensor> normEager(const at::Tensor& x, const OptTensor& w, const OptTensor& b,
+                                                         double eps, bool rms, bool stats) {
+    const at::Tensor x2 = lastRows(x, x.size(-1));
+    const at::Tensor y2 = emptyRows(x2);
+    const auto [mean, rstd] = normStats(x2, rms, stats);
+    raise(normForward(x2, orNone(w), orNone(b), eps, y2, mean, rstd, rms), "norm");
+    return {shapedAs(y2, x), mean, rstd};
+}
+
+/// (y, h, mean, rstd): h = x + r and normEager of h; r of x's dtype or one that promotes to it (cast
+/// first, as torch's x + r).
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> normAddEager(const at::Tensor& x, const at::Tensor& r,
+                                                                        const OptTensor& w, const OptTensor& b,
+                                                                        double eps, bool rms, bool stats) {
+    const int64_t cols = x.size(-1);
+    const at::Tensor x2 = lastRows(x, cols);
+    const at::Tensor r2 = lastRows(asType(r, x.scalar_type()), cols);
+    const at::Tensor h2 = emptyRows(x2), y2 = emptyRows(x2);
+    const auto [mean, rstd] = normStats(x2, rms, stats);
+    raise(normAddForward(x2, r2, orNone(w), orNone(b), eps, h2, y2, mean, rstd, rms), "add_norm");
+    return {shapedAs(y2, x), shapedAs(h2, x), mean, rstd};
+}
+
+/// (dx, dw, db) of normEager's x (of any shape; x is h for the add forms) from y's gradient dy,
+/// plus dres (h's gradient from its other uses) where given; dw / db empty where not needed.
+std::tuple<at::Tensor, at::Tensor, at::Tensor> normBackwardEager(const at::Tensor& dy, const at::Tensor& x,
+                                                                 const OptTensor& w, const at::Tensor& mean,
+                                                                 const at::Tensor& rstd, const OptTensor& dres,
+                                                                 bool needW, bool needB, bool rms) {
+    const int64_t cols = x.size(-1);
+    const at::Tensor x2 = lastRows(x, cols);
+    const at::Tensor dy2 = lastRows(asType(dy, x.scalar_type()), cols);
+    const at::Tensor dx2 = emptyRows(x2);
+    const at::Tensor dw = at::empty({needW ? cols : 0}, x2.options());
+    const at::Tensor db = at::empty({needB ? cols : 0}, x2.options());
+    if (dres.has_value()) {
+        const at::Tensor r2 = lastRows(asType(*dres, x.scalar_type()), cols);
+        raise(normAddBackward(dy2, x2, orNone(w), mean, rstd, r2, dx2, dw, db, rms), "add_norm_backward");
+    } else {
+        raise(normBackward(dy2, x2, orNone(w), mean, rstd, dx2, dw, db, rms), "norm_backward");
+    }
+    return {shapedAs(dx2, x), dw, db};
+}
+
 } // namespace
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
@@ -23,6 +135,13 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
     m.def("softmax_backward", raising(&softmaxBackward, "softmax_backward"));
     m.def("norm_forward", raising(&normForward, "norm"));
     m.def("norm_backward", raising(&normBackward, "norm_backward"));
+    m.def("norm_add_forward", raising(&normAddForward, "add_norm"));
+    m.def("norm_add_backward", raising(&normAddBackward, "add_norm_backward"));
+    m.def("softmax_eager", &softmaxEager);
+    m.def("softmax_backward_eager", &softmaxBackwardEager);
+    m.def("norm_eager", &normEager);
+    m.def("norm_add_eager", &normAddEager);
+    m.def("norm_backward_eager", &normBackwardEager);
     m.def("cross_entropy_forward", raising(&crossEntropyForward, "cross_entropy"));
     m.def("cross_entropy_scale", raising(&crossEntropyScale, "cross_entropy"));
     m.def("cross_entropy_reduce", raising(&crossEntropyReduce, "cross_entropy"));

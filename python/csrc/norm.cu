@@ -1,9 +1,12 @@
 // LayerNorm and RMSNorm over the rows of a 2-D tensor, forward (warpkit::rowLayerNorm / rowRmsNorm,
 // device/norm.cuh, each row's mean and rstd kept for the backward) and backward
 // (warpkit::rowLayerNormBackward / rowRmsNormBackward, device/norm_backward.cuh: dx, and dw / db
-// reduced over the rows deterministically, CUB's two-call workspace rule).
+// reduced over the rows deterministically, CUB's two-call workspace rule), and their residual-add
+// forms (warpkit::rowAddLayerNorm / rowAddRmsNorm, device/add_norm.cuh: h = x + r written too;
+// rowLayerNormBackwardAdd / rowRmsNormBackwardAdd: h's gradient added into dx).
 #include "common.h"
 
+#include <warpkit/device/add_norm.cuh>
 #include <warpkit/device/norm.cuh>
 #include <warpkit/device/norm_backward.cuh>
 
@@ -41,32 +44,94 @@ wkt::Status normForward(const at::Tensor& x, const at::Tensor& w, const at::Tens
     });
 }
 
-/// dx (and dw, db where given) from dy, x, w and the forward's mean / rstd (rms: RMSNorm's).
-wkt::Status normBackward(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& w, const at::Tensor& mean,
-                         const at::Tensor& rstd, const at::Tensor& dx, const at::Tensor& dw, const at::Tensor& db,
-                         bool rms) {
-    WKT_REQUIRE(wkt::rowsOk(dy) && wkt::rowsOk(x) && wkt::rowsOk(dx),
-                "grad, x and out must be CUDA row matrices with a unit element stride");
+namespace {
+
+/// dx (and dw, db where given) from dy, x, w and the forward's mean / rstd (rms: RMSNorm's), plus
+/// dres where given (the Add calls).
+wkt::Status normBackwardRes(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& w, const at::Tensor& mean,
+                            const at::Tensor& rstd, const at::Tensor& dres, const at::Tensor& dx, const at::Tensor& dw,
+                            const at::Tensor& db, bool rms) {
+    const bool res = wkt::given(dres);
+    WKT_REQUIRE(wkt::rowsOk(dy) && wkt::rowsOk(x) && wkt::rowsOk(dx) && (!res || wkt::rowsOk(dres)),
+                "grads, x and out must be CUDA row matrices with a unit element stride");
     WKT_REQUIRE(dy.sizes() == x.sizes() && dx.sizes() == x.sizes() && dy.scalar_type() == x.scalar_type() &&
-                    dx.scalar_type() == x.scalar_type(),
-                "grad and out must match x");
+                    dx.scalar_type() == x.scalar_type() &&
+                    (!res || (dres.sizes() == x.sizes() && dres.scalar_type() == x.scalar_type())),
+                "grads and out must match x");
     WKT_REQUIRE(vectorOk(w, x) && vectorOk(dw, x) && vectorOk(db, x),
                 "weight and its gradients must be contiguous vectors of a row, x's dtype");
     WKT_REQUIRE(statsOk(mean, x) && statsOk(rstd, x) && wkt::given(rstd) && (rms || wkt::given(mean)),
                 "mean and rstd must be the forward's float32 statistics");
     return wkt::forRows(x, [&](auto tag, long long rows, int cols) {
         using A = decltype(tag);
+        const auto* r = res ? wkt::ptr<A>(dres) : nullptr;
+        const long long ldr = res ? wkt::ld(dres) : 0;
         if (rms)
             return wkt::withWorkspace(x, "rowRmsNormBackward", [&](void* ws, size_t* bytes) {
+                if (res)
+                    return warpkit::rowRmsNormBackwardAdd(wkt::ptr<A>(dy), wkt::ptr<A>(x), wkt::ptr<A>(w),
+                                                          wkt::fptr(rstd), r, wkt::ptr<A>(dx), wkt::ptr<A>(dw), rows,
+                                                          cols, wkt::ld(dy), wkt::ld(x), ldr, wkt::ld(dx), ws, bytes,
+                                                          wkt::stream());
                 return warpkit::rowRmsNormBackward(wkt::ptr<A>(dy), wkt::ptr<A>(x), wkt::ptr<A>(w), wkt::fptr(rstd),
                                                    wkt::ptr<A>(dx), wkt::ptr<A>(dw), rows, cols, wkt::ld(dy),
                                                    wkt::ld(x), wkt::ld(dx), ws, bytes, wkt::stream());
             });
         return wkt::withWorkspace(x, "rowLayerNormBackward", [&](void* ws, size_t* bytes) {
+            if (res)
+                return warpkit::rowLayerNormBackwardAdd(wkt::ptr<A>(dy), wkt::ptr<A>(x), wkt::ptr<A>(w),
+                                                        wkt::fptr(mean), wkt::fptr(rstd), r, wkt::ptr<A>(dx),
+                                                        wkt::ptr<A>(dw), wkt::ptr<A>(db), rows, cols, wkt::ld(dy),
+                                                        wkt::ld(x), ldr, wkt::ld(dx), ws, bytes, wkt::stream());
             return warpkit::rowLayerNormBackward(wkt::ptr<A>(dy), wkt::ptr<A>(x), wkt::ptr<A>(w), wkt::fptr(mean),
                                                  wkt::fptr(rstd), wkt::ptr<A>(dx), wkt::ptr<A>(dw), wkt::ptr<A>(db),
                                                  rows, cols, wkt::ld(dy), wkt::ld(x), wkt::ld(dx), ws, bytes,
                                                  wkt::stream());
         });
     });
+}
+
+} // namespace
+
+/// dx (and dw, db where given) from dy, x, w and the forward's mean / rstd (rms: RMSNorm's).
+wkt::Status normBackward(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& w, const at::Tensor& mean,
+                         const at::Tensor& rstd, const at::Tensor& dx, const at::Tensor& dw, const at::Tensor& db,
+                         bool rms) {
+    return normBackwardRes(dy, x, w, mean, rstd, at::Tensor(), dx, dw, db, rms);
+}
+
+/// h = x + r and y = LayerNorm(h) (rms: RMSNorm) of rows x cols; mean, rstd: float, a row each.
+wkt::Status normAddForward(const at::Tensor& x, const at::Tensor& r, const at::Tensor& w, const at::Tensor& b,
+                           double eps, const at::Tensor& h, const at::Tensor& y, const at::Tensor& mean,
+                           const at::Tensor& rstd, bool rms) {
+    WKT_REQUIRE(wkt::rowsOk(x) && wkt::rowsOk(r) && wkt::rowsOk(h) && wkt::rowsOk(y),
+                "x, residual and the outputs must be CUDA row matrices with a unit element stride");
+    WKT_REQUIRE(x.sizes() == r.sizes() && x.sizes() == h.sizes() && x.sizes() == y.sizes() &&
+                    r.scalar_type() == x.scalar_type() && h.scalar_type() == x.scalar_type() &&
+                    y.scalar_type() == x.scalar_type(),
+                "residual and the outputs must match x");
+    WKT_REQUIRE(vectorOk(w, x) && vectorOk(b, x), "weight and bias must be contiguous vectors of a row, x's dtype");
+    WKT_REQUIRE(statsOk(mean, x) && statsOk(rstd, x), "mean and rstd must be float32 vectors of a value a row");
+    return wkt::forRows(x, [&](auto tag, long long rows, int cols) {
+        using A = decltype(tag);
+        if (rms)
+            return wkt::cudaStatus(warpkit::rowAddRmsNorm(wkt::ptr<A>(x), wkt::ptr<A>(r), wkt::ptr<A>(h),
+                                                          wkt::ptr<A>(y), rows, cols, wkt::ptr<A>(w), (float)eps,
+                                                          wkt::fptr(rstd), wkt::ld(x), wkt::ld(r), wkt::ld(h),
+                                                          wkt::ld(y), wkt::stream()),
+                                   "rowAddRmsNorm");
+        return wkt::cudaStatus(warpkit::rowAddLayerNorm(wkt::ptr<A>(x), wkt::ptr<A>(r), wkt::ptr<A>(h), wkt::ptr<A>(y),
+                                                        rows, cols, wkt::ptr<A>(w), wkt::ptr<A>(b), (float)eps,
+                                                        wkt::fptr(mean), wkt::fptr(rstd), wkt::ld(x), wkt::ld(r),
+                                                        wkt::ld(h), wkt::ld(y), wkt::stream()),
+                               "rowAddLayerNorm");
+    });
+}
+
+/// normBackward with dres (h's gradient from its other uses) added into dx.
+wkt::Status normAddBackward(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& w, const at::Tensor& mean,
+                            const at::Tensor& rstd, const at::Tensor& dres, const at::Tensor& dx, const at::Tensor& dw,
+                            const at::Tensor& db, bool rms) {
+    WKT_REQUIRE(wkt::given(dres), "the residual gradient must be given");
+    return normBackwardRes(dy, x, w, mean, rstd, dres, dx, dw, db, rms);
 }

@@ -168,3 +168,159 @@ def test_backward_shapes_on_meta():
         assert gx.shape == x.shape and gx.dtype == x.dtype
     gx, gw, gb = torch.autograd.grad(warpkit.layer_norm(x, (6,), w, b).sum(), [x, w, b])
     assert gw.shape == (6,) and gb.shape == (6,)
+
+
+def test_add_norm_shapes_and_backward_on_meta():
+    """add_layer_norm / add_rms_norm: (y, h) of x's shape in the promoted dtype; the backward gives x
+    and the residual the same gradient, through the fused backward op when h is used too."""
+    assert hasattr(torch.ops.warpkit, "add_layer_norm") and hasattr(torch.ops.warpkit, "norm_backward_add")
+    x = meta(2, 3, 8).requires_grad_()
+    r = meta(2, 3, 8, dtype=torch.bfloat16).requires_grad_()
+    w, b = meta(8).requires_grad_(), meta(8).requires_grad_()
+    for y, h in (warpkit.add_layer_norm(x, r, (8,), w, b), warpkit.add_rms_norm(x, r, 8, w)):
+        same(y, x)
+        same(h, x)
+        gx, gr, gw = torch.autograd.grad((y.sum() + h.sum()), [x, r, w])
+        same(gx, x)
+        same(gr, r)
+        assert gw.shape == (8,)
+    y, h = warpkit.add_layer_norm(x, r, (8,), w, b)
+    gx, gb = torch.autograd.grad(y.sum(), [x, b])  # h unused: the plain backward
+    same(gx, x)
+    with pytest.raises(RuntimeError):
+        warpkit.add_layer_norm(x, meta(2, 3, 7), (8,))
+
+
+def test_add_norm_traces():
+    """make_fx traces the forward and backward ops into one graph."""
+    def f(x, r, w, b):
+        y, h = warpkit.add_layer_norm(x, r, (16,), w, b)
+        y2, h2 = warpkit.add_rms_norm(h, y, (16,), w)
+        return torch.autograd.grad((y2 * h2).sum(), [x, r, w, b])
+
+    args = [meta(8, 16).requires_grad_() for _ in range(2)] + [meta(16).requires_grad_() for _ in range(2)]
+    g = make_fx(f, tracing_mode="fake")(*args)
+    targets = {str(n.target) for n in g.graph.nodes if n.op == "call_function"}
+    for op in ("add_layer_norm", "add_rms_norm", "norm_backward_add"):
+        assert any(f"warpkit.{op}." in t for t in targets), (op, targets)
+
+
+class _CpuExt:
+    """The eager fast paths' extension calls (python/csrc/module.cpp: softmax_eager, norm_eager, ...)
+    with their argument order and results, computed by torch on the CPU, so that the Python side of
+    those paths (eligibility, autograd wiring, saved tensors, shapes) runs without a GPU."""
+
+    @staticmethod
+    def softmax_eager(x, dim, log):
+        return (torch.log_softmax if log else torch.softmax)(x.float(), dim).to(x.dtype)
+
+    @staticmethod
+    def softmax_backward_eager(y, dy, dim, log):
+        yf, g = y.float(), dy.float()
+        dx = g - yf.exp() * g.sum(dim, keepdim=True) if log else yf * (g - (g * yf).sum(dim, keepdim=True))
+        return dx.to(y.dtype)
+
+    @staticmethod
+    def _norm(h, w, b, eps, rms):
+        ns = (h.shape[-1],)
+        return F.rms_norm(h, ns, w, eps) if rms else F.layer_norm(h, ns, w, b, eps)
+
+    @staticmethod
+    def norm_eager(x, w, b, eps, rms, stats):
+        xf = x.float().reshape(-1, x.shape[-1])
+        rstd = torch.rsqrt((xf.square().mean(1) if rms else xf.var(1, unbiased=False)) + eps)
+        mean = xf.new_empty(0) if rms else xf.mean(1)
+        if not stats:  # a forward without a backward: none kept
+            mean, rstd = None, None
+        y = _CpuExt._norm(x.float(), None if w is None else w.float(), None if b is None else b.float(), eps, rms)
+        return y.to(x.dtype), mean, rstd
+
+    @staticmethod
+    def norm_add_eager(x, r, w, b, eps, rms, stats):
+        h = (x.float() + r.float()).to(x.dtype)
+        y, mean, rstd = _CpuExt.norm_eager(h, w, b, eps, rms, stats)
+        return y, h, mean, rstd
+
+    @staticmethod
+    def norm_backward_eager(dy, x, w, mean, rstd, dres, need_w, need_b, rms):
+        assert isinstance(need_w, bool) and isinstance(need_b, bool) and isinstance(rms, bool)
+        assert rstd.numel() == x.numel() // x.shape[-1] and mean.numel() == (0 if rms else rstd.numel())
+        xf = x.detach().float().requires_grad_()
+        wf = None if w is None else w.detach().float().requires_grad_()
+        # the bias's gradient is dy's column sums whatever b is
+        bf = None if rms or not need_b else torch.zeros(x.shape[-1], requires_grad=True)
+        ins = [t for t in (xf, wf, bf) if t is not None]
+        with torch.enable_grad():  # called from a backward, where grad mode is off
+            gs = list(torch.autograd.grad(_CpuExt._norm(xf, wf, bf, 1e-5, rms), ins, dy.float()))
+        dx = gs.pop(0)
+        dw = gs.pop(0) if wf is not None else None
+        db = gs.pop(0) if bf is not None else None
+        if dres is not None:
+            dx = dx + dres.float()
+        return (dx.to(x.dtype), dw.to(x.dtype) if need_w else x.new_empty(0),
+                db.to(x.dtype) if need_b else x.new_empty(0))
+
+
+@pytest.fixture
+def cpu_fast_paths(monkeypatch):
+    """The eager fast paths on CPU tensors: c.eager taking them, and _CpuExt as the extension."""
+    from warpkit import _common, _ops_add_norm, _ops_norm, _ops_softmax
+
+    monkeypatch.setattr(_common, "eager", lambda *ts: all(t is None or type(t) in _common._PLAIN for t in ts))
+    for m in (_ops_softmax, _ops_norm, _ops_add_norm):
+        monkeypatch.setattr(m, "ext", lambda: _CpuExt)
+
+
+@pytest.mark.parametrize("grad", [False, True])
+def test_eager_fast_paths_on_cpu(cpu_fast_paths, grad):
+    """The fast paths' Python side against torch's ops: values, shapes and every gradient."""
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(2, 3, 16, generator=g).requires_grad_(grad)
+    r = torch.randn(2, 3, 16, generator=g).requires_grad_(grad)
+    w = (torch.randn(16, generator=g) + 1).requires_grad_(grad)
+    b = torch.randn(16, generator=g).requires_grad_(grad)
+    dy = torch.randn(2, 3, 16, generator=g)
+    cases = [
+        (lambda: warpkit.softmax(x, 1), lambda: torch.softmax(x, 1), (x,)),
+        (lambda: warpkit.log_softmax(x, -1), lambda: torch.log_softmax(x, -1), (x,)),
+        (lambda: warpkit.layer_norm(x, (16,), w, b), lambda: F.layer_norm(x, (16,), w, b), (x, w, b)),
+        (lambda: warpkit.layer_norm(x, 16), lambda: F.layer_norm(x, (16,)), (x,)),
+        (lambda: warpkit.rms_norm(x, [16], w), lambda: F.rms_norm(x, (16,), w, torch.finfo(x.dtype).eps), (x, w)),
+        (lambda: warpkit.add_layer_norm(x, r, (16,), w, b), lambda: (F.layer_norm(x + r, (16,), w, b), x + r),
+         (x, r, w, b)),
+        (lambda: warpkit.add_rms_norm(x, r, (16,), w, 1e-5), lambda: (F.rms_norm(x + r, (16,), w, 1e-5), x + r),
+         (x, r, w)),
+    ]
+    for got_f, want_f, ins in cases:
+        got, want = got_f(), want_f()
+        got = got if isinstance(got, tuple) else (got,)
+        want = want if isinstance(want, tuple) else (want,)
+        for a, e in zip(got, want):
+            assert a.shape == e.shape and a.dtype == e.dtype
+            torch.testing.assert_close(a, e, rtol=1e-5, atol=1e-5)
+        assert all(a.requires_grad == grad for a in got)
+        if grad:
+            outs = [got[0]] + ([got[1]] if len(got) > 1 else [])
+            grads = [dy] + ([dy * 0.5] if len(got) > 1 else [])
+            ga = torch.autograd.grad(outs, ins, grads)
+            ge = torch.autograd.grad([want[0]] + ([want[1]] if len(want) > 1 else []), ins, grads)
+            for a, e in zip(ga, ge):
+                torch.testing.assert_close(a, e, rtol=1e-4, atol=1e-4)
+    # A bf16 residual of float32 x (autocast's): cast by the extension, its gradient in bf16.
+    rb = r.detach().bfloat16().requires_grad_(grad)
+    y, h = warpkit.add_layer_norm(x, rb, (16,), w, b)
+    hr = x + rb
+    assert h.dtype == torch.float32 and torch.equal(h, hr)
+    torch.testing.assert_close(y, F.layer_norm(hr, (16,), w, b), rtol=1e-5, atol=1e-5)
+    if grad:
+        ga = torch.autograd.grad([y, h], (x, rb), [dy, dy])
+        ge = torch.autograd.grad([F.layer_norm(hr, (16,), w, b), hr], (x, rb), [dy, dy])
+        assert ga[1].dtype == torch.bfloat16
+        torch.testing.assert_close(ga[0], ge[0], rtol=1e-4, atol=1e-4)
+        torch.testing.assert_close(ga[1], ge[1])
+    if grad:  # h unused: the plain backward
+        y, _ = warpkit.add_layer_norm(x, r, (16,), w, b)
+        gx, gr = torch.autograd.grad(y, (x, r), dy)
+        (ge,) = torch.autograd.grad(F.layer_norm(x + r, (16,), w, b), (x,), dy)
+        torch.testing.assert_close(gx, ge, rtol=1e-4, atol=1e-4)
+        assert torch.equal(gx, gr)

@@ -349,3 +349,78 @@ def test_segment_reduce(dtype, reduce):
     (gr,) = torch.autograd.grad(torch.segment_reduce(xr, reduce, lengths=lengths), xr, dy.float())
     assert g.dtype == dtype
     check(g, gr, dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("rms", [False, True])
+@pytest.mark.parametrize("shape", [(7, 3), (300, 197), (4, 3, 768), (5, 2049), (3, 50257), (0, 5)])
+def test_add_norm_against_unfused_chain(dtype, rms, shape):
+    """(y, h) against torch's h = x + r; y = norm(h): h bit for bit, y within tolerance; x's and r's
+    gradients (the norm's plus h's own) against the chain's float32 autograd; in-place-free inputs."""
+    ns = (shape[-1],)
+    x = (randn(*shape, dtype=dtype, scale=2) + 1).requires_grad_()
+    r = randn(*shape, dtype=dtype, seed=2).requires_grad_()
+    w = (randn(*ns, dtype=dtype, seed=3) + 1).requires_grad_()
+    b = None if rms else randn(*ns, dtype=dtype, seed=4).requires_grad_()
+    eps = 1e-5
+    y, h = warpkit.add_rms_norm(x, r, ns, w, eps) if rms else warpkit.add_layer_norm(x, r, ns, w, b, eps)
+    hr = x.detach() + r.detach()
+    assert h.dtype == dtype and torch.equal(h, hr)  # the same bits as torch's add
+    yr_same = F.rms_norm(hr, ns, w.detach(), eps) if rms else F.layer_norm(hr, ns, w.detach(), b.detach(), eps)
+    check(y, yr_same, dtype, scale=2)
+    if x.numel() == 0:
+        return
+    leaves = [t.detach().float().requires_grad_() if t is not None else None for t in (x, r, w, b)]
+    hf = leaves[0] + leaves[1]
+    yf = norm_ref(hf, ns, leaves[2], leaves[3], eps, rms)
+    dy, dh = randn(*shape, dtype=dtype, seed=5), randn(*shape, dtype=dtype, seed=6)
+    ins = [t for t in (x, r, w, b) if t is not None]
+    refs = [t for t in leaves if t is not None]
+    gs = torch.autograd.grad([y, h], ins, [dy, dh])
+    # yf's graph is kept: the check of y alone below differentiates it again.
+    grs = torch.autograd.grad([yf, hf], refs, [dy.float(), dh.float()], retain_graph=True)
+    rows = x.numel() // x.shape[-1]
+    for g, gr in zip(gs, grs):
+        assert g.dtype == dtype
+        check(g, gr, dtype, scale=max(1.0, rows ** 0.5))
+    # y alone (h unused): the plain backward.
+    y2, _ = warpkit.add_rms_norm(x, r, ns, w, eps) if rms else warpkit.add_layer_norm(x, r, ns, w, b, eps)
+    gx, gr_ = torch.autograd.grad(y2, [x, r], dy)
+    gxr = torch.autograd.grad(yf, [leaves[0]], dy.float())[0]
+    check(gx, gxr, dtype, scale=max(1.0, rows ** 0.5))
+    assert torch.equal(gx, gr_)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_add_norm_mixed_and_special(dtype):
+    """A residual of another dtype is promoted (torch's x + r); NaN and inf rows as torch's chain."""
+    x = randn(6, 257, dtype=torch.float32, scale=3)
+    r = randn(6, 257, dtype=dtype, seed=7)
+    x[1, 5] = float("nan")
+    x[2, 9] = float("inf")
+    w, b = randn(257, seed=3) + 1, randn(257, seed=4)
+    y, h = warpkit.add_layer_norm(x, r, (257,), w, b)
+    hr = x + r
+    assert h.dtype == hr.dtype and torch.equal(h.nan_to_num(), hr.nan_to_num())
+    check(y, F.layer_norm(hr, (257,), w, b), torch.float32, scale=2)
+
+
+def test_add_norm_compile_fullgraph():
+    """torch.compile(fullgraph=True) traces the forward and its backward; the same results as eager."""
+    x = randn(64, 768, scale=2).requires_grad_()
+    r = randn(64, 768, seed=2).requires_grad_()
+    w, b = (randn(768, seed=3) + 1).requires_grad_(), randn(768, seed=4).requires_grad_()
+
+    def f(x, r, w, b):
+        y, h = warpkit.add_layer_norm(x, r, (768,), w, b)
+        y2, h2 = warpkit.add_rms_norm(h, y * 0.5, (768,), w)
+        return (y2 * 1.5 + h2).sum()
+
+    le = f(x, r, w, b)
+    ge = torch.autograd.grad(le, [x, r, w, b])
+    cf = torch.compile(f, fullgraph=True)
+    lc = cf(x, r, w, b)
+    gc = torch.autograd.grad(lc, [x, r, w, b])
+    torch.testing.assert_close(lc, le, rtol=1e-5, atol=1e-3)
+    for a, e in zip(gc, ge):
+        torch.testing.assert_close(a, e, rtol=1e-4, atol=1e-4)

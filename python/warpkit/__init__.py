@@ -6,6 +6,7 @@ so torch.compile(fullgraph=True) traces them, and a backward where one exists:
     y = warpkit.softmax(x, dim=-1)                          # torch.softmax; also log_softmax
     y = warpkit.layer_norm(x, (768,), w, b, eps=1e-5)       # F.layer_norm
     y = warpkit.rms_norm(x, (4096,), w)                     # F.rms_norm
+    y, h = warpkit.add_layer_norm(x, r, (768,), w, b)       # h = x + r; y = F.layer_norm(h); add_rms_norm
     loss = warpkit.cross_entropy(logits, target)            # F.cross_entropy, fused gradient
     v, i = warpkit.topk(x, 8)                               # torch.topk
     i = warpkit.argmax(x, dim=-1)                           # torch.argmax
@@ -24,13 +25,14 @@ and check their arguments, and a call on CUDA tensors raises RuntimeError saying
 import torch as _torch
 
 from ._ext import available
+from ._ops_add_norm import add_layer_norm, add_rms_norm
 from ._ops_loss import cross_entropy
 from ._ops_norm import layer_norm, rms_norm
 from ._ops_segment import segment_reduce, segment_softmax
 from ._ops_select import argmax, sample, topk
 from ._ops_softmax import log_softmax, softmax
 
-__all__ = ["softmax", "log_softmax", "layer_norm", "rms_norm", "cross_entropy", "topk", "argmax", "sample",
+__all__ = ["softmax", "log_softmax", "layer_norm", "rms_norm", "add_layer_norm", "add_rms_norm", "cross_entropy", "topk", "argmax", "sample",
            "segment_softmax", "segment_reduce", "available", "ops"]
 
 #: The registered operators, as torch.ops.warpkit (e.g. torch.ops.warpkit.softmax).

@@ -155,6 +155,58 @@ class _NormFn(torch.autograd.Function):
         return (*_grads(ctx, dy, _backward_impl), None, None)
 
 
+class _NormEagerFn(torch.autograd.Function):
+    """The eager form for inputs of any shape that _fast takes, in one extension call a way
+    (norm_eager and norm_backward_eager: the row views and allocations in C++)."""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, eps, rms):
+        y, mean, rstd = ext().norm_eager(x, weight, bias, eps, rms, True)
+        _setup(ctx, (x, weight, bias), (y, rstd) if rms else (y, mean, rstd), rms)
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        return (*_grads(ctx, dy, _eager_backward), None, None)
+
+
+def _eager_backward(dy, x, weight, mean, rstd, need_w, need_b, rms):
+    """_backward_impl's results for the fast path's saved tensors (x of any shape)."""
+    return ext().norm_backward_eager(dy, x, weight, mean, rstd, None, need_w, need_b, rms)
+
+
+def _fast(x, normalized_shape, params, eps, others=()):
+    """Whether the eager fast path (_NormEagerFn, or norm_eager alone without gradients; the add
+    forms' too) takes a call: plain CUDA tensors (c.eager) of one supported dtype, a non-empty x
+    normalised over its last dimension, `others` (the residual) of x's shape and dtype (or one that
+    promotes to x's: the extension casts it), the params
+    (w and b) none or contiguous vectors of that length, eps >= 0. Everything else (and every
+    error) takes the general path."""
+    if not c.eager(x, *others, *params):  # first: under torch.compile nothing else is traced
+        return False
+    ns = normalized_shape
+    if type(ns) is not int:
+        if type(ns) not in (tuple, list, torch.Size) or len(ns) != 1:
+            return False
+        ns = ns[0]
+    if not eps >= 0:
+        return False
+    dt = x.dtype
+    if dt not in c.DTYPES or not x.dim() or x.shape[-1] != ns or not x.numel():
+        return False
+    for o in others:  # another dtype only where x's is the promoted one (a bf16 residual of fp32 x)
+        if o.shape != x.shape:
+            return False
+        if o.dtype != dt and (o.dtype not in c.DTYPES or torch.promote_types(dt, o.dtype) != dt):
+            return False
+    return all(t is None or (t.dtype == dt and t.dim() == 1 and t.shape[0] == ns and t.is_contiguous())
+               for t in params)
+
+
+def _needs_grad(*tensors):
+    return torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors)
+
+
 def _prepare(x, normalized_shape, weight, bias, name):
     c.check_tensor(x, name)
     ns = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
@@ -185,6 +237,18 @@ def _prepare(x, normalized_shape, weight, bias, name):
     return (x if x.dim() == 2 and n == 1 else x.reshape(rows, cols)), params[0], params[1]
 
 
+def _finfo_eps(dtype):
+    """torch.finfo(dtype).eps (rms_norm's default eps), kept a dtype: the eager fast paths' (whose
+    dtypes are the supported floating ones)."""
+    e = _EPS.get(dtype)
+    if e is None:
+        e = _EPS.setdefault(dtype, torch.finfo(dtype).eps)
+    return e
+
+
+_EPS = {}
+
+
 def _shaped(y2, x):
     """The rows y2 in x's shape (y2 itself when it has it)."""
     return y2 if y2.shape == x.shape else y2.reshape(x.shape)
@@ -200,6 +264,10 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
     is computed with, as torch does (by torch's own ops: the device call refuses it). A row holding
     an infinity gives NaN outputs as torch's CUDA kernel; the saved mean is then +-inf where torch's
     is NaN (not visible in the results)."""
+    if _fast(x, normalized_shape, (weight, bias), eps):
+        if _needs_grad(x, weight, bias):
+            return _NormEagerFn.apply(x, weight, bias, float(eps), False)
+        return ext().norm_eager(x, weight, bias, float(eps), False, False)[0]
     x2, w, b = _prepare(x, normalized_shape, weight, bias, "layer_norm")
     if c.eager(x2, w, b):
         return _shaped(_NormFn.apply(x2, w, b, float(eps), False), x)
@@ -214,6 +282,11 @@ def rms_norm(x, normalized_shape, weight=None, eps=None):
     A row holding an infinity (and no NaN) has rstd 0: its finite elements give 0 and its infinite
     ones NaN, as torch's composite rms_norm (x * rsqrt(mean(x^2) + eps) * w); torch builds with a
     fused CUDA rms_norm kernel write NaN across such a row instead."""
+    if _fast(x, normalized_shape, (weight,), 0.0 if eps is None else eps):
+        e = float(_finfo_eps(x.dtype) if eps is None else eps)
+        if _needs_grad(x, weight):
+            return _NormEagerFn.apply(x, weight, None, e, True)
+        return ext().norm_eager(x, weight, None, e, True, False)[0]
     x2, w, _ = _prepare(x, normalized_shape, weight, None, "rms_norm")
     if eps is None:
         eps = torch.finfo(x.dtype).eps

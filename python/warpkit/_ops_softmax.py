@@ -68,7 +68,32 @@ class _SoftmaxFn(torch.autograd.Function):
         return _backward_impl(y, dy, ctx.log), None
 
 
+class _SoftmaxEagerFn(torch.autograd.Function):
+    """The eager form over any dim in one extension call a way (softmax_eager and its backward: the
+    dimension moves, row views and allocations in C++)."""
+
+    @staticmethod
+    def forward(ctx, x, dim, log):
+        y = ext().softmax_eager(x, dim, log)
+        ctx.dim, ctx.log = dim, log
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        (y,) = ctx.saved_tensors
+        return ext().softmax_backward_eager(y, dy, ctx.dim, ctx.log), None, None
+
+
 def _run(x, dim, dtype, log, name):
+    # The eager fast path: a plain CUDA tensor of a supported dtype, no empty dimension, dim an int
+    # in range; everything else (and every error) takes the general path below.
+    if dtype is None and type(dim) is int and c.eager(x) and x.dtype in c.DTYPES:
+        nd = x.dim()
+        if nd and -nd <= dim < nd and x.numel():
+            if x.requires_grad and torch.is_grad_enabled():
+                return _SoftmaxEagerFn.apply(x, dim, log)
+            return ext().softmax_eager(x, dim, log)
     c.check_tensor(x, name)
     if dtype is not None:
         if dtype not in c.DTYPES:

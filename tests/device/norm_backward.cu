@@ -8,6 +8,7 @@
 //   determinism: the same call twice, on two streams, strided and contiguous forms: the same bits;
 //                dw / db the same bits for aligned (register path) and unaligned (split path) rows.
 //   workspace:   the size query, 0 bytes without dw and db, too small a workspace refused.
+//   add:         the Add calls (dres added into dx) on every path, dx apart or over dres or dy.
 //   bad_args:    every bad argument returns cudaErrorInvalidValue and writes nothing; cols = 0 a
 //                no-op; rows = 0 writes zeros to dw and db.
 // The plan (no GPU needed) is pinned by tests/device/norm_backward_plan.cu.
@@ -28,9 +29,11 @@ struct NbCase {
 
 template <typename T> static double nb_tol(void) { return sizeof(T) == 4 ? 2e-5 : 2 * wk_eps<T>(); }
 
-/// Runs one case; returns mismatches (the first few logged). Outputs left in *got* when given.
+/// Runs one case; returns mismatches (the first few logged). Outputs left in *got* when given. add:
+/// the Add calls with a residual gradient dres (rows at offset offDy + 1, stride lddy) added into dx,
+/// dx apart (1) or dx = dres (2).
 template <typename T> static int nb_case(const char* what, const NbCase& c, uint64_t seed, cudaStream_t st = 0,
-                                         std::vector<T>* gotAll = nullptr) {
+                                         std::vector<T>* gotAll = nullptr, int add = 0) {
     wk_rng r = wk_rng_make(seed);
     const size_t span = (size_t)(c.rows > 0 ? c.rows - 1 : 0);
     const size_t ndy = c.offDy + span * c.lddy + c.cols + 8, nx = c.offX + span * c.ldx + c.cols + 8;
@@ -66,11 +69,18 @@ template <typename T> static int nb_case(const char* what, const NbCase& c, uint
     wk_upload(dw, hw.data(), nw);
     wk_upload(dm, hm.data(), c.rows + 1);
     wk_upload(dr, hr.data(), c.rows + 1);
-    T* dout = c.inplace == 1 ? ddy : c.inplace == 2 ? dxin : wk_alloc<T>(ndx);
-    const int offDx = c.inplace == 1 ? c.offDy : c.inplace == 2 ? c.offX : c.offDx;
-    const long long lddx = c.inplace == 1 ? c.lddy : c.inplace == 2 ? c.ldx : c.lddx;
-    const size_t nout = c.inplace == 1 ? ndy : c.inplace == 2 ? nx : ndx;
-    if (c.inplace == 0) wk_poison(dout, nout);
+    const int offRes = c.offDy + 1;
+    const size_t nres = offRes + span * c.lddy + c.cols + 8;
+    std::vector<T> hres(add ? nres : 0);
+    for (T& v : hres) v = wk_from_double<T>(wk_uniform(&r, -1.0, 1.0));
+    T* dres = add ? wk_alloc<T>(nres) : nullptr;
+    if (add) wk_upload(dres, hres.data(), nres);
+    const bool same = c.inplace != 0 || add == 2; // dx over an input: only its rows may change
+    T* dout = add == 2 ? dres : c.inplace == 1 ? ddy : c.inplace == 2 ? dxin : wk_alloc<T>(ndx);
+    const int offDx = add == 2 ? offRes : c.inplace == 1 ? c.offDy : c.inplace == 2 ? c.offX : c.offDx;
+    const long long lddx = add == 2 ? c.lddy : c.inplace == 1 ? c.lddy : c.inplace == 2 ? c.ldx : c.lddx;
+    const size_t nout = add == 2 ? nres : c.inplace == 1 ? ndy : c.inplace == 2 ? nx : ndx;
+    if (!same) wk_poison(dout, nout);
     std::vector<T> before(nout);
     wk_download(before.data(), dout, nout);
     const size_t ncol = (size_t)c.cols + 16; // dw and db at [4, 4 + cols), guards around
@@ -85,6 +95,12 @@ template <typename T> static int nb_case(const char* what, const NbCase& c, uint
     T* pdw = c.wantDw ? gdw + 4 : nullptr;
     T* pdb = c.wantDb && !c.rms ? gdb + 4 : nullptr;
     auto call = [&](void* ws, size_t* bytes) {
+        if (add)
+            return c.rms ? warpkit::rowRmsNormBackwardAdd(ddy + c.offDy, dxin + c.offX, w, dr, dres + offRes, pdx, pdw,
+                                                          c.rows, c.cols, c.lddy, c.ldx, c.lddy, lddx, ws, bytes, st)
+                         : warpkit::rowLayerNormBackwardAdd(ddy + c.offDy, dxin + c.offX, w, dm, dr, dres + offRes, pdx,
+                                                            pdw, pdb, c.rows, c.cols, c.lddy, c.ldx, c.lddy, lddx, ws,
+                                                            bytes, st);
         return c.rms ? warpkit::rowRmsNormBackward(ddy + c.offDy, dxin + c.offX, w, dr, pdx, pdw, c.rows, c.cols,
                                                    c.lddy, c.ldx, lddx, ws, bytes, st)
                      : warpkit::rowLayerNormBackward(ddy + c.offDy, dxin + c.offX, w, dm, dr, pdx, pdw, pdb, c.rows,
@@ -128,8 +144,9 @@ template <typename T> static int nb_case(const char* what, const NbCase& c, uint
         for (int i = 0; i < c.cols; ++i) {
             const double xh = (wk_to_double(x[i]) - mean) * rstd,
                          g = wk_to_double(d[i]) * (w ? wk_to_double(hw[c.offW + i]) : 1.0);
-            want[i] = rstd * (g - sg / c.cols - xh * sgx / c.cols);
-            mag = fmax(mag, fabs(rstd) * (fabs(g) + fabs(sg / c.cols) + fabs(xh * sgx / c.cols)));
+            const double a = add ? wk_to_double(hres[offRes + q * c.lddy + i]) : 0.0;
+            want[i] = rstd * (g - sg / c.cols - xh * sgx / c.cols) + a;
+            mag = fmax(mag, fabs(rstd) * (fabs(g) + fabs(sg / c.cols) + fabs(xh * sgx / c.cols)) + fabs(a));
         }
         if (!pdx) continue;
         for (int i = 0; i < c.cols; ++i) {
@@ -143,9 +160,9 @@ template <typename T> static int nb_case(const char* what, const NbCase& c, uint
         }
     }
     for (size_t i = 0; i < nout; ++i)
-        if (!inRow[i] && c.inplace == 0 && memcmp(&got[i], &before[i], sizeof(T)) != 0 && bad++ < 3)
+        if (!inRow[i] && !same && memcmp(&got[i], &before[i], sizeof(T)) != 0 && bad++ < 3)
             cr_log_error("%s: dx element %zu outside the rows written", what, i);
-    if (c.inplace != 0) // in place: only the rows' elements may change
+    if (same) // in place: only the rows' elements may change
         for (size_t i = 0; i < nout; ++i)
             if (!inRow[i] && memcmp(&got[i], &before[i], sizeof(T)) != 0 && bad++ < 3)
                 cr_log_error("%s: in place element %zu outside the rows written", what, i);
@@ -173,7 +190,8 @@ template <typename T> static int nb_case(const char* what, const NbCase& c, uint
         gotAll->insert(gotAll->end(), gb.begin(), gb.end());
     }
     cudaFree(ddy), cudaFree(dxin), cudaFree(dw), cudaFree(dm), cudaFree(dr), cudaFree(gdw), cudaFree(gdb), cudaFree(ws);
-    if (c.inplace == 0) cudaFree(dout);
+    if (!same) cudaFree(dout);
+    if (dres) cudaFree(dres);
     return bad;
 }
 
@@ -246,6 +264,46 @@ Test(device_norm_backward, specials) {
     WK_REQUIRE_GPU();
     const int bad = nb_specials<float>() + nb_specials<__half>() + nb_specials<__nv_bfloat16>();
     cr_expect(bad == 0, "NaN / inf / constant rows: %d mismatches", bad);
+}
+
+/// rowLayerNormBackwardAdd / rowRmsNormBackwardAdd: dres added into dx on every path (register
+/// path's groups, split path's two-kernel and one-pass forms), aligned and not, dx apart, over dres
+/// and over dy, NaN / inf / constant rows, dw and db as without dres.
+template <typename T> static int nb_add(void) {
+    int bad = 0, salt = 0;
+    for (int cols : {1, 7, 33, 257, 768, 1025, 4097, 6143, 8193, 20481, 65537}) {
+        for (int k = 0; k < 6; ++k) {
+            const bool rms = k % 3 == 2, odd = k % 2 == 1;
+            const long long ld = cols + (odd ? 3 : 0);
+            const int o = odd ? 1 : 0;
+            const int add = k < 4 ? 1 + k % 2 : 1;
+            NbCase c{rms,
+                     k == 5 ? 10 : 37,
+                     cols,
+                     ld,
+                     ld + o,
+                     ld + 2 * o,
+                     o,
+                     2 * o,
+                     3 * o,
+                     o,
+                     0,
+                     k != 3,
+                     true,
+                     k != 4,
+                     true,
+                     k == 4 && add == 1 ? 1 : 0,
+                     k == 5 ? 1 : 0};
+            bad += nb_case<T>("add", c, 0x5a00ull + salt++, 0, nullptr, add);
+        }
+    }
+    return bad;
+}
+
+Test(device_norm_backward, add) {
+    WK_REQUIRE_GPU();
+    const int bad = nb_add<float>() + nb_add<__half>() + nb_add<__nv_bfloat16>();
+    cr_expect(bad == 0, "rowLayerNormBackwardAdd / rowRmsNormBackwardAdd: %d mismatches", bad);
 }
 
 /// The same inputs on the default stream, twice, and on a non-blocking stream: the same bits.
@@ -415,6 +473,25 @@ Test(device_norm_backward, bad_args) {
                                                 b.ldx, b.lddx, nullptr, bytes) == cudaErrorInvalidValue ||
                       b.bytes == &small,
                   "%s: the size query accepted it", b.what);
+    }
+    // The Add calls: dres null, dx null, lddres < cols, dx = dres with another ld.
+    struct BadAdd {
+        const float* dres;
+        float* dx;
+        long long lddres, lddx;
+        const char* what;
+    };
+    const BadAdd badAdds[] = {{nullptr, o, 8, 8, "dres null"},
+                              {a + 128, nullptr, 8, 8, "dx null"},
+                              {a + 128, o, 7, 8, "lddres < cols"},
+                              {o, o, 8, 16, "dx = dres, lddx != lddres"}};
+    for (const BadAdd& b : badAdds) {
+        const cudaError_t e1 = warpkit::rowLayerNormBackwardAdd(a, a + 64, a, a, a, b.dres, b.dx, o + 64, o + 128, 4, 8,
+                                                                8, 8, b.lddres, b.lddx, ws, &big);
+        const cudaError_t e2 = warpkit::rowRmsNormBackwardAdd(a, a + 64, a, a, b.dres, b.dx, o + 64, 4, 8, 8, 8,
+                                                              b.lddres, b.lddx, ws, &big);
+        cr_expect(e1 == cudaErrorInvalidValue && e2 == cudaErrorInvalidValue, "Add calls, %s: got %s / %s", b.what,
+                  cudaGetErrorString(e1), cudaGetErrorString(e2));
     }
     // cols = 0: nothing to write (null pointers too), no workspace.
     size_t zero = 5;

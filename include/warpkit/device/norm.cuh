@@ -143,9 +143,14 @@ template <int N, bool Shifted, typename T> WARPKIT_DEVICE void normOutWB(const N
 }
 
 /// Register paths: exact two-pass statistics of the part (shifted by the row's first element), the
-/// parts' {count, mean, m2} merged across the cluster, then the outputs in place.
-template <int C, int E, typename T, int K, typename G>
-WARPKIT_DEVICE NormRow rowRegs(const NormParams<T>& p, long long row, int, const RowPart& part, float (&x)[1][K], G g) {
+/// parts' {count, mean, m2} merged across the cluster, then `before()` (every read of the row and
+/// every group reduction done), then the outputs in place. The row is x[0] (the other NI - 1 rows of
+/// x are not read). Keep: the slots stay x through before() (the shift is subtracted where each use
+/// needs it, with the same bits), so that before() can store them (device/add_norm.cuh stores h);
+/// otherwise they become x - shift once, which the plain norm's outputs read.
+template <int C, int E, bool Keep, typename T, int NI, int K, typename G, typename B>
+WARPKIT_DEVICE NormRow normRegs(const NormParams<T>& p, long long row, const RowPart& part, float (&x)[NI][K], G g,
+                                B before) {
     constexpr int V = vectorElems<T>();
     const int n = partElems<T>(part);
     float shift = 0.0f, off = 0.0f;
@@ -157,34 +162,45 @@ WARPKIT_DEVICE NormRow rowRegs(const NormParams<T>& p, long long row, int, const
             if (part.s.head > 0 || part.s.vectors == 0) lead = x[0][C * V];
         }
         shift = groupFirst(g, lead, rowInput(p, 0, row));
-        // The slots become x - shift (RMSNorm: shift 0, left as they are).
+        // The slots become x - shift (RMSNorm: shift 0, left as they are; Keep: left as x).
         float s = 0.0f;
         forEachSlotSplit<T, C, E>(part, [&](int j, int, bool ok) {
-            x[0][j] -= shift;
-            s += ok ? x[0][j] : 0.0f;
+            if constexpr (Keep) {
+                s += ok ? x[0][j] - shift : 0.0f;
+            } else {
+                x[0][j] -= shift;
+                s += ok ? x[0][j] : 0.0f;
+            }
         });
         s = groupSum(g, s);
         off = n > 0 ? s * welfordRcp((float)n) : 0.0f; // a block of a cluster may hold none of the row
     }
     float q = 0.0f;
     forEachSlotSplit<T, C, E>(part, [&](int j, int, bool ok) {
-        const float d = ok ? x[0][j] - off : 0.0f;
+        const float d = ok ? (Keep ? x[0][j] - shift : x[0][j]) - off : 0.0f;
         q += d * d;
     });
     q = groupSum(g, q);
     const WelfordState st = groupCombine(g, WelfordState{(unsigned)n, off, q}, WelfordMerge{});
     const NormRow f = normRow(p, st, shift, part.s);
-    auto extra = [&](int j, int col) { normOut<1, true>(p, f, &x[0][j], col); };
+    before();
+    auto extra = [&](int j, int col) { normOut<1, !Keep>(p, f, &x[0][j], col); };
     // LayerNorm with w and b (RMSNorm has no b). Not for a thread holding more than 32 values: the
     // fast form's loads of every piece at once would spill (warp path, 16-bit, 8 vectors a lane).
     // Nor on R25's warp of 6 vectors a lane, whose occupancy is the point: there the fast form's
     // hoisted loads take 71 registers (7 blocks an SM), the general form 48 (10 blocks).
     constexpr bool fast = C * V <= 32 && C != kRowWarpFitShape.chunks;
     if (fast && f.vecW && f.vecB)
-        forEachPiece<T, C, E>(part, [&](int j, int col) { normOutWB<V, true>(p, f, &x[0][j], col); }, extra);
+        forEachPiece<T, C, E>(
+            part, [&](int j, int col) { normOutWB<V, !Keep>(p, f, &x[0][j], col); }, extra);
     else
-        forEachPiece<T, C, E>(part, [&](int j, int col) { normOut<V, true>(p, f, &x[0][j], col); }, extra);
+        forEachPiece<T, C, E>(
+            part, [&](int j, int col) { normOut<V, !Keep>(p, f, &x[0][j], col); }, extra);
     return f;
+}
+template <int C, int E, typename T, int K, typename G>
+WARPKIT_DEVICE NormRow rowRegs(const NormParams<T>& p, long long row, int, const RowPart& part, float (&x)[1][K], G g) {
+    return normRegs<C, E, false>(p, row, part, x, g, [] {});
 }
 
 template <typename T>

@@ -3,6 +3,15 @@
 //
 //   warpkit::rowLayerNormBackward(dy, x, w, mean, rstd, dx, dw, db, rows, cols[, lddy, ldx, lddx], ws, &bytes, stream)
 //   warpkit::rowRmsNormBackward(dy, x, w, rstd, dx, dw, rows, cols[, lddy, ldx, lddx], ws, &bytes, stream)
+//   warpkit::rowLayerNormBackwardAdd(dy, x, w, mean, rstd, dres, dx, dw, db, rows, cols, lddy, ldx, lddres, lddx,
+//                                    ws, &bytes, stream)
+//   warpkit::rowRmsNormBackwardAdd(dy, x, w, rstd, dres, dx, dw, rows, cols, lddy, ldx, lddres, lddx, ws, &bytes,
+//                                  stream)
+//       the same, with a residual gradient dres added into dx: dx = norm_backward(dy) + dres, the
+//       backward of rowAddLayerNorm / rowAddRmsNorm's h (device/add_norm.cuh) in one kernel. dres is
+//       read once, where dx is stored, and added in float before dx's one rounding to T (the
+//       unfused chain rounds twice: fp32 gives the same bits, 16-bit types agree to 1 ulp). dx is
+//       then required; it may be dres (lddx == lddres).
 //
 // From the forward's input x, its weight w and its statistics (the mean and rstd arrays rowLayerNorm
 // and rowRmsNorm write; RMSNorm's mean is 0), per row with xhat = (x - mean) * rstd, g = dy * w,
@@ -33,8 +42,9 @@
 // rows the register path takes at every alignment (up to 4096 columns). Any alignment.
 // Conventions (docs/design.md): returns cudaError_t; asynchronous on `stream`; allocates nothing;
 // bad arguments (rows < 0, cols < 0, an ld < cols, workspaceBytes null, a workspace too small, null
-// dy, x, rstd or (LayerNorm) mean with rows and cols > 0, dx == dy or dx == x with a different ld)
-// return cudaErrorInvalidValue and write nothing.
+// dy, x, rstd or (LayerNorm) mean with rows and cols > 0, dx == dy or dx == x with a different ld;
+// the Add calls: a null dres or dx, lddres < cols, dx == dres with a different ld) return
+// cudaErrorInvalidValue and write nothing.
 //
 // How it works: device/detail/norm_backward_plan.cuh (rules N1-N5: rows of up to 8192 columns in
 // registers, 8 elements of each input a thread, a warp or a block of threads a row, read once;
@@ -52,33 +62,41 @@ namespace detail {
 
 /// Whether the register path may take vector slots: every row of dy, x and dx (if written) and w
 /// (if given) start on 16 bytes and cols is a whole number of vectors.
-template <typename T> inline bool nbVec(const NormBackwardParams<T>& p) {
+template <typename T> inline bool nbVec(const NbAddParams<T>& p) {
     return rowsAligned(p.dy, p.lddy, p.cols) && rowsAligned(p.x, p.ldx, p.cols) &&
-           (p.dx == nullptr || rowsAligned(p.dx, p.lddx, p.cols)) && ((size_t)p.w & 15) == 0;
+           (p.dx == nullptr || rowsAligned(p.dx, p.lddx, p.cols)) &&
+           (p.dres == nullptr || rowsAligned(p.dres, p.lddres, p.cols)) && ((size_t)p.w & 15) == 0;
 }
 
-/// The register path's kernel for groups of Gs threads (N1), vector or element slots as plan pl says.
-template <typename T, int Gs>
-inline cudaError_t nbLaunchRegs(const NormBackwardParams<T>& p, const NormBackwardPlan& pl, cudaStream_t st) {
+/// The register path's kernel for groups of Gs threads (N1), vector or element slots as plan pl says,
+/// with dres added (Res) or not.
+template <typename T, int Gs, bool Res> inline cudaError_t
+nbLaunchRegs(const NormBackwardParams<T>& p, NbRes<T, Res> res, const NormBackwardPlan& pl, cudaStream_t st) {
     constexpr int Threads = nbRegsThreads(Gs);
-    auto kern = normBackwardKernel<T, Threads, Gs, true>;
+    auto kern = normBackwardKernel<T, Threads, Gs, true, Res>;
     if constexpr (Gs < kNbMaxGroup) {
-        if (!pl.vec) kern = normBackwardKernel<T, Threads, Gs, false>;
+        if (!pl.vec) kern = normBackwardKernel<T, Threads, Gs, false, Res>;
     } else if (!pl.vec) {
         return cudaErrorInvalidValue; // no such plan (N1 gives element slots to groups up to 512)
     }
-    return launchKernel(kern, pl.parts, Threads, st, p);
+    return launchKernel(kern, pl.parts, Threads, st, p, res);
+}
+template <typename T, int Gs>
+inline cudaError_t nbLaunchRegs(const NbAddParams<T>& p, const NormBackwardPlan& pl, cudaStream_t st) {
+    if (p.dres != nullptr) return nbLaunchRegs<T, Gs, true>(p, NbRes<T, true>{p.dres, p.lddres}, pl, st);
+    return nbLaunchRegs<T, Gs, false>(p, NbRes<T, false>{}, pl, st);
 }
 
-/// The split path's kernels (N2) on a grid of slices x parts: the sums, then (dx wanted) dx.
-template <typename T>
-inline cudaError_t nbLaunchSplit(const NormBackwardParams<T>& p, const NormBackwardPlan& pl, cudaStream_t st) {
+/// The split path's kernels (N2) on a grid of slices x parts: the sums, then (dx wanted) dx, with
+/// dres added (Res) or not.
+template <typename T, bool Res> inline cudaError_t nbLaunchSplit(const NormBackwardParams<T>& p, NbRes<T, Res> res,
+                                                                 const NormBackwardPlan& pl, cudaStream_t st) {
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3((unsigned)pl.slices, (unsigned)pl.parts);
     cfg.blockDim = dim3(kNbSliceThreads);
     cfg.stream = st;
     if (p.dx != nullptr) { // one pass where the whole grid is resident at once
-        const auto one = pl.vec ? normBackwardOnePassKernel<T, true> : normBackwardOnePassKernel<T, false>;
+        const auto one = pl.vec ? normBackwardOnePassKernel<T, true, Res> : normBackwardOnePassKernel<T, false, Res>;
         int dev = 0, resident = 0;
         DeviceProps d;
         WARPKIT_TRY(currentDevice(&dev, &d));
@@ -90,21 +108,23 @@ inline cudaError_t nbLaunchSplit(const NormBackwardParams<T>& p, const NormBackw
             coop.val.cooperative = 1;
             cfg.attrs = &coop;
             cfg.numAttrs = 1;
-            return cudaLaunchKernelEx(&cfg, one, p);
+            return cudaLaunchKernelEx(&cfg, one, p, res);
         }
     }
     WARPKIT_TRY(
         cudaLaunchKernelEx(&cfg, pl.vec ? normBackwardSumsKernel<T, true> : normBackwardSumsKernel<T, false>, p));
     if (p.dx == nullptr) return cudaSuccess;
-    return cudaLaunchKernelEx(&cfg, pl.vec ? normBackwardSplitDxKernel<T, true> : normBackwardSplitDxKernel<T, false>,
-                              p);
+    return cudaLaunchKernelEx(
+        &cfg, pl.vec ? normBackwardSplitDxKernel<T, true, Res> : normBackwardSplitDxKernel<T, false, Res>, p, res);
 }
 
 /// The main kernels of plan pl: one for each group size of N1, the split path's two for N2
 /// (normBackwardPlanCompiled lists them).
 template <typename T>
-inline cudaError_t nbLaunch(const NormBackwardParams<T>& p, const NormBackwardPlan& pl, cudaStream_t st) {
-    if (pl.path == NbSplit) return nbLaunchSplit(p, pl, st);
+inline cudaError_t nbLaunch(const NbAddParams<T>& p, const NormBackwardPlan& pl, cudaStream_t st) {
+    if (pl.path == NbSplit)
+        return p.dres != nullptr ? nbLaunchSplit<T, true>(p, NbRes<T, true>{p.dres, p.lddres}, pl, st)
+                                 : nbLaunchSplit<T, false>(p, NbRes<T, false>{}, pl, st);
     switch (pl.group) {
     case 32:
         return nbLaunchRegs<T, 32>(p, pl, st);
@@ -124,15 +144,17 @@ inline cudaError_t nbLaunch(const NormBackwardParams<T>& p, const NormBackwardPl
 }
 
 /// Both calls: the checks, the workspace rule, then the main kernel and the final sums.
-template <typename T> inline cudaError_t rowNormBackward(NormBackwardParams<T> p, bool rms, T* dw, T* db,
-                                                         void* workspace, size_t* workspaceBytes, cudaStream_t stream) {
+template <typename T> inline cudaError_t rowNormBackward(NbAddParams<T> p, bool rms, T* dw, T* db, void* workspace,
+                                                         size_t* workspaceBytes, cudaStream_t stream) {
     const long long rows = p.rows;
     const int cols = p.cols;
-    if (rows < 0 || cols < 0 || p.lddy < cols || p.ldx < cols || p.lddx < cols || workspaceBytes == nullptr)
+    if (rows < 0 || cols < 0 || p.lddy < cols || p.ldx < cols || p.lddx < cols || workspaceBytes == nullptr ||
+        (p.dres != nullptr && p.lddres < cols))
         return cudaErrorInvalidValue;
     if (rows > 0 && cols > 0 &&
         (p.dy == nullptr || p.x == nullptr || p.rstd == nullptr || (!rms && p.mean == nullptr) ||
-         (p.dx != nullptr && p.dx == p.dy && p.lddx != p.lddy) || (p.dx != nullptr && p.dx == p.x && p.lddx != p.ldx)))
+         (p.dx != nullptr && p.dx == p.dy && p.lddx != p.lddy) || (p.dx != nullptr && p.dx == p.x && p.lddx != p.ldx) ||
+         (p.dres != nullptr && (p.dx == nullptr || (p.dx == p.dres && p.lddx != p.lddres)))))
         return cudaErrorInvalidValue;
     const int arrays = (dw != nullptr) + (db != nullptr);
     const size_t need = normBackwardBytes(rows, cols, arrays, (int)sizeof(T));
@@ -188,7 +210,8 @@ inline cudaError_t rowLayerNormBackward(const T* dy, const T* x, const typename 
     else {
         const detail::NormBackwardParams<T> p{dy,      x,    w,    mean, rstd, dx,   nullptr, nullptr, nullptr,
                                               nullptr, rows, lddy, ldx,  lddx, cols, 1,       1,       0.0f};
-        return detail::rowNormBackward(p, false, dw, db, workspace, workspaceBytes, stream);
+        return detail::rowNormBackward(detail::NbAddParams<T>{p, nullptr, 0}, false, dw, db, workspace, workspaceBytes,
+                                       stream);
     }
 }
 
@@ -218,7 +241,8 @@ inline cudaError_t rowRmsNormBackward(const T* dy, const T* x, const typename de
     else {
         const detail::NormBackwardParams<T> p{dy,      x,    w,    nullptr, rstd, dx,   nullptr, nullptr, nullptr,
                                               nullptr, rows, lddy, ldx,     lddx, cols, 1,       1,       0.0f};
-        return detail::rowNormBackward(p, true, dw, static_cast<T*>(nullptr), workspace, workspaceBytes, stream);
+        return detail::rowNormBackward(detail::NbAddParams<T>{p, nullptr, 0}, true, dw, static_cast<T*>(nullptr),
+                                       workspace, workspaceBytes, stream);
     }
 }
 
@@ -229,6 +253,52 @@ inline cudaError_t rowRmsNormBackward(const T* dy, const T* x, const typename de
                                       typename detail::NonDeduced<T>::type* dw, long long rows, int cols,
                                       void* workspace, size_t* workspaceBytes, cudaStream_t stream = 0) {
     return rowRmsNormBackward(dy, x, w, rstd, dx, dw, rows, cols, cols, cols, cols, workspace, workspaceBytes, stream);
+}
+
+/// rowLayerNormBackward with a residual gradient added into dx: dx = the LayerNorm gradient + dres
+/// (rows x cols, row r at dres + r * lddres; added in float before dx's one rounding). dx is
+/// required and may be dres (lddx == lddres) or dy (lddx == lddy). Host; asynchronous on `stream`.
+/// See the header comment.
+template <typename T> inline cudaError_t
+rowLayerNormBackwardAdd(const T* dy, const T* x, const typename detail::NonDeduced<T>::type* w, const float* mean,
+                        const float* rstd, const typename detail::NonDeduced<T>::type* dres,
+                        typename detail::NonDeduced<T>::type* dx, typename detail::NonDeduced<T>::type* dw,
+                        typename detail::NonDeduced<T>::type* db, long long rows, int cols, long long lddy,
+                        long long ldx, long long lddres, long long lddx, void* workspace, size_t* workspaceBytes,
+                        cudaStream_t stream = 0) {
+    static_assert(detail::IsRowType<T>::value,
+                  "rowLayerNormBackwardAdd: element type T must be float, __half or __nv_bfloat16");
+    if constexpr (!detail::IsRowType<T>::value)
+        return cudaErrorInvalidValue; // a wrong T: only the assert above reports
+    else {
+        if (dres == nullptr && rows > 0 && cols > 0) return cudaErrorInvalidValue;
+        const detail::NormBackwardParams<T> p{dy,      x,    w,    mean, rstd, dx,   nullptr, nullptr, nullptr,
+                                              nullptr, rows, lddy, ldx,  lddx, cols, 1,       1,       0.0f};
+        return detail::rowNormBackward(detail::NbAddParams<T>{p, dres, lddres}, false, dw, db, workspace,
+                                       workspaceBytes, stream);
+    }
+}
+
+/// rowRmsNormBackward with a residual gradient added into dx, as rowLayerNormBackwardAdd. Host;
+/// asynchronous on `stream`. See the header comment.
+template <typename T>
+inline cudaError_t rowRmsNormBackwardAdd(const T* dy, const T* x, const typename detail::NonDeduced<T>::type* w,
+                                         const float* rstd, const typename detail::NonDeduced<T>::type* dres,
+                                         typename detail::NonDeduced<T>::type* dx,
+                                         typename detail::NonDeduced<T>::type* dw, long long rows, int cols,
+                                         long long lddy, long long ldx, long long lddres, long long lddx,
+                                         void* workspace, size_t* workspaceBytes, cudaStream_t stream = 0) {
+    static_assert(detail::IsRowType<T>::value,
+                  "rowRmsNormBackwardAdd: element type T must be float, __half or __nv_bfloat16");
+    if constexpr (!detail::IsRowType<T>::value)
+        return cudaErrorInvalidValue; // a wrong T: only the assert above reports
+    else {
+        if (dres == nullptr && rows > 0 && cols > 0) return cudaErrorInvalidValue;
+        const detail::NormBackwardParams<T> p{dy,      x,    w,    nullptr, rstd, dx,   nullptr, nullptr, nullptr,
+                                              nullptr, rows, lddy, ldx,     lddx, cols, 1,       1,       0.0f};
+        return detail::rowNormBackward(detail::NbAddParams<T>{p, dres, lddres}, true, dw, static_cast<T*>(nullptr),
+                                       workspace, workspaceBytes, stream);
+    }
 }
 
 } // namespace warpkit

@@ -208,7 +208,8 @@ inline cudaError_t rowWarpShapes(const RowPlan& pl, const R& r, long long rows, 
         if (pl.width == s.width && pl.chunks == s.chunks)
             return rowLaunchWarp<s.width, s.chunks, Aligned>(r, rows, cols, st);
         return rowWarpShapes<R, Aligned, I + 1>(pl, r, rows, cols, st);
-    } else if constexpr (!RowRunner<R>::softmax && sizeof(typename R::Elem) == 4) {
+    } else if constexpr (!RowRunner<R>::softmax && sizeof(typename R::Elem) == 4 &&
+                         (Aligned || RowWarpFitUnaligned<R>::value)) {
         constexpr RowWarpShape s = kRowWarpFitShape;
         if (pl.width == s.width && pl.chunks == s.chunks)
             return rowLaunchWarp<s.width, s.chunks, Aligned>(r, rows, cols, st);
@@ -247,6 +248,11 @@ template <typename R> inline cudaError_t rowRun(RowPlan pl, const R& r, long lon
         cudaError_t e = cudaErrorNotSupported;
         switch (pl.path) {
         case RowWarp:
+            if (!aligned && !RowWarpFitUnaligned<R>::value && pl.width == kRowWarpFitShape.width &&
+                pl.chunks == kRowWarpFitShape.chunks) { // R25's shape left out for these rows: R1's plan
+                pl = rowWarpPlan(vectorElems<T>(), cols, R::kWarpChunks);
+                continue;
+            }
             return aligned ? rowWarpShapes<R, true>(pl, r, rows, cols, st)
                            : rowWarpShapes<R, false>(pl, r, rows, cols, st);
         case RowWarpStream:

@@ -42,6 +42,9 @@
 //   inputs that stage together (default: one input): rowStageable(p) -> bool (host)
 //   statistics given from outside (default: false): P::kStatsGiven, the streamed path skips its
 //                                        statistics sweep (rowFactors reads them; device/sharded.cuh)
+//   R25's fit shape on unaligned rows (default: true): P::kWarpFitUnaligned false leaves that
+//                                        instantiation out, and such rows take R1's warp plan
+//                                        (device/add_norm.cuh: two inputs there spilled)
 #pragma once
 
 #include "row_part.cuh"
@@ -120,6 +123,12 @@ template <typename... X> using RowVoid = typename RowVoidOf<X...>::type;
 template <typename P, typename = void> struct RowStatsGiven { static constexpr bool value = false; };
 template <typename P> struct RowStatsGiven<P, RowVoid<decltype(P::kStatsGiven)>> {
     static constexpr bool value = P::kStatsGiven;
+};
+
+/// Whether P's unaligned rows may take R25's fit shape (P::kWarpFitUnaligned; default true).
+template <typename P, typename = void> struct RowWarpFitUnaligned { static constexpr bool value = true; };
+template <typename P> struct RowWarpFitUnaligned<P, RowVoid<decltype(P::kWarpFitUnaligned)>> {
+    static constexpr bool value = P::kWarpFitUnaligned;
 };
 
 #define WARPKIT_DETAIL_ROW_HOOK(NAME, EXPR)                                                      \

@@ -1,0 +1,210 @@
+"""warpkit::add_layer_norm, warpkit::add_rms_norm and their backward op: the residual add fused into
+the norms (rowAddLayerNorm / rowAddRmsNorm, rowLayerNormBackwardAdd / rowRmsNormBackwardAdd), and
+the public add_layer_norm / add_rms_norm, which return (y, h) with h = x + residual."""
+from typing import Optional, Tuple
+
+import torch
+
+from . import _common as c
+from ._ext import ext
+from ._ops_norm import (_backward_impl, _eager_backward, _fast, _finfo_eps, _forward, _grads_alloc, _needs_grad,
+                        _norm_backward, _opt, _prepare, _shaped)
+
+
+def _add_forward(x, residual, weight, bias, eps, rms):
+    """(y, h, mean, rstd); mean is empty for RMSNorm."""
+    rows = x.shape[0]
+    if x.numel() == 0 or not eps >= 0:  # empty rows, a negative or NaN eps: torch's add, then _forward's path
+        h = x + residual
+        y, mean, rstd = _forward(h, weight, bias, eps, rms)
+        return y, h, mean, rstd
+    h = c.empty_as(x)
+    y = c.empty_as(x)
+    rstd = torch.empty(rows, dtype=torch.float32, device=x.device)
+    mean = c.none_tensor(rstd) if rms else rstd.new_empty(rows)
+    ext().norm_add_forward(c.rows_view(x), c.rows_view(residual), _opt(weight, x), _opt(bias, x), float(eps), h, y,
+                           mean, rstd, rms)
+    return y, h, mean, rstd
+
+
+def _fake_add_forward(x, rms):
+    rows = x.shape[0]
+    return (torch.empty(x.shape, dtype=x.dtype, device=x.device), torch.empty(x.shape, dtype=x.dtype, device=x.device),
+            torch.empty(0 if rms else rows, dtype=torch.float32, device=x.device),
+            torch.empty(rows, dtype=torch.float32, device=x.device))
+
+
+@torch.library.custom_op("warpkit::add_layer_norm", mutates_args=())
+def _add_layer_norm(x: torch.Tensor, residual: torch.Tensor, weight: Optional[torch.Tensor],
+                    bias: Optional[torch.Tensor],
+                    eps: float) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    return _add_forward(x, residual, weight, bias, eps, False)
+
+
+@_add_layer_norm.register_fake
+def _(x, residual, weight, bias, eps):
+    return _fake_add_forward(x, False)
+
+
+@torch.library.custom_op("warpkit::add_rms_norm", mutates_args=())
+def _add_rms_norm(x: torch.Tensor, residual: torch.Tensor, weight: Optional[torch.Tensor],
+                  eps: float) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    y, h, _, rstd = _add_forward(x, residual, weight, None, eps, True)
+    return y, h, rstd
+
+
+@_add_rms_norm.register_fake
+def _(x, residual, weight, eps):
+    y, h, _, rstd = _fake_add_forward(x, True)
+    return y, h, rstd
+
+
+def _backward_add_impl(dy, h, weight, mean, rstd, dres, need_w, need_b, rms):
+    dx, dw, db = _grads_alloc(h, need_w, need_b)
+    if h.numel():
+        ext().norm_add_backward(c.rows_view(c.same_dtype(dy, h.dtype)), c.rows_view(h), _opt(weight, h), mean, rstd,
+                                c.rows_view(c.same_dtype(dres, h.dtype)), dx, dw, db, rms)
+    return dx, dw, db
+
+
+@torch.library.custom_op("warpkit::norm_backward_add", mutates_args=())
+def _norm_backward_add(dy: torch.Tensor, h: torch.Tensor, weight: Optional[torch.Tensor], mean: torch.Tensor,
+                       rstd: torch.Tensor, dres: torch.Tensor, need_w: bool, need_b: bool,
+                       rms: bool) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    return _backward_add_impl(dy, h, weight, mean, rstd, dres, need_w, need_b, rms)
+
+
+@_norm_backward_add.register_fake
+def _(dy, h, weight, mean, rstd, dres, need_w, need_b, rms):
+    return _grads_alloc(h, need_w, need_b)
+
+
+def _setup(ctx, inputs, output, rms):
+    weight = inputs[2]
+    bias = None if rms else inputs[3]
+    ctx.rms = rms
+    ctx.has_weight = weight is not None
+    ctx.has_bias = bias is not None
+    h = output[1]
+    mean, rstd = (None, output[2]) if rms else (output[2], output[3])
+    ctx.save_for_backward(h, weight, mean, rstd)
+
+
+def _grads(ctx, dy, dh, plain, fused):
+    """dx = dresidual = the norm's gradient at h plus h's own gradient dh (one kernel, fused, when
+    both; plain when h has no gradient); dw, db; the ops, or their bodies in eager mode."""
+    h, weight, mean, rstd = ctx.saved_tensors
+    need = ctx.needs_input_grad
+    need_w = ctx.has_weight and need[2]
+    need_b = ctx.has_bias and need[3]
+    if mean is None:
+        mean = c.none_tensor(rstd)
+    if dy is None:
+        dy = torch.zeros_like(h)
+    if dh is None:
+        dx, dw, db = plain(dy, h, weight, mean, rstd, need_w, need_b, ctx.rms)
+    else:
+        dx, dw, db = fused(dy, h, weight, mean, rstd, dh, need_w, need_b, ctx.rms)
+    return dx, (dw if need_w else None), (db if need_b else None)
+
+
+def _backward(ctx, dy, dh, *unused):
+    dx, dw, db = _grads(ctx, dy, dh, _norm_backward, _norm_backward_add)
+    return (dx, dx, dw, None) if ctx.rms else (dx, dx, dw, db, None)
+
+
+_add_layer_norm.register_autograd(lambda ctx, *g: _backward(ctx, *g),
+                                  setup_context=lambda ctx, inputs, output: _setup(ctx, inputs, output, False))
+_add_rms_norm.register_autograd(lambda ctx, *g: _backward(ctx, *g),
+                                setup_context=lambda ctx, inputs, output: _setup(ctx, inputs, output, True))
+
+
+class _AddNormFn(torch.autograd.Function):
+    """The eager form of both ops (c.eager): their bodies, without torch.library's dispatch."""
+
+    @staticmethod
+    def forward(ctx, x, residual, weight, bias, eps, rms):
+        y, h, mean, rstd = _add_forward(x, residual, weight, bias, eps, rms)
+        ctx.set_materialize_grads(False)  # h without a gradient: the plain backward
+        _setup(ctx, (x, residual, weight, bias), (y, h, rstd) if rms else (y, h, mean, rstd), rms)
+        return y, h
+
+    @staticmethod
+    def backward(ctx, dy, dh):
+        dx, dw, db = _grads(ctx, dy, dh, _backward_impl, _backward_add_impl)
+        return dx, dx, dw, db, None, None
+
+
+class _AddNormEagerFn(torch.autograd.Function):
+    """The eager form for inputs of any shape that _fast takes, in one extension call a way
+    (norm_add_eager; norm_backward_eager with dh as dres, or without it when h has no gradient)."""
+
+    @staticmethod
+    def forward(ctx, x, residual, weight, bias, eps, rms):
+        y, h, mean, rstd = ext().norm_add_eager(x, residual, weight, bias, eps, rms, True)
+        ctx.set_materialize_grads(False)  # h without a gradient: the plain backward
+        _setup(ctx, (x, residual, weight, bias), (y, h, rstd) if rms else (y, h, mean, rstd), rms)
+        return y, h
+
+    @staticmethod
+    def backward(ctx, dy, dh):
+        dx, dw, db = _grads(ctx, dy, dh, _eager_backward, _eager_backward_add)
+        return dx, dx, dw, db, None, None
+
+
+def _eager_backward_add(dy, h, weight, mean, rstd, dres, need_w, need_b, rms):
+    """_backward_add_impl's results for the fast path's saved tensors (h of any shape)."""
+    return ext().norm_backward_eager(dy, h, weight, mean, rstd, dres, need_w, need_b, rms)
+
+
+def _pair(x, residual, name):
+    """x and residual in their promoted dtype (as torch's x + residual), of one shape."""
+    c.check_tensor(residual, name, "residual")
+    if tuple(residual.shape) != tuple(x.shape):
+        raise RuntimeError(f"warpkit.{name}: residual of shape {list(residual.shape)} must match x's "
+                           f"{list(x.shape)}")
+    dt = torch.promote_types(x.dtype, residual.dtype)
+    return c.same_dtype(x, dt), c.same_dtype(residual, dt)
+
+
+def add_layer_norm(x, residual, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """(y, h) with h = x + residual and y = torch.nn.functional.layer_norm(h, normalized_shape, weight,
+    bias, eps), by one kernel (rowAddLayerNorm) and one backward kernel (h's gradient from its other
+    uses added into the norm's: rowLayerNormBackwardAdd). h is x + residual rounded once to the
+    promoted dtype, bit for bit as torch's; y normalises that h. x and residual of one shape; other
+    rules as layer_norm."""
+    if _fast(x, normalized_shape, (weight, bias), eps, (residual,)):
+        if _needs_grad(x, residual, weight, bias):
+            return _AddNormEagerFn.apply(x, residual, weight, bias, float(eps), False)
+        y, h, _, _ = ext().norm_add_eager(x, residual, weight, bias, float(eps), False, False)
+        return y, h
+    x, residual = _pair(x, residual, "add_layer_norm")
+    x2, w, b = _prepare(x, normalized_shape, weight, bias, "add_layer_norm")
+    r2 = residual.reshape(x2.shape)
+    if c.eager(x2, r2, w, b):
+        y, h = _AddNormFn.apply(x2, r2, w, b, float(eps), False)
+    else:
+        y, h, _, _ = _add_layer_norm(x2, r2, w, b, float(eps))
+    return _shaped(y, x), _shaped(h, x)
+
+
+def add_rms_norm(x, residual, normalized_shape, weight=None, eps=None):
+    """(y, h) with h = x + residual and y = torch.nn.functional.rms_norm(h, normalized_shape, weight,
+    eps), fused as add_layer_norm (rowAddRmsNorm, rowRmsNormBackwardAdd). eps=None is
+    torch.finfo(dtype).eps, as torch."""
+    if _fast(x, normalized_shape, (weight,), 0.0 if eps is None else eps, (residual,)):
+        e = float(_finfo_eps(x.dtype) if eps is None else eps)
+        if _needs_grad(x, residual, weight):
+            return _AddNormEagerFn.apply(x, residual, weight, None, e, True)
+        y, h, _, _ = ext().norm_add_eager(x, residual, weight, None, e, True, False)
+        return y, h
+    x, residual = _pair(x, residual, "add_rms_norm")
+    x2, w, _ = _prepare(x, normalized_shape, weight, None, "add_rms_norm")
+    r2 = residual.reshape(x2.shape)
+    if eps is None:
+        eps = torch.finfo(x.dtype).eps
+    if c.eager(x2, r2, w):
+        y, h = _AddNormFn.apply(x2, r2, w, None, float(eps), True)
+    else:
+        y, h, _ = _add_rms_norm(x2, r2, w, float(eps))
+    return _shaped(y, x), _shaped(h, x)
