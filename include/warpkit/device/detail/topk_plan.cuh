@@ -33,6 +33,7 @@
 //       workspace and the block that finishes a row's last slice merges them by a block radix select
 //       in shared memory (rows x slices x k keys and an arrival word a row: no memset). On 132
 //       SMs, k = 8: 1 row of 262144: 256 slices; 64 rows: 8; 512 rows: 1 (k = 256: 16 slices a row)
+//   A1 / A2 rowArgMax / rowArgMin: T1 one block a row, or the row family (topkArgFilter, at the end)
 #pragma once
 
 namespace warpkit {
