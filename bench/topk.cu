@@ -12,7 +12,7 @@
 // Short rows: rows {16384, 256} x cols {128, 1024, 4096} x k {1, 8, 32}, fp32 and bf16 (the warp
 // kernels, rules W1-W4, and the filter past them). Router: tokens {1, 256, 16384} x 128 experts,
 // k = 8 (rule W2). Each line ends with the plan's kernel rule; with k = 1 a line "am" times
-// rowArgMax (the same answer on the row family's runner).
+// rowArgMax (the same answer by rule A1 or A2, device/detail/topk_plan.cuh).
 // Targets (issue 28): many rows (>= 64) at >= 0.8x the read for k <= 256; one row <= 10 us; the
 // router's 16384 tokens at >= 0.8x the read.
 // Usage: build/bench/topk [out.csv] [grid] [short] [router]   (tables to run; none named: all)
@@ -99,7 +99,7 @@ template <typename T> void cell(FILE* csv, const char* tname, long long rows, in
                readMs / ms, sms / ms, *cubMs * 1e3, rule);
         fprintf(csv, "%s,%lld,%d,%d,%.3f,%.3f,%.4f,%.3f,%.3f,%s\n", tname, rows, cols, k, ms * 1e3, readMs * 1e3,
                 readMs / ms, sms * 1e3, *cubMs * 1e3, rule);
-        if (k == 1) { // rowArgMax: the same answer by one read a row on the row family's runner
+        if (k == 1) { // rowArgMax: the same answer by one read a row (rules A1, A2)
             const float ams = bench_median_ms([&] { warpkit::rowArgMax(x, v, idx, rows, cols, cols); });
             printf("%-5s %5lld %7d %5s %9.1f %9.1f %6.2fx %8s %9s  %s\n", tname, rows, cols, "am", ams * 1e3,
                    readMs * 1e3, readMs / ams, "-", "-", "rowArgMax");

@@ -324,20 +324,32 @@ Test(device_topk, argmax_argmin) {
 // ---- rowArgMax / rowArgMin (the row family's runner) against rowTopK with k = 1 --------------------
 // Every plan the row runner picks for a read-only call (a warp, a block, a cluster or the streamed
 // path a row), 16-bit types, leading dimensions, a misaligned first row, rows of each pattern.
+struct ArgShape {
+    long long rows;
+    int cols, ld, off;
+};
+
+/// The pattern of row r of shape s: (r + mul x cols) % kPatterns, so each row of a shape differs.
+Pattern argPattern(const ArgShape& s, long long r, int mul) {
+    return (Pattern)((r + (long long)mul * s.cols) % kPatterns);
+}
+
+/// Shape s's rows (from element s.off, ld apart; at least one row's room), row r of argPattern's.
+template <typename T> std::vector<T> argRows(wk_rng* rng, const ArgShape& s, int mul) {
+    std::vector<T> h((size_t)(s.off + (s.rows > 0 ? s.rows : 1) * s.ld));
+    for (long long r = 0; r < s.rows; ++r)
+        for (int c = 0; c < s.cols; ++c)
+            h[(size_t)(s.off + r * s.ld + c)] = wk_from_double<T>(genValue<T>(rng, argPattern(s, r, mul), c, s.cols));
+    return h;
+}
+
 template <typename T, typename Idx> int argAgainstTopK(wk_rng* rng) {
-    struct Shape {
-        long long rows;
-        int cols, ld, off;
-    };
-    const Shape shapes[] = {{4096, 77, 77, 0},      {333, 1000, 1003, 1},   {64, 32000, 32000, 0}, {8, 50257, 50260, 3},
-                            {1, 262147, 262147, 1}, {2, 131072, 131072, 0}, {3, 1, 5, 2},          {17, 4096, 4104, 8}};
+    const ArgShape shapes[] = {{4096, 77, 77, 0},    {333, 1000, 1003, 1},   {64, 32000, 32000, 0},
+                               {8, 50257, 50260, 3}, {1, 262147, 262147, 1}, {2, 131072, 131072, 0},
+                               {3, 1, 5, 2},         {17, 4096, 4104, 8}};
     int bad = 0;
-    for (const Shape& s : shapes) {
-        std::vector<T> h((size_t)(s.off + s.rows * s.ld));
-        for (long long r = 0; r < s.rows; ++r)
-            for (int c = 0; c < s.cols; ++c)
-                h[(size_t)(s.off + r * s.ld + c)] =
-                    wk_from_double<T>(genValue<T>(rng, (Pattern)((r + s.cols) % kPatterns), c, s.cols));
+    for (const ArgShape& s : shapes) {
+        const std::vector<T> h = argRows<T>(rng, s, 1);
         T* dx = wk_alloc<T>(h.size());
         wk_upload(dx, h.data(), h.size());
         for (bool largest : {true, false}) {
@@ -376,6 +388,68 @@ Test(device_topk, argmax_argmin_every_path) {
     const int bad = argAgainstTopK<float, int>(&rng) + argAgainstTopK<__half, long long>(&rng) +
                     argAgainstTopK<__nv_bfloat16, int>(&rng) + argAgainstTopK<float, long long>(&rng);
     cr_assert(bad == 0, "rowArgMax / rowArgMin: %d rows differ from rowTopK's k = 1", bad);
+}
+
+// ---- rowArgMax / rowArgMin against the host reference: every rule, pattern and type --------------
+// Rule A1 (the filter kernel, one block a row: 1000 or 4096 rows of more than 4096 columns on the
+// H100) and A2's paths (warp, block, staged, streamed), 16-bit types, leading dimensions, misaligned
+// rows, each row a pattern (NaN, +-inf, ties, -0.0 / +0.0, ascending, all NaN, ...); rows = 0 writes
+// nothing.
+template <typename T, typename Idx> int argAgainstReference(wk_rng* rng) {
+    const ArgShape shapes[] = {{1000, 5001, 5004, 1},  {4096, 4099, 4104, 2}, {600, 4097, 4097, 0},
+                               {64, 1025, 1030, 5},    {3000, 33, 40, 1},     {100, 70001, 70003, 3},
+                               {2, 262147, 262150, 7}, {0, 5, 5, 0}};
+    int bad = 0;
+    for (const ArgShape& s : shapes) {
+        const size_t outN = (size_t)s.rows + 1; // one past the rows: never written
+        const std::vector<T> h = argRows<T>(rng, s, 3);
+        T* dx = wk_alloc<T>(h.size());
+        wk_upload(dx, h.data(), h.size());
+        for (bool largest : {true, false}) {
+            T* v = wk_alloc<T>(outN);
+            Idx* i = wk_alloc<Idx>(outN);
+            wk_poison(v, outN);
+            wk_poison(i, outN);
+            if (largest) WK_CUDA(warpkit::rowArgMax(dx + s.off, v, i, s.rows, s.cols, s.ld));
+            else WK_CUDA(warpkit::rowArgMin(dx + s.off, v, i, s.rows, s.cols, s.ld));
+            WK_LAUNCHED();
+            std::vector<T> gv(outN), pv(outN);
+            std::vector<Idx> gi(outN), pi(outN);
+            wk_download(gv.data(), v, outN);
+            wk_download(gi.data(), i, outN);
+            memset(pv.data(), 0xA5, outN * sizeof(T)); // wk_poison's bytes
+            memset(pi.data(), 0xA5, outN * sizeof(Idx));
+            for (long long r = 0; r < s.rows; ++r) {
+                const T* row = h.data() + s.off + r * s.ld;
+                int b = 0;
+                for (int c = 1; c < s.cols; ++c)
+                    if (wk_ranks_before(wk_to_double(row[c]), wk_to_double(row[b]), largest)) b = c;
+                if (gi[r] != (Idx)b || !sameBits(gv[r], row[b])) {
+                    if (bad < 8)
+                        cr_log_error("%s %s rows=%lld cols=%d ld=%d off=%d row %lld (%s): column %lld, want %d",
+                                     wk_type_name<T>(), largest ? "argmax" : "argmin", s.rows, s.cols, s.ld, s.off, r,
+                                     kPatternName[argPattern(s, r, 3)], (long long)gi[r], b);
+                    ++bad;
+                }
+            }
+            if (!sameBits(gv[s.rows], pv[s.rows]) || gi[s.rows] != pi[s.rows]) { // past the last row
+                if (bad < 8)
+                    cr_log_error("%s rows=%lld: an output past the last row written", wk_type_name<T>(), s.rows);
+                ++bad;
+            }
+            for (void* b : {(void*)v, (void*)i}) WK_CUDA(cudaFree(b));
+        }
+        WK_CUDA(cudaFree(dx));
+    }
+    return bad;
+}
+
+Test(device_topk, argmax_argmin_reference) {
+    WK_REQUIRE_GPU();
+    wk_rng rng = wk_rng_make(0x70c);
+    const int bad = argAgainstReference<__nv_bfloat16, long long>(&rng) + argAgainstReference<__half, int>(&rng) +
+                    argAgainstReference<float, int>(&rng);
+    cr_assert(bad == 0, "rowArgMax / rowArgMin: %d rows differ from the host reference", bad);
 }
 
 // ---- determinism: two streams at once, the same bits ------------------------------------------------

@@ -9,6 +9,9 @@
 // that does not shrink, a last level with several slices (but the filter's one launch, S3, whose
 // workspace must then hold the slices' candidates and the rows' counters).
 //
+// Test argmax_golden pins rowArgMax / rowArgMin's rule (A1: rowTopK's k = 1 without a workspace; A2:
+// the row family's read-only plan, which must have a compiled kernel) in topk_arg_plan.golden.
+//
 // Regenerate (only when a plan is meant to change, and say so in the commit):
 //   WARPKIT_GOLDEN_WRITE=1 build/tests/device/topk_plan   (run from the repository root)
 #include "golden.cuh"
@@ -20,12 +23,14 @@ using namespace warpkit::detail;
 namespace {
 
 const char* kGoldenPath = "tests/device/topk_plan.golden";
+const char* kArgGoldenPath = "tests/device/topk_arg_plan.golden";
 
 struct Profile {
     const char* name;
     int sms;
 };
 const Profile kProfiles[] = {{"h100", 132}, {"a100", 108}, {"small", 2}};
+const bool kClusters[] = {true, false, true}; // each profile's thread-block clusters (sm_90)
 
 /// The kernels rowTopK compiles for a level: true when plan p's level i has one.
 bool compiled(const TopKPlan& p, int i) {
@@ -104,4 +109,45 @@ Test(topk_plan, golden) {
                 }
             }
     wk_golden_check(kGoldenPath, out);
+}
+
+/// rowArgMax / rowArgMin's plan for T over rows x cols on profile i: the rule, then rowTopK's plan
+/// (A1) or the row family's (A2: rule id, path and shape).
+template <typename T> std::string argPlanText(int i, long long rows, int cols) {
+    const Profile& d = kProfiles[i];
+    const char* id = nullptr;
+    if (topkArgFilter(rows, cols, d.sms, &id)) {
+        const TopKPlan p = topkPlan(rows, cols, 1, d.sms, false);
+        checkPlan(p, rows, cols, 1, d.name);
+        cr_expect(p.kernel == TopKFilter && p.levels == 1 && p.slices[0] == 1 && p.workspaceBytes == 0,
+                  "%s rows=%lld cols=%d: A1 is not one filter block a row", d.name, rows, cols);
+        return std::string(id) + " " + planText(p);
+    }
+    const RowArgParams<T> a = {{}, nullptr, nullptr, nullptr, false, 0u, cols};
+    const char* rid = nullptr;
+    const RowPlan p = rowPlanFor(rowOpQuery(a, rows, cols, d.sms, kClusters[i], true), &rid);
+    cr_expect(
+        rowPlanCompiled(RowClassOutputs, (int)sizeof(T), RowArgParams<T>::kWarpChunks, RowArgParams<T>::kReduceWarp, p),
+        "%s rows=%lld cols=%d: the row plan %s has no compiled kernel", d.name, rows, cols, rid);
+    char s[160];
+    snprintf(s, sizeof s, "%s %s path%d w%d c%d t%d b%d s%d p%d", id, rid, (int)p.path, p.width, p.chunks, p.threads,
+             p.blocks, p.slice, p.piece);
+    return s;
+}
+
+Test(topk_plan, argmax_golden) {
+    std::string out =
+        "# rowArgMax / rowArgMin plans (tests/device/topk_plan.cu): A1 then rowTopK's plan (k = 1, no\n"
+        "# workspace); A2 then the row family's rule, path, width, chunks, threads, blocks, slice, piece.\n";
+    const long long rowsList[] = {1, 8, 64, 263, 475, 476, 512, 528, 529, 951, 1000, 4096, 16384, 1LL << 20};
+    const int colsList[] = {1, 7, 1000, 1024, 4096, 4097, 8192, 32000, 50257, 128256, 151936, 262144, 1 << 20};
+    for (int i = 0; i < 3; ++i)
+        for (int cols : colsList)
+            for (long long rows : rowsList) {
+                char head[96];
+                snprintf(head, sizeof head, "%s cols=%d rows=%lld: ", kProfiles[i].name, cols, rows);
+                out += head + std::string("f32 ") + argPlanText<float>(i, rows, cols) + " | bf16 " +
+                       argPlanText<__nv_bfloat16>(i, rows, cols) + "\n";
+            }
+    wk_golden_check(kArgGoldenPath, out);
 }

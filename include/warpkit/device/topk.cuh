@@ -161,6 +161,14 @@ template <typename T> inline cudaError_t topkRun(const TopKRows<T>& io, long lon
     return cudaSuccess;
 }
 
+/// rowArgMax / rowArgMin by rule A1 (topk_plan.cuh): rowTopK with k = 1 and no workspace (the filter
+/// kernel, T1, one block a row), on arguments rowArgRun has checked.
+template <typename T>
+inline cudaError_t rowArgFilter(const RowArgParams<T>& p, long long rows, int cols, cudaStream_t stream) {
+    const TopKRows<T> io = {p.x, p.ldx, p.flip == 0u, p.values, p.indices, p.idx64, nullptr, 0};
+    return topkRun(io, rows, cols, 1, true, false, nullptr, nullptr, 0, nullptr, stream);
+}
+
 /// rowTopK's dispatcher: the type checks, then topkRun.
 template <typename T, typename Idx>
 inline cudaError_t rowTopKDispatch(const T* x, T* values, Idx* indices, long long rows, int cols, int k, bool largest,

@@ -33,6 +33,7 @@
 //       workspace and the block that finishes a row's last slice merges them by a block radix select
 //       in shared memory (rows x slices x k keys and an arrival word a row: no memset). On 132
 //       SMs, k = 8: 1 row of 262144: 256 slices; 64 rows: 8; 512 rows: 1 (k = 256: 16 slices a row)
+//   A1 / A2 rowArgMax / rowArgMin: T1 one block a row, or the row family (topkArgFilter, at the end)
 #pragma once
 
 namespace warpkit {
@@ -185,6 +186,29 @@ inline TopKPlan topkPlan(long long rows, int cols, int k, int sms, bool workspac
     p.slices[p.levels - 1] = 1; // the last level writes the outputs (kFactor >= 2 ends the loop early)
     p.workspaceBytes = buf[0] + buf[1];
     return p;
+}
+
+/// rowArgMax / rowArgMin's plan (no workspace: the answer of rowTopK with k = 1).
+///   A1  cols > 4096 (T1's rows: W4 serves shorter ones) and one block a row fills the last wave of
+///       S3's resident blocks (blocksPerSm x SMs) to its fillPct: the filter kernel (T1), one block a
+///       row, as rowTopK's k = 1 there
+///   A2  otherwise: the row family's read-only plan (device/detail/row_arg.cuh, row_plan.cuh)
+struct TopKArgRule {
+    const char* id;
+    int minCols; // cols above this
+};
+constexpr TopKArgRule kTopKArgRules[] = {{"A1", 4096}, {"A2", 0}};
+
+/// Whether rowArgMax / rowArgMin over rows x cols (rows >= 1, cols >= 1) on a device of `sms` SMs
+/// take rule A1 (the filter kernel, one block a row), else A2 (the row family); `id` (not null) gets
+/// the rule's id. Host only.
+inline bool topkArgFilter(long long rows, int cols, int sms, const char** id = nullptr) {
+    const TopKSplitRule& r = kTopKSplitRules[2];
+    const long long resident = (long long)r.blocksPerSm * sms;
+    const long long fill = rows * 100000 / (topkCeilDiv(rows, resident) * resident); // percent x 1000
+    const bool a1 = cols > kTopKArgRules[0].minCols && fill >= r.fillPct * 1000LL;
+    if (id) *id = kTopKArgRules[a1 ? 0 : 1].id;
+    return a1;
 }
 
 } // namespace detail
