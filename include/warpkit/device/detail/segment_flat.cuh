@@ -9,12 +9,13 @@
 // ever many segments are empty. The tiles' split points come from a search of the offsets.
 //
 // Stage 0 (segmentFlatSplitKernel, a warp a tile boundary): the split of every tile boundary, by a
-// search of the offsets, into the workspace, so that a tile starts with one load of its two splits
-// (loaded a tile ahead) and not with a chain of dependent searches of its own.
+// search of the offsets, into the workspace (it also clears the flag below), so that a tile starts
+// with one load of its two splits (loaded a tile ahead), not a chain of dependent searches.
 // Stage 1 (segmentFlatKernel, one block a tile, grid-stride): a thread a segment end of the tile
 // (coalesced offset loads) writes the empty segments and marks the last element of the others in
 // a byte map, with the end's number beside it; the tile's elements (at most kFlatTile) go to shared
-// memory with 16-byte loads where the alignment allows. Thread t then folds the elements
+// memory by cp.async issued before the ends are read (sm_80+, 4-byte elements: one round trip for
+// both), else by 16-byte loads after them. Thread t then folds the elements
 // [32t, 32t + 32) left to right from the identity in registers, restarting after each marked
 // element (its 32 marks as one word; a run without one folds with no test); a segment that starts
 // and ends inside the run is done there. A block scan of (ended, partial) pairs, in thread order,
@@ -25,22 +26,24 @@
 // their last element and out in one coalesced pass (SegFlatStaged).
 // Stage 2a (segmentFlatGroupKernel, a warp a group of kFlatGroup tiles, only with more tiles than
 // that): a group whose tiles all end inside one segment gets the fold of their tails in order.
-// Stage 2 (segmentFlatFixupKernel, a warp a tile): a tile's head segment s gets the tails of the
-// run of tiles before it whose open segment is s, then its head: out[s]. The run is a list of items
-// in order: its tiles' tails, except that each whole group inside it is one item (its stage-2a
-// fold), so a segment over a million tiles is a few thousand items; 32 lanes fold consecutive
-// items (8 loads in flight), then warpTree in lane order.
+// Stage 2 (segmentFlatFixupKernel, a thread a tile; a warp a tile for runs of several tiles): a
+// tile's head segment s gets the tails of the run of tiles before it whose open segment is s, then
+// its head: out[s]. A run of one tile (short segments) is one thread's merges. A longer run is a
+// list of items in order: its tiles' tails, except that each whole group inside it is one item
+// (its stage-2a fold), so a segment over a million tiles is a few thousand items; 32 lanes fold
+// consecutive items (8 loads in flight), then warpTree in lane order.
 //
 // Determinism: every combining order depends only on the clipped offsets (through the tiles of
 // the path) and the constants here, never on the device, grid, stream or timing.
 //
 // Offsets that go back. The flat pass needs nondecreasing clipped offsets; every tile checks the
 // pairs of offsets it reads and its split points, and one that finds them out of order sets a flag
-// in the workspace (cleared before stage 0). Stage 2 then does every segment again by a warp each
+// in the workspace (cleared by stage 0). Stage 2 then does every segment again by a warp each
 // (lanes strided, warpTree), so decreasing or overlapping CSR offsets give each segment's own
 // result, in a fixed order.
 #pragma once
 
+#include "../../detail/async.cuh"
 #include "../../thread/vector.cuh"
 #include "segment_kernels.cuh"
 
@@ -102,7 +105,7 @@ template <typename A> WARPKIT_DEVICE FlatCarry<typename A::State> flatJoin(const
 }
 
 /// Exclusive scan of the pairs over the block in thread order (*all: the whole block's, in the
-/// last thread only). Every thread calls.
+/// last thread only). Every thread calls, with a barrier of the block between two calls.
 template <typename A> WARPKIT_DEVICE FlatCarry<typename A::State>
 flatBlockScan(const A& a, FlatCarry<typename A::State> mine, FlatCarry<typename A::State>* all) {
     using C = FlatCarry<typename A::State>;
@@ -121,7 +124,7 @@ flatBlockScan(const A& a, FlatCarry<typename A::State> mine, FlatCarry<typename 
     C before{false, a.identity()};
     for (int w = 0; w < warp; ++w) before = flatJoin(a, before, warps[w]);
     *all = flatJoin(a, before, incl);
-    __syncthreads(); // warps[] is written again by the next tile
+    // warps[] is written again a tile later, past that tile's barriers (flatTile's step 3)
     return flatJoin(a, before, excl);
 }
 
@@ -150,52 +153,33 @@ template <typename O> WARPKIT_DEVICE int flatRel(const O* p, long long lo, long 
     return (int)((v < lo ? lo : (v > hi ? hi : v)) - x0);
 }
 
-/// Stage 1, part 1: the tile's ends and elements. Segments s0 + j (j < nS), read as the clipped
-/// offsets relative to the tile, (b, e) = (c[s0 + j], c[s0 + j + 1]) - x0, a thread a segment,
-/// kBatch segments a thread with their loads in flight together: an empty one is written, one
-/// whose last element e - 1 is in the tile gets marks[e - 1] = 1 and segAt[flatSegPad(e - 1)] = j
-/// (staged: segAt[j] = e - 1, or 0xffff for a segment with nothing to write from the tile: empty,
-/// the head, or an end at the tile's start).
-/// The elements x0 .. x0 + nX go to elems[flatPad(i)] (16-byte loads where the alignment allows).
-/// Returns whether the offsets are in order (b <= e, and each end inside the tile).
-template <typename A, typename O>
-WARPKIT_DEVICE bool flatStage(const A& a, SegOffsets<O> o, long long items, long long s0, int nS, long long x0, int nX,
-                              unsigned char* marks, unsigned short* segAt, typename A::Elem* elems) {
-    using T = typename A::Elem;
-    constexpr int kBatch = 4; // 2048 segments a tile at mean 1: four round trips
-    const long long lo = x0 > 0 ? x0 - 1 : 0, hi = x0 + nX + 1 < items ? x0 + nX + 1 : items;
-    const O* ob = o.begin + s0;
-    bool ok = true;
-    // A batch's marks and slots are written only while every pair so far, in the whole block, is in
-    // order: two nonempty segments can share an end only across a pair out of order (e < b) between
-    // them, which a batch up to the later one's has then seen (no two writes to one slot).
-#pragma unroll 1
-    for (int base = 0; base < nS; base += kBatch * kFlatThreads) { // the same trip count in every thread
-        const int j0 = base + (int)threadIdx.x;
-        int b[kBatch], e[kBatch];
-#pragma unroll
-        for (int u = 0; u < kBatch; ++u) {
-            const int j = j0 + u * kFlatThreads;
-            b[u] = j < nS ? flatRel(ob + j, lo, hi, x0) : 0;
-            e[u] = j < nS ? flatRel(ob + j + 1, lo, hi, x0) : 0;
-            if (j < nS) ok = ok && b[u] <= e[u] && e[u] >= 0 && e[u] <= nX;
-        }
-        ok = __syncthreads_and(ok) != 0;
-        if (!ok) break; // the tile is flagged: stage 2 redoes every segment
-#pragma unroll
-        for (int u = 0; u < kBatch; ++u) {
-            const int j = j0 + u * kFlatThreads;
-            if (j < nS) {
-                const bool ends = b[u] < e[u] && e[u] >= 1 && e[u] <= nX;
-                if (b[u] == e[u]) a.empty(s0 + j);
-                else if (ends) marks[e[u] - 1] = 1;
-                if constexpr (SegFlatStaged<A>::value)
-                    segAt[j] = (unsigned short)(ends && b[u] >= 0 ? e[u] - 1 : 0xffff);
-                else if (ends) segAt[flatSegPad(e[u] - 1)] = (unsigned short)j;
-            }
-        }
-    }
-    const T* p = a.in + x0;
+/// Whether a tile's elements go to shared memory by 4-byte cp.async, issued before the tile's
+/// segment ends are read, so both sets of loads are in flight together and no register holds an
+/// element (sm_80 and newer, 4-byte elements); otherwise by 16-byte loads after the ends.
+template <typename T> WARPKIT_HD constexpr bool flatAsyncElems() {
+#if WARPKIT_ARCH >= 800
+    return sizeof(T) == 4;
+#else
+    return false;
+#endif
+}
+
+/// The elements p[0 .. nX) to elems[flatPad(i)] by cp.async, element threadIdx.x + 128 m by this
+/// thread (its slot flatPad(threadIdx.x) + 132 m: a warp's slots consecutive), in one group the
+/// thread waits for (asyncCopyWait) before the block's next barrier makes them visible.
+template <typename T> WARPKIT_DEVICE void flatCopyElems(const T* p, int nX, T* elems) {
+    static_assert(kFlatThreads % 32 == 0, "flatCopyElems: whole warps, so flatPad is linear in m");
+    T* at = elems + flatPad((int)threadIdx.x);
+    const T* from = p + threadIdx.x;
+    const int n = nX - (int)threadIdx.x;
+#pragma unroll 8
+    for (int m = 0; m * kFlatThreads < n; ++m) asyncCopy4(at + m * flatPad(kFlatThreads), from + m * kFlatThreads);
+    asyncCopyCommit();
+}
+
+/// The elements p[0 .. nX) to elems[flatPad(i)] through registers, 16-byte loads where the
+/// alignment allows.
+template <typename T> WARPKIT_DEVICE void flatLoadElems(const T* p, int nX, T* elems) {
     constexpr int V = vectorElems<T>();
     const VectorSplit sp = vectorSplit(p, nX);
     const int head = sp.head, body = (int)sp.vectors;
@@ -220,6 +204,60 @@ WARPKIT_DEVICE bool flatStage(const A& a, SegOffsets<O> o, long long items, long
     }
     const int tail = head + body * V + (int)threadIdx.x;
     if (tail < nX) elems[flatPad(tail)] = p[tail];
+}
+
+/// Stage 1, part 1: the tile's ends and elements. Segments s0 + j (j < nS), read as the clipped
+/// offsets relative to the tile, (b, e) = (c[s0 + j], c[s0 + j + 1]) - x0, a thread a segment,
+/// kBatch segments a thread with their loads in flight together: an empty one is written, one
+/// whose last element e - 1 is in the tile gets marks[e - 1] = 1 and segAt[flatSegPad(e - 1)] = j
+/// (staged: segAt[j] = e - 1, or 0xffff for a segment with nothing to write from the tile: empty,
+/// the head, or an end at the tile's start).
+/// The elements x0 .. x0 + nX go to elems[flatPad(i)] (flatCopyElems before the ends, or
+/// flatLoadElems after them); they are in shared memory for the block after its next barrier.
+/// Returns whether the offsets are in order (b <= e, and each end inside the tile).
+template <typename A, typename O>
+WARPKIT_DEVICE bool flatStage(const A& a, SegOffsets<O> o, long long items, long long s0, int nS, long long x0, int nX,
+                              unsigned char* marks, unsigned short* segAt, typename A::Elem* elems) {
+    using T = typename A::Elem;
+    constexpr int kBatch = 8; // 2048 segments a tile at mean 1: two round trips; one below mean 4
+    const long long lo = x0 > 0 ? x0 - 1 : 0, hi = x0 + nX + 1 < items ? x0 + nX + 1 : items;
+    const O* ob = o.begin + s0;
+    const T* p = a.in + x0;
+    if constexpr (flatAsyncElems<T>()) flatCopyElems(p, nX, elems);
+    bool ok = true;
+    // A batch's marks and slots are written only while every pair so far, in the whole block, is in
+    // order: two nonempty segments can share an end only across a pair out of order (e < b) between
+    // them, which a batch up to the later one's has then seen (no two writes to one slot).
+#pragma unroll 1
+    for (int base = 0; base < nS; base += kBatch * kFlatThreads) { // the same trip count in every thread
+        const int j0 = base + (int)threadIdx.x;
+        int b[kBatch], e[kBatch];
+#pragma unroll
+        for (int u = 0; u < kBatch; ++u) {
+            const int j = j0 + u * kFlatThreads;
+            b[u] = e[u] = 0;
+            if (base + u * kFlatThreads >= nS) continue; // the same in every thread: no loads to skip
+            b[u] = j < nS ? flatRel(ob + j, lo, hi, x0) : 0;
+            e[u] = j < nS ? flatRel(ob + j + 1, lo, hi, x0) : 0;
+            if (j < nS) ok = ok && b[u] <= e[u] && e[u] >= 0 && e[u] <= nX;
+        }
+        ok = __syncthreads_and(ok) != 0;
+        if (!ok) break; // the tile is flagged: stage 2 redoes every segment
+#pragma unroll
+        for (int u = 0; u < kBatch; ++u) {
+            const int j = j0 + u * kFlatThreads;
+            if (j < nS) {
+                const bool ends = b[u] < e[u] && e[u] >= 1 && e[u] <= nX;
+                if (b[u] == e[u]) a.empty(s0 + j);
+                else if (ends) marks[e[u] - 1] = 1;
+                if constexpr (SegFlatStaged<A>::value)
+                    segAt[j] = (unsigned short)(ends && b[u] >= 0 ? e[u] - 1 : 0xffff);
+                else if (ends) segAt[flatSegPad(e[u] - 1)] = (unsigned short)j;
+            }
+        }
+    }
+    if constexpr (flatAsyncElems<T>()) asyncCopyWait(0);
+    else flatLoadElems(p, nX, elems);
     return ok;
 }
 
@@ -250,7 +288,7 @@ WARPKIT_DEVICE int flatRunStart(unsigned tails, int base, int tileStart) {
     const int mine = tails ? base + 32 - __clz((int)tails) : tileStart; // just after its last end
     const int incl = warpInclusiveScan(mine, Max{});
     if (lane == 31) warps[warp] = incl;
-    __syncthreads(); // the next write of warps[] is a tile later, past flatBlockScan's barriers
+    __syncthreads(); // the next write of warps[] is a tile later, past that tile's barriers
     int before = shflUp(incl, 1);
     if (lane == 0) before = tileStart;
     for (int w = 0; w < warp; ++w) before = before > warps[w] ? before : warps[w];
@@ -309,9 +347,12 @@ WARPKIT_DEVICE long long flatDiagonal(long long t, long long path) {
     return t * kFlatTile < path ? t * kFlatTile : path;
 }
 
-/// Stage 0 kernel: splits[t] = the split of tile boundary t, t in [0, tiles], a warp each.
+/// Stage 0 kernel: splits[t] = the split of tile boundary t, t in [0, tiles], a warp each; clears
+/// the flag of offsets out of order (*bad), which the later stages read.
 template <typename O> __global__ void __launch_bounds__(kFlatThreads)
-    segmentFlatSplitKernel(SegOffsets<O> o, long long segments, long long items, long long tiles, long long* splits) {
+    segmentFlatSplitKernel(SegOffsets<O> o, long long segments, long long items, long long tiles, long long* splits,
+                           unsigned* bad) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) *bad = 0u;
     const long long e0 = flatOffset(o, 0, items), eN = flatOffset(o, segments, items);
     const long long elems = eN > e0 ? eN - e0 : 0, path = segments + elems;
     const long long warps = (long long)gridDim.x * (kFlatThreads / 32);
@@ -341,13 +382,14 @@ WARPKIT_DEVICE void flatTile(const A& a, SegOffsets<O> o, long long items, long 
     //    the fold up to its end, the identity when that is the tile's start); its tail: segment s1
     const long long c0 = flatOffset(o, s0, items), c1 = nS > 0 ? flatOffset(o, s0 + 1, items) : x0;
     const bool headOpen = nS > 0 && c0 < x0, headInTile = headOpen && c1 > x0;
+    // 3. ends and elements into shared memory (first: nothing waits for c0 and c1 before the loads
+    //    are asked for); a tile with offsets out of order flags the call
+    inOrder = flatStage(a, o, items, s0, nS, x0, nX, marks, segAt, xs) && inOrder;
     if (threadIdx.x == 0) {
         rec[tile].headSeg = headOpen ? s0 : -1;
         rec[tile].tailSeg = s1;
-        if (headOpen && !headInTile) rec[tile].head = a.identity();
+        if (!headInTile) rec[tile].head = a.identity(); // every record's head written: stage 2 reads them all
     }
-    // 3. ends and elements into shared memory; a tile with offsets out of order flags the call
-    inOrder = flatStage(a, o, items, s0, nS, x0, nX, marks, segAt, xs) && inOrder;
     const int base = (int)threadIdx.x * kFlatItems;
     if (!__syncthreads_and(inOrder)) {
         flatTakeMarks(marks, base);

@@ -83,7 +83,24 @@ template <typename A> WARPKIT_DEVICE void flatFixup(const A& a, const SegFlatTil
     if (lane == 0) a.finish(s, a.merge(total, rec[m].head));
 }
 
-/// Stage 2 kernel: the fixups (a warp a tile), or, when a tile found the offsets out of order,
+/// Stage 2, a thread a tile: tile m's head segment s when its run is the one tile before it (the
+/// usual case of short segments), out[s] from that tile's tail and m's head, all loads in one round
+/// trip (every record's head is written by stage 1). The merges are flatFixup's for a run of one
+/// item (lane 0's fold of the tail, then the identities of the other lanes, then the head), so the
+/// bits are its bits wherever merge(x, identity) does not change x once x is a merge. Returns
+/// whether m needs flatFixup (a longer run).
+template <typename A>
+WARPKIT_DEVICE bool flatFixupShort(const A& a, const SegFlatTile<typename A::State>* rec, long long m) {
+    const long long s = rec[m].headSeg, before = m > 1 ? rec[m - 2].tailSeg : -1;
+    const typename A::State head = rec[m].head, tail = m > 0 ? rec[m - 1].tail : a.identity();
+    if (s < 0) return false;
+    if (m > 1 && before == s) return true;
+    a.finish(s, m == 0 ? head : a.merge(a.merge(a.merge(a.identity(), tail), a.identity()), head));
+    return false;
+}
+
+/// Stage 2 kernel: the fixups (a thread a tile, flatFixupShort; a warp each for the longer runs of
+/// its 32 tiles, flatFixup, one after the other), or, when a tile found the offsets out of order,
 /// every segment by a warp (lanes strided, warpTree in lane order).
 template <typename A, typename O> __global__ void __launch_bounds__(kFlatThreads)
     segmentFlatFixupKernel(A a, SegOffsets<O> o, long long segments, long long items, long long tiles,
@@ -93,7 +110,12 @@ template <typename A, typename O> __global__ void __launch_bounds__(kFlatThreads
     const long long warps = (long long)gridDim.x * (kFlatThreads / 32);
     const long long w0 = ((long long)blockIdx.x * kFlatThreads + threadIdx.x) / 32;
     if (*bad == 0u) {
-        for (long long m = w0; m < tiles; m += warps) flatFixup(a, rec, groups, m);
+        for (long long m0 = w0 * 32; m0 < tiles; m0 += warps * 32) { // the same trip count in a warp
+            const long long m = m0 + laneId();
+            const bool longRun = m < tiles && flatFixupShort(a, rec, m);
+            for (unsigned l = __ballot_sync(WARPKIT_FULL_MASK, longRun); l != 0u; l &= l - 1u)
+                flatFixup(a, rec, groups, m0 + __ffs((int)l) - 1);
+        }
         return;
     }
     for (long long s = w0; s < segments; s += warps) {
@@ -128,8 +150,8 @@ template <typename S> inline size_t segFlatBytes(long long segments, long long i
            (tiles / kFlatGroup + 1) * sizeof(S);
 }
 
-/// Runs the flat pass (CSR offsets): clears the flag, then the stages (0, 1, 2a, 2). maxBlocks caps every
-/// grid (tests use it to show the bits do not depend on the grid). Host.
+/// Runs the flat pass (CSR offsets): stages 0 (which clears the flag), 1, 2a and 2. maxBlocks caps
+/// every grid (tests use it to show the bits do not depend on the grid). Host.
 template <typename A, typename O>
 inline cudaError_t segmentFlatLaunch(const A& a, SegOffsets<O> off, long long segments, long long items, void* ws,
                                      cudaStream_t stream, long long maxBlocks = 1ll << 30) {
@@ -140,11 +162,10 @@ inline cudaError_t segmentFlatLaunch(const A& a, SegOffsets<O> off, long long se
     const long long tiles = segFlatTiles(segments, items);
     long long* splits = reinterpret_cast<long long*>(p + 16 + alignUp16((size_t)tiles * sizeof(SegFlatTile<S>)));
     S* groups = reinterpret_cast<S*>(reinterpret_cast<char*>(splits) + alignUp16((size_t)(tiles + 1) * 8));
-    WARPKIT_TRY(cudaMemsetAsync(bad, 0, sizeof(unsigned), stream));
     int blocks = 0;
     auto splitKernel = segmentFlatSplitKernel<O>;
     WARPKIT_TRY(gridBlocks(splitKernel, kFlatThreads, tiles + 1, kFlatThreads / 32, maxBlocks, &blocks));
-    WARPKIT_TRY(launchKernel(splitKernel, blocks, kFlatThreads, stream, off, segments, items, tiles, splits));
+    WARPKIT_TRY(launchKernel(splitKernel, blocks, kFlatThreads, stream, off, segments, items, tiles, splits, bad));
     auto tileKernel = segmentFlatKernel<A, O>;
     WARPKIT_TRY(gridBlocks(tileKernel, kFlatThreads, tiles, 1, maxBlocks, &blocks));
     WARPKIT_TRY(launchKernel(tileKernel, blocks, kFlatThreads, stream, a, off, segments, items, tiles,
@@ -156,7 +177,8 @@ inline cudaError_t segmentFlatLaunch(const A& a, SegOffsets<O> off, long long se
                                  (const unsigned*)bad));
     }
     auto fixup = segmentFlatFixupKernel<A, O>;
-    WARPKIT_TRY(gridBlocks(fixup, kFlatThreads, tiles, kFlatThreads / 32, maxBlocks, &blocks));
+    // a thread a tile needs tiles / 128 blocks; 4 times that keeps warps for the per-segment fallback
+    WARPKIT_TRY(gridBlocks(fixup, kFlatThreads, tiles, 32, maxBlocks, &blocks));
     return launchKernel(fixup, blocks, kFlatThreads, stream, a, off, segments, items, tiles, (const SegFlatTile<S>*)rec,
                         (const S*)groups, (const unsigned*)bad);
 }
