@@ -47,18 +47,14 @@ template <typename A> __global__ void __launch_bounds__(kFlatThreads)
         flatGroup(a, rec, g, groups);
 }
 
-/// Stage 2: tile m's head segment s gets the tails of the tiles before it whose open segment is s
-/// (tiles k .. m - 1; tailSeg never decreases along the tiles; each whole group among them as its
-/// fold), then its head. A warp a tile.
-template <typename A> WARPKIT_DEVICE void flatFixup(const A& a, const SegFlatTile<typename A::State>* rec,
-                                                    const typename A::State* groups, long long m) {
+/// Stage 2 for a run of several tiles: tile m's head segment s (m > 1, s = rec[m].headSeg >= 0)
+/// gets the tails of the tiles before it whose open segment is s (tiles k .. m - 1; tailSeg never
+/// decreases along the tiles; each whole group among them as its fold), then its head: out[s]'s
+/// value, in every lane. A warp; every lane calls.
+template <typename A> WARPKIT_DEVICE typename A::State
+flatFixupRun(const A& a, const SegFlatTile<typename A::State>* rec, const typename A::State* groups, long long m) {
     using S = typename A::State;
     const long long s = rec[m].headSeg;
-    if (s < 0) return;
-    if (m == 0) {
-        if (laneId() == 0) a.finish(s, rec[0].head);
-        return;
-    }
     long long k = m - 1;
     if (k > 0 && rec[k - 1].tailSeg == s) { // a long segment: the first tile of the run by a search
         long long lo = 0, hi = k - 1;
@@ -79,29 +75,28 @@ template <typename A> WARPKIT_DEVICE void flatFixup(const A& a, const SegFlatTil
         if (i < nL + whole) return groups[ga + i - nL];
         return rec[gb * kFlatGroup + i - nL - whole].tail;
     });
-    const S total = warpTree(a, acc);
-    if (lane == 0) a.finish(s, a.merge(total, rec[m].head));
+    return a.merge(warpTree(a, acc), rec[m].head);
 }
 
-/// Stage 2, a thread a tile: tile m's head segment s when its run is the one tile before it (the
-/// usual case of short segments), out[s] from that tile's tail and m's head, all loads in one round
-/// trip (every record's head is written by stage 1). The merges are flatFixup's for a run of one
-/// item (lane 0's fold of the tail, then the identities of the other lanes, then the head), so the
-/// bits are its bits wherever merge(x, identity) does not change x once x is a merge. Returns
-/// whether m needs flatFixup (a longer run).
-template <typename A>
-WARPKIT_DEVICE bool flatFixupShort(const A& a, const SegFlatTile<typename A::State>* rec, long long m) {
+/// Stage 2, a thread a tile: *seg = tile m's head segment s (-1 for none). When s's run is the one
+/// tile before m (the usual case of short segments), *v = out[s]'s value from that tile's tail and
+/// m's head, all loads in one round trip (stage 1 writes every record's head); the merges are
+/// flatFixupRun's for a run of one item (lane 0's fold of it, the identities of the other lanes,
+/// the head), so the bits are the same for operators where merge(x, identity) keeps a merged x.
+/// Returns whether m needs flatFixupRun (a longer run).
+template <typename A> WARPKIT_DEVICE bool flatFixupShort(const A& a, const SegFlatTile<typename A::State>* rec,
+                                                         long long m, long long* seg, typename A::State* v) {
     const long long s = rec[m].headSeg, before = m > 1 ? rec[m - 2].tailSeg : -1;
     const typename A::State head = rec[m].head, tail = m > 0 ? rec[m - 1].tail : a.identity();
-    if (s < 0) return false;
-    if (m > 1 && before == s) return true;
-    a.finish(s, m == 0 ? head : a.merge(a.merge(a.merge(a.identity(), tail), a.identity()), head));
+    *seg = s;
+    if (s < 0 || (m > 1 && before == s)) return s >= 0;
+    *v = m == 0 ? head : a.merge(a.merge(a.merge(a.identity(), tail), a.identity()), head);
     return false;
 }
 
-/// Stage 2 kernel: the fixups (a thread a tile, flatFixupShort; a warp each for the longer runs of
-/// its 32 tiles, flatFixup, one after the other), or, when a tile found the offsets out of order,
-/// every segment by a warp (lanes strided, warpTree in lane order).
+/// Stage 2 kernel: the fixups (a thread a tile, flatFixupShort; the warp together for each longer
+/// run among its 32 tiles, flatFixupRun, one after the other), or, when a tile found the offsets out
+/// of order, every segment by a warp (lanes strided, warpTree in lane order).
 template <typename A, typename O> __global__ void __launch_bounds__(kFlatThreads)
     segmentFlatFixupKernel(A a, SegOffsets<O> o, long long segments, long long items, long long tiles,
                            const SegFlatTile<typename A::State>* rec, const typename A::State* groups,
@@ -112,9 +107,15 @@ template <typename A, typename O> __global__ void __launch_bounds__(kFlatThreads
     if (*bad == 0u) {
         for (long long m0 = w0 * 32; m0 < tiles; m0 += warps * 32) { // the same trip count in a warp
             const long long m = m0 + laneId();
-            const bool longRun = m < tiles && flatFixupShort(a, rec, m);
-            for (unsigned l = __ballot_sync(WARPKIT_FULL_MASK, longRun); l != 0u; l &= l - 1u)
-                flatFixup(a, rec, groups, m0 + __ffs((int)l) - 1);
+            long long seg = -1;
+            typename A::State v = a.identity();
+            const bool longRun = m < tiles && flatFixupShort(a, rec, m, &seg, &v);
+            for (unsigned l = __ballot_sync(WARPKIT_FULL_MASK, longRun); l != 0u; l &= l - 1u) {
+                const int src = __ffs((int)l) - 1;
+                const typename A::State r = flatFixupRun(a, rec, groups, m0 + src);
+                if ((int)laneId() == src) v = r;
+            }
+            if (seg >= 0) a.finish(seg, v);
         }
         return;
     }
