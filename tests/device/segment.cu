@@ -639,9 +639,9 @@ static void flat_sum_on_grids(const std::vector<long long>& off, long long base,
     for (void* p : {(void*)din, (void*)dout, (void*)doff, w}) WK_CUDA(cudaFree(p));
 }
 
-/// The flat pass gives the same bits on two calls and on two grid shapes (one block, and the
-/// resident blocks), and handles 64-bit offsets past 2^31 (the data pointer moved back by 2^31 + 5
-/// rows, as in offsets_past_2_31).
+/// The flat pass gives the same bits on two calls and on several grid shapes (one block, 2, 5 and
+/// 97 blocks, whose runs of tiles end at other boundaries, and the resident blocks), and handles
+/// 64-bit offsets past 2^31 (the data pointer moved back by 2^31 + 5 rows, as in offsets_past_2_31).
 Test(device_segment, flat_same_bits_any_grid_and_past_2_31) {
     WK_REQUIRE_GPU();
     wk_rng r = wk_rng_make(0xf1a8);
@@ -651,7 +651,7 @@ Test(device_segment, flat_same_bits_any_grid_and_past_2_31) {
     const long long base = wk_quick_level() >= 2 ? 5 : (1LL << 31) + 5;
     std::vector<long long> off = distribution(1, wk_quick() ? 30000 : 200000, &r);
     for (auto& o : off) o += base;
-    flat_sum_on_grids(off, base, {1LL << 30, 1LL << 30, 1}, &r);
+    flat_sum_on_grids(off, base, {1LL << 30, 1LL << 30, 1, 2, 5, 97}, &r);
 }
 
 /// The flat pass around its limits: lengths 0, 1, 31, 32, 33, 63, 64, 65 and both sides of a

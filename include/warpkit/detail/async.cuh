@@ -3,7 +3,7 @@
 // (cluster/reduce.cuh), the device scan and the device layer's row kernels use them.
 //   - shared-memory barriers (mbarrier): mbarInit, mbarArrive, mbarWait, sm_80 and newer;
 //   - Hopper (sm_90) bulk copies and their fences, cluster addresses, stagePieces;
-//   - cp.async (sm_80 and newer; nothing on sm_75): asyncCopy16, asyncCopyCommit, asyncCopyWait;
+//   - cp.async (sm_80 and newer; nothing on sm_75): asyncCopy16, asyncCopy4, asyncCopyCommit, asyncCopyWait;
 //   - named barriers (bar.sync / bar.arrive), every architecture;
 //   - relaxed GPU-scope 64-bit global loads and stores (coherent in L2, no fence); an acquire
 //     load and a release add (a count that announces data).
@@ -107,6 +107,16 @@ template <int NI> WARPKIT_DEVICE void stagePieces(uint4* dst, int stride, const 
 WARPKIT_DEVICE void asyncCopy16(void* dst, const void* src) {
 #if WARPKIT_ARCH >= 800
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smemAddr(dst)), "l"(src) : "memory");
+#else
+    (void)dst, (void)src;
+#endif
+}
+/// Copies 4 bytes from global to shared memory without holding registers (cp.async, through L1),
+/// in the calling thread's current group; both addresses 4-byte aligned. sm_80 and newer
+/// (nothing on sm_75).
+WARPKIT_DEVICE void asyncCopy4(void* dst, const void* src) {
+#if WARPKIT_ARCH >= 800
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(smemAddr(dst)), "l"(src) : "memory");
 #else
     (void)dst, (void)src;
 #endif

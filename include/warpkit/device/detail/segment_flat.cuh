@@ -8,13 +8,15 @@
 // grid or block count enters), so a tile does at most kFlatTile elements and segment ends, how
 // ever many segments are empty. The tiles' split points come from a search of the offsets.
 //
-// Stage 0 (segmentFlatSplitKernel, a warp a tile boundary): the split of every tile boundary, by a
-// search of the offsets, into the workspace, so that a tile starts with one load of its two splits
-// (loaded a tile ahead) and not with a chain of dependent searches of its own.
-// Stage 1 (segmentFlatKernel, one block a tile, grid-stride): a thread a segment end of the tile
-// (coalesced offset loads) writes the empty segments and marks the last element of the others in
+// The splits (segment_flat_split.cuh): a block of stage 1 takes a run of consecutive tiles; its
+// warps 0-2 search the splits of its first two tile boundaries and its last, and warp 0 searches
+// each later boundary's split from the one before it, two tiles ahead, a round between each two of
+// a tile's barriers, so those loads wait beside the tile's own and no kernel runs before stage 1.
+// Stage 1 (segmentFlatKernel, a block a run of tiles, one at a time): a thread a segment end of the
+// tile (coalesced offset loads) writes the empty segments and marks the last element of the others in
 // a byte map, with the end's number beside it; the tile's elements (at most kFlatTile) go to shared
-// memory with 16-byte loads where the alignment allows. Thread t then folds the elements
+// memory by cp.async issued before the ends are read (sm_80+, 4-byte elements: one round trip for
+// both), else by 16-byte loads after them. Thread t then folds the elements
 // [32t, 32t + 32) left to right from the identity in registers, restarting after each marked
 // element (its 32 marks as one word; a run without one folds with no test); a segment that starts
 // and ends inside the run is done there. A block scan of (ended, partial) pairs, in thread order,
@@ -25,24 +27,26 @@
 // their last element and out in one coalesced pass (SegFlatStaged).
 // Stage 2a (segmentFlatGroupKernel, a warp a group of kFlatGroup tiles, only with more tiles than
 // that): a group whose tiles all end inside one segment gets the fold of their tails in order.
-// Stage 2 (segmentFlatFixupKernel, a warp a tile): a tile's head segment s gets the tails of the
-// run of tiles before it whose open segment is s, then its head: out[s]. The run is a list of items
-// in order: its tiles' tails, except that each whole group inside it is one item (its stage-2a
-// fold), so a segment over a million tiles is a few thousand items; 32 lanes fold consecutive
-// items (8 loads in flight), then warpTree in lane order.
+// Stage 2 (segmentFlatFixupKernel, a thread a tile; a warp a tile for runs of several tiles): a
+// tile's head segment s gets the tails of the run of tiles before it whose open segment is s, then
+// its head: out[s]. A run of one tile (short segments) is one thread's merges. A longer run is a
+// list of items in order: its tiles' tails, except that each whole group inside it is one item
+// (its stage-2a fold), so a segment over a million tiles is a few thousand items; 32 lanes fold
+// consecutive items (8 loads in flight), then warpTree in lane order.
 //
 // Determinism: every combining order depends only on the clipped offsets (through the tiles of
 // the path) and the constants here, never on the device, grid, stream or timing.
 //
 // Offsets that go back. The flat pass needs nondecreasing clipped offsets; every tile checks the
 // pairs of offsets it reads and its split points, and one that finds them out of order sets a flag
-// in the workspace (cleared before stage 0). Stage 2 then does every segment again by a warp each
+// in the workspace (cleared before stage 1). Stage 2 then does every segment again by a warp each
 // (lanes strided, warpTree), so decreasing or overlapping CSR offsets give each segment's own
 // result, in a fixed order.
 #pragma once
 
+#include "../../detail/async.cuh"
 #include "../../thread/vector.cuh"
-#include "segment_kernels.cuh"
+#include "segment_flat_split.cuh"
 
 namespace warpkit {
 namespace detail {
@@ -63,33 +67,6 @@ template <typename S> struct SegFlatTile {
     S head, tail;
 };
 
-/// The clipped offset c[j] (j in [0, segments]); CSR offsets only (end = begin + 1).
-template <typename O> WARPKIT_DEVICE long long flatOffset(SegOffsets<O> o, long long j, long long items) {
-    const long long v = (long long)o.begin[j];
-    return v < 0 ? 0 : (v > items ? items : v);
-}
-
-/// The merge-path split of diagonal d: the number of segment ends taken before path item d (the
-/// smallest s with E[s] > c[0] + d - 1 - s). A warp searches together, 32 probes a round. Every
-/// lane calls; every lane gets it.
-template <typename O> WARPKIT_DEVICE long long flatSplit(SegOffsets<O> o, long long segments, long long items,
-                                                         long long e0, long long elems, long long d) {
-    long long lo = d - elems > 0 ? d - elems : 0, hi = d < segments ? d : segments;
-    const int lane = (int)laneId();
-    while (lo < hi) {
-        const long long step = (hi - lo + 31) / 32, p = lo + lane * step;
-        const bool probe = p < hi;
-        const bool taken = probe && flatOffset(o, p + 1, items) <= e0 + d - 1 - p;
-        const unsigned notTaken = __ballot_sync(WARPKIT_FULL_MASK, probe && !taken);
-        const unsigned probes = __ballot_sync(WARPKIT_FULL_MASK, probe);
-        const int first = notTaken ? __ffs(notTaken) - 1 : __popc(probes); // the first probe not taken
-        const long long pFirst = shflIdx(p, first < 32 ? first : 0);
-        if (first > 0) lo += (first - 1) * step + 1;
-        if (notTaken) hi = pFirst;
-    }
-    return lo;
-}
-
 /// A thread's (ended, partial) pair for the block scan: `ended` when an end lies in its run.
 template <typename S> struct FlatCarry {
     bool ended;
@@ -102,7 +79,7 @@ template <typename A> WARPKIT_DEVICE FlatCarry<typename A::State> flatJoin(const
 }
 
 /// Exclusive scan of the pairs over the block in thread order (*all: the whole block's, in the
-/// last thread only). Every thread calls.
+/// last thread only). Every thread calls, with a barrier of the block between two calls.
 template <typename A> WARPKIT_DEVICE FlatCarry<typename A::State>
 flatBlockScan(const A& a, FlatCarry<typename A::State> mine, FlatCarry<typename A::State>* all) {
     using C = FlatCarry<typename A::State>;
@@ -121,7 +98,7 @@ flatBlockScan(const A& a, FlatCarry<typename A::State> mine, FlatCarry<typename 
     C before{false, a.identity()};
     for (int w = 0; w < warp; ++w) before = flatJoin(a, before, warps[w]);
     *all = flatJoin(a, before, incl);
-    __syncthreads(); // warps[] is written again by the next tile
+    // warps[] is written again a tile later, past that tile's barriers (flatTile's step 3)
     return flatJoin(a, before, excl);
 }
 
@@ -150,52 +127,33 @@ template <typename O> WARPKIT_DEVICE int flatRel(const O* p, long long lo, long 
     return (int)((v < lo ? lo : (v > hi ? hi : v)) - x0);
 }
 
-/// Stage 1, part 1: the tile's ends and elements. Segments s0 + j (j < nS), read as the clipped
-/// offsets relative to the tile, (b, e) = (c[s0 + j], c[s0 + j + 1]) - x0, a thread a segment,
-/// kBatch segments a thread with their loads in flight together: an empty one is written, one
-/// whose last element e - 1 is in the tile gets marks[e - 1] = 1 and segAt[flatSegPad(e - 1)] = j
-/// (staged: segAt[j] = e - 1, or 0xffff for a segment with nothing to write from the tile: empty,
-/// the head, or an end at the tile's start).
-/// The elements x0 .. x0 + nX go to elems[flatPad(i)] (16-byte loads where the alignment allows).
-/// Returns whether the offsets are in order (b <= e, and each end inside the tile).
-template <typename A, typename O>
-WARPKIT_DEVICE bool flatStage(const A& a, SegOffsets<O> o, long long items, long long s0, int nS, long long x0, int nX,
-                              unsigned char* marks, unsigned short* segAt, typename A::Elem* elems) {
-    using T = typename A::Elem;
-    constexpr int kBatch = 4; // 2048 segments a tile at mean 1: four round trips
-    const long long lo = x0 > 0 ? x0 - 1 : 0, hi = x0 + nX + 1 < items ? x0 + nX + 1 : items;
-    const O* ob = o.begin + s0;
-    bool ok = true;
-    // A batch's marks and slots are written only while every pair so far, in the whole block, is in
-    // order: two nonempty segments can share an end only across a pair out of order (e < b) between
-    // them, which a batch up to the later one's has then seen (no two writes to one slot).
-#pragma unroll 1
-    for (int base = 0; base < nS; base += kBatch * kFlatThreads) { // the same trip count in every thread
-        const int j0 = base + (int)threadIdx.x;
-        int b[kBatch], e[kBatch];
-#pragma unroll
-        for (int u = 0; u < kBatch; ++u) {
-            const int j = j0 + u * kFlatThreads;
-            b[u] = j < nS ? flatRel(ob + j, lo, hi, x0) : 0;
-            e[u] = j < nS ? flatRel(ob + j + 1, lo, hi, x0) : 0;
-            if (j < nS) ok = ok && b[u] <= e[u] && e[u] >= 0 && e[u] <= nX;
-        }
-        ok = __syncthreads_and(ok) != 0;
-        if (!ok) break; // the tile is flagged: stage 2 redoes every segment
-#pragma unroll
-        for (int u = 0; u < kBatch; ++u) {
-            const int j = j0 + u * kFlatThreads;
-            if (j < nS) {
-                const bool ends = b[u] < e[u] && e[u] >= 1 && e[u] <= nX;
-                if (b[u] == e[u]) a.empty(s0 + j);
-                else if (ends) marks[e[u] - 1] = 1;
-                if constexpr (SegFlatStaged<A>::value)
-                    segAt[j] = (unsigned short)(ends && b[u] >= 0 ? e[u] - 1 : 0xffff);
-                else if (ends) segAt[flatSegPad(e[u] - 1)] = (unsigned short)j;
-            }
-        }
-    }
-    const T* p = a.in + x0;
+/// Whether a tile's elements go to shared memory by 4-byte cp.async, issued before the tile's
+/// segment ends are read, so both sets of loads are in flight together and no register holds an
+/// element (sm_80 and newer, 4-byte elements); otherwise by 16-byte loads after the ends.
+template <typename T> WARPKIT_HD constexpr bool flatAsyncElems() {
+#if WARPKIT_ARCH >= 800
+    return sizeof(T) == 4;
+#else
+    return false;
+#endif
+}
+
+/// The elements p[0 .. nX) to elems[flatPad(i)] by cp.async, element threadIdx.x + 128 m by this
+/// thread (its slot flatPad(threadIdx.x) + 132 m: a warp's slots consecutive), in one group the
+/// thread waits for (asyncCopyWait) before the block's next barrier makes them visible.
+template <typename T> WARPKIT_DEVICE void flatCopyElems(const T* p, int nX, T* elems) {
+    static_assert(kFlatThreads % 32 == 0, "flatCopyElems: whole warps, so flatPad is linear in m");
+    T* at = elems + flatPad((int)threadIdx.x);
+    const T* from = p + threadIdx.x;
+    const int n = nX - (int)threadIdx.x;
+#pragma unroll 8
+    for (int m = 0; m * kFlatThreads < n; ++m) asyncCopy4(at + m * flatPad(kFlatThreads), from + m * kFlatThreads);
+    asyncCopyCommit();
+}
+
+/// The elements p[0 .. nX) to elems[flatPad(i)] through registers, 16-byte loads where the
+/// alignment allows.
+template <typename T> WARPKIT_DEVICE void flatLoadElems(const T* p, int nX, T* elems) {
     constexpr int V = vectorElems<T>();
     const VectorSplit sp = vectorSplit(p, nX);
     const int head = sp.head, body = (int)sp.vectors;
@@ -220,6 +178,60 @@ WARPKIT_DEVICE bool flatStage(const A& a, SegOffsets<O> o, long long items, long
     }
     const int tail = head + body * V + (int)threadIdx.x;
     if (tail < nX) elems[flatPad(tail)] = p[tail];
+}
+
+/// Stage 1, part 1: the tile's ends and elements. Segments s0 + j (j < nS), read as the clipped
+/// offsets relative to the tile, (b, e) = (c[s0 + j], c[s0 + j + 1]) - x0, a thread a segment,
+/// kBatch segments a thread with their loads in flight together: an empty one is written, one
+/// whose last element e - 1 is in the tile gets marks[e - 1] = 1 and segAt[flatSegPad(e - 1)] = j
+/// (staged: segAt[j] = e - 1, or 0xffff for a segment with nothing to write from the tile: empty,
+/// the head, or an end at the tile's start).
+/// The elements x0 .. x0 + nX go to elems[flatPad(i)] (flatCopyElems before the ends, or
+/// flatLoadElems after them); they are in shared memory for the block after its next barrier.
+/// Returns whether the offsets are in order (b <= e, and each end inside the tile).
+template <typename A, typename O>
+WARPKIT_DEVICE bool flatStage(const A& a, SegOffsets<O> o, long long items, long long s0, int nS, long long x0, int nX,
+                              unsigned char* marks, unsigned short* segAt, typename A::Elem* elems) {
+    using T = typename A::Elem;
+    constexpr int kBatch = 8; // 2048 segments a tile at mean 1: two round trips; one below mean 4
+    const long long lo = x0 > 0 ? x0 - 1 : 0, hi = x0 + nX + 1 < items ? x0 + nX + 1 : items;
+    const O* ob = o.begin + s0;
+    const T* p = a.in + x0;
+    if constexpr (flatAsyncElems<T>()) flatCopyElems(p, nX, elems);
+    bool ok = true;
+    // A batch's marks and slots are written only while every pair so far, in the whole block, is in
+    // order: two nonempty segments can share an end only across a pair out of order (e < b) between
+    // them, which a batch up to the later one's has then seen (no two writes to one slot).
+#pragma unroll 1
+    for (int base = 0; base < nS; base += kBatch * kFlatThreads) { // the same trip count in every thread
+        const int j0 = base + (int)threadIdx.x;
+        int b[kBatch], e[kBatch];
+#pragma unroll
+        for (int u = 0; u < kBatch; ++u) {
+            const int j = j0 + u * kFlatThreads;
+            b[u] = e[u] = 0;
+            if (base + u * kFlatThreads >= nS) continue; // the same in every thread: no loads to skip
+            b[u] = j < nS ? flatRel(ob + j, lo, hi, x0) : 0;
+            e[u] = j < nS ? flatRel(ob + j + 1, lo, hi, x0) : 0;
+            if (j < nS) ok = ok && b[u] <= e[u] && e[u] >= 0 && e[u] <= nX;
+        }
+        ok = __syncthreads_and(ok) != 0;
+        if (!ok) break; // the tile is flagged: stage 2 redoes every segment
+#pragma unroll
+        for (int u = 0; u < kBatch; ++u) {
+            const int j = j0 + u * kFlatThreads;
+            if (j < nS) {
+                const bool ends = b[u] < e[u] && e[u] >= 1 && e[u] <= nX;
+                if (b[u] == e[u]) a.empty(s0 + j);
+                else if (ends) marks[e[u] - 1] = 1;
+                if constexpr (SegFlatStaged<A>::value)
+                    segAt[j] = (unsigned short)(ends && b[u] >= 0 ? e[u] - 1 : 0xffff);
+                else if (ends) segAt[flatSegPad(e[u] - 1)] = (unsigned short)j;
+            }
+        }
+    }
+    if constexpr (flatAsyncElems<T>()) asyncCopyWait(0);
+    else flatLoadElems(p, nX, elems);
     return ok;
 }
 
@@ -250,7 +262,7 @@ WARPKIT_DEVICE int flatRunStart(unsigned tails, int base, int tileStart) {
     const int mine = tails ? base + 32 - __clz((int)tails) : tileStart; // just after its last end
     const int incl = warpInclusiveScan(mine, Max{});
     if (lane == 31) warps[warp] = incl;
-    __syncthreads(); // the next write of warps[] is a tile later, past flatBlockScan's barriers
+    __syncthreads(); // the next write of warps[] is a tile later, past that tile's barriers
     int before = shflUp(incl, 1);
     if (lane == 0) before = tileStart;
     for (int w = 0; w < warp; ++w) before = before > warps[w] ? before : warps[w];
@@ -304,36 +316,21 @@ WARPKIT_DEVICE typename A::State flatRun(const A& at, typename A::Elem* xs, int 
     return acc;
 }
 
-/// The path item where tile boundary t lies (t = tiles: the path's end).
-WARPKIT_DEVICE long long flatDiagonal(long long t, long long path) {
-    return t * kFlatTile < path ? t * kFlatTile : path;
-}
-
-/// Stage 0 kernel: splits[t] = the split of tile boundary t, t in [0, tiles], a warp each.
-template <typename O> __global__ void __launch_bounds__(kFlatThreads)
-    segmentFlatSplitKernel(SegOffsets<O> o, long long segments, long long items, long long tiles, long long* splits) {
-    const long long e0 = flatOffset(o, 0, items), eN = flatOffset(o, segments, items);
-    const long long elems = eN > e0 ? eN - e0 : 0, path = segments + elems;
-    const long long warps = (long long)gridDim.x * (kFlatThreads / 32);
-    for (long long t = ((long long)blockIdx.x * kFlatThreads + threadIdx.x) / 32; t <= tiles; t += warps) {
-        const long long s = flatSplit(o, segments, items, e0, elems, flatDiagonal(t, path));
-        if (laneId() == 0) splits[t] = s;
-    }
-}
-
 /// Stage 1: one tile (see the header comment), s0 and s1 the splits of its two boundaries; marks
-/// all 0 on entry and on return. Every thread of the block calls.
+/// all 0 on entry and on return. With `ahead` (shared memory), warp 0 runs rounds of that search
+/// between the tile's barriers: the first round's probes go out with the tile's loads, and *probe
+/// holds the last round's probe on return (flatTake takes it). Every thread of the block calls.
 template <typename A, typename O>
 WARPKIT_DEVICE void flatTile(const A& a, SegOffsets<O> o, long long items, long long e0, long long path, long long tile,
                              long long s0, long long s1, SegFlatTile<typename A::State>* rec, unsigned* bad,
-                             unsigned char* marks) {
+                             unsigned char* marks, FlatSearch* ahead, O* probe) {
     using S = typename A::State;
     using T = typename A::Elem;
     __shared__ unsigned short segAt[flatSegPad(kFlatTile)];
     __shared__ alignas(16) unsigned char raw[flatPad(kFlatTile) * sizeof(T)];
     T* xs = reinterpret_cast<T*>(raw);
     // 1. the tile's path items: [d0, d1), s1 - s0 segment ends and x1 - x0 elements
-    const long long d0 = flatDiagonal(tile, path), d1 = flatDiagonal(tile + 1, path);
+    const long long d0 = flatDiagonal(tile, path, kFlatTile), d1 = flatDiagonal(tile + 1, path, kFlatTile);
     const long long x0 = e0 + d0 - s0, x1 = e0 + d1 - s1;
     bool inOrder = s1 >= s0 && x1 >= x0;
     const int nS = inOrder ? (int)(s1 - s0) : 0, nX = inOrder ? (int)(x1 - x0) : 0;
@@ -341,19 +338,24 @@ WARPKIT_DEVICE void flatTile(const A& a, SegOffsets<O> o, long long items, long 
     //    the fold up to its end, the identity when that is the tile's start); its tail: segment s1
     const long long c0 = flatOffset(o, s0, items), c1 = nS > 0 ? flatOffset(o, s0 + 1, items) : x0;
     const bool headOpen = nS > 0 && c0 < x0, headInTile = headOpen && c1 > x0;
+    // 3. ends and elements into shared memory (first: nothing waits for c0 and c1 before the loads
+    //    are asked for), with the search's first probes; a tile with offsets out of order flags
+    //    the call
+    const bool look = ahead != nullptr && threadIdx.x < 32;
+    if (look) *probe = flatProbe(o, *ahead);
+    inOrder = flatStage(a, o, items, s0, nS, x0, nX, marks, segAt, xs) && inOrder;
     if (threadIdx.x == 0) {
         rec[tile].headSeg = headOpen ? s0 : -1;
         rec[tile].tailSeg = s1;
-        if (headOpen && !headInTile) rec[tile].head = a.identity();
+        if (!headInTile) rec[tile].head = a.identity(); // every record's head written: stage 2 reads them all
     }
-    // 3. ends and elements into shared memory; a tile with offsets out of order flags the call
-    inOrder = flatStage(a, o, items, s0, nS, x0, nX, marks, segAt, xs) && inOrder;
     const int base = (int)threadIdx.x * kFlatItems;
     if (!__syncthreads_and(inOrder)) {
         flatTakeMarks(marks, base);
         if (threadIdx.x == 0) *bad = 1u;
         return;
     }
+    if (look) flatAheadRound(o, items, e0, ahead, probe);
     // 4. this thread's run of elements [base, base + n), folded in registers
     const int n = nX - base < 0 ? 0 : (nX - base < kFlatItems ? nX - base : kFlatItems);
     const unsigned tails = flatTakeMarks(marks, base);
@@ -373,6 +375,7 @@ WARPKIT_DEVICE void flatTile(const A& a, SegOffsets<O> o, long long items, long 
     // 5. the block scan: the partial before this thread's first end completes that end's segment
     FlatCarry<S> all;
     const FlatCarry<S> before = flatBlockScan(a, FlatCarry<S>{tails != 0u, acc}, &all);
+    if (look) flatAheadRound(o, items, e0, ahead, probe);
     if (tails != 0u) { // the tile's first end, when it is s0's and s0 began before the tile: the head
         const int firstAt = base + __ffs((int)tails) - 1;
         if constexpr (SegFlatStaged<A>::value) first = xs[flatPad(firstAt)];
@@ -395,25 +398,51 @@ WARPKIT_DEVICE void flatTile(const A& a, SegOffsets<O> o, long long items, long 
 /// 29.5 KB a block for 4-byte values), so 7 tiles' loads in flight an SM.
 constexpr int kFlatMinBlocks = 8;
 
-/// Stage 1 kernel: tiles blockIdx.x, blockIdx.x + gridDim.x, ... of the path; the next tile's
-/// splits load while a tile runs.
+/// Stage 1 kernel: a block takes a run of consecutive tiles, an even share. Warps 0-2 search the
+/// splits of its first two tile boundaries and its last; warp 0 then searches each later boundary's
+/// split from the one before it, two tiles ahead, its rounds spread over the tile before.
 template <typename A, typename O> __global__ void __launch_bounds__(kFlatThreads, kFlatMinBlocks)
     segmentFlatKernel(A a, SegOffsets<O> o, long long segments, long long items, long long tiles,
-                      const long long* splits, SegFlatTile<typename A::State>* rec, unsigned* bad) {
+                      SegFlatTile<typename A::State>* rec, unsigned* bad) {
     WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentFlatKernel");
     __shared__ alignas(16) unsigned char marks[kFlatTile];
+    __shared__ long long bounds[3]; // the splits of boundaries tb, tb + 1 and te; then the next one
+    __shared__ FlatSearch ahead;
     const long long e0 = flatOffset(o, 0, items), eN = flatOffset(o, segments, items);
-    const long long path = segments + (eN > e0 ? eN - e0 : 0);
-    long long t = blockIdx.x, s0 = t < tiles ? splits[t] : 0, s1 = t < tiles ? splits[t + 1] : 0;
+    const long long elems = eN > e0 ? eN - e0 : 0, path = segments + elems;
+    const long long per = tiles / gridDim.x, rem = tiles % gridDim.x, b = blockIdx.x;
+    const long long tb = b * per + (b < rem ? b : rem), te = tb + per + (b < rem ? 1 : 0);
+    const int warp = (int)threadIdx.x / 32;
+    if (warp < 3) {
+        const long long t = warp == 0 ? tb : (warp == 1 ? tb + 1 : te);
+        const long long s = flatSplit(o, segments, items, e0, elems, flatDiagonal(t, path, kFlatTile));
+        if (laneId() == 0) bounds[warp] = s;
+    }
     uint4* mine = reinterpret_cast<uint4*>(marks + threadIdx.x * kFlatItems);
     mine[0] = mine[1] = make_uint4(0u, 0u, 0u, 0u);
     __syncthreads();
-    for (; t < tiles; t += gridDim.x) {
-        const long long n = t + gridDim.x, n0 = n < tiles ? splits[n] : 0, n1 = n < tiles ? splits[n + 1] : 0;
-        flatTile(a, o, items, e0, path, t, s0, s1, rec, bad, marks);
+    long long s0 = bounds[0], s1 = bounds[1];
+    const long long sEnd = bounds[2];
+    for (long long t = tb; t < te; ++t) {
+        const bool search = t + 2 < te; // else the next split is sEnd (or none)
+        if (search && warp == 0) {
+            if (laneId() == 0)
+                ahead = flatSearchAhead(s1, s1 - s0, flatDiagonal(t + 1, path, kFlatTile),
+                                        flatDiagonal(t + 2, path, kFlatTile), segments, elems);
+            __syncwarp();
+        }
+        O v = 0;
+        flatTile(a, o, items, e0, path, t, s0, s1, rec, bad, marks, search ? &ahead : nullptr, &v);
+        if (search && warp == 0) {
+            __syncwarp(); // lane 0 wrote the state last (a round, or its start)
+            FlatSearch s = flatTake(ahead, v, e0, items);
+            while (s.lo < s.hi) s = flatTake(s, flatProbe(o, s), e0, items);
+            if (laneId() == 0) bounds[0] = s.lo; // read below; written again past the next tile's barriers
+        }
         __syncthreads(); // shared memory is written again by the next tile
-        s0 = n0;
-        s1 = n1;
+        const long long s2 = search ? bounds[0] : sEnd;
+        s0 = s1;
+        s1 = s2;
     }
 }
 

@@ -47,18 +47,14 @@ template <typename A> __global__ void __launch_bounds__(kFlatThreads)
         flatGroup(a, rec, g, groups);
 }
 
-/// Stage 2: tile m's head segment s gets the tails of the tiles before it whose open segment is s
-/// (tiles k .. m - 1; tailSeg never decreases along the tiles; each whole group among them as its
-/// fold), then its head. A warp a tile.
-template <typename A> WARPKIT_DEVICE void flatFixup(const A& a, const SegFlatTile<typename A::State>* rec,
-                                                    const typename A::State* groups, long long m) {
+/// Stage 2 for a run of several tiles: tile m's head segment s (m > 1, s = rec[m].headSeg >= 0)
+/// gets the tails of the tiles before it whose open segment is s (tiles k .. m - 1; tailSeg never
+/// decreases along the tiles; each whole group among them as its fold), then its head: out[s]'s
+/// value, in every lane. A warp; every lane calls.
+template <typename A> WARPKIT_DEVICE typename A::State
+flatFixupRun(const A& a, const SegFlatTile<typename A::State>* rec, const typename A::State* groups, long long m) {
     using S = typename A::State;
     const long long s = rec[m].headSeg;
-    if (s < 0) return;
-    if (m == 0) {
-        if (laneId() == 0) a.finish(s, rec[0].head);
-        return;
-    }
     long long k = m - 1;
     if (k > 0 && rec[k - 1].tailSeg == s) { // a long segment: the first tile of the run by a search
         long long lo = 0, hi = k - 1;
@@ -79,12 +75,28 @@ template <typename A> WARPKIT_DEVICE void flatFixup(const A& a, const SegFlatTil
         if (i < nL + whole) return groups[ga + i - nL];
         return rec[gb * kFlatGroup + i - nL - whole].tail;
     });
-    const S total = warpTree(a, acc);
-    if (lane == 0) a.finish(s, a.merge(total, rec[m].head));
+    return a.merge(warpTree(a, acc), rec[m].head);
 }
 
-/// Stage 2 kernel: the fixups (a warp a tile), or, when a tile found the offsets out of order,
-/// every segment by a warp (lanes strided, warpTree in lane order).
+/// Stage 2, a thread a tile: *seg = tile m's head segment s (-1 for none). When s's run is the one
+/// tile before m (the usual case of short segments), *v = out[s]'s value from that tile's tail and
+/// m's head, all loads in one round trip (stage 1 writes every record's head); the merges are
+/// flatFixupRun's for a run of one item (lane 0's fold of it, the identities of the other lanes,
+/// the head), so the bits are the same for operators where merge(x, identity) keeps a merged x.
+/// Returns whether m needs flatFixupRun (a longer run).
+template <typename A> WARPKIT_DEVICE bool flatFixupShort(const A& a, const SegFlatTile<typename A::State>* rec,
+                                                         long long m, long long* seg, typename A::State* v) {
+    const long long s = rec[m].headSeg, before = m > 1 ? rec[m - 2].tailSeg : -1;
+    const typename A::State head = rec[m].head, tail = m > 0 ? rec[m - 1].tail : a.identity();
+    *seg = s;
+    if (s < 0 || (m > 1 && before == s)) return s >= 0;
+    *v = m == 0 ? head : a.merge(a.merge(a.merge(a.identity(), tail), a.identity()), head);
+    return false;
+}
+
+/// Stage 2 kernel: the fixups (a thread a tile, flatFixupShort; the warp together for each longer
+/// run among its 32 tiles, flatFixupRun, one after the other), or, when a tile found the offsets out
+/// of order, every segment by a warp (lanes strided, warpTree in lane order).
 template <typename A, typename O> __global__ void __launch_bounds__(kFlatThreads)
     segmentFlatFixupKernel(A a, SegOffsets<O> o, long long segments, long long items, long long tiles,
                            const SegFlatTile<typename A::State>* rec, const typename A::State* groups,
@@ -93,7 +105,18 @@ template <typename A, typename O> __global__ void __launch_bounds__(kFlatThreads
     const long long warps = (long long)gridDim.x * (kFlatThreads / 32);
     const long long w0 = ((long long)blockIdx.x * kFlatThreads + threadIdx.x) / 32;
     if (*bad == 0u) {
-        for (long long m = w0; m < tiles; m += warps) flatFixup(a, rec, groups, m);
+        for (long long m0 = w0 * 32; m0 < tiles; m0 += warps * 32) { // the same trip count in a warp
+            const long long m = m0 + laneId();
+            long long seg = -1;
+            typename A::State v = a.identity();
+            const bool longRun = m < tiles && flatFixupShort(a, rec, m, &seg, &v);
+            for (unsigned l = __ballot_sync(WARPKIT_FULL_MASK, longRun); l != 0u; l &= l - 1u) {
+                const int src = __ffs((int)l) - 1;
+                const typename A::State r = flatFixupRun(a, rec, groups, m0 + src);
+                if ((int)laneId() == src) v = r;
+            }
+            if (seg >= 0) a.finish(seg, v);
+        }
         return;
     }
     for (long long s = w0; s < segments; s += warps) {
@@ -120,15 +143,14 @@ inline long long segFlatTiles(long long segments, long long items) {
     const long long cap = 1ll << 61;
     return ((segments < cap ? segments : cap) + (items < cap ? items : cap)) / kFlatTile + 1;
 }
-/// The flat pass's workspace: the flag, then a record a tile, the tiles' splits (tiles + 1) and
-/// the groups' folds, from its first 16-byte boundary.
+/// The flat pass's workspace: the flag, then a record a tile and the groups' folds, from its first
+/// 16-byte boundary.
 template <typename S> inline size_t segFlatBytes(long long segments, long long items) {
     const size_t tiles = (size_t)segFlatTiles(segments, items);
-    return 15 + 16 + alignUp16(tiles * sizeof(SegFlatTile<S>)) + alignUp16((tiles + 1) * sizeof(long long)) +
-           (tiles / kFlatGroup + 1) * sizeof(S);
+    return 15 + 16 + alignUp16(tiles * sizeof(SegFlatTile<S>)) + (tiles / kFlatGroup + 1) * sizeof(S);
 }
 
-/// Runs the flat pass (CSR offsets): clears the flag, then the stages (0, 1, 2a, 2). maxBlocks caps every
+/// Runs the flat pass (CSR offsets): clears the flag, then stages 1, 2a and 2. maxBlocks caps every
 /// grid (tests use it to show the bits do not depend on the grid). Host.
 template <typename A, typename O>
 inline cudaError_t segmentFlatLaunch(const A& a, SegOffsets<O> off, long long segments, long long items, void* ws,
@@ -138,17 +160,12 @@ inline cudaError_t segmentFlatLaunch(const A& a, SegOffsets<O> off, long long se
     unsigned* bad = reinterpret_cast<unsigned*>(p);
     SegFlatTile<S>* rec = reinterpret_cast<SegFlatTile<S>*>(p + 16);
     const long long tiles = segFlatTiles(segments, items);
-    long long* splits = reinterpret_cast<long long*>(p + 16 + alignUp16((size_t)tiles * sizeof(SegFlatTile<S>)));
-    S* groups = reinterpret_cast<S*>(reinterpret_cast<char*>(splits) + alignUp16((size_t)(tiles + 1) * 8));
+    S* groups = reinterpret_cast<S*>(p + 16 + alignUp16((size_t)tiles * sizeof(SegFlatTile<S>)));
     WARPKIT_TRY(cudaMemsetAsync(bad, 0, sizeof(unsigned), stream));
     int blocks = 0;
-    auto splitKernel = segmentFlatSplitKernel<O>;
-    WARPKIT_TRY(gridBlocks(splitKernel, kFlatThreads, tiles + 1, kFlatThreads / 32, maxBlocks, &blocks));
-    WARPKIT_TRY(launchKernel(splitKernel, blocks, kFlatThreads, stream, off, segments, items, tiles, splits));
     auto tileKernel = segmentFlatKernel<A, O>;
     WARPKIT_TRY(gridBlocks(tileKernel, kFlatThreads, tiles, 1, maxBlocks, &blocks));
-    WARPKIT_TRY(launchKernel(tileKernel, blocks, kFlatThreads, stream, a, off, segments, items, tiles,
-                             (const long long*)splits, rec, bad));
+    WARPKIT_TRY(launchKernel(tileKernel, blocks, kFlatThreads, stream, a, off, segments, items, tiles, rec, bad));
     if (tiles > kFlatGroup) { // a run can hold a whole group
         auto group = segmentFlatGroupKernel<A>;
         WARPKIT_TRY(gridBlocks(group, kFlatThreads, tiles / kFlatGroup, kFlatThreads / 32, maxBlocks, &blocks));
@@ -156,7 +173,8 @@ inline cudaError_t segmentFlatLaunch(const A& a, SegOffsets<O> off, long long se
                                  (const unsigned*)bad));
     }
     auto fixup = segmentFlatFixupKernel<A, O>;
-    WARPKIT_TRY(gridBlocks(fixup, kFlatThreads, tiles, kFlatThreads / 32, maxBlocks, &blocks));
+    // a thread a tile needs tiles / 128 blocks; 4 times that keeps warps for the per-segment fallback
+    WARPKIT_TRY(gridBlocks(fixup, kFlatThreads, tiles, 32, maxBlocks, &blocks));
     return launchKernel(fixup, blocks, kFlatThreads, stream, a, off, segments, items, tiles, (const SegFlatTile<S>*)rec,
                         (const S*)groups, (const unsigned*)bad);
 }
