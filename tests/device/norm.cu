@@ -7,9 +7,10 @@
 //                the rows (and mean / rstd past `rows`) checked untouched.
 //   paths:       cols around every path boundary +-1 with the dispatcher's plans for few and many
 //                rows, and forced warp, block, cluster and streamed plans on 3 rows.
-//   model_width: R25's fp32 rows (516..771 columns, llm.c's 768) and their neighbours: odd rows,
-//                every data pattern, with and without w, b and the statistics, aligned and not;
-//                model_width_plan (host only) pins the plan of 8192 x 768.
+//   model_width: R25's fp32 rows (516..771 columns, llm.c's 768), their neighbours and the warp
+//                path's widest rows (1000..1025): odd rows, every data pattern, with and without
+//                w, b and the statistics, aligned and not; model_width_plan (host only) pins the
+//                plan of 8192 x 768.
 //   specials:    NaN, +-inf, all -inf, constant rows, the hard Welford data (1e6 + N(0, 1e-3)) and
 //                near-constant rows a few ulps apart, on every path.
 //   bad_args:    every bad argument returns cudaErrorInvalidValue and writes nothing.
@@ -277,10 +278,12 @@ Test(device_norm, paths) {
 /// neighbours on R1, among them llm.c's 768: odd row counts (every data pattern, NaN and +-inf
 /// included, as row r takes pattern mode + r), with and without w, b and the statistics, aligned
 /// rows and parameters (the instantiation without head/tail slots), rows and parameters off 16
-/// bytes, odd strides, in place; then many rows at 768 with all the outputs.
+/// bytes, odd strides, in place; then many rows at 768 with all the outputs. The same at the warp
+/// path's widest rows (fp32 32 lanes x 8 vectors, 16-bit 32 x 4: 1000..1024 columns; 1025 just past
+/// them), whose LayerNorm outputs take the general form, and many rows at 1024.
 template <typename T> static int norm_model_width(void) {
     int bad = 0, salt = 0;
-    for (int c : {515, 516, 517, 640, 700, 767, 768, 769, 771, 772}) {
+    for (int c : {515, 516, 517, 640, 700, 767, 768, 769, 771, 772, 1000, 1023, 1024, 1025}) {
         for (int k = 0; k < 8; ++k) {
             const bool rms = k % 4 == 3, useW = k % 4 != 1, useB = k % 4 != 2 && !rms, stats = k % 2 == 0;
             NormCase a{rms, 13, c, (long long)c, (long long)c, 0, 0, 0, 0, false, useW, useB, stats, 1e-5f, k};
@@ -302,6 +305,10 @@ template <typename T> static int norm_model_width(void) {
     bad += norm_case<T>("model width (8193 x 768)", many, 0xe800ull + salt++);
     NormCase manyOff{false, 4099, 768, 771, 768, 1, 0, 2, 3, false, true, true, true, 1e-5f, 3};
     bad += norm_case<T>("model width (4099 x 768, off 16 bytes)", manyOff, 0xe900ull + salt++);
+    NormCase wide{true, 4097, 1024, 1024, 1024, 0, 0, 0, 0, false, true, false, true, 1e-5f, 1};
+    bad += norm_case<T>("model width (4097 x 1024, RMSNorm)", wide, 0xea00ull + salt++);
+    NormCase wideLn{false, 2051, 1024, 1024, 1029, 0, 3, 0, 0, false, true, true, true, 1e-5f, 2};
+    bad += norm_case<T>("model width (2051 x 1024, y off 16 bytes)", wideLn, 0xeb00ull + salt++);
     return bad;
 }
 
