@@ -42,6 +42,8 @@
 //   inputs that stage together (default: one input): rowStageable(p) -> bool (host)
 //   statistics given from outside (default: false): P::kStatsGiven, the streamed path skips its
 //                                        statistics sweep (rowFactors reads them; device/sharded.cuh)
+//   the pipelined warp path (R26; default 0: not taken): P::kWarpPipeBlocks, the blocks an SM runs
+//                                        of its kernel (its registers fit them without spilling)
 #pragma once
 
 #include "row_part.cuh"
@@ -120,6 +122,13 @@ template <typename... X> using RowVoid = typename RowVoidOf<X...>::type;
 template <typename P, typename = void> struct RowStatsGiven { static constexpr bool value = false; };
 template <typename P> struct RowStatsGiven<P, RowVoid<decltype(P::kStatsGiven)>> {
     static constexpr bool value = P::kStatsGiven;
+};
+
+/// The blocks an SM runs of P's pipelined warp kernel (P::kWarpPipeBlocks; default 0: P does not
+/// take that path, R26's plans run R25's).
+template <typename P, typename = void> struct RowWarpPipeBlocks { static constexpr int value = 0; };
+template <typename P> struct RowWarpPipeBlocks<P, RowVoid<decltype(P::kWarpPipeBlocks)>> {
+    static constexpr int value = P::kWarpPipeBlocks;
 };
 
 #define WARPKIT_DETAIL_ROW_HOOK(NAME, EXPR)                                                      \
