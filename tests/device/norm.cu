@@ -283,7 +283,7 @@ Test(device_norm, paths) {
 /// bytes, odd strides, in place; then many rows at 768 with all the outputs. The same at the warp
 /// path's widest rows (fp32 32 lanes x 8 vectors, 16-bit 32 x 4: 1000..1024 columns; 1025 just past
 /// them), whose LayerNorm outputs take the general form, and many rows at 1024. Aligned rows of
-/// 516..768 columns take R26's pipelined kernel on sm_90: many rows a warp, in place, ld > cols.
+/// 516..1024 columns take R26's pipelined kernels on sm_90: many rows a warp, in place, ld > cols.
 template <typename T> static int norm_model_width(void) {
     int bad = 0, salt = 0;
     for (int c : {515, 516, 517, 640, 700, 767, 768, 769, 771, 772, 1000, 1023, 1024, 1025}) {
@@ -304,9 +304,9 @@ template <typename T> static int norm_model_width(void) {
             bad += norm_case<T>("model width (off 16 bytes)", m, 0xe400ull + salt++);
         }
     }
-    // Many rows with all the outputs. R26 (sm_90: aligned rows of 516..768 columns): warps that loop
+    // Many rows with all the outputs. R26 (sm_90: aligned rows of 516..1024 columns): warps that loop
     // over many rows each (every copy refilled several times), in place, rows strided past cols,
-    // RMSNorm; odd row counts. Then the warp path's widest rows (1024).
+    // RMSNorm; odd row counts; rows of 1024 with y off 16 bytes (the warp kernel).
     struct {
         const char* what;
         NormCase c;
@@ -317,7 +317,8 @@ template <typename T> static int norm_model_width(void) {
         {"12007 x 768, in place", {false, 12007, 768, 768, 768, 0, 0, 0, 0, true, true, true, true, 1e-5f, 6}},
         {"10007 x 516, ld > cols, RMSNorm",
          {true, 10007, 516, 524, 520, 0, 0, 0, 0, false, true, false, true, 1e-5f, 7}},
-        {"4097 x 1024, RMSNorm", {true, 4097, 1024, 1024, 1024, 0, 0, 0, 0, false, true, false, true, 1e-5f, 1}},
+        {"12011 x 1024, RMSNorm", {true, 12011, 1024, 1024, 1024, 0, 0, 0, 0, false, true, false, true, 1e-5f, 1}},
+        {"9001 x 1000, in place", {false, 9001, 1000, 1000, 1000, 0, 0, 0, 0, true, true, true, true, 1e-5f, 8}},
         {"2051 x 1024, y off 16 bytes", {false, 2051, 1024, 1024, 1029, 0, 3, 0, 0, false, true, true, true, 1e-5f, 2}},
     };
     for (const auto& m : many) {

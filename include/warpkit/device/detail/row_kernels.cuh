@@ -443,13 +443,18 @@ template <typename P> __global__ void __launch_bounds__(kRowWarpThreads)
 // shared copy into registers as the warp path's loadShare does, then the warp path's stages.
 // The copy of a row a warp has read is refilled only after every lane's reads (__syncwarp), and a
 // row is written only by its own warp after its copy landed, so in-place calls are safe.
-template <typename P, int C> __global__ void __launch_bounds__(kRowWarpThreads, RowWarpPipeBlocks<P>::value)
+/// The blocks an SM runs of rowOpWarpPipeKernel<P, C>: P::kWarpPipeBlocks for lanes of up to 24
+/// values, one fewer past that.
+template <typename P, int C> constexpr int rowPipeBlocks() {
+    return RowWarpPipeBlocks<P>::value - (C * vectorElems<typename P::Elem>() > 24 ? 1 : 0);
+}
+template <typename P, int C> __global__ void __launch_bounds__(kRowWarpThreads, rowPipeBlocks<P, C>())
     rowOpWarpPipeKernel(P p, long long rows, int cols) {
 #if WARPKIT_ARCH >= 900
     using T = typename P::Elem;
     constexpr int V = vectorElems<T>(), K = C * V, D = kRowPipeDepth, Warps = kRowWarpThreads / 32;
-    static_assert(P::kInputs == 1 && RowWarpPipeBlocks<P>::value > 0,
-                  "rowOpWarpPipeKernel: P::kInputs must be 1 and P::kWarpPipeBlocks above 0");
+    static_assert(P::kInputs == 1 && RowWarpPipeBlocks<P>::value > 1,
+                  "rowOpWarpPipeKernel: P::kInputs must be 1 and P::kWarpPipeBlocks above 1");
     extern __shared__ __align__(128) uint4 wk_row_pipe[]; // Warps x D copies of nv vectors
     __shared__ alignas(8) unsigned long long full[Warps][D];
     const int w = (int)threadIdx.x / 32, l = (int)threadIdx.x % 32, nv = cols / V;

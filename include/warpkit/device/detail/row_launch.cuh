@@ -193,8 +193,8 @@ inline cudaError_t rowLaunchShort(const RowPlan& pl, const R& r, long long rows,
     }
 }
 
-/// The pipelined warp path (R26, sm_90): as many blocks as are resident at once, at most a warp a
-/// row, each warp with kRowPipeDepth rows' copies in dynamic shared memory.
+/// The pipelined warp path (R26, sm_90) of C vectors a lane: as many blocks as are resident at once,
+/// at most a warp a row, each warp with kRowPipeDepth rows' copies in dynamic shared memory.
 template <int C, typename P> inline cudaError_t rowLaunchWarpPipe(const P& p, long long rows, int cols, int dev,
                                                                   const DeviceProps& d, cudaStream_t st) {
     auto kern = rowOpWarpPipeKernel<P, C>;
@@ -271,12 +271,18 @@ template <typename R> inline cudaError_t rowRun(RowPlan pl, const R& r, long lon
         case RowWarpStream:
             if constexpr (R::kReduceWarp) return rowLaunchWarpStream(r, rows, cols, st);
             return cudaErrorNotSupported;
-        case RowWarpPipe: // aligned rows of P::kWarpPipeBlocks > 0 on sm_90; other calls: R25's warp plan
+        case RowWarpPipe: // aligned rows of P::kWarpPipeBlocks > 0 on sm_90; others: the warp plan of its shape
             if constexpr (!RowRunner<R>::softmax)
-                if constexpr (R::kInputs == 1 && sizeof(T) == 4 && RowWarpPipeBlocks<R>::value > 0)
-                    if (aligned && d.clusters && cols / vectorElems<T>() <= 32 * kRowWarpFitShape.chunks)
-                        return rowLaunchWarpPipe<kRowWarpFitShape.chunks>(r, rows, cols, dev, d, st);
-            pl = RowPlan{RowWarp, kRowWarpFitShape.width, kRowWarpFitShape.chunks, kRowWarpThreads, 1, 0, 0};
+                if constexpr (R::kInputs == 1 && RowWarpPipeBlocks<R>::value > 0)
+                    if (aligned && d.clusters && cols / vectorElems<T>() <= 32 * pl.chunks) {
+                        if constexpr (sizeof(T) == 4) {
+                            if (pl.chunks == 6) return rowLaunchWarpPipe<6>(r, rows, cols, dev, d, st);
+                            if (pl.chunks == 8) return rowLaunchWarpPipe<8>(r, rows, cols, dev, d, st);
+                        } else {
+                            if (pl.chunks == 4) return rowLaunchWarpPipe<4>(r, rows, cols, dev, d, st);
+                        }
+                    }
+            pl = RowPlan{RowWarp, 32, pl.chunks, kRowWarpThreads, 1, 0, 0};
             continue;
         case RowShort: // rows that are not packed take the warp plan R1 gives them
             if constexpr (RowRunner<R>::softmax)

@@ -18,10 +18,10 @@
 //   RowStream     any GPU, any length: each block streams its `slice` twice (statistics, then
 //                 output); on sm_90 a cluster of up to 16 blocks shares a row.
 //   RowWarpStream (calls that write per-row outputs only) a warp per row streams it once.
-//   RowWarpPipe   (sm_90, R26: fp32 LayerNorm / RMSNorm, P::kWarpPipeBlocks) a warp a row of
-//                 `chunks` vectors a lane as RowWarp, the grid resident at once, each warp looping
-//                 over rows with its next rows bulk-copied into shared memory ahead of them. The data
-//                 decides at run time: rows that are not aligned (rowAligned) run R25's warp plan.
+//   RowWarpPipe   (sm_90, R26: LayerNorm / RMSNorm, P::kWarpPipeBlocks) a warp a row of `chunks`
+//                 vectors a lane as RowWarp, the grid resident at once, each warp looping over rows
+//                 with its next rows bulk-copied into shared memory ahead of them. The data decides
+//                 at run time: rows that are not aligned (rowAligned) run the warp plan of that shape.
 //   RowShort      (rowSoftmax, rows of fewer than 16 bytes' multiples up to ~256 elements, packed:
 //                 ld == cols, 16-byte aligned bases) a block stages a tile of `slice` whole rows,
 //                 whose elements are contiguous and start on 16 bytes, in shared memory with 16-byte
@@ -299,14 +299,16 @@ constexpr RowRule kR21          = {"R21", 0, 0,  -1,    kRowNoMax, 8192, kRowsAn
 constexpr RowRule kR24f32       = {"R24", 4, -1, -1,    140,       0, kRowsAny,       kShapeShort};
 constexpr RowRule kR24h16       = {"R24", 2, -1, -1,    248,       0, kRowsAny,       kShapeShort};
 constexpr RowRule kR25          = {"R25", 4, -1, 512,   768,       0, kRowsAny,       shapeWarpFit(6)};
-constexpr RowRule kR26          = {"R26", 4, 1,  512,   768,       0, kRowsAny,       shapeWarpPipe(6)};
+constexpr RowRule kR26f32       = {"R26", 4, 1,  512,   768,       0, kRowsAny,       shapeWarpPipe(6)};
+constexpr RowRule kR26f32w      = {"R26", 4, 1,  768,   1024,      0, kRowsAny,       shapeWarpPipe(8)};
+constexpr RowRule kR26h16       = {"R26", 2, 1,  512,   1024,      0, kRowsAny,       shapeWarpPipe(4)};
 
 /// rowSoftmax's rules.
 constexpr RowRule kRowSoftmaxRules[] = {kR24f32, kR24h16, kR1f32, kR1h16, kR4, kR5, kR6,
                                         kR7,     kR8,     kR9,    kR10,   kR11, kR12};
 /// The row family's rules for calls with per-element outputs.
-constexpr RowRule kRowOutputRules[] = {kR2, kR3, kR26, kR25, kR1f32, kR1h16, kR4, kR5,
-                                       kR13, kR6, kR7, kR8, kR9, kR14, kR11, kR12};
+constexpr RowRule kRowOutputRules[] = {kR2, kR3,  kR26f32, kR26f32w, kR26h16, kR25, kR1f32, kR1h16, kR4,
+                                       kR5, kR13, kR6,     kR7,      kR8,     kR9,  kR14,   kR11,   kR12};
 /// The row family's rules for calls with per-row outputs only (the cross-entropy loss alone).
 constexpr RowRule kRowReduceRules[] = {kR16f32, kR16h16, kR18, kR19, kR20, kR21, kR2, kR3, kR1f32, kR1h16, kR4, kR17, kR6, kR7, kR9};
 /// R15: a staged plan that cannot stage (inputs aligned differently, rowStageable) or should not
@@ -506,9 +508,9 @@ inline bool rowPlanCompiled(RowClass cls, int elemBytes, int M, bool warpStream,
         return p.threads == kStreamThreads && p.blocks >= 1 && p.blocks <= kClusterMaxBlocks;
     case RowWarpStream:
         return warpStream && p.threads == kRowWarpThreads;
-    case RowWarpPipe: // R25's shape; rows that cannot take it run R25's plan (row_launch.cuh)
-        return cls != RowClassSoftmax && elemBytes == 4 && (M == 1 || M == 2 || M == 4) &&
-               p.width == kRowWarpFitShape.width && p.chunks == kRowWarpFitShape.chunks && p.threads == kRowWarpThreads;
+    case RowWarpPipe: // R26's shapes; rows that cannot take them run the warp plan of their shape (row_launch.cuh)
+        return cls != RowClassSoftmax && M == 2 && p.width == 32 && p.threads == kRowWarpThreads &&
+               (elemBytes == 4 ? p.chunks == 6 || p.chunks == 8 : p.chunks == 4);
     case RowShort:
         if (cls != RowClassSoftmax || p.threads != kRowShortThreads || p.slice < 1) return false;
         for (int i = 0; i < rowShortShapeCount(elemBytes); ++i)
