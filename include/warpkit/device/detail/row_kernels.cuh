@@ -443,10 +443,10 @@ template <typename P> __global__ void __launch_bounds__(kRowWarpThreads)
 // shared copy into registers as the warp path's loadShare does, then the warp path's stages.
 // The copy of a row a warp has read is refilled only after every lane's reads (__syncwarp), and a
 // row is written only by its own warp after its copy landed, so in-place calls are safe.
-/// The blocks an SM runs of rowOpWarpPipeKernel<P, C>: P::kWarpPipeBlocks for lanes of up to 24
-/// values, one fewer past that.
+/// The blocks an SM runs of rowOpWarpPipeKernel<P, C> (sm_90; 1 elsewhere, where it is empty):
+/// P::kWarpPipeBlocks for lanes of up to 24 values, one fewer past that.
 template <typename P, int C> constexpr int rowPipeBlocks() {
-    return RowWarpPipeBlocks<P>::value - (C * vectorElems<typename P::Elem>() > 24 ? 1 : 0);
+    return WARPKIT_ARCH >= 900 ? RowWarpPipeBlocks<P>::value - (C * vectorElems<typename P::Elem>() > 24 ? 1 : 0) : 1;
 }
 template <typename P, int C> __global__ void __launch_bounds__(kRowWarpThreads, rowPipeBlocks<P, C>())
     rowOpWarpPipeKernel(P p, long long rows, int cols) {
