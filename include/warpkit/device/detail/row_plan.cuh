@@ -36,15 +36,7 @@
 namespace warpkit {
 namespace detail {
 
-enum RowPath {
-    RowWarp = 0,
-    RowBlock = 1,
-    RowStaged = 2,
-    RowStream = 3,
-    RowWarpStream = 4,
-    RowShort = 5,
-    RowWarpPipe = 6
-};
+enum RowPath { RowWarp = 0, RowBlock = 1, RowStaged = 2, RowStream = 3, RowWarpStream = 4, RowShort = 5, RowWarpPipe };
 
 /// A path and its shape (fields a path does not use are 0). Built by the makers below.
 struct RowPlan {
