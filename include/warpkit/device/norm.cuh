@@ -62,6 +62,10 @@ template <typename T> struct NormParams {
     static constexpr bool kReduceWarp = false;
     // Warp path: 2 vectors a lane (R1).
     static constexpr int kWarpChunks = 2;
+    // Pipelined warp path (R26): 9 blocks an SM for lanes of 24 values (54 registers on sm_90; the
+    // 24 KB of row copies a block at 768 columns fill the shared memory at 9 too), 8 for lanes of 32
+    // (64 registers).
+    static constexpr int kWarpPipeBlocks = 9;
     const T* x;
     T* y;
     const T* w;
@@ -185,11 +189,13 @@ WARPKIT_DEVICE NormRow normRegs(const NormParams<T>& p, long long row, const Row
     const NormRow f = normRow(p, st, shift, part.s);
     before();
     auto extra = [&](int j, int col) { normOut<1, !Keep>(p, f, &x[0][j], col); };
-    // LayerNorm with w and b (RMSNorm has no b). Not for a thread holding more than 32 values: the
-    // fast form's loads of every piece at once would spill (warp path, 16-bit, 8 vectors a lane).
-    // Nor on R25's warp of 6 vectors a lane, whose occupancy is the point: there the fast form's
-    // hoisted loads take 71 registers (7 blocks an SM), the general form 48 (10 blocks).
-    constexpr bool fast = C * V <= 32 && C != kRowWarpFitShape.chunks;
+    // LayerNorm with w and b (RMSNorm has no b): the branch-free form, whose w and b loads for every
+    // piece the compiler hoists together. Not for a thread of more than 32 values (it would spill),
+    // nor for a warp-path thread of more than 16: there the hoisted loads set the kernel's registers,
+    // RMSNorm's too (same kernel), and rows of these widths need the occupancy more than the fewer
+    // instructions (sm_90, general vs branch-free: fp32 32 lanes x 6 48 vs 71 registers, x 8 63 vs
+    // 119; 16-bit 32 lanes x 4 64 vs 80; docs/tuning.md R25).
+    constexpr bool fast = C * V <= (GroupIsSegment<G>::value ? 16 : 32);
     if (fast && f.vecW && f.vecB)
         forEachPiece<T, C, E>(
             part, [&](int j, int col) { normOutWB<V, !Keep>(p, f, &x[0][j], col); }, extra);

@@ -167,6 +167,10 @@ template <int Threads, typename X> struct BlockGroup {
     ClusterExchange<X>* xch;
     unsigned* round;
 };
+/// Whether group type G is a segment of a warp (the warp path), whose kernels' occupancy their
+/// registers set.
+template <typename G> struct GroupIsSegment { static constexpr bool value = false; };
+template <int W> struct GroupIsSegment<SegmentGroup<W>> { static constexpr bool value = true; };
 
 template <int W> WARPKIT_DEVICE float groupSum(SegmentGroup<W>, float v) { return warpReduce<W>(v, Sum{}); }
 template <int W> WARPKIT_DEVICE float groupMax(SegmentGroup<W>, float v) { return warpReduce<W>(v, Max{}); }
