@@ -204,6 +204,12 @@ def test_add_norm_traces():
     for op in ("add_layer_norm", "add_rms_norm", "norm_backward_add"):
         assert any(f"warpkit.{op}." in t for t in targets), (op, targets)
 
+    def last(x, r, w, b):  # h unused (the last block's): the plain backward, no zeros for h's gradient
+        return torch.autograd.grad(warpkit.add_layer_norm(x, r, (16,), w, b)[0].sum(), [x, r, w, b])
+
+    targets = [str(n.target) for n in make_fx(last, tracing_mode="fake")(*args).graph.nodes if n.op == "call_function"]
+    assert "warpkit.norm_backward.default" in targets and not any("zeros" in t or "backward_add" in t for t in targets)
+
 
 class _CpuExt:
     """The eager fast paths' extension calls (python/csrc/module.cpp: softmax_eager, norm_eager, ...)

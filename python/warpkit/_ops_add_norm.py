@@ -74,6 +74,9 @@ def _(dy, h, weight, mean, rstd, dres, need_w, need_b, rms):
 
 
 def _setup(ctx, inputs, output, rms):
+    # h without a gradient (its only use the norm, as the last block's): None, not zeros, so the
+    # backward takes the plain op (no zeros kernel, no dres read).
+    ctx.set_materialize_grads(False)
     weight = inputs[2]
     bias = None if rms else inputs[3]
     ctx.rms = rms
@@ -119,7 +122,6 @@ class _AddNormFn(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, residual, weight, bias, eps, rms):
         y, h, mean, rstd = _add_forward(x, residual, weight, bias, eps, rms)
-        ctx.set_materialize_grads(False)  # h without a gradient: the plain backward
         _setup(ctx, (x, residual, weight, bias), (y, h, rstd) if rms else (y, h, mean, rstd), rms)
         return y, h
 
@@ -136,7 +138,6 @@ class _AddNormEagerFn(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, residual, weight, bias, eps, rms):
         y, h, mean, rstd = ext().norm_add_eager(x, residual, weight, bias, eps, rms, True)
-        ctx.set_materialize_grads(False)  # h without a gradient: the plain backward
         _setup(ctx, (x, residual, weight, bias), (y, h, rstd) if rms else (y, h, mean, rstd), rms)
         return y, h
 
