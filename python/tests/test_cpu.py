@@ -363,7 +363,8 @@ def test_op_bodies_on_cpu(cpu_fast_paths):
     torch.testing.assert_close(y, F.rms_norm(x + r, (16,), w, 1e-5), rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.filterwarnings("ignore:.*an autograd kernel was not registered")  # the meta backward of cross_entropy's mean
+# The meta backward of cross_entropy's mean warns of aten::where's autograd kernel.
+@pytest.mark.filterwarnings("ignore:.*an autograd kernel was not registered")
 def test_gpt2_block_compiles_without_graph_breaks():
     """torch.compile(fullgraph=True) of GPT-2 blocks as bench/gpt2_step.py writes them (a bf16 residual
     promoted to the float32 stream, as under autocast, by add_layer_norm; layer_norm; cross_entropy),
