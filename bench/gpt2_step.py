@@ -19,6 +19,7 @@ import csv
 import math
 import os
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _torch_timing import start_warpkit  # noqa: E402
@@ -102,10 +103,12 @@ def family(name):
 
 
 def profile_step(torch, name, step):
-    """One step under torch.profiler: GPU milliseconds by kernel family and the 12 longest kernels."""
+    """One step under torch.profiler: GPU milliseconds by kernel family and the 12 longest kernels;
+    then the host side: the 10 operators and runtime calls of the most self CPU time, and any call
+    that waits for the GPU (a synchronize or a device-to-host copy), which would starve the GPU."""
     from torch.profiler import ProfilerActivity, profile
 
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         step()
         torch.cuda.synchronize()
     kernels = {}
@@ -124,6 +127,13 @@ def profile_step(torch, name, step):
           ", ".join(f"{f} {ms:.2f}" for f, ms in sorted(fams.items(), key=lambda kv: -kv[1])))
     for kname, (count, ms) in sorted(kernels.items(), key=lambda kv: -kv[1][1])[:12]:
         print(f"  {ms:8.3f} ms {count:4d}x  {family(kname):9} {kname[:90]}")
+    cpu = [e for e in prof.key_averages() if e.self_cpu_time_total > 0]
+    print(f"  host, {name}: {sum(e.self_cpu_time_total for e in cpu) / 1000:.2f} ms of self CPU time; the most:")
+    for e in sorted(cpu, key=lambda e: -e.self_cpu_time_total)[:10]:
+        print(f"  {e.self_cpu_time_total / 1000:8.3f} ms {e.count:4d}x  host      {e.key[:90]}")
+    for e in cpu:
+        if "ynchronize" in e.key or "DtoH" in e.key or "Memcpy" in e.key:
+            print(f"  {e.self_cpu_time_total / 1000:8.3f} ms {e.count:4d}x  waits     {e.key[:90]}")
 
 
 def run(torch, name, use_warpkit, compiled, idx, y, steps, profile=False):
@@ -134,7 +144,7 @@ def run(torch, name, use_warpkit, compiled, idx, y, steps, profile=False):
     fwd = torch.compile(model) if compiled else model
     torch.cuda.synchronize()
     torch.cuda.reset_peak_memory_stats()
-    losses, times = [], []
+    losses, times, host = [], [], []
 
     def step(fwd=fwd, opt=opt):
         with torch.autocast("cuda", dtype=torch.bfloat16):
@@ -146,9 +156,11 @@ def run(torch, name, use_warpkit, compiled, idx, y, steps, profile=False):
 
     for s in range(steps):
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        t0 = time.perf_counter()
         a.record()
         loss = step()
         b.record()
+        host.append((time.perf_counter() - t0) * 1000)  # the host's time to issue the step
         b.synchronize()
         losses.append(float(loss))
         times.append(a.elapsed_time(b))
@@ -159,7 +171,9 @@ def run(torch, name, use_warpkit, compiled, idx, y, steps, profile=False):
     gc.collect()
     torch.cuda.empty_cache()
     timed = sorted(times[4:]) or sorted(times)
-    return {"variant": name, "losses": losses, "step_ms": timed[len(timed) // 2], "peak_gib": peak}
+    issued = sorted(host[4:]) or sorted(host)
+    return {"variant": name, "losses": losses, "step_ms": timed[len(timed) // 2], "host_ms": issued[len(issued) // 2],
+            "peak_gib": peak}
 
 
 def main():
@@ -176,11 +190,14 @@ def main():
     res = [run(torch, n, w, c, idx, y, steps, "--profile" in sys.argv) for n, w, c in variants]
     base = res[0]
     print(f"GPT-2 small step, {B} x {T} tokens, bf16 autocast, {steps} steps, {torch.cuda.get_device_name()}")
-    print(f"{'variant':18} {'step ms':>9} {'vs eager':>9} {'peak GiB':>9} {'max |dloss|':>12}  first / last loss")
+    print(f"{'variant':18} {'step ms':>9} {'vs eager':>9} {'host ms':>8} {'peak GiB':>9} {'max |dloss|':>12}  "
+          "first / last loss")
     for r in res:
         d = max(abs(a - b) for a, b in zip(r["losses"], base["losses"]))
-        print(f"{r['variant']:18} {r['step_ms']:9.2f} {base['step_ms'] / r['step_ms']:8.3f}x {r['peak_gib']:9.2f} "
-              f"{d:12.4f}  {r['losses'][0]:.4f} / {r['losses'][-1]:.4f}")
+        print(f"{r['variant']:18} {r['step_ms']:9.2f} {base['step_ms'] / r['step_ms']:8.3f}x {r['host_ms']:8.2f} "
+              f"{r['peak_gib']:9.2f} {d:12.4f}  {r['losses'][0]:.4f} / {r['losses'][-1]:.4f}")
+    print("host ms: the host's time to issue a step (median), no wait for the GPU; near step ms, the step is "
+          "host-bound")
     print("losses:")
     for r in res:
         print(f"  {r['variant']:18} " + " ".join(f"{v:.4f}" for v in r["losses"]))
@@ -188,9 +205,10 @@ def main():
     os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
     with open(out, "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["variant", "step_ms", "peak_gib"] + [f"loss{i}" for i in range(steps)])
+        w.writerow(["variant", "step_ms", "host_ms", "peak_gib"] + [f"loss{i}" for i in range(steps)])
         for r in res:
-            w.writerow([r["variant"], f"{r['step_ms']:.3f}", f"{r['peak_gib']:.3f}"] + [f"{v:.5f}" for v in r["losses"]])
+            w.writerow([r["variant"], f"{r['step_ms']:.3f}", f"{r['host_ms']:.3f}", f"{r['peak_gib']:.3f}"] +
+                       [f"{v:.5f}" for v in r["losses"]])
     print(f"csv: {out}")
     return 0 if ok else 1
 

@@ -32,8 +32,8 @@ from ._ops_segment import segment_reduce, segment_softmax
 from ._ops_select import argmax, sample, topk
 from ._ops_softmax import log_softmax, softmax
 
-__all__ = ["softmax", "log_softmax", "layer_norm", "rms_norm", "add_layer_norm", "add_rms_norm", "cross_entropy", "topk", "argmax", "sample",
-           "segment_softmax", "segment_reduce", "available", "ops"]
+__all__ = ["softmax", "log_softmax", "layer_norm", "rms_norm", "add_layer_norm", "add_rms_norm", "cross_entropy",
+           "topk", "argmax", "sample", "segment_softmax", "segment_reduce", "available", "ops"]
 
 #: The registered operators, as torch.ops.warpkit (e.g. torch.ops.warpkit.softmax).
 ops = _torch.ops.warpkit

@@ -8,22 +8,18 @@ import torch
 from . import _common as c
 from ._ext import ext
 from ._ops_norm import (_backward_impl, _eager_backward, _fast, _finfo_eps, _forward, _grads_alloc, _needs_grad,
-                        _norm_backward, _opt, _prepare, _shaped)
+                        _norm_backward, _prepare, _shaped)
 
 
 def _add_forward(x, residual, weight, bias, eps, rms):
     """(y, h, mean, rstd); mean is empty for RMSNorm."""
-    rows = x.shape[0]
     if x.numel() == 0 or not eps >= 0:  # empty rows, a negative or NaN eps: torch's add, then _forward's path
         h = x + residual
         y, mean, rstd = _forward(h, weight, bias, eps, rms)
         return y, h, mean, rstd
-    h = c.empty_as(x)
-    y = c.empty_as(x)
-    rstd = torch.empty(rows, dtype=torch.float32, device=x.device)
-    mean = c.none_tensor(rstd) if rms else rstd.new_empty(rows)
-    ext().norm_add_forward(c.rows_view(x), c.rows_view(residual), _opt(weight, x), _opt(bias, x), float(eps), h, y,
-                           mean, rstd, rms)
+    # One extension call: the row views, the outputs (mean empty for RMSNorm) and the launch in C++,
+    # so that the op's runtime path (what a compiled graph calls) costs one Python-level call.
+    y, h, mean, rstd = ext().norm_add_eager(x, residual, weight, bias, float(eps), rms, True)
     return y, h, mean, rstd
 
 
@@ -60,11 +56,9 @@ def _(x, residual, weight, eps):
 
 
 def _backward_add_impl(dy, h, weight, mean, rstd, dres, need_w, need_b, rms):
-    dx, dw, db = _grads_alloc(h, need_w, need_b)
-    if h.numel():
-        ext().norm_add_backward(c.rows_view(c.same_dtype(dy, h.dtype)), c.rows_view(h), _opt(weight, h), mean, rstd,
-                                c.rows_view(c.same_dtype(dres, h.dtype)), dx, dw, db, rms)
-    return dx, dw, db
+    if h.numel():  # one extension call (dy and dres cast to h's dtype there), as _add_forward
+        return ext().norm_backward_eager(dy, h, weight, mean, rstd, dres, need_w, need_b, rms)
+    return _grads_alloc(h, need_w, need_b)
 
 
 @torch.library.custom_op("warpkit::norm_backward_add", mutates_args=())
@@ -80,6 +74,9 @@ def _(dy, h, weight, mean, rstd, dres, need_w, need_b, rms):
 
 
 def _setup(ctx, inputs, output, rms):
+    # h without a gradient (its only use the norm, as the last block's): None, not zeros, so the
+    # backward takes the plain op (no zeros kernel, no dres read).
+    ctx.set_materialize_grads(False)
     weight = inputs[2]
     bias = None if rms else inputs[3]
     ctx.rms = rms
@@ -125,7 +122,6 @@ class _AddNormFn(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, residual, weight, bias, eps, rms):
         y, h, mean, rstd = _add_forward(x, residual, weight, bias, eps, rms)
-        ctx.set_materialize_grads(False)  # h without a gradient: the plain backward
         _setup(ctx, (x, residual, weight, bias), (y, h, rstd) if rms else (y, h, mean, rstd), rms)
         return y, h
 
@@ -142,7 +138,6 @@ class _AddNormEagerFn(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, residual, weight, bias, eps, rms):
         y, h, mean, rstd = ext().norm_add_eager(x, residual, weight, bias, eps, rms, True)
-        ctx.set_materialize_grads(False)  # h without a gradient: the plain backward
         _setup(ctx, (x, residual, weight, bias), (y, h, rstd) if rms else (y, h, mean, rstd), rms)
         return y, h
 

@@ -10,10 +10,6 @@ from . import _common as c
 from ._ext import ext
 
 
-def _opt(t, like):
-    return c.none_tensor(like) if t is None else t
-
-
 def _stats_in_torch(x, eps, rms):
     """mean (LayerNorm) and rstd as torch computes them, in float32: the path for what the device
     calls do not take (a negative or NaN eps, empty rows)."""
@@ -26,6 +22,10 @@ def _stats_in_torch(x, eps, rms):
 
 def _forward(x, weight, bias, eps, rms):
     rows, cols = x.shape
+    if x.numel() and eps >= 0:
+        # One extension call: the row view, the outputs (mean empty for RMSNorm) and the launch in
+        # C++, so that the op's runtime path (what a compiled graph calls) costs one Python-level call.
+        return ext().norm_eager(x, weight, bias, float(eps), rms, True)
     y = c.empty_as(x)
     rstd = torch.empty(rows, dtype=torch.float32, device=x.device)
     mean = c.none_tensor(rstd) if rms else rstd.new_empty(rows)
@@ -35,20 +35,18 @@ def _forward(x, weight, bias, eps, rms):
             if not rms:
                 mean.fill_(float("nan"))
         return y, mean, rstd
-    if not eps >= 0:  # torch computes with a negative (or NaN) eps; the device calls refuse it
-        m, r = _stats_in_torch(x, eps, rms)
-        yf = x.float() if rms else x.float() - m[:, None]
-        yf = yf * r[:, None]
-        if weight is not None:
-            yf = yf * weight.float()
-        if bias is not None:
-            yf = yf + bias.float()
-        y.copy_(yf)
-        rstd.copy_(r)
-        if not rms:
-            mean.copy_(m)
-        return y, mean, rstd
-    ext().norm_forward(c.rows_view(x), _opt(weight, x), _opt(bias, x), float(eps), y, mean, rstd, rms)
+    # A negative (or NaN) eps: torch computes with it; the device calls refuse it.
+    m, r = _stats_in_torch(x, eps, rms)
+    yf = x.float() if rms else x.float() - m[:, None]
+    yf = yf * r[:, None]
+    if weight is not None:
+        yf = yf * weight.float()
+    if bias is not None:
+        yf = yf + bias.float()
+    y.copy_(yf)
+    rstd.copy_(r)
+    if not rms:
+        mean.copy_(m)
     return y, mean, rstd
 
 
@@ -89,11 +87,9 @@ def _grads_alloc(x, need_w, need_b):
 
 
 def _backward_impl(dy, x, weight, mean, rstd, need_w, need_b, rms):
-    dx, dw, db = _grads_alloc(x, need_w, need_b)
-    if x.numel():
-        ext().norm_backward(c.rows_view(c.same_dtype(dy, x.dtype)), c.rows_view(x), _opt(weight, x), mean, rstd, dx,
-                            dw, db, rms)
-    return dx, dw, db
+    if x.numel():  # one extension call (dy cast to x's dtype there), as _forward
+        return ext().norm_backward_eager(dy, x, weight, mean, rstd, None, need_w, need_b, rms)
+    return _grads_alloc(x, need_w, need_b)
 
 
 @torch.library.custom_op("warpkit::norm_backward", mutates_args=())

@@ -9,8 +9,9 @@
 //
 // h is the next residual. Rounding: each element of h is x + r computed in float and rounded once
 // to T, and y normalises the rounded h, as PyTorch's unfused `h = x + r; y = layer_norm(h)` does: h
-// matches that chain bit for bit, y and the statistics match rowLayerNorm(h) to float rounding
-// (the block and cluster paths shift the statistics by x's first element rather than h's).
+// matches that chain bit for bit. The statistics are shifted by h's first element on every path, as
+// rowLayerNorm(h)'s are (so a constant h has variance 0 exactly); y and the statistics match
+// rowLayerNorm(h) to float rounding (the two may take different plans).
 //
 // Types, w, b, eps, mean, rstd, NaN and infinities: as rowLayerNorm / rowRmsNorm (device/norm.cuh),
 // applied to h. Shapes: any rows >= 0 and cols >= 0 (either 0 writes nothing), row strides ldx, ldr,
@@ -106,7 +107,7 @@ template <int N, typename T> WARPKIT_DEVICE void addStore(T* h, int col, const f
 
 /// Whether the threads of group G read only their own elements of the row, the row's first element
 /// by shuffle (a warp segment), so that each may store its h as soon as it has it. A block (of a
-/// cluster) reads the row's first element from memory (groupFirst), which h may overwrite.
+/// cluster) reads the row's first elements of x and r from memory (groupFirst), which h may overwrite.
 template <typename G> struct AddStoresEarly { static constexpr bool value = false; };
 template <int W> struct AddStoresEarly<SegmentGroup<W>> { static constexpr bool value = true; };
 
@@ -128,9 +129,16 @@ rowRegs(const AddNormParams<T>& p, long long row, int, const RowPart& part, floa
     };
     if constexpr (AddStoresEarly<G>::value) {
         store();
-        return AddNormRow<T>{normRegs<C, E, false>(p.n, row, part, x, g, [] {}), nullptr};
+        // The statistics' shift: h's first element, from the lane holding it.
+        auto first = [&](float lead) { return groupFirst(g, lead, rowInput(p, 0, row)); };
+        return AddNormRow<T>{normRegs<C, E, false>(p.n, part, x, g, first, [] {}), nullptr};
     } else {
-        return AddNormRow<T>{normRegs<C, E, true>(p.n, row, part, x, g, store), nullptr};
+        // h's first element from x's and r's in memory (it lives in one block of the cluster; these
+        // reads precede every exchange, and store() follows the last).
+        auto first = [&](float lead) {
+            return addRound<T>(groupFirst(g, lead, rowInput(p, 0, row)), groupFirst(g, lead, rowInput(p, 1, row)));
+        };
+        return AddNormRow<T>{normRegs<C, E, true>(p.n, part, x, g, first, store), nullptr};
     }
 }
 

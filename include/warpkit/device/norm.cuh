@@ -146,14 +146,15 @@ template <int N, bool Shifted, typename T> WARPKIT_DEVICE void normOutWB(const N
         x[k] = ((Shifted ? x[k] : x[k] - f.shift) - f.off) * f.rstd * Arith<T>::to_acc(w.e[k]) + Arith<T>::to_acc(b.e[k]);
 }
 
-/// Register paths: exact two-pass statistics of the part (shifted by the row's first element), the
-/// parts' {count, mean, m2} merged across the cluster, then `before()` (every read of the row and
-/// every group reduction done), then the outputs in place. The row is x[0] (the other NI - 1 rows of
-/// x are not read). Keep: the slots stay x through before() (the shift is subtracted where each use
-/// needs it, with the same bits), so that before() can store them (device/add_norm.cuh stores h);
-/// otherwise they become x - shift once, which the plain norm's outputs read.
-template <int C, int E, bool Keep, typename T, int NI, int K, typename G, typename B>
-WARPKIT_DEVICE NormRow normRegs(const NormParams<T>& p, long long row, const RowPart& part, float (&x)[NI][K], G g,
+/// Register paths: exact two-pass statistics of the part (shifted by the row's first element,
+/// `first(lead)` where lead is this thread's first slot), the parts' {count, mean, m2} merged across
+/// the cluster, then `before()` (every read of the row and every group reduction done), then the
+/// outputs in place. The row is x[0] (the other NI - 1 rows of x are not read). Keep: the slots stay
+/// x through before() (the shift is subtracted where each use needs it, with the same bits), so that
+/// before() can store them (device/add_norm.cuh stores h); otherwise they become x - shift once,
+/// which the plain norm's outputs read.
+template <int C, int E, bool Keep, typename T, int NI, int K, typename G, typename F, typename B>
+WARPKIT_DEVICE NormRow normRegs(const NormParams<T>& p, const RowPart& part, float (&x)[NI][K], G g, F first,
                                 B before) {
     constexpr int V = vectorElems<T>();
     const int n = partElems<T>(part);
@@ -165,7 +166,7 @@ WARPKIT_DEVICE NormRow normRegs(const NormParams<T>& p, long long row, const Row
         if constexpr (E > 0) {
             if (part.s.head > 0 || part.s.vectors == 0) lead = x[0][C * V];
         }
-        shift = groupFirst(g, lead, rowInput(p, 0, row));
+        shift = first(lead);
         // The slots become x - shift (RMSNorm: shift 0, left as they are; Keep: left as x).
         float s = 0.0f;
         forEachSlotSplit<T, C, E>(part, [&](int j, int, bool ok) {
@@ -206,7 +207,8 @@ WARPKIT_DEVICE NormRow normRegs(const NormParams<T>& p, long long row, const Row
 }
 template <int C, int E, typename T, int K, typename G>
 WARPKIT_DEVICE NormRow rowRegs(const NormParams<T>& p, long long row, int, const RowPart& part, float (&x)[1][K], G g) {
-    return normRegs<C, E, false>(p, row, part, x, g, [] {});
+    auto first = [&](float lead) { return groupFirst(g, lead, rowInput(p, 0, row)); };
+    return normRegs<C, E, false>(p, part, x, g, first, [] {});
 }
 
 template <typename T>
