@@ -191,6 +191,24 @@ def test_cross_entropy_edges(dtype):
     check(warpkit.cross_entropy(s, ts, reduction="none"), F.cross_entropy(s.float(), ts, reduction="none"), dtype, 4)
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("reduction", ["mean", "none"])
+def test_cross_entropy_autocast_dtype(dtype, reduction):
+    """Under CUDA autocast torch returns a float32 loss for 16-bit logits; so does warpkit (the
+    gradient keeps the logits' dtype in both)."""
+    x = randn(29, 1001, dtype=dtype, scale=3).requires_grad_()
+    t = torch.randint(0, 1001, (29,), device="cuda")
+    with torch.autocast("cuda", dtype=dtype):
+        got = warpkit.cross_entropy(x, t, reduction=reduction)
+        want = F.cross_entropy(x, t, reduction=reduction)
+    assert got.dtype == want.dtype == torch.float32
+    check(got, want, dtype)
+    (g,) = torch.autograd.grad(got.sum(), x)
+    (gw,) = torch.autograd.grad(want.sum(), x)
+    assert g.dtype == gw.dtype == dtype
+    close_norm(g, gw, dtype)
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_cross_entropy_backward_reuse(dtype):
     """The eager backward scales the saved gradient in place only when the graph is freed: a kept

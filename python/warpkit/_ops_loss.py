@@ -123,7 +123,7 @@ def cross_entropy(input, target, ignore_index=-100, label_smoothing=0.0, reducti
     log-softmax kept), then scaled there by each row's incoming gradient.
 
     input: (C,), (N, C) or (N, C, d1, ...) float32 / float16 / bfloat16 CUDA logits (computed in
-    float32; the loss has input's dtype, as torch); target: int64 class indices of shape (), (N,)
+    float32; the loss has input's dtype, float32 under CUDA autocast, as torch); target: int64 class indices of shape (), (N,)
     or (N, d1, ...). reduction 'mean' divides by the rows whose target is not ignore_index (NaN when
     there is none, as torch); 'sum'; 'none'. Differences from torch: class-probability targets and
     weight= are not supported (ValueError); a target out of range that is not ignore_index gives a
@@ -157,13 +157,15 @@ def cross_entropy(input, target, ignore_index=-100, label_smoothing=0.0, reducti
         logits = input if input.dim() == 2 else input.movedim(1, -1).reshape(-1, input.shape[1])
         out_shape = expect
     with_grad = torch.is_grad_enabled() and input.requires_grad
+    # Under CUDA autocast torch computes cross_entropy in float32 and returns a float32 loss.
+    out_dtype = torch.float32 if input.is_cuda and torch.is_autocast_enabled("cuda") else input.dtype
     ignore_index, label_smoothing = int(ignore_index), float(label_smoothing)
     flat = (target if target.dim() == 1 else target.reshape(-1)).contiguous()
     if c.eager(logits, flat):  # the body without torch.library's dispatch; autograd only with_grad
         if with_grad:
             return _CrossEntropyFn.apply(logits, flat, ignore_index, label_smoothing, reduction, out_shape,
-                                         input.dtype)
+                                         out_dtype)
         loss, _ = _forward(logits, flat, ignore_index, label_smoothing, False)
-        return _reduce(loss, flat, ignore_index, reduction, out_shape, input.dtype, autograd=False)[0]
+        return _reduce(loss, flat, ignore_index, reduction, out_shape, out_dtype, autograd=False)[0]
     loss, _ = _cross_entropy(logits, flat, ignore_index, label_smoothing, with_grad)
-    return _reduce(loss, flat, ignore_index, reduction, out_shape, input.dtype)[0]
+    return _reduce(loss, flat, ignore_index, reduction, out_shape, out_dtype)[0]
