@@ -11,12 +11,9 @@
 //    x peer (the peer's time over warpkit's; target >= 1.0) and checks that both write the same y,
 //    mean and rstd. A second peer, shown and not judged: a warp a row with the row in registers
 //    (six 16-byte loads a lane, read once), at its best block size.
-// 3. pipe: the model widths of R26 (LayerNorm / RMSNorm, fp32 8192 x 768 with mean and rstd, fp32 and
-//    bf16 16384 x 1024), the dispatcher's plan (R26's pipelined warp kernel on sm_90) against the warp
-//    kernel of the same shape forced (R25 / R1, K4), timed alternately, and a copy.
 // Bandwidth counts every byte read and written (x, y, w, b, targets, losses, means, rstds); the copy
 // moves half as many bytes (it reads and writes each). The torch peers: bench/torch_rowwise.py.
-// Prints the tables, writes CSV (argv[1]); tables named after the CSV path run alone (grid, llmc, pipe):
+// Prints the tables, writes CSV (argv[1]); tables named after the CSV path run alone (grid, llmc):
 // `build/bench/rowwise out.csv llmc` takes about a second.
 #include <warpkit/device/cross_entropy.cuh>
 #include <warpkit/device/norm.cuh>
@@ -297,39 +294,6 @@ static int llmc(Ctx* c, const Buffers& m) {
     return !ok;
 }
 
-/// One line of table 3: op (LayerNorm, with mean and rstd when `stats`, or RMSNorm) on rows x cols of T,
-/// the dispatcher's plan against the forced warp plan of 32 lanes x `chunks` vectors.
-template <typename T>
-static void pipe_line(int ti, Ctx* c, const Buffers& m, int op, bool stats, long long rows, int cols, int chunks) {
-    using warpkit::detail::NormParams;
-    const bool rms = op == RmsNorm;
-    const NormParams<T> p{(const T*)m.a,
-                          (T*)m.b,
-                          (const T*)m.w,
-                          rms ? nullptr : (const T*)m.bias,
-                          stats && !rms ? m.s1 : nullptr,
-                          stats ? m.s2 : nullptr,
-                          cols,
-                          cols,
-                          1e-5f,
-                          rms};
-    int dev = 0;
-    warpkit::detail::DeviceProps d;
-    BENCH_CUDA(warpkit::detail::currentDevice(&dev, &d));
-    const warpkit::detail::RowPlan warp{
-        warpkit::detail::RowWarp, 32, chunks, warpkit::detail::kRowWarpThreads, 1, 0, 0};
-    float ms = 0.f, wms = 0.f;
-    bench_pair_median_ms([&] { BENCH_CUDA(warpkit::detail::rowNorm(p, rows, cols, 0)); },
-                         [&] { BENCH_CUDA(warpkit::detail::rowOpRun(warp, p, rows, cols, dev, d, 0)); }, &ms, &wms);
-    const double bytes = op_bytes<T>(op, rows, cols) + (stats ? (rms ? 4.0 : 8.0) * rows : 0.0);
-    const float cms = bench_median_ms(
-        [&] { BENCH_CUDA(cudaMemcpyAsync(m.cy, m.cx, (size_t)(bytes / 2), cudaMemcpyDeviceToDevice)); });
-    printf("| %-10s | %-4s | %5lld | %4d | %-5s | %5.1f | %5.1f | %5.1f | %4.2fx | %4.2fx |\n", kOpName[op],
-           kTypeName[ti], rows, cols, stats ? "yes" : "no", ms * 1e3, wms * 1e3, cms * 1e3, cms / ms, cms / wms);
-    fprintf(c->csv, "pipe,%s%s,%s,%lld,%d,%.5f,%.0f,%.3f,%.3f,%.3f,%.3f\n", kOpName[op], stats ? "_stats" : "",
-            kTypeName[ti], rows, cols, ms, bytes, bench_tbps(bytes, ms), bench_tbps(bytes, cms), cms / ms, wms / ms);
-}
-
 int main(int argc, char** argv) {
     bench_require_gpu();
     Ctx c{bench_csv(argc, argv, "build/bench/rowwise.csv",
@@ -364,23 +328,6 @@ int main(int argc, char** argv) {
         printf("\n2. llm.c LayerNorm forward: 8192 x 768 fp32, w and b, mean and rstd written; peer: llm.c's kernel 6 "
                "design at its best block size. Target: x peer >= 1.0\n");
         m2 = llmc(&c, m);
-    }
-    if (bench_wants(argc, argv, "pipe")) {
-        printf("\n3. R26 at model widths: the dispatcher's plan (pipelined warp kernel on sm_90) against the warp "
-               "kernel of the same shape forced; us, then the copy's time over each (xcopy)\n");
-        printf("| op         | type |  rows | cols | stats |  plan |  warp |  copy | plan  | warp  |\n"
-               "|------------|------|-------|------|-------|-------|-------|-------|-------|-------|\n");
-        bench_fill_random((float*)m.a, n, 61, -4.f, 4.f);
-        bench_fill_random((float*)m.w, 262144, 62, 0.5f, 1.5f);
-        bench_fill_random((float*)m.bias, 262144, 63, -0.5f, 0.5f);
-        pipe_line<float>(0, &c, m, LayerNorm, true, 8192, 768, 6);
-        pipe_line<float>(0, &c, m, LayerNorm, false, 16384, 1024, 8);
-        pipe_line<float>(0, &c, m, RmsNorm, false, 16384, 1024, 8);
-        bench_fill_random((__nv_bfloat16*)m.a, n, 64, -4.f, 4.f);
-        bench_fill_random((__nv_bfloat16*)m.w, 262144, 65, 0.5f, 1.5f);
-        bench_fill_random((__nv_bfloat16*)m.bias, 262144, 66, -0.5f, 0.5f);
-        pipe_line<__nv_bfloat16>(2, &c, m, LayerNorm, false, 16384, 1024, 4);
-        pipe_line<__nv_bfloat16>(2, &c, m, RmsNorm, false, 16384, 1024, 4);
     }
     printf("\nmisses (tables run): %d of %d judged grid cells (cols >= 1024) below 0.90x copy; llmc %d of 1\n", m1,
            judged, m2);

@@ -17,7 +17,6 @@
 //   concurrent:  two host threads on two streams at once.
 #include "row_common.cuh"
 #include <warpkit/device/norm.cuh>
-#include <string>
 #include <vector>
 
 using warpkit::detail::RowPlan;
@@ -236,9 +235,8 @@ Test(device_norm, fuzz) {
 
 template <typename T> static int norm_paths(int* seen) {
     const warpkit::detail::DeviceProps d = row_props();
-    std::vector<int> cols = {1,     3,     5,     8,     9,     12,    17,     31,     33,     40,    67,   127,
-                             255,   257,   513,   640,   1023,  1025,  2047,   2049,   4095,   4097,  8191, 8193,
-                             16383, 16385, 32767, 32769, 65535, 65537, 131071, 131073, 262143, 262145};
+    std::vector<int> cols = {1, 3, 5, 8, 9, 12, 17, 31, 33, 40, 67, 127, 255, 257, 513, 1023, 1025, 2047, 2049, 4095,
+                             4097, 8191, 8193, 16383, 16385, 32767, 32769, 65535, 65537, 131071, 131073, 262143, 262145};
     if (!wk_quick()) cols.push_back(300007);
     int bad = 0, salt = 0;
     for (int c : row_thinned(cols)) {
@@ -271,7 +269,7 @@ template <typename T> static int norm_paths(int* seen) {
 
 Test(device_norm, paths) {
     WK_REQUIRE_GPU();
-    int seen[7] = {}; // indexed by RowPath
+    int seen[4] = {0, 0, 0, 0};
     row_expect_paths("rowLayerNorm / rowRmsNorm", norm_paths<float>(seen) + norm_paths<__half>(seen) + norm_paths<__nv_bfloat16>(seen),
                      seen);
 }
@@ -282,8 +280,7 @@ Test(device_norm, paths) {
 /// rows and parameters (the instantiation without head/tail slots), rows and parameters off 16
 /// bytes, odd strides, in place; then many rows at 768 with all the outputs. The same at the warp
 /// path's widest rows (fp32 32 lanes x 8 vectors, 16-bit 32 x 4: 1000..1024 columns; 1025 just past
-/// them), whose LayerNorm outputs take the general form, and many rows at 1024. Aligned rows of
-/// 516..1024 columns take R26's pipelined kernels on sm_90: many rows a warp, in place, ld > cols.
+/// them), whose LayerNorm outputs take the general form, and many rows at 1024.
 template <typename T> static int norm_model_width(void) {
     int bad = 0, salt = 0;
     for (int c : {515, 516, 517, 640, 700, 767, 768, 769, 771, 772, 1000, 1023, 1024, 1025}) {
@@ -304,47 +301,27 @@ template <typename T> static int norm_model_width(void) {
             bad += norm_case<T>("model width (off 16 bytes)", m, 0xe400ull + salt++);
         }
     }
-    // Many rows with all the outputs. R26 (sm_90: aligned rows of 516..1024 columns): warps that loop
-    // over many rows each (every copy refilled several times), in place, rows strided past cols,
-    // RMSNorm; odd row counts; rows of 1024 with y off 16 bytes (the warp kernel).
-    struct {
-        const char* what;
-        NormCase c;
-    } const many[] = {
-        {"8193 x 768", {false, 8193, 768, 768, 768, 0, 0, 0, 0, false, true, true, true, 1e-5f, 0}},
-        {"4099 x 768, off 16 bytes", {false, 4099, 768, 771, 768, 1, 0, 2, 3, false, true, true, true, 1e-5f, 3}},
-        {"20011 x 640, many rows a warp", {false, 20011, 640, 640, 640, 0, 0, 1, 0, false, true, true, true, 1e-5f, 5}},
-        {"12007 x 768, in place", {false, 12007, 768, 768, 768, 0, 0, 0, 0, true, true, true, true, 1e-5f, 6}},
-        {"10007 x 516, ld > cols, RMSNorm",
-         {true, 10007, 516, 524, 520, 0, 0, 0, 0, false, true, false, true, 1e-5f, 7}},
-        {"12011 x 1024, RMSNorm", {true, 12011, 1024, 1024, 1024, 0, 0, 0, 0, false, true, false, true, 1e-5f, 1}},
-        {"9001 x 1000, in place", {false, 9001, 1000, 1000, 1000, 0, 0, 0, 0, true, true, true, true, 1e-5f, 8}},
-        {"2051 x 1024, y off 16 bytes", {false, 2051, 1024, 1024, 1029, 0, 3, 0, 0, false, true, true, true, 1e-5f, 2}},
-    };
-    for (const auto& m : many) {
-        const std::string what = std::string("model width (") + m.what + ")";
-        bad += norm_case<T>(what.c_str(), m.c, 0xe800ull + salt++);
-    }
+    NormCase many{false, 8193, 768, 768, 768, 0, 0, 0, 0, false, true, true, true, 1e-5f, 0};
+    bad += norm_case<T>("model width (8193 x 768)", many, 0xe800ull + salt++);
+    NormCase manyOff{false, 4099, 768, 771, 768, 1, 0, 2, 3, false, true, true, true, 1e-5f, 3};
+    bad += norm_case<T>("model width (4099 x 768, off 16 bytes)", manyOff, 0xe900ull + salt++);
+    NormCase wide{true, 4097, 1024, 1024, 1024, 0, 0, 0, 0, false, true, false, true, 1e-5f, 1};
+    bad += norm_case<T>("model width (4097 x 1024, RMSNorm)", wide, 0xea00ull + salt++);
+    NormCase wideLn{false, 2051, 1024, 1024, 1029, 0, 3, 0, 0, false, true, true, true, 1e-5f, 2};
+    bad += norm_case<T>("model width (2051 x 1024, y off 16 bytes)", wideLn, 0xeb00ull + salt++);
     return bad;
 }
 
-/// The plan llm.c's shape takes (host only, runs without a GPU): for fp32 LayerNorm with w, b and
-/// the statistics, R26's pipelined warp of 6 vectors a lane on sm_90 (clusters), R25's warp of 6
-/// vectors a lane elsewhere.
+/// The plan llm.c's shape takes (host only, runs without a GPU): R25's warp of 6 vectors a lane
+/// for fp32 LayerNorm with w, b and the statistics.
 Test(device_norm, model_width_plan) {
     using warpkit::detail::NormParams;
     float* f = reinterpret_cast<float*>(4096);
     const NormParams<float> lnf{f, f + 1024, f + 2048, f + 3072, f + 4096, f + 5120, 768, 768, 1e-5f, false};
     const RowPlan p = warpkit::detail::rowPlanFor(warpkit::detail::rowOpQuery(lnf, 8192, 768, 132, true, false));
-    cr_expect(p.path == warpkit::detail::RowWarpPipe && p.width == 32 && p.chunks == 6,
-              "fp32 LayerNorm 8192 x 768 on sm_90 plans as the pipelined warp of 6 vectors a lane (R26), got path "
-              "%d width %d chunks %d",
+    cr_expect(p.path == warpkit::detail::RowWarp && p.width == 32 && p.chunks == 6,
+              "fp32 LayerNorm 8192 x 768 plans as a warp of 6 vectors a lane (R25), got path %d width %d chunks %d",
               (int)p.path, p.width, p.chunks);
-    const RowPlan q = warpkit::detail::rowPlanFor(warpkit::detail::rowOpQuery(lnf, 8192, 768, 108, false, false));
-    cr_expect(q.path == warpkit::detail::RowWarp && q.width == 32 && q.chunks == 6,
-              "fp32 LayerNorm 8192 x 768 without clusters plans as a warp of 6 vectors a lane (R25), got path %d "
-              "width %d chunks %d",
-              (int)q.path, q.width, q.chunks);
 }
 
 Test(device_norm, model_width) {

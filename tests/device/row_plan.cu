@@ -61,9 +61,9 @@ std::vector<int> planCols() {
 }
 
 std::string planText(const RowPlan& p) {
-    static const char kPath[] = "WBSTRHP"; // warp, block, staged, streamed, warp-streamed, short, pipelined warp
+    static const char kPath[] = "WBSTRH"; // warp, block, staged, streamed, warp-streamed, short
     char b[96];
-    snprintf(b, sizeof b, "%c%d.%d.%d.%d.%d.%d", p.path >= 0 && p.path < 7 ? kPath[p.path] : '?', p.width, p.chunks,
+    snprintf(b, sizeof b, "%c%d.%d.%d.%d.%d.%d", p.path >= 0 && p.path < 6 ? kPath[p.path] : '?', p.width, p.chunks,
              p.threads, p.blocks, p.slice, p.piece);
     return b;
 }
@@ -162,7 +162,7 @@ std::string allPlans() {
     const std::vector<int> cols = planCols();
     std::string out =
         "# Row planners' answers (tests/device/row_plan.cu). Plan: path (W warp, B block, S staged, T streamed,\n"
-        "# R warp-streamed, H short, P pipelined warp) then width.chunks.threads.blocks.slice.piece.\n";
+        "# R warp-streamed, H short) then width.chunks.threads.blocks.slice.piece.\n";
     for (const Profile& d : kProfiles) {
         appendType<float>(out, "f32", d, cols);
         appendType<__half>(out, "f16", d, cols);

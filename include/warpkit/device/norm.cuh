@@ -62,10 +62,6 @@ template <typename T> struct NormParams {
     static constexpr bool kReduceWarp = false;
     // Warp path: 2 vectors a lane (R1).
     static constexpr int kWarpChunks = 2;
-    // Pipelined warp path (R26): 9 blocks an SM for lanes of 24 values (54 registers on sm_90; the
-    // 24 KB of row copies a block at 768 columns fill the shared memory at 9 too), 8 for lanes of 32
-    // (64 registers).
-    static constexpr int kWarpPipeBlocks = 9;
     const T* x;
     T* y;
     const T* w;

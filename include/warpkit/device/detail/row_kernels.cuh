@@ -6,7 +6,6 @@
 //   rowOpStreamKernel   any GPU, any length: each block streams its slice twice
 //   rowOpStagedKernel   (sm_90) a cluster per row, each block's slice bulk-copied to shared memory
 //   rowReduceWarpKernel per-row outputs only: a warp per row streams it once
-//   rowOpWarpPipeKernel (sm_90) the warp path's layout, persistent warps, the next rows staged ahead
 // Which one runs a shape: row_plan.cuh; their launches: row_launch.cuh. Internal.
 #pragma once
 
@@ -432,75 +431,6 @@ template <typename P> __global__ void __launch_bounds__(kRowWarpThreads)
     const typename P::Exchange total = warpReduce<32>(rowStatsExchange(p, acc), typename P::Merge{});
     const auto f = rowFactors(p, acc, total, row, sp, cols);
     if (lane == 0) rowOutputs(p, f, row);
-}
-
-// ---- 6. pipelined warp path (sm_90): a warp a row, the next rows bulk-copied ahead -----------------
-// For aligned rows (rowAligned: every row starts on 16 bytes and holds whole vectors) of one input.
-// The grid is resident at once; warp w of the grid takes rows w, w + S, w + 2S, ... (S: the grid's
-// warps), and keeps kRowPipeDepth of them in flight as bulk copies into its own shared memory (one
-// mbarrier each), so that its next rows' reads overlap the current row's reductions and stores and
-// no row waits for a second wave of blocks. Each row: lane l takes vectors l, l + 32, ... from the
-// shared copy into registers as the warp path's loadShare does, then the warp path's stages.
-// The copy of a row a warp has read is refilled only after every lane's reads (__syncwarp), and a
-// row is written only by its own warp after its copy landed, so in-place calls are safe.
-/// The blocks an SM runs of rowOpWarpPipeKernel<P, C> (sm_90; 1 elsewhere, where it is empty):
-/// P::kWarpPipeBlocks for lanes of up to 24 values, one fewer past that.
-template <typename P, int C> constexpr int rowPipeBlocks() {
-    return WARPKIT_ARCH >= 900 ? RowWarpPipeBlocks<P>::value - (C * vectorElems<typename P::Elem>() > 24 ? 1 : 0) : 1;
-}
-template <typename P, int C> __global__ void __launch_bounds__(kRowWarpThreads, rowPipeBlocks<P, C>())
-    rowOpWarpPipeKernel(P p, long long rows, int cols) {
-#if WARPKIT_ARCH >= 900
-    using T = typename P::Elem;
-    constexpr int V = vectorElems<T>(), K = C * V, D = kRowPipeDepth, Warps = kRowWarpThreads / 32;
-    static_assert(P::kInputs == 1 && RowWarpPipeBlocks<P>::value > 1,
-                  "rowOpWarpPipeKernel: P::kInputs must be 1 and P::kWarpPipeBlocks above 1");
-    extern __shared__ __align__(128) uint4 wk_row_pipe[]; // Warps x D copies of nv vectors
-    __shared__ alignas(8) unsigned long long full[Warps][D];
-    const int w = (int)threadIdx.x / 32, l = (int)threadIdx.x % 32, nv = cols / V;
-    uint4* copies = wk_row_pipe + (size_t)w * D * nv;
-    const long long step = (long long)gridDim.x * Warps, first = (long long)blockIdx.x * Warps + w;
-    auto issue = [&](long long row, int d) { // lane 0: row into copy d
-        const unsigned bar = smemAddr(&full[w][d]);
-        mbarArriveExpectTx(bar, (unsigned)nv * 16u);
-        bulkCopyToShared(smemAddr(copies + d * nv), rowInput(p, 0, row), (unsigned)nv * 16u, bar);
-    };
-    if (l == 0) {
-#pragma unroll
-        for (int d = 0; d < D; ++d) mbarInit(smemAddr(&full[w][d]), 1);
-        mbarInitFence();
-        fenceProxyAsyncShared();
-#pragma unroll
-        for (int d = 0; d < D; ++d)
-            if (first + d * step < rows) issue(first + d * step, d);
-    }
-    __syncwarp(); // the barriers are initialised before any lane waits on them
-    const VectorSplit sp{0, 0, nv};
-    const RowPart part = rowPart(sp, l, 32, 0, -1, true);
-    int k = 0;
-    for (long long row = first; row < rows; row += step, ++k) {
-        const int d = k % D;
-        mbarWait(smemAddr(&full[w][d]), (unsigned)(k / D) & 1u);
-        T v[1][K];
-        loadShare<C, 0>(v[0], reinterpret_cast<const T*>(copies + d * nv), sp, l, 32, rowFill(p, 0));
-        __syncwarp(); // every lane has read copy d before lane 0 refills it
-        if (l == 0 && row + D * step < rows) {
-            fenceProxyAsyncShared(); // the warp's reads of copy d (ordered by __syncwarp) before the refill
-            issue(row + D * step, d);
-        }
-        float x[1][K];
-        rowToFloat(v, x);
-        const auto f = rowRegs<C, 0>(p, row, cols, part, x, SegmentGroup<32>{});
-        if (l == 0) rowOutputs(p, f, row);
-        T* y = rowOutput(p, row);
-        if (y == nullptr) continue;
-        rowFromFloat(x[0], v[0]);
-        storeShare<C, 0>(y, sp, v[0], l, 32);
-    }
-#else
-    // Launched on sm_90 and newer only.
-    (void)p, (void)rows, (void)cols;
-#endif
 }
 
 } // namespace detail

@@ -193,25 +193,6 @@ inline cudaError_t rowLaunchShort(const RowPlan& pl, const R& r, long long rows,
     }
 }
 
-/// The pipelined warp path (R26, sm_90) of C vectors a lane: as many blocks as are resident at once,
-/// at most a warp a row, each warp with kRowPipeDepth rows' copies in dynamic shared memory.
-template <int C, typename P> inline cudaError_t rowLaunchWarpPipe(const P& p, long long rows, int cols, int dev,
-                                                                  const DeviceProps& d, cudaStream_t st) {
-    auto kern = rowOpWarpPipeKernel<P, C>;
-    constexpr int warps = kRowWarpThreads / 32;
-    const int smem = warps * kRowPipeDepth * (cols / vectorElems<typename P::Elem>()) * 16;
-    WARPKIT_TRY(allowDynamicSmem(kern, dev, smem));
-    int resident = 0;
-    WARPKIT_TRY(residentBlocks(kern, kRowWarpThreads, dev, d.sms, &resident, smem));
-    const long long need = (rows + warps - 1) / warps;
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3((unsigned)(need < resident ? need : resident));
-    cfg.blockDim = dim3(kRowWarpThreads);
-    cfg.dynamicSmemBytes = (size_t)smem;
-    cfg.stream = st;
-    return cudaLaunchKernelEx(&cfg, kern, p, rows, cols);
-}
-
 // ---- the runner ---------------------------------------------------------------------------------
 
 /// What rowRun runs: a row family params type P (the default), or rowSoftmax's (device/softmax.cuh
@@ -277,19 +258,6 @@ template <typename R> inline cudaError_t rowRun(RowPlan pl, const R& r, long lon
         case RowWarpStream:
             if constexpr (R::kReduceWarp) return rowLaunchWarpStream(r, rows, cols, st);
             return cudaErrorNotSupported;
-        case RowWarpPipe: // aligned rows of P::kWarpPipeBlocks > 0 on sm_90; others: the warp plan of its shape
-            if constexpr (!RowRunner<R>::softmax)
-                if constexpr (R::kInputs == 1 && RowWarpPipeBlocks<R>::value > 0)
-                    if (aligned && d.clusters && cols / vectorElems<T>() <= 32 * pl.chunks) {
-                        if constexpr (sizeof(T) == 4) {
-                            if (pl.chunks == 6) return rowLaunchWarpPipe<6>(r, rows, cols, dev, d, st);
-                            if (pl.chunks == 8) return rowLaunchWarpPipe<8>(r, rows, cols, dev, d, st);
-                        } else {
-                            if (pl.chunks == 4) return rowLaunchWarpPipe<4>(r, rows, cols, dev, d, st);
-                        }
-                    }
-            pl = RowPlan{RowWarp, 32, pl.chunks, kRowWarpThreads, 1, 0, 0};
-            continue;
         case RowShort: // rows that are not packed take the warp plan R1 gives them
             if constexpr (RowRunner<R>::softmax)
                 if (rowShortPacked(rowShortRows(r), cols)) return rowLaunchShort(pl, r, rows, cols, st);
@@ -315,7 +283,7 @@ template <typename R> inline cudaError_t rowRun(RowPlan pl, const R& r, long lon
 // ---- the row family's dispatcher ----------------------------------------------------------------
 
 /// The planner's question for params p (R15 reads which column arrays are in use and whether the
-/// inputs stage together; R26 whether P takes the pipelined warp path).
+/// inputs stage together).
 template <typename P>
 inline RowQuery rowOpQuery(const P& p, long long rows, int cols, int sms, bool clusters, bool reduceOnly) {
     return RowQuery{reduceOnly ? RowClassReduce : RowClassOutputs,
@@ -326,8 +294,7 @@ inline RowQuery rowOpQuery(const P& p, long long rows, int cols, int sms, bool c
                     sms,
                     clusters,
                     rowStageable(p),
-                    rowColumnsInUse(p) > 0,
-                    RowWarpPipeBlocks<P>::value > 0 && P::kInputs == 1};
+                    rowColumnsInUse(p) > 0};
 }
 
 /// rowRun of plan pl for params p; a staged plan the inputs cannot take (forced by a test: inputs

@@ -45,8 +45,6 @@
 //   R25's fit shape on unaligned rows (default: true): P::kWarpFitUnaligned false leaves that
 //                                        instantiation out, and such rows take R1's warp plan
 //                                        (device/add_norm.cuh: two inputs there spilled)
-//   the pipelined warp path (R26; default 0: not taken): P::kWarpPipeBlocks, the blocks an SM runs
-//                                        of its kernel (its registers fit them without spilling)
 #pragma once
 
 #include "row_part.cuh"
@@ -131,13 +129,6 @@ template <typename P> struct RowStatsGiven<P, RowVoid<decltype(P::kStatsGiven)>>
 template <typename P, typename = void> struct RowWarpFitUnaligned { static constexpr bool value = true; };
 template <typename P> struct RowWarpFitUnaligned<P, RowVoid<decltype(P::kWarpFitUnaligned)>> {
     static constexpr bool value = P::kWarpFitUnaligned;
-};
-
-/// The blocks an SM runs of P's pipelined warp kernel (P::kWarpPipeBlocks; default 0: P does not
-/// take that path, R26's plans run R25's).
-template <typename P, typename = void> struct RowWarpPipeBlocks { static constexpr int value = 0; };
-template <typename P> struct RowWarpPipeBlocks<P, RowVoid<decltype(P::kWarpPipeBlocks)>> {
-    static constexpr int value = P::kWarpPipeBlocks;
 };
 
 #define WARPKIT_DETAIL_ROW_HOOK(NAME, EXPR)                                                      \

@@ -18,10 +18,6 @@
 //   RowStream     any GPU, any length: each block streams its `slice` twice (statistics, then
 //                 output); on sm_90 a cluster of up to 16 blocks shares a row.
 //   RowWarpStream (calls that write per-row outputs only) a warp per row streams it once.
-//   RowWarpPipe   (sm_90, R26: LayerNorm / RMSNorm, P::kWarpPipeBlocks) a warp a row of `chunks`
-//                 vectors a lane as RowWarp, the grid resident at once, each warp looping over rows
-//                 with its next rows bulk-copied into shared memory ahead of them. The data decides
-//                 at run time: rows that are not aligned (rowAligned) run the warp plan of that shape.
 //   RowShort      (rowSoftmax, rows of fewer than 16 bytes' multiples up to ~256 elements, packed:
 //                 ld == cols, 16-byte aligned bases) a block stages a tile of `slice` whole rows,
 //                 whose elements are contiguous and start on 16 bytes, in shared memory with 16-byte
@@ -36,7 +32,7 @@
 namespace warpkit {
 namespace detail {
 
-enum RowPath { RowWarp = 0, RowBlock = 1, RowStaged = 2, RowStream = 3, RowWarpStream = 4, RowShort = 5, RowWarpPipe };
+enum RowPath { RowWarp = 0, RowBlock = 1, RowStaged = 2, RowStream = 3, RowWarpStream = 4, RowShort = 5 };
 
 /// A path and its shape (fields a path does not use are 0). Built by the makers below.
 struct RowPlan {
@@ -62,7 +58,6 @@ constexpr int kStageMaxBytes = 64 * 1024;       // a staged block with column sl
 constexpr int kRowShortThreads = 128;           // block of the short path (R24)
 constexpr int kRowShortTileBytes = 16 * 1024;   // the short path's tile of rows (R24)
 constexpr int kRowShortMaxChunks = 8;           // elements a lane on the short path (R24)
-constexpr int kRowPipeDepth = 2;                // rows a warp of the pipelined path holds staged (R26)
 // clang-format on
 
 /// Vectors a thread holds for "16 values a thread" (C16) and "32" (C32), V elements a vector.
@@ -186,10 +181,9 @@ struct RowQuery {
     long long rows;
     int cols;
     int sms;
-    bool clusters;         // thread-block clusters (sm_90)
-    bool stageable;        // the inputs bulk-copy with input 0's split (rowStageable)
-    bool columns;          // per-column arrays (LayerNorm's w, b) are in use
-    bool warpPipe = false; // the algorithm takes the pipelined warp path (P::kWarpPipeBlocks > 0)
+    bool clusters;  // thread-block clusters (sm_90)
+    bool stageable; // the inputs bulk-copy with input 0's split (rowStageable)
+    bool columns;   // per-column arrays (LayerNorm's w, b) are in use
 };
 
 /// A rule's condition on the row count, against the multiprocessors (k x SMs).
@@ -214,8 +208,7 @@ enum RowShapeKind {
     ShapeStream,
     ShapeWarpStream,
     ShapeShort,
-    ShapeWarpFit,
-    ShapeWarpPipe
+    ShapeWarpFit
 };
 /// What a rule builds. ShapeBlock: one block of `threads` x `values` values a thread. ShapeCluster:
 /// blocks of `threads` x `values` over n = ceil(vecs / (threads x chunks)) blocks, no rule when n
@@ -223,8 +216,7 @@ enum RowShapeKind {
 /// rule when it does not fit). ShapeStream: `arg` blocks a row (0: enough for 8 blocks an SM, at
 /// least 2048 vectors a block, at most kClusterMaxBlocks). ShapeShort: rowShortPlan, no rule for
 /// rows of whole vectors (R1 serves them at the copy ceiling). ShapeWarpFit: a warp a row of `arg`
-/// vectors a lane (R25). ShapeWarpPipe: the pipelined warp path of `arg` vectors a lane, no rule for
-/// algorithms that do not take it (R26).
+/// vectors a lane (R25).
 struct RowShape {
     RowShapeKind kind;
     int threads, values, arg;
@@ -258,7 +250,6 @@ constexpr RowShape shapeCluster(int threads, int values, int minBlocks) {
 constexpr RowShape shapeStaged(int aimBytes) { return {ShapeStaged, kStageThreads, 0, aimBytes}; }
 constexpr RowShape shapeStream(int blocks) { return {ShapeStream, kStreamThreads, 0, blocks}; }
 constexpr RowShape shapeWarpFit(int chunks) { return {ShapeWarpFit, kRowWarpThreads, 0, chunks}; }
-constexpr RowShape shapeWarpPipe(int chunks) { return {ShapeWarpPipe, kRowWarpThreads, 0, chunks}; }
 
 // The rules (what each does; why: docs/tuning.md). Bounds are on the row's whole-vector columns.
 // clang-format off
@@ -291,16 +282,13 @@ constexpr RowRule kR21          = {"R21", 0, 0,  -1,    kRowNoMax, 8192, kRowsAn
 constexpr RowRule kR24f32       = {"R24", 4, -1, -1,    140,       0, kRowsAny,       kShapeShort};
 constexpr RowRule kR24h16       = {"R24", 2, -1, -1,    248,       0, kRowsAny,       kShapeShort};
 constexpr RowRule kR25          = {"R25", 4, -1, 512,   768,       0, kRowsAny,       shapeWarpFit(6)};
-constexpr RowRule kR26f32       = {"R26", 4, 1,  512,   768,       0, kRowsAny,       shapeWarpPipe(6)};
-constexpr RowRule kR26f32w      = {"R26", 4, 1,  768,   1024,      0, kRowsAny,       shapeWarpPipe(8)};
-constexpr RowRule kR26h16       = {"R26", 2, 1,  512,   1024,      0, kRowsAny,       shapeWarpPipe(4)};
 
 /// rowSoftmax's rules.
 constexpr RowRule kRowSoftmaxRules[] = {kR24f32, kR24h16, kR1f32, kR1h16, kR4, kR5, kR6,
                                         kR7,     kR8,     kR9,    kR10,   kR11, kR12};
 /// The row family's rules for calls with per-element outputs.
-constexpr RowRule kRowOutputRules[] = {kR2, kR3,  kR26f32, kR26f32w, kR26h16, kR25, kR1f32, kR1h16, kR4,
-                                       kR5, kR13, kR6,     kR7,      kR8,     kR9,  kR14,   kR11,   kR12};
+constexpr RowRule kRowOutputRules[] = {kR2,  kR3, kR25, kR1f32, kR1h16, kR4, kR5, kR13,
+                                       kR6,  kR7, kR8,  kR9,    kR14,   kR11, kR12};
 /// The row family's rules for calls with per-row outputs only (the cross-entropy loss alone).
 constexpr RowRule kRowReduceRules[] = {kR16f32, kR16h16, kR18, kR19, kR20, kR21, kR2, kR3, kR1f32, kR1h16, kR4, kR17, kR6, kR7, kR9};
 /// R15: a staged plan that cannot stage (inputs aligned differently, rowStageable) or should not
@@ -367,10 +355,6 @@ inline bool rowRuleShape(const RowRule& r, const RowQuery& q, long long vecs, Ro
         break;
     case ShapeWarpFit:
         *out = RowPlan{RowWarp, 32, s.arg, kRowWarpThreads, 1, 0, 0};
-        break;
-    case ShapeWarpPipe:
-        if (!q.warpPipe) return false;
-        *out = RowPlan{RowWarpPipe, 32, s.arg, kRowWarpThreads, 1, 0, 0};
         break;
     }
     const long long k = (long long)r.rows.k * q.sms;
@@ -500,9 +484,6 @@ inline bool rowPlanCompiled(RowClass cls, int elemBytes, int M, bool warpStream,
         return p.threads == kStreamThreads && p.blocks >= 1 && p.blocks <= kClusterMaxBlocks;
     case RowWarpStream:
         return warpStream && p.threads == kRowWarpThreads;
-    case RowWarpPipe: // R26's shapes; rows that cannot take them run the warp plan of their shape (row_launch.cuh)
-        return cls != RowClassSoftmax && M == 2 && p.width == 32 && p.threads == kRowWarpThreads &&
-               (elemBytes == 4 ? p.chunks == 6 || p.chunks == 8 : p.chunks == 4);
     case RowShort:
         if (cls != RowClassSoftmax || p.threads != kRowShortThreads || p.slice < 1) return false;
         for (int i = 0; i < rowShortShapeCount(elemBytes); ++i)
