@@ -640,7 +640,7 @@ static void flat_sum_on_grids(const std::vector<long long>& off, long long base,
 }
 
 /// The flat pass gives the same bits on two calls and on several grid shapes (one block, 2, 5 and
-/// 97 blocks, whose runs of tiles end at other boundaries, and the resident blocks), and handles
+/// 97 blocks, each block then taking other tiles, and the resident blocks), and handles
 /// 64-bit offsets past 2^31 (the data pointer moved back by 2^31 + 5 rows, as in offsets_past_2_31).
 Test(device_segment, flat_same_bits_any_grid_and_past_2_31) {
     WK_REQUIRE_GPU();

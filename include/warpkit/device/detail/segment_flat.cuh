@@ -8,12 +8,11 @@
 // grid or block count enters), so a tile does at most kFlatTile elements and segment ends, how
 // ever many segments are empty. The tiles' split points come from a search of the offsets.
 //
-// The splits (segment_flat_split.cuh): a block of stage 1 takes a run of consecutive tiles; its
-// warps 0-2 search the splits of its first two tile boundaries and its last, and warp 0 searches
-// each later boundary's split from the one before it, two tiles ahead, a round between each two of
-// a tile's barriers, so those loads wait beside the tile's own and no kernel runs before stage 1.
-// Stage 1 (segmentFlatKernel, a block a run of tiles, one at a time): a thread a segment end of the
-// tile (coalesced offset loads) writes the empty segments and marks the last element of the others in
+// Stage 0 (segmentFlatSplitKernel, a warp a tile boundary): the split of every tile boundary, by a
+// search of the offsets, into the workspace (it also clears the flag below), so that a tile starts
+// with one load of its two splits (loaded a tile ahead), not a chain of dependent searches.
+// Stage 1 (segmentFlatKernel, one block a tile, grid-stride): a thread a segment end of the tile
+// (coalesced offset loads) writes the empty segments and marks the last element of the others in
 // a byte map, with the end's number beside it; the tile's elements (at most kFlatTile) go to shared
 // memory by cp.async issued before the ends are read (sm_80+, 4-byte elements: one round trip for
 // both), else by 16-byte loads after them. Thread t then folds the elements
@@ -39,14 +38,14 @@
 //
 // Offsets that go back. The flat pass needs nondecreasing clipped offsets; every tile checks the
 // pairs of offsets it reads and its split points, and one that finds them out of order sets a flag
-// in the workspace (cleared before stage 1). Stage 2 then does every segment again by a warp each
+// in the workspace (cleared by stage 0). Stage 2 then does every segment again by a warp each
 // (lanes strided, warpTree), so decreasing or overlapping CSR offsets give each segment's own
 // result, in a fixed order.
 #pragma once
 
 #include "../../detail/async.cuh"
 #include "../../thread/vector.cuh"
-#include "segment_flat_split.cuh"
+#include "segment_kernels.cuh"
 
 namespace warpkit {
 namespace detail {
@@ -66,6 +65,33 @@ template <typename S> struct SegFlatTile {
     long long headSeg, tailSeg;
     S head, tail;
 };
+
+/// The clipped offset c[j] (j in [0, segments]); CSR offsets only (end = begin + 1).
+template <typename O> WARPKIT_DEVICE long long flatOffset(SegOffsets<O> o, long long j, long long items) {
+    const long long v = (long long)o.begin[j];
+    return v < 0 ? 0 : (v > items ? items : v);
+}
+
+/// The merge-path split of diagonal d: the number of segment ends taken before path item d (the
+/// smallest s with E[s] > c[0] + d - 1 - s). A warp searches together, 32 probes a round. Every
+/// lane calls; every lane gets it.
+template <typename O> WARPKIT_DEVICE long long flatSplit(SegOffsets<O> o, long long segments, long long items,
+                                                         long long e0, long long elems, long long d) {
+    long long lo = d - elems > 0 ? d - elems : 0, hi = d < segments ? d : segments;
+    const int lane = (int)laneId();
+    while (lo < hi) {
+        const long long step = (hi - lo + 31) / 32, p = lo + lane * step;
+        const bool probe = p < hi;
+        const bool taken = probe && flatOffset(o, p + 1, items) <= e0 + d - 1 - p;
+        const unsigned notTaken = __ballot_sync(WARPKIT_FULL_MASK, probe && !taken);
+        const unsigned probes = __ballot_sync(WARPKIT_FULL_MASK, probe);
+        const int first = notTaken ? __ffs(notTaken) - 1 : __popc(probes); // the first probe not taken
+        const long long pFirst = shflIdx(p, first < 32 ? first : 0);
+        if (first > 0) lo += (first - 1) * step + 1;
+        if (notTaken) hi = pFirst;
+    }
+    return lo;
+}
 
 /// A thread's (ended, partial) pair for the block scan: `ended` when an end lies in its run.
 template <typename S> struct FlatCarry {
@@ -316,21 +342,39 @@ WARPKIT_DEVICE typename A::State flatRun(const A& at, typename A::Elem* xs, int 
     return acc;
 }
 
+/// The path item where tile boundary t lies (t = tiles: the path's end).
+WARPKIT_DEVICE long long flatDiagonal(long long t, long long path) {
+    return t * kFlatTile < path ? t * kFlatTile : path;
+}
+
+/// Stage 0 kernel: splits[t] = the split of tile boundary t, t in [0, tiles], a warp each; clears
+/// the flag of offsets out of order (*bad), which the later stages read.
+template <typename O> __global__ void __launch_bounds__(kFlatThreads)
+    segmentFlatSplitKernel(SegOffsets<O> o, long long segments, long long items, long long tiles, long long* splits,
+                           unsigned* bad) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) *bad = 0u;
+    const long long e0 = flatOffset(o, 0, items), eN = flatOffset(o, segments, items);
+    const long long elems = eN > e0 ? eN - e0 : 0, path = segments + elems;
+    const long long warps = (long long)gridDim.x * (kFlatThreads / 32);
+    for (long long t = ((long long)blockIdx.x * kFlatThreads + threadIdx.x) / 32; t <= tiles; t += warps) {
+        const long long s = flatSplit(o, segments, items, e0, elems, flatDiagonal(t, path));
+        if (laneId() == 0) splits[t] = s;
+    }
+}
+
 /// Stage 1: one tile (see the header comment), s0 and s1 the splits of its two boundaries; marks
-/// all 0 on entry and on return. With `ahead` (shared memory), warp 0 runs rounds of that search
-/// between the tile's barriers: the first round's probes go out with the tile's loads, and *probe
-/// holds the last round's probe on return (flatTake takes it). Every thread of the block calls.
+/// all 0 on entry and on return. Every thread of the block calls.
 template <typename A, typename O>
 WARPKIT_DEVICE void flatTile(const A& a, SegOffsets<O> o, long long items, long long e0, long long path, long long tile,
                              long long s0, long long s1, SegFlatTile<typename A::State>* rec, unsigned* bad,
-                             unsigned char* marks, FlatSearch* ahead, O* probe) {
+                             unsigned char* marks) {
     using S = typename A::State;
     using T = typename A::Elem;
     __shared__ unsigned short segAt[flatSegPad(kFlatTile)];
     __shared__ alignas(16) unsigned char raw[flatPad(kFlatTile) * sizeof(T)];
     T* xs = reinterpret_cast<T*>(raw);
     // 1. the tile's path items: [d0, d1), s1 - s0 segment ends and x1 - x0 elements
-    const long long d0 = flatDiagonal(tile, path, kFlatTile), d1 = flatDiagonal(tile + 1, path, kFlatTile);
+    const long long d0 = flatDiagonal(tile, path), d1 = flatDiagonal(tile + 1, path);
     const long long x0 = e0 + d0 - s0, x1 = e0 + d1 - s1;
     bool inOrder = s1 >= s0 && x1 >= x0;
     const int nS = inOrder ? (int)(s1 - s0) : 0, nX = inOrder ? (int)(x1 - x0) : 0;
@@ -339,10 +383,7 @@ WARPKIT_DEVICE void flatTile(const A& a, SegOffsets<O> o, long long items, long 
     const long long c0 = flatOffset(o, s0, items), c1 = nS > 0 ? flatOffset(o, s0 + 1, items) : x0;
     const bool headOpen = nS > 0 && c0 < x0, headInTile = headOpen && c1 > x0;
     // 3. ends and elements into shared memory (first: nothing waits for c0 and c1 before the loads
-    //    are asked for), with the search's first probes; a tile with offsets out of order flags
-    //    the call
-    const bool look = ahead != nullptr && threadIdx.x < 32;
-    if (look) *probe = flatProbe(o, *ahead);
+    //    are asked for); a tile with offsets out of order flags the call
     inOrder = flatStage(a, o, items, s0, nS, x0, nX, marks, segAt, xs) && inOrder;
     if (threadIdx.x == 0) {
         rec[tile].headSeg = headOpen ? s0 : -1;
@@ -355,7 +396,6 @@ WARPKIT_DEVICE void flatTile(const A& a, SegOffsets<O> o, long long items, long 
         if (threadIdx.x == 0) *bad = 1u;
         return;
     }
-    if (look) flatAheadRound(o, items, e0, ahead, probe);
     // 4. this thread's run of elements [base, base + n), folded in registers
     const int n = nX - base < 0 ? 0 : (nX - base < kFlatItems ? nX - base : kFlatItems);
     const unsigned tails = flatTakeMarks(marks, base);
@@ -375,7 +415,6 @@ WARPKIT_DEVICE void flatTile(const A& a, SegOffsets<O> o, long long items, long 
     // 5. the block scan: the partial before this thread's first end completes that end's segment
     FlatCarry<S> all;
     const FlatCarry<S> before = flatBlockScan(a, FlatCarry<S>{tails != 0u, acc}, &all);
-    if (look) flatAheadRound(o, items, e0, ahead, probe);
     if (tails != 0u) { // the tile's first end, when it is s0's and s0 began before the tile: the head
         const int firstAt = base + __ffs((int)tails) - 1;
         if constexpr (SegFlatStaged<A>::value) first = xs[flatPad(firstAt)];
@@ -398,51 +437,25 @@ WARPKIT_DEVICE void flatTile(const A& a, SegOffsets<O> o, long long items, long 
 /// 29.5 KB a block for 4-byte values), so 7 tiles' loads in flight an SM.
 constexpr int kFlatMinBlocks = 8;
 
-/// Stage 1 kernel: a block takes a run of consecutive tiles, an even share. Warps 0-2 search the
-/// splits of its first two tile boundaries and its last; warp 0 then searches each later boundary's
-/// split from the one before it, two tiles ahead, its rounds spread over the tile before.
+/// Stage 1 kernel: tiles blockIdx.x, blockIdx.x + gridDim.x, ... of the path; the next tile's
+/// splits load while a tile runs.
 template <typename A, typename O> __global__ void __launch_bounds__(kFlatThreads, kFlatMinBlocks)
     segmentFlatKernel(A a, SegOffsets<O> o, long long segments, long long items, long long tiles,
-                      SegFlatTile<typename A::State>* rec, unsigned* bad) {
+                      const long long* splits, SegFlatTile<typename A::State>* rec, unsigned* bad) {
     WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentFlatKernel");
     __shared__ alignas(16) unsigned char marks[kFlatTile];
-    __shared__ long long bounds[3]; // the splits of boundaries tb, tb + 1 and te; then the next one
-    __shared__ FlatSearch ahead;
     const long long e0 = flatOffset(o, 0, items), eN = flatOffset(o, segments, items);
-    const long long elems = eN > e0 ? eN - e0 : 0, path = segments + elems;
-    const long long per = tiles / gridDim.x, rem = tiles % gridDim.x, b = blockIdx.x;
-    const long long tb = b * per + (b < rem ? b : rem), te = tb + per + (b < rem ? 1 : 0);
-    const int warp = (int)threadIdx.x / 32;
-    if (warp < 3) {
-        const long long t = warp == 0 ? tb : (warp == 1 ? tb + 1 : te);
-        const long long s = flatSplit(o, segments, items, e0, elems, flatDiagonal(t, path, kFlatTile));
-        if (laneId() == 0) bounds[warp] = s;
-    }
+    const long long path = segments + (eN > e0 ? eN - e0 : 0);
+    long long t = blockIdx.x, s0 = t < tiles ? splits[t] : 0, s1 = t < tiles ? splits[t + 1] : 0;
     uint4* mine = reinterpret_cast<uint4*>(marks + threadIdx.x * kFlatItems);
     mine[0] = mine[1] = make_uint4(0u, 0u, 0u, 0u);
     __syncthreads();
-    long long s0 = bounds[0], s1 = bounds[1];
-    const long long sEnd = bounds[2];
-    for (long long t = tb; t < te; ++t) {
-        const bool search = t + 2 < te; // else the next split is sEnd (or none)
-        if (search && warp == 0) {
-            if (laneId() == 0)
-                ahead = flatSearchAhead(s1, s1 - s0, flatDiagonal(t + 1, path, kFlatTile),
-                                        flatDiagonal(t + 2, path, kFlatTile), segments, elems);
-            __syncwarp();
-        }
-        O v = 0;
-        flatTile(a, o, items, e0, path, t, s0, s1, rec, bad, marks, search ? &ahead : nullptr, &v);
-        if (search && warp == 0) {
-            __syncwarp(); // lane 0 wrote the state last (a round, or its start)
-            FlatSearch s = flatTake(ahead, v, e0, items);
-            while (s.lo < s.hi) s = flatTake(s, flatProbe(o, s), e0, items);
-            if (laneId() == 0) bounds[0] = s.lo; // read below; written again past the next tile's barriers
-        }
+    for (; t < tiles; t += gridDim.x) {
+        const long long n = t + gridDim.x, n0 = n < tiles ? splits[n] : 0, n1 = n < tiles ? splits[n + 1] : 0;
+        flatTile(a, o, items, e0, path, t, s0, s1, rec, bad, marks);
         __syncthreads(); // shared memory is written again by the next tile
-        const long long s2 = search ? bounds[0] : sEnd;
-        s0 = s1;
-        s1 = s2;
+        s0 = n0;
+        s1 = n1;
     }
 }
 

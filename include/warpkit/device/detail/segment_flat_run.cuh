@@ -143,15 +143,16 @@ inline long long segFlatTiles(long long segments, long long items) {
     const long long cap = 1ll << 61;
     return ((segments < cap ? segments : cap) + (items < cap ? items : cap)) / kFlatTile + 1;
 }
-/// The flat pass's workspace: the flag, then a record a tile and the groups' folds, from its first
-/// 16-byte boundary.
+/// The flat pass's workspace: the flag, then a record a tile, the tiles' splits (tiles + 1) and
+/// the groups' folds, from its first 16-byte boundary.
 template <typename S> inline size_t segFlatBytes(long long segments, long long items) {
     const size_t tiles = (size_t)segFlatTiles(segments, items);
-    return 15 + 16 + alignUp16(tiles * sizeof(SegFlatTile<S>)) + (tiles / kFlatGroup + 1) * sizeof(S);
+    return 15 + 16 + alignUp16(tiles * sizeof(SegFlatTile<S>)) + alignUp16((tiles + 1) * sizeof(long long)) +
+           (tiles / kFlatGroup + 1) * sizeof(S);
 }
 
-/// Runs the flat pass (CSR offsets): clears the flag, then stages 1, 2a and 2. maxBlocks caps every
-/// grid (tests use it to show the bits do not depend on the grid). Host.
+/// Runs the flat pass (CSR offsets): stages 0 (which clears the flag), 1, 2a and 2. maxBlocks caps
+/// every grid (tests use it to show the bits do not depend on the grid). Host.
 template <typename A, typename O>
 inline cudaError_t segmentFlatLaunch(const A& a, SegOffsets<O> off, long long segments, long long items, void* ws,
                                      cudaStream_t stream, long long maxBlocks = 1ll << 30) {
@@ -160,12 +161,16 @@ inline cudaError_t segmentFlatLaunch(const A& a, SegOffsets<O> off, long long se
     unsigned* bad = reinterpret_cast<unsigned*>(p);
     SegFlatTile<S>* rec = reinterpret_cast<SegFlatTile<S>*>(p + 16);
     const long long tiles = segFlatTiles(segments, items);
-    S* groups = reinterpret_cast<S*>(p + 16 + alignUp16((size_t)tiles * sizeof(SegFlatTile<S>)));
-    WARPKIT_TRY(cudaMemsetAsync(bad, 0, sizeof(unsigned), stream));
+    long long* splits = reinterpret_cast<long long*>(p + 16 + alignUp16((size_t)tiles * sizeof(SegFlatTile<S>)));
+    S* groups = reinterpret_cast<S*>(reinterpret_cast<char*>(splits) + alignUp16((size_t)(tiles + 1) * 8));
     int blocks = 0;
+    auto splitKernel = segmentFlatSplitKernel<O>;
+    WARPKIT_TRY(gridBlocks(splitKernel, kFlatThreads, tiles + 1, kFlatThreads / 32, maxBlocks, &blocks));
+    WARPKIT_TRY(launchKernel(splitKernel, blocks, kFlatThreads, stream, off, segments, items, tiles, splits, bad));
     auto tileKernel = segmentFlatKernel<A, O>;
     WARPKIT_TRY(gridBlocks(tileKernel, kFlatThreads, tiles, 1, maxBlocks, &blocks));
-    WARPKIT_TRY(launchKernel(tileKernel, blocks, kFlatThreads, stream, a, off, segments, items, tiles, rec, bad));
+    WARPKIT_TRY(launchKernel(tileKernel, blocks, kFlatThreads, stream, a, off, segments, items, tiles,
+                             (const long long*)splits, rec, bad));
     if (tiles > kFlatGroup) { // a run can hold a whole group
         auto group = segmentFlatGroupKernel<A>;
         WARPKIT_TRY(gridBlocks(group, kFlatThreads, tiles / kFlatGroup, kFlatThreads / 32, maxBlocks, &blocks));
