@@ -4,8 +4,8 @@
 // elements are not touched). Each segment of Width lanes sums one row per step and the
 // segment's first lane writes the row's sum. For a Width that does not divide 32, a warp holds
 // 32 / Width full segments and its last 32 % Width lanes load nothing (they still call the
-// reduction, which both libraries require of every lane of the warp); such a warp loads its rows
-// through shared memory with all 32 lanes (see segSum).
+// reduction, which both libraries require of every lane of the warp); such a warp loads more rows a
+// step (unrollFor), so each width keeps the same bytes in flight.
 //
 // Peers, in the same run: warpkit::warpReduceSum<W> and cub::WarpReduce<T, W>::Sum inside the
 // same kernel (only the reduction call differs), and a device-to-device copy as the ceiling.
@@ -35,19 +35,15 @@ constexpr long long kN = 1ll << 28;
 
 template <int W> __host__ __device__ constexpr int fullSegs() { return 32 / W; }
 template <int W> __host__ __device__ constexpr int segsPerWarp() { return 32 / W + (32 % W ? 1 : 0); }
-constexpr int kUnroll = 8; // rows in flight per segment per loop step (loads issued before reducing)
+/// Rows in flight per segment per loop step (loads issued before reducing): 8 when the segments fill
+/// the warp, else 16, so a width that leaves lanes idle (at most 15 of 32) keeps at least as many
+/// bytes in flight a warp and the bench measures the reduction, not the idle lanes.
+template <int W> __host__ __device__ constexpr int unrollFor() { return fullSegs<W>() * W == 32 ? 8 : 16; }
 
 /// The one kernel form both libraries run in. kCub picks the reduction; nothing else differs.
-/// Where the segments fill the warp (W divides 32) each lane loads its own elements, 128 coalesced
-/// bytes a warp a load. Otherwise 32 % W lanes hold no segment, and loading only the segments'
-/// lanes would issue as many loads for 17..31 lanes' worth of bytes: the warp loads its step's rows
-/// (one contiguous range) with all 32 lanes into shared memory, and each segment lane takes its
-/// element from there, so every width moves 128 bytes a warp a load.
 template <int W, typename T, bool kCub>
 __global__ void __launch_bounds__(kBlock) segSum(const T* __restrict__ in, T* __restrict__ out, long long rows) {
     constexpr int S = fullSegs<W>();
-    constexpr bool kStaged = S * W != 32;
-    constexpr int kStep = kUnroll * S * W; // elements a warp a step
     const int lane = threadIdx.x & 31;
     const int seg = lane / W;
     const int slane = lane - seg * W;
@@ -57,33 +53,15 @@ __global__ void __launch_bounds__(kBlock) segSum(const T* __restrict__ in, T* __
 
     using CubReduce = cub::WarpReduce<T, W>;
     __shared__ typename CubReduce::TempStorage tmp[kCub ? kBlock / 32 * segsPerWarp<W>() : 1];
-    __shared__ T stage[kStaged ? kBlock / 32 : 1][kStaged ? kStep : 1];
 
     // base is the same in every lane of the warp, so all lanes take part in each reduction.
+    constexpr int kUnroll = unrollFor<W>();
     for (long long base = warp * S * kUnroll; base < rows; base += warps * S * kUnroll) {
         T v[kUnroll];
-        if constexpr (kStaged) {
-            T* buf = stage[threadIdx.x >> 5];
-            const long long e0 = base * W, n = rows * W - e0; // this step's elements start at e0
-            T w[(kStep + 31) / 32];
 #pragma unroll
-            for (int j = 0; j < (kStep + 31) / 32; ++j) {
-                const int i = j * 32 + lane;
-                w[j] = (i < kStep && i < n) ? in[e0 + i] : T(0);
-            }
-#pragma unroll
-            for (int j = 0; j < (kStep + 31) / 32; ++j)
-                if (j * 32 + lane < kStep) buf[j * 32 + lane] = w[j];
-            __syncwarp();
-#pragma unroll
-            for (int u = 0; u < kUnroll; ++u) v[u] = active ? buf[(u * S + seg) * W + slane] : T(0);
-            __syncwarp(); // the next step overwrites buf
-        } else {
-#pragma unroll
-            for (int u = 0; u < kUnroll; ++u) {
-                const long long r = base + u * S + seg;
-                v[u] = (active && r < rows) ? in[(base + u * S) * W + lane] : T(0);
-            }
+        for (int u = 0; u < kUnroll; ++u) {
+            const long long r = base + u * S + seg;
+            v[u] = (active && r < rows) ? in[(base + u * S) * W + lane] : T(0);
         }
 #pragma unroll
         for (int u = 0; u < kUnroll; ++u) {
