@@ -15,7 +15,10 @@
 // rowArgMax (the same answer by rule A1 or A2, device/detail/topk_plan.cuh).
 // Targets (issue 28): many rows (>= 64) at >= 0.8x the read for k <= 256; one row <= 10 us; the
 // router's 16384 tokens at >= 0.8x the read.
-// Usage: build/bench/topk [out.csv] [grid] [short] [router]   (tables to run; none named: all)
+// Ordered rows: rows {64, 512, 4096} x cols {32000, 128256}, fp32 and bf16, random / ascending /
+// descending rows: rowTopK k = 1, rowArgMax and rowArgMin against the read (k = 1's cost should not
+// depend on the data's order; CSV k column 1, rule "<call> <order>").
+// Usage: build/bench/topk [out.csv] [grid] [short] [router] [ordered]   (tables to run; none named: all)
 #include "bench.cuh"
 #include <warpkit/device/topk.cuh>
 #include <cub/device/device_segmented_radix_sort.cuh>
@@ -36,6 +39,51 @@ __global__ void iotaRows(int* idx, long long rows, int cols) {
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < rows * cols;
          i += (long long)gridDim.x * blockDim.x)
         idx[i] = (int)(i % cols);
+}
+
+/// Row r's column c: c (ascending, dir > 0) or cols - c (descending), converted to T.
+template <typename T> __global__ void fillOrdered(T* x, long long rows, int cols, int dir) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < rows * cols;
+         i += (long long)gridDim.x * blockDim.x) {
+        const int c = (int)(i % cols);
+        x[i] = T((float)(dir > 0 ? c : cols - c));
+    }
+}
+
+/// The ordered-rows table's cell: k = 1's three calls on random, ascending and descending rows.
+template <typename T>
+void orderedCell(FILE* csv, const char* tname, long long rows, int cols, void* ws, size_t wsBytes, unsigned* sink) {
+    const size_t n = (size_t)rows * cols;
+    T *x, *v;
+    long long* idx;
+    BENCH_CUDA(cudaMalloc(&x, n * sizeof(T) + 16));
+    BENCH_CUDA(cudaMalloc(&v, (size_t)rows * sizeof(T)));
+    BENCH_CUDA(cudaMalloc(&idx, (size_t)rows * sizeof(long long)));
+    const float readMs =
+        bench_median_ms([&] { readKernel<<<132 * 8, 256>>>((const uint4*)x, n * sizeof(T) / 16, sink); });
+    const char* orders[] = {"random", "ascending", "descending"};
+    for (int o = 0; o < 3; ++o) {
+        if (o == 0) bench_fill_random(x, n, 0x70b + rows * 7 + cols, -8.f, 8.f);
+        else fillOrdered<<<1024, 256>>>(x, rows, cols, o == 1 ? 1 : -1);
+        size_t need = 0;
+        BENCH_CUDA(warpkit::rowTopK(x, v, idx, rows, cols, 1, true, cols, nullptr, &need));
+        if (need > wsBytes) {
+            fprintf(stderr, "workspace too small\n");
+            exit(1);
+        }
+        const float ms[3] = {
+            bench_median_ms([&] { warpkit::rowTopK(x, v, idx, rows, cols, 1, true, cols, ws, &need); }),
+            bench_median_ms([&] { warpkit::rowArgMax(x, v, idx, rows, cols, cols); }),
+            bench_median_ms([&] { warpkit::rowArgMin(x, v, idx, rows, cols, cols); })};
+        const char* calls[] = {"rowTopK-k1", "rowArgMax", "rowArgMin"};
+        for (int c = 0; c < 3; ++c) {
+            printf("%-5s %5lld %7d %-10s %-10s %9.1f %9.1f %6.2fx\n", tname, rows, cols, orders[o], calls[c],
+                   ms[c] * 1e3, readMs * 1e3, readMs / ms[c]);
+            fprintf(csv, "%s,%lld,%d,1,%.3f,%.3f,%.4f,,,%s %s\n", tname, rows, cols, ms[c] * 1e3, readMs * 1e3,
+                    readMs / ms[c], calls[c], orders[o]);
+        }
+    }
+    for (void* b : {(void*)x, (void*)v, (void*)idx}) BENCH_CUDA(cudaFree(b));
 }
 
 template <typename T> void cell(FILE* csv, const char* tname, long long rows, int cols, const int* ks, int nk, void* ws,
@@ -152,6 +200,16 @@ int main(int argc, char** argv) {
         const int k8[] = {8};
         for (long long tokens : {1LL, 256LL, 16384LL})
             cell<float>(csv, "fp32", tokens, 128, k8, 1, ws, wsBytes, sink, &cub);
+    }
+    if (bench_wants(argc, argv, "ordered")) {
+        printf("ordered rows (k = 1)\ntype   rows    cols rows-are   call        time(us)  read(us)  read/call\n");
+        for (int t = 0; t < 2; ++t)
+            for (long long rows : {64LL, 512LL, 4096LL})
+                for (int cols : {32000, 128256}) {
+                    bench_progress("ordered %s rows=%lld cols=%d", t ? "bf16" : "fp32", rows, cols);
+                    if (t == 0) orderedCell<float>(csv, "fp32", rows, cols, ws, wsBytes, sink);
+                    else orderedCell<__nv_bfloat16>(csv, "bf16", rows, cols, ws, wsBytes, sink);
+                }
     }
     fclose(csv);
     BENCH_CUDA(cudaFree(ws));

@@ -34,10 +34,20 @@ enum Pattern {
     HeadHeavy,
     AllNegInf,
     NearZero,
-    kPatterns
+    kPatterns,
+    // ordered rows for k = 1 (kOrdered; not in the sweeps): rising / falling steps of 37 equal values
+    // (more ties once rounded to 16 bits), rising steps with a NaN 3 from the end, a sawtooth of period 997
+    StepUp,
+    StepDown,
+    UpThenNaN,
+    Sawtooth
 };
-const char* kPatternName[] = {"random",  "ties",        "ascending",  "descending", "all-equal", "NaN/inf/-0",
-                              "all-NaN", "round-equal", "head-heavy", "all--inf",   "near-zero"};
+const char* kPatternName[] = {"random",  "ties",        "ascending",   "descending", "all-equal", "NaN/inf/-0",
+                              "all-NaN", "round-equal", "head-heavy",  "all--inf",   "near-zero", "",
+                              "step-up", "step-down",   "up-then-NaN", "sawtooth"};
+/// The patterns in which every lane of the k = 1 filter meets a new best in most rounds (or none).
+const Pattern kOrdered[] = {Ascending, Descending, AllEqual, StepUp, StepDown, UpThenNaN, Sawtooth};
+constexpr int kOrderedCount = (int)(sizeof(kOrdered) / sizeof(kOrdered[0]));
 
 template <typename T> double genValue(wk_rng* r, Pattern p, long long c, int cols) {
     switch (p) {
@@ -70,6 +80,14 @@ template <typename T> double genValue(wk_rng* r, Pattern p, long long c, int col
     }
     case AllNegInf:
         return -INFINITY;
+    case StepUp:
+        return (double)(c / 37);
+    case StepDown:
+        return (double)((cols - c) / 37);
+    case UpThenNaN:
+        return c == cols - 3 ? NAN : (double)(c / 37);
+    case Sawtooth:
+        return (double)(c % 997);
     case NearZero: {
         const double near[] = {0.0,
                                -0.0,
@@ -329,17 +347,20 @@ struct ArgShape {
     int cols, ld, off;
 };
 
-/// The pattern of row r of shape s: (r + mul x cols) % kPatterns, so each row of a shape differs.
-Pattern argPattern(const ArgShape& s, long long r, int mul) {
-    return (Pattern)((r + (long long)mul * s.cols) % kPatterns);
+/// The pattern of row r of shape s: (r + mul x cols) % kPatterns, so each row of a shape differs;
+/// `ordered`: kOrdered's in turn.
+Pattern argPattern(const ArgShape& s, long long r, int mul, bool ordered = false) {
+    const long long i = r + (long long)mul * s.cols;
+    return ordered ? kOrdered[i % kOrderedCount] : (Pattern)(i % kPatterns);
 }
 
 /// Shape s's rows (from element s.off, ld apart; at least one row's room), row r of argPattern's.
-template <typename T> std::vector<T> argRows(wk_rng* rng, const ArgShape& s, int mul) {
+template <typename T> std::vector<T> argRows(wk_rng* rng, const ArgShape& s, int mul, bool ordered = false) {
     std::vector<T> h((size_t)(s.off + (s.rows > 0 ? s.rows : 1) * s.ld));
     for (long long r = 0; r < s.rows; ++r)
         for (int c = 0; c < s.cols; ++c)
-            h[(size_t)(s.off + r * s.ld + c)] = wk_from_double<T>(genValue<T>(rng, argPattern(s, r, mul), c, s.cols));
+            h[(size_t)(s.off + r * s.ld + c)] =
+                wk_from_double<T>(genValue<T>(rng, argPattern(s, r, mul, ordered), c, s.cols));
     return h;
 }
 
@@ -394,15 +415,17 @@ Test(device_topk, argmax_argmin_every_path) {
 // Rule A1 (the filter kernel, one block a row: 1000 or 4096 rows of more than 4096 columns on the
 // H100) and A2's paths (warp, block, staged, streamed), 16-bit types, leading dimensions, misaligned
 // rows, each row a pattern (NaN, +-inf, ties, -0.0 / +0.0, ascending, all NaN, ...); rows = 0 writes
-// nothing.
-template <typename T, typename Idx> int argAgainstReference(wk_rng* rng) {
-    const ArgShape shapes[] = {{1000, 5001, 5004, 1},  {4096, 4099, 4104, 2}, {600, 4097, 4097, 0},
-                               {64, 1025, 1030, 5},    {3000, 33, 40, 1},     {100, 70001, 70003, 3},
-                               {2, 262147, 262150, 7}, {0, 5, 5, 0}};
+// nothing. `ordered`: kOrdered's rows at the given shapes instead.
+template <typename T, typename Idx>
+int argAgainstReference(wk_rng* rng, const ArgShape* given = nullptr, int count = 0, bool ordered = false) {
+    const ArgShape all[] = {{1000, 5001, 5004, 1}, {4096, 4099, 4104, 2},  {600, 4097, 4097, 0},   {64, 1025, 1030, 5},
+                            {3000, 33, 40, 1},     {100, 70001, 70003, 3}, {2, 262147, 262150, 7}, {0, 5, 5, 0}};
+    const ArgShape* shapes = given ? given : all;
     int bad = 0;
-    for (const ArgShape& s : shapes) {
+    for (int si = 0, n = given ? count : (int)(sizeof(all) / sizeof(all[0])); si < n; ++si) {
+        const ArgShape& s = shapes[si];
         const size_t outN = (size_t)s.rows + 1; // one past the rows: never written
-        const std::vector<T> h = argRows<T>(rng, s, 3);
+        const std::vector<T> h = argRows<T>(rng, s, 3, ordered);
         T* dx = wk_alloc<T>(h.size());
         wk_upload(dx, h.data(), h.size());
         for (bool largest : {true, false}) {
@@ -428,7 +451,7 @@ template <typename T, typename Idx> int argAgainstReference(wk_rng* rng) {
                     if (bad < 8)
                         cr_log_error("%s %s rows=%lld cols=%d ld=%d off=%d row %lld (%s): column %lld, want %d",
                                      wk_type_name<T>(), largest ? "argmax" : "argmin", s.rows, s.cols, s.ld, s.off, r,
-                                     kPatternName[argPattern(s, r, 3)], (long long)gi[r], b);
+                                     kPatternName[argPattern(s, r, 3, ordered)], (long long)gi[r], b);
                     ++bad;
                 }
             }
@@ -450,6 +473,32 @@ Test(device_topk, argmax_argmin_reference) {
     const int bad = argAgainstReference<__nv_bfloat16, long long>(&rng) + argAgainstReference<__half, int>(&rng) +
                     argAgainstReference<float, int>(&rng);
     cr_assert(bad == 0, "rowArgMax / rowArgMin: %d rows differ from the host reference", bad);
+}
+
+// ---- k = 1 on ordered rows: every lane of the filter meets a new best in most rounds ----------------
+// rowTopK k = 1 (rule T1: with a workspace, few rows split over blocks (S3's slices and the last
+// block's merge); without one, one block a row) and rowArgMax / rowArgMin (rule A1 at 4096 x 5001 on
+// the H100, A2 elsewhere) on rising, falling, equal, stepped (ties across lanes and rounds), NaN-ended
+// and sawtooth rows, every type, both orders, misaligned rows and leading dimensions, against the host.
+Test(device_topk, k1_ordered_rows) {
+    WK_REQUIRE_GPU();
+    wk_rng rng = wk_rng_make(0x70e);
+    const Shape shapes[] = {{300, 5003, 1}, {8, 32001, 1}, {2, 200003, 1}, {1, 262147, 1}, {3, 4097, 1}};
+    int i = 0;
+    for (const Shape& s : shapes)
+        for (int pi = 0; pi < kOrderedCount; ++pi, ++i) {
+            const int off = i % 4;
+            const long long ld = s.cols + (i % 3);
+            runCase<float, int>(&rng, s, off, ld, kOrdered[pi], i % 2 == 0);
+            runCase<__half, long long>(&rng, s, off, ld, kOrdered[pi], i % 2 == 1);
+            runCase<__nv_bfloat16, int>(&rng, s, (off + 1) % 4, ld, kOrdered[pi], i % 2 == 0);
+            runCase<__nv_bfloat16, int>(&rng, s, off, ld, kOrdered[pi], i % 2 == 1);
+        }
+    const ArgShape arg[] = {{4096, 5001, 5003, 1}, {1000, 5001, 5004, 2}, {3, 131075, 131077, 3}};
+    const int bad = argAgainstReference<__nv_bfloat16, long long>(&rng, arg, 3, true) +
+                    argAgainstReference<__half, int>(&rng, arg, 3, true) +
+                    argAgainstReference<float, int>(&rng, arg, 3, true);
+    cr_assert(bad == 0, "rowArgMax / rowArgMin on ordered rows: %d rows differ from the host reference", bad);
 }
 
 // ---- determinism: two streams at once, the same bits ------------------------------------------------

@@ -25,14 +25,17 @@
 //      compare is strict: an element equal in value to kth comes later than kth's and so ranks below
 //      it (ties do not pass). A flagged round (and the last, partial one) goes vector by vector: each
 //      vector's passing elements are packed (topkPack) and those above kth appended to the buffer
-//      (one warp scan a vector, no atomics; topkWarpTake, one copy of the code). k = 1 keeps just
-//      the running largest key: kth rises with every survivor, no buffer, no flush;
+//      (one warp scan a vector, no atomics; topkWarpTake, one copy of the code). k = 1 (no stage 0,
+//      topkLaneFilter): each LANE keeps the largest packed key of its own elements and its own cut; a
+//      round with a lane-local survivor is folded in registers (no reload, vote or shuffle), so rows in
+//      rising order cost about what random ones do; no buffer, no flush;
 //   2. flush (topkWarpFlush): when an append would pass the warp's cap (2k + 64, at most the buffer),
 //      the warp alone (no block barrier) keeps the k largest of its buffer by a radix select over it
 //      (from the highest bit where its keys differ) and raises kth and cut to the smallest of them;
 //   3. merge (topkBlockMerge): the block selects the k largest of its warps' kept keys: with at most
 //      128 of them, each of as many threads counts the keys above its own (its rank) and the k first
-//      land in rank order (topkRankMerge); else the select of stage 5 over them; k = 1: a block max;
+//      land in rank order (topkRankMerge); else the select of stage 5 over them; k = 1: a block max
+//      (of every lane's key);
 //   4. finish (topkFilterFinish): the outputs, ranked (blockTopKSort, unless stage 3 ranked them), or
 //      the mask. With several slices a row, each slice leaves its k keys in the workspace; the block
 //      that finishes the row's last slice (an arrival word a row, after a __threadfence, counted
@@ -46,7 +49,7 @@
 // at or above it (which then pass), so the set merged is a superset of the top k, and the answer
 // (the k largest distinct packed keys) is the same bits for any split. For random data about
 // k x (n - s) / s of a slice's n elements pass after a sample of s (k = 8, a 32000-column row:
-// about 7 a warp); ascending rows pass every element (a flush every cap - k of them): correct, slower.
+// about 7 a warp); for k >= 2 ascending rows pass every element (a flush every cap - k): correct, slower.
 #pragma once
 
 #include "../reduce.cuh"
@@ -302,8 +305,14 @@ template <typename T> __global__ void __launch_bounds__(kTopKThreads, kTopKFilte
         const long long end = it.slice * lv.seg + lv.seg < lv.len ? it.slice * lv.seg + lv.seg : lv.len;
         const long long lo = it.slice * lv.seg < end ? it.slice * lv.seg : end;
         TopKWarpState st = topkWarpStart(k);
-        if (k > 1) topkSampleCut<T>(io.x + row * io.ldx + lo, (int)(end - lo), k, largest, sgn, s.sample, st);
-        topkWarpFilter<T>(io.x + row * io.ldx + lo, (int)(end - lo), (unsigned)lo, k, largest, sgn, b, st);
+        const T* x = io.x + row * io.ldx + lo;
+        if (k == 1) {
+            if (largest) topkLaneFilter<true>(x, (int)(end - lo), (unsigned)lo, st);
+            else topkLaneFilter<false>(x, (int)(end - lo), (unsigned)lo, st);
+        } else {
+            topkSampleCut<T>(x, (int)(end - lo), k, largest, sgn, s.sample, st);
+            topkWarpFilter<T>(x, (int)(end - lo), (unsigned)lo, k, largest, sgn, b, st);
+        }
         bool ranked;
         int n = topkBlockMerge<T>(s, st, k, largest, sgn, ranked);
         if (lv.slices > 1) {
