@@ -104,9 +104,10 @@ template <typename T> inline cudaError_t topkLaunchFilter(const TopKPlan& p, con
     long long seg = (cols + slices - 1) / slices;
     seg = slices > 1 ? (seg + 63) / 64 * 64 : seg; // slices start 16-byte aligned when the row does
     const TopKLevel lv = {rows, cols, slices, seg, cols, k, k, nullptr, cand, done, slices > 1 ? arrivalTag() : 0ull};
+    void (*kernel)(TopKRows<T>, TopKLevel) = k == 1 ? topkFilterKernel<T, true> : topkFilterKernel<T, false>;
     int blocks = 1;
-    WARPKIT_TRY(gridBlocks(topkFilterKernel<T>, kTopKThreads, rows * slices, 1, 1LL << 30, &blocks));
-    return launchKernel(topkFilterKernel<T>, blocks, kTopKThreads, stream, io, lv);
+    WARPKIT_TRY(gridBlocks(kernel, kTopKThreads, rows * slices, 1, 1LL << 30, &blocks));
+    return launchKernel(kernel, blocks, kTopKThreads, stream, io, lv);
 }
 
 /// Plans and runs rowTopK's levels for io over rows x cols, k (the arguments checked: argsOk) with

@@ -26,9 +26,9 @@
 //      it (ties do not pass). A flagged round (and the last, partial one) goes vector by vector: each
 //      vector's passing elements are packed (topkPack) and those above kth appended to the buffer
 //      (one warp scan a vector, no atomics; topkWarpTake, one copy of the code). k = 1 (no stage 0,
-//      topkLaneFilter): each LANE keeps the largest packed key of its own elements and its own cut; a
-//      round with a lane-local survivor is folded in registers (no reload, vote or shuffle), so rows in
-//      rising order cost about what random ones do; no buffer, no flush;
+//      topkBestFilter, topk_filter_best.cuh): the warp keeps a running best raised once a flagged
+//      round (one warp max of the lanes' round keys), each lane the packed key of the elements it
+//      found; no buffer, no flush;
 //   2. flush (topkWarpFlush): when an append would pass the warp's cap (2k + 64, at most the buffer),
 //      the warp alone (no block barrier) keeps the k largest of its buffer by a radix select over it
 //      (from the highest bit where its keys differ) and raises kth and cut to the smallest of them;
@@ -53,7 +53,7 @@
 #pragma once
 
 #include "../reduce.cuh"
-#include "topk_filter_stages.cuh"
+#include "topk_filter_best.cuh"
 
 namespace warpkit {
 namespace detail {
@@ -292,11 +292,13 @@ template <typename T> WARPKIT_DEVICE int topkBlockMerge(TopKFilterShared& s, Top
     return topkSelectCandidates(s.merge.stage, total, k, s, true);
 }
 
-/// The kernel of rules T1 / T2 (k <= kTopKFilterMaxK) under split S3: see the header comment.
-template <typename T> __global__ void __launch_bounds__(kTopKThreads, kTopKFilterBlocksPerSm)
+/// The kernel of rules T1 / T2 (k <= kTopKFilterMaxK) under split S3: see the header comment. Best:
+/// lv.k is 1 (rule T1; its own kernel, so that its registers do not bound the k >= 2 kernel's).
+template <typename T, bool Best>
+__global__ void __launch_bounds__(kTopKThreads, Best ? kTopKBestBlocksPerSm : kTopKFilterBlocksPerSm)
     topkFilterKernel(TopKRows<T> io, TopKLevel lv) {
     __shared__ TopKFilterShared s;
-    const int k = lv.k;
+    const int k = Best ? 1 : lv.k;
     const bool largest = io.largest;
     const float sgn = largest ? 1.f : -1.f;
     TopKWarpBuffer& b = s.warp[threadIdx.x / 32];
@@ -306,9 +308,9 @@ template <typename T> __global__ void __launch_bounds__(kTopKThreads, kTopKFilte
         const long long lo = it.slice * lv.seg < end ? it.slice * lv.seg : end;
         TopKWarpState st = topkWarpStart(k);
         const T* x = io.x + row * io.ldx + lo;
-        if (k == 1) {
-            if (largest) topkLaneFilter<true>(x, (int)(end - lo), (unsigned)lo, st);
-            else topkLaneFilter<false>(x, (int)(end - lo), (unsigned)lo, st);
+        if constexpr (Best) {
+            if (largest) topkBestFilter<true>(x, (int)(end - lo), (unsigned)lo, st);
+            else topkBestFilter<false>(x, (int)(end - lo), (unsigned)lo, st);
         } else {
             topkSampleCut<T>(x, (int)(end - lo), k, largest, sgn, s.sample, st);
             topkWarpFilter<T>(x, (int)(end - lo), (unsigned)lo, k, largest, sgn, b, st);

@@ -327,7 +327,7 @@ WARPKIT_DEVICE bool topkCutExact(const TopKWarpState& st) {
 
 /// Takes this lane's elements v[0 .. valid) (indices index, index + 1, ...) whose packed keys pass kth
 /// into the buffer, flushing first when it would pass its cap (at most once: a flush leaves k keys,
-/// and k + 32 V fits the buffer). k >= 2 (k = 1: topkLaneFilter). All 32 lanes of the warp call
+/// and k + 32 V fits the buffer). k >= 2 (k = 1: topkBestFilter). All 32 lanes of the warp call
 /// (converged), with their own elements.
 template <typename T, int V> WARPKIT_DEVICE void topkWarpTake(const T (&v)[V], int valid, unsigned index, int k,
                                                               bool largest, float sgn, TopKWarpBuffer& b,
@@ -408,90 +408,6 @@ template <typename T> WARPKIT_DEVICE void topkWarpFilter(const T* p, int n, unsi
         const int i = sp.head + nv * V + lane;
         const T x[1] = {lane < sp.tail ? loadScalar<LoadStreaming>(p + i) : T()};
         topkWarpTake<T>(x, lane < sp.tail ? 1 : 0, index0 + (unsigned)i, k, largest, sgn, b, st);
-    }
-}
-
-/// k = 1's raw threshold of a lane's best key: topkCutOf, but +inf for a NaN best when largest (only
-/// NaN passes then; NaN ranks first). Any thread calls, alone.
-template <typename T> WARPKIT_DEVICE float topkLaneCut(unsigned long long best, bool largest, float sgn) {
-    const float c = topkCutOf<T>(best, largest, sgn);
-    return c == c || !largest ? c : __int_as_float(0x7f800000);
-}
-
-/// k = 1: st.kth raised to the largest packed key of v[0 .. valid) (indices index, index + 1, ...) and
-/// st.cut to its raw threshold. Any thread calls, alone.
-template <typename T, int V> WARPKIT_DEVICE void topkLaneTake(const T (&v)[V], int valid, unsigned index, bool largest,
-                                                              float sgn, TopKWarpState& st) {
-    unsigned long long best = st.kth;
-#pragma unroll
-    for (int e = 0; e < V; ++e) {
-        const unsigned long long key = topkPack(v[e], index + (unsigned)e, largest);
-        best = e < valid && key > best ? key : best;
-    }
-    if (best == st.kth) return;
-    st.kth = best;
-    st.cut = topkLaneCut<T>(best, largest, sgn);
-}
-
-/// k = 1 over a whole round's U vectors of the lane (vector u: indices index + u W 32 V, ...; rising):
-/// the first of the largest 32-bit order keys (its index the lowest among equal keys), then one
-/// packed compare against st.kth. Any thread calls, alone.
-template <bool Largest, typename T, int U>
-WARPKIT_DEVICE void topkLaneTakeRound(const Vector16<T> (&v)[U], unsigned index, TopKWarpState& st) {
-    constexpr int V = vectorElems<T>(), Step = kTopKFilterWarps * 32 * V;
-    unsigned key = Largest ? topkOrderKey(v[0].e[0]) : ~topkOrderKey(v[0].e[0]), at = index;
-#pragma unroll
-    for (int u = 0; u < U; ++u)
-#pragma unroll
-        for (int e = u == 0 ? 1 : 0; e < V; ++e) {
-            const unsigned x = Largest ? topkOrderKey(v[u].e[e]) : ~topkOrderKey(v[u].e[e]);
-            at = x > key ? index + (unsigned)(u * Step + e) : at; // strict: the first of equal keys stays
-            key = x > key ? x : key;
-        }
-    const unsigned long long best = (unsigned long long)key << 32 | (0xffffffffu - at); // as topkPack
-    if (best <= st.kth) return;
-    st.kth = best;
-    st.cut = topkLaneCut<T>(best, Largest, Largest ? 1.f : -1.f);
-}
-
-/// Stage 1 for k = 1 (topkWarpFilter's rounds): each lane keeps the largest packed key of its own
-/// elements in st.kth and its raw threshold in st.cut; a whole round none of whose elements passes
-/// costs what topkScanQuiet's does, any other is folded in registers (no reload, vote or shuffle), so
-/// the cost hardly depends on the data's order. A lane visits its elements in rising index order
-/// (warp 0's head, the body, warp 0's tail), so the strict compare drops only keys below its kth.
-/// Stage 3's block max takes the largest lane's kth. Every thread calls (no warp collectives).
-template <bool Largest, typename T>
-WARPKIT_DEVICE void topkLaneFilter(const T* p, int n, unsigned index0, TopKWarpState& st) {
-    constexpr int V = vectorElems<T>(), U = kTopKFilterLoads, W = kTopKFilterWarps, Stride = W * 32 * V;
-    const float sgn = Largest ? 1.f : -1.f;
-    const int lane = (int)laneId(), warp = (int)(threadIdx.x / 32);
-    const VectorSplit sp = vectorSplit(p, n);
-    const int nv = (int)sp.vectors, cLast = nv - ((U - 1) * W + 1) * 32; // rounds from c <= cLast are whole
-    if (warp == 0 && lane < sp.head) {
-        const T x[1] = {loadScalar<LoadStreaming>(p + lane)};
-        topkLaneTake<T>(x, 1, index0 + (unsigned)lane, Largest, sgn, st);
-    }
-    const T* body = p + sp.head;
-    const unsigned first = index0 + (unsigned)sp.head; // the body's first index
-    int c = warp * 32;
-    const T* q = body + (size_t)(c + lane) * V;
-    for (; c <= cLast; c += U * W * 32, q += U * Stride) {
-        Vector16<T> v[U];
-#pragma unroll
-        for (int u = 0; u < U; ++u) v[u] = loadVector<LoadStreaming>(q + u * Stride);
-        if (topkAnyMayPass<Largest>(v, st.cut)) topkLaneTakeRound<Largest>(v, first + (unsigned)((c + lane) * V), st);
-    }
-#pragma unroll 1
-    for (int u = 0; u < U; ++u) { // the last, partial round (if any)
-        const int vi = c + u * W * 32 + lane;
-        if (vi >= nv) break; // the lane's later vectors are past nv too
-        const Vector16<T> x = loadVector<LoadStreaming>(body + (size_t)vi * V);
-        topkLaneTake<T>(x.e, V, first + (unsigned)(vi * V), Largest, sgn, st);
-    }
-    if (warp == 0 && lane < sp.tail) {
-        const int i = sp.head + nv * V + lane;
-        const T x[1] = {loadScalar<LoadStreaming>(p + i)};
-        topkLaneTake<T>(x, 1, index0 + (unsigned)i, Largest, sgn, st);
     }
 }
 

@@ -1,0 +1,248 @@
+// warpkit/device/detail/topk_filter_best.cuh: stage 1 of the T1 threshold filter for k = 1
+// (topk_filter.cuh's header comment describes the stages): the warp's running best, raised once a
+// round. Internal: include warpkit/device/topk.cuh.
+//
+// State. Each warp keeps `best`, the largest order key (topkPack's top half: topkOrderKey, its
+// complement for the smallest) of the whole rounds it has read, and `cut`, best's raw threshold; both
+// are the same in every lane. Each lane keeps `own`, the largest packed key it has taken: from warp
+// 0's scalar head and tail, from the last, partial round, and from each round in which it held the
+// warp's new best. Stage 3's block max over the lanes' `own` is the slice's answer.
+//
+// A round is kTopKFilterLoads 16-byte loads a lane, as topkWarpFilter's. Quiet round: fp16 / bf16 on
+// sm_80 and newer take the lane's best value b of the round by packed max (min) of the pairs (15
+// instructions for 32 elements) and compare it with cut; fp32 (and sm_75) compare each element
+// (topkAnyMayPass); then one vote. A flagged round: each lane's round key kb and the offset of its
+// first element of that key (16-bit: b's key, and when it passes best the first element whose 16 bits
+// are b's, bit-equal being key-equal for a b that is no NaN, zero or subnormal; the exact fold
+// topkRoundFirst for a zero or subnormal b, whose sign and bits the packed compare may not keep, for a
+// NaN b that can still win, and always for fp32 / sm_75), one warp max kw (redux.sync on sm_80 and
+// newer), and only if kw > best: best = kw, cut raised, and the lanes whose kb is kw raise `own`. Rows
+// in rising order flag every round and pay this once a round (about 5 PTX instructions an element for
+// bf16), not a 64-bit warp max once a vector; random rows flag about ln(rounds) rounds and keep the
+// warp-wide cut. Rows of zeros flag every round (the cut of a zero passes every zero) and fold exactly.
+//
+// Exact: the whole rounds of a warp visit indices in rising order, round by round (every lane's
+// round r lies below every lane's round r + 1). An element that fails the raw compare has a key at or
+// below best; one of a flagged round whose kw does not pass best has too; so it lies after best's
+// first element (kept in the `own` of the lane that held it) and ranks below it. The lane that holds
+// the first element of the warp's new best in round r finds it (its own first of that key), so the
+// block max over `own`, head and tail included, is the largest packed key of the slice.
+#pragma once
+
+#include "topk_filter_stages.cuh"
+
+namespace warpkit {
+namespace detail {
+
+/// Blocks an SM the k = 1 kernel is built for: 4 on sm_90 (as the k >= 2 kernel); 3 before, as many as
+/// the k >= 2 kernel's registers leave room for on sm_80 (its shared memory allows 3).
+constexpr int kTopKBestBlocksPerSm = WARPKIT_ARCH == 0 || WARPKIT_ARCH >= 900 ? 4 : 3;
+
+/// k = 1's raw threshold of a best packed key: topkCutOf, but +inf for a NaN best when largest (only
+/// NaN passes then; NaN ranks first). Any thread calls, alone.
+template <typename T> WARPKIT_DEVICE float topkLaneCut(unsigned long long best, bool largest, float sgn) {
+    const float c = topkCutOf<T>(best, largest, sgn);
+    return c == c || !largest ? c : __int_as_float(0x7f800000);
+}
+
+/// k = 1: own raised to the largest packed key of v[0 .. valid) (indices index, index + 1, ...). Any
+/// thread calls, alone.
+template <typename T, int V>
+WARPKIT_DEVICE void topkLaneTake(const T (&v)[V], int valid, unsigned index, bool largest, unsigned long long& own) {
+#pragma unroll
+    for (int e = 0; e < V; ++e) {
+        const unsigned long long key = topkPack(v[e], index + (unsigned)e, largest);
+        own = e < valid && key > own ? key : own;
+    }
+}
+
+/// Whether k = 1's rounds take the packed path (fp16 / bf16 on sm_80 and newer).
+template <typename T> struct TopKBestPacked {
+    static constexpr bool value = WARPKIT_ARCH >= 800 && !IsSame<T, float>::value;
+};
+
+/// k = 1's running best of a warp (see the header comment); `own` is the lane's.
+struct TopKBest {
+    unsigned long long own; // the lane's largest packed key taken
+    long long best;         // the warp's largest order key of its whole rounds; -1: none yet
+    float cut;              // best's raw threshold (NaN: none yet, every element passes)
+};
+
+/// topkOrderKey of element e of v, complemented for the smallest; 16-bit types from the bits (the same
+/// key, fewer instructions). Any thread calls, alone.
+template <bool Largest, typename T> WARPKIT_DEVICE unsigned topkElementKey(const Vector16<T>& v, int e) {
+    if constexpr (IsSame<T, float>::value) {
+        return Largest ? topkOrderKey(v.e[e]) : ~topkOrderKey(v.e[e]);
+    } else {
+        unsigned short h;
+        __builtin_memcpy(&h, &v.e[e], 2);
+        const unsigned b = (unsigned)h << 16, inf = IsSame<T, __half>::value ? 0x7c000000u : 0x7f800000u;
+        const unsigned key = (b & 0x7fffffffu) > inf ? 0xffffffffu : (b & 0x80000000u) ? ~b : b ^ 0x80000000u;
+        return Largest ? key : ~key;
+    }
+}
+
+/// The first of the largest order keys (topkOrderKey, complemented for the smallest) of the lane's
+/// round v, its offset in pos (vector u, element e: u W 32 V + e, W the block's warps: rising index).
+/// Any thread calls, alone.
+template <bool Largest, typename T, int U>
+WARPKIT_DEVICE unsigned topkRoundFirst(const Vector16<T> (&v)[U], unsigned& pos) {
+    constexpr int V = vectorElems<T>(), Step = kTopKFilterWarps * 32 * V;
+    unsigned key = topkElementKey<Largest>(v[0], 0);
+    pos = 0;
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+#pragma unroll
+        for (int e = u == 0 ? 1 : 0; e < V; ++e) {
+            const unsigned x = topkElementKey<Largest>(v[u], e);
+            pos = x > key ? (unsigned)(u * Step + e) : pos; // strict: the first of equal keys stays
+            key = x > key ? x : key;
+        }
+    return key;
+}
+
+/// fp16 / bf16 on sm_80 and newer: the best of the lane's round v in both halves of the word: the
+/// largest, NaN when any is NaN; the smallest of the non-NaN, NaN when all are NaN. An element's bits,
+/// except that a NaN may come back as another NaN and, among zeros and subnormals, the compare may
+/// take any of them. Any thread calls, alone.
+template <bool Largest, typename T, int U> WARPKIT_DEVICE unsigned topkRoundBestBits(const Vector16<T> (&v)[U]) {
+    unsigned w = 0;
+#if WARPKIT_ARCH >= 800
+    constexpr int V = vectorElems<T>();
+    using P = typename TopKPacked<T>::type;
+    P m = reinterpret_cast<const P*>(v[0].e)[0];
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+#pragma unroll
+        for (int j = u == 0 ? 1 : 0; j < V / 2; ++j) {
+            const P x = reinterpret_cast<const P*>(v[u].e)[j];
+            m = Largest ? __hmax2_nan(m, x) : __hmin2(m, x);
+        }
+    const P s = __lowhigh2highlow(m);
+    m = Largest ? __hmax2_nan(m, s) : __hmin2(m, s);
+    __builtin_memcpy(&w, &m, 4);
+#endif
+    return w;
+}
+
+/// The low 16 bits of w as a T (fp16 / bf16). Any thread calls, alone.
+template <typename T> WARPKIT_DEVICE T topkLowHalf(unsigned w) {
+    const unsigned short h = (unsigned short)w;
+    T x;
+    __builtin_memcpy(&x, &h, 2);
+    return x;
+}
+
+/// The offset (as topkRoundFirst's) of the first element of the lane's round v whose 16 bits are the
+/// low 16 of `bits` (fp16 / bf16; one is there). Any thread calls, alone.
+template <typename T, int U> WARPKIT_DEVICE unsigned topkRoundFind(const Vector16<T> (&v)[U], unsigned bits) {
+    constexpr int V = vectorElems<T>(), Step = kTopKFilterWarps * 32 * V;
+    const unsigned t = (bits & 0xffffu) * 0x10001u;
+    unsigned pos = 0;
+#pragma unroll
+    for (int u = U - 1; u >= 0; --u) // from the last: the first match is written last
+#pragma unroll
+        for (int j = V / 2 - 1; j >= 0; --j) {
+            unsigned w;
+            __builtin_memcpy(&w, &v[u].e[2 * j], 4);
+            const unsigned x = w ^ t;
+            pos = x < 0x10000u ? (unsigned)(u * Step + 2 * j + 1) : pos; // the high half: the later element
+            pos = (x & 0xffffu) == 0u ? (unsigned)(u * Step + 2 * j) : pos;
+        }
+    return pos;
+}
+
+/// A flagged round, or the last, partial one, of the warp (see the header comment): the lane's round
+/// v (indices index + pos, as topkRoundFirst's), `bits` its topkRoundBestBits (packed path; else
+/// unused), `valid` whether the lane has an element in it (the others hold the order's last value).
+/// All 32 lanes of the warp call (converged).
+template <bool Largest, typename T, int U>
+WARPKIT_DEVICE void topkBestRound(const Vector16<T> (&v)[U], unsigned bits, unsigned index, bool valid, TopKBest& s) {
+    constexpr unsigned NaNKey = Largest ? 0xffffffffu : 0u;
+    unsigned kb, pos = 0;
+    bool found = true; // pos holds the lane's first element of key kb
+    if constexpr (TopKBestPacked<T>::value) {
+        const T b = topkLowHalf<T>(bits);
+        constexpr unsigned Exponent = IsSame<T, __half>::value ? 0x7c00u : 0x7f80u;
+        // a zero or subnormal b (its sign or bits may be another element's), or a NaN that can still win
+        // (its bits are not an element's): the exact fold; else b's key, its element found if it wins
+        found = (bits & Exponent) == 0u || (isNaN(b) && (long long)NaNKey > s.best);
+        if (found) {
+            kb = topkRoundFirst<Largest>(v, pos);
+        } else {
+            kb = Largest ? topkOrderKey(b) : ~topkOrderKey(b);
+            if ((long long)kb > s.best) pos = topkRoundFind<T>(v, bits); // the lane may hold the new best
+        }
+    } else {
+        kb = topkRoundFirst<Largest>(v, pos);
+    }
+    kb = valid ? kb : 0u;
+    const unsigned kw = warpReduceMax(kb);
+    if ((long long)kw <= s.best) return; // the same in every lane: nothing of the round ranks above best
+    s.best = (long long)kw;
+    s.cut = topkLaneCut<T>((unsigned long long)kw << 32, Largest, Largest ? 1.f : -1.f);
+    if (!valid || kb != kw) return;
+    const unsigned long long key = (unsigned long long)kw << 32 | (0xffffffffu - (index + pos)); // as topkPack
+    s.own = key > s.own ? key : s.own;
+}
+
+/// Stage 1 for k = 1 over the run p[0 .. n) (element i: index index0 + i), topkWarpFilter's rounds:
+/// warp w of the block takes the body's rounds of U x 32 vectors (chunks of 32 vectors w, w + W, ...),
+/// warp 0 also the scalar head (first) and tail (last); see the header comment. st.kth gets the lane's
+/// `own` (stage 3 takes the block's max). Every thread of the block calls (converged).
+template <bool Largest, typename T>
+WARPKIT_DEVICE void topkBestFilter(const T* p, int n, unsigned index0, TopKWarpState& st) {
+    constexpr int V = vectorElems<T>(), U = kTopKFilterLoads, W = kTopKFilterWarps, Stride = W * 32 * V;
+    const int lane = (int)laneId(), warp = (int)(threadIdx.x / 32);
+    const VectorSplit sp = vectorSplit(p, n);
+    const int nv = (int)sp.vectors, cLast = nv - ((U - 1) * W + 1) * 32; // rounds from c <= cLast are whole
+    TopKBest s = {0ull, -1ll, __int_as_float(0x7fffffff)};
+    if (warp == 0 && lane < sp.head) {
+        const T x[1] = {loadScalar<LoadStreaming>(p + lane)};
+        topkLaneTake<T>(x, 1, index0 + (unsigned)lane, Largest, s.own);
+    }
+    const T* body = p + sp.head;
+    const unsigned first = index0 + (unsigned)sp.head; // the body's first index
+    int c = warp * 32;
+    const T* q = body + (size_t)(c + lane) * V;
+    for (; c <= cLast; c += U * W * 32, q += U * Stride) {
+        Vector16<T> v[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) v[u] = loadVector<LoadStreaming>(q + u * Stride);
+        unsigned bits = 0;
+        bool pass;
+        if constexpr (TopKBestPacked<T>::value) {
+            bits = topkRoundBestBits<Largest>(v);
+            const float b = Arith<T>::to_acc(topkLowHalf<T>(bits));
+            pass = Largest ? !(b <= s.cut) : !(b >= -s.cut); // NaN passes
+        } else {
+            pass = topkAnyMayPass<Largest>(v, s.cut);
+        }
+        if (__any_sync(WARPKIT_FULL_MASK, pass))
+            topkBestRound<Largest>(v, bits, first + (unsigned)((c + lane) * V), true, s);
+    }
+    if (c < nv) { // the last, partial round; vectors past nv hold the order's last value
+        const T last = Largest ? Arith<T>::from_acc(-__int_as_float(0x7f800000)) : quietNaN<T>();
+        Vector16<T> v[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            const int vi = c + u * W * 32 + lane;
+            if (vi < nv) v[u] = loadVector<LoadStreaming>(body + (size_t)vi * V);
+            else
+#pragma unroll
+                for (int e = 0; e < V; ++e) v[u].e[e] = last;
+        }
+        unsigned bits = 0;
+        if constexpr (TopKBestPacked<T>::value) bits = topkRoundBestBits<Largest>(v);
+        topkBestRound<Largest>(v, bits, first + (unsigned)((c + lane) * V), c + lane < nv, s);
+    }
+    if (warp == 0 && lane < sp.tail) {
+        const int i = sp.head + nv * V + lane;
+        const T x[1] = {loadScalar<LoadStreaming>(p + i)};
+        topkLaneTake<T>(x, 1, index0 + (unsigned)i, Largest, s.own);
+    }
+    st.kth = s.own;
+}
+
+} // namespace detail
+} // namespace warpkit
