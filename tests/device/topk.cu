@@ -36,17 +36,25 @@ enum Pattern {
     NearZero,
     kPatterns,
     // ordered rows for k = 1 (kOrdered; not in the sweeps): rising / falling steps of 37 equal values
-    // (more ties once rounded to 16 bits), rising steps with a NaN 3 from the end, a sawtooth of period 997
+    // (more ties once rounded to 16 bits), rising steps with a NaN 3 from the end, a sawtooth of period 997,
+    // -0.0 with a +0.0 every 3001 (and the converse: the first of the rarer zero wins, in another lane,
+    // round or slice), a NaN first then rising steps, rising steps with a NaN (either sign) every 7
     StepUp,
     StepDown,
     UpThenNaN,
-    Sawtooth
+    Sawtooth,
+    MinusZeros,
+    PlusZeros,
+    NaNFirst,
+    NaNLaden
 };
-const char* kPatternName[] = {"random",  "ties",        "ascending",   "descending", "all-equal", "NaN/inf/-0",
-                              "all-NaN", "round-equal", "head-heavy",  "all--inf",   "near-zero", "",
-                              "step-up", "step-down",   "up-then-NaN", "sawtooth"};
+const char* kPatternName[] = {"random",    "ties",        "ascending",   "descending", "all-equal",   "NaN/inf/-0",
+                              "all-NaN",   "round-equal", "head-heavy",  "all--inf",   "near-zero",   "",
+                              "step-up",   "step-down",   "up-then-NaN", "sawtooth",   "minus-zeros", "plus-zeros",
+                              "NaN-first", "NaN-laden"};
 /// The patterns in which every lane of the k = 1 filter meets a new best in most rounds (or none).
-const Pattern kOrdered[] = {Ascending, Descending, AllEqual, StepUp, StepDown, UpThenNaN, Sawtooth};
+const Pattern kOrdered[] = {Ascending, Descending, AllEqual,  StepUp,   StepDown, UpThenNaN,
+                            Sawtooth,  MinusZeros, PlusZeros, NaNFirst, NaNLaden};
 constexpr int kOrderedCount = (int)(sizeof(kOrdered) / sizeof(kOrdered[0]));
 
 template <typename T> double genValue(wk_rng* r, Pattern p, long long c, int cols) {
@@ -88,6 +96,14 @@ template <typename T> double genValue(wk_rng* r, Pattern p, long long c, int col
         return c == cols - 3 ? NAN : (double)(c / 37);
     case Sawtooth:
         return (double)(c % 997);
+    case MinusZeros:
+        return c % 3001 == 3000 ? 0.0 : -0.0;
+    case PlusZeros:
+        return c % 3001 == 3000 ? -0.0 : 0.0;
+    case NaNFirst:
+        return c == 0 ? NAN : (double)(c / 37);
+    case NaNLaden:
+        return c % 7 == 3 ? (c % 2 ? NAN : -NAN) : (double)(c / 37);
     case NearZero: {
         const double near[] = {0.0,
                                -0.0,
@@ -478,12 +494,16 @@ Test(device_topk, argmax_argmin_reference) {
 // ---- k = 1 on ordered rows: every lane of the filter meets a new best in most rounds ----------------
 // rowTopK k = 1 (rule T1: with a workspace, few rows split over blocks (S3's slices and the last
 // block's merge); without one, one block a row) and rowArgMax / rowArgMin (rule A1 at 4096 x 5001 on
-// the H100, A2 elsewhere) on rising, falling, equal, stepped (ties across lanes and rounds), NaN-ended
-// and sawtooth rows, every type, both orders, misaligned rows and leading dimensions, against the host.
+// the H100, A2 elsewhere) on rising, falling, equal, stepped (ties across lanes and rounds), NaN-ended,
+// sawtooth, signed-zero (the first of the rarer zero wins), NaN-first and NaN-laden rows, every type,
+// both orders, misaligned rows and leading dimensions, and aligned rows of whole rounds, against the host.
 Test(device_topk, k1_ordered_rows) {
     WK_REQUIRE_GPU();
     wk_rng rng = wk_rng_make(0x70e);
-    const Shape shapes[] = {{300, 5003, 1}, {8, 32001, 1}, {2, 200003, 1}, {1, 262147, 1}, {3, 4097, 1}};
+    // 4 x 16384, 2 x 65536 (whole rounds only when aligned: the last element in the last lane of the
+    // last round of warp 7), 300 x 5003 (one block a row), the rest split (S3) with a workspace
+    const Shape shapes[] = {{300, 5003, 1}, {8, 32001, 1}, {2, 200003, 1}, {1, 262147, 1},
+                            {3, 4097, 1},   {4, 16384, 1}, {2, 65536, 1}};
     int i = 0;
     for (const Shape& s : shapes)
         for (int pi = 0; pi < kOrderedCount; ++pi, ++i) {
@@ -493,6 +513,14 @@ Test(device_topk, k1_ordered_rows) {
             runCase<__half, long long>(&rng, s, off, ld, kOrdered[pi], i % 2 == 1);
             runCase<__nv_bfloat16, int>(&rng, s, (off + 1) % 4, ld, kOrdered[pi], i % 2 == 0);
             runCase<__nv_bfloat16, int>(&rng, s, off, ld, kOrdered[pi], i % 2 == 1);
+        }
+    // aligned rows of whole rounds (fp32: 16 of 4096 elements, 16-bit: 8 of 8192), both orders
+    const Shape whole = {2, 65536, 1};
+    for (int pi = 0; pi < kOrderedCount; ++pi)
+        for (int o = 0; o < 2; ++o) {
+            runCase<float, int>(&rng, whole, 0, whole.cols, kOrdered[pi], o == 0);
+            runCase<__half, int>(&rng, whole, 0, whole.cols, kOrdered[pi], o == 1);
+            runCase<__nv_bfloat16, long long>(&rng, whole, 0, whole.cols, kOrdered[pi], o == 0);
         }
     const ArgShape arg[] = {{4096, 5001, 5003, 1}, {1000, 5001, 5004, 2}, {3, 131075, 131077, 3}};
     const int bad = argAgainstReference<__nv_bfloat16, long long>(&rng, arg, 3, true) +
