@@ -16,8 +16,9 @@
 // Targets (issue 28): many rows (>= 64) at >= 0.8x the read for k <= 256; one row <= 10 us; the
 // router's 16384 tokens at >= 0.8x the read.
 // Ordered rows: rows {64, 512, 4096} x cols {32000, 128256}, fp32 and bf16, random / ascending /
-// descending rows: rowTopK k = 1, rowArgMax and rowArgMin against the read (k = 1's cost should not
-// depend on the data's order; CSV k column 1, rule "<call> <order>").
+// descending / sawtooth / constant / NaN-laden / zero rows: rowTopK k = 1, rowArgMax and rowArgMin
+// against the read (k = 1's cost should not depend on the data's order; CSV k column 1, rule "<call>
+// <order>"; rows of zeros take the filter's exact fold every round: expected slower).
 // Usage: build/bench/topk [out.csv] [grid] [short] [router] [ordered]   (tables to run; none named: all)
 #include "bench.cuh"
 #include <warpkit/device/topk.cuh>
@@ -41,16 +42,23 @@ __global__ void iotaRows(int* idx, long long rows, int cols) {
         idx[i] = (int)(i % cols);
 }
 
-/// Row r's column c: c (ascending, dir > 0) or cols - c (descending), converted to T.
-template <typename T> __global__ void fillOrdered(T* x, long long rows, int cols, int dir) {
+/// Row r's column c by pattern: 1 ascending (c), 2 descending (cols - c), 3 sawtooth (c % 997), 4
+/// constant (1.5), 5 NaN-laden (NaN every 7, else c / 37), else +0.0; converted to T.
+template <typename T> __global__ void fillOrdered(T* x, long long rows, int cols, int pattern) {
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < rows * cols;
          i += (long long)gridDim.x * blockDim.x) {
         const int c = (int)(i % cols);
-        x[i] = T((float)(dir > 0 ? c : cols - c));
+        const float nan = __int_as_float(0x7fc00000);
+        x[i] = T(pattern == 1   ? (float)c
+                 : pattern == 2 ? (float)(cols - c)
+                 : pattern == 3 ? (float)(c % 997)
+                 : pattern == 4 ? 1.5f
+                 : pattern == 5 ? (c % 7 == 3 ? nan : (float)(c / 37))
+                                : 0.f);
     }
 }
 
-/// The ordered-rows table's cell: k = 1's three calls on random, ascending and descending rows.
+/// The ordered-rows table's cell: k = 1's three calls on random rows and each fillOrdered pattern.
 template <typename T>
 void orderedCell(FILE* csv, const char* tname, long long rows, int cols, void* ws, size_t wsBytes, unsigned* sink) {
     const size_t n = (size_t)rows * cols;
@@ -61,10 +69,10 @@ void orderedCell(FILE* csv, const char* tname, long long rows, int cols, void* w
     BENCH_CUDA(cudaMalloc(&idx, (size_t)rows * sizeof(long long)));
     const float readMs =
         bench_median_ms([&] { readKernel<<<132 * 8, 256>>>((const uint4*)x, n * sizeof(T) / 16, sink); });
-    const char* orders[] = {"random", "ascending", "descending"};
-    for (int o = 0; o < 3; ++o) {
+    const char* orders[] = {"random", "ascending", "descending", "sawtooth", "constant", "NaN-laden", "zeros"};
+    for (int o = 0; o < 7; ++o) {
         if (o == 0) bench_fill_random(x, n, 0x70b + rows * 7 + cols, -8.f, 8.f);
-        else fillOrdered<<<1024, 256>>>(x, rows, cols, o == 1 ? 1 : -1);
+        else fillOrdered<<<1024, 256>>>(x, rows, cols, o);
         size_t need = 0;
         BENCH_CUDA(warpkit::rowTopK(x, v, idx, rows, cols, 1, true, cols, nullptr, &need));
         if (need > wsBytes) {
