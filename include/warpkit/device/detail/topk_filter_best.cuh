@@ -4,29 +4,29 @@
 //
 // State. Each warp keeps `best`, the largest order key (topkPack's top half: topkOrderKey, its
 // complement for the smallest) of the whole rounds it has read, and `cut`, best's raw threshold; both
-// are the same in every lane. Each lane keeps `own`, the largest packed key it has taken: from warp
-// 0's scalar head and tail, from the last, partial round, and from each round in which it held the
-// warp's new best. Stage 3's block max over the lanes' `own` is the slice's answer.
+// are the same in every lane. Each lane keeps `own`, the largest packed key it has taken from warp 0's
+// scalar head and tail, and `at`, the round in which it holds best's first element (or none).
 //
 // A round is kTopKFilterLoads 16-byte loads a lane, as topkWarpFilter's. Quiet round: fp16 / bf16 on
-// sm_80 and newer take the lane's best value b of the round by packed max (min) of the pairs (15
+// sm_80 and newer take the lane's best value b of the round by packed max (min) of the pairs (16
 // instructions for 32 elements) and compare it with cut; fp32 (and sm_75) compare each element
-// (topkAnyMayPass); then one vote. A flagged round: each lane's round key kb and the offset of its
-// first element of that key (16-bit: b's key, and when it passes best the first element whose 16 bits
-// are b's, bit-equal being key-equal for a b that is no NaN, zero or subnormal; the exact fold
-// topkRoundFirst for a zero or subnormal b, whose sign and bits the packed compare may not keep, for a
-// NaN b that can still win, and always for fp32 / sm_75), one warp max kw (redux.sync on sm_80 and
-// newer), and only if kw > best: best = kw, cut raised, and the lanes whose kb is kw raise `own`. Rows
-// in rising order flag every round and pay this once a round (about 5 PTX instructions an element for
-// bf16), not a 64-bit warp max once a vector; random rows flag about ln(rounds) rounds and keep the
-// warp-wide cut. Rows of zeros flag every round (the cut of a zero passes every zero) and fold exactly.
+// (topkAnyMayPass); then one vote. A flagged round (and the last, partial one): each lane's round key
+// kb (16-bit: b's key, exact but for a zero or subnormal b, whose sign and bits the packed compare may
+// not keep; those, and fp32 / sm_75, by the exact fold topkRoundFirst), one warp max kw (redux.sync on
+// sm_80 and newer), and only if kw > best: best = kw, cut raised, and `at` = this round in the lanes
+// whose kb is kw, none in the others. No index is sought in the loop: at the end, each lane with a
+// round `at` reads that round again (one lane or a few a warp, 64 bytes each) and takes its first
+// element of key best into `own` (the exact fold). Rows in rising order flag every round and pay about
+// 60 instructions a round (2 an element for bf16), not a 64-bit warp max a vector; random rows flag
+// about ln(rounds) rounds and keep the warp-wide cut. Rows of zeros flag every round (the cut of a zero
+// passes every zero) and fold exactly.
 //
-// Exact: the whole rounds of a warp visit indices in rising order, round by round (every lane's
-// round r lies below every lane's round r + 1). An element that fails the raw compare has a key at or
-// below best; one of a flagged round whose kw does not pass best has too; so it lies after best's
-// first element (kept in the `own` of the lane that held it) and ranks below it. The lane that holds
-// the first element of the warp's new best in round r finds it (its own first of that key), so the
-// block max over `own`, head and tail included, is the largest packed key of the slice.
+// Exact: the whole rounds of a warp visit indices in rising order, round by round (every lane's round
+// r lies below every lane's round r + 1; the partial round comes last). An element that fails the raw
+// compare has a key at or below best; one of a flagged round whose kw does not pass best has too; so
+// it lies after best's first element and ranks below it. Best's first element lies in the round that
+// last raised best, in the lane of lowest index among those whose kb is best, and that lane's first
+// element of key best is it; so the block max over `own` is the largest packed key of the slice.
 #pragma once
 
 #include "topk_filter_stages.cuh"
@@ -66,6 +66,7 @@ struct TopKBest {
     unsigned long long own; // the lane's largest packed key taken
     long long best;         // the warp's largest order key of its whole rounds; -1: none yet
     float cut;              // best's raw threshold (NaN: none yet, every element passes)
+    int at;                 // the round (its first vector c) in which the lane holds best's first element; -1
 };
 
 /// topkOrderKey of element e of v, complemented for the smallest; 16-bit types from the bits (the same
@@ -133,46 +134,34 @@ template <typename T> WARPKIT_DEVICE T topkLowHalf(unsigned w) {
     return x;
 }
 
-/// The offset (as topkRoundFirst's) of the first element of the lane's round v whose 16 bits are the
-/// low 16 of `bits` (fp16 / bf16; one is there). Any thread calls, alone.
-template <typename T, int U> WARPKIT_DEVICE unsigned topkRoundFind(const Vector16<T> (&v)[U], unsigned bits) {
-    constexpr int V = vectorElems<T>(), Step = kTopKFilterWarps * 32 * V;
-    const unsigned t = (bits & 0xffffu) * 0x10001u;
-    unsigned pos = 0;
+/// The lane's round from vector c (vectors c + u W 32 + lane); a vector at or past nv reads nothing and
+/// holds `last` (the order's last value: -inf, or NaN for the smallest). Any thread calls, alone.
+template <typename T, int U>
+WARPKIT_DEVICE void topkLoadRound(const T* body, int c, int nv, T last, Vector16<T> (&v)[U]) {
+    constexpr int V = vectorElems<T>();
 #pragma unroll
-    for (int u = U - 1; u >= 0; --u) // from the last: the first match is written last
+    for (int u = 0; u < U; ++u) {
+        const int vi = c + u * kTopKFilterWarps * 32 + (int)laneId();
+        if (vi < nv) v[u] = loadVector<LoadStreaming>(body + (size_t)vi * V);
+        else
 #pragma unroll
-        for (int j = V / 2 - 1; j >= 0; --j) {
-            unsigned w;
-            __builtin_memcpy(&w, &v[u].e[2 * j], 4);
-            const unsigned x = w ^ t;
-            pos = x < 0x10000u ? (unsigned)(u * Step + 2 * j + 1) : pos; // the high half: the later element
-            pos = (x & 0xffffu) == 0u ? (unsigned)(u * Step + 2 * j) : pos;
-        }
-    return pos;
+            for (int e = 0; e < V; ++e) v[u].e[e] = last;
+    }
 }
 
-/// A flagged round, or the last, partial one, of the warp (see the header comment): the lane's round
-/// v (indices index + pos, as topkRoundFirst's), `bits` its topkRoundBestBits (packed path; else
-/// unused), `valid` whether the lane has an element in it (the others hold the order's last value).
-/// All 32 lanes of the warp call (converged).
+/// A flagged round, or the last, partial one, of the warp from vector c (see the header comment): the
+/// lane's round v, `bits` its topkRoundBestBits (packed path; else unused), `valid` whether the lane has
+/// an element in it (the others hold the order's last value). All 32 lanes of the warp call (converged).
 template <bool Largest, typename T, int U>
-WARPKIT_DEVICE void topkBestRound(const Vector16<T> (&v)[U], unsigned bits, unsigned index, bool valid, TopKBest& s) {
-    constexpr unsigned NaNKey = Largest ? 0xffffffffu : 0u;
+WARPKIT_DEVICE void topkBestRound(const Vector16<T> (&v)[U], unsigned bits, int c, bool valid, TopKBest& s) {
     unsigned kb, pos = 0;
-    bool found = true; // pos holds the lane's first element of key kb
     if constexpr (TopKBestPacked<T>::value) {
         const T b = topkLowHalf<T>(bits);
         constexpr unsigned Exponent = IsSame<T, __half>::value ? 0x7c00u : 0x7f80u;
-        // a zero or subnormal b (its sign or bits may be another element's), or a NaN that can still win
-        // (its bits are not an element's): the exact fold; else b's key, its element found if it wins
-        found = (bits & Exponent) == 0u || (isNaN(b) && (long long)NaNKey > s.best);
-        if (found) {
-            kb = topkRoundFirst<Largest>(v, pos);
-        } else {
-            kb = Largest ? topkOrderKey(b) : ~topkOrderKey(b);
-            if ((long long)kb > s.best) pos = topkRoundFind<T>(v, bits); // the lane may hold the new best
-        }
+        // b's key is the round's largest unless b is a zero or subnormal (the packed compare may return
+        // any of them: the exact fold); every NaN has the same key
+        if ((bits & Exponent) == 0u) kb = topkRoundFirst<Largest>(v, pos);
+        else kb = Largest ? topkOrderKey(b) : ~topkOrderKey(b);
     } else {
         kb = topkRoundFirst<Largest>(v, pos);
     }
@@ -181,9 +170,7 @@ WARPKIT_DEVICE void topkBestRound(const Vector16<T> (&v)[U], unsigned bits, unsi
     if ((long long)kw <= s.best) return; // the same in every lane: nothing of the round ranks above best
     s.best = (long long)kw;
     s.cut = topkLaneCut<T>((unsigned long long)kw << 32, Largest, Largest ? 1.f : -1.f);
-    if (!valid || kb != kw) return;
-    const unsigned long long key = (unsigned long long)kw << 32 | (0xffffffffu - (index + pos)); // as topkPack
-    s.own = key > s.own ? key : s.own;
+    s.at = valid && kb == kw ? c : -1;
 }
 
 /// Stage 1 for k = 1 over the run p[0 .. n) (element i: index index0 + i), topkWarpFilter's rounds:
@@ -196,13 +183,12 @@ WARPKIT_DEVICE void topkBestFilter(const T* p, int n, unsigned index0, TopKWarpS
     const int lane = (int)laneId(), warp = (int)(threadIdx.x / 32);
     const VectorSplit sp = vectorSplit(p, n);
     const int nv = (int)sp.vectors, cLast = nv - ((U - 1) * W + 1) * 32; // rounds from c <= cLast are whole
-    TopKBest s = {0ull, -1ll, __int_as_float(0x7fffffff)};
+    TopKBest s = {0ull, -1ll, __int_as_float(0x7fffffff), -1};
     if (warp == 0 && lane < sp.head) {
         const T x[1] = {loadScalar<LoadStreaming>(p + lane)};
         topkLaneTake<T>(x, 1, index0 + (unsigned)lane, Largest, s.own);
     }
     const T* body = p + sp.head;
-    const unsigned first = index0 + (unsigned)sp.head; // the body's first index
     int c = warp * 32;
     const T* q = body + (size_t)(c + lane) * V;
     for (; c <= cLast; c += U * W * 32, q += U * Stride) {
@@ -218,23 +204,24 @@ WARPKIT_DEVICE void topkBestFilter(const T* p, int n, unsigned index0, TopKWarpS
         } else {
             pass = topkAnyMayPass<Largest>(v, s.cut);
         }
-        if (__any_sync(WARPKIT_FULL_MASK, pass))
-            topkBestRound<Largest>(v, bits, first + (unsigned)((c + lane) * V), true, s);
+        if (__any_sync(WARPKIT_FULL_MASK, pass)) topkBestRound<Largest>(v, bits, c, true, s);
     }
-    if (c < nv) { // the last, partial round; vectors past nv hold the order's last value
-        const T last = Largest ? Arith<T>::from_acc(-__int_as_float(0x7f800000)) : quietNaN<T>();
+    const T last = Largest ? Arith<T>::from_acc(-__int_as_float(0x7f800000)) : quietNaN<T>();
+    if (c < nv) { // the last, partial round
         Vector16<T> v[U];
-#pragma unroll
-        for (int u = 0; u < U; ++u) {
-            const int vi = c + u * W * 32 + lane;
-            if (vi < nv) v[u] = loadVector<LoadStreaming>(body + (size_t)vi * V);
-            else
-#pragma unroll
-                for (int e = 0; e < V; ++e) v[u].e[e] = last;
-        }
+        topkLoadRound(body, c, nv, last, v);
         unsigned bits = 0;
         if constexpr (TopKBestPacked<T>::value) bits = topkRoundBestBits<Largest>(v);
-        topkBestRound<Largest>(v, bits, first + (unsigned)((c + lane) * V), c + lane < nv, s);
+        topkBestRound<Largest>(v, bits, c, c + lane < nv, s);
+    }
+    if (s.at >= 0) { // the lane holds the first element of the warp's best in round s.at: read it again
+        Vector16<T> v[U];
+        topkLoadRound(body, s.at, nv, last, v);
+        unsigned pos;
+        const unsigned key = topkRoundFirst<Largest>(v, pos); // = best
+        const unsigned index = index0 + (unsigned)(sp.head + (s.at + lane) * V) + pos;
+        const unsigned long long packed = (unsigned long long)key << 32 | (0xffffffffu - index); // as topkPack
+        s.own = packed > s.own ? packed : s.own;
     }
     if (warp == 0 && lane < sp.tail) {
         const int i = sp.head + nv * V + lane;
