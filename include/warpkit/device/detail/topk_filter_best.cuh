@@ -14,9 +14,10 @@
 // kb (16-bit: b's key, exact but for a zero or subnormal b, whose sign and bits the packed compare may
 // not keep; those, and fp32 / sm_75, by the exact fold topkRoundFirst), one warp max kw (redux.sync on
 // sm_80 and newer), and only if kw > best: best = kw, cut raised, and `at` = this round in the lanes
-// whose kb is kw, none in the others. No index is sought in the loop: at the end, each lane with a
-// round `at` reads that round again (one lane or a few a warp, 64 bytes each) and takes its first
-// element of key best into `own` (the exact fold). Rows in rising order flag every round and pay about
+// whose kb is kw, none in the others. No index is sought in the loop: at the end, the lanes with a
+// round `at` read it again (the lowest first, 64 bytes; the others only the vectors before its first
+// element of key best, none when that is in its vector 0) and take their first element of key best
+// into `own` (the exact fold). Rows in rising order flag every round and pay about
 // 60 instructions a round (2 an element for bf16), not a 64-bit warp max a vector; random rows flag
 // about ln(rounds) rounds and keep the warp-wide cut. Rows of zeros flag every round (the cut of a zero
 // passes every zero) and fold exactly.
@@ -134,19 +135,36 @@ template <typename T> WARPKIT_DEVICE T topkLowHalf(unsigned w) {
     return x;
 }
 
-/// The lane's round from vector c (vectors c + u W 32 + lane); a vector at or past nv reads nothing and
-/// holds `last` (the order's last value: -inf, or NaN for the smallest). Any thread calls, alone.
+/// The lane's round from vector c (vectors c + u W 32 + lane); a vector at or past nv, or of u >= uEnd,
+/// reads nothing and holds `last` (the order's last value: -inf, or NaN for the smallest). Any thread
+/// calls, alone.
 template <typename T, int U>
-WARPKIT_DEVICE void topkLoadRound(const T* body, int c, int nv, T last, Vector16<T> (&v)[U]) {
+WARPKIT_DEVICE void topkLoadRound(const T* body, int c, int nv, int uEnd, T last, Vector16<T> (&v)[U]) {
     constexpr int V = vectorElems<T>();
 #pragma unroll
     for (int u = 0; u < U; ++u) {
         const int vi = c + u * kTopKFilterWarps * 32 + (int)laneId();
-        if (vi < nv) v[u] = loadVector<LoadStreaming>(body + (size_t)vi * V);
+        if (vi < nv && u < uEnd) v[u] = loadVector<LoadStreaming>(body + (size_t)vi * V);
         else
 #pragma unroll
             for (int e = 0; e < V; ++e) v[u].e[e] = last;
     }
+}
+
+/// own raised to the packed key of the first of the largest elements of the lane's vectors u < uEnd
+/// (uEnd >= 1) of the round from vector c (body's vector 0: index `first`); returns its u. Any thread
+/// calls, alone.
+template <bool Largest, typename T> WARPKIT_DEVICE int topkTakeRound(const T* body, int c, int nv, int uEnd, T last,
+                                                                     unsigned first, unsigned long long& own) {
+    constexpr int V = vectorElems<T>(), Step = kTopKFilterWarps * 32 * V;
+    Vector16<T> v[kTopKFilterLoads];
+    topkLoadRound(body, c, nv, uEnd, last, v);
+    unsigned pos;
+    const unsigned key = topkRoundFirst<Largest>(v, pos);
+    const unsigned index = first + (unsigned)((c + (int)laneId()) * V) + pos;
+    const unsigned long long packed = (unsigned long long)key << 32 | (0xffffffffu - index); // as topkPack
+    own = packed > own ? packed : own;
+    return (int)(pos / Step);
 }
 
 /// A flagged round, or the last, partial one, of the warp from vector c (see the header comment): the
@@ -209,19 +227,22 @@ WARPKIT_DEVICE void topkBestFilter(const T* p, int n, unsigned index0, TopKWarpS
     const T last = Largest ? Arith<T>::from_acc(-__int_as_float(0x7f800000)) : quietNaN<T>();
     if (c < nv) { // the last, partial round
         Vector16<T> v[U];
-        topkLoadRound(body, c, nv, last, v);
+        topkLoadRound(body, c, nv, U, last, v);
         unsigned bits = 0;
         if constexpr (TopKBestPacked<T>::value) bits = topkRoundBestBits<Largest>(v);
         topkBestRound<Largest>(v, bits, c, c + lane < nv, s);
     }
-    if (s.at >= 0) { // the lane holds the first element of the warp's best in round s.at: read it again
-        Vector16<T> v[U];
-        topkLoadRound(body, s.at, nv, last, v);
-        unsigned pos;
-        const unsigned key = topkRoundFirst<Largest>(v, pos); // = best
-        const unsigned index = index0 + (unsigned)(sp.head + (s.at + lane) * V) + pos;
-        const unsigned long long packed = (unsigned long long)key << 32 | (0xffffffffu - index); // as topkPack
-        s.own = packed > s.own ? packed : s.own;
+    // the lanes holding best (in round s.at, the same in all of them) read it again: first the lowest,
+    // whose first element of key best lies in its vector u0; then the others, only their vectors below
+    // u0 (where alone an earlier one can lie: the lanes below the lowest hold none)
+    const unsigned holders = __ballot_sync(WARPKIT_FULL_MASK, s.at >= 0);
+    if (holders != 0u) {
+        const int lead = __ffs((int)holders) - 1;
+        const unsigned first = index0 + (unsigned)sp.head; // the body's vector 0
+        int u0 = 0;
+        if (lane == lead) u0 = topkTakeRound<Largest>(body, s.at, nv, U, last, first, s.own);
+        u0 = __shfl_sync(WARPKIT_FULL_MASK, u0, lead);
+        if (s.at >= 0 && lane != lead && u0 > 0) topkTakeRound<Largest>(body, s.at, nv, u0, last, first, s.own);
     }
     if (warp == 0 && lane < sp.tail) {
         const int i = sp.head + nv * V + lane;
