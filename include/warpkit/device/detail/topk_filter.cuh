@@ -26,9 +26,9 @@
 //      it (ties do not pass). A flagged round (and the last, partial one) goes vector by vector: each
 //      vector's passing elements are packed (topkPack) and those above kth appended to the buffer
 //      (one warp scan a vector, no atomics; topkWarpTake, one copy of the code). k = 1 (no stage 0,
-//      topkBestFilter, topk_filter_best.cuh): the warp keeps a running best raised once a flagged
-//      round (one warp max of the lanes' round keys), each lane the packed key of the elements it
-//      found; no buffer, no flush;
+//      topkBestFilter, topk_filter_best.cuh, its own kernel): the warp keeps a running best raised
+//      once a flagged round (one warp max of the lanes' round keys); the lane holding it reads its
+//      round again at the end for the index; no buffer, no flush;
 //   2. flush (topkWarpFlush): when an append would pass the warp's cap (2k + 64, at most the buffer),
 //      the warp alone (no block barrier) keeps the k largest of its buffer by a radix select over it
 //      (from the highest bit where its keys differ) and raises kth and cut to the smallest of them;
