@@ -110,16 +110,8 @@ WARPKIT_DEVICE unsigned topkRoundFirst(const Vector16<T> (&v)[U], unsigned& pos)
 template <bool Largest, typename T, int U> WARPKIT_DEVICE unsigned topkRoundBestBits(const Vector16<T> (&v)[U]) {
     unsigned w = 0;
 #if WARPKIT_ARCH >= 800
-    constexpr int V = vectorElems<T>();
     using P = typename TopKPacked<T>::type;
-    P m = reinterpret_cast<const P*>(v[0].e)[0];
-#pragma unroll
-    for (int u = 0; u < U; ++u)
-#pragma unroll
-        for (int j = u == 0 ? 1 : 0; j < V / 2; ++j) {
-            const P x = reinterpret_cast<const P*>(v[u].e)[j];
-            m = Largest ? __hmax2_nan(m, x) : __hmin2(m, x);
-        }
+    P m = topkPairBest<Largest, true>(v);
     const P s = __lowhigh2highlow(m);
     m = Largest ? __hmax2_nan(m, s) : __hmin2(m, s);
     __builtin_memcpy(&w, &m, 4);

@@ -170,6 +170,26 @@ template <typename T> WARPKIT_DEVICE bool topkMayPass(T v, const TopKWarpState& 
     return !(Arith<T>::to_acc(v) * sgn <= st.cut);
 }
 
+#if WARPKIT_ARCH >= 800
+/// fp16 / bf16: the packed maximum (Largest) or minimum of the pairs of the lane's U vectors, NaN kept
+/// (max.NaN / min.NaN), or for the minimum with DropNaN, NaN dropped unless every value is NaN; one
+/// instruction for two elements. Any thread calls, alone.
+template <bool Largest, bool DropNaN, typename T, int U>
+WARPKIT_DEVICE typename TopKPacked<T>::type topkPairBest(const Vector16<T> (&v)[U]) {
+    constexpr int V = vectorElems<T>();
+    using P = typename TopKPacked<T>::type;
+    P m = reinterpret_cast<const P*>(v[0].e)[0];
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+#pragma unroll
+        for (int j = u == 0 ? 1 : 0; j < V / 2; ++j) {
+            const P x = reinterpret_cast<const P*>(v[u].e)[j];
+            m = Largest ? __hmax2_nan(m, x) : DropNaN ? __hmin2(m, x) : __hmin2_nan(m, x);
+        }
+    return m;
+}
+#endif
+
 /// Whether any element of the lane's U vectors passes stage 1's raw compare, the order fixed (no
 /// multiply by sgn). fp32: one compare an element. fp16 / bf16 on sm_80 and newer: the packed maximum
 /// (minimum) of the pairs, NaN kept (one instruction for two elements), then two compares.
@@ -177,15 +197,7 @@ template <bool Largest, typename T, int U> WARPKIT_DEVICE bool topkAnyMayPass(co
     constexpr int V = vectorElems<T>();
 #if WARPKIT_ARCH >= 800
     if constexpr (!IsSame<T, float>::value) {
-        using P = typename TopKPacked<T>::type;
-        P m = reinterpret_cast<const P*>(v[0].e)[0];
-#pragma unroll
-        for (int u = 0; u < U; ++u)
-#pragma unroll
-            for (int j = u == 0 ? 1 : 0; j < V / 2; ++j) {
-                const P x = reinterpret_cast<const P*>(v[u].e)[j];
-                m = Largest ? __hmax2_nan(m, x) : __hmin2_nan(m, x);
-            }
+        const typename TopKPacked<T>::type m = topkPairBest<Largest, false>(v);
         const float lo = Arith<T>::to_acc(m.x), hi = Arith<T>::to_acc(m.y);
         return Largest ? !(lo <= cut) || !(hi <= cut) : !(lo >= -cut) || !(hi >= -cut);
     }
