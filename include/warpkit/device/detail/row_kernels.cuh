@@ -40,7 +40,7 @@ template <typename P, int W, int C, bool Aligned> __global__ void __launch_bound
         const VectorSplit sp = Aligned ? VectorSplit{0, 0, n / S::V} : vectorSplit(x, n);
         part[r] = rowPart(sp, l, W, 0, -1, true);
         loadShare<C, S::E, LoadReadOnly>(v[r][0], x, sp, l, W, rowFill(p, 0), 0, -1);
-        if constexpr (NI > 1) loadPart<C, S::E, Aligned>(v[r][1], rowInput(p, 1, ok ? row : 0), part[r], rowFill(p, 1));
+        if constexpr (NI > 1) loadPart<C, S::E, Aligned>(v[r][1], rowInput1(p, ok ? row : 0), part[r], rowFill(p, 1));
     }
 #pragma unroll
     for (int r = 0; r < S::R; ++r) {
@@ -78,7 +78,7 @@ template <typename P, int Threads, int C, bool Aligned> __global__ void __launch
     const RowPart part = rowPart(sp, t, Threads, first, first + slice, rank == 0);
     T v[NI][K];
     loadShare<C, E, LoadReadOnly>(v[0], x0, sp, t, Threads, rowFill(p, 0), first, part.end, rank == 0);
-    if constexpr (NI > 1) loadPart<C, E, Aligned>(v[1], rowInput(p, 1, row), part, rowFill(p, 1));
+    if constexpr (NI > 1) loadPart<C, E, Aligned>(v[1], rowInput1(p, row), part, rowFill(p, 1));
     float x[NI][K];
     rowToFloat(v, x);
     BlockGroup<Threads, typename P::Exchange> g{&xch, &round};
@@ -91,29 +91,67 @@ template <typename P, int Threads, int C, bool Aligned> __global__ void __launch
 }
 
 // ---- 3. streamed path: any GPU, any length ----------------------------------------------------------
-// The statistics sweep of the streamed paths (below, and the warp-streamed one): rowStatsAdd of
-// body vectors i0, i0 + S, i0 + 2S, ... below `end` of every input (input k's body 16-byte aligned
-// where vec[k]), L vectors of each in flight.
-template <int S, int L, typename P, int NI>
-WARPKIT_DEVICE void rowStreamSweep(const P& p, typename P::Acc& acc, const typename P::Elem* const (&in)[NI],
-                                   const bool (&vec)[NI], const VectorSplit& sp, int i0, int end) {
+// The rows a streamed kernel reads: input 0 (P::Elem) and, with two inputs, input 1 (RowElem1<P>,
+// read a vector of P::Elem's columns at a time: loadRowVec), and whether each one's body is aligned
+// for those accesses (input 0's always is; tested all the same, which keeps the kernels' registers
+// as they were when both inputs were tested alike).
+template <typename P> struct RowStreamIns {
+    const typename P::Elem* x0;
+    const RowElem1<P>* x1;
+    bool vec[2];
+};
+template <typename P> WARPKIT_DEVICE RowStreamIns<P> rowStreamIns(const P& p, long long row, const VectorSplit& sp) {
+    constexpr int V = vectorElems<typename P::Elem>();
+    RowStreamIns<P> in{rowInput(p, 0, row), nullptr, {true, true}};
+    in.vec[0] = (((size_t)(in.x0 + sp.head)) & 15) == 0;
+    if constexpr (P::kInputs > 1) {
+        in.x1 = rowInput1(p, row);
+        in.vec[1] = (((size_t)(in.x1 + sp.head)) & (V * sizeof(RowElem1<P>) - 1)) == 0;
+    }
+    return in;
+}
+/// The inputs' N values from column col as float, in xf[k] (N a vector: one access each where the
+/// input's body is aligned; else element by element), with load hint Hint.
+template <int N, int Hint, typename P, int NI>
+WARPKIT_DEVICE void rowStreamLoad(const RowStreamIns<P>& in, int col, float (&xf)[NI][N]) {
     using T = typename P::Elem;
-    constexpr int V = vectorElems<T>();
+    using T1 = RowElem1<P>;
+    const RowVec<T, N> a = loadRowVec<N, Hint>(in.x0 + col, N > 1 && in.vec[0]);
+#pragma unroll
+    for (int e = 0; e < N; ++e) xf[0][e] = Arith<T>::to_acc(a.e[e]);
+    if constexpr (NI > 1) {
+        const RowVec<T1, N> b = loadRowVec<N, Hint>(in.x1 + col, N > 1 && in.vec[1]);
+#pragma unroll
+        for (int e = 0; e < N; ++e) xf[1][e] = Arith<T1>::to_acc(b.e[e]);
+    }
+}
+
+// The statistics sweep of the streamed paths (below, and the warp-streamed one): rowStatsAdd of
+// body vectors i0, i0 + S, i0 + 2S, ... below `end` of every input, L vectors of each in flight.
+template <int S, int L, typename P> WARPKIT_DEVICE void
+rowStreamSweep(const P& p, typename P::Acc& acc, const RowStreamIns<P>& in, const VectorSplit& sp, int i0, int end) {
+    using T = typename P::Elem;
+    using T1 = RowElem1<P>;
+    constexpr int NI = P::kInputs, V = vectorElems<T>();
     for (int i = i0; i < end; i += L * S) {
-        Vector16<T> q[L][NI];
+        Vector16<T> q[L];
+        RowVec<T1, V> q1[L];
 #pragma unroll
-        for (int u = 0; u < L; ++u)
-#pragma unroll
-            for (int k = 0; k < NI; ++k)
-                if (i + u * S < end) q[u][k] = loadVectorAt<LoadReadOnly>(in[k] + sp.head + (i + u * S) * V, vec[k]);
+        for (int u = 0; u < L; ++u) {
+            if (i + u * S < end) {
+                q[u] = loadVectorAt<LoadReadOnly>(in.x0 + sp.head + (i + u * S) * V, in.vec[0]);
+                if constexpr (NI > 1) q1[u] = loadRowVec<V, LoadReadOnly>(in.x1 + sp.head + (i + u * S) * V, in.vec[1]);
+            }
+        }
 #pragma unroll
         for (int u = 0; u < L; ++u) {
             if (i + u * S < end) {
                 float xf[NI][V];
 #pragma unroll
-                for (int k = 0; k < NI; ++k)
+                for (int e = 0; e < V; ++e) xf[0][e] = Arith<T>::to_acc(q[u].e[e]);
+                if constexpr (NI > 1)
 #pragma unroll
-                    for (int e = 0; e < V; ++e) xf[k][e] = Arith<T>::to_acc(q[u][k].e[e]);
+                    for (int e = 0; e < V; ++e) xf[1][e] = Arith<T1>::to_acc(q1[u].e[e]);
                 rowStatsAdd<V>(p, acc, xf, sp.head + (i + u * S) * V);
             }
         }
@@ -131,24 +169,21 @@ template <typename P, int Threads> __global__ void __launch_bounds__(Threads)
     const unsigned nb = clusterBlocks(), rank = clusterBlockRank();
     const int t = (int)threadIdx.x;
     const long long row = blockIdx.x / nb;
-    const T* in[NI];
-    bool vec[NI]; // whether input k's body is 16-byte aligned (input 0's always is)
-#pragma unroll
-    for (int k = 0; k < NI; ++k) in[k] = rowInput(p, k, row);
-    const VectorSplit sp = vectorSplit(in[0], cols);
-#pragma unroll
-    for (int k = 0; k < NI; ++k) vec[k] = (((size_t)(in[k] + sp.head)) & 15) == 0;
+    const VectorSplit sp = vectorSplit(rowInput(p, 0, row), cols);
+    const RowStreamIns<P> in = rowStreamIns(p, row, sp);
     const int first = (int)rank * slice;
     const int end = first + slice < sp.vectors ? first + slice : (int)sp.vectors;
     // Head and tail elements (block 0): thread t holds element t of them, from the first sweep on.
     const bool hasX = rank == 0 && t < sp.head + sp.tail;
     const int xcol = extraIndex<int>(sp, t, V);
     float xe[NI][1];
+    if (hasX) rowStreamLoad<1, LoadDefault>(in, xcol, xe);
+    else
 #pragma unroll
-    for (int k = 0; k < NI; ++k) xe[k][0] = hasX ? Arith<T>::to_acc(loadScalar(in[k] + xcol)) : 0.0f;
+        for (int k = 0; k < NI; ++k) xe[k][0] = 0.0f;
     typename P::Acc acc = rowStatsInit(p, row, cols, rank == 0 && t == 0);
     if constexpr (!RowStatsGiven<P>::value) { // statistics given from outside: one read
-        rowStreamSweep<Threads, L>(p, acc, in, vec, sp, first + t, end);
+        rowStreamSweep<Threads, L>(p, acc, in, sp, first + t, end);
         if (hasX) rowStatsAdd<1>(p, acc, xe, xcol);
     }
     const typename P::Exchange total = clusterReduce(xch, round, rowStatsTotal<Threads>(p, acc), typename P::Merge{});
@@ -159,12 +194,7 @@ template <typename P, int Threads> __global__ void __launch_bounds__(Threads)
     const bool vecOut = (((size_t)(y + sp.head)) & 15) == 0;
     for (int i = first + t; i < end; i += Threads) {
         float xf[NI][V];
-#pragma unroll
-        for (int k = 0; k < NI; ++k) {
-            const Vector16<T> q = loadVectorAt<LoadReadOnly>(in[k] + sp.head + i * V, vec[k]);
-#pragma unroll
-            for (int e = 0; e < V; ++e) xf[k][e] = Arith<T>::to_acc(q.e[e]);
-        }
+        rowStreamLoad<V, LoadReadOnly>(in, sp.head + i * V, xf);
         rowOut<V>(p, f, xf, sp.head + i * V);
         Vector16<T> o;
 #pragma unroll
@@ -359,7 +389,7 @@ template <typename P, int Threads> __global__ void __launch_bounds__(Threads)
     const long long row = blockIdx.x / nb;
     const T* in[NI];
 #pragma unroll
-    for (int k = 0; k < NI; ++k) in[k] = rowInput(p, k, row);
+    for (int k = 0; k < NI; ++k) in[k] = k == 0 ? rowInput(p, 0, row) : rowInput1(p, row);
     const VectorSplit sp = vectorSplit(in[0], cols);
     const int nv = stagedVectors(sp, rank, slice);
     const RowStagedSlice s{wk_row_stage, full, sp, slice, piece, rank * slice, nv, (nv + piece - 1) / piece};
@@ -420,9 +450,8 @@ template <typename P> __global__ void __launch_bounds__(kRowWarpThreads)
     const T* x = rowInput(p, 0, row);
     const VectorSplit sp = vectorSplit(x, cols);
     typename P::Acc acc = rowStatsInit(p, row, cols, lane == 0);
-    const T* const in[1] = {x};
-    const bool vec[1] = {true}; // the split's body is aligned
-    rowStreamSweep<32, kRowReduceWarpChunks>(p, acc, in, vec, sp, lane, (int)sp.vectors);
+    const RowStreamIns<P> in = rowStreamIns(p, row, sp);
+    rowStreamSweep<32, kRowReduceWarpChunks>(p, acc, in, sp, lane, (int)sp.vectors);
     if (lane < sp.head + sp.tail) { // head and tail elements: at most 2V - 2 < 32, one a lane
         const int col = extraIndex<int>(sp, lane, V);
         const float xe[1][1] = {{Arith<T>::to_acc(loadScalar<LoadReadOnly>(x + col))}};
