@@ -83,9 +83,10 @@ template <typename T, typename R> inline AddNormParams<T, R> rowAt(AddNormParams
 template <typename T, typename R> inline bool rowAligned(const AddNormParams<T, R>& p, int cols) {
     return rowAligned(p.n, cols) && rowsAlignedAs<T>(p.r, p.ldr, cols) && rowsAligned(p.h, p.ldh, cols);
 }
-/// Input 0: x (rowInput1: r).
-template <typename T, typename R> WARPKIT_DEVICE const T* rowInput(const AddNormParams<T, R>& p, int, long long row) {
-    return p.n.x + row * p.n.ldx;
+/// Input k: x, or r where it has x's type (rowInput1: r of either type).
+template <typename T, typename R> WARPKIT_DEVICE const T* rowInput(const AddNormParams<T, R>& p, int k, long long row) {
+    if constexpr (IsSame<T, R>::value) return k == 0 ? p.n.x + row * p.n.ldx : p.r + row * p.ldr;
+    else return p.n.x + row * p.n.ldx;
 }
 template <typename T, typename R> WARPKIT_DEVICE const R* rowInput1(const AddNormParams<T, R>& p, long long row) {
     return p.r + row * p.ldr;

@@ -11,8 +11,8 @@
 //       backward of rowAddLayerNorm / rowAddRmsNorm's h (device/add_norm.cuh) in one kernel. dres is
 //       read once, where dx is stored, and added in float before dx's one rounding to T (the
 //       unfused chain rounds twice: fp32 gives the same bits, 16-bit types agree to 1 ulp). dx is
-//       then required; it may be dres (lddx == lddres). Their mixed forms (an extra dr, lddr after
-//       dx, lddx) for rowAddLayerNorm's 16-bit residual r of a float x also write dr, r's gradient:
+//       then required; it may be dres (lddx == lddres). Their mixed forms (dr after dx, lddr after
+//       lddx) for rowAddLayerNorm's 16-bit residual r of a float x also write dr, r's gradient:
 //       the same float values rounded once to r's type (PyTorch's gradient of the promoted add).
 //
 // From the forward's input x, its weight w and its statistics (the mean and rstd arrays rowLayerNorm

@@ -190,7 +190,6 @@ WARPKIT_DEVICE void nbStoreRow(const NormBackwardParams<T>& p, const NbRes<T, Re
         const int col = c0 + (t + c * Gs) * W;
         if (col >= p.cols) continue;
         alignas(16) T o[W], a[W];
-        [[maybe_unused]] RowVec<R, W> o2;
         if constexpr (Res) nbLoad<Vec>(res.dres + row * res.lddres + col, col, p.cols, Arith<T>::from_acc(0.0f), a);
 #pragma unroll
         for (int e = 0; e < W; ++e) {
@@ -199,7 +198,6 @@ WARPKIT_DEVICE void nbStoreRow(const NormBackwardParams<T>& p, const NbRes<T, Re
             float d = __fmul_rn(r.rstd, __fmaf_rn(-xh, m2, gm));
             if constexpr (Res) d = __fadd_rn(d, Arith<T>::to_acc(a[e]));
             o[e] = Arith<T>::from_acc(d);
-            if constexpr (Dr) o2.e[e] = Arith<R>::from_acc(d);
         }
         T* q = dx + col;
         if constexpr (Vec) storeVector(q, *reinterpret_cast<const Vector16<T>*>(o));
@@ -207,7 +205,10 @@ WARPKIT_DEVICE void nbStoreRow(const NormBackwardParams<T>& p, const NbRes<T, Re
 #pragma unroll
             for (int e = 0; e < W; ++e)
                 if (col + e < p.cols) storeScalar(q + e, o[e]);
-        if constexpr (Dr) {
+        if constexpr (Dr) { // T is float: o holds d itself, rounded here once to R
+            RowVec<R, W> o2;
+#pragma unroll
+            for (int e = 0; e < W; ++e) o2.e[e] = Arith<R>::from_acc(Arith<T>::to_acc(o[e]));
             R* q2 = res.dr + row * res.lddr + col;
             if constexpr (Vec) *reinterpret_cast<RowVec<R, W>*>(q2) = o2;
             else

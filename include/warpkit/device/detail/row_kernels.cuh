@@ -91,67 +91,82 @@ template <typename P, int Threads, int C, bool Aligned> __global__ void __launch
 }
 
 // ---- 3. streamed path: any GPU, any length ----------------------------------------------------------
-// The rows a streamed kernel reads: input 0 (P::Elem) and, with two inputs, input 1 (RowElem1<P>,
-// read a vector of P::Elem's columns at a time: loadRowVec), and whether each one's body is aligned
-// for those accesses (input 0's always is; tested all the same, which keeps the kernels' registers
-// as they were when both inputs were tested alike).
-template <typename P> struct RowStreamIns {
-    const typename P::Elem* x0;
-    const RowElem1<P>* x1;
-    bool vec[2];
+// The streamed kernels carry the inputs' rows as pointers to P::Elem; an input 1 of another type
+// (RowElem1<P>, narrower) is carried by its address and read as its own type by these helpers, a
+// vector of P::Elem's columns at a time, widened exactly (for inputs of one type they are the plain
+// pointer arithmetic and loads).
+template <typename P> struct RowInputsAlike {
+    static constexpr bool value = IsSame<RowElem1<P>, typename P::Elem>::value;
 };
-template <typename P> WARPKIT_DEVICE RowStreamIns<P> rowStreamIns(const P& p, long long row, const VectorSplit& sp) {
-    constexpr int V = vectorElems<typename P::Elem>();
-    RowStreamIns<P> in{rowInput(p, 0, row), nullptr, {true, true}};
-    in.vec[0] = (((size_t)(in.x0 + sp.head)) & 15) == 0;
-    if constexpr (P::kInputs > 1) {
-        in.x1 = rowInput1(p, row);
-        in.vec[1] = (((size_t)(in.x1 + sp.head)) & (V * sizeof(RowElem1<P>) - 1)) == 0;
-    }
-    return in;
+/// Input k's row pointer (inputs of two types; of one type: rowInput).
+template <typename P> WARPKIT_DEVICE const typename P::Elem* rowInputPtr(const P& p, int k, long long row) {
+    return k == 0 ? rowInput(p, 0, row) : reinterpret_cast<const typename P::Elem*>(rowInput1(p, row));
 }
-/// The inputs' N values from column col as float, in xf[k] (N a vector: one access each where the
-/// input's body is aligned; else element by element), with load hint Hint.
-template <int N, int Hint, typename P, int NI>
-WARPKIT_DEVICE void rowStreamLoad(const RowStreamIns<P>& in, int col, float (&xf)[NI][N]) {
+/// Element a + b of input k's row q (q + a + b for inputs of one type).
+template <typename P>
+WARPKIT_DEVICE const typename P::Elem* rowInputAt(const typename P::Elem* q, int k, int a, int b) {
+    if constexpr (RowInputsAlike<P>::value) return q + a + b;
+    else
+        return k == 0 ? q + a + b
+                      : reinterpret_cast<const typename P::Elem*>(reinterpret_cast<const RowElem1<P>*>(q) + a + b);
+}
+/// Whether a vector of input k's elements at q is one aligned access.
+template <typename P> WARPKIT_DEVICE bool rowInputVec(const typename P::Elem* q, int k) {
+    constexpr int V = vectorElems<typename P::Elem>();
+    return (((size_t)q) & ((k == 0 ? 16 : V * sizeof(RowElem1<P>)) - 1)) == 0;
+}
+/// A vector of P::Elem's columns of input k at q, as P::Elem (see loadVectorAt).
+template <int Hint, typename P>
+WARPKIT_DEVICE Vector16<typename P::Elem> rowInputVector(const typename P::Elem* q, int k, bool vec) {
     using T = typename P::Elem;
     using T1 = RowElem1<P>;
-    const RowVec<T, N> a = loadRowVec<N, Hint>(in.x0 + col, N > 1 && in.vec[0]);
+    if constexpr (RowInputsAlike<P>::value) {
+        return loadVectorAt<Hint>(q, vec);
+    } else {
+        if (k == 0) return loadVectorAt<Hint>(q, vec);
+        const RowVec<T1, vectorElems<T>()> w = loadRowVec<vectorElems<T>(), Hint>(reinterpret_cast<const T1*>(q), vec);
+        Vector16<T> o;
 #pragma unroll
-    for (int e = 0; e < N; ++e) xf[0][e] = Arith<T>::to_acc(a.e[e]);
-    if constexpr (NI > 1) {
-        const RowVec<T1, N> b = loadRowVec<N, Hint>(in.x1 + col, N > 1 && in.vec[1]);
-#pragma unroll
-        for (int e = 0; e < N; ++e) xf[1][e] = Arith<T1>::to_acc(b.e[e]);
+        for (int e = 0; e < vectorElems<T>(); ++e) o.e[e] = Arith<T>::from_acc(Arith<T1>::to_acc(w.e[e]));
+        return o;
     }
+}
+/// One element of input k at q, as float.
+template <typename P> WARPKIT_DEVICE float rowInputScalar(const typename P::Elem* q, int k) {
+    if constexpr (RowInputsAlike<P>::value) return Arith<typename P::Elem>::to_acc(loadScalar(q));
+    else if (k == 0) return Arith<typename P::Elem>::to_acc(loadScalar(q));
+    else return Arith<RowElem1<P>>::to_acc(loadScalar(reinterpret_cast<const RowElem1<P>*>(q)));
 }
 
 // The statistics sweep of the streamed paths (below, and the warp-streamed one): rowStatsAdd of
-// body vectors i0, i0 + S, i0 + 2S, ... below `end` of every input, L vectors of each in flight.
-template <int S, int L, typename P> WARPKIT_DEVICE void
-rowStreamSweep(const P& p, typename P::Acc& acc, const RowStreamIns<P>& in, const VectorSplit& sp, int i0, int end) {
+// body vectors i0, i0 + S, i0 + 2S, ... below `end` of every input (input k's body 16-byte aligned
+// where vec[k]), L vectors of each in flight.
+template <int S, int L, typename P, int NI>
+WARPKIT_DEVICE void rowStreamSweep(const P& p, typename P::Acc& acc, const typename P::Elem* const (&in)[NI],
+                                   const bool (&vec)[NI], const VectorSplit& sp, int i0, int end) {
     using T = typename P::Elem;
-    using T1 = RowElem1<P>;
-    constexpr int NI = P::kInputs, V = vectorElems<T>();
+    constexpr int V = vectorElems<T>();
     for (int i = i0; i < end; i += L * S) {
-        Vector16<T> q[L];
-        RowVec<T1, V> q1[L];
+        Vector16<T> q[L][NI];
 #pragma unroll
-        for (int u = 0; u < L; ++u) {
-            if (i + u * S < end) {
-                q[u] = loadVectorAt<LoadReadOnly>(in.x0 + sp.head + (i + u * S) * V, in.vec[0]);
-                if constexpr (NI > 1) q1[u] = loadRowVec<V, LoadReadOnly>(in.x1 + sp.head + (i + u * S) * V, in.vec[1]);
-            }
-        }
+        for (int u = 0; u < L; ++u)
+#pragma unroll
+            for (int k = 0; k < NI; ++k)
+                if (i + u * S < end) {
+                    if constexpr (RowInputsAlike<P>::value)
+                        q[u][k] = loadVectorAt<LoadReadOnly>(in[k] + sp.head + (i + u * S) * V, vec[k]);
+                    else
+                        q[u][k] = rowInputVector<LoadReadOnly, P>(rowInputAt<P>(in[k], k, sp.head, (i + u * S) * V), k,
+                                                                  vec[k]);
+                }
 #pragma unroll
         for (int u = 0; u < L; ++u) {
             if (i + u * S < end) {
                 float xf[NI][V];
 #pragma unroll
-                for (int e = 0; e < V; ++e) xf[0][e] = Arith<T>::to_acc(q[u].e[e]);
-                if constexpr (NI > 1)
+                for (int k = 0; k < NI; ++k)
 #pragma unroll
-                    for (int e = 0; e < V; ++e) xf[1][e] = Arith<T1>::to_acc(q1[u].e[e]);
+                    for (int e = 0; e < V; ++e) xf[k][e] = Arith<T>::to_acc(q[u][k].e[e]);
                 rowStatsAdd<V>(p, acc, xf, sp.head + (i + u * S) * V);
             }
         }
@@ -169,21 +184,28 @@ template <typename P, int Threads> __global__ void __launch_bounds__(Threads)
     const unsigned nb = clusterBlocks(), rank = clusterBlockRank();
     const int t = (int)threadIdx.x;
     const long long row = blockIdx.x / nb;
-    const VectorSplit sp = vectorSplit(rowInput(p, 0, row), cols);
-    const RowStreamIns<P> in = rowStreamIns(p, row, sp);
+    const T* in[NI];
+    bool vec[NI]; // whether input k's body is 16-byte aligned (input 0's always is)
+#pragma unroll
+    for (int k = 0; k < NI; ++k) in[k] = RowInputsAlike<P>::value ? rowInput(p, k, row) : rowInputPtr(p, k, row);
+    const VectorSplit sp = vectorSplit(in[0], cols);
+#pragma unroll
+    for (int k = 0; k < NI; ++k)
+        vec[k] = RowInputsAlike<P>::value ? (((size_t)(in[k] + sp.head)) & 15) == 0
+                                          : rowInputVec<P>(rowInputAt<P>(in[k], k, sp.head, 0), k);
     const int first = (int)rank * slice;
     const int end = first + slice < sp.vectors ? first + slice : (int)sp.vectors;
     // Head and tail elements (block 0): thread t holds element t of them, from the first sweep on.
     const bool hasX = rank == 0 && t < sp.head + sp.tail;
     const int xcol = extraIndex<int>(sp, t, V);
     float xe[NI][1];
-    if (hasX) rowStreamLoad<1, LoadDefault>(in, xcol, xe);
-    else
 #pragma unroll
-        for (int k = 0; k < NI; ++k) xe[k][0] = 0.0f;
+    for (int k = 0; k < NI; ++k)
+        if constexpr (RowInputsAlike<P>::value) xe[k][0] = hasX ? Arith<T>::to_acc(loadScalar(in[k] + xcol)) : 0.0f;
+        else xe[k][0] = hasX ? rowInputScalar<P>(rowInputAt<P>(in[k], k, xcol, 0), k) : 0.0f;
     typename P::Acc acc = rowStatsInit(p, row, cols, rank == 0 && t == 0);
     if constexpr (!RowStatsGiven<P>::value) { // statistics given from outside: one read
-        rowStreamSweep<Threads, L>(p, acc, in, sp, first + t, end);
+        rowStreamSweep<Threads, L>(p, acc, in, vec, sp, first + t, end);
         if (hasX) rowStatsAdd<1>(p, acc, xe, xcol);
     }
     const typename P::Exchange total = clusterReduce(xch, round, rowStatsTotal<Threads>(p, acc), typename P::Merge{});
@@ -194,7 +216,14 @@ template <typename P, int Threads> __global__ void __launch_bounds__(Threads)
     const bool vecOut = (((size_t)(y + sp.head)) & 15) == 0;
     for (int i = first + t; i < end; i += Threads) {
         float xf[NI][V];
-        rowStreamLoad<V, LoadReadOnly>(in, sp.head + i * V, xf);
+#pragma unroll
+        for (int k = 0; k < NI; ++k) {
+            Vector16<T> q;
+            if constexpr (RowInputsAlike<P>::value) q = loadVectorAt<LoadReadOnly>(in[k] + sp.head + i * V, vec[k]);
+            else q = rowInputVector<LoadReadOnly, P>(rowInputAt<P>(in[k], k, sp.head, i * V), k, vec[k]);
+#pragma unroll
+            for (int e = 0; e < V; ++e) xf[k][e] = Arith<T>::to_acc(q.e[e]);
+        }
         rowOut<V>(p, f, xf, sp.head + i * V);
         Vector16<T> o;
 #pragma unroll
@@ -389,7 +418,7 @@ template <typename P, int Threads> __global__ void __launch_bounds__(Threads)
     const long long row = blockIdx.x / nb;
     const T* in[NI];
 #pragma unroll
-    for (int k = 0; k < NI; ++k) in[k] = k == 0 ? rowInput(p, 0, row) : rowInput1(p, row);
+    for (int k = 0; k < NI; ++k) in[k] = rowInput(p, k, row); // inputs of one type (rowLaunchStaged)
     const VectorSplit sp = vectorSplit(in[0], cols);
     const int nv = stagedVectors(sp, rank, slice);
     const RowStagedSlice s{wk_row_stage, full, sp, slice, piece, rank * slice, nv, (nv + piece - 1) / piece};
@@ -450,8 +479,9 @@ template <typename P> __global__ void __launch_bounds__(kRowWarpThreads)
     const T* x = rowInput(p, 0, row);
     const VectorSplit sp = vectorSplit(x, cols);
     typename P::Acc acc = rowStatsInit(p, row, cols, lane == 0);
-    const RowStreamIns<P> in = rowStreamIns(p, row, sp);
-    rowStreamSweep<32, kRowReduceWarpChunks>(p, acc, in, sp, lane, (int)sp.vectors);
+    const T* const in[1] = {x};
+    const bool vec[1] = {true}; // the split's body is aligned
+    rowStreamSweep<32, kRowReduceWarpChunks>(p, acc, in, vec, sp, lane, (int)sp.vectors);
     if (lane < sp.head + sp.tail) { // head and tail elements: at most 2V - 2 < 32, one a lane
         const int col = extraIndex<int>(sp, lane, V);
         const float xe[1][1] = {{Arith<T>::to_acc(loadScalar<LoadReadOnly>(x + col))}};
