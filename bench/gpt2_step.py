@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """A GPT-2-small training step (12 layers, 768 wide, 12 heads, vocabulary 50257, batch x sequence
 8 x 1024, bf16 autocast over float32 parameters, AdamW) whose LayerNorms and loss are warpkit's
-(warpkit.add_layer_norm where a residual add precedes the LayerNorm, its backward adding the
-residual's gradient in the same kernel; warpkit.layer_norm; warpkit.cross_entropy: the fused loss
+(warpkit.add_layer_norm where a residual add precedes the LayerNorm, reading the bf16 branch output
+beside the float32 stream without a cast, its backward adding the residual's gradient in the same
+kernel and writing the branch's bf16 gradient too; warpkit.layer_norm; warpkit.cross_entropy: the fused loss
 keeps a bf16 gradient in place of torch's float32 log-softmax), against the same model with torch's
 (the same adds, then F.layer_norm), each eager and under torch.compile; the
 same seed, weights and batch for every variant, 20 steps each. Prints each variant's losses, the
@@ -11,8 +12,9 @@ from torch eager (bf16 noise is about 1e-2).
 Usage: python3 bench/gpt2_step.py [out.csv] [--steps N] [--profile]. --profile runs one more step of
 each variant under torch.profiler and prints its GPU time by kernel family (matmul, attention, triton
 = inductor's fused kernels, warpkit, other) and its 12 longest kernels, so two variants' step times
-can be told apart kernel by kernel. Skips cleanly without torch, a GPU or the warpkit package
-(pip install --no-build-isolation ./python).
+can be told apart kernel by kernel, its dtype-cast kernels (count and time: with warpkit's mixed-dtype
+add_layer_norm the bf16 residual's cast and its gradient's are gone), and every warpkit kernel.
+Skips cleanly without torch, a GPU or the warpkit package (pip install --no-build-isolation ./python).
 Targets (issue 31): warpkit eager faster than torch eager and no slower than torch compiled (the
 compiled warpkit model is printed too); warpkit's peak memory below torch eager's."""
 import csv
@@ -102,6 +104,17 @@ def family(name):
     return "other"
 
 
+def is_cast(name):
+    """Whether a CUDA kernel is a dtype cast alone: aten's copy kernels, inductor's pointwise
+    kernels of nothing but _to_copy (and views)."""
+    n = name.lower()
+    if "triton" in n:
+        ops = n.split("fused_", 1)[-1]
+        return "poi" in n and "_to_copy" in ops and all(
+            p in ("", "to", "copy", "view", "clone") or p.isdigit() for p in ops.split("_"))
+    return "copy" in n and "warpkit" not in n
+
+
 def profile_step(torch, name, step):
     """One step under torch.profiler: GPU milliseconds by kernel family and the 12 longest kernels;
     then the host side: the 10 operators and runtime calls of the most self CPU time, and any call
@@ -127,6 +140,14 @@ def profile_step(torch, name, step):
           ", ".join(f"{f} {ms:.2f}" for f, ms in sorted(fams.items(), key=lambda kv: -kv[1])))
     for kname, (count, ms) in sorted(kernels.items(), key=lambda kv: -kv[1][1])[:12]:
         print(f"  {ms:8.3f} ms {count:4d}x  {family(kname):9} {kname[:90]}")
+    casts = {k: v for k, v in kernels.items() if is_cast(k)}
+    print(f"  casts, {name}: {sum(v[0] for v in casts.values())} launches, "
+          f"{sum(v[1] for v in casts.values()):.3f} ms (aten copy kernels, inductor's _to_copy-only kernels)")
+    for kname, (count, ms) in sorted(casts.items(), key=lambda kv: -kv[1][1])[:6]:
+        print(f"  {ms:8.3f} ms {count:4d}x  cast      {kname[:90]}")
+    for kname, (count, ms) in sorted(kernels.items(), key=lambda kv: -kv[1][1]):  # every warpkit kernel
+        if family(kname) == "warpkit":
+            print(f"  {ms:8.3f} ms {count:4d}x  warpkit   {kname[:110]}")
     cpu = [e for e in prof.key_averages() if e.self_cpu_time_total > 0]
     print(f"  host, {name}: {sum(e.self_cpu_time_total for e in cpu) / 1000:.2f} ms of self CPU time; the most:")
     for e in sorted(cpu, key=lambda e: -e.self_cpu_time_total)[:10]:

@@ -125,8 +125,8 @@ wkt::Status normAddForward(const at::Tensor& x, const at::Tensor& r, const at::T
                            double eps, const at::Tensor& h, const at::Tensor& y, const at::Tensor& mean,
                            const at::Tensor& rstd, bool rms);
 wkt::Status normAddBackward(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& w, const at::Tensor& mean,
-                            const at::Tensor& rstd, const at::Tensor& dres, const at::Tensor& dx, const at::Tensor& dw,
-                            const at::Tensor& db, bool rms);
+                            const at::Tensor& rstd, const at::Tensor& dres, const at::Tensor& dx, const at::Tensor& dr,
+                            const at::Tensor& dw, const at::Tensor& db, bool rms);
 wkt::Status crossEntropyForward(const at::Tensor& logits, const at::Tensor& target, int64_t ignoreIndex,
                                 double smoothing, const at::Tensor& loss, const at::Tensor& grad);
 wkt::Status crossEntropyScale(const at::Tensor& grad, const at::Tensor& scale, const at::Tensor& divisor,

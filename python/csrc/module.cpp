@@ -92,18 +92,45 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> normEager(const at::Tensor& x, co
     return {shapedAs(y2, x), mean, rstd};
 }
 
-/// (y, h, mean, rstd): h = x + r and normEager of h; r of x's dtype or one that promotes to it (cast
-/// first, as torch's x + r).
+/// (y, h, mean, rstd): h = x + r in their promoted dtype (as torch's x + r) and normEager of h. A
+/// 16-bit operand of a float32 one is read as it is (the device call's mixed form; x and r swap
+/// where r is the float32 one: the add commutes); otherwise both are cast to the promoted dtype.
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> normAddEager(const at::Tensor& x, const at::Tensor& r,
                                                                         const OptTensor& w, const OptTensor& b,
                                                                         double eps, bool rms, bool stats) {
     const int64_t cols = x.size(-1);
-    const at::Tensor x2 = lastRows(x, cols);
-    const at::Tensor r2 = lastRows(asType(r, x.scalar_type()), cols);
+    const at::ScalarType pt = at::promoteTypes(x.scalar_type(), r.scalar_type());
+    const bool swap = x.scalar_type() != pt && r.scalar_type() == pt;
+    const at::Tensor& a = swap ? r : x;
+    const at::Tensor& c = swap ? x : r;
+    const bool narrow = pt == at::kFloat && (c.scalar_type() == at::kHalf || c.scalar_type() == at::kBFloat16);
+    const at::Tensor x2 = lastRows(asType(a, pt), cols);
+    const at::Tensor r2 = lastRows(narrow ? c : asType(c, pt), cols);
     const at::Tensor h2 = emptyRows(x2), y2 = emptyRows(x2);
     const auto [mean, rstd] = normStats(x2, rms, stats);
     raise(normAddForward(x2, r2, orNone(w), orNone(b), eps, h2, y2, mean, rstd, rms), "add_norm");
     return {shapedAs(y2, x), shapedAs(h2, x), mean, rstd};
+}
+
+/// (dx, dr, dw, db): normBackwardEager with dres for an add form's h (x here), and dr its gradient
+/// in the residual's dtype `rt`: dx itself where rt is h's, else the same values rounded once to rt
+/// by the same kernel (a 16-bit residual of a float32 h).
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor>
+normBackwardAddEager(const at::Tensor& dy, const at::Tensor& x, const OptTensor& w, const at::Tensor& mean,
+                     const at::Tensor& rstd, const at::Tensor& dres, at::ScalarType rt, bool needW, bool needB,
+                     bool rms) {
+    const int64_t cols = x.size(-1);
+    const at::Tensor x2 = lastRows(x, cols);
+    const at::Tensor dy2 = lastRows(asType(dy, x.scalar_type()), cols);
+    const at::Tensor r2 = lastRows(asType(dres, x.scalar_type()), cols);
+    const at::Tensor dx2 = emptyRows(x2);
+    const bool mixed = rt != x.scalar_type();
+    const at::Tensor dr2 = mixed ? at::empty(x2.sizes(), x2.options().dtype(rt)) : at::Tensor();
+    const at::Tensor dw = at::empty({needW ? cols : 0}, x2.options());
+    const at::Tensor db = at::empty({needB ? cols : 0}, x2.options());
+    raise(normAddBackward(dy2, x2, orNone(w), mean, rstd, r2, dx2, dr2, dw, db, rms), "add_norm_backward");
+    const at::Tensor dx = shapedAs(dx2, x);
+    return {dx, mixed ? shapedAs(dr2, x) : dx, dw, db};
 }
 
 /// (dx, dw, db) of normEager's x (of any shape; x is h for the add forms) from y's gradient dy,
@@ -120,7 +147,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> normBackwardEager(const at::Tenso
     const at::Tensor db = at::empty({needB ? cols : 0}, x2.options());
     if (dres.has_value()) {
         const at::Tensor r2 = lastRows(asType(*dres, x.scalar_type()), cols);
-        raise(normAddBackward(dy2, x2, orNone(w), mean, rstd, r2, dx2, dw, db, rms), "add_norm_backward");
+        raise(normAddBackward(dy2, x2, orNone(w), mean, rstd, r2, dx2, at::Tensor(), dw, db, rms), "add_norm_backward");
     } else {
         raise(normBackward(dy2, x2, orNone(w), mean, rstd, dx2, dw, db, rms), "norm_backward");
     }
@@ -142,6 +169,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
     m.def("norm_eager", &normEager);
     m.def("norm_add_eager", &normAddEager);
     m.def("norm_backward_eager", &normBackwardEager);
+    m.def("norm_backward_add_eager", &normBackwardAddEager);
     m.def("cross_entropy_forward", raising(&crossEntropyForward, "cross_entropy"));
     m.def("cross_entropy_scale", raising(&crossEntropyScale, "cross_entropy"));
     m.def("cross_entropy_reduce", raising(&crossEntropyReduce, "cross_entropy"));

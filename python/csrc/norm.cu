@@ -3,7 +3,9 @@
 // (warpkit::rowLayerNormBackward / rowRmsNormBackward, device/norm_backward.cuh: dx, and dw / db
 // reduced over the rows deterministically, CUB's two-call workspace rule), and their residual-add
 // forms (warpkit::rowAddLayerNorm / rowAddRmsNorm, device/add_norm.cuh: h = x + r written too;
-// rowLayerNormBackwardAdd / rowRmsNormBackwardAdd: h's gradient added into dx).
+// rowLayerNormBackwardAdd / rowRmsNormBackwardAdd: h's gradient added into dx). The add forms take
+// a residual r of float16 / bfloat16 beside a float32 x (autocast's residual stream) without a cast:
+// h = x + r in float32, and the backward writes r's gradient in r's dtype too (dr).
 #include "common.h"
 
 #include <warpkit/device/add_norm.cuh>
@@ -20,6 +22,22 @@ bool vectorOk(const at::Tensor& v, const at::Tensor& x) {
 
 /// A float vector of one value a row, or none (empty).
 bool statsOk(const at::Tensor& s, const at::Tensor& x) { return !wkt::given(s) || wkt::rowValuesOk(s, x.size(0)); }
+
+/// A residual (or its gradient) r beside x: x's dtype, or float16 / bfloat16 beside a float32 x.
+bool residualTypeOk(const at::Tensor& r, const at::Tensor& x) {
+    const at::ScalarType rt = r.scalar_type();
+    return rt == x.scalar_type() || (x.scalar_type() == at::kFloat && (rt == at::kHalf || rt == at::kBFloat16));
+}
+
+/// f(B{}) with B the 16-bit torch element type of r (Half or BFloat16), under x's device guard: the
+/// calls whose residual is narrower than their float32 x.
+template <typename F> wkt::Status forNarrow(const at::Tensor& x, const at::Tensor& r, F&& f) {
+    if (x.numel() == 0) return wkt::ok();
+    const c10::cuda::CUDAGuard guard(x.device());
+    if (r.scalar_type() == at::kHalf) return f(at::Half{});
+    if (r.scalar_type() == at::kBFloat16) return f(at::BFloat16{});
+    return wkt::fail("the residual must be float16 or bfloat16 beside a float32 x");
+}
 
 } // namespace
 
@@ -47,11 +65,16 @@ wkt::Status normForward(const at::Tensor& x, const at::Tensor& w, const at::Tens
 namespace {
 
 /// dx (and dw, db where given) from dy, x, w and the forward's mean / rstd (rms: RMSNorm's), plus
-/// dres where given (the Add calls).
+/// dres where given (the Add calls); dr where given: dx's values in a 16-bit residual's dtype too
+/// (x float32, dres given).
 wkt::Status normBackwardRes(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& w, const at::Tensor& mean,
-                            const at::Tensor& rstd, const at::Tensor& dres, const at::Tensor& dx, const at::Tensor& dw,
-                            const at::Tensor& db, bool rms) {
+                            const at::Tensor& rstd, const at::Tensor& dres, const at::Tensor& dx, const at::Tensor& dr,
+                            const at::Tensor& dw, const at::Tensor& db, bool rms) {
     const bool res = wkt::given(dres);
+    const bool mixed = wkt::given(dr) && dr.scalar_type() != x.scalar_type();
+    WKT_REQUIRE(!mixed || (res && wkt::rowsOk(dr) && dr.sizes() == x.sizes() && residualTypeOk(dr, x)),
+                "the residual's gradient must be a float16 / bfloat16 row matrix of x's shape beside a float32 x, "
+                "with dres");
     WKT_REQUIRE(wkt::rowsOk(dy) && wkt::rowsOk(x) && wkt::rowsOk(dx) && (!res || wkt::rowsOk(dres)),
                 "grads, x and out must be CUDA row matrices with a unit element stride");
     WKT_REQUIRE(dy.sizes() == x.sizes() && dx.sizes() == x.sizes() && dy.scalar_type() == x.scalar_type() &&
@@ -62,6 +85,25 @@ wkt::Status normBackwardRes(const at::Tensor& dy, const at::Tensor& x, const at:
                 "weight and its gradients must be contiguous vectors of a row, x's dtype");
     WKT_REQUIRE(statsOk(mean, x) && statsOk(rstd, x) && wkt::given(rstd) && (rms || wkt::given(mean)),
                 "mean and rstd must be the forward's float32 statistics");
+    if (mixed) {
+        const long long rows = x.size(0);
+        const int cols = (int)x.size(1);
+        return forNarrow(x, dr, [&](auto tag) {
+            using B = decltype(tag);
+            return wkt::withWorkspace(x, "rowLayerNormBackwardAdd", [&](void* ws, size_t* bytes) {
+                if (rms)
+                    return warpkit::rowRmsNormBackwardAdd(
+                        wkt::ptr<float>(dy), wkt::ptr<float>(x), wkt::ptr<float>(w), wkt::fptr(rstd),
+                        wkt::ptr<float>(dres), wkt::ptr<float>(dx), wkt::ptr<B>(dr), wkt::ptr<float>(dw), rows, cols,
+                        wkt::ld(dy), wkt::ld(x), wkt::ld(dres), wkt::ld(dx), wkt::ld(dr), ws, bytes, wkt::stream());
+                return warpkit::rowLayerNormBackwardAdd(
+                    wkt::ptr<float>(dy), wkt::ptr<float>(x), wkt::ptr<float>(w), wkt::fptr(mean), wkt::fptr(rstd),
+                    wkt::ptr<float>(dres), wkt::ptr<float>(dx), wkt::ptr<B>(dr), wkt::ptr<float>(dw),
+                    wkt::ptr<float>(db), rows, cols, wkt::ld(dy), wkt::ld(x), wkt::ld(dres), wkt::ld(dx), wkt::ld(dr),
+                    ws, bytes, wkt::stream());
+            });
+        });
+    }
     return wkt::forRows(x, [&](auto tag, long long rows, int cols) {
         using A = decltype(tag);
         const auto* r = res ? wkt::ptr<A>(dres) : nullptr;
@@ -97,7 +139,7 @@ wkt::Status normBackwardRes(const at::Tensor& dy, const at::Tensor& x, const at:
 wkt::Status normBackward(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& w, const at::Tensor& mean,
                          const at::Tensor& rstd, const at::Tensor& dx, const at::Tensor& dw, const at::Tensor& db,
                          bool rms) {
-    return normBackwardRes(dy, x, w, mean, rstd, at::Tensor(), dx, dw, db, rms);
+    return normBackwardRes(dy, x, w, mean, rstd, at::Tensor(), dx, at::Tensor(), dw, db, rms);
 }
 
 /// h = x + r and y = LayerNorm(h) (rms: RMSNorm) of rows x cols; mean, rstd: float, a row each.
@@ -106,12 +148,29 @@ wkt::Status normAddForward(const at::Tensor& x, const at::Tensor& r, const at::T
                            const at::Tensor& rstd, bool rms) {
     WKT_REQUIRE(wkt::rowsOk(x) && wkt::rowsOk(r) && wkt::rowsOk(h) && wkt::rowsOk(y),
                 "x, residual and the outputs must be CUDA row matrices with a unit element stride");
-    WKT_REQUIRE(x.sizes() == r.sizes() && x.sizes() == h.sizes() && x.sizes() == y.sizes() &&
-                    r.scalar_type() == x.scalar_type() && h.scalar_type() == x.scalar_type() &&
-                    y.scalar_type() == x.scalar_type(),
-                "residual and the outputs must match x");
+    WKT_REQUIRE(x.sizes() == r.sizes() && x.sizes() == h.sizes() && x.sizes() == y.sizes() && residualTypeOk(r, x) &&
+                    h.scalar_type() == x.scalar_type() && y.scalar_type() == x.scalar_type(),
+                "residual and the outputs must match x (the residual: x's dtype, or 16-bit beside float32)");
     WKT_REQUIRE(vectorOk(w, x) && vectorOk(b, x), "weight and bias must be contiguous vectors of a row, x's dtype");
     WKT_REQUIRE(statsOk(mean, x) && statsOk(rstd, x), "mean and rstd must be float32 vectors of a value a row");
+    if (r.scalar_type() != x.scalar_type()) {
+        const long long rows = x.size(0);
+        const int cols = (int)x.size(1);
+        return forNarrow(x, r, [&](auto tag) {
+            using B = decltype(tag);
+            if (rms)
+                return wkt::cudaStatus(warpkit::rowAddRmsNorm(wkt::ptr<float>(x), wkt::ptr<B>(r), wkt::ptr<float>(h),
+                                                              wkt::ptr<float>(y), rows, cols, wkt::ptr<float>(w),
+                                                              (float)eps, wkt::fptr(rstd), wkt::ld(x), wkt::ld(r),
+                                                              wkt::ld(h), wkt::ld(y), wkt::stream()),
+                                       "rowAddRmsNorm");
+            return wkt::cudaStatus(warpkit::rowAddLayerNorm(
+                                       wkt::ptr<float>(x), wkt::ptr<B>(r), wkt::ptr<float>(h), wkt::ptr<float>(y), rows,
+                                       cols, wkt::ptr<float>(w), wkt::ptr<float>(b), (float)eps, wkt::fptr(mean),
+                                       wkt::fptr(rstd), wkt::ld(x), wkt::ld(r), wkt::ld(h), wkt::ld(y), wkt::stream()),
+                                   "rowAddLayerNorm");
+        });
+    }
     return wkt::forRows(x, [&](auto tag, long long rows, int cols) {
         using A = decltype(tag);
         if (rms)
@@ -128,10 +187,11 @@ wkt::Status normAddForward(const at::Tensor& x, const at::Tensor& r, const at::T
     });
 }
 
-/// normBackward with dres (h's gradient from its other uses) added into dx.
+/// normBackward with dres (h's gradient from its other uses) added into dx; dr (none: empty) the
+/// same values in a 16-bit residual's dtype (x float32).
 wkt::Status normAddBackward(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& w, const at::Tensor& mean,
-                            const at::Tensor& rstd, const at::Tensor& dres, const at::Tensor& dx, const at::Tensor& dw,
-                            const at::Tensor& db, bool rms) {
+                            const at::Tensor& rstd, const at::Tensor& dres, const at::Tensor& dx, const at::Tensor& dr,
+                            const at::Tensor& dw, const at::Tensor& db, bool rms) {
     WKT_REQUIRE(wkt::given(dres), "the residual gradient must be given");
-    return normBackwardRes(dy, x, w, mean, rstd, dres, dx, dw, db, rms);
+    return normBackwardRes(dy, x, w, mean, rstd, dres, dx, dr, dw, db, rms);
 }

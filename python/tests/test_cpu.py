@@ -243,9 +243,16 @@ class _CpuExt:
 
     @staticmethod
     def norm_add_eager(x, r, w, b, eps, rms, stats):
-        h = (x.float() + r.float()).to(x.dtype)
+        h = (x.float() + r.float()).to(torch.promote_types(x.dtype, r.dtype))
         y, mean, rstd = _CpuExt.norm_eager(h, w, b, eps, rms, stats)
         return y, h, mean, rstd
+
+    @staticmethod
+    def norm_backward_add_eager(dy, x, w, mean, rstd, dres, res_dtype, need_w, need_b, rms):
+        """(dx, dr, dw, db): dr is dx rounded to the residual's dtype (dx itself where it is x's)."""
+        assert isinstance(res_dtype, torch.dtype) and dres is not None
+        dx, dw, db = _CpuExt.norm_backward_eager(dy, x, w, mean, rstd, dres, need_w, need_b, rms)
+        return dx, (dx if res_dtype == x.dtype else dx.to(res_dtype)), dw, db
 
     @staticmethod
     def norm_backward_eager(dy, x, w, mean, rstd, dres, need_w, need_b, rms):
@@ -332,6 +339,68 @@ def test_eager_fast_paths_on_cpu(cpu_fast_paths, grad):
         (ge,) = torch.autograd.grad(F.layer_norm(x + r, (16,), w, b), (x,), dy)
         torch.testing.assert_close(gx, ge, rtol=1e-4, atol=1e-4)
         assert torch.equal(gx, gr)
+
+
+def test_add_norm_mixed_dtypes_trace_without_casts():
+    """A bf16 residual of a float32 x (autocast's stream), either order: h and y float32, the
+    residual's gradient bf16 from norm_backward_add_mixed, x's float32, and no dtype cast anywhere in
+    the traced forward and backward (the device calls read and write the 16-bit arrays)."""
+    def f(x, r, w, b):
+        y, h = warpkit.add_layer_norm(x, r, (16,), w, b)
+        y2, h2 = warpkit.add_rms_norm(h, x if x.dtype == torch.bfloat16 else r, (16,), w)  # the bf16 one again
+        return (y, h, y2, h2) + torch.autograd.grad((y * h).sum() + (y2 * h2).sum(), [x, r, w, b])
+
+    x, r = meta(8, 16).requires_grad_(), meta(8, 16, dtype=torch.bfloat16).requires_grad_()
+    w, b = meta(16).requires_grad_(), meta(16).requires_grad_()
+    for a, c in ((x, r), (r, x)):
+        out = f(a, c, w, b)
+        for t in out[:4]:
+            assert t.dtype == torch.float32 and t.shape == (8, 16)
+        assert out[4].dtype == a.dtype and out[5].dtype == c.dtype
+        g = make_fx(f, tracing_mode="fake")(a, c, w, b)
+        targets = [str(n.target) for n in g.graph.nodes if n.op == "call_function"]
+        assert sum("warpkit.norm_backward_add_mixed." in t for t in targets) == 2, targets
+        casts = [t for t in targets if "_to_copy" in t or "convert_element_type" in t or t.endswith(".to")]
+        assert not casts, casts
+
+
+def test_add_norm_mixed_on_cpu(cpu_fast_paths):
+    """The fast path and the op bodies with a bf16 residual of float32 x, either order, against
+    torch's promoted chain: h bit for bit, y, and every gradient (the residual's in bf16)."""
+    g = torch.Generator().manual_seed(2)
+    xf = torch.randn(2, 3, 16, generator=g).requires_grad_()
+    rb = torch.randn(2, 3, 16, generator=g).bfloat16().requires_grad_()
+    w, b = (torch.randn(16, generator=g) + 1).requires_grad_(), torch.randn(16, generator=g).requires_grad_()
+    dy, dh = torch.randn(2, 3, 16, generator=g), torch.randn(2, 3, 16, generator=g)
+    for first, second in ((xf, rb), (rb, xf)):
+        for rms in (False, True):
+            if rms:
+                y, h = warpkit.add_rms_norm(first, second, (16,), w, 1e-5)
+            else:
+                y, h = warpkit.add_layer_norm(first, second, (16,), w, b)
+            hr = first + second
+            yr = F.rms_norm(hr, (16,), w, 1e-5) if rms else F.layer_norm(hr, (16,), w, b)
+            assert h.dtype == y.dtype == torch.float32 and torch.equal(h, hr)
+            torch.testing.assert_close(y, yr, rtol=1e-5, atol=1e-5)
+            ins = (first, second, w) if rms else (first, second, w, b)
+            ga = torch.autograd.grad([y, h], ins, [dy, dh])
+            ge = torch.autograd.grad([yr, hr], ins, [dy, dh])
+            for a, e, t in zip(ga, ge, ins):
+                assert a.dtype == t.dtype
+                if t.dtype == torch.float32:
+                    torch.testing.assert_close(a, e, rtol=1e-4, atol=1e-4)
+            # The residual's bf16 gradient: the float32 one rounded once.
+            gw, gn = (ga[0], ga[1]) if first is xf else (ga[1], ga[0])
+            assert torch.equal(gn, gw.to(torch.bfloat16))
+    ops = torch.ops.warpkit
+    x2, r2 = xf.detach().reshape(6, 16).requires_grad_(), rb.detach().reshape(6, 16).requires_grad_()
+    y, h, mean, rstd = ops.add_layer_norm(x2, r2, w, b, 1e-5)
+    assert h.dtype == torch.float32 and torch.equal(h, x2 + r2)
+    ga = torch.autograd.grad([y, h], (x2, r2), [dy.reshape(6, 16), dh.reshape(6, 16)])
+    ge = torch.autograd.grad([F.layer_norm(x2 + r2, (16,), w, b), x2 + r2], (x2, r2),
+                             [dy.reshape(6, 16), dh.reshape(6, 16)])
+    assert ga[1].dtype == torch.bfloat16 and torch.equal(ga[1], ga[0].to(torch.bfloat16))
+    torch.testing.assert_close(ga[0], ge[0], rtol=1e-4, atol=1e-4)
 
 
 def test_op_bodies_on_cpu(cpu_fast_paths):

@@ -423,6 +423,63 @@ def test_add_norm_mixed_and_special(dtype):
     check(y, F.layer_norm(hr, (257,), w, b), torch.float32, scale=2)
 
 
+@pytest.mark.parametrize("narrow", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("rms", [False, True])
+@pytest.mark.parametrize("order", ["wide_first", "narrow_first"])
+@pytest.mark.parametrize("compiled", [False, True])
+@pytest.mark.parametrize("cols", [768, 257, 70001])
+def test_add_norm_mixed_dtypes(narrow, rms, order, compiled, cols):
+    """A 16-bit residual beside float32 x (autocast's stream), read by the device call without a
+    cast: h bit for bit torch's promoted x + r (float32), y against F.layer_norm / rms_norm of it;
+    the float32 operand's gradient against torch's chain, the 16-bit one's exactly that rounded once
+    (torch's gradient of the promoted add); eager and torch.compile(fullgraph=True)."""
+    ns = (cols,)
+    xf = (randn(8, cols, scale=2) + 1).requires_grad_()
+    rn = randn(8, cols, dtype=narrow, seed=2).requires_grad_()
+    w = (randn(cols, seed=3) + 1).requires_grad_()
+    b = None if rms else randn(cols, seed=4).requires_grad_()
+    a, c = (xf, rn) if order == "wide_first" else (rn, xf)
+
+    def f(a, c, w, b):
+        return warpkit.add_rms_norm(a, c, ns, w, 1e-5) if rms else warpkit.add_layer_norm(a, c, ns, w, b, 1e-5)
+
+    y, h = (torch.compile(f, fullgraph=True) if compiled else f)(a, c, w, b)
+    hr = a.detach() + c.detach()
+    assert h.dtype == y.dtype == torch.float32 and torch.equal(h, hr)
+    yr = F.rms_norm(hr, ns, w.detach(), 1e-5) if rms else F.layer_norm(hr, ns, w.detach(), b.detach(), 1e-5)
+    check(y, yr, torch.float32, scale=2)
+    dy, dh = randn(8, cols, seed=5), randn(8, cols, seed=6)
+    ins = [t for t in (xf, rn, w, b) if t is not None]
+    gs = torch.autograd.grad([y, h], ins, [dy, dh])
+    leaves = [t.detach().float().requires_grad_() if t is not None else None for t in (xf, rn, w, b)]
+    hf = leaves[0] + leaves[1]
+    grs = torch.autograd.grad([norm_ref(hf, ns, leaves[2], leaves[3], 1e-5, rms), hf],
+                              [t for t in leaves if t is not None], [dy, dh])
+    assert gs[0].dtype == torch.float32 and gs[1].dtype == narrow
+    assert torch.equal(gs[1], gs[0].to(narrow))  # the residual's gradient: the float32 one rounded once
+    for g, gr in zip([gs[0]] + list(gs[2:]), [grs[0]] + list(grs[2:])):
+        check(g, gr, torch.float32, scale=8)
+
+
+def test_add_norm_mixed_launches_no_casts():
+    """The mixed forward and its fused backward launch warpkit's kernels alone: no elementwise cast
+    kernel around them (bench/gpt2_step.py's add-norms under autocast)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    x = randn(64, 768, scale=2).requires_grad_()
+    r = randn(64, 768, dtype=torch.bfloat16, seed=2).requires_grad_()
+    w, b = (randn(768, seed=3) + 1).requires_grad_(), randn(768, seed=4).requires_grad_()
+    dy, dh = randn(64, 768, seed=5), randn(64, 768, seed=6)
+    for _ in range(2):  # the second pass is profiled (the first warms up)
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            y, h = warpkit.add_layer_norm(x, r, (768,), w, b)
+            torch.autograd.grad([y, h], [x, r, w, b], [dy, dh])
+            torch.cuda.synchronize()
+    names = [e.name for e in prof.events() if getattr(e, "device_type", None) == torch.autograd.DeviceType.CUDA]
+    casts = [n for n in names if "copy" in n.lower() and "warpkit" not in n]
+    assert not casts, casts
+
+
 def test_add_norm_compile_fullgraph():
     """torch.compile(fullgraph=True) traces the forward and its backward; the same results as eager."""
     x = randn(64, 768, scale=2).requires_grad_()

@@ -1,6 +1,9 @@
-"""warpkit::add_layer_norm, warpkit::add_rms_norm and their backward op: the residual add fused into
+"""warpkit::add_layer_norm, warpkit::add_rms_norm and their backward ops: the residual add fused into
 the norms (rowAddLayerNorm / rowAddRmsNorm, rowLayerNormBackwardAdd / rowRmsNormBackwardAdd), and
-the public add_layer_norm / add_rms_norm, which return (y, h) with h = x + residual."""
+the public add_layer_norm / add_rms_norm, which return (y, h) with h = x + residual. A float16 /
+bfloat16 residual of a float32 x (autocast's residual stream) is read as it is, with no cast op: h
+is float32, and the residual's gradient comes back in its own dtype from the same backward kernel
+(warpkit::norm_backward_add_mixed)."""
 from typing import Optional, Tuple
 
 import torch
@@ -23,9 +26,9 @@ def _add_forward(x, residual, weight, bias, eps, rms):
     return y, h, mean, rstd
 
 
-def _fake_add_forward(x, rms):
-    rows = x.shape[0]
-    return (torch.empty(x.shape, dtype=x.dtype, device=x.device), torch.empty(x.shape, dtype=x.dtype, device=x.device),
+def _fake_add_forward(x, residual, rms):
+    rows, dt = x.shape[0], torch.promote_types(x.dtype, residual.dtype)  # h and y: x + residual's dtype
+    return (torch.empty(x.shape, dtype=dt, device=x.device), torch.empty(x.shape, dtype=dt, device=x.device),
             torch.empty(0 if rms else rows, dtype=torch.float32, device=x.device),
             torch.empty(rows, dtype=torch.float32, device=x.device))
 
@@ -39,7 +42,7 @@ def _add_layer_norm(x: torch.Tensor, residual: torch.Tensor, weight: Optional[to
 
 @_add_layer_norm.register_fake
 def _(x, residual, weight, bias, eps):
-    return _fake_add_forward(x, False)
+    return _fake_add_forward(x, residual, False)
 
 
 @torch.library.custom_op("warpkit::add_rms_norm", mutates_args=())
@@ -51,7 +54,7 @@ def _add_rms_norm(x: torch.Tensor, residual: torch.Tensor, weight: Optional[torc
 
 @_add_rms_norm.register_fake
 def _(x, residual, weight, eps):
-    y, h, _, rstd = _fake_add_forward(x, True)
+    y, h, _, rstd = _fake_add_forward(x, residual, True)
     return y, h, rstd
 
 
@@ -73,6 +76,28 @@ def _(dy, h, weight, mean, rstd, dres, need_w, need_b, rms):
     return _grads_alloc(h, need_w, need_b)
 
 
+def _backward_add_mixed_impl(dy, h, weight, mean, rstd, dres, res_dtype, need_w, need_b, rms):
+    """(dx, dr, dw, db): _backward_add_impl's, and dr, the residual's gradient in its dtype res_dtype
+    (16-bit beside a float32 h): dx's values rounded once, written by the same kernel. h of any shape."""
+    if h.numel():
+        return ext().norm_backward_add_eager(dy, h, weight, mean, rstd, dres, res_dtype, need_w, need_b, rms)
+    dx, dw, db = _grads_alloc(h, need_w, need_b)
+    return dx, torch.empty(h.shape, dtype=res_dtype, device=h.device), dw, db
+
+
+@torch.library.custom_op("warpkit::norm_backward_add_mixed", mutates_args=())
+def _norm_backward_add_mixed(dy: torch.Tensor, h: torch.Tensor, weight: Optional[torch.Tensor], mean: torch.Tensor,
+                             rstd: torch.Tensor, dres: torch.Tensor, res_dtype: torch.dtype, need_w: bool, need_b: bool,
+                             rms: bool) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    return _backward_add_mixed_impl(dy, h, weight, mean, rstd, dres, res_dtype, need_w, need_b, rms)
+
+
+@_norm_backward_add_mixed.register_fake
+def _(dy, h, weight, mean, rstd, dres, res_dtype, need_w, need_b, rms):
+    dx, dw, db = _grads_alloc(h, need_w, need_b)
+    return dx, torch.empty(h.shape, dtype=res_dtype, device=h.device), dw, db
+
+
 def _setup(ctx, inputs, output, rms):
     # h without a gradient (its only use the norm, as the last block's): None, not zeros, so the
     # backward takes the plain op (no zeros kernel, no dres read).
@@ -83,13 +108,17 @@ def _setup(ctx, inputs, output, rms):
     ctx.has_weight = weight is not None
     ctx.has_bias = bias is not None
     h = output[1]
+    ctx.res_dtype = inputs[1].dtype  # a 16-bit residual of a float32 h: its gradient from the kernel too
+    ctx.mixed = ctx.res_dtype != h.dtype
     mean, rstd = (None, output[2]) if rms else (output[2], output[3])
     ctx.save_for_backward(h, weight, mean, rstd)
 
 
-def _grads(ctx, dy, dh, plain, fused):
-    """dx = dresidual = the norm's gradient at h plus h's own gradient dh (one kernel, fused, when
-    both; plain when h has no gradient); dw, db; the ops, or their bodies in eager mode."""
+def _grads(ctx, dy, dh, plain, fused, mixed):
+    """(dx, dr, dw, db): dx = dresidual = the norm's gradient at h plus h's own gradient dh (one
+    kernel, fused, when both; plain when h has no gradient), dr that gradient in the residual's
+    dtype (mixed: by the same kernel, for a 16-bit residual of a float32 h; else dx itself, which
+    autograd casts where the dtypes differ); the ops, or their bodies in eager mode."""
     h, weight, mean, rstd = ctx.saved_tensors
     need = ctx.needs_input_grad
     need_w = ctx.has_weight and need[2]
@@ -100,14 +129,18 @@ def _grads(ctx, dy, dh, plain, fused):
         dy = torch.zeros_like(h)
     if dh is None:
         dx, dw, db = plain(dy, h, weight, mean, rstd, need_w, need_b, ctx.rms)
+        dr = dx
+    elif ctx.mixed:
+        dx, dr, dw, db = mixed(dy, h, weight, mean, rstd, dh, ctx.res_dtype, need_w, need_b, ctx.rms)
     else:
         dx, dw, db = fused(dy, h, weight, mean, rstd, dh, need_w, need_b, ctx.rms)
-    return dx, (dw if need_w else None), (db if need_b else None)
+        dr = dx
+    return dx, dr, (dw if need_w else None), (db if need_b else None)
 
 
 def _backward(ctx, dy, dh, *unused):
-    dx, dw, db = _grads(ctx, dy, dh, _norm_backward, _norm_backward_add)
-    return (dx, dx, dw, None) if ctx.rms else (dx, dx, dw, db, None)
+    dx, dr, dw, db = _grads(ctx, dy, dh, _norm_backward, _norm_backward_add, _norm_backward_add_mixed)
+    return (dx, dr, dw, None) if ctx.rms else (dx, dr, dw, db, None)
 
 
 _add_layer_norm.register_autograd(lambda ctx, *g: _backward(ctx, *g),
@@ -127,8 +160,8 @@ class _AddNormFn(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, dy, dh):
-        dx, dw, db = _grads(ctx, dy, dh, _backward_impl, _backward_add_impl)
-        return dx, dx, dw, db, None, None
+        dx, dr, dw, db = _grads(ctx, dy, dh, _backward_impl, _backward_add_impl, _backward_add_mixed_impl)
+        return dx, dr, dw, db, None, None
 
 
 class _AddNormEagerFn(torch.autograd.Function):
@@ -143,8 +176,8 @@ class _AddNormEagerFn(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, dy, dh):
-        dx, dw, db = _grads(ctx, dy, dh, _eager_backward, _eager_backward_add)
-        return dx, dx, dw, db, None, None
+        dx, dr, dw, db = _grads(ctx, dy, dh, _eager_backward, _eager_backward_add, _backward_add_mixed_impl)
+        return dx, dr, dw, db, None, None
 
 
 def _eager_backward_add(dy, h, weight, mean, rstd, dres, need_w, need_b, rms):
@@ -152,13 +185,29 @@ def _eager_backward_add(dy, h, weight, mean, rstd, dres, need_w, need_b, rms):
     return ext().norm_backward_eager(dy, h, weight, mean, rstd, dres, need_w, need_b, rms)
 
 
+_NARROW = (torch.float16, torch.bfloat16)
+
+
+def _wide_first(x, residual):
+    """(x, residual), swapped where residual is the float32 one of a float32 / 16-bit pair (h = x +
+    residual either way: the add commutes), so that the device's mixed form (a 16-bit residual of a
+    float32 x) takes it and the outputs have the promoted dtype."""
+    if (isinstance(x, torch.Tensor) and isinstance(residual, torch.Tensor) and residual.dtype == torch.float32
+            and x.dtype in _NARROW):
+        return residual, x
+    return x, residual
+
+
 def _pair(x, residual, name):
-    """x and residual in their promoted dtype (as torch's x + residual), of one shape."""
+    """x and residual for the ops, of one shape: x in their promoted dtype (as torch's x +
+    residual); residual in it too, or left 16-bit beside a float32 x (no cast: the mixed form)."""
     c.check_tensor(residual, name, "residual")
     if tuple(residual.shape) != tuple(x.shape):
         raise RuntimeError(f"warpkit.{name}: residual of shape {list(residual.shape)} must match x's "
                            f"{list(x.shape)}")
     dt = torch.promote_types(x.dtype, residual.dtype)
+    if x.dtype == dt == torch.float32 and residual.dtype in _NARROW:
+        return x, residual
     return c.same_dtype(x, dt), c.same_dtype(residual, dt)
 
 
@@ -166,8 +215,10 @@ def add_layer_norm(x, residual, normalized_shape, weight=None, bias=None, eps=1e
     """(y, h) with h = x + residual and y = torch.nn.functional.layer_norm(h, normalized_shape, weight,
     bias, eps), by one kernel (rowAddLayerNorm) and one backward kernel (h's gradient from its other
     uses added into the norm's: rowLayerNormBackwardAdd). h is x + residual rounded once to the
-    promoted dtype, bit for bit as torch's; y normalises that h. x and residual of one shape; other
-    rules as layer_norm."""
+    promoted dtype, bit for bit as torch's; y normalises that h. x and residual of one shape; a
+    16-bit one beside a float32 one is read without a cast, and its gradient comes back in its dtype
+    from the backward kernel. Other rules as layer_norm."""
+    x, residual = _wide_first(x, residual)
     if _fast(x, normalized_shape, (weight, bias), eps, (residual,)):
         if _needs_grad(x, residual, weight, bias):
             return _AddNormEagerFn.apply(x, residual, weight, bias, float(eps), False)
@@ -186,7 +237,8 @@ def add_layer_norm(x, residual, normalized_shape, weight=None, bias=None, eps=1e
 def add_rms_norm(x, residual, normalized_shape, weight=None, eps=None):
     """(y, h) with h = x + residual and y = torch.nn.functional.rms_norm(h, normalized_shape, weight,
     eps), fused as add_layer_norm (rowAddRmsNorm, rowRmsNormBackwardAdd). eps=None is
-    torch.finfo(dtype).eps, as torch."""
+    torch.finfo(dtype).eps (h's dtype), as torch."""
+    x, residual = _wide_first(x, residual)
     if _fast(x, normalized_shape, (weight,), 0.0 if eps is None else eps, (residual,)):
         e = float(_finfo_eps(x.dtype) if eps is None else eps)
         if _needs_grad(x, residual, weight):

@@ -8,9 +8,12 @@
 //   paths:    cols around the path boundaries with the dispatcher's plans and forced warp, block,
 //             cluster and streamed plans (the staged ones fall back to register clusters).
 //   specials: NaN, +-inf and constant rows in x or r (a constant h gives y = b exactly).
+//   mixed:    a 16-bit r of a float x (autocast's residual stream), fuzz, paths and specials as
+//             above: h bitwise against round(float(x) + float(r)) to float, y against rowLayerNorm(h).
 //   bad_args: every bad argument returns cudaErrorInvalidValue and writes nothing.
 #include "row_common.cuh"
 #include <warpkit/device/add_norm.cuh>
+#include <type_traits>
 #include <vector>
 
 using warpkit::detail::RowPlan;
@@ -26,8 +29,9 @@ struct AddCase {
     int mode; // 0: uniform, 1: NaN in x, 2: inf in r, 3: -inf in x, 4: h constant, 5: large x, small r
 };
 
-/// h's element as the unfused chain rounds it: x + r in float, rounded once to T.
-template <typename T> static T add_round(T x, T r) {
+/// h's element as the unfused chain rounds it: x + r in float, rounded once to T (r of T, or
+/// narrower: torch's type promotion).
+template <typename T, typename R> static T add_round(T x, R r) {
     return wk_from_double<T>((double)((float)wk_to_double(x) + (float)wk_to_double(r)));
 }
 
@@ -38,32 +42,35 @@ static bool add_close(double got, double want, double tol, double mag) {
     return fabs(got - want) <= tol * (1.0 + mag);
 }
 
-/// Runs one case; returns mismatches.
-template <typename T>
-static int add_case(const char* what, const AddCase& c, uint64_t seed, const RowPlan* plan = nullptr) {
+/// Runs one case with x, h, y of T and r of R; returns mismatches.
+template <typename T, typename R = T>
+static int add_case(const char* what, const AddCase& c0, uint64_t seed, const RowPlan* plan = nullptr) {
+    AddCase c = c0;
+    if (!std::is_same<T, R>::value && c.inplace == 2) c.inplace = 1; // h over r only with one type
     wk_rng rng = wk_rng_make(seed);
     const size_t span = (size_t)(c.rows > 0 ? c.rows - 1 : 0);
     const long long ldh = c.inplace == 1 ? c.ldx : c.inplace == 2 ? c.ldr : c.ldh;
     const size_t nx = (size_t)c.offX + span * c.ldx + c.cols + 8, nr = (size_t)c.offR + span * c.ldr + c.cols + 8;
     const size_t nh = (size_t)c.offH + span * c.ldh + c.cols + 8, ny = (size_t)c.offY + span * c.ldy + c.cols + 8;
-    std::vector<T> hx(nx), hr(nr), hw(c.cols + 8), hb(c.cols + 8);
+    std::vector<T> hx(nx), hw(c.cols + 8), hb(c.cols + 8);
+    std::vector<R> hr(nr);
     const double big = sizeof(T) == 4 ? 1e4 : 1e2;
     for (size_t i = 0; i < nx; ++i) hx[i] = wk_from_double<T>(wk_uniform(&rng, -4.0, 4.0) + (c.mode == 5 ? big : 0.0));
-    for (size_t i = 0; i < nr; ++i) hr[i] = wk_from_double<T>(wk_uniform(&rng, -1.0, 1.0));
+    for (size_t i = 0; i < nr; ++i) hr[i] = wk_from_double<R>(wk_uniform(&rng, -1.0, 1.0));
     for (T& v : hw) v = wk_from_double<T>(wk_uniform(&rng, -2.0, 2.0));
     for (T& v : hb) v = wk_from_double<T>(wk_uniform(&rng, -2.0, 2.0));
     for (long long q = 0; q < c.rows; ++q) {
         T* xq = &hx[c.offX + q * c.ldx];
-        T* rq = &hr[c.offR + q * c.ldr];
+        R* rq = &hr[c.offR + q * c.ldr];
         const int at = (int)wk_int(&rng, 0, c.cols - 1);
         if (c.mode == 1) xq[at] = wk_from_double<T>(NAN);
-        if (c.mode == 2) rq[at] = wk_from_double<T>(INFINITY);
+        if (c.mode == 2) rq[at] = wk_from_double<R>(INFINITY);
         if (c.mode == 3) xq[at] = wk_from_double<T>(-INFINITY);
         if (c.mode == 4)
-            for (int i = 0; i < c.cols; ++i) xq[i] = wk_from_double<T>(3.0), rq[i] = wk_from_double<T>(0.5);
+            for (int i = 0; i < c.cols; ++i) xq[i] = wk_from_double<T>(3.0), rq[i] = wk_from_double<R>(0.5);
     }
     T* dx = wk_alloc<T>(nx);
-    T* dr = wk_alloc<T>(nr);
+    R* dr = wk_alloc<R>(nr);
     T* dw = wk_alloc<T>(hw.size());
     T* db = wk_alloc<T>(hb.size());
     T* dy = wk_alloc<T>(ny);
@@ -77,8 +84,8 @@ static int add_case(const char* what, const AddCase& c, uint64_t seed, const Row
     wk_poison(dyRef, ny);
     T* dhOwn = c.inplace == 0 ? wk_alloc<T>(nh) : nullptr;
     if (dhOwn) wk_poison(dhOwn, nh);
-    // The arrays h lives in, and its offset there: its own, or x's or r's.
-    T* dhBase = c.inplace == 1 ? dx : c.inplace == 2 ? dr : dhOwn;
+    // The arrays h lives in, and its offset there: its own, or x's or r's (one type only).
+    T* dhBase = c.inplace == 1 ? dx : c.inplace == 2 ? reinterpret_cast<T*>(dr) : dhOwn;
     const size_t hOff = c.inplace == 1 ? c.offX : c.inplace == 2 ? c.offR : c.offH;
     const size_t nhAll = c.inplace == 1 ? nx : c.inplace == 2 ? nr : nh;
     std::vector<T> hBefore(nhAll), yBefore(ny), hGot(nhAll), yGot(ny), yRef(ny);
@@ -110,7 +117,7 @@ static int add_case(const char* what, const AddCase& c, uint64_t seed, const Row
         warpkit::detail::DeviceProps d;
         WK_CUDA(warpkit::detail::currentDevice(&dev, &d));
         const warpkit::detail::NormParams<T> n{dx + c.offX, dy + c.offY, w, b, mp, sp, c.ldx, c.ldy, eps, c.rms};
-        const warpkit::detail::AddNormParams<T> p{n, dr + c.offR, hp, c.ldr, ldh};
+        const warpkit::detail::AddNormParams<T, R> p{n, dr + c.offR, hp, c.ldr, ldh};
         e = warpkit::detail::rowOpRun(*plan, p, c.rows, c.cols, dev, d, 0);
     } else if (c.rms) {
         e = warpkit::rowAddRmsNorm(dx + c.offX, dr + c.offR, hp, dy + c.offY, c.rows, c.cols, w, eps, sp, c.ldx, c.ldr,
@@ -124,7 +131,9 @@ static int add_case(const char* what, const AddCase& c, uint64_t seed, const Row
               : warpkit::rowLayerNorm(dhChain + hOff, dyRef + c.offY, c.rows, c.cols, w, b, eps, dmRef + 1, dsRef + 1,
                                       ldh, c.ldy);
     int bad = 0;
-    const char* name = c.rms ? "rowAddRmsNorm" : "rowAddLayerNorm";
+    const char* name = !std::is_same<T, R>::value ? (c.rms ? "rowAddRmsNorm (16-bit r)" : "rowAddLayerNorm (16-bit r)")
+                       : c.rms                    ? "rowAddRmsNorm"
+                                                  : "rowAddLayerNorm";
     if (e != cudaSuccess || eRef != cudaSuccess) {
         cr_log_error("%s %s: %s(%lld x %d) returned %s (unfused %s)", what, wk_type_name<T>(), name, c.rows, c.cols,
                      cudaGetErrorString(e), cudaGetErrorString(eRef));
@@ -202,7 +211,7 @@ static int add_case(const char* what, const AddCase& c, uint64_t seed, const Row
     return bad + touched;
 }
 
-template <typename T> static int add_fuzz_one(wk_rng* r, long long budget, int iter) {
+template <typename T, typename R = T> static int add_fuzz_one(wk_rng* r, long long budget, int iter) {
     AddCase c;
     c.rms = wk_int(r, 0, 2) == 0;
     row_draw_shape(r, budget / 2, &c.rows, &c.cols);
@@ -221,7 +230,7 @@ template <typename T> static int add_fuzz_one(wk_rng* r, long long budget, int i
     c.useB = wk_int(r, 0, 3) != 0;
     c.stats = wk_int(r, 0, 1) == 0;
     c.mode = wk_int(r, 0, 3) == 0 ? (int)wk_int(r, 1, 5) : 0;
-    return add_case<T>("fuzz", c, 0xadd00ull + iter);
+    return add_case<T, R>("fuzz", c, 0xadd00ull + iter);
 }
 
 Test(device_add_norm, fuzz) {
@@ -230,25 +239,25 @@ Test(device_add_norm, fuzz) {
              add_fuzz_one<__nv_bfloat16>);
 }
 
-template <typename T> static int add_paths(int* seen) {
+template <typename T, typename R = T> static int add_paths(int* seen) {
     const warpkit::detail::DeviceProps d = row_props();
     std::vector<int> cols = {1, 5, 8, 9, 33, 255, 768, 1025, 4097, 8193, 16385, 65537, 262145};
     int bad = 0, salt = 0;
     for (int c : row_thinned(cols)) {
-        for (const RowPlan& p : row_forced_plans<warpkit::detail::AddNormParams<T>>(c, d, 4, 2)) {
+        for (const RowPlan& p : row_forced_plans<warpkit::detail::AddNormParams<T, R>>(c, d, 4, 2)) {
             seen[p.path] = 1;
             const bool rms = salt % 3 == 0;
             // Every array off 16 bytes differently, h in place in turn.
             AddCase k{rms, 3, c, c + 3LL, c + 1LL,  c + 5LL, c + 2LL, 3,    1,
                       6,   5, 1, 2,       salt % 3, true,    true,    true, salt % 6};
-            bad += add_case<T>("paths (forced plan)", k, 0xbd00ull + salt++, &p);
+            bad += add_case<T, R>("paths (forced plan)", k, 0xbd00ull + salt++, &p);
             const long long la = (c + 7) / 8 * 8;
             AddCase a{rms, 3, c, la, la, la, la, 0, 0, 0, 0, 0, 0, 0, true, true, true, 0};
-            bad += add_case<T>("paths (forced plan, aligned)", a, 0xbe00ull + salt++, &p);
+            bad += add_case<T, R>("paths (forced plan, aligned)", a, 0xbe00ull + salt++, &p);
         }
         AddCase few{false, 5,    c, (long long)c, (long long)c, (long long)c, (long long)c, 0, 0, 0, 0, 0, 0, 1, true,
                     true,  true, 0};
-        bad += add_case<T>("paths (5 rows, h in x)", few, 0xbf00ull + salt++);
+        bad += add_case<T, R>("paths (5 rows, h in x)", few, 0xbf00ull + salt++);
     }
     return bad;
 }
@@ -262,14 +271,14 @@ Test(device_add_norm, paths) {
               "warp, block and streamed plans all ran");
 }
 
-template <typename T> static int add_specials(void) {
+template <typename T, typename R = T> static int add_specials(void) {
     int bad = 0, salt = 0;
     for (int c : {7, 768, 5000, 70001, 300007})
         for (int rms = 0; rms < 2; ++rms)
             for (int mode = 1; mode <= 5; ++mode) {
                 AddCase k{rms == 1, 2, c, (long long)c, (long long)c,  (long long)c, (long long)c, 0,   0, 0,
                           0,        0, 0, mode % 3,     mode % 2 == 0, true,         true,         mode};
-                bad += add_case<T>("specials", k, 0xc100ull + salt++);
+                bad += add_case<T, R>("specials", k, 0xc100ull + salt++);
             }
     return bad;
 }
@@ -278,6 +287,21 @@ Test(device_add_norm, specials) {
     WK_REQUIRE_GPU();
     const int bad = add_specials<float>() + add_specials<__half>() + add_specials<__nv_bfloat16>();
     cr_expect(bad == 0, "rowAddLayerNorm / rowAddRmsNorm special rows: %d mismatches", bad);
+}
+
+Test(device_add_norm, mixed) {
+    WK_REQUIRE_GPU();
+    wk_rng r = wk_rng_make(7302);
+    const long long budget = wk_quick() ? (1 << 16) : (1 << 19);
+    int bad = 0;
+    for (int i = 0; i < (wk_quick() ? 20 : 100); ++i)
+        bad += i % 2 ? add_fuzz_one<float, __nv_bfloat16>(&r, budget, 1000 + i)
+                     : add_fuzz_one<float, __half>(&r, budget, 1000 + i);
+    int seen[4] = {0, 0, 0, 0};
+    bad += add_paths<float, __nv_bfloat16>(seen) + add_specials<float, __nv_bfloat16>() + add_specials<float, __half>();
+    cr_expect(bad == 0, "rowAddLayerNorm / rowAddRmsNorm with a 16-bit r of a float x: %d mismatches", bad);
+    cr_expect(seen[warpkit::detail::RowWarp] && seen[warpkit::detail::RowBlock] && seen[warpkit::detail::RowStream],
+              "warp, block and streamed plans all ran (16-bit r)");
 }
 
 Test(device_add_norm, bad_args) {
@@ -337,6 +361,19 @@ Test(device_add_norm, bad_args) {
                   "rowAddLayerNorm / rowAddRmsNorm with %s: got %s / %s, want cudaErrorInvalidValue", b.what,
                   cudaGetErrorString(e1), cudaGetErrorString(e2));
     }
+    // A 16-bit r: h may not be r (other widths), nor y.
+    __nv_bfloat16* dr16 = wk_alloc<__nv_bfloat16>(n);
+    for (int k = 0; k < 3; ++k) {
+        float* hy = reinterpret_cast<float*>(dr16);
+        const cudaError_t e = warpkit::rowAddLayerNorm(dx, dr16, k == 1 ? hy : dh, k == 2 ? hy : dy, 2LL, 8, dx, dx,
+                                                       k == 0 ? -1.0f * INFINITY : 1e-5f, ds, ds, 8, 8, 8, 8);
+        cr_expect(e == cudaErrorInvalidValue, "rowAddLayerNorm (16-bit r) with %s: got %s",
+                  k == 0   ? "eps -inf"
+                  : k == 1 ? "h is r"
+                           : "y is r",
+                  cudaGetErrorString(e));
+    }
+    cudaFree(dr16);
     cr_expect(warpkit::rowAddLayerNorm<float>(nullptr, nullptr, nullptr, nullptr, 0, 5, nullptr, nullptr, 1e-5f) ==
                   cudaSuccess,
               "rows 0 with null pointers: no-op");

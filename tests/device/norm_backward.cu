@@ -9,11 +9,14 @@
 //                dw / db the same bits for aligned (register path) and unaligned (split path) rows.
 //   workspace:   the size query, 0 bytes without dw and db, too small a workspace refused.
 //   add:         the Add calls (dres added into dx) on every path, dx apart or over dres or dy.
+//   add_mixed:   their mixed forms (float x, 16-bit residual): dx as above, dr bitwise dx rounded
+//                to the residual's type, nothing outside dr's rows written.
 //   bad_args:    every bad argument returns cudaErrorInvalidValue and writes nothing; cols = 0 a
 //                no-op; rows = 0 writes zeros to dw and db.
 // The plan (no GPU needed) is pinned by tests/device/norm_backward_plan.cu.
 #include "../common.cuh"
 #include <warpkit/device/norm_backward.cuh>
+#include <type_traits>
 #include <vector>
 
 struct NbCase {
@@ -32,8 +35,10 @@ template <typename T> static double nb_tol(void) { return sizeof(T) == 4 ? 2e-5 
 /// Runs one case; returns mismatches (the first few logged). Outputs left in *got* when given. add:
 /// the Add calls with a residual gradient dres (rows at offset offDy + 1, stride lddy) added into dx,
 /// dx apart (1) or dx = dres (2).
-template <typename T> static int nb_case(const char* what, const NbCase& c, uint64_t seed, cudaStream_t st = 0,
-                                         std::vector<T>* gotAll = nullptr, int add = 0) {
+template <typename T, typename R = T> static int nb_case(const char* what, const NbCase& c, uint64_t seed,
+                                                         cudaStream_t st = 0, std::vector<T>* gotAll = nullptr,
+                                                         int add = 0) {
+    constexpr bool mixed = !std::is_same<T, R>::value; // add: dr (R) too, laid out as dx in its own array
     wk_rng r = wk_rng_make(seed);
     const size_t span = (size_t)(c.rows > 0 ? c.rows - 1 : 0);
     const size_t ndy = c.offDy + span * c.lddy + c.cols + 8, nx = c.offX + span * c.ldx + c.cols + 8;
@@ -90,11 +95,21 @@ template <typename T> static int nb_case(const char* what, const NbCase& c, uint
     wk_poison(gdb, ncol);
     std::vector<T> poisonCol(ncol);
     wk_download(poisonCol.data(), gdw, ncol);
+    R* drAll = mixed ? wk_alloc<R>(nout) : nullptr;
+    std::vector<R> drBefore(mixed ? nout : 0), drGot(mixed ? nout : 0);
+    if (mixed) wk_poison(drAll, nout), wk_download(drBefore.data(), drAll, nout);
     const T* w = c.useW ? dw + c.offW : nullptr;
     T* pdx = c.wantDx ? dout + offDx : nullptr;
     T* pdw = c.wantDw ? gdw + 4 : nullptr;
     T* pdb = c.wantDb && !c.rms ? gdb + 4 : nullptr;
     auto call = [&](void* ws, size_t* bytes) {
+        if constexpr (mixed)
+            return c.rms ? warpkit::rowRmsNormBackwardAdd(ddy + c.offDy, dxin + c.offX, w, dr, dres + offRes, pdx,
+                                                          drAll + offDx, pdw, c.rows, c.cols, c.lddy, c.ldx, c.lddy,
+                                                          lddx, lddx, ws, bytes, st)
+                         : warpkit::rowLayerNormBackwardAdd(ddy + c.offDy, dxin + c.offX, w, dm, dr, dres + offRes, pdx,
+                                                            drAll + offDx, pdw, pdb, c.rows, c.cols, c.lddy, c.ldx,
+                                                            c.lddy, lddx, lddx, ws, bytes, st);
         if (add)
             return c.rms ? warpkit::rowRmsNormBackwardAdd(ddy + c.offDy, dxin + c.offX, w, dr, dres + offRes, pdx, pdw,
                                                           c.rows, c.cols, c.lddy, c.ldx, c.lddy, lddx, ws, bytes, st)
@@ -124,6 +139,19 @@ template <typename T> static int nb_case(const char* what, const NbCase& c, uint
     wk_download(got.data(), dout, nout);
     wk_download(gw.data(), gdw, ncol);
     wk_download(gb.data(), gdb, ncol);
+    if (mixed) { // dr: dx's float values rounded once to R in the rows, nothing else written
+        wk_download(drGot.data(), drAll, nout);
+        for (size_t i = 0; i < nout; ++i) {
+            const bool row = i >= (size_t)offDx && (long long)((i - offDx) % lddx) < c.cols &&
+                             (long long)((i - offDx) / lddx) < c.rows;
+            const R want = row ? wk_from_double<R>(wk_to_double(got[i])) : drBefore[i];
+            if (memcmp(&drGot[i], &want, sizeof(R)) != 0 &&
+                !(isnan(wk_to_double(drGot[i])) && isnan(wk_to_double(want))) && bad++ < 3)
+                cr_log_error("%s %s: %lld x %d dr[%zu] %.9g want %.9g (%s)", what, wk_type_name<R>(), c.rows, c.cols, i,
+                             wk_to_double(drGot[i]), wk_to_double(want), row ? "dx rounded" : "untouched");
+        }
+        cudaFree(drAll);
+    }
     // The references.
     const double tol = nb_tol<T>();
     std::vector<double> rw(c.cols, 0.0), rb(c.cols, 0.0), mw(c.cols, 0.0), mb(c.cols, 0.0), want(c.cols);
@@ -269,7 +297,7 @@ Test(device_norm_backward, specials) {
 /// rowLayerNormBackwardAdd / rowRmsNormBackwardAdd: dres added into dx on every path (register
 /// path's groups, split path's two-kernel and one-pass forms), aligned and not, dx apart, over dres
 /// and over dy, NaN / inf / constant rows, dw and db as without dres.
-template <typename T> static int nb_add(void) {
+template <typename T, typename R = T> static int nb_add(void) {
     int bad = 0, salt = 0;
     for (int cols : {1, 7, 33, 257, 768, 1025, 4097, 6143, 8193, 20481, 65537}) {
         for (int k = 0; k < 6; ++k) {
@@ -294,7 +322,7 @@ template <typename T> static int nb_add(void) {
                      true,
                      k == 4 && add == 1 ? 1 : 0,
                      k == 5 ? 1 : 0};
-            bad += nb_case<T>("add", c, 0x5a00ull + salt++, 0, nullptr, add);
+            bad += nb_case<T, R>("add", c, 0x5a00ull + salt++, 0, nullptr, add);
         }
     }
     return bad;
@@ -304,6 +332,12 @@ Test(device_norm_backward, add) {
     WK_REQUIRE_GPU();
     const int bad = nb_add<float>() + nb_add<__half>() + nb_add<__nv_bfloat16>();
     cr_expect(bad == 0, "rowLayerNormBackwardAdd / rowRmsNormBackwardAdd: %d mismatches", bad);
+}
+
+Test(device_norm_backward, add_mixed) {
+    WK_REQUIRE_GPU();
+    const int bad = nb_add<float, __nv_bfloat16>() + nb_add<float, __half>();
+    cr_expect(bad == 0, "rowLayerNormBackwardAdd / rowRmsNormBackwardAdd with a 16-bit residual: %d mismatches", bad);
 }
 
 /// The same inputs on the default stream, twice, and on a non-blocking stream: the same bits.
@@ -493,6 +527,20 @@ Test(device_norm_backward, bad_args) {
         cr_expect(e1 == cudaErrorInvalidValue && e2 == cudaErrorInvalidValue, "Add calls, %s: got %s / %s", b.what,
                   cudaGetErrorString(e1), cudaGetErrorString(e2));
     }
+    // The mixed Add calls: dr null, dr over dx, dres null, lddr < cols.
+    __nv_bfloat16* dr16 = wk_alloc<__nv_bfloat16>(64);
+    for (int k = 0; k < 4; ++k) {
+        __nv_bfloat16* dr = k == 0 ? nullptr : k == 1 ? reinterpret_cast<__nv_bfloat16*>(o) : dr16;
+        const float* dres = k == 2 ? nullptr : a + 128;
+        const long long lddr = k == 3 ? 7 : 8;
+        const cudaError_t e1 = warpkit::rowLayerNormBackwardAdd(a, a + 64, a, a, a, dres, o, dr, o + 64, o + 128, 4, 8,
+                                                                8, 8, 8, 8, lddr, ws, &big);
+        const cudaError_t e2 =
+            warpkit::rowRmsNormBackwardAdd(a, a + 64, a, a, dres, o, dr, o + 64, 4, 8, 8, 8, 8, 8, lddr, ws, &big);
+        cr_expect(e1 == cudaErrorInvalidValue && e2 == cudaErrorInvalidValue, "mixed Add calls, case %d: got %s / %s",
+                  k, cudaGetErrorString(e1), cudaGetErrorString(e2));
+    }
+    cudaFree(dr16);
     // cols = 0: nothing to write (null pointers too), no workspace.
     size_t zero = 5;
     cr_expect(warpkit::rowLayerNormBackward<float>(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,

@@ -14,11 +14,13 @@
 // rowLayerNorm(h) to float rounding (the two may take different plans).
 //
 // Types, w, b, eps, mean, rstd, NaN and infinities: as rowLayerNorm / rowRmsNorm (device/norm.cuh),
-// applied to h. Shapes: any rows >= 0 and cols >= 0 (either 0 writes nothing), row strides ldx, ldr,
-// ldh, ldy >= cols (elements), any pointer alignment, each array aligned independently of the
-// others. In place: h may be x (ldh == ldx) or r (ldh == ldr); y must overlap none of x, r and h.
-// Each element of h is read (as x or r) and written by the same thread, and h is written only where
-// no other thread still reads the row (the warp path: at once; the block path: after the row's
+// applied to h. Mixed types (autocast's residual stream): r may be __half or __nv_bfloat16 with x,
+// h, y, w, b float; h = float(x) + float(r), as PyTorch's x + r with type promotion (a float r with
+// a 16-bit x: pass r as x). r is read a float vector's 4 elements (8 bytes) at a time. Shapes: any rows >= 0 and cols
+// >= 0 (either 0 writes nothing), row strides ldx, ldr, ldh, ldy >= cols (elements), any pointer alignment, each array
+// aligned independently of the others. In place: h may be x (ldh == ldx) or r (ldh == ldr; not with mixed types); y
+// must overlap none of x, r and h. Each element of h is read (as x or r) and written by the same thread, and h is
+// written only where no other thread still reads the row (the warp path: at once; the block path: after the row's
 // statistics; the streamed path: in its output sweep), so in-place calls are safe on every path.
 //
 // Conventions (docs/design.md): returns cudaError_t; asynchronous on `stream`; allocates nothing;
@@ -34,9 +36,11 @@
 namespace warpkit {
 namespace detail {
 
-/// rowAddLayerNorm / rowAddRmsNorm: NormParams n of h = x + r (n.x is x), r, and h written.
-template <typename T> struct AddNormParams {
+/// rowAddLayerNorm / rowAddRmsNorm: NormParams n of h = x + r (n.x is x), r (of type R: T, or a
+/// 16-bit type when T is float, input 1 of the row kernels, widened exactly as it loads), and h.
+template <typename T, typename R = T> struct AddNormParams {
     using Elem = T;
+    using Elem1 = R;
     using Exchange = WelfordState;
     using Merge = WelfordMerge;
     using Acc = typename NormParams<T>::Acc;
@@ -49,7 +53,7 @@ template <typename T> struct AddNormParams {
     // those rows take R1's warp of 8 vectors a lane instead (row_op.cuh).
     static constexpr bool kWarpFitUnaligned = false;
     NormParams<T> n;
-    const T* r;
+    const R* r;
     T* h;
     long long ldr, ldh;
 };
@@ -70,24 +74,34 @@ template <int N, typename T> WARPKIT_DEVICE void addRows(const float (&x)[2][N],
     for (int k = 0; k < N; ++k) hx[0][k] = addRound<T>(x[0][k], x[1][k]);
 }
 
-template <typename T> inline AddNormParams<T> rowAt(AddNormParams<T> p, long long r0) {
+template <typename T, typename R> inline AddNormParams<T, R> rowAt(AddNormParams<T, R> p, long long r0) {
     p.n = rowAt(p.n, r0);
     p.r += r0 * p.ldr;
     p.h += r0 * p.ldh;
     return p;
 }
-template <typename T> inline bool rowAligned(const AddNormParams<T>& p, int cols) {
-    return rowAligned(p.n, cols) && rowsAligned(p.r, p.ldr, cols) && rowsAligned(p.h, p.ldh, cols);
+template <typename T, typename R> inline bool rowAligned(const AddNormParams<T, R>& p, int cols) {
+    return rowAligned(p.n, cols) && rowsAlignedAs<T>(p.r, p.ldr, cols) && rowsAligned(p.h, p.ldh, cols);
 }
-template <typename T> WARPKIT_DEVICE const T* rowInput(const AddNormParams<T>& p, int k, long long row) {
-    return k == 0 ? p.n.x + row * p.n.ldx : p.r + row * p.ldr;
+/// Input k: x, or r where it has x's type (rowInput1: r of either type).
+template <typename T, typename R> WARPKIT_DEVICE const T* rowInput(const AddNormParams<T, R>& p, int k, long long row) {
+    if constexpr (IsSame<T, R>::value) return k == 0 ? p.n.x + row * p.n.ldx : p.r + row * p.ldr;
+    else return p.n.x + row * p.n.ldx;
 }
-template <typename T> WARPKIT_DEVICE T* rowOutput(const AddNormParams<T>& p, long long row) {
+template <typename T, typename R> WARPKIT_DEVICE const R* rowInput1(const AddNormParams<T, R>& p, long long row) {
+    return p.r + row * p.ldr;
+}
+template <typename T, typename R> WARPKIT_DEVICE T* rowOutput(const AddNormParams<T, R>& p, long long row) {
     return rowOutput(p.n, row);
 }
-template <typename T> WARPKIT_DEVICE T rowFill(const AddNormParams<T>&, int) { return Arith<T>::from_acc(0.0f); }
-template <typename T> WARPKIT_HD const T* rowColumn(const AddNormParams<T>& p, int k) { return rowColumn(p.n, k); }
-template <typename T> WARPKIT_DEVICE void rowSetColumns(AddNormParams<T>& p, const T* const (&c)[2], int origin) {
+template <typename T, typename R> WARPKIT_DEVICE T rowFill(const AddNormParams<T, R>&, int) {
+    return Arith<T>::from_acc(0.0f);
+}
+template <typename T, typename R> WARPKIT_HD const T* rowColumn(const AddNormParams<T, R>& p, int k) {
+    return rowColumn(p.n, k);
+}
+template <typename T, typename R>
+WARPKIT_DEVICE void rowSetColumns(AddNormParams<T, R>& p, const T* const (&c)[2], int origin) {
     rowSetColumns(p.n, c, origin);
 }
 
@@ -116,8 +130,8 @@ template <int W> struct AddStoresEarly<SegmentGroup<W>> { static constexpr bool 
 /// statistics (each element is read and written by one lane alone); on the block path once every
 /// read of the row and every group reduction is done (normRegs' `before`, its slots kept as h rather
 /// than h - shift until then), so h may be x or r on both.
-template <int C, int E, typename T, int K, typename G> WARPKIT_DEVICE AddNormRow<T>
-rowRegs(const AddNormParams<T>& p, long long row, int, const RowPart& part, float (&x)[2][K], G g) {
+template <int C, int E, typename T, typename R, int K, typename G> WARPKIT_DEVICE AddNormRow<T>
+rowRegs(const AddNormParams<T, R>& p, long long row, int, const RowPart& part, float (&x)[2][K], G g) {
     constexpr int V = vectorElems<T>();
 #pragma unroll
     for (int j = 0; j < K; ++j) x[0][j] = addRound<T>(x[0][j], x[1][j]);
@@ -136,37 +150,37 @@ rowRegs(const AddNormParams<T>& p, long long row, int, const RowPart& part, floa
         // h's first element from x's and r's in memory (it lives in one block of the cluster; these
         // reads precede every exchange, and store() follows the last).
         auto first = [&](float lead) {
-            return addRound<T>(groupFirst(g, lead, rowInput(p, 0, row)), groupFirst(g, lead, rowInput(p, 1, row)));
+            return addRound<T>(groupFirst(g, lead, rowInput(p, 0, row)), groupFirst(g, lead, rowInput1(p, row)));
         };
         return AddNormRow<T>{normRegs<C, E, true>(p.n, part, x, g, first, store), nullptr};
     }
 }
 
-template <typename T>
-WARPKIT_DEVICE typename AddNormParams<T>::Acc rowStatsInit(const AddNormParams<T>& p, long long row, int, bool) {
+template <typename T, typename R>
+WARPKIT_DEVICE typename NormParams<T>::Acc rowStatsInit(const AddNormParams<T, R>& p, long long row, int, bool) {
     const float s = p.n.rms ? 0.0f
                             : addRound<T>(Arith<T>::to_acc(loadScalar(p.n.x + row * p.n.ldx)),
-                                          Arith<T>::to_acc(loadScalar(p.r + row * p.ldr)));
-    return typename AddNormParams<T>::Acc{welfordEmpty(), s};
+                                          Arith<R>::to_acc(loadScalar(p.r + row * p.ldr)));
+    return typename NormParams<T>::Acc{welfordEmpty(), s};
 }
-template <int N, typename T> WARPKIT_DEVICE void
-rowStatsAdd(const AddNormParams<T>& p, typename AddNormParams<T>::Acc& a, const float (&x)[2][N], int col) {
+template <int N, typename T, typename R> WARPKIT_DEVICE void
+rowStatsAdd(const AddNormParams<T, R>& p, typename NormParams<T>::Acc& a, const float (&x)[2][N], int col) {
     float hx[1][N];
     addRows<N, T>(x, hx);
     rowStatsAdd<N>(p.n, a, hx, col);
 }
-template <int Threads, typename T>
-WARPKIT_DEVICE WelfordState rowStatsTotal(const AddNormParams<T>& p, const typename AddNormParams<T>::Acc& a) {
+template <int Threads, typename T, typename R>
+WARPKIT_DEVICE WelfordState rowStatsTotal(const AddNormParams<T, R>& p, const typename NormParams<T>::Acc& a) {
     return rowStatsTotal<Threads>(p.n, a);
 }
-template <typename T>
-WARPKIT_DEVICE AddNormRow<T> rowFactors(const AddNormParams<T>& p, const typename AddNormParams<T>::Acc& a,
+template <typename T, typename R>
+WARPKIT_DEVICE AddNormRow<T> rowFactors(const AddNormParams<T, R>& p, const typename NormParams<T>::Acc& a,
                                         const WelfordState& st, long long row, const VectorSplit& sp, int) {
     return AddNormRow<T>{normRow(p.n, st, a.shift, sp), p.h + row * p.ldh};
 }
 /// Streamed (and staged) outputs: h stored, then y of h in place over x[0].
-template <int N, typename T>
-WARPKIT_DEVICE void rowOut(const AddNormParams<T>& p, const AddNormRow<T>& f, float (&x)[2][N], int col) {
+template <int N, typename T, typename R>
+WARPKIT_DEVICE void rowOut(const AddNormParams<T, R>& p, const AddNormRow<T>& f, float (&x)[2][N], int col) {
     float hx[1][N];
     addRows<N, T>(x, hx);
     addStore<N>(f.h, col, hx[0]);
@@ -174,28 +188,34 @@ WARPKIT_DEVICE void rowOut(const AddNormParams<T>& p, const AddNormRow<T>& f, fl
 #pragma unroll
     for (int k = 0; k < N; ++k) x[0][k] = hx[0][k];
 }
-template <typename T> WARPKIT_DEVICE void rowOutputs(const AddNormParams<T>& p, const AddNormRow<T>& f, long long row) {
+template <typename T, typename R>
+WARPKIT_DEVICE void rowOutputs(const AddNormParams<T, R>& p, const AddNormRow<T>& f, long long row) {
     rowOutputs(p.n, f.n, row);
 }
 
 /// Whether arrays a and b (row strides la, lb) are the same, or do not share a first element.
-template <typename T> inline bool addSameOrApart(const T* a, long long la, const T* b, long long lb) {
-    return a != b || la == lb;
-}
+inline bool addSameOrApart(const void* a, long long la, const void* b, long long lb) { return a != b || la == lb; }
 
-template <typename T>
-inline cudaError_t rowAddNorm(const AddNormParams<T>& p, long long rows, int cols, cudaStream_t stream) {
+template <typename T, typename R>
+inline cudaError_t rowAddNorm(const AddNormParams<T, R>& p, long long rows, int cols, cudaStream_t stream) {
+    static_assert(IsRowType<T>::value && (IsSame<R, T>::value || (IsSame<T, float>::value && IsRowType<R>::value)),
+                  "rowAddLayerNorm / rowAddRmsNorm: residual type R must be T, or __half / __nv_bfloat16 when T "
+                  "is float (h in the promoted type T; pass the wider array as x)");
     if (rows < 0 || cols < 0 || p.n.ldx < cols || p.n.ldy < cols || p.ldr < cols || p.ldh < cols ||
         !__builtin_isfinite(p.n.eps))
         return cudaErrorInvalidValue;
     if (rows == 0 || cols == 0) return cudaSuccess;
     if (p.n.x == nullptr || p.r == nullptr || p.h == nullptr || p.n.y == nullptr) return cudaErrorInvalidValue;
-    const T* y = p.n.y;
-    if (y == p.n.x || y == p.r || y == p.h || !addSameOrApart<T>(p.h, p.ldh, p.n.x, p.n.ldx) ||
-        !addSameOrApart<T>(p.h, p.ldh, p.r, p.ldr))
+    const void* y = p.n.y;
+    if (y == p.n.x || y == p.r || y == p.h || !addSameOrApart(p.h, p.ldh, p.n.x, p.n.ldx) ||
+        (IsSame<R, T>::value ? !addSameOrApart(p.h, p.ldh, p.r, p.ldr) : (const void*)p.h == (const void*)p.r))
         return cudaErrorInvalidValue;
     return rowOpDispatch(p, rows, cols, stream);
 }
+
+/// The mixed-type calls' result type: cudaError_t where R is not T (the same-type calls take R = T).
+template <typename T, typename R, bool Mixed = !IsSame<T, R>::value> struct AddMixed {};
+template <typename T, typename R> struct AddMixed<T, R, true> { using type = cudaError_t; };
 
 } // namespace detail
 
@@ -242,6 +262,31 @@ template <typename T> inline cudaError_t rowAddRmsNorm(const T* x, const typenam
                                                        const typename detail::NonDeduced<T>::type* w, float eps,
                                                        cudaStream_t stream = 0) {
     return rowAddRmsNorm(x, r, h, y, rows, cols, w, eps, nullptr, cols, cols, cols, cols, stream);
+}
+
+/// rowAddLayerNorm with r of another type R than x: a 16-bit r (__half or __nv_bfloat16) of a float
+/// x, h = float(x) + float(r) rounded once to float, as PyTorch's x + r with type promotion (for a
+/// float r and a 16-bit x, pass r as x: the add is commutative). h may be x, not r. Host;
+/// asynchronous on `stream`. See the header comment.
+template <typename T, typename R>
+inline typename detail::AddMixed<T, R>::type rowAddLayerNorm(const T* x, const R* r, T* h, T* y, long long rows,
+                                                             int cols, const typename detail::NonDeduced<T>::type* w,
+                                                             const typename detail::NonDeduced<T>::type* b, float eps,
+                                                             float* mean, float* rstd, long long ldx, long long ldr,
+                                                             long long ldh, long long ldy, cudaStream_t stream = 0) {
+    const detail::NormParams<T> n{x, y, w, b, mean, rstd, ldx, ldy, eps, false};
+    return detail::rowAddNorm(detail::AddNormParams<T, R>{n, r, h, ldr, ldh}, rows, cols, stream);
+}
+
+/// rowAddRmsNorm with r of another type R than x, as the mixed rowAddLayerNorm. Host; asynchronous
+/// on `stream`. See the header comment.
+template <typename T, typename R>
+inline typename detail::AddMixed<T, R>::type rowAddRmsNorm(const T* x, const R* r, T* h, T* y, long long rows, int cols,
+                                                           const typename detail::NonDeduced<T>::type* w, float eps,
+                                                           float* rstd, long long ldx, long long ldr, long long ldh,
+                                                           long long ldy, cudaStream_t stream = 0) {
+    const detail::NormParams<T> n{x, y, w, nullptr, nullptr, rstd, ldx, ldy, eps, true};
+    return detail::rowAddNorm(detail::AddNormParams<T, R>{n, r, h, ldr, ldh}, rows, cols, stream);
 }
 
 } // namespace warpkit

@@ -11,7 +11,9 @@
 //       backward of rowAddLayerNorm / rowAddRmsNorm's h (device/add_norm.cuh) in one kernel. dres is
 //       read once, where dx is stored, and added in float before dx's one rounding to T (the
 //       unfused chain rounds twice: fp32 gives the same bits, 16-bit types agree to 1 ulp). dx is
-//       then required; it may be dres (lddx == lddres).
+//       then required; it may be dres (lddx == lddres). Their mixed forms (dr after dx, lddr after
+//       lddx) for rowAddLayerNorm's 16-bit residual r of a float x also write dr, r's gradient:
+//       the same float values rounded once to r's type (PyTorch's gradient of the promoted add).
 //
 // From the forward's input x, its weight w and its statistics (the mean and rstd arrays rowLayerNorm
 // and rowRmsNorm write; RMSNorm's mean is 0), per row with xhat = (x - mean) * rstd, g = dy * w,
@@ -62,41 +64,50 @@ namespace detail {
 
 /// Whether the register path may take vector slots: every row of dy, x and dx (if written) and w
 /// (if given) start on 16 bytes and cols is a whole number of vectors.
-template <typename T> inline bool nbVec(const NbAddParams<T>& p) {
+template <typename T, typename R> inline bool nbVec(const NbAddParams<T, R>& p) {
     return rowsAligned(p.dy, p.lddy, p.cols) && rowsAligned(p.x, p.ldx, p.cols) &&
            (p.dx == nullptr || rowsAligned(p.dx, p.lddx, p.cols)) &&
-           (p.dres == nullptr || rowsAligned(p.dres, p.lddres, p.cols)) && ((size_t)p.w & 15) == 0;
+           (p.dres == nullptr || rowsAligned(p.dres, p.lddres, p.cols)) &&
+           (p.dr == nullptr || rowsAlignedAs<T>(p.dr, p.lddr, p.cols)) && ((size_t)p.w & 15) == 0;
+}
+
+/// The kernels' NbRes of p (with dres: Res; R other than T: dr too).
+template <typename T, typename R> inline NbRes<T, true, R> nbRes(const NbAddParams<T, R>& p) {
+    if constexpr (IsSame<R, T>::value) return NbRes<T, true, R>{p.dres, p.lddres};
+    else return NbRes<T, true, R>{p.dres, p.lddres, p.dr, p.lddr};
 }
 
 /// The register path's kernel for groups of Gs threads (N1), vector or element slots as plan pl says,
 /// with dres added (Res) or not.
-template <typename T, int Gs, bool Res> inline cudaError_t
-nbLaunchRegs(const NormBackwardParams<T>& p, NbRes<T, Res> res, const NormBackwardPlan& pl, cudaStream_t st) {
+template <typename T, int Gs, bool Res, typename R> inline cudaError_t
+nbLaunchRegs(const NormBackwardParams<T>& p, NbRes<T, Res, R> res, const NormBackwardPlan& pl, cudaStream_t st) {
     constexpr int Threads = nbRegsThreads(Gs);
-    auto kern = normBackwardKernel<T, Threads, Gs, true, Res>;
+    auto kern = normBackwardKernel<T, Threads, Gs, true, Res, R>;
     if constexpr (Gs < kNbMaxGroup) {
-        if (!pl.vec) kern = normBackwardKernel<T, Threads, Gs, false, Res>;
+        if (!pl.vec) kern = normBackwardKernel<T, Threads, Gs, false, Res, R>;
     } else if (!pl.vec) {
         return cudaErrorInvalidValue; // no such plan (N1 gives element slots to groups up to 512)
     }
     return launchKernel(kern, pl.parts, Threads, st, p, res);
 }
-template <typename T, int Gs>
-inline cudaError_t nbLaunchRegs(const NbAddParams<T>& p, const NormBackwardPlan& pl, cudaStream_t st) {
-    if (p.dres != nullptr) return nbLaunchRegs<T, Gs, true>(p, NbRes<T, true>{p.dres, p.lddres}, pl, st);
-    return nbLaunchRegs<T, Gs, false>(p, NbRes<T, false>{}, pl, st);
+template <typename T, int Gs, typename R>
+inline cudaError_t nbLaunchRegs(const NbAddParams<T, R>& p, const NormBackwardPlan& pl, cudaStream_t st) {
+    if (p.dres != nullptr) return nbLaunchRegs<T, Gs>(p, nbRes(p), pl, st);
+    if constexpr (IsSame<R, T>::value) return nbLaunchRegs<T, Gs>(p, NbRes<T, false>{}, pl, st);
+    return cudaErrorInvalidValue; // a residual of another type comes with dres (rowNormBackward)
 }
 
 /// The split path's kernels (N2) on a grid of slices x parts: the sums, then (dx wanted) dx, with
 /// dres added (Res) or not.
-template <typename T, bool Res> inline cudaError_t nbLaunchSplit(const NormBackwardParams<T>& p, NbRes<T, Res> res,
-                                                                 const NormBackwardPlan& pl, cudaStream_t st) {
+template <typename T, bool Res, typename R> inline cudaError_t
+nbLaunchSplit(const NormBackwardParams<T>& p, NbRes<T, Res, R> res, const NormBackwardPlan& pl, cudaStream_t st) {
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3((unsigned)pl.slices, (unsigned)pl.parts);
     cfg.blockDim = dim3(kNbSliceThreads);
     cfg.stream = st;
     if (p.dx != nullptr) { // one pass where the whole grid is resident at once
-        const auto one = pl.vec ? normBackwardOnePassKernel<T, true, Res> : normBackwardOnePassKernel<T, false, Res>;
+        const auto one =
+            pl.vec ? normBackwardOnePassKernel<T, true, Res, R> : normBackwardOnePassKernel<T, false, Res, R>;
         int dev = 0, resident = 0;
         DeviceProps d;
         WARPKIT_TRY(currentDevice(&dev, &d));
@@ -115,16 +126,19 @@ template <typename T, bool Res> inline cudaError_t nbLaunchSplit(const NormBackw
         cudaLaunchKernelEx(&cfg, pl.vec ? normBackwardSumsKernel<T, true> : normBackwardSumsKernel<T, false>, p));
     if (p.dx == nullptr) return cudaSuccess;
     return cudaLaunchKernelEx(
-        &cfg, pl.vec ? normBackwardSplitDxKernel<T, true, Res> : normBackwardSplitDxKernel<T, false, Res>, p, res);
+        &cfg, pl.vec ? normBackwardSplitDxKernel<T, true, Res, R> : normBackwardSplitDxKernel<T, false, Res, R>, p,
+        res);
 }
 
 /// The main kernels of plan pl: one for each group size of N1, the split path's two for N2
 /// (normBackwardPlanCompiled lists them).
-template <typename T>
-inline cudaError_t nbLaunch(const NbAddParams<T>& p, const NormBackwardPlan& pl, cudaStream_t st) {
-    if (pl.path == NbSplit)
-        return p.dres != nullptr ? nbLaunchSplit<T, true>(p, NbRes<T, true>{p.dres, p.lddres}, pl, st)
-                                 : nbLaunchSplit<T, false>(p, NbRes<T, false>{}, pl, st);
+template <typename T, typename R>
+inline cudaError_t nbLaunch(const NbAddParams<T, R>& p, const NormBackwardPlan& pl, cudaStream_t st) {
+    if (pl.path == NbSplit) {
+        if (p.dres != nullptr) return nbLaunchSplit<T>(p, nbRes(p), pl, st);
+        if constexpr (IsSame<R, T>::value) return nbLaunchSplit<T>(p, NbRes<T, false>{}, pl, st);
+        return cudaErrorInvalidValue; // a residual of another type comes with dres (rowNormBackward)
+    }
     switch (pl.group) {
     case 32:
         return nbLaunchRegs<T, 32>(p, pl, st);
@@ -144,13 +158,21 @@ inline cudaError_t nbLaunch(const NbAddParams<T>& p, const NormBackwardPlan& pl,
 }
 
 /// Both calls: the checks, the workspace rule, then the main kernel and the final sums.
-template <typename T> inline cudaError_t rowNormBackward(NbAddParams<T> p, bool rms, T* dw, T* db, void* workspace,
-                                                         size_t* workspaceBytes, cudaStream_t stream) {
+template <typename T, typename R> inline cudaError_t rowNormBackward(NbAddParams<T, R> p, bool rms, T* dw, T* db,
+                                                                     void* workspace, size_t* workspaceBytes,
+                                                                     cudaStream_t stream) {
     const long long rows = p.rows;
     const int cols = p.cols;
     if (rows < 0 || cols < 0 || p.lddy < cols || p.ldx < cols || p.lddx < cols || workspaceBytes == nullptr ||
         (p.dres != nullptr && p.lddres < cols))
         return cudaErrorInvalidValue;
+    if constexpr (!IsSame<R, T>::value) { // dr: required, its own array
+        const void* dr = p.dr;
+        if (p.lddr < cols ||
+            (rows > 0 && cols > 0 &&
+             (dr == nullptr || p.dres == nullptr || dr == p.dx || dr == p.dy || dr == p.x || dr == p.dres)))
+            return cudaErrorInvalidValue;
+    }
     if (rows > 0 && cols > 0 &&
         (p.dy == nullptr || p.x == nullptr || p.rstd == nullptr || (!rms && p.mean == nullptr) ||
          (p.dx != nullptr && p.dx == p.dy && p.lddx != p.lddy) || (p.dx != nullptr && p.dx == p.x && p.lddx != p.ldx) ||
@@ -189,6 +211,15 @@ template <typename T> inline cudaError_t rowNormBackward(NbAddParams<T> p, bool 
     return cudaLaunchKernelEx(&cfg, normBackwardFinishKernel<T>, f);
 }
 
+/// The mixed Add calls' result type: cudaError_t where R is not T (the same-type calls take R = T).
+template <typename T, typename R, bool Mixed = !IsSame<T, R>::value> struct NbMixed {};
+template <typename T, typename R> struct NbMixed<T, R, true> {
+    static_assert(IsSame<T, float>::value && IsRowType<R>::value,
+                  "rowLayerNormBackwardAdd / rowRmsNormBackwardAdd: the residual's type R must be T, or __half / "
+                  "__nv_bfloat16 when T is float");
+    using type = cudaError_t;
+};
+
 } // namespace detail
 
 /// The gradients of y = rowLayerNorm(x, w, b, eps) given dy: dx (rows x cols, row r at dx + r *
@@ -210,8 +241,8 @@ inline cudaError_t rowLayerNormBackward(const T* dy, const T* x, const typename 
     else {
         const detail::NormBackwardParams<T> p{dy,      x,    w,    mean, rstd, dx,   nullptr, nullptr, nullptr,
                                               nullptr, rows, lddy, ldx,  lddx, cols, 1,       1,       0.0f};
-        return detail::rowNormBackward(detail::NbAddParams<T>{p, nullptr, 0}, false, dw, db, workspace, workspaceBytes,
-                                       stream);
+        return detail::rowNormBackward(detail::NbAddParams<T>{p, nullptr, 0, nullptr, 0}, false, dw, db, workspace,
+                                       workspaceBytes, stream);
     }
 }
 
@@ -241,8 +272,8 @@ inline cudaError_t rowRmsNormBackward(const T* dy, const T* x, const typename de
     else {
         const detail::NormBackwardParams<T> p{dy,      x,    w,    nullptr, rstd, dx,   nullptr, nullptr, nullptr,
                                               nullptr, rows, lddy, ldx,     lddx, cols, 1,       1,       0.0f};
-        return detail::rowNormBackward(detail::NbAddParams<T>{p, nullptr, 0}, true, dw, static_cast<T*>(nullptr),
-                                       workspace, workspaceBytes, stream);
+        return detail::rowNormBackward(detail::NbAddParams<T>{p, nullptr, 0, nullptr, 0}, true, dw,
+                                       static_cast<T*>(nullptr), workspace, workspaceBytes, stream);
     }
 }
 
@@ -274,7 +305,7 @@ rowLayerNormBackwardAdd(const T* dy, const T* x, const typename detail::NonDeduc
         if (dres == nullptr && rows > 0 && cols > 0) return cudaErrorInvalidValue;
         const detail::NormBackwardParams<T> p{dy,      x,    w,    mean, rstd, dx,   nullptr, nullptr, nullptr,
                                               nullptr, rows, lddy, ldx,  lddx, cols, 1,       1,       0.0f};
-        return detail::rowNormBackward(detail::NbAddParams<T>{p, dres, lddres}, false, dw, db, workspace,
+        return detail::rowNormBackward(detail::NbAddParams<T>{p, dres, lddres, nullptr, 0}, false, dw, db, workspace,
                                        workspaceBytes, stream);
     }
 }
@@ -296,9 +327,42 @@ inline cudaError_t rowRmsNormBackwardAdd(const T* dy, const T* x, const typename
         if (dres == nullptr && rows > 0 && cols > 0) return cudaErrorInvalidValue;
         const detail::NormBackwardParams<T> p{dy,      x,    w,    nullptr, rstd, dx,   nullptr, nullptr, nullptr,
                                               nullptr, rows, lddy, ldx,     lddx, cols, 1,       1,       0.0f};
-        return detail::rowNormBackward(detail::NbAddParams<T>{p, dres, lddres}, true, dw, static_cast<T*>(nullptr),
-                                       workspace, workspaceBytes, stream);
+        return detail::rowNormBackward(detail::NbAddParams<T>{p, dres, lddres, nullptr, 0}, true, dw,
+                                       static_cast<T*>(nullptr), workspace, workspaceBytes, stream);
     }
+}
+
+/// rowLayerNormBackwardAdd for a residual r of another type R than x (rowAddLayerNorm's mixed form:
+/// T float, R __half or __nv_bfloat16): dx as rowLayerNormBackwardAdd (x's gradient), and dr
+/// (rows x cols, row r at dr + r * lddr) the same values rounded once to R (r's gradient, as
+/// PyTorch's backward of the promoted add: the float gradient cast to R). dres and dr are
+/// required; dr must not overlap the other arrays. Host; asynchronous on `stream`. See the header
+/// comment.
+template <typename T, typename R> inline typename detail::NbMixed<T, R>::type
+rowLayerNormBackwardAdd(const T* dy, const T* x, const typename detail::NonDeduced<T>::type* w, const float* mean,
+                        const float* rstd, const typename detail::NonDeduced<T>::type* dres,
+                        typename detail::NonDeduced<T>::type* dx, R* dr, typename detail::NonDeduced<T>::type* dw,
+                        typename detail::NonDeduced<T>::type* db, long long rows, int cols, long long lddy,
+                        long long ldx, long long lddres, long long lddx, long long lddr, void* workspace,
+                        size_t* workspaceBytes, cudaStream_t stream = 0) {
+    const detail::NormBackwardParams<T> p{dy,      x,    w,    mean, rstd, dx,   nullptr, nullptr, nullptr,
+                                          nullptr, rows, lddy, ldx,  lddx, cols, 1,       1,       0.0f};
+    return detail::rowNormBackward(detail::NbAddParams<T, R>{p, dres, lddres, dr, lddr}, false, dw, db, workspace,
+                                   workspaceBytes, stream);
+}
+
+/// rowRmsNormBackwardAdd for a residual of another type R than x, as the mixed
+/// rowLayerNormBackwardAdd. Host; asynchronous on `stream`. See the header comment.
+template <typename T, typename R> inline typename detail::NbMixed<T, R>::type
+rowRmsNormBackwardAdd(const T* dy, const T* x, const typename detail::NonDeduced<T>::type* w, const float* rstd,
+                      const typename detail::NonDeduced<T>::type* dres, typename detail::NonDeduced<T>::type* dx, R* dr,
+                      typename detail::NonDeduced<T>::type* dw, long long rows, int cols, long long lddy, long long ldx,
+                      long long lddres, long long lddx, long long lddr, void* workspace, size_t* workspaceBytes,
+                      cudaStream_t stream = 0) {
+    const detail::NormBackwardParams<T> p{dy,      x,    w,    nullptr, rstd, dx,   nullptr, nullptr, nullptr,
+                                          nullptr, rows, lddy, ldx,     lddx, cols, 1,       1,       0.0f};
+    return detail::rowNormBackward(detail::NbAddParams<T, R>{p, dres, lddres, dr, lddr}, true, dw,
+                                   static_cast<T*>(nullptr), workspace, workspaceBytes, stream);
 }
 
 } // namespace warpkit

@@ -58,19 +58,28 @@ template <typename T> struct NormBackwardParams {
 };
 
 /// The Add calls' params on the host (rowLayerNormBackwardAdd): a residual gradient dres added into
-/// dx (null: none), row r at dres + r * lddres.
-template <typename T> struct NbAddParams : NormBackwardParams<T> {
+/// dx (null: none), row r at dres + r * lddres; with a residual of another type R (the mixed calls),
+/// dr gets dx's values rounded once to R too, row r at dr + r * lddr.
+template <typename T, typename R = T> struct NbAddParams : NormBackwardParams<T> {
     const T* dres;
     long long lddres;
+    R* dr;
+    long long lddr;
 };
 /// The kernels' dres, a parameter of its own beside NormBackwardParams (empty without Res): a
 /// parameter block past 128 bytes cost ptxas spills (16 bytes at 80 registers on sm_90, 300 at 64
-/// on sm_75).
-template <typename T, bool Res> struct NbRes {
+/// on sm_75). R other than T: dr too (the residual's gradient in its own type).
+template <typename T, bool Res, typename R = T> struct NbRes {
+    const T* dres;
+    long long lddres;
+    R* dr;
+    long long lddr;
+};
+template <typename T> struct NbRes<T, true, T> {
     const T* dres;
     long long lddres;
 };
-template <typename T> struct NbRes<T, false> {};
+template <typename T, typename R> struct NbRes<T, false, R> {};
 
 /// The rows [*r0, *r1) of part `part`: a balanced split of p.rows into p.parts.
 template <typename T>
@@ -168,11 +177,13 @@ template <int Threads, int Gs> WARPKIT_DEVICE void nbGroupSums(float (&s)[2], fl
 /// Stage: the row's dx (slice from column c0) from m1 = sum(g) / n (0 for RMSNorm) and m2 =
 /// sum(g * xhat) / n, slot by slot: rstd * (fma(dy, w, -m1) - xhat * m2), each step rounded
 /// explicitly as in nbRowTerms, plus (Res: the Add calls, p.dres given) dres's element, read here,
-/// once, and added in float before dx's one rounding. Vec: vector loads and stores; else one
-/// element at a time, up to cols.
-template <typename T, int Gs, bool Vec, bool Res, int C, int W>
-WARPKIT_DEVICE void nbStoreRow(const NormBackwardParams<T>& p, const NbRes<T, Res>& res, const NbRow<T, C, W>& r,
+/// once, and added in float before dx's one rounding (R other than T: and before dr's, from the same
+/// float). Vec: vector loads and stores (dr: W elements of R at once); else one element at a time,
+/// up to cols.
+template <typename T, int Gs, bool Vec, bool Res, typename R, int C, int W>
+WARPKIT_DEVICE void nbStoreRow(const NormBackwardParams<T>& p, const NbRes<T, Res, R>& res, const NbRow<T, C, W>& r,
                                const T (&w)[C][W], float m1, float m2, long long row, int t, int c0) {
+    constexpr bool Dr = Res && !IsSame<R, T>::value; // the residual's gradient in its own type too
     T* dx = p.dx + row * p.lddx;
 #pragma unroll
     for (int c = 0; c < C; ++c) {
@@ -194,6 +205,17 @@ WARPKIT_DEVICE void nbStoreRow(const NormBackwardParams<T>& p, const NbRes<T, Re
 #pragma unroll
             for (int e = 0; e < W; ++e)
                 if (col + e < p.cols) storeScalar(q + e, o[e]);
+        if constexpr (Dr) { // T is float: o holds d itself, rounded here once to R
+            RowVec<R, W> o2;
+#pragma unroll
+            for (int e = 0; e < W; ++e) o2.e[e] = Arith<R>::from_acc(Arith<T>::to_acc(o[e]));
+            R* q2 = res.dr + row * res.lddr + col;
+            if constexpr (Vec) *reinterpret_cast<RowVec<R, W>*>(q2) = o2;
+            else
+#pragma unroll
+                for (int e = 0; e < W; ++e)
+                    if (col + e < p.cols) storeScalar(q2 + e, o2.e[e]);
+        }
     }
 }
 
@@ -284,9 +306,9 @@ template <typename T, bool Vec> WARPKIT_HD constexpr int nbRowsAhead(int threads
 // input, nbRowsAhead rows' loads in flight while the current row is reduced. Vec: every row of dy,
 // x and dx, and w, is 16-byte aligned and cols a whole number of vectors (slots of a vector); else
 // slots of one element. Res: dx gets res's dres added (the Add calls).
-template <typename T, int Threads, int Gs, bool Vec, bool Res>
+template <typename T, int Threads, int Gs, bool Vec, bool Res, typename R = T>
 __global__ void __launch_bounds__(Threads, nbMinBlocks<T, Vec, false>(Threads))
-    normBackwardKernel(NormBackwardParams<T> p, NbRes<T, Res> res) {
+    normBackwardKernel(NormBackwardParams<T> p, NbRes<T, Res, R> res) {
     static_assert(NbTypeCheck<T>::ok, "norm backward kernels: T (see NbTypeCheck)");
     static_assert(Gs >= 32 && Gs <= kNbMaxGroup && (Gs & (Gs - 1)) == 0,
                   "normBackwardKernel: Gs (threads a row) must be a power of two in 32..1024");
@@ -317,8 +339,8 @@ __global__ void __launch_bounds__(Threads, nbMinBlocks<T, Vec, false>(Threads))
         nbRowTerms(cur, w, s, aw, ab);
         nbGroupSums<Threads, Gs>(s, red, it);
         if (cur.ok && p.dx != nullptr)
-            nbStoreRow<T, Gs, Vec, Res>(p, res, cur, w, p.mean != nullptr ? s[0] * p.invN : 0.0f, s[1] * p.invN, row, t,
-                                        0);
+            nbStoreRow<T, Gs, Vec, Res, R>(p, res, cur, w, p.mean != nullptr ? s[0] * p.invN : 0.0f, s[1] * p.invN, row,
+                                           t, 0);
         if constexpr (Ahead == 0) nbLoadRow<Gs, Vec>(p, row + G, r1, t, 0, cur);
         if constexpr (Ahead >= 1) cur = nxt;
         if constexpr (Ahead >= 2) nxt = nx2;
@@ -374,9 +396,9 @@ template <typename T> WARPKIT_DEVICE float2 nbSliceSums(const NormBackwardParams
 // reverse, each taking its part's rows in reverse, one at a time with the next row's loads and sums
 // in flight: each row's total sums (nbSliceSums, then a warp's butterfly), then the slice's dx.
 // Reverse: the first kernel's last rows are the ones still in L2, so they are read first.
-template <typename T, bool Vec, bool Res>
+template <typename T, bool Vec, bool Res, typename R = T>
 __global__ void __launch_bounds__(kNbSliceThreads, nbMinBlocks<T, Vec, true>(kNbSliceThreads))
-    normBackwardSplitDxKernel(NormBackwardParams<T> p, NbRes<T, Res> res) {
+    normBackwardSplitDxKernel(NormBackwardParams<T> p, NbRes<T, Res, R> res) {
     static_assert(NbTypeCheck<T>::ok, "norm backward kernels: T (see NbTypeCheck)");
     constexpr int Gs = kNbSliceThreads, W = vectorElems<T>(), C = kNbElems / W; // slots of a vector either way
     const int last = (int)(gridDim.x * gridDim.y) - 1 - (int)(blockIdx.y * gridDim.x + blockIdx.x);
@@ -394,7 +416,7 @@ __global__ void __launch_bounds__(kNbSliceThreads, nbMinBlocks<T, Vec, true>(kNb
         nbLoadRow<Gs, Vec>(p, next, r1, t, c0, nxt);
         sn = nbSliceSums(p, next, r1);
         const float s0 = warpReduce<32>(sc.x, Sum{}), s1 = warpReduce<32>(sc.y, Sum{});
-        nbStoreRow<T, Gs, Vec, Res>(p, res, cur, w, p.mean != nullptr ? s0 * p.invN : 0.0f, s1 * p.invN, row, t, c0);
+        nbStoreRow<T, Gs, Vec, Res, R>(p, res, cur, w, p.mean != nullptr ? s0 * p.invN : 0.0f, s1 * p.invN, row, t, c0);
         cur = nxt, sc = sn;
     }
 }
@@ -419,9 +441,9 @@ WARPKIT_DEVICE void nbExchangeSums(const NormBackwardParams<T>& p, long long row
 // (nbExchangeSums), then the row's totals (nbSliceSums, the same order as the second kernel's) and
 // the slice's dx from the registers, its dw / db terms in registers, then the part's partials of the
 // slice. The same bits as the two kernels; one read of dy and x.
-template <typename T, bool Vec, bool Res>
+template <typename T, bool Vec, bool Res, typename R = T>
 __global__ void __launch_bounds__(kNbSliceThreads, nbMinBlocks<T, Vec, true, true>(kNbSliceThreads))
-    normBackwardOnePassKernel(NormBackwardParams<T> p, NbRes<T, Res> res) {
+    normBackwardOnePassKernel(NormBackwardParams<T> p, NbRes<T, Res, R> res) {
     static_assert(NbTypeCheck<T>::ok, "norm backward kernels: T (see NbTypeCheck)");
     constexpr int Gs = kNbSliceThreads, W = vectorElems<T>(), C = kNbElems / W; // slots of a vector either way
     __shared__ float red[2][Gs / 32][2];
@@ -441,7 +463,7 @@ __global__ void __launch_bounds__(kNbSliceThreads, nbMinBlocks<T, Vec, true, tru
         nbExchangeSums(p, row, (int)blockIdx.x, s);
         const float2 a = nbSliceSums(p, row, r1);
         const float s0 = warpReduce<32>(a.x, Sum{}), s1 = warpReduce<32>(a.y, Sum{});
-        nbStoreRow<T, Gs, Vec, Res>(p, res, cur, w, p.mean != nullptr ? s0 * p.invN : 0.0f, s1 * p.invN, row, t, c0);
+        nbStoreRow<T, Gs, Vec, Res, R>(p, res, cur, w, p.mean != nullptr ? s0 * p.invN : 0.0f, s1 * p.invN, row, t, c0);
         cur = nxt;
     }
     if (p.pw != nullptr || p.pb != nullptr) nbBlockPartials<Gs, Gs, Vec>(p, aw, ab, (int)blockIdx.y, c0);

@@ -40,7 +40,7 @@ template <typename P, int W, int C, bool Aligned> __global__ void __launch_bound
         const VectorSplit sp = Aligned ? VectorSplit{0, 0, n / S::V} : vectorSplit(x, n);
         part[r] = rowPart(sp, l, W, 0, -1, true);
         loadShare<C, S::E, LoadReadOnly>(v[r][0], x, sp, l, W, rowFill(p, 0), 0, -1);
-        if constexpr (NI > 1) loadPart<C, S::E, Aligned>(v[r][1], rowInput(p, 1, ok ? row : 0), part[r], rowFill(p, 1));
+        if constexpr (NI > 1) loadPart<C, S::E, Aligned>(v[r][1], rowInput1(p, ok ? row : 0), part[r], rowFill(p, 1));
     }
 #pragma unroll
     for (int r = 0; r < S::R; ++r) {
@@ -78,7 +78,7 @@ template <typename P, int Threads, int C, bool Aligned> __global__ void __launch
     const RowPart part = rowPart(sp, t, Threads, first, first + slice, rank == 0);
     T v[NI][K];
     loadShare<C, E, LoadReadOnly>(v[0], x0, sp, t, Threads, rowFill(p, 0), first, part.end, rank == 0);
-    if constexpr (NI > 1) loadPart<C, E, Aligned>(v[1], rowInput(p, 1, row), part, rowFill(p, 1));
+    if constexpr (NI > 1) loadPart<C, E, Aligned>(v[1], rowInput1(p, row), part, rowFill(p, 1));
     float x[NI][K];
     rowToFloat(v, x);
     BlockGroup<Threads, typename P::Exchange> g{&xch, &round};
@@ -91,6 +91,53 @@ template <typename P, int Threads, int C, bool Aligned> __global__ void __launch
 }
 
 // ---- 3. streamed path: any GPU, any length ----------------------------------------------------------
+// The streamed kernels carry the inputs' rows as pointers to P::Elem; an input 1 of another type
+// (RowElem1<P>, narrower) is carried by its address and read as its own type by these helpers, a
+// vector of P::Elem's columns at a time, widened exactly (for inputs of one type they are the plain
+// pointer arithmetic and loads).
+template <typename P> struct RowInputsAlike {
+    static constexpr bool value = IsSame<RowElem1<P>, typename P::Elem>::value;
+};
+/// Input k's row pointer (inputs of two types; of one type: rowInput).
+template <typename P> WARPKIT_DEVICE const typename P::Elem* rowInputPtr(const P& p, int k, long long row) {
+    return k == 0 ? rowInput(p, 0, row) : reinterpret_cast<const typename P::Elem*>(rowInput1(p, row));
+}
+/// Element a + b of input k's row q (q + a + b for inputs of one type).
+template <typename P>
+WARPKIT_DEVICE const typename P::Elem* rowInputAt(const typename P::Elem* q, int k, int a, int b) {
+    if constexpr (RowInputsAlike<P>::value) return q + a + b;
+    else
+        return k == 0 ? q + a + b
+                      : reinterpret_cast<const typename P::Elem*>(reinterpret_cast<const RowElem1<P>*>(q) + a + b);
+}
+/// Whether a vector of input k's elements at q is one aligned access.
+template <typename P> WARPKIT_DEVICE bool rowInputVec(const typename P::Elem* q, int k) {
+    constexpr int V = vectorElems<typename P::Elem>();
+    return (((size_t)q) & ((k == 0 ? 16 : V * sizeof(RowElem1<P>)) - 1)) == 0;
+}
+/// A vector of P::Elem's columns of input k at q, as P::Elem (see loadVectorAt).
+template <int Hint, typename P>
+WARPKIT_DEVICE Vector16<typename P::Elem> rowInputVector(const typename P::Elem* q, int k, bool vec) {
+    using T = typename P::Elem;
+    using T1 = RowElem1<P>;
+    if constexpr (RowInputsAlike<P>::value) {
+        return loadVectorAt<Hint>(q, vec);
+    } else {
+        if (k == 0) return loadVectorAt<Hint>(q, vec);
+        const RowVec<T1, vectorElems<T>()> w = loadRowVec<vectorElems<T>(), Hint>(reinterpret_cast<const T1*>(q), vec);
+        Vector16<T> o;
+#pragma unroll
+        for (int e = 0; e < vectorElems<T>(); ++e) o.e[e] = Arith<T>::from_acc(Arith<T1>::to_acc(w.e[e]));
+        return o;
+    }
+}
+/// One element of input k at q, as float.
+template <typename P> WARPKIT_DEVICE float rowInputScalar(const typename P::Elem* q, int k) {
+    if constexpr (RowInputsAlike<P>::value) return Arith<typename P::Elem>::to_acc(loadScalar(q));
+    else if (k == 0) return Arith<typename P::Elem>::to_acc(loadScalar(q));
+    else return Arith<RowElem1<P>>::to_acc(loadScalar(reinterpret_cast<const RowElem1<P>*>(q)));
+}
+
 // The statistics sweep of the streamed paths (below, and the warp-streamed one): rowStatsAdd of
 // body vectors i0, i0 + S, i0 + 2S, ... below `end` of every input (input k's body 16-byte aligned
 // where vec[k]), L vectors of each in flight.
@@ -105,7 +152,13 @@ WARPKIT_DEVICE void rowStreamSweep(const P& p, typename P::Acc& acc, const typen
         for (int u = 0; u < L; ++u)
 #pragma unroll
             for (int k = 0; k < NI; ++k)
-                if (i + u * S < end) q[u][k] = loadVectorAt<LoadReadOnly>(in[k] + sp.head + (i + u * S) * V, vec[k]);
+                if (i + u * S < end) {
+                    if constexpr (RowInputsAlike<P>::value)
+                        q[u][k] = loadVectorAt<LoadReadOnly>(in[k] + sp.head + (i + u * S) * V, vec[k]);
+                    else
+                        q[u][k] = rowInputVector<LoadReadOnly, P>(rowInputAt<P>(in[k], k, sp.head, (i + u * S) * V), k,
+                                                                  vec[k]);
+                }
 #pragma unroll
         for (int u = 0; u < L; ++u) {
             if (i + u * S < end) {
@@ -134,10 +187,12 @@ template <typename P, int Threads> __global__ void __launch_bounds__(Threads)
     const T* in[NI];
     bool vec[NI]; // whether input k's body is 16-byte aligned (input 0's always is)
 #pragma unroll
-    for (int k = 0; k < NI; ++k) in[k] = rowInput(p, k, row);
+    for (int k = 0; k < NI; ++k) in[k] = RowInputsAlike<P>::value ? rowInput(p, k, row) : rowInputPtr(p, k, row);
     const VectorSplit sp = vectorSplit(in[0], cols);
 #pragma unroll
-    for (int k = 0; k < NI; ++k) vec[k] = (((size_t)(in[k] + sp.head)) & 15) == 0;
+    for (int k = 0; k < NI; ++k)
+        vec[k] = RowInputsAlike<P>::value ? (((size_t)(in[k] + sp.head)) & 15) == 0
+                                          : rowInputVec<P>(rowInputAt<P>(in[k], k, sp.head, 0), k);
     const int first = (int)rank * slice;
     const int end = first + slice < sp.vectors ? first + slice : (int)sp.vectors;
     // Head and tail elements (block 0): thread t holds element t of them, from the first sweep on.
@@ -145,7 +200,9 @@ template <typename P, int Threads> __global__ void __launch_bounds__(Threads)
     const int xcol = extraIndex<int>(sp, t, V);
     float xe[NI][1];
 #pragma unroll
-    for (int k = 0; k < NI; ++k) xe[k][0] = hasX ? Arith<T>::to_acc(loadScalar(in[k] + xcol)) : 0.0f;
+    for (int k = 0; k < NI; ++k)
+        if constexpr (RowInputsAlike<P>::value) xe[k][0] = hasX ? Arith<T>::to_acc(loadScalar(in[k] + xcol)) : 0.0f;
+        else xe[k][0] = hasX ? rowInputScalar<P>(rowInputAt<P>(in[k], k, xcol, 0), k) : 0.0f;
     typename P::Acc acc = rowStatsInit(p, row, cols, rank == 0 && t == 0);
     if constexpr (!RowStatsGiven<P>::value) { // statistics given from outside: one read
         rowStreamSweep<Threads, L>(p, acc, in, vec, sp, first + t, end);
@@ -161,7 +218,9 @@ template <typename P, int Threads> __global__ void __launch_bounds__(Threads)
         float xf[NI][V];
 #pragma unroll
         for (int k = 0; k < NI; ++k) {
-            const Vector16<T> q = loadVectorAt<LoadReadOnly>(in[k] + sp.head + i * V, vec[k]);
+            Vector16<T> q;
+            if constexpr (RowInputsAlike<P>::value) q = loadVectorAt<LoadReadOnly>(in[k] + sp.head + i * V, vec[k]);
+            else q = rowInputVector<LoadReadOnly, P>(rowInputAt<P>(in[k], k, sp.head, i * V), k, vec[k]);
 #pragma unroll
             for (int e = 0; e < V; ++e) xf[k][e] = Arith<T>::to_acc(q.e[e]);
         }
@@ -359,7 +418,7 @@ template <typename P, int Threads> __global__ void __launch_bounds__(Threads)
     const long long row = blockIdx.x / nb;
     const T* in[NI];
 #pragma unroll
-    for (int k = 0; k < NI; ++k) in[k] = rowInput(p, k, row);
+    for (int k = 0; k < NI; ++k) in[k] = rowInput(p, k, row); // inputs of one type (rowLaunchStaged)
     const VectorSplit sp = vectorSplit(in[0], cols);
     const int nv = stagedVectors(sp, rank, slice);
     const RowStagedSlice s{wk_row_stage, full, sp, slice, piece, rank * slice, nv, (nv + piece - 1) / piece};

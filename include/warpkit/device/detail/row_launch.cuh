@@ -150,13 +150,17 @@ template <typename P> inline bool rowStagesColumns(const P& p, int slice) {
 /// column arrays') in dynamic shared memory.
 template <typename P>
 inline cudaError_t rowLaunchStaged(const RowPlan& pl, const P& p, long long rows, int cols, int dev, cudaStream_t st) {
-    auto kern = rowOpStagedKernel<P, kStageThreads>;
-    const bool stageCols = rowStagesColumns(p, pl.slice);
-    const int smem = (P::kInputs + (stageCols ? rowColumnsInUse(p) : 0)) * pl.slice * 16;
-    return launchRows(kern, rows, pl.blocks, kStageThreads, smem, true, dev, st,
-                      [&](const cudaLaunchConfig_t& cfg, long long r0) {
-                          return cudaLaunchKernelEx(&cfg, kern, rowAt(p, r0), cols, pl.slice, pl.piece, stageCols);
-                      });
+    if constexpr (!IsSame<RowElem1<P>, typename P::Elem>::value) {
+        return cudaErrorNotSupported; // inputs of two types never stage (rowOpRun gives them register plans)
+    } else {
+        auto kern = rowOpStagedKernel<P, kStageThreads>;
+        const bool stageCols = rowStagesColumns(p, pl.slice);
+        const int smem = (P::kInputs + (stageCols ? rowColumnsInUse(p) : 0)) * pl.slice * 16;
+        return launchRows(kern, rows, pl.blocks, kStageThreads, smem, true, dev, st,
+                          [&](const cudaLaunchConfig_t& cfg, long long r0) {
+                              return cudaLaunchKernelEx(&cfg, kern, rowAt(p, r0), cols, pl.slice, pl.piece, stageCols);
+                          });
+    }
 }
 
 template <typename P> inline cudaError_t rowLaunchStream(const RowPlan& pl, const P& p, long long rows, int cols,

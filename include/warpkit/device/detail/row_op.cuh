@@ -42,6 +42,10 @@
 //   inputs that stage together (default: one input): rowStageable(p) -> bool (host)
 //   statistics given from outside (default: false): P::kStatsGiven, the streamed path skips its
 //                                        statistics sweep (rowFactors reads them; device/sharded.cuh)
+//   input 1 of another type (default: Elem): P::Elem1, a type narrower than Elem (Elem float)
+//                                        read through rowInput1(p, row) -> const Elem1* (default
+//                                        rowInput(p, 1, row)) and widened exactly as it loads; such
+//                                        a P never stages (device/add_norm.cuh's 16-bit residual)
 //   R25's fit shape on unaligned rows (default: true): P::kWarpFitUnaligned false leaves that
 //                                        instantiation out, and such rows take R1's warp plan
 //                                        (device/add_norm.cuh: two inputs there spilled)
@@ -124,6 +128,17 @@ template <typename P, typename = void> struct RowStatsGiven { static constexpr b
 template <typename P> struct RowStatsGiven<P, RowVoid<decltype(P::kStatsGiven)>> {
     static constexpr bool value = P::kStatsGiven;
 };
+
+/// Input 1's element type: P::Elem1 where P names one, else P::Elem.
+template <typename P, typename = void> struct RowElem1Of { using type = typename P::Elem; };
+template <typename P> struct RowElem1Of<P, RowVoid<typename P::Elem1>> { using type = typename P::Elem1; };
+template <typename P> using RowElem1 = typename RowElem1Of<P>::type;
+
+/// Input 1's row (P::kInputs == 2): rowInput(p, 1, row), unless the algorithm overloads it (an
+/// input of another type, P::Elem1).
+template <typename P> WARPKIT_DEVICE const typename P::Elem* rowInput1(const P& p, long long row) {
+    return rowInput(p, 1, row);
+}
 
 /// Whether P's unaligned rows may take R25's fit shape (P::kWarpFitUnaligned; default true).
 template <typename P, typename = void> struct RowWarpFitUnaligned { static constexpr bool value = true; };

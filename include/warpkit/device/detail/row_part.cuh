@@ -131,6 +131,52 @@ WARPKIT_DEVICE void loadPart(T (&v)[K], const T* q, const RowPart& p, T fill) {
         v[C * V + j] = partHasExtra(p, j) ? loadScalar<LoadReadOnly>(q + partExtraColumn<T>(p, j)) : fill;
 }
 
+/// N elements of Q in one access of N * sizeof(Q) bytes (a power of two up to 16): a vector of an
+/// input narrower than the row's type T, read in T's vector columns (device/add_norm.cuh's 16-bit r
+/// of a float row: 4 elements, 8 bytes, a float vector).
+template <typename Q, int N> struct alignas(N * sizeof(Q)) RowVec { Q e[N]; };
+/// N elements of Q from p: one access when `vec` (p aligned to N * sizeof(Q)), else one at a time.
+/// A whole vector of Q is loadVectorAt's load.
+template <int N, int Hint, typename Q> WARPKIT_DEVICE RowVec<Q, N> loadRowVec(const Q* p, bool vec) {
+    RowVec<Q, N> v;
+    if constexpr (N == vectorElems<Q>()) {
+        const Vector16<Q> w = loadVectorAt<Hint>(p, vec);
+        __builtin_memcpy(&v, &w, sizeof(v));
+    } else if (vec) {
+        using W = typename RawWord<N*(int)sizeof(Q)>::type;
+        const W w = loadWord<Hint>(reinterpret_cast<const W*>(p));
+        __builtin_memcpy(&v, &w, sizeof(v));
+    } else {
+#pragma unroll
+        for (int k = 0; k < N; ++k) v.e[k] = loadScalar<Hint>(p + k);
+    }
+    return v;
+}
+
+/// loadPart from an array q of a narrower type Q (the row's split is of T): each body slot's
+/// vectorElems<T>() elements of Q by one access where q's body is aligned to it (always when
+/// Aligned: rowsAlignedAs<T>), else element by element, each widened exactly to T (T is float).
+template <int C, int E, bool Aligned, typename T, typename Q, int K>
+WARPKIT_DEVICE void loadPart(T (&v)[K], const Q* q, const RowPart& p, T fill) {
+    static_assert(sizeof(Q) < sizeof(T), "loadPart: a second input type Q must be narrower than the row's T");
+    constexpr int V = vectorElems<T>();
+    const bool vec = Aligned || (((size_t)(q + p.s.head)) & (V * sizeof(Q) - 1)) == 0;
+#pragma unroll
+    for (int c = 0; c < C; ++c) {
+        const bool ok = partHasVector(p, c);
+        RowVec<Q, V> x;
+        if (ok) x = loadRowVec<V, LoadReadOnly>(q + partVectorColumn<T>(p, c), vec);
+#pragma unroll
+        for (int k = 0; k < V; ++k) v[c * V + k] = ok ? Arith<T>::from_acc(Arith<Q>::to_acc(x.e[k])) : fill;
+    }
+#pragma unroll
+    for (int j = 0; j < E; ++j)
+        v[C * V + j] =
+            partHasExtra(p, j)
+                ? Arith<T>::from_acc(Arith<Q>::to_acc(loadScalar<LoadReadOnly>(q + partExtraColumn<T>(p, j))))
+                : fill;
+}
+
 /// N per-column parameters (LayerNorm's w or b) from columns [col, col + N) of q as floats: `dflt`
 /// when q is null, one 16-byte load when N is a whole vector and `vec` (q + col aligned), else one
 /// by one.
@@ -153,6 +199,12 @@ WARPKIT_DEVICE void loadColumns(const T* q, int col, bool vec, float dflt, float
 template <typename T> inline bool rowsAligned(const T* q, long long ld, int cols) {
     constexpr int V = vectorElems<T>();
     return cols % V == 0 && ((size_t)q & 15) == 0 && ld % V == 0;
+}
+/// rowsAligned for an array of Q read in T's vector columns (loadPart): every row starts on
+/// vectorElems<T>() * sizeof(Q) bytes and holds whole groups of vectorElems<T>() elements. Host.
+template <typename T, typename Q> inline bool rowsAlignedAs(const Q* q, long long ld, int cols) {
+    constexpr int V = vectorElems<T>();
+    return cols % V == 0 && ((size_t)q & (V * sizeof(Q) - 1)) == 0 && ld % V == 0;
 }
 
 // ---- the reductions of a row part's threads -----------------------------------------------------
