@@ -56,7 +56,7 @@ template <typename T, int Kind> WARPKIT_DEVICE void segmentSoftmaxPair(const Seg
     const int first = j * heads, step = G * heads; // element offsets: below 2^12
     const T* x = a.x + at;
     T* y = a.y + at;
-    const int mine = rows - j <= 0 ? 0 : (rows - j + G - 1) / G; // this lane's rows
+    const int mine = rows - j <= 0 ? 0 : (rows - j + G - 1) >> (__ffs(G) - 1); // this lane's rows (G: 2^n)
     float v[K];
 #pragma unroll
     for (int k = 0; k < K; ++k) // every load before any use: one round trip
