@@ -411,9 +411,9 @@ template <int BT, int LT, typename A, typename O> __global__ void __launch_bound
         const unsigned tiers = segmentTiers(mine > 0 ? (unsigned)mineG : 0u);
         bool staged = false;
         if constexpr (SegStaged<A>::value) staged = segmentStagedOnes<BT>(a, tiers, heads, b, mine, p);
-        bool regs = false; // the softmax in registers (segment_softmax.cuh): a pair of few rows a lane
+        bool regs = false; // the softmax in registers (segment_softmax.cuh): up to 8 rows a lane, or a whole warp
         if constexpr (SegRegSoftmax<A>::value) {
-            regs = heads <= kSegRegMaxHeads && mine <= mineG * kSegRegRows;
+            regs = heads <= kSegRegMaxHeads && (mine <= mineG * kSegRegRows || mineG == 32);
             if (regs && mine > 0 && mineG == 1) segmentSoftmaxPair(a, b * heads + head, heads, 0, mine, 1);
         }
         if (!staged && !regs && mine > 0 && mineG == 1) { // a group of one lane: its own pair in place, no tree
@@ -428,7 +428,7 @@ template <int BT, int LT, typename A, typename O> __global__ void __launch_bound
             if constexpr (SegRegSoftmax<A>::value) {
                 const unsigned inRegs = __ballot_sync(WARPKIT_FULL_MASK, regs && mine > 0 && mineG == G);
                 if (inRegs) segmentSoftmaxTier(a, G, inRegs, b, mine, head, heads);
-                tier &= ~inRegs; // the longer pairs (G = 32, or many heads): the fold and write passes
+                tier &= ~inRegs; // the rest (more than 16 heads): the fold and write passes
             }
             if (tier) segmentTier(a, G, tier, g, b, mine, head, heads);
         }

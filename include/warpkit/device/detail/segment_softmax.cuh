@@ -8,6 +8,9 @@
 //      element, kept in the registers for the plain kinds; an xor butterfly of sums;
 //   3. softmaxFactors of {max, sum} and one multiply (plain) or two subtractions (log) an element,
 //      stored from the registers.
+// A pair of a whole warp (G = 32) past 32 * kSegRegRows rows goes by windows of that many rows
+// (segmentSoftmaxWide): each window's max and sum as above, merged into the pair's state in window
+// order, then a second read writes the outputs.
 // This is thread/softmax.cuh's partState / softmaxCore for a row spread over G lanes, so the NaN,
 // inf and all -inf rules are the same. The online update (an exp and a branch an element), the
 // state merges (an exp a step) and the second read of the write pass are gone. 16-bit values take
@@ -16,7 +19,8 @@
 // Bits. Each butterfly step combines two lanes' values with a commutative operator (IEEE + and
 // max.NaN), so the lanes of a group end with the same bits, and the tree depends only on G (a
 // function of the pair's length); the sum over a lane's rows runs in row order. So the result
-// depends only on the pair's values and length, never on the grid or on its neighbours.
+// depends only on the pair's values and length, never on the grid or on its neighbours. The windows'
+// states are the same bits in every lane (the same merges of the same butterfly results).
 #pragma once
 
 #include "segment_algos.cuh"
@@ -84,9 +88,59 @@ template <typename T, int Kind> WARPKIT_DEVICE void segmentSoftmaxPair(const Seg
     }
 }
 
+/// The softmax (Kind) of one pair by the whole warp, in windows of 32 * kSegRegRows rows (rows * heads
+/// < 2^31, heads <= kSegRegMaxHeads): each window's values in registers give its max (a butterfly)
+/// and its sum of exps against that max (a butterfly), merged into the pair's state in window order
+/// (softmaxStateMerge; every lane holds the same bits); a second read writes the outputs
+/// (softmaxApply). Two reads and two exps an element, against the fold's online update a row and its
+/// merges. All 32 lanes call, with the same pair.
+template <typename T, int Kind>
+WARPKIT_DEVICE void segmentSoftmaxWide(const SegSoftmaxAlgo<T, Kind>& a, long long at, int heads, int rows) {
+    constexpr int K = kSegRegRows, W = 32 * K;
+    constexpr bool kPrecise = sizeof(T) == 4;
+    const int lane = (int)laneId();
+    const T* x = a.x + at;
+    T* y = a.y + at;
+    SoftmaxState st = softmaxStateEmpty();
+#pragma unroll 1
+    for (int w0 = 0; w0 < rows; w0 += W) {
+        float v[K];
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            const int r = w0 + lane + 32 * k;
+            v[k] = r < rows ? Arith<T>::to_acc(x[r * heads]) : negInf();
+        }
+        float m = v[0];
+#pragma unroll
+        for (int k = 1; k < K; ++k) m = Max{}(m, v[k]);
+        m = segGroupAll(m, 32, Max{});
+        const float ms = m == negInf() ? 0.0f : m;
+        float s = 0.0f;
+#pragma unroll
+        for (int k = 0; k < K; ++k) s += expDiff<kPrecise>(v[k], ms); // -inf past the rows: 0
+        st = softmaxStateMerge(st, SoftmaxState{m, segGroupAll(s, 32, Sum{})});
+    }
+    const SoftmaxFactors f = softmaxFactors<Kind>(st);
+    constexpr int KW = K / 2; // the write pass: half a window a batch (8 spill in 16-bit plain kernels)
+#pragma unroll 1
+    for (int w0 = 0; w0 < rows; w0 += 32 * KW) {
+        float v[KW];
+#pragma unroll
+        for (int k = 0; k < KW; ++k) {
+            const int r = w0 + lane + 32 * k;
+            v[k] = r < rows ? Arith<T>::to_acc(x[r * heads]) : 0.0f;
+        }
+#pragma unroll
+        for (int k = 0; k < KW; ++k) {
+            const int r = w0 + lane + 32 * k;
+            if (r < rows) y[r * heads] = Arith<T>::from_acc(softmaxApply<Kind, kPrecise>(f, v[k]));
+        }
+    }
+}
+
 /// The short pairs of one tier in registers (group width G > 1, the lanes in `tier`, every pair
-/// rows <= G * kSegRegRows, heads <= kSegRegMaxHeads): the tier's k-th pair goes to group
-/// k % (32 / G) in round k / (32 / G), as segmentTier's (segment_kernels.cuh). Every lane calls.
+/// rows <= G * kSegRegRows or G = 32 (then by windows: segmentSoftmaxWide), heads <= kSegRegMaxHeads): the tier's k-th
+/// pair goes to group k % (32 / G) in round k / (32 / G), as segmentTier's (segment_kernels.cuh). Every lane calls.
 template <typename T, int Kind> WARPKIT_DEVICE void
 segmentSoftmaxTier(const SegSoftmaxAlgo<T, Kind>& a, int G, unsigned tier, long long b, int mine, int head, int heads) {
     const int lane = (int)laneId(), count = __popc(tier), groups = 32 / G, j = lane & (G - 1);
@@ -96,7 +150,8 @@ segmentSoftmaxTier(const SegSoftmaxAlgo<T, Kind>& a, int G, unsigned tier, long 
         const int src = k < count ? (int)__fns(tier, 0u, k + 1) : 0;
         const long long pb = shflIdx(b, src);
         const int pr = shflIdx(mine, src), ph = shflIdx(head, src);
-        segmentSoftmaxPair(a, pb * heads + ph, heads, j, k < count ? pr : 0, G);
+        if (G == 32 && pr > 32 * kSegRegRows) segmentSoftmaxWide(a, pb * heads + ph, heads, pr); // one pair a round
+        else segmentSoftmaxPair(a, pb * heads + ph, heads, j, k < count ? pr : 0, G);
     }
 }
 
