@@ -413,7 +413,8 @@ template <int BT, int LT, typename A, typename O> __global__ void __launch_bound
         if constexpr (SegStaged<A>::value) staged = segmentStagedOnes<BT>(a, tiers, heads, b, mine, p);
         bool regs = false; // the softmax in registers (segment_softmax.cuh): up to 8 rows a lane, or a whole warp
         if constexpr (SegRegSoftmax<A>::value) {
-            regs = heads <= kSegRegMaxHeads && (mine <= mineG * kSegRegRows || mineG == 32);
+            regs = heads <= kSegRegMaxHeads &&
+                   (mine <= mineG * kSegRegRows || (mineG == 32 && kSegWideRegs<typename A::Elem>));
             if (regs && mine > 0 && mineG == 1) segmentSoftmaxPair(a, b * heads + head, heads, 0, mine, 1);
         }
         if (!staged && !regs && mine > 0 && mineG == 1) { // a group of one lane: its own pair in place, no tree

@@ -88,6 +88,11 @@ template <typename T, int Kind> WARPKIT_DEVICE void segmentSoftmaxPair(const Seg
     }
 }
 
+/// Whether whole-warp pairs past 32 * kSegRegRows rows of T go by windows (segmentSoftmaxWide):
+/// 4-byte values (with 16-bit ones the group kernel spilled on sm_75 at its 80 registers; they keep
+/// the fold and write passes).
+template <typename T> constexpr bool kSegWideRegs = sizeof(T) == 4;
+
 /// The softmax (Kind) of one pair by the whole warp, in windows of 32 * kSegRegRows rows (rows * heads
 /// < 2^31, heads <= kSegRegMaxHeads): each window's values in registers give its max (a butterfly)
 /// and its sum of exps against that max (a butterfly), merged into the pair's state in window order
@@ -138,9 +143,10 @@ WARPKIT_DEVICE void segmentSoftmaxWide(const SegSoftmaxAlgo<T, Kind>& a, long lo
     }
 }
 
-/// The short pairs of one tier in registers (group width G > 1, the lanes in `tier`, every pair
-/// rows <= G * kSegRegRows or G = 32 (then by windows: segmentSoftmaxWide), heads <= kSegRegMaxHeads): the tier's k-th
-/// pair goes to group k % (32 / G) in round k / (32 / G), as segmentTier's (segment_kernels.cuh). Every lane calls.
+/// The short pairs of one tier in registers (group width G > 1, the lanes in `tier`, heads <=
+/// kSegRegMaxHeads, every pair rows <= G * kSegRegRows, or G = 32 and kSegWideRegs<T>: then by
+/// windows, segmentSoftmaxWide): the tier's k-th pair goes to group k % (32 / G) in round
+/// k / (32 / G), as segmentTier's (segment_kernels.cuh). Every lane calls.
 template <typename T, int Kind> WARPKIT_DEVICE void
 segmentSoftmaxTier(const SegSoftmaxAlgo<T, Kind>& a, int G, unsigned tier, long long b, int mine, int head, int heads) {
     const int lane = (int)laneId(), count = __popc(tier), groups = 32 / G, j = lane & (G - 1);
@@ -150,8 +156,13 @@ segmentSoftmaxTier(const SegSoftmaxAlgo<T, Kind>& a, int G, unsigned tier, long 
         const int src = k < count ? (int)__fns(tier, 0u, k + 1) : 0;
         const long long pb = shflIdx(b, src);
         const int pr = shflIdx(mine, src), ph = shflIdx(head, src);
-        if (G == 32 && pr > 32 * kSegRegRows) segmentSoftmaxWide(a, pb * heads + ph, heads, pr); // one pair a round
-        else segmentSoftmaxPair(a, pb * heads + ph, heads, j, k < count ? pr : 0, G);
+        if constexpr (kSegWideRegs<T>) {
+            if (G == 32 && pr > 32 * kSegRegRows) { // one pair a round
+                segmentSoftmaxWide(a, pb * heads + ph, heads, pr);
+                continue;
+            }
+        }
+        segmentSoftmaxPair(a, pb * heads + ph, heads, j, k < count ? pr : 0, G);
     }
 }
 
