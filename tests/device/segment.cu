@@ -5,8 +5,8 @@
 //     (Zipf-like, one segment of 300000 rows: many chunks); one giant among 20000 empty ones;
 //     lengths 0, 1, 31, 32, 33 and both sides of every path boundary (lane-group widths, the
 //     long-segment limit of each plan, whole chunks); decreasing CSR offsets (empty segments);
-//   * int and long long offsets, CSR and begin/end arrays; heads 1, 3, 4, 17; fp32, fp16, bf16;
-//     pointers one element off alignment; NaN, +-inf and all -inf segments;
+//   * int and long long offsets, CSR and begin/end arrays; heads 1, 2, 3, 4, 8, 16, 17; fp32, fp16, bf16;
+//     pointers one element off alignment; NaN, +-inf and all -inf segments (all four softmax kinds);
 //   * outputs poisoned first: rows in no segment, and empty segments' softmax rows, stay poisoned;
 //   * same bits on every call, from two streams at once, and for overlapping long segments that
 //     run on the chunk kernels or (no room left in the workspace) on single warps;
@@ -389,6 +389,102 @@ Test(device_segment, softmax_every_distribution) {
                 softmax_case<__nv_bfloat16>(off, off.back(), heads, true, 0, true, &r, what);
             }
         }
+    }
+}
+
+/// Heads 2, 8 and 16 (the register path's widths: 8 rows a lane, one to sixteen heads) over the
+/// short and mixed distributions and every boundary length (8, 9, ..., 255, 256, 257: the lane
+/// groups' limits, past which G = 32 pairs take the fold and write passes), specials included.
+Test(device_segment, softmax_head_widths) {
+    WK_REQUIRE_GPU();
+    const int dists[] = {0, 1, 2, 3, 5, 7, 8}, headsList[] = {2, 8, 16};
+    for (int d : dists) {
+        wk_rng r = wk_rng_make(0x4ead + d);
+        const std::vector<long long> off = distribution(d, wk_quick() ? 5000 : 20000, &r);
+        for (int hi = 0; hi < 3; ++hi) {
+            const int heads = headsList[hi];
+            char what[96];
+            snprintf(what, sizeof what, "%s heads %d float", kDistName[d], heads);
+            softmax_case<float>(off, off.back(), heads, hi != 1, hi, d >= 5, &r, what);
+            snprintf(what, sizeof what, "%s heads %d %s", kDistName[d], heads, hi == 1 ? "half" : "bf16");
+            if (hi == 1) softmax_case<__half>(off, off.back(), heads, true, 1, d >= 5, &r, what);
+            else softmax_case<__nv_bfloat16>(off, off.back(), heads, false, 0, true, &r, what);
+        }
+    }
+}
+
+/// All four kinds on x [items, heads] with whole -inf pairs among NaN and +-inf: a pair of only
+/// -inf gives NaN (plain, log), zeros (masked) or -inf (log masked); the rest as the reference.
+template <typename T>
+static void kinds_case(const std::vector<long long>& off, int heads, wk_rng* r, const char* what) {
+    const long long items = off.back(), segs = (long long)off.size() - 1, n = items * heads;
+    std::vector<T> hx(n);
+    for (auto& v : hx) v = pick<T>(r, true);
+    for (long long s = 0; s < segs; ++s) // head 0 of every third segment, every head of every fifth: all -inf
+        for (int h = 0; h < heads; ++h)
+            if ((s % 3 == 0 && h == 0) || s % 5 == 0)
+                for (long long i = off[s]; i < off[s + 1]; ++i) hx[i * heads + h] = wk_from_double<T>(-INFINITY);
+    T* dx = wk_alloc<T>(n);
+    T* dy = wk_alloc<T>(n);
+    long long* doff = wk_alloc<long long>(off.size());
+    wk_upload(dx, hx.data(), n);
+    wk_upload(doff, off.data(), off.size());
+    std::vector<T> got(n), again(n);
+    for (int kind = 0; kind < 4; ++kind) {
+        auto call = [&](void* w, size_t* b) {
+            return warpkit::segmentSoftmax((const T*)dx, dy, items, (const long long*)doff, segs, heads,
+                                           (warpkit::SoftmaxKind)kind, w, b);
+        };
+        size_t bytes;
+        void* w = workspace(call, &bytes);
+        for (int run = 0; run < 2; ++run) {
+            wk_poison(dy, n);
+            WK_CUDA(call(w, &bytes));
+            WK_LAUNCHED();
+            wk_download(run ? again.data() : got.data(), dy, n);
+        }
+        cr_assert(memcmp(got.data(), again.data(), n * sizeof(T)) == 0, "%s kind %d: two calls differ", what, kind);
+        for (long long s = 0; s < segs; ++s)
+            for (int h = 0; h < heads; ++h) {
+                const long long len = off[s + 1] - off[s];
+                std::vector<double> x(len), want;
+                double lse;
+                bool allNegInf = len > 0;
+                for (long long i = 0; i < len; ++i) {
+                    x[i] = wk_to_double(hx[(off[s] + i) * heads + h]);
+                    allNegInf = allNegInf && x[i] == -INFINITY;
+                }
+                ref_softmax(x, kind & 1, &want, &lse);
+                if (allNegInf && (kind & 2)) want.assign(len, (kind & 1) ? -INFINITY : 0.0);
+                for (long long i = 0; i < len; ++i) {
+                    const double gv = wk_to_double(got[(off[s] + i) * heads + h]);
+                    cr_assert(out_close<T>(gv, want[i], out_tol<T>()),
+                              "%s kind %d seg %lld head %d row %lld (len %lld): %.9g want %.9g", what, kind, s, h, i,
+                              len, gv, want[i]);
+                }
+            }
+        WK_CUDA(cudaFree(w));
+    }
+    for (void* p : {(void*)dx, (void*)dy, (void*)doff}) WK_CUDA(cudaFree(p));
+}
+
+Test(device_segment, softmax_kinds_all_neg_inf) {
+    WK_REQUIRE_GPU();
+    wk_rng r = wk_rng_make(0x3a5c);
+    const long long lens[] = {0,  1,  2,   3,   7,   8,   9,   15,  16,  17,  31,   32,   33,  63,
+                              64, 65, 127, 128, 129, 255, 256, 257, 300, 511, 1023, 1024, 1025};
+    std::vector<long long> off = {0};
+    for (int rep = 0; rep < 2; ++rep)
+        for (long long l : lens) off.push_back(off.back() + l);
+    const int headsList[] = {1, 2, 3, 4, 8, 16, 17};
+    for (int heads : headsList) {
+        char what[64];
+        snprintf(what, sizeof what, "kinds heads %d float", heads);
+        kinds_case<float>(off, heads, &r, what);
+        snprintf(what, sizeof what, "kinds heads %d half", heads);
+        kinds_case<__half>(off, heads, &r, what);
+        snprintf(what, sizeof what, "kinds heads %d bf16", heads);
+        kinds_case<__nv_bfloat16>(off, heads, &r, what);
     }
 }
 

@@ -16,7 +16,7 @@
 // give the same bits, so the result never depends on which pairs got room.
 #pragma once
 
-#include "segment_algos.cuh"
+#include "segment_softmax.cuh"
 #include "../../warp/segmented.cuh"
 #include "../../warp/reduce.cuh"
 #include "../../warp/scan.cuh"
@@ -411,15 +411,28 @@ template <int BT, int LT, typename A, typename O> __global__ void __launch_bound
         const unsigned tiers = segmentTiers(mine > 0 ? (unsigned)mineG : 0u);
         bool staged = false;
         if constexpr (SegStaged<A>::value) staged = segmentStagedOnes<BT>(a, tiers, heads, b, mine, p);
-        if (!staged && mine > 0 && mineG == 1) { // a group of one lane: its own pair in place, no tree
+        bool regs = false; // the softmax in registers (segment_softmax.cuh): up to 8 rows a lane, or a whole warp
+        if constexpr (SegRegSoftmax<A>::value) {
+            regs = heads <= kSegRegMaxHeads &&
+                   (mine <= mineG * kSegRegRows || (mineG == 32 && kSegWideRegs<typename A::Elem>));
+            if (regs && mine > 0 && mineG == 1) segmentSoftmaxPair(a, b * heads + head, heads, 0, mine, 1);
+        }
+        if (!staged && !regs && mine > 0 && mineG == 1) { // a group of one lane: its own pair in place, no tree
             const typename A::State st = foldRows(a, b, head, heads, 0, mine, 1);
             a.finish(p, st);
             if constexpr (A::kTwoPass) writeRows(a, a.prepare(st), b, head, heads, 0, mine, 1);
         }
 #pragma unroll 1
-        for (int G = 2; G <= 32; G <<= 1)
-            if (tiers & (unsigned)G)
-                segmentTier(a, G, __ballot_sync(WARPKIT_FULL_MASK, mine > 0 && mineG == G), g, b, mine, head, heads);
+        for (int G = 2; G <= 32; G <<= 1) {
+            if (!(tiers & (unsigned)G)) continue;
+            unsigned tier = __ballot_sync(WARPKIT_FULL_MASK, mine > 0 && mineG == G);
+            if constexpr (SegRegSoftmax<A>::value) {
+                const unsigned inRegs = __ballot_sync(WARPKIT_FULL_MASK, regs && mine > 0 && mineG == G);
+                if (inRegs) segmentSoftmaxTier(a, G, inRegs, b, mine, head, heads);
+                tier &= ~inRegs; // the rest (more than 16 heads): the fold and write passes
+            }
+            if (tier) segmentTier(a, G, tier, g, b, mine, head, heads);
+        }
     }
 }
 

@@ -7,10 +7,12 @@
 //      giving at most `perLane` rows a lane, 32 at most: set by the pair's own length), a pair of
 //      G = 1 by its own lane in place, the pairs of a wider G taken 32 / G at a time (only the
 //      widths in use), each group folding its rows lane-strided and combining its lanes in lane
-//      order (warpSegmentedReduce); longer pairs are appended to a work list in the workspace (one
-//      atomicAdd a warp), with their chunks counted (`chunkRows` rows a chunk); a warp step with
-//      long pairs that find no room (only segments that overlap) is appended to a no-room list;
-//      the offsets load two steps ahead, and a step starts its next step's rows toward L2;
+//      order (warpSegmentedReduce; the softmax of up to 16 heads instead holds a group's rows in
+//      registers, a max and a sum by xor butterflies, one read: segment_softmax.cuh); longer pairs
+//      are appended to a work list in the workspace (one atomicAdd a warp), with their chunks
+//      counted (`chunkRows` rows a chunk); a warp step with long pairs that find no room (only
+//      segments that overlap) is appended to a no-room list; the offsets load two steps ahead,
+//      and a step starts its next step's rows toward L2;
 //   then only when some segment can be long (items > longRows):
 //   1b. the no-room kernel: each listed pair by a whole warp, with the chunk kernels' math (an
 //      empty list, the usual case, costs one count read a warp on one block an SM);
