@@ -3,6 +3,8 @@
 //  - bench_median_ms(launch, warmup, reps): CUDA-event timing of launch(), median of reps; a
 //    50 us spin kernel ahead of each start event keeps host launch latency out of the interval.
 //  - bench_pair_median_ms(a, b, &msA, &msB): the same for two peers, timed alternately.
+//  - cold = true (either timer): bench_l2_flush() before each timed call, so that its inputs come
+//    from DRAM, not from what the previous call left in L2 (as nvbench's L2 flush).
 //  - bench_copy_tbps(bytes): device-to-device copy ceiling, (read + written bytes) / time in TB/s.
 //  - bench_fill_random(ptr, n): fill a float/int/half/bf16 buffer with random values on the device.
 //  - bench_progress(...): one line to stderr so a long run shows where it is.
@@ -40,6 +42,31 @@ __global__ void bench_delay_kernel(unsigned long long ns) {
 }
 static const unsigned long long kBenchDelayNs = 50000; // far above a launch's host cost
 
+__global__ void bench_read_kernel(const float4* p, size_t n, float* sink) {
+    float acc = 0.f;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        const float4 v = p[i];
+        acc += (v.x + v.y) + (v.z + v.w);
+    }
+    if (acc == 1234.5f) *sink = acc; // never true for the zero buffer; keeps the loads
+}
+
+/// Reads a zeroed buffer of twice the L2's size on stream 0: afterwards L2 holds only its clean
+/// lines, so the next call's inputs come from DRAM and its stores evict nothing dirty.
+static inline void bench_l2_flush(void) {
+    static float4* buf = nullptr;
+    static size_t n = 0;
+    if (buf == nullptr) {
+        int dev = 0, l2 = 0;
+        BENCH_CUDA(cudaGetDevice(&dev));
+        BENCH_CUDA(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
+        n = 2 * (size_t)l2 / sizeof(float4);
+        BENCH_CUDA(cudaMalloc(&buf, n * sizeof(float4) + sizeof(float)));
+        BENCH_CUDA(cudaMemset(buf, 0, n * sizeof(float4)));
+    }
+    bench_read_kernel<<<1024, 256>>>(buf, n, reinterpret_cast<float*>(buf + n));
+}
+
 static inline float bench_median_of(std::vector<float>& t) {
     std::sort(t.begin(), t.end());
     const size_t n = t.size();
@@ -48,7 +75,7 @@ static inline float bench_median_of(std::vector<float>& t) {
 
 /// Median time in milliseconds of `launch()` (which enqueues work on stream 0), timed with CUDA
 /// events around each call after `warmup` untimed calls. Checks for launch errors.
-template <typename F> static float bench_median_ms(F launch, int warmup = 5, int reps = 30) {
+template <typename F> static float bench_median_ms(F launch, int warmup = 5, int reps = 30, bool cold = false) {
     cudaEvent_t a, b;
     BENCH_CUDA(cudaEventCreate(&a));
     BENCH_CUDA(cudaEventCreate(&b));
@@ -57,6 +84,7 @@ template <typename F> static float bench_median_ms(F launch, int warmup = 5, int
     BENCH_CUDA(cudaDeviceSynchronize());
     std::vector<float> t(reps);
     for (int i = 0; i < reps; ++i) {
+        if (cold) bench_l2_flush();
         bench_delay_kernel<<<1, 1>>>(kBenchDelayNs);
         BENCH_CUDA(cudaEventRecord(a));
         launch();
@@ -73,24 +101,27 @@ template <typename F> static float bench_median_ms(F launch, int warmup = 5, int
 /// Medians (ms) of two launches timed alternately, A then B in every round, after `warmup` calls
 /// of each: for peers whose times are within noise of each other, so that clock or thermal drift
 /// during the run cannot favour whichever was timed first.
-template <typename FA, typename FB>
-static void bench_pair_median_ms(FA launchA, FB launchB, float* msA, float* msB, int warmup = 5, int reps = 61) {
-    cudaEvent_t e[3];
+template <typename FA, typename FB> static void bench_pair_median_ms(FA launchA, FB launchB, float* msA, float* msB,
+                                                                     int warmup = 5, int reps = 61, bool cold = false) {
+    cudaEvent_t e[4];
     for (cudaEvent_t& x : e) BENCH_CUDA(cudaEventCreate(&x));
     for (int i = 0; i < warmup; ++i) { launchA(); launchB(); }
     BENCH_CUDA(cudaGetLastError());
     BENCH_CUDA(cudaDeviceSynchronize());
     std::vector<float> ta(reps), tb(reps);
     for (int i = 0; i < reps; ++i) {
+        if (cold) bench_l2_flush();
         bench_delay_kernel<<<1, 1>>>(kBenchDelayNs);
         BENCH_CUDA(cudaEventRecord(e[0]));
         launchA();
         BENCH_CUDA(cudaEventRecord(e[1]));
-        launchB();
+        if (cold) bench_l2_flush(); // B's inputs from DRAM too; the flush lies outside both intervals
         BENCH_CUDA(cudaEventRecord(e[2]));
-        BENCH_CUDA(cudaEventSynchronize(e[2]));
+        launchB();
+        BENCH_CUDA(cudaEventRecord(e[3]));
+        BENCH_CUDA(cudaEventSynchronize(e[3]));
         BENCH_CUDA(cudaEventElapsedTime(&ta[i], e[0], e[1]));
-        BENCH_CUDA(cudaEventElapsedTime(&tb[i], e[1], e[2]));
+        BENCH_CUDA(cudaEventElapsedTime(&tb[i], e[2], e[3]));
     }
     BENCH_CUDA(cudaGetLastError());
     for (cudaEvent_t& x : e) BENCH_CUDA(cudaEventDestroy(x));
