@@ -160,9 +160,12 @@ def profile_step(torch, name, step):
 def run(torch, name, use_warpkit, compiled, idx, y, steps, profile=False):
     import gc
 
+    from torch._dynamo.utils import counters  # the compiled variant's graphs and graph breaks
+
     model = build(torch, use_warpkit)
     opt = torch.optim.AdamW(model.parameters(), lr=3e-4, weight_decay=0.0, fused=True)
     fwd = torch.compile(model) if compiled else model
+    counters.clear()
     torch.cuda.synchronize()
     torch.cuda.reset_peak_memory_stats()
     losses, times, host = [], [], []
@@ -186,6 +189,7 @@ def run(torch, name, use_warpkit, compiled, idx, y, steps, profile=False):
         losses.append(float(loss))
         times.append(a.elapsed_time(b))
     peak = torch.cuda.max_memory_allocated() / 2**30
+    graphs = (counters["stats"]["unique_graphs"], sum(counters["graph_break"].values())) if compiled else None
     if profile:
         profile_step(torch, name, step)
     del step, model, opt, fwd
@@ -194,7 +198,7 @@ def run(torch, name, use_warpkit, compiled, idx, y, steps, profile=False):
     timed = sorted(times[4:]) or sorted(times)
     issued = sorted(host[4:]) or sorted(host)
     return {"variant": name, "losses": losses, "step_ms": timed[len(timed) // 2], "host_ms": issued[len(issued) // 2],
-            "peak_gib": peak}
+            "peak_gib": peak, "graphs": graphs}
 
 
 def main():
@@ -219,6 +223,9 @@ def main():
               f"{r['peak_gib']:9.2f} {d:12.4f}  {r['losses'][0]:.4f} / {r['losses'][-1]:.4f}")
     print("host ms: the host's time to issue a step (median), no wait for the GPU; near step ms, the step is "
           "host-bound")
+    for r in res:
+        if r["graphs"] is not None:  # more than one graph, or any break: Python runs between graphs each step
+            print(f"  {r['variant']}: {r['graphs'][0]} graphs compiled, {r['graphs'][1]} graph breaks")
     print("losses:")
     for r in res:
         print(f"  {r['variant']:18} " + " ".join(f"{v:.4f}" for v in r["losses"]))

@@ -95,11 +95,14 @@ def eager(*tensors):
     transforms. Either way runs the same code and kernels; the op is what torch.compile traces."""
     if torch.compiler.is_compiling() or torch._C._len_torch_dispatch_stack() > 0:
         return False
-    wrapped = torch._C._functorch.is_functorch_wrapped_tensor
-    return all(t is None or (type(t) in _PLAIN and t.is_cuda and not wrapped(t)) for t in tensors)
+    for t in tensors:  # a loop, not a generator: this runs on every eager call
+        if t is not None and (type(t) not in _PLAIN or not t.is_cuda or _wrapped(t)):
+            return False
+    return True
 
 
 _PLAIN = (torch.Tensor, torch.nn.Parameter)
+_wrapped = torch._C._functorch.is_functorch_wrapped_tensor
 
 
 def graph_freed():
