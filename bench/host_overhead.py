@@ -186,7 +186,8 @@ def main():
     os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
     with open(out, "w", newline="") as f:
         wr = csv.writer(f)
-        wr.writerow(["op"] + [c.replace(" ", "_").replace("+", "") + "_us" for c in COLUMNS] + ["py_calls"])
+        names = [c.replace(" ", "_").replace(".", "_").replace("+", "").strip("_") + "_us" for c in COLUMNS]
+        wr.writerow(["op"] + names + ["py_calls"])
         for name, cells, n in rows:
             wr.writerow([name] + [f"{cells[c]:.2f}" if c in cells else "" for c in COLUMNS] + [n])
     print(f"csv: {out}")
