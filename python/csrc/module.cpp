@@ -172,6 +172,7 @@ using Tensors3 = std::tuple<at::Tensor, at::Tensor, at::Tensor>;
 using Tensors4 = std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor>;
 
 void checkRows(const at::Tensor& x, const char* op) {
+    TORCH_CHECK(x.is_cuda(), "warpkit.", op, ": expected CUDA tensors, got one on ", x.device());
     TORCH_CHECK(x.dim() == 2, "warpkit.", op, ": expected a 2-D tensor of rows, got ", x.dim(), " dimensions");
 }
 
@@ -304,29 +305,35 @@ void autogradCuda(const c10::OperatorHandle& op, c10::DispatchKeySet ks, torch::
     op.redispatchBoxed((ks & c10::after_autograd_keyset) | c10::DispatchKeySet(c10::DispatchKey::AutogradOther), stack);
 }
 
-} // namespace
-
-TORCH_LIBRARY_IMPL(warpkit, CUDA, m) {
-    m.impl("softmax", &softmaxOp);
-    m.impl("softmax_backward", &softmaxBackwardOp);
-    m.impl("layer_norm", &layerNormOp);
-    m.impl("rms_norm", &rmsNormOp);
-    m.impl("norm_backward", &normBackwardOp);
-    m.impl("add_layer_norm", &addLayerNormOp);
-    m.impl("add_rms_norm", &addRmsNormOp);
-    m.impl("norm_backward_add", &normBackwardAddOp);
-    m.impl("norm_backward_add_mixed", &normBackwardAddMixedOp);
-    m.impl("cross_entropy", &crossEntropyOp);
-}
-
-TORCH_LIBRARY_IMPL(warpkit, AutogradCUDA, m) {
+/// Registers the operators' CUDA and AutogradCUDA kernels for the schemas warpkit/_ops_*.py defined.
+/// Called by the module's import (not at static initialisation, as TORCH_LIBRARY_IMPL would), so that
+/// a registration the dispatcher refuses (a kernel whose signature differs from the op's schema)
+/// raises in Python, where warpkit._ext reports it, rather than aborting the process. The Library
+/// objects are kept for the process's life.
+void registerKernels() {
+    auto* cuda = new torch::Library(torch::Library::IMPL, "warpkit", c10::DispatchKey::CUDA, __FILE__, __LINE__);
+    cuda->impl("softmax", &softmaxOp);
+    cuda->impl("softmax_backward", &softmaxBackwardOp);
+    cuda->impl("layer_norm", &layerNormOp);
+    cuda->impl("rms_norm", &rmsNormOp);
+    cuda->impl("norm_backward", &normBackwardOp);
+    cuda->impl("add_layer_norm", &addLayerNormOp);
+    cuda->impl("add_rms_norm", &addRmsNormOp);
+    cuda->impl("norm_backward_add", &normBackwardAddOp);
+    cuda->impl("norm_backward_add_mixed", &normBackwardAddMixedOp);
+    cuda->impl("cross_entropy", &crossEntropyOp);
+    auto* autograd =
+        new torch::Library(torch::Library::IMPL, "warpkit", c10::DispatchKey::AutogradCUDA, __FILE__, __LINE__);
     for (const char* name : {"softmax", "softmax_backward", "layer_norm", "rms_norm", "norm_backward", "add_layer_norm",
                              "add_rms_norm", "norm_backward_add", "norm_backward_add_mixed", "cross_entropy"})
-        m.impl(name, torch::CppFunction::makeFromBoxedFunction<&autogradCuda>());
+        autograd->impl(name, torch::CppFunction::makeFromBoxedFunction<&autogradCuda>());
 }
+
+} // namespace
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
     m.doc() = "warpkit's device calls on torch tensors; use the operators of the warpkit package";
+    registerKernels();
     // The registered operators' CUDA kernels, under the operators' names (the Python ops' bodies).
     m.def("softmax", &softmaxOp);
     m.def("softmax_backward", &softmaxBackwardOp);

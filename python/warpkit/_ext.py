@@ -17,7 +17,7 @@ def ext():
 
             _ext = _C
             return _ext
-        except ImportError as e:
+        except (ImportError, RuntimeError) as e:  # RuntimeError: a kernel registration refused
             _error = e
     raise RuntimeError(
         "warpkit: the compiled extension warpkit._C is not available "
