@@ -7,8 +7,9 @@ kernel and writing the branch's bf16 gradient too; warpkit.layer_norm; warpkit.c
 keeps a bf16 gradient in place of torch's float32 log-softmax), against the same model with torch's
 (the same adds, then F.layer_norm), each eager and under torch.compile; the
 same seed, weights and batch for every variant, 20 steps each. Prints each variant's losses, the
-median step time (steps 5 .. 20, CUDA events) and the peak memory, and the largest loss difference
-from torch eager (bf16 noise is about 1e-2).
+median step time (steps 5 .. 20, CUDA events), the host's time to issue it (in all, and by forward,
+backward and optimizer; for the compiled variants also the graphs compiled and graph breaks) and the
+peak memory, and the largest loss difference from torch eager (bf16 noise is about 1e-2).
 Usage: python3 bench/gpt2_step.py [out.csv] [--steps N] [--profile]. --profile runs one more step of
 each variant under torch.profiler and prints its GPU time by kernel family (matmul, attention, triton
 = inductor's fused kernels, warpkit, other) and its 12 longest kernels, so two variants' step times
@@ -160,32 +161,41 @@ def profile_step(torch, name, step):
 def run(torch, name, use_warpkit, compiled, idx, y, steps, profile=False):
     import gc
 
+    from torch._dynamo.utils import counters  # the compiled variant's graphs and graph breaks
+
     model = build(torch, use_warpkit)
     opt = torch.optim.AdamW(model.parameters(), lr=3e-4, weight_decay=0.0, fused=True)
     fwd = torch.compile(model) if compiled else model
+    counters.clear()
     torch.cuda.synchronize()
     torch.cuda.reset_peak_memory_stats()
-    losses, times, host = [], [], []
+    losses, times, host, phases = [], [], [], []
 
-    def step(fwd=fwd, opt=opt):
+    def step(fwd=fwd, opt=opt, record=None):
+        t0 = time.perf_counter()
         with torch.autocast("cuda", dtype=torch.bfloat16):
             loss = fwd(idx, y)
+        t1 = time.perf_counter()
         loss.backward()
+        t2 = time.perf_counter()
         opt.step()
         opt.zero_grad(set_to_none=True)
+        if record is not None:  # the host's ms to issue the forward, the backward and the optimizer
+            record.append((1000 * (t1 - t0), 1000 * (t2 - t1), 1000 * (time.perf_counter() - t2)))
         return loss
 
     for s in range(steps):
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         t0 = time.perf_counter()
         a.record()
-        loss = step()
+        loss = step(record=phases)
         b.record()
         host.append((time.perf_counter() - t0) * 1000)  # the host's time to issue the step
         b.synchronize()
         losses.append(float(loss))
         times.append(a.elapsed_time(b))
     peak = torch.cuda.max_memory_allocated() / 2**30
+    graphs = (counters["stats"]["unique_graphs"], sum(counters["graph_break"].values())) if compiled else None
     if profile:
         profile_step(torch, name, step)
     del step, model, opt, fwd
@@ -193,8 +203,9 @@ def run(torch, name, use_warpkit, compiled, idx, y, steps, profile=False):
     torch.cuda.empty_cache()
     timed = sorted(times[4:]) or sorted(times)
     issued = sorted(host[4:]) or sorted(host)
+    split = [sorted(p[i] for p in (phases[4:] or phases))[len(phases[4:] or phases) // 2] for i in range(3)]
     return {"variant": name, "losses": losses, "step_ms": timed[len(timed) // 2], "host_ms": issued[len(issued) // 2],
-            "peak_gib": peak}
+            "peak_gib": peak, "graphs": graphs, "host_split": split}
 
 
 def main():
@@ -219,6 +230,12 @@ def main():
               f"{r['peak_gib']:9.2f} {d:12.4f}  {r['losses'][0]:.4f} / {r['losses'][-1]:.4f}")
     print("host ms: the host's time to issue a step (median), no wait for the GPU; near step ms, the step is "
           "host-bound")
+    for r in res:
+        f, bw, o = r["host_split"]
+        line = f"  {r['variant']:18} host ms: forward {f:.2f}, backward {bw:.2f}, optimizer {o:.2f}"
+        if r["graphs"] is not None:  # more than one graph, or any break: Python runs between graphs each step
+            line += f"; {r['graphs'][0]} graphs compiled, {r['graphs'][1]} graph breaks"
+        print(line)
     print("losses:")
     for r in res:
         print(f"  {r['variant']:18} " + " ".join(f"{v:.4f}" for v in r["losses"]))

@@ -1,6 +1,14 @@
 // The extension module warpkit._C: the bindings of csrc/*.cu (common.h), each raising RuntimeError
-// when it returns a failed Status. The operators are in the warpkit package (warpkit/_ops_*.py).
+// when it returns a failed Status; the eager operators' one-call forms; and the CUDA and AutogradCUDA
+// kernels of the operators whose schemas, fake kernels and autograd formulas warpkit/_ops_*.py
+// registers, so that torch.ops.warpkit.* on CUDA tensors (what a compiled graph calls) runs no Python.
 #include "common.h"
+
+#include <ATen/core/LegacyTypeDispatch.h>
+#include <c10/core/GradMode.h>
+#include <torch/library.h>
+
+#include <cmath>
 
 namespace {
 
@@ -154,23 +162,195 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> normBackwardEager(const at::Tenso
     return {shapedAs(dx2, x), dw, db};
 }
 
+// ---- the registered operators' CUDA kernels ------------------------------------------------------
+// Each takes its schema's arguments (warpkit/_ops_*.py) and every input the schema admits: 2-D rows,
+// empty ones, a negative or NaN eps (computed by torch's own ops: the device calls refuse it). The
+// Python ops' bodies call the same functions (warpkit._C's entries of the op's name).
+
+using Tensors2 = std::tuple<at::Tensor, at::Tensor>;
+using Tensors3 = std::tuple<at::Tensor, at::Tensor, at::Tensor>;
+using Tensors4 = std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor>;
+
+void checkRows(const at::Tensor& x, const char* op) {
+    TORCH_CHECK(x.is_cuda(), "warpkit.", op, ": expected CUDA tensors, got one on ", x.device());
+    TORCH_CHECK(x.dim() == 2, "warpkit.", op, ": expected a 2-D tensor of rows, got ", x.dim(), " dimensions");
+}
+
+at::Tensor softmaxOp(const at::Tensor& x, bool log) {
+    checkRows(x, "softmax");
+    return x.numel() ? softmaxEager(x, 1, log) : at::empty(x.sizes(), x.options());
+}
+
+at::Tensor softmaxBackwardOp(const at::Tensor& y, const at::Tensor& dy, bool log) {
+    checkRows(y, "softmax_backward");
+    return y.numel() ? softmaxBackwardEager(y, dy, 1, log) : at::empty(y.sizes(), y.options());
+}
+
+/// (y, mean, rstd) of x's rows (mean empty for RMSNorm). Empty rows: NaN statistics, as torch's.
+Tensors3 normOp(const at::Tensor& x, const OptTensor& w, const OptTensor& b, double eps, bool rms) {
+    checkRows(x, "norm");
+    if (x.numel() && eps >= 0) return normEager(x, w, b, eps, rms, true);
+    const int64_t rows = x.size(0);
+    const auto fo = x.options().dtype(at::kFloat);
+    const at::Tensor y = at::empty(x.sizes(), x.options());
+    if (x.numel() == 0) return {y, at::full({rms ? 0 : rows}, NAN, fo), at::full({rows}, NAN, fo)};
+    const at::Tensor xf = x.to(at::kFloat);
+    const at::Tensor mean = rms ? at::empty({0}, fo) : xf.mean(1);
+    const at::Tensor rstd = at::rsqrt((rms ? xf.square().mean(1) : at::var(xf, {1}, false, false)) + eps);
+    at::Tensor yf = (rms ? xf : xf - mean.unsqueeze(1)) * rstd.unsqueeze(1);
+    if (w.has_value()) yf = yf * w->to(at::kFloat);
+    if (b.has_value()) yf = yf + b->to(at::kFloat);
+    y.copy_(yf);
+    return {y, mean, rstd};
+}
+
+Tensors3 layerNormOp(const at::Tensor& x, const OptTensor& w, const OptTensor& b, double eps) {
+    return normOp(x, w, b, eps, false);
+}
+
+Tensors2 rmsNormOp(const at::Tensor& x, const OptTensor& w, double eps) {
+    auto [y, mean, rstd] = normOp(x, w, std::nullopt, eps, true);
+    return {y, rstd};
+}
+
+/// (y, h, mean, rstd): normAddEager's, or torch's add and normOp where the device call does not
+/// take the rows (empty, a negative eps).
+Tensors4 addNormOp(const at::Tensor& x, const at::Tensor& r, const OptTensor& w, const OptTensor& b, double eps,
+                   bool rms) {
+    checkRows(x, "add_norm");
+    TORCH_CHECK(r.sizes() == x.sizes(), "warpkit.add_norm: residual of shape ", r.sizes(), " must match x's ",
+                x.sizes());
+    if (x.numel() && eps >= 0) return normAddEager(x, r, w, b, eps, rms, true);
+    const at::Tensor h = (x + r).contiguous();
+    auto [y, mean, rstd] = normOp(h, w, b, eps, rms);
+    return {y, h, mean, rstd};
+}
+
+Tensors4 addLayerNormOp(const at::Tensor& x, const at::Tensor& r, const OptTensor& w, const OptTensor& b, double eps) {
+    return addNormOp(x, r, w, b, eps, false);
+}
+
+Tensors3 addRmsNormOp(const at::Tensor& x, const at::Tensor& r, const OptTensor& w, double eps) {
+    auto [y, h, mean, rstd] = addNormOp(x, r, w, std::nullopt, eps, true);
+    return {y, h, rstd};
+}
+
+/// The gradients of rows of none: dx of x's shape; dw and db (zeros: no row adds to them) of a
+/// row's length where needed, else empty.
+Tensors3 emptyGrads(const at::Tensor& x, bool needW, bool needB) {
+    const int64_t cols = x.size(1);
+    const auto make = [&](bool need) {
+        return x.size(0) ? at::empty({need ? cols : 0}, x.options()) : at::zeros({need ? cols : 0}, x.options());
+    };
+    return {at::empty(x.sizes(), x.options()), make(needW), make(needB)};
+}
+
+Tensors3 normBackwardOp(const at::Tensor& dy, const at::Tensor& x, const OptTensor& w, const at::Tensor& mean,
+                        const at::Tensor& rstd, bool needW, bool needB, bool rms) {
+    checkRows(x, "norm_backward");
+    if (x.numel() == 0) return emptyGrads(x, needW, needB);
+    return normBackwardEager(dy, x, w, mean, rstd, std::nullopt, needW, needB, rms);
+}
+
+Tensors3 normBackwardAddOp(const at::Tensor& dy, const at::Tensor& h, const OptTensor& w, const at::Tensor& mean,
+                           const at::Tensor& rstd, const at::Tensor& dres, bool needW, bool needB, bool rms) {
+    checkRows(h, "norm_backward_add");
+    if (h.numel() == 0) return emptyGrads(h, needW, needB);
+    return normBackwardEager(dy, h, w, mean, rstd, dres, needW, needB, rms);
+}
+
+Tensors4 normBackwardAddMixedOp(const at::Tensor& dy, const at::Tensor& h, const OptTensor& w, const at::Tensor& mean,
+                                const at::Tensor& rstd, const at::Tensor& dres, at::ScalarType rt, bool needW,
+                                bool needB, bool rms) {
+    checkRows(h, "norm_backward_add_mixed");
+    if (h.numel()) return normBackwardAddEager(dy, h, w, mean, rstd, dres, rt, needW, needB, rms);
+    auto [dx, dw, db] = emptyGrads(h, needW, needB);
+    return {dx, at::empty(h.sizes(), h.options().dtype(rt)), dw, db};
+}
+
+/// (loss, grad): each row's loss (float32) and, withGrad, d loss[r] / d logits (else empty). Rows
+/// of no classes: NaN for a kept row (its target is out of range), 0 for an ignored one, as torch.
+Tensors2 crossEntropyOp(const at::Tensor& logits, const at::Tensor& target, int64_t ignoreIndex, double smoothing,
+                        bool withGrad) {
+    checkRows(logits, "cross_entropy");
+    const int64_t rows = logits.size(0), cols = logits.size(1);
+    const at::Tensor loss = at::empty({rows}, logits.options().dtype(at::kFloat));
+    const at::Tensor grad = withGrad ? at::empty(logits.sizes(), logits.options()) : at::empty({0}, logits.options());
+    if (rows && cols == 0) {
+        loss.copy_(at::where(target == ignoreIndex, 0.0, NAN));
+    } else if (rows) {
+        raise(crossEntropyForward(lastRows(logits, cols), target.contiguous(), ignoreIndex, smoothing, loss,
+                                  withGrad ? grad : at::Tensor()),
+              "cross_entropy");
+    }
+    return {loss, grad};
+}
+
+/// The operators' autograd kernel for CUDA tensors. A call that records no graph (grad mode off, or
+/// no tensor argument requiring grad: every call of a compiled graph) goes on to the CUDA kernel in
+/// C++, as torch.library's own autograd kernel does in Python; one that records goes to that Python
+/// kernel (registered for the Autograd alias key, so AutogradOther's entry holds it), which applies
+/// the op's autograd.Function with the formulas of warpkit/_ops_*.py.
+void autogradCuda(const c10::OperatorHandle& op, c10::DispatchKeySet ks, torch::jit::Stack* stack) {
+    bool record = false;
+    if (c10::GradMode::is_enabled()) {
+        for (const c10::IValue& v : torch::jit::last(*stack, op.schema().arguments().size()))
+            record = record || (v.isTensor() && v.toTensor().requires_grad());
+    }
+    if (!record) {
+        const at::AutoDispatchBelowAutograd below;
+        op.redispatchBoxed(ks & c10::after_autograd_keyset, stack);
+        return;
+    }
+    op.redispatchBoxed((ks & c10::after_autograd_keyset) | c10::DispatchKeySet(c10::DispatchKey::AutogradOther), stack);
+}
+
+/// Registers the operators' CUDA and AutogradCUDA kernels for the schemas warpkit/_ops_*.py defined.
+/// Called by the module's import (not at static initialisation, as TORCH_LIBRARY_IMPL would), so that
+/// a registration the dispatcher refuses (a kernel whose signature differs from the op's schema)
+/// raises in Python, where warpkit._ext reports it, rather than aborting the process. The Library
+/// objects are kept for the process's life.
+void registerKernels() {
+    auto* cuda = new torch::Library(torch::Library::IMPL, "warpkit", c10::DispatchKey::CUDA, __FILE__, __LINE__);
+    cuda->impl("softmax", &softmaxOp);
+    cuda->impl("softmax_backward", &softmaxBackwardOp);
+    cuda->impl("layer_norm", &layerNormOp);
+    cuda->impl("rms_norm", &rmsNormOp);
+    cuda->impl("norm_backward", &normBackwardOp);
+    cuda->impl("add_layer_norm", &addLayerNormOp);
+    cuda->impl("add_rms_norm", &addRmsNormOp);
+    cuda->impl("norm_backward_add", &normBackwardAddOp);
+    cuda->impl("norm_backward_add_mixed", &normBackwardAddMixedOp);
+    cuda->impl("cross_entropy", &crossEntropyOp);
+    auto* autograd =
+        new torch::Library(torch::Library::IMPL, "warpkit", c10::DispatchKey::AutogradCUDA, __FILE__, __LINE__);
+    for (const char* name : {"softmax", "softmax_backward", "layer_norm", "rms_norm", "norm_backward", "add_layer_norm",
+                             "add_rms_norm", "norm_backward_add", "norm_backward_add_mixed", "cross_entropy"})
+        autograd->impl(name, torch::CppFunction::makeFromBoxedFunction<&autogradCuda>());
+}
+
 } // namespace
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
     m.doc() = "warpkit's device calls on torch tensors; use the operators of the warpkit package";
-    m.def("softmax_forward", raising(&softmaxForward, "softmax"));
-    m.def("softmax_backward", raising(&softmaxBackward, "softmax_backward"));
-    m.def("norm_forward", raising(&normForward, "norm"));
-    m.def("norm_backward", raising(&normBackward, "norm_backward"));
-    m.def("norm_add_forward", raising(&normAddForward, "add_norm"));
-    m.def("norm_add_backward", raising(&normAddBackward, "add_norm_backward"));
+    registerKernels();
+    // The registered operators' CUDA kernels, under the operators' names (the Python ops' bodies).
+    m.def("softmax", &softmaxOp);
+    m.def("softmax_backward", &softmaxBackwardOp);
+    m.def("layer_norm", &layerNormOp);
+    m.def("rms_norm", &rmsNormOp);
+    m.def("norm_backward", &normBackwardOp);
+    m.def("add_layer_norm", &addLayerNormOp);
+    m.def("add_rms_norm", &addRmsNormOp);
+    m.def("norm_backward_add", &normBackwardAddOp);
+    m.def("norm_backward_add_mixed", &normBackwardAddMixedOp);
+    m.def("cross_entropy", &crossEntropyOp);
     m.def("softmax_eager", &softmaxEager);
     m.def("softmax_backward_eager", &softmaxBackwardEager);
     m.def("norm_eager", &normEager);
     m.def("norm_add_eager", &normAddEager);
     m.def("norm_backward_eager", &normBackwardEager);
     m.def("norm_backward_add_eager", &normBackwardAddEager);
-    m.def("cross_entropy_forward", raising(&crossEntropyForward, "cross_entropy"));
     m.def("cross_entropy_scale", raising(&crossEntropyScale, "cross_entropy"));
     m.def("cross_entropy_reduce", raising(&crossEntropyReduce, "cross_entropy"));
     m.def("topk", raising(&topk, "topk"));

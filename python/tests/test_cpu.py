@@ -26,6 +26,26 @@ def test_registered_ops():
         assert hasattr(torch.ops.warpkit, name), name
 
 
+# The ops whose CUDA kernels are C++ (python/csrc/module.cpp registers them when warpkit._C imports).
+CXX_OPS = ("softmax", "softmax_backward", "layer_norm", "rms_norm", "norm_backward", "add_layer_norm", "add_rms_norm",
+           "norm_backward_add", "norm_backward_add_mixed", "cross_entropy")
+
+
+def test_schemas_fakes_and_cuda_kernels():
+    """Each op's schema, fake (Meta) kernel, body and autograd kernel come from Python, with or
+    without warpkit._C; the C++ ops' CUDA and AutogradCUDA kernels come from warpkit._C's import:
+    present exactly where it loads (CI: absent; a machine that built it: present)."""
+    has = torch._C._dispatch_has_kernel_for_dispatch_key
+    built = warpkit.available()
+    for name in CXX_OPS:
+        q = f"warpkit::{name}"
+        assert torch._C._dispatch_has_kernel(q), q
+        assert has(q, "Meta") and has(q, "CompositeExplicitAutograd") and has(q, "Autograd"), q
+        assert has(q, "CUDA") == built and has(q, "AutogradCUDA") == built, (q, built)
+    for name in ("topk", "argmax", "sample", "segment_softmax", "segment_reduce"):  # Python bodies alone
+        assert not has(f"warpkit::{name}", "CUDA")
+
+
 @pytest.mark.parametrize("shape", [(), (5,), (3, 0), (0, 4), (2, 3, 7), (4, 1, 1)])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
 def test_softmax_shapes(shape, dtype):
@@ -274,6 +294,38 @@ class _CpuExt:
         dw = (g * xhat).sum(0).to(x.dtype) if need_w else x.new_empty(0)
         db = g.sum(0).to(x.dtype) if need_b else x.new_empty(0)
         return dx.to(x.dtype), dw, db
+
+
+    # The registered ops' CUDA kernels (module.cpp's layer_norm, ...), which the ops' bodies call.
+    @staticmethod
+    def layer_norm(x, w, b, eps):
+        return _CpuExt.norm_eager(x, w, b, eps, False, True)
+
+    @staticmethod
+    def rms_norm(x, w, eps):
+        y, _, rstd = _CpuExt.norm_eager(x, w, None, eps, True, True)
+        return y, rstd
+
+    @staticmethod
+    def add_layer_norm(x, r, w, b, eps):
+        return _CpuExt.norm_add_eager(x, r, w, b, eps, False, True)
+
+    @staticmethod
+    def add_rms_norm(x, r, w, eps):
+        y, h, _, rstd = _CpuExt.norm_add_eager(x, r, w, None, eps, True, True)
+        return y, h, rstd
+
+    @staticmethod
+    def norm_backward(dy, x, w, mean, rstd, need_w, need_b, rms):
+        return _CpuExt.norm_backward_eager(dy, x, w, mean, rstd, None, need_w, need_b, rms)
+
+    @staticmethod
+    def norm_backward_add(dy, h, w, mean, rstd, dres, need_w, need_b, rms):
+        return _CpuExt.norm_backward_eager(dy, h, w, mean, rstd, dres, need_w, need_b, rms)
+
+    @staticmethod
+    def norm_backward_add_mixed(dy, h, w, mean, rstd, dres, res_dtype, need_w, need_b, rms):
+        return _CpuExt.norm_backward_add_eager(dy, h, w, mean, rstd, dres, res_dtype, need_w, need_b, rms)
 
 
 @pytest.fixture

@@ -1,6 +1,9 @@
 """pytest on the GPU: the operators through torch.library.opcheck (schema, fake tensors, autograd
 registration, AOT dispatch), torch.compile(fullgraph=True) of a function using every operator,
 capture and replay in a CUDA graph, and no host synchronisation. Skips without CUDA."""
+import cProfile
+import os
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -34,6 +37,53 @@ def every_op(x, w, b, t, off):
     side = (warpkit.argmax(h, -1), warpkit.sample(h, temperature=0.7, top_k=20, seed=5),
             warpkit.segment_reduce(h[:, 0].contiguous(), "max", offsets=off), i)
     return loss, side
+
+
+def python_frames(fn):
+    """The source files of the Python functions one call of fn enters besides fn itself (the
+    entries of cProfile's statistics that hold code objects)."""
+    prof = cProfile.Profile()
+    prof.runcall(fn)
+    return [os.path.abspath(e.code.co_filename) for e in prof.getstats()
+            if not isinstance(e.code, str) and e.code is not fn.__code__]
+
+
+def test_ops_run_cxx_kernels():
+    """torch.ops.warpkit.X.default on CUDA tensors without grad (what a compiled graph calls) runs
+    warpkit._C's AutogradCUDA and CUDA kernels: no Python frame past torch's own OpOverload.__call__
+    (no torch.library wrapper, no warpkit code). With grad, the Python autograd formula records the
+    graph through the same CUDA kernel."""
+    x, w, b, t, off = inputs(torch.float32)
+    r = (x * 0.5).bfloat16()
+    y, h, mean, rstd = OPS.add_layer_norm.default(x, r, w, b, 1e-5)
+    yr, hr, rstd_rms = OPS.add_rms_norm.default(x, r, w, 1e-5)
+    none = torch.empty(0, device="cuda")
+    calls = [
+        lambda: OPS.softmax.default(x, True),
+        lambda: OPS.softmax_backward.default(y, x, False),
+        lambda: OPS.layer_norm.default(x, w, b, 1e-5),
+        lambda: OPS.layer_norm.default(x, w, b, -1e-3),  # a negative eps: torch's ops, called from C++
+        lambda: OPS.rms_norm.default(x, w, 1e-6),
+        lambda: OPS.add_layer_norm.default(x, r, w, b, 1e-5),
+        lambda: OPS.add_rms_norm.default(x, r, w, 1e-5),
+        lambda: OPS.norm_backward.default(x, h, w, mean, rstd, True, True, False),
+        lambda: OPS.norm_backward.default(x, hr, w, none, rstd_rms, True, False, True),
+        lambda: OPS.norm_backward_add.default(x, h, w, mean, rstd, x, True, True, False),
+        lambda: OPS.norm_backward_add_mixed.default(x, h, w, mean, rstd, x, torch.bfloat16, True, True, False),
+        lambda: OPS.cross_entropy.default(x, t, -100, 0.1, True),
+    ]
+    ours = tuple(os.path.dirname(os.path.abspath(m.__file__)) for m in (warpkit, torch._library))
+    with torch.no_grad():
+        for fn in calls:
+            fn()
+            files = python_frames(fn)
+            assert len(files) <= 1 and not [f for f in files if f.startswith(ours)], files
+    xg = x.clone().requires_grad_()
+    yg, _, _ = OPS.layer_norm.default(xg, w, b, 1e-5)
+    (gx,) = torch.autograd.grad(yg, xg, x)
+    xr = x.clone().requires_grad_()
+    (ge,) = torch.autograd.grad(torch.nn.functional.layer_norm(xr, (768,), w, b, 1e-5), xr, x)
+    torch.testing.assert_close(gx, ge, rtol=1e-4, atol=1e-4)
 
 
 def test_opcheck():

@@ -88,18 +88,22 @@ def same_dtype(t, dtype):
 
 
 def eager(*tensors):
-    """Whether a call may run its operator's body through a torch.autograd.Function of its own
-    instead of the registered torch.library op, whose dispatch costs tens of microseconds of host
-    time a call (more than the kernels of a mid-sized row problem): plain CUDA tensors (or None),
+    """Whether a call may run its operator's kernel through a torch.autograd.Function of its own
+    instead of the registered torch.library op, whose calls that record a graph run torch.library's
+    Python autograd kernel (tens of microseconds of host time a call, more than the kernels of a
+    mid-sized row problem; those that record none are C++ throughout): plain CUDA tensors (or None),
     outside torch.compile, tracing and fake-tensor modes (torch dispatch modes) and functorch
     transforms. Either way runs the same code and kernels; the op is what torch.compile traces."""
     if torch.compiler.is_compiling() or torch._C._len_torch_dispatch_stack() > 0:
         return False
-    wrapped = torch._C._functorch.is_functorch_wrapped_tensor
-    return all(t is None or (type(t) in _PLAIN and t.is_cuda and not wrapped(t)) for t in tensors)
+    for t in tensors:  # a loop, not a generator: this runs on every eager call
+        if t is not None and (type(t) not in _PLAIN or not t.is_cuda or _wrapped(t)):
+            return False
+    return True
 
 
 _PLAIN = (torch.Tensor, torch.nn.Parameter)
+_wrapped = torch._C._functorch.is_functorch_wrapped_tensor
 
 
 def graph_freed():

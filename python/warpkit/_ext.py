@@ -1,5 +1,6 @@
-"""The compiled extension warpkit._C (python/csrc), loaded on first use so that the package imports,
-checks arguments and gives fake-tensor shapes without it (CPU-only machines, CI)."""
+"""The compiled extension warpkit._C (python/csrc), loaded when the package imports (its import registers
+the operators' CUDA kernels); the package imports, checks arguments and gives fake-tensor shapes
+without it (CPU-only machines, CI)."""
 
 _ext = None
 _error = None
@@ -16,7 +17,7 @@ def ext():
 
             _ext = _C
             return _ext
-        except ImportError as e:
+        except (ImportError, RuntimeError) as e:  # RuntimeError: a kernel registration refused
             _error = e
     raise RuntimeError(
         "warpkit: the compiled extension warpkit._C is not available "

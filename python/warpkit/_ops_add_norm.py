@@ -10,20 +10,11 @@ import torch
 
 from . import _common as c
 from ._ext import ext
-from ._ops_norm import (_backward_impl, _eager_backward, _fast, _finfo_eps, _forward, _grads_alloc, _needs_grad,
-                        _norm_backward, _prepare, _shaped)
+from ._ops_norm import (NARROW, _eager_backward, _fast, _finfo_eps, _grads_alloc, _needs_grad, _norm_backward, _prepare,
+                        _shaped)
 
 
-def _add_forward(x, residual, weight, bias, eps, rms):
-    """(y, h, mean, rstd); mean is empty for RMSNorm."""
-    if x.numel() == 0 or not eps >= 0:  # empty rows, a negative or NaN eps: torch's add, then _forward's path
-        h = x + residual
-        y, mean, rstd = _forward(h, weight, bias, eps, rms)
-        return y, h, mean, rstd
-    # One extension call: the row views, the outputs (mean empty for RMSNorm) and the launch in C++,
-    # so that the op's runtime path (what a compiled graph calls) costs one Python-level call.
-    y, h, mean, rstd = ext().norm_add_eager(x, residual, weight, bias, float(eps), rms, True)
-    return y, h, mean, rstd
+# The ops' bodies: warpkit._C's functions of their names, also their CUDA kernels (as _ops_norm's).
 
 
 def _fake_add_forward(x, residual, rms):
@@ -37,7 +28,7 @@ def _fake_add_forward(x, residual, rms):
 def _add_layer_norm(x: torch.Tensor, residual: torch.Tensor, weight: Optional[torch.Tensor],
                     bias: Optional[torch.Tensor],
                     eps: float) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    return _add_forward(x, residual, weight, bias, eps, False)
+    return ext().add_layer_norm(x, residual, weight, bias, eps)
 
 
 @_add_layer_norm.register_fake
@@ -48,8 +39,7 @@ def _(x, residual, weight, bias, eps):
 @torch.library.custom_op("warpkit::add_rms_norm", mutates_args=())
 def _add_rms_norm(x: torch.Tensor, residual: torch.Tensor, weight: Optional[torch.Tensor],
                   eps: float) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    y, h, _, rstd = _add_forward(x, residual, weight, None, eps, True)
-    return y, h, rstd
+    return ext().add_rms_norm(x, residual, weight, eps)
 
 
 @_add_rms_norm.register_fake
@@ -58,17 +48,11 @@ def _(x, residual, weight, eps):
     return y, h, rstd
 
 
-def _backward_add_impl(dy, h, weight, mean, rstd, dres, need_w, need_b, rms):
-    if h.numel():  # one extension call (dy and dres cast to h's dtype there), as _add_forward
-        return ext().norm_backward_eager(dy, h, weight, mean, rstd, dres, need_w, need_b, rms)
-    return _grads_alloc(h, need_w, need_b)
-
-
 @torch.library.custom_op("warpkit::norm_backward_add", mutates_args=())
 def _norm_backward_add(dy: torch.Tensor, h: torch.Tensor, weight: Optional[torch.Tensor], mean: torch.Tensor,
                        rstd: torch.Tensor, dres: torch.Tensor, need_w: bool, need_b: bool,
                        rms: bool) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    return _backward_add_impl(dy, h, weight, mean, rstd, dres, need_w, need_b, rms)
+    return ext().norm_backward_add(dy, h, weight, mean, rstd, dres, need_w, need_b, rms)
 
 
 @_norm_backward_add.register_fake
@@ -76,20 +60,13 @@ def _(dy, h, weight, mean, rstd, dres, need_w, need_b, rms):
     return _grads_alloc(h, need_w, need_b)
 
 
-def _backward_add_mixed_impl(dy, h, weight, mean, rstd, dres, res_dtype, need_w, need_b, rms):
-    """(dx, dr, dw, db): _backward_add_impl's, and dr, the residual's gradient in its dtype res_dtype
-    (16-bit beside a float32 h): dx's values rounded once, written by the same kernel. h of any shape."""
-    if h.numel():
-        return ext().norm_backward_add_eager(dy, h, weight, mean, rstd, dres, res_dtype, need_w, need_b, rms)
-    dx, dw, db = _grads_alloc(h, need_w, need_b)
-    return dx, torch.empty(h.shape, dtype=res_dtype, device=h.device), dw, db
-
-
 @torch.library.custom_op("warpkit::norm_backward_add_mixed", mutates_args=())
 def _norm_backward_add_mixed(dy: torch.Tensor, h: torch.Tensor, weight: Optional[torch.Tensor], mean: torch.Tensor,
                              rstd: torch.Tensor, dres: torch.Tensor, res_dtype: torch.dtype, need_w: bool, need_b: bool,
                              rms: bool) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    return _backward_add_mixed_impl(dy, h, weight, mean, rstd, dres, res_dtype, need_w, need_b, rms)
+    """(dx, dr, dw, db): norm_backward_add's, and dr, the residual's gradient in its dtype res_dtype
+    (16-bit beside a float32 h): dx's values rounded once, written by the same kernel."""
+    return ext().norm_backward_add_mixed(dy, h, weight, mean, rstd, dres, res_dtype, need_w, need_b, rms)
 
 
 @_norm_backward_add_mixed.register_fake
@@ -118,7 +95,7 @@ def _grads(ctx, dy, dh, plain, fused, mixed):
     """(dx, dr, dw, db): dx = dresidual = the norm's gradient at h plus h's own gradient dh (one
     kernel, fused, when both; plain when h has no gradient), dr that gradient in the residual's
     dtype (mixed: by the same kernel, for a 16-bit residual of a float32 h; else dx itself, which
-    autograd casts where the dtypes differ); the ops, or their bodies in eager mode."""
+    autograd casts where the dtypes differ); the ops, or the fast path's extension calls."""
     h, weight, mean, rstd = ctx.saved_tensors
     need = ctx.needs_input_grad
     need_w = ctx.has_weight and need[2]
@@ -149,21 +126,6 @@ _add_rms_norm.register_autograd(lambda ctx, *g: _backward(ctx, *g),
                                 setup_context=lambda ctx, inputs, output: _setup(ctx, inputs, output, True))
 
 
-class _AddNormFn(torch.autograd.Function):
-    """The eager form of both ops (c.eager): their bodies, without torch.library's dispatch."""
-
-    @staticmethod
-    def forward(ctx, x, residual, weight, bias, eps, rms):
-        y, h, mean, rstd = _add_forward(x, residual, weight, bias, eps, rms)
-        _setup(ctx, (x, residual, weight, bias), (y, h, rstd) if rms else (y, h, mean, rstd), rms)
-        return y, h
-
-    @staticmethod
-    def backward(ctx, dy, dh):
-        dx, dr, dw, db = _grads(ctx, dy, dh, _backward_impl, _backward_add_impl, _backward_add_mixed_impl)
-        return dx, dr, dw, db, None, None
-
-
 class _AddNormEagerFn(torch.autograd.Function):
     """The eager form for inputs of any shape that _fast takes, in one extension call a way
     (norm_add_eager; norm_backward_eager with dh as dres, or without it when h has no gradient)."""
@@ -176,16 +138,13 @@ class _AddNormEagerFn(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, dy, dh):
-        dx, dr, dw, db = _grads(ctx, dy, dh, _eager_backward, _eager_backward_add, _backward_add_mixed_impl)
+        dx, dr, dw, db = _grads(ctx, dy, dh, _eager_backward, _eager_backward_add, ext().norm_backward_add_eager)
         return dx, dr, dw, db, None, None
 
 
 def _eager_backward_add(dy, h, weight, mean, rstd, dres, need_w, need_b, rms):
-    """_backward_add_impl's results for the fast path's saved tensors (h of any shape)."""
+    """The norm_backward_add op's results for the fast path's saved tensors (h of any shape)."""
     return ext().norm_backward_eager(dy, h, weight, mean, rstd, dres, need_w, need_b, rms)
-
-
-_NARROW = (torch.float16, torch.bfloat16)
 
 
 def _wide_first(x, residual):
@@ -193,7 +152,7 @@ def _wide_first(x, residual):
     residual either way: the add commutes), so that the device's mixed form (a 16-bit residual of a
     float32 x) takes it and the outputs have the promoted dtype."""
     if (isinstance(x, torch.Tensor) and isinstance(residual, torch.Tensor) and residual.dtype == torch.float32
-            and x.dtype in _NARROW):
+            and x.dtype in NARROW):
         return residual, x
     return x, residual
 
@@ -206,7 +165,7 @@ def _pair(x, residual, name):
         raise RuntimeError(f"warpkit.{name}: residual of shape {list(residual.shape)} must match x's "
                            f"{list(x.shape)}")
     dt = torch.promote_types(x.dtype, residual.dtype)
-    if x.dtype == dt == torch.float32 and residual.dtype in _NARROW:
+    if x.dtype == dt == torch.float32 and residual.dtype in NARROW:
         return x, residual
     return c.same_dtype(x, dt), c.same_dtype(residual, dt)
 
@@ -226,11 +185,7 @@ def add_layer_norm(x, residual, normalized_shape, weight=None, bias=None, eps=1e
         return y, h
     x, residual = _pair(x, residual, "add_layer_norm")
     x2, w, b = _prepare(x, normalized_shape, weight, bias, "add_layer_norm")
-    r2 = residual.reshape(x2.shape)
-    if c.eager(x2, r2, w, b):
-        y, h = _AddNormFn.apply(x2, r2, w, b, float(eps), False)
-    else:
-        y, h, _, _ = _add_layer_norm(x2, r2, w, b, float(eps))
+    y, h, _, _ = _add_layer_norm(x2, residual.reshape(x2.shape), w, b, float(eps))
     return _shaped(y, x), _shaped(h, x)
 
 
@@ -247,11 +202,7 @@ def add_rms_norm(x, residual, normalized_shape, weight=None, eps=None):
         return y, h
     x, residual = _pair(x, residual, "add_rms_norm")
     x2, w, _ = _prepare(x, normalized_shape, weight, None, "add_rms_norm")
-    r2 = residual.reshape(x2.shape)
     if eps is None:
         eps = torch.finfo(x.dtype).eps
-    if c.eager(x2, r2, w):
-        y, h = _AddNormFn.apply(x2, r2, w, None, float(eps), True)
-    else:
-        y, h, _ = _add_rms_norm(x2, r2, w, float(eps))
+    y, h, _ = _add_rms_norm(x2, residual.reshape(x2.shape), w, float(eps))
     return _shaped(y, x), _shaped(h, x)

@@ -8,24 +8,12 @@ from . import _common as c
 from ._ext import ext
 
 
-def _forward(logits, target, ignore_index, label_smoothing, with_grad):
-    rows, cols = logits.shape
-    loss = torch.empty(rows, dtype=torch.float32, device=logits.device)
-    grad = c.empty_as(logits) if with_grad else logits.new_empty(0)
-    if rows and cols == 0:  # no classes: torch's loss is NaN for a kept row (its target is out of range)
-        loss.copy_(torch.where(target == ignore_index, 0.0, float("nan")))
-    elif rows:
-        ext().cross_entropy_forward(c.rows_view(logits), target.contiguous(), ignore_index, label_smoothing, loss,
-                                    grad if with_grad else c.none_tensor(logits))
-    return loss, grad
-
-
 @torch.library.custom_op("warpkit::cross_entropy", mutates_args=())
 def _cross_entropy(logits: torch.Tensor, target: torch.Tensor, ignore_index: int, label_smoothing: float,
                    with_grad: bool) -> Tuple[torch.Tensor, torch.Tensor]:
     """Each row's loss (float32) and, with_grad, d loss[r] / d logits (the second output: not
     differentiable, kept for the backward)."""
-    return _forward(logits, target, ignore_index, label_smoothing, with_grad)
+    return ext().cross_entropy(logits, target, ignore_index, label_smoothing, with_grad)  # also its CUDA kernel
 
 
 @_cross_entropy.register_fake
@@ -97,7 +85,7 @@ class _CrossEntropyFn(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, logits, target, ignore_index, label_smoothing, reduction, out_shape, dtype):
-        loss, grad = _forward(logits, target, ignore_index, label_smoothing, True)
+        loss, grad = ext().cross_entropy(logits, target, ignore_index, label_smoothing, True)
         out, count = _reduce(loss, target, ignore_index, reduction, out_shape, dtype, autograd=False)
         ctx.reduction = reduction
         ctx.save_for_backward(grad, count)
@@ -165,7 +153,7 @@ def cross_entropy(input, target, ignore_index=-100, label_smoothing=0.0, reducti
         if with_grad:
             return _CrossEntropyFn.apply(logits, flat, ignore_index, label_smoothing, reduction, out_shape,
                                          out_dtype)
-        loss, _ = _forward(logits, flat, ignore_index, label_smoothing, False)
+        loss, _ = ext().cross_entropy(logits, flat, ignore_index, label_smoothing, False)
         return _reduce(loss, flat, ignore_index, reduction, out_shape, out_dtype, autograd=False)[0]
     loss, _ = _cross_entropy(logits, flat, ignore_index, label_smoothing, with_grad)
     return _reduce(loss, flat, ignore_index, reduction, out_shape, out_dtype)[0]

@@ -10,44 +10,9 @@ from . import _common as c
 from ._ext import ext
 
 
-def _stats_in_torch(x, eps, rms):
-    """mean (LayerNorm) and rstd as torch computes them, in float32: the path for what the device
-    calls do not take (a negative or NaN eps, empty rows)."""
-    xf = x.float()
-    if rms:
-        return None, torch.rsqrt(xf.square().mean(1) + eps)
-    mean = xf.mean(1)
-    return mean, torch.rsqrt(xf.var(1, unbiased=False) + eps)
-
-
-def _forward(x, weight, bias, eps, rms):
-    rows, cols = x.shape
-    if x.numel() and eps >= 0:
-        # One extension call: the row view, the outputs (mean empty for RMSNorm) and the launch in
-        # C++, so that the op's runtime path (what a compiled graph calls) costs one Python-level call.
-        return ext().norm_eager(x, weight, bias, float(eps), rms, True)
-    y = c.empty_as(x)
-    rstd = torch.empty(rows, dtype=torch.float32, device=x.device)
-    mean = c.none_tensor(rstd) if rms else rstd.new_empty(rows)
-    if x.numel() == 0:
-        if rows:
-            rstd.fill_(float("nan"))
-            if not rms:
-                mean.fill_(float("nan"))
-        return y, mean, rstd
-    # A negative (or NaN) eps: torch computes with it; the device calls refuse it.
-    m, r = _stats_in_torch(x, eps, rms)
-    yf = x.float() if rms else x.float() - m[:, None]
-    yf = yf * r[:, None]
-    if weight is not None:
-        yf = yf * weight.float()
-    if bias is not None:
-        yf = yf + bias.float()
-    y.copy_(yf)
-    rstd.copy_(r)
-    if not rms:
-        mean.copy_(m)
-    return y, mean, rstd
+# Each op's body is warpkit._C's function of the op's name, which the extension also registers as the
+# op's CUDA kernel (python/csrc/module.cpp), so that on CUDA tensors the dispatcher runs it without a
+# Python frame; the body runs where that kernel is absent (no extension: ext() says how to build it).
 
 
 def _fake_forward(x, rms):
@@ -60,7 +25,7 @@ def _fake_forward(x, rms):
 @torch.library.custom_op("warpkit::layer_norm", mutates_args=())
 def _layer_norm(x: torch.Tensor, weight: Optional[torch.Tensor], bias: Optional[torch.Tensor],
                 eps: float) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    return _forward(x, weight, bias, eps, False)
+    return ext().layer_norm(x, weight, bias, eps)
 
 
 @_layer_norm.register_fake
@@ -70,8 +35,7 @@ def _(x, weight, bias, eps):
 
 @torch.library.custom_op("warpkit::rms_norm", mutates_args=())
 def _rms_norm(x: torch.Tensor, weight: Optional[torch.Tensor], eps: float) -> Tuple[torch.Tensor, torch.Tensor]:
-    y, _, rstd = _forward(x, weight, None, eps, True)
-    return y, rstd
+    return ext().rms_norm(x, weight, eps)
 
 
 @_rms_norm.register_fake
@@ -86,17 +50,11 @@ def _grads_alloc(x, need_w, need_b):
     return c.empty_as(x), make(cols if need_w else 0), make(cols if need_b else 0)
 
 
-def _backward_impl(dy, x, weight, mean, rstd, need_w, need_b, rms):
-    if x.numel():  # one extension call (dy cast to x's dtype there), as _forward
-        return ext().norm_backward_eager(dy, x, weight, mean, rstd, None, need_w, need_b, rms)
-    return _grads_alloc(x, need_w, need_b)
-
-
 @torch.library.custom_op("warpkit::norm_backward", mutates_args=())
 def _norm_backward(dy: torch.Tensor, x: torch.Tensor, weight: Optional[torch.Tensor], mean: torch.Tensor,
                    rstd: torch.Tensor, need_w: bool, need_b: bool,
                    rms: bool) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    return _backward_impl(dy, x, weight, mean, rstd, need_w, need_b, rms)
+    return ext().norm_backward(dy, x, weight, mean, rstd, need_w, need_b, rms)
 
 
 @_norm_backward.register_fake
@@ -115,7 +73,7 @@ def _setup(ctx, inputs, output, rms):
 
 
 def _grads(ctx, dy, backward):
-    """(dx, dw, db) by backward (the op, or its body in eager mode), None where not needed."""
+    """(dx, dw, db) by backward (the op, or the fast path's extension call), None where not needed."""
     x, weight, mean, rstd = ctx.saved_tensors
     need = ctx.needs_input_grad
     need_w = ctx.has_weight and need[1]
@@ -137,20 +95,6 @@ _rms_norm.register_autograd(lambda ctx, *g: _backward(ctx, *g),
                             setup_context=lambda ctx, inputs, output: _setup(ctx, inputs, output, True))
 
 
-class _NormFn(torch.autograd.Function):
-    """The eager form of both ops (c.eager): their bodies, without torch.library's dispatch."""
-
-    @staticmethod
-    def forward(ctx, x, weight, bias, eps, rms):
-        out = _forward(x, weight, bias, eps, rms)
-        _setup(ctx, (x, weight, bias), (out[0], out[2]) if rms else out, rms)
-        return out[0]
-
-    @staticmethod
-    def backward(ctx, dy):
-        return (*_grads(ctx, dy, _backward_impl), None, None)
-
-
 class _NormEagerFn(torch.autograd.Function):
     """The eager form for inputs of any shape that _fast takes, in one extension call a way
     (norm_eager and norm_backward_eager: the row views and allocations in C++)."""
@@ -167,40 +111,53 @@ class _NormEagerFn(torch.autograd.Function):
 
 
 def _eager_backward(dy, x, weight, mean, rstd, need_w, need_b, rms):
-    """_backward_impl's results for the fast path's saved tensors (x of any shape)."""
+    """The norm_backward op's results for the fast path's saved tensors (x of any shape)."""
     return ext().norm_backward_eager(dy, x, weight, mean, rstd, None, need_w, need_b, rms)
 
 
 def _fast(x, normalized_shape, params, eps, others=()):
     """Whether the eager fast path (_NormEagerFn, or norm_eager alone without gradients; the add
     forms' too) takes a call: plain CUDA tensors (c.eager) of one supported dtype, a non-empty x
-    normalised over its last dimension, `others` (the residual) of x's shape and dtype (or one that
-    promotes to x's: the extension casts it), the params
-    (w and b) none or contiguous vectors of that length, eps >= 0. Everything else (and every
-    error) takes the general path."""
+    normalised over its last dimension, `others` (the residual) of x's shape and dtype (or a 16-bit
+    one beside a float32 x: the extension reads it as it is), the params (w and b) none or
+    contiguous vectors of that length, eps >= 0. Everything else (and every error) takes the
+    general path. Loops rather than generators, each tensor attribute read once: this runs on every
+    eager call."""
     if not c.eager(x, *others, *params):  # first: under torch.compile nothing else is traced
         return False
     ns = normalized_shape
     if type(ns) is not int:
-        if type(ns) not in (tuple, list, torch.Size) or len(ns) != 1:
+        if type(ns) not in _SHAPES or len(ns) != 1:
             return False
         ns = ns[0]
-    if not eps >= 0:
-        return False
     dt = x.dtype
-    if dt not in c.DTYPES or not x.dim() or x.shape[-1] != ns or not x.numel():
+    if not eps >= 0 or dt not in c.DTYPES or not x.numel():
         return False
-    for o in others:  # another dtype only where x's is the promoted one (a bf16 residual of fp32 x)
-        if o.shape != x.shape:
+    shape = x.shape
+    if not shape or shape[-1] != ns:
+        return False
+    for o in others:
+        if o.shape != shape:
             return False
-        if o.dtype != dt and (o.dtype not in c.DTYPES or torch.promote_types(dt, o.dtype) != dt):
+        odt = o.dtype
+        if odt != dt and (dt != torch.float32 or odt not in NARROW):
             return False
-    return all(t is None or (t.dtype == dt and t.dim() == 1 and t.shape[0] == ns and t.is_contiguous())
-               for t in params)
+    for t in params:
+        if t is not None and (t.dtype != dt or t.dim() != 1 or t.shape[0] != ns or not t.is_contiguous()):
+            return False
+    return True
+
+
+_SHAPES = (tuple, list, torch.Size)
+NARROW = (torch.float16, torch.bfloat16)
 
 
 def _needs_grad(*tensors):
-    return torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors)
+    if torch.is_grad_enabled():
+        for t in tensors:
+            if t is not None and t.requires_grad:
+                return True
+    return False
 
 
 def _prepare(x, normalized_shape, weight, bias, name):
@@ -265,8 +222,6 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
             return _NormEagerFn.apply(x, weight, bias, float(eps), False)
         return ext().norm_eager(x, weight, bias, float(eps), False, False)[0]
     x2, w, b = _prepare(x, normalized_shape, weight, bias, "layer_norm")
-    if c.eager(x2, w, b):
-        return _shaped(_NormFn.apply(x2, w, b, float(eps), False), x)
     y, _, _ = _layer_norm(x2, w, b, float(eps))
     return _shaped(y, x)
 
@@ -286,7 +241,5 @@ def rms_norm(x, normalized_shape, weight=None, eps=None):
     x2, w, _ = _prepare(x, normalized_shape, weight, None, "rms_norm")
     if eps is None:
         eps = torch.finfo(x.dtype).eps
-    if c.eager(x2, w):
-        return _shaped(_NormFn.apply(x2, w, None, float(eps), True), x)
     y, _ = _rms_norm(x2, w, float(eps))
     return _shaped(y, x)

@@ -6,23 +6,12 @@ from . import _common as c
 from ._ext import ext
 
 
-def _forward(x, log):
-    y = c.empty_as(x)
-    if x.numel():
-        ext().softmax_forward(c.rows_view(x), y, log)
-    return y
-
-
-def _backward_impl(y, dy, log):
-    dx = c.empty_as(y)
-    if y.numel():
-        ext().softmax_backward(c.rows_view(y), c.rows_view(c.same_dtype(dy, y.dtype)), dx, log)
-    return dx
+# The ops' bodies: warpkit._C's functions of their names, also their CUDA kernels (as _ops_norm's).
 
 
 @torch.library.custom_op("warpkit::softmax", mutates_args=())
 def _softmax(x: torch.Tensor, log: bool) -> torch.Tensor:
-    return _forward(x, log)
+    return ext().softmax(x, log)
 
 
 @_softmax.register_fake
@@ -32,7 +21,7 @@ def _(x, log):
 
 @torch.library.custom_op("warpkit::softmax_backward", mutates_args=())
 def _softmax_backward(y: torch.Tensor, dy: torch.Tensor, log: bool) -> torch.Tensor:
-    return _backward_impl(y, dy, log)
+    return ext().softmax_backward(y, dy, log)
 
 
 @_softmax_backward.register_fake
@@ -51,21 +40,6 @@ def _backward(ctx, dy):
 
 
 _softmax.register_autograd(_backward, setup_context=_setup)
-
-
-class _SoftmaxFn(torch.autograd.Function):
-    """The eager form of the op (c.eager): its body, without torch.library's dispatch."""
-
-    @staticmethod
-    def forward(ctx, x, log):
-        y = _forward(x, log)
-        _setup(ctx, (x, log), y)
-        return y
-
-    @staticmethod
-    def backward(ctx, dy):
-        (y,) = ctx.saved_tensors
-        return _backward_impl(y, dy, ctx.log), None
 
 
 class _SoftmaxEagerFn(torch.autograd.Function):
@@ -101,7 +75,7 @@ def _run(x, dim, dtype, log, name):
         x = x.to(dtype)
     d = c.wrap_dim(dim, x.dim(), name)
     x2, shape = c.as_rows(x, d)
-    y2 = _SoftmaxFn.apply(x2, log) if c.eager(x2) else _softmax(x2, log)
+    y2 = _softmax(x2, log)
     return c.from_rows(y2, shape, d, x.dim())
 
 
