@@ -247,6 +247,7 @@ template <typename S> WARPKIT_DEVICE bool listAppend(const SegList<S>& l, bool i
     const long long base = (long long)c0 + excl + (together ? h - h * n : 0), stride = together ? heads : 1;
     const bool room = isLong && e < l.maxEntries && base + (n - 1) * stride < l.maxChunks;
     if (room) l.entries[e] = SegEntry{pair, begin, rows, base, stride, 0u, h};
+    else if (isLong && e < l.maxEntries) l.entries[e].stride = 1; // no chunks: marked not a block-tier entry
     for (unsigned w = longs; w; w &= w - 1) {
         const int src = __ffs(w) - 1;
         const long long sb = shflIdx(base, src), ss = shflIdx(stride, src), sn = shflIdx(n, src);

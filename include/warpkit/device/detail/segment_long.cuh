@@ -138,6 +138,19 @@ template <int LT, typename A> __global__ void __launch_bounds__(LT, SegWriteBatc
     }
 }
 
+/// Entry e of the list's first `entries` for the block kernel: its stride (0: a block-tier segment)
+/// and, for a block-tier one only, its begin and rows (a listed pair that found no room for its
+/// chunks wrote only its stride); e past them: stride 1.
+template <typename S> WARPKIT_DEVICE SegEntry segBlockEntry(const SegList<S>& l, long long e, long long entries) {
+    SegEntry en{};
+    en.stride = e < entries ? l.entries[e].stride : 1;
+    if (en.stride == 0) {
+        en.begin = l.entries[e].begin;
+        en.rows = l.entries[e].rows;
+    }
+    return en;
+}
+
 /// Stage 4 (the softmax, when segments can be long): the block tier (segment_block.cuh), the list's
 /// block-tier entries one segment a block at a time, taken in turn (counter[3]); the next segment's
 /// first lines are started toward L2 while this one runs.
@@ -155,11 +168,11 @@ template <int BT, typename A> __global__ void __launch_bounds__(BT, 2)
         }
         __syncthreads();
         long long cur = taken[0], next = taken[1];
-        SegEntry en = cur < entries ? list.entries[cur] : SegEntry{};
+        SegEntry en = segBlockEntry(list, cur, entries);
         while (cur < entries) {
             __syncthreads(); // every thread has read `taken` before it changes
             if (threadIdx.x == 0) taken[0] = (long long)atomicAdd(list.counter + 3, 1ull);
-            const SegEntry nx = next < entries ? list.entries[next] : SegEntry{}; // a segment ahead
+            const SegEntry nx = segBlockEntry(list, next, entries); // a segment ahead
             // its first 128 bytes a thread toward L2, once this segment's first loads are issued
             auto ahead = [&] {
                 const long long bytes = nx.stride == 0 ? nx.rows * heads * (long long)sizeof(typename A::Elem) : 0;
