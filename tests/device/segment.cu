@@ -557,14 +557,14 @@ Test(device_segment, overlapping_same_bits_on_any_executor) {
 Test(device_segment, overlapping_softmax_past_the_room) {
     WK_REQUIRE_GPU();
     const long long items = 70001, segs = 80;
-    std::vector<float> hx(items);
-    wk_rng r = wk_rng_make(0x0f);
-    for (auto& v : hx) v = (float)wk_uniform(&r, -3, 3);
-    std::vector<long long> b(segs), e(segs);
-    for (long long s = 0; s < segs; ++s) {
-        b[s] = s < 64 ? 3 : 6000;
-        e[s] = s < 64 ? 5003 : 70000;
+    std::vector<long long> b(segs, 3), e(segs, 5003); // copies 0..63; 64..79 cover rows 6000..69999
+    for (long long s = 64; s < segs; ++s) {
+        b[s] = 6000;
+        e[s] = 70000;
     }
+    wk_rng r = wk_rng_make(0x0f);
+    std::vector<float> hx(items);
+    for (auto& v : hx) v = (float)wk_uniform(&r, -3, 3);
     float* dx = wk_alloc<float>(items);
     float* dy = wk_alloc<float>(items);
     long long *db = wk_alloc<long long>(segs), *de = wk_alloc<long long>(segs);
