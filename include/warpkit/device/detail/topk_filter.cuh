@@ -12,7 +12,7 @@
 //      order key; a block radix select (topkSampleSelect) finds Q, the k-th largest of the block's 1024
 //      (duplicates count: the slots are distinct elements; fmaxf drops NaN unless all are), or a key
 //      below it with zeroed low digits (an early stop; fp16 / bf16: after the top 16 bits, the only
-//      ones their keys vary in), which still has k keys at or above it. k elements of the slice have
+//      ones their keys vary in; fp32 after 24), which still has k keys at or above it. k elements of the slice have
 //      keys >= Q, so an element whose key is below Q is outside the top k, and every warp starts
 //      with kth just below Q's packed keys ((Q << 32) - 1: every element of value Q still passes,
 //      whatever its index) and cut one float step below Q's value (elements equal to it pass: other

@@ -142,8 +142,10 @@ WARPKIT_DEVICE void topkSampleKeys(const T* body, int nv, int R, unsigned (&key)
 /// top `Bits` bits of the k-th largest (its lower bits zero); 0 when fewer than k keys are nonzero.
 /// A radix select of 8-bit digits from the top (radixDigitCount / radixFindBucket) that stops early
 /// when the bucket holds exactly the keys still needed, and after Bits bits: a 16-bit type's keys
-/// vary only in their top 16 (topkOrderKey), so its ties at the k-th value take 2 passes, not 4.
-/// Every thread of the block calls (converged), with the same k.
+/// vary only in their top 16 (topkOrderKey), so its ties at the k-th value take 2 passes, not 4;
+/// fp32 stops after 24 (3 passes): Q is then below the k-th by less than 2^-15 of its value, which
+/// lets through a negligible share more of the slice. Every thread of the block calls (converged),
+/// with the same k.
 template <int Bits>
 WARPKIT_DEVICE unsigned topkSampleSelect(const unsigned (&key)[kTopKFilterLoads], int k, BlockRadixScratch& s) {
     const int t = (int)threadIdx.x;
@@ -183,7 +185,8 @@ template <typename T> WARPKIT_DEVICE void topkSampleCut(const T* p, int n, int k
     unsigned key[kTopKFilterLoads];
     if (largest) topkSampleKeys<true>(p + sp.head, nv, R, key);
     else topkSampleKeys<false>(p + sp.head, nv, R, key);
-    const unsigned q = topkSampleSelect < sizeof(T) == 4 ? 32 : 16 > (key, k, scratch);
+    constexpr int KeyBits = sizeof(T) == 4 ? 24 : 16; // see topkSampleSelect
+    const unsigned q = topkSampleSelect<KeyBits>(key, k, scratch);
     if (q == 0u) return;
     st.kth = ((unsigned long long)q << 32) - 1ull;
     st.cut = topkCutBelow<T>(q, largest, sgn);
