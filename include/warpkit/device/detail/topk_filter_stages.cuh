@@ -427,7 +427,8 @@ template <typename T> WARPKIT_DEVICE bool topkTakeRound(unsigned m, const T* bod
     const int total = (int)warpReduceSum((unsigned)__popc(m));
     if (st.n + total > st.cap && st.n > k) topkWarpFlush<T>(b, st, k, largest, sgn);
     if (st.n + total > st.cap) return false;
-    while (__any_sync(WARPKIT_FULL_MASK, m != 0u)) {
+    const int steps = (int)warpReduceMax((unsigned)__popc(m)); // the busiest lane's passing elements
+    for (int i = 0; i < steps; ++i) {
         unsigned long long key = 0ull;
         if (m != 0u) {
             const unsigned bit = (unsigned)__ffs((int)m) - 1u, at = first + bit / V * Stride + bit % V;
