@@ -19,7 +19,9 @@
 // descending / sawtooth / constant / NaN-laden / zero rows: rowTopK k = 1, rowArgMax and rowArgMin
 // against the read (k = 1's cost should not depend on the data's order; CSV k column 1, rule "<call>
 // <order>"; rows of zeros take the filter's exact fold every round: expected slower).
-// Usage: build/bench/topk [out.csv] [grid] [short] [router] [ordered]   (tables to run; none named: all)
+// Many (only when named): the grid's cells of 64, 512 and 4096 rows with k {1, 8, 50, 256}, rowTopK
+// and the read only (sample/topk 0, cub-sort -1).
+// Usage: build/bench/topk [out.csv] [grid] [many] [short] [router] [ordered]   (tables to run; none named: all)
 #include "bench.cuh"
 #include <warpkit/device/topk.cuh>
 #include <cub/device/device_segmented_radix_sort.cuh>
@@ -94,8 +96,9 @@ void orderedCell(FILE* csv, const char* tname, long long rows, int cols, void* w
     for (void* b : {(void*)x, (void*)v, (void*)idx}) BENCH_CUDA(cudaFree(b));
 }
 
+/// One (type, rows, cols) cell: rowTopK for each k against the read; `peers`: also CUB's sort and rowSample.
 template <typename T> void cell(FILE* csv, const char* tname, long long rows, int cols, const int* ks, int nk, void* ws,
-                                size_t wsBytes, unsigned* sink, float* cubMs) {
+                                size_t wsBytes, unsigned* sink, float* cubMs, bool peers = true) {
     const size_t n = (size_t)rows * cols;
     T* x;
     BENCH_CUDA(cudaMalloc(&x, n * sizeof(T) + 16));
@@ -109,7 +112,7 @@ template <typename T> void cell(FILE* csv, const char* tname, long long rows, in
     const size_t vecs = n * sizeof(T) / 16;
     const float readMs = bench_median_ms([&] { readKernel<<<132 * 8, 256>>>((const uint4*)x, vecs, sink); });
     *cubMs = -1.f;
-    if (n <= (1u << 24)) { // CUB's segmented sort of whole rows (independent of k)
+    if (peers && n <= (1u << 24)) { // CUB's segmented sort of whole rows (independent of k)
         T* keysOut;
         int *vin, *vout;
         long long* offs;
@@ -145,8 +148,10 @@ template <typename T> void cell(FILE* csv, const char* tname, long long rows, in
             exit(1);
         }
         const float ms = bench_median_ms([&] { warpkit::rowTopK(x, v, idx, rows, cols, k, true, cols, ws, &need); });
-        const float sms = bench_median_ms(
-            [&] { warpkit::rowSample(x, tok, rows, cols, 1.f, k, 0.9f, 0.f, 1ull, 0ull, cols, ws, &needS); });
+        const float sms = peers ? bench_median_ms([&] {
+            warpkit::rowSample(x, tok, rows, cols, 1.f, k, 0.9f, 0.f, 1ull, 0ull, cols, ws, &needS);
+        })
+                                : 0.f;
         int dev = 0, sm = 0;
         BENCH_CUDA(cudaGetDevice(&dev));
         BENCH_CUDA(cudaDeviceGetAttribute(&sm, cudaDevAttrMultiProcessorCount, dev));
@@ -190,6 +195,17 @@ int main(int argc, char** argv) {
                     bench_progress("%s rows=%lld cols=%d", t ? "bf16" : "fp32", rows, cols);
                     if (t == 0) cell<float>(csv, "fp32", rows, cols, ks, 5, ws, wsBytes, sink, &cub);
                     else cell<__nv_bfloat16>(csv, "bf16", rows, cols, ks, 5, ws, wsBytes, sink, &cub);
+                }
+    }
+    if (argc > 2 && bench_wants(argc, argv, "many")) { // a subset of the grid: only when named
+        printf("many rows (the grid's cells of 64+ rows, k <= 256; no peers)\n%s", head);
+        const int manyK[] = {1, 8, 50, 256};
+        for (int t = 0; t < 2; ++t)
+            for (long long rows : {64LL, 512LL, 4096LL})
+                for (int cols : colsList) {
+                    bench_progress("many %s rows=%lld cols=%d", t ? "bf16" : "fp32", rows, cols);
+                    if (t == 0) cell<float>(csv, "fp32", rows, cols, manyK, 4, ws, wsBytes, sink, &cub, false);
+                    else cell<__nv_bfloat16>(csv, "bf16", rows, cols, manyK, 4, ws, wsBytes, sink, &cub, false);
                 }
     }
     if (bench_wants(argc, argv, "short")) {

@@ -529,6 +529,37 @@ Test(device_topk, k1_ordered_rows) {
     cr_assert(bad == 0, "rowArgMax / rowArgMin on ordered rows: %d rows differ from the host reference", bad);
 }
 
+// The filter's flagged rounds for k = 2 .. 256 (T2): rising, falling, stepped and sawtooth rows (every
+// element of a rising run passes, so a round's passes overflow the buffer and go vector by vector,
+// flushing), ties (a round's passes fill the buffer past its cap: a flush inside the round, then the
+// packed compare drops the rest), 16-bit rows that round to one value (every element tied at the
+// k-th: stage 0's select stops after the top 16 bits), signed zeros and NaN, every type in turn, both
+// orders, misaligned rows and leading dimensions; rows of several whole rounds (one block a row, or
+// split with the workspace), and k near cols (1025 columns, k = 256).
+Test(device_topk, filter_rounds) {
+    WK_REQUIRE_GPU();
+    wk_rng rng = wk_rng_make(0x711);
+    const int ks[] = {2, 8, 50, 255, 256};
+    const Pattern extra[] = {Ties, RoundEqual, Random, Specials};
+    const long long rows = wk_quick() ? 4 : 24; // the sanitizers run it quick
+    int i = 0;
+    for (int k : ks)
+        for (int pi = 0; pi < kOrderedCount + 4; ++pi, ++i) {
+            if (wk_thin(i, 4)) continue;
+            const Pattern p = pi < kOrderedCount ? kOrdered[pi] : extra[pi - kOrderedCount];
+            const Shape s = {i % 3 == 0 ? 3 : rows, i % 3 == 0 ? 70001 : 20011, k};
+            const int off = i % 4;
+            const long long ld = s.cols + (i % 3);
+            if (i % 3 == 0 && p != RoundEqual) runCase<float, int>(&rng, s, off, ld, p, i % 2 == 0);
+            else if (i % 3 == 1) runCase<__half, long long>(&rng, s, off, ld, p, i % 2 == 0);
+            else runCase<__nv_bfloat16, int>(&rng, s, off, ld, p, i % 2 == 0);
+        }
+    for (int pi = 0; pi < kOrderedCount; ++pi) {
+        runCase<float, long long>(&rng, {3, 1025, 256}, pi % 4, 1025 + pi % 2, kOrdered[pi], pi % 2 == 0);
+        runCase<__nv_bfloat16, int>(&rng, {2, 1100, 250}, pi % 3, 1100, kOrdered[pi], pi % 2 == 1);
+    }
+}
+
 // ---- determinism: two streams at once, the same bits ------------------------------------------------
 Test(device_topk, two_streams_same_bits) {
     WK_REQUIRE_GPU();

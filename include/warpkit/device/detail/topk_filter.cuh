@@ -9,8 +9,10 @@
 // item (a row slice):
 //   0. sample (topkSampleCut, k >= 2): the best value of each lane's vector slot (u = 0 .. 3) over
 //      its warp's first rounds (one in kTopKSampleShare, at least one; more for k >= 32), as a 32-bit
-//      order key; a block radix select finds Q, the k-th largest of the block's 1024 (duplicates
-//      count: the slots are distinct elements; fmaxf drops NaN unless all are). k elements of the slice have
+//      order key; a block radix select (topkSampleSelect) finds Q, the k-th largest of the block's 1024
+//      (duplicates count: the slots are distinct elements; fmaxf drops NaN unless all are), or a key
+//      below it with zeroed low digits (an early stop; fp16 / bf16: after the top 16 bits, the only
+//      ones their keys vary in; fp32 after 24), which still has k keys at or above it. k elements of the slice have
 //      keys >= Q, so an element whose key is below Q is outside the top k, and every warp starts
 //      with kth just below Q's packed keys ((Q << 32) - 1: every element of value Q still passes,
 //      whatever its index) and cut one float step below Q's value (elements equal to it pass: other
@@ -23,9 +25,11 @@
 //      elements passes the raw compare !(v x sgn <= cut) (fp32: one compare an element; fp16 / bf16
 //      on sm_80+: a packed max / min keeping NaN, one instruction for two elements; NaN passes). The
 //      compare is strict: an element equal in value to kth comes later than kth's and so ranks below
-//      it (ties do not pass). A flagged round (and the last, partial one) goes vector by vector: each
-//      vector's passing elements are packed (topkPack) and those above kth appended to the buffer
-//      (one warp scan a vector, no atomics; topkWarpTake, one copy of the code). k = 1 (no stage 0,
+//      it (ties do not pass). A flagged whole round is taken at once (topkTakeRound): each lane's
+//      passing elements as a mask, and when the buffer holds them all (after a flush if needed), each
+//      lane appends the packed keys (topkPack) above kth of its set bits one a step, in ballot order.
+//      Else, and for the last, partial round, vector by vector: each vector's passing elements are
+//      packed and those above kth appended (one warp scan a vector, no atomics; topkWarpTake). k = 1 (no stage 0,
 //      topkBestFilter, topk_filter_best.cuh, its own kernel): the warp keeps a running best raised
 //      once a flagged round (one warp max of the lanes' round keys); the lane holding it reads its
 //      round again at the end for the index; no buffer, no flush;

@@ -138,6 +138,35 @@ WARPKIT_DEVICE void topkSampleKeys(const T* body, int nv, int R, unsigned (&key)
     }
 }
 
+/// Stage 0's select: a key Q with at least k of the block's sample keys at or above it, within the
+/// top `Bits` bits of the k-th largest (its lower bits zero); 0 when fewer than k keys are nonzero.
+/// A radix select of 8-bit digits from the top (radixDigitCount / radixFindBucket) that stops early
+/// when the bucket holds exactly the keys still needed, and after Bits bits: a 16-bit type's keys
+/// vary only in their top 16 (topkOrderKey), so its ties at the k-th value take 2 passes, not 4;
+/// fp32 stops after 24 (3 passes): Q is then below the k-th by less than 2^-15 of its value, which
+/// lets through a negligible share more of the slice. Every thread of the block calls (converged),
+/// with the same k.
+template <int Bits>
+WARPKIT_DEVICE unsigned topkSampleSelect(const unsigned (&key)[kTopKFilterLoads], int k, BlockRadixScratch& s) {
+    const int t = (int)threadIdx.x;
+    for (int i = t; i < 512; i += kTopKThreads) (&s.hist[0][0])[i] = 0;
+    __syncthreads();
+    unsigned prefix = 0, mask = 0, need = (unsigned)k;
+    for (int shift = 24, p = 0; shift >= 32 - Bits; shift -= 8, ++p) {
+        radixDigitCount(key, prefix, mask, shift, s.hist[p & 1]);
+        __syncthreads();
+        const RadixBucket b = radixFindBucket(s.hist[p & 1], need);
+        if (b.bucket < 0) return 0u; // fewer than k nonzero keys (pass 0: every warp the same)
+        need -= b.above;
+        prefix |= (unsigned)b.bucket << shift;
+        mask |= 255u << shift;
+        if (t < 256) s.hist[(p + 1) & 1][t] = 0; // read by pass p - 1, before the barrier above
+        __syncthreads();
+        if (b.count == need) break; // the bucket's keys are all needed: lower digits need not be looked at
+    }
+    return prefix;
+}
+
 /// Stage 0 over the run p[0 .. n): raises st's kth and cut to the sample's bound (see the header
 /// comment) when the block's lanes sampled at least k elements whose keys are nonzero; else leaves st.
 /// The sample: the first 1 / kTopKSampleShare of a warp's rounds (at least one; for k >=
@@ -156,11 +185,11 @@ template <typename T> WARPKIT_DEVICE void topkSampleCut(const T* p, int n, int k
     unsigned key[kTopKFilterLoads];
     if (largest) topkSampleKeys<true>(p + sp.head, nv, R, key);
     else topkSampleKeys<false>(p + sp.head, nv, R, key);
-    // threshold: the k-th largest key, or a value under it with exactly k keys at or above (an early stop)
-    const RadixSelectResult<unsigned> r = blockRadixSelect<kTopKThreads>(key, k, scratch);
-    if (r.selected < k || r.threshold == 0u) return;
-    st.kth = ((unsigned long long)r.threshold << 32) - 1ull;
-    st.cut = topkCutBelow<T>(r.threshold, largest, sgn);
+    constexpr int KeyBits = sizeof(T) == 4 ? 24 : 16; // see topkSampleSelect
+    const unsigned q = topkSampleSelect<KeyBits>(key, k, scratch);
+    if (q == 0u) return;
+    st.kth = ((unsigned long long)q << 32) - 1ull;
+    st.cut = topkCutBelow<T>(q, largest, sgn);
 }
 
 /// Stage 1's raw compare: false only if v's packed key is below kth. Strict (an equal value fails;
@@ -213,27 +242,32 @@ template <bool Largest, typename T, int U> WARPKIT_DEVICE bool topkAnyMayPass(co
     return any;
 }
 
-/// Which of the lane's U vectors may hold a survivor: bit u set when some element of v[u] passes
-/// stage 1's raw compare (as topkAnyMayPass, vector by vector), only bits set in `valid`. Any thread
-/// calls, alone.
-template <bool Largest, typename T, int U>
-WARPKIT_DEVICE unsigned topkVectorsMayPass(const Vector16<T> (&v)[U], float cut, unsigned valid) {
-    unsigned flags = 0;
+/// The lane's elements of its U vectors that pass stage 1's raw compare (as topkAnyMayPass), as bits
+/// u V + e (a vector only when some lane's passes: one vote a vector). All 32 lanes call.
+template <bool Largest, typename T, int U> WARPKIT_DEVICE unsigned topkRoundMask(const Vector16<T> (&v)[U], float cut) {
+    constexpr int V = vectorElems<T>();
+    static_assert(U * V <= 32, "topkRoundMask: a lane's elements of a round must fit a 32-bit mask");
+    unsigned m = 0;
 #pragma unroll
     for (int u = 0; u < U; ++u) {
         const Vector16<T> one[1] = {v[u]};
-        if (topkAnyMayPass<Largest>(one, cut)) flags |= 1u << u;
+        if (!__any_sync(WARPKIT_FULL_MASK, topkAnyMayPass<Largest>(one, cut))) continue;
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+            const float x = Arith<T>::to_acc(v[u].e[e]);
+            if (Largest ? !(x <= cut) : !(x >= -cut)) m |= 1u << (u * V + e);
+        }
     }
-    return flags & valid;
+    return m;
 }
 
 /// Stage 1's common path: from round c (warp-uniform), the first round at or below cLast in which
-/// some lane's elements are not all below cut, with this lane's topkVectorsMayPass flags of it in
-/// `flags`; cLast + step when none (flags untouched). The rounds it reads are whole (every vector in
-/// the body), so the loads need no bounds checks; the order is fixed so the compare needs no
-/// multiply. All 32 lanes of the warp call (converged).
+/// some lane's elements are not all below cut, with this lane's topkRoundMask of it in `mask`; cLast +
+/// step when none (mask untouched). The rounds it reads are whole (every vector in the body), so the
+/// loads need no bounds checks; the order is fixed so the compare needs no multiply. All 32 lanes of
+/// the warp call (converged).
 template <bool Largest, typename T>
-WARPKIT_DEVICE int topkScanQuiet(const T* body, int c, int cLast, float cut, unsigned& flags) {
+WARPKIT_DEVICE int topkScanQuiet(const T* body, int c, int cLast, float cut, unsigned& mask) {
     constexpr int V = vectorElems<T>(), U = kTopKFilterLoads, Stride = kTopKFilterWarps * 32 * V;
     const T* q = body + (size_t)(c + (int)laneId()) * V;
     for (; c <= cLast; c += U * kTopKFilterWarps * 32, q += U * Stride) {
@@ -241,16 +275,16 @@ WARPKIT_DEVICE int topkScanQuiet(const T* body, int c, int cLast, float cut, uns
 #pragma unroll
         for (int u = 0; u < U; ++u) v[u] = loadVector<LoadStreaming>(q + u * Stride);
         if (__any_sync(WARPKIT_FULL_MASK, topkAnyMayPass<Largest>(v, cut))) {
-            flags = topkVectorsMayPass<Largest>(v, cut, (1u << U) - 1u);
+            mask = topkRoundMask<Largest>(v, cut);
             break;
         }
     }
     return c;
 }
 
-/// The topkVectorsMayPass flags of the lane's vectors in the last, partial round from c (vectors c +
-/// u W 32 + lane below nv; the others read nothing and get no flag). All 32 lanes call.
-template <bool Largest, typename T> WARPKIT_DEVICE unsigned topkPartialFlags(const T* body, int c, int nv, float cut) {
+/// The topkRoundMask of the lane's vectors in the last, partial round from c (vectors c + u W 32 +
+/// lane below nv; the others read nothing and get no bits). All 32 lanes call.
+template <bool Largest, typename T> WARPKIT_DEVICE unsigned topkPartialMask(const T* body, int c, int nv, float cut) {
     constexpr int V = vectorElems<T>(), U = kTopKFilterLoads, W = kTopKFilterWarps;
     Vector16<T> v[U];
     unsigned valid = 0;
@@ -258,9 +292,9 @@ template <bool Largest, typename T> WARPKIT_DEVICE unsigned topkPartialFlags(con
     for (int u = 0; u < U; ++u) {
         const int vi = c + u * W * 32 + (int)laneId();
         v[u] = vi < nv ? loadVector<LoadStreaming>(body + (size_t)vi * V) : Vector16<T>{};
-        valid |= vi < nv ? 1u << u : 0u;
+        valid |= vi < nv ? ((1u << V) - 1u) << u * V : 0u;
     }
-    return topkVectorsMayPass<Largest>(v, cut, valid);
+    return topkRoundMask<Largest>(v, cut) & valid;
 }
 
 /// The smallest of the k largest of keys[0 .. n) (distinct, nonzero; n > k >= 1) or a key at or below
@@ -379,13 +413,44 @@ template <typename T, int V> WARPKIT_DEVICE void topkWarpTake(const T (&v)[V], i
     st.n += (int)total;
 }
 
+/// A round at once (a flagged whole one, or the last, partial one): m holds the lane's elements that
+/// pass the raw compare (topkRoundMask of its vectors c + u W 32 + lane of body; element e of vector vi
+/// has index index + vi V + e). If the warp's buffer has room for all of them (after a flush if
+/// needed), each lane takes its set bits one a step, reading the element again (from cache), and
+/// appends its packed key when above kth (exact: also after a flush in this round, and for NaN or
+/// near-zero cuts), in ballot order. Returns false, having taken nothing, when even an emptied buffer
+/// has no room (topkWarpFilter then goes vector by vector). All 32 lanes of the warp call (converged).
+template <typename T> WARPKIT_DEVICE bool topkTakeRound(unsigned m, const T* body, int c, unsigned index, int k,
+                                                        bool largest, float sgn, TopKWarpBuffer& b, TopKWarpState& st) {
+    constexpr unsigned V = vectorElems<T>(), Stride = kTopKFilterWarps * 32 * V;
+    const unsigned first = (unsigned)(c + (int)laneId()) * V; // of the lane's vector 0 in body
+    const int total = (int)warpReduceSum((unsigned)__popc(m));
+    if (st.n + total > st.cap && st.n > k) topkWarpFlush<T>(b, st, k, largest, sgn);
+    if (st.n + total > st.cap) return false;
+    const int steps = (int)warpReduceMax((unsigned)__popc(m)); // the busiest lane's passing elements
+    for (int i = 0; i < steps; ++i) {
+        unsigned long long key = 0ull;
+        if (m != 0u) {
+            const unsigned bit = (unsigned)__ffs((int)m) - 1u, at = first + bit / V * Stride + bit % V;
+            m &= m - 1u;
+            key = topkPack(loadScalar(body + at), index + at, largest);
+            key = key > st.kth ? key : 0ull;
+        }
+        const unsigned ballot = __ballot_sync(WARPKIT_FULL_MASK, key != 0ull);
+        if (key != 0ull) b.keys[st.n + __popc(ballot & laneMaskLt())] = key;
+        st.n += __popc(ballot);
+    }
+    return true;
+}
+
 /// Stage 1 over the run p[0 .. n) (element i: index index0 + i): warp w of the block takes the body's
 /// rounds of U x 32 vectors (chunks of 32 vectors w, w + W, ...), warp 0 also the scalar head (first)
 /// and tail (last), so each warp visits its elements in rising index order. topkScanQuiet passes the
-/// rounds none of whose elements passes the raw compare; in a flagged round (or the last, partial one)
-/// only the vectors some lane flagged (topkVectorsMayPass) go through topkWarpTake (one copy of the
-/// code, not unrolled, read again from cache by the lanes that flagged them). All threads of the
-/// block call; each warp updates its own buffer and state.
+/// rounds none of whose elements passes the raw compare; a flagged round (and the last, partial one)
+/// goes through topkTakeRound, or when its passing elements would not fit the buffer, vector by
+/// vector: only the vectors holding some lane's passing elements go through topkWarpTake (one copy
+/// of the code, not unrolled, read again from cache by those lanes). All threads of the block call;
+/// each warp updates its own buffer and state.
 template <typename T> WARPKIT_DEVICE void topkWarpFilter(const T* p, int n, unsigned index0, int k, bool largest,
                                                          float sgn, TopKWarpBuffer& b, TopKWarpState& st) {
     constexpr int V = vectorElems<T>(), U = kTopKFilterLoads, W = kTopKFilterWarps;
@@ -397,23 +462,25 @@ template <typename T> WARPKIT_DEVICE void topkWarpFilter(const T* p, int n, unsi
         topkWarpTake<T>(x, lane < sp.head ? 1 : 0, index0 + (unsigned)lane, k, largest, sgn, b, st);
     }
     const T* body = p + sp.head;
+    const unsigned index = index0 + (unsigned)sp.head; // of body[0]
     for (int c = warp * 32; c < nv; c += U * W * 32) {
-        unsigned flags = 0; // bit u: the lane's vector u of the round may hold a survivor
-        c = largest ? topkScanQuiet<true>(body, c, cLast, st.cut, flags)
-                    : topkScanQuiet<false>(body, c, cLast, st.cut, flags);
+        unsigned m = 0; // bit u V + e: the lane's element e of vector u of the round passes the raw compare
+        c = largest ? topkScanQuiet<true>(body, c, cLast, st.cut, m) : topkScanQuiet<false>(body, c, cLast, st.cut, m);
         if (c >= nv) break;
-        if (c > cLast) {
-            flags =
-                largest ? topkPartialFlags<true>(body, c, nv, st.cut) : topkPartialFlags<false>(body, c, nv, st.cut);
-        }
+        if (c > cLast)
+            m = largest ? topkPartialMask<true>(body, c, nv, st.cut) : topkPartialMask<false>(body, c, nv, st.cut);
+        if (topkTakeRound<T>(m, body, c, index, k, largest, sgn, b, st)) continue;
         // kth only rises, so an element not flagged here (its key at or below kth) cannot pass later
+        unsigned flags = 0; // bit u: the lane's vector u of the round may hold a survivor
+#pragma unroll
+        for (int u = 0; u < U; ++u) flags |= (m >> u * V & ((1u << V) - 1u)) != 0u ? 1u << u : 0u;
 #pragma unroll 1
         for (int u = 0; u < U; ++u) {
             if (__ballot_sync(WARPKIT_FULL_MASK, flags >> u & 1u) == 0u) continue; // no lane's vector u passes
             const int vi = c + u * W * 32 + lane;
             const bool mine = (flags >> u & 1u) != 0u;
             const Vector16<T> x = mine ? loadVector<LoadStreaming>(body + (size_t)vi * V) : Vector16<T>{};
-            topkWarpTake<T>(x.e, mine ? V : 0, index0 + (unsigned)(sp.head + vi * V), k, largest, sgn, b, st);
+            topkWarpTake<T>(x.e, mine ? V : 0, index + (unsigned)(vi * V), k, largest, sgn, b, st);
         }
     }
     if (warp == 0 && sp.tail > 0) {
