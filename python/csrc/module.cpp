@@ -120,9 +120,10 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> normAddEager(const at
     return {shapedAs(y2, x), shapedAs(h2, x), mean, rstd};
 }
 
-/// (dx, dr, dw, db): normBackwardEager with dres for an add form's h (x here), and dr its gradient
-/// in the residual's dtype `rt`: dx itself where rt is h's, else the same values rounded once to rt
-/// by the same kernel (a 16-bit residual of a float32 h).
+/// (dx, dr, dw, db) of normEager's x (of any shape; x is h for the add forms) from y's gradient dy,
+/// plus dres (h's gradient from its other uses: an add form's) where defined; dr: dx itself where
+/// the residual's dtype `rt` is x's, else the same values rounded once to rt by the same kernel (a
+/// 16-bit residual of a float32 h, with dres); dw / db empty where not needed.
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor>
 normBackwardAddEager(const at::Tensor& dy, const at::Tensor& x, const OptTensor& w, const at::Tensor& mean,
                      const at::Tensor& rstd, const at::Tensor& dres, at::ScalarType rt, bool needW, bool needB,
@@ -130,36 +131,29 @@ normBackwardAddEager(const at::Tensor& dy, const at::Tensor& x, const OptTensor&
     const int64_t cols = x.size(-1);
     const at::Tensor x2 = lastRows(x, cols);
     const at::Tensor dy2 = lastRows(asType(dy, x.scalar_type()), cols);
-    const at::Tensor r2 = lastRows(asType(dres, x.scalar_type()), cols);
     const at::Tensor dx2 = emptyRows(x2);
     const bool mixed = rt != x.scalar_type();
     const at::Tensor dr2 = mixed ? at::empty(x2.sizes(), x2.options().dtype(rt)) : at::Tensor();
     const at::Tensor dw = at::empty({needW ? cols : 0}, x2.options());
     const at::Tensor db = at::empty({needB ? cols : 0}, x2.options());
-    raise(normAddBackward(dy2, x2, orNone(w), mean, rstd, r2, dx2, dr2, dw, db, rms), "add_norm_backward");
+    if (dres.defined()) {
+        const at::Tensor r2 = lastRows(asType(dres, x.scalar_type()), cols);
+        raise(normAddBackward(dy2, x2, orNone(w), mean, rstd, r2, dx2, dr2, dw, db, rms), "add_norm_backward");
+    } else {
+        raise(normBackward(dy2, x2, orNone(w), mean, rstd, dx2, dw, db, rms), "norm_backward");
+    }
     const at::Tensor dx = shapedAs(dx2, x);
     return {dx, mixed ? shapedAs(dr2, x) : dx, dw, db};
 }
 
-/// (dx, dw, db) of normEager's x (of any shape; x is h for the add forms) from y's gradient dy,
-/// plus dres (h's gradient from its other uses) where given; dw / db empty where not needed.
+/// (dx, dw, db): normBackwardAddEager in x's dtype, with dres where given.
 std::tuple<at::Tensor, at::Tensor, at::Tensor> normBackwardEager(const at::Tensor& dy, const at::Tensor& x,
                                                                  const OptTensor& w, const at::Tensor& mean,
                                                                  const at::Tensor& rstd, const OptTensor& dres,
                                                                  bool needW, bool needB, bool rms) {
-    const int64_t cols = x.size(-1);
-    const at::Tensor x2 = lastRows(x, cols);
-    const at::Tensor dy2 = lastRows(asType(dy, x.scalar_type()), cols);
-    const at::Tensor dx2 = emptyRows(x2);
-    const at::Tensor dw = at::empty({needW ? cols : 0}, x2.options());
-    const at::Tensor db = at::empty({needB ? cols : 0}, x2.options());
-    if (dres.has_value()) {
-        const at::Tensor r2 = lastRows(asType(*dres, x.scalar_type()), cols);
-        raise(normAddBackward(dy2, x2, orNone(w), mean, rstd, r2, dx2, at::Tensor(), dw, db, rms), "add_norm_backward");
-    } else {
-        raise(normBackward(dy2, x2, orNone(w), mean, rstd, dx2, dw, db, rms), "norm_backward");
-    }
-    return {shapedAs(dx2, x), dw, db};
+    const auto [dx, dr, dw, db] =
+        normBackwardAddEager(dy, x, w, mean, rstd, orNone(dres), x.scalar_type(), needW, needB, rms);
+    return {dx, dw, db};
 }
 
 // ---- the registered operators' CUDA kernels ------------------------------------------------------
