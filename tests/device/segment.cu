@@ -15,6 +15,8 @@
 //   * 64-bit offsets past 2^31 through a virtual base (the data pointer moved back by 2^31 + 5
 //     elements: the addresses are never formed outside the real rows, which the clipping proves);
 //   * the flat pass (rule G5): tiles spanned, empty runs, offsets going back, two grid shapes;
+//   * the softmax's block tier: lengths around its limits, heads 1 to 17, y at another alignment
+//     than x and in place with the same bits;
 //   * bad arguments (host only, pass without a GPU): cudaErrorInvalidValue, nothing written.
 #include "../common.cuh"
 #include <warpkit/device/segment.cuh>
@@ -548,6 +550,54 @@ Test(device_segment, overlapping_same_bits_on_any_executor) {
     for (void* p : {(void*)din, (void*)dout, (void*)db, (void*)de, w}) WK_CUDA(cudaFree(p));
 }
 
+/// Overlapping softmax segments by begin/end arrays: 64 copies of a block-tier segment (5000 rows)
+/// and 16 of a chunked one (64000 rows), more than the workspace has room for (it is sized for
+/// segments that do not overlap), so some copies fall back to the chunk kernels or single warps.
+/// Every copy writes the same segment's softmax (up to rounding); rows in neither stay poisoned.
+Test(device_segment, overlapping_softmax_past_the_room) {
+    WK_REQUIRE_GPU();
+    const long long items = 70001, segs = 80;
+    std::vector<long long> b(segs, 3), e(segs, 5003); // copies 0..63; 64..79 cover rows 6000..69999
+    for (long long s = 64; s < segs; ++s) {
+        b[s] = 6000;
+        e[s] = 70000;
+    }
+    wk_rng r = wk_rng_make(0x0f);
+    std::vector<float> hx(items);
+    for (auto& v : hx) v = (float)wk_uniform(&r, -3, 3);
+    float* dx = wk_alloc<float>(items);
+    float* dy = wk_alloc<float>(items);
+    long long *db = wk_alloc<long long>(segs), *de = wk_alloc<long long>(segs);
+    wk_upload(dx, hx.data(), items);
+    wk_upload(db, b.data(), segs);
+    wk_upload(de, e.data(), segs);
+    const auto bounds = warpkit::segmentBounds((const long long*)db, (const long long*)de);
+    auto call = [&](void* w, size_t* bb) {
+        return warpkit::segmentSoftmax((const float*)dx, dy, items, bounds, segs, 1, warpkit::SoftmaxPlain, w, bb);
+    };
+    size_t bytes;
+    void* w = workspace(call, &bytes);
+    wk_poison(dy, items);
+    WK_CUDA(call(w, &bytes));
+    WK_LAUNCHED();
+    std::vector<float> got(items);
+    wk_download(got.data(), dy, items);
+    for (int part = 0; part < 2; ++part) {
+        const long long lo = part ? 6000 : 3, hi = part ? 70000 : 5003;
+        std::vector<double> x(hx.begin() + lo, hx.begin() + hi), want;
+        double lse;
+        ref_softmax(x, 0, &want, &lse);
+        for (long long i = lo; i < hi; ++i)
+            cr_assert(out_close<float>(got[i], want[i - lo], out_tol<float>()), "row %lld: %.9g want %.9g", i, got[i],
+                      want[i - lo]);
+    }
+    unsigned char poison[4];
+    memset(poison, 0xA5, 4);
+    for (long long i : {0LL, 1LL, 2LL, 5003LL, 5999LL, 70000LL})
+        cr_assert(memcmp(&got[i], poison, 4) == 0, "row %lld (in no segment) written", i);
+    for (void* p : {(void*)dx, (void*)dy, (void*)db, (void*)de, w}) WK_CUDA(cudaFree(p));
+}
+
 /// Offsets past 2^31: the data pointer moves back by 2^31 + 5 rows, so row 2^31 + 5 + i is element i.
 Test(device_segment, offsets_past_2_31) {
     WK_REQUIRE_GPU();
@@ -626,7 +676,9 @@ Test(device_segment, two_streams_same_bits) {
 /// More listed chunks than the chunk kernels have blocks, so every block takes several chunks and
 /// uses the entry and owner it loaded ahead: thousands of pairs of one chunk (1025 .. 2100 rows,
 /// past every plan's long-segment limit) around one pair of 2^23 + 7 rows (hundreds of chunks) and
-/// runs of empty segments; with 4 heads each segment's heads are chunked together.
+/// runs of empty segments; with 3 heads each segment's heads are chunked together. (The softmax's
+/// 1025 .. 2100-row segments of 1 and 4 heads take the block tier instead: thousands of segments
+/// for fewer blocks, each block taking several in turn.)
 Test(device_segment, chunks_beyond_the_grid) {
     WK_REQUIRE_GPU();
     wk_rng r = wk_rng_make(0xc4);
@@ -644,6 +696,103 @@ Test(device_segment, chunks_beyond_the_grid) {
     softmax_case<float>(off, off.back(), 1, false, 3, false, &r, "chunks beyond the grid");
     const std::vector<long long> off4 = build(segs / 2, 40001);
     softmax_case<float>(off4, off4.back(), 4, true, 2, true, &r, "chunks beyond the grid, 4 heads");
+    // 3 heads: the softmax's block tier takes only 1, 2, 4, 8 and 16, so these pairs are chunked
+    softmax_case<float>(off4, off4.back(), 3, false, 1, true, &r, "chunks beyond the grid, 3 heads");
+}
+
+/// CSR offsets for the softmax's block tier with `heads` heads: row counts on both sides of its
+/// limits (the plans' longRows of 1024, one window of 8192 elements, two, kSegBlockMaxElems =
+/// 32768 elements and one row past it: the chunk kernels), each followed by an empty segment.
+static std::vector<long long> block_tier_offsets(int heads) {
+    const long long e[] = {8184, 8191, 8192, 8193, 8200, 16383, 16384, 16385, 16400, 24577, 32760, 32768};
+    std::vector<long long> rows = {1, 1024, 1025, 1026, 1100, 32768 / heads + 1};
+    for (long long x : e) rows.push_back(std::max(1LL, x / heads)), rows.push_back(x / heads + 1);
+    std::vector<long long> off(1, 0);
+    for (long long l : rows) {
+        off.push_back(off.back() + l);
+        off.push_back(off.back());
+    }
+    return off;
+}
+
+/// One segmentSoftmax (kind) of the run at x into y; returns y's elements.
+template <typename T> static std::vector<T> softmax_bits(const T* x, T* y, long long items, const long long* doff,
+                                                         long long segs, int heads, int kind) {
+    auto call = [&](void* w, size_t* b) {
+        return warpkit::segmentSoftmax(x, y, items, doff, segs, heads, (warpkit::SoftmaxKind)kind, w, b);
+    };
+    size_t bytes;
+    void* w = workspace(call, &bytes);
+    WK_CUDA(call(w, &bytes));
+    WK_LAUNCHED();
+    std::vector<T> got(items * heads);
+    wk_download(got.data(), y, got.size());
+    WK_CUDA(cudaFree(w));
+    return got;
+}
+
+/// The same bits whatever y's alignment (here one element off x's: the block tier then stores
+/// element by element) and in place (y == x), every kind.
+template <typename T>
+static void block_tier_bits(const std::vector<long long>& off, int heads, int shift, wk_rng* r, const char* what) {
+    const long long items = off.back(), segs = (long long)off.size() - 1, n = items * heads;
+    std::vector<T> hx(n);
+    for (auto& v : hx) v = pick<T>(r, false);
+    T* dx = wk_alloc<T>(n + 4);
+    T* dy = wk_alloc<T>(n + 4);
+    long long* doff = wk_alloc<long long>(off.size());
+    wk_upload(doff, off.data(), off.size());
+    for (int kind = 0; kind < 4; ++kind) {
+        wk_upload(dx + shift, hx.data(), n);
+        wk_poison(dy, n + 4);
+        const std::vector<T> same = softmax_bits<T>(dx + shift, dy + shift, items, doff, segs, heads, kind);
+        wk_poison(dy, n + 4);
+        const std::vector<T> other = softmax_bits<T>(dx + shift, dy + shift + 1, items, doff, segs, heads, kind);
+        const std::vector<T> inPlace = softmax_bits<T>(dx + shift, dx + shift, items, doff, segs, heads, kind);
+        for (long long i = 0; i < n; ++i) {
+            cr_assert(memcmp(&same[i], &other[i], sizeof(T)) == 0, "%s kind %d element %lld: y one element off differs",
+                      what, kind, i);
+            cr_assert(memcmp(&same[i], &inPlace[i], sizeof(T)) == 0, "%s kind %d element %lld: in place differs", what,
+                      kind, i);
+        }
+    }
+    for (void* p : {(void*)dx, (void*)dy, (void*)doff}) WK_CUDA(cudaFree(p));
+}
+
+/// The softmax's block tier (segments past 1024 rows of at most 32768 elements, 1, 2, 4, 8 or 16
+/// heads, a block a segment): every length around its limits, with 1 to 17 heads (3, 5 and 17 stay on
+/// the chunk kernels beside it), at every misalignment of fp32 and 16-bit values, int and long long
+/// offsets, NaN / +-inf and all -inf heads in all four kinds, two calls with the same bits, y at
+/// another alignment and in place with the same bits.
+Test(device_segment, softmax_block_tier) {
+    WK_REQUIRE_GPU();
+    wk_rng r = wk_rng_make(0xb10c);
+    const int headsList[] = {1, 2, 3, 4, 5, 8, 16, 17};
+    for (int hi = 0; hi < 8; ++hi) {
+        if (wk_thin(hi, 3)) continue; // racecheck: heads 1, 4 and 16
+        const int heads = headsList[hi];
+        const std::vector<long long> off = block_tier_offsets(heads);
+        char what[96];
+        for (int shift = 0; shift < 4; ++shift) {
+            if (wk_quick() && shift != hi % 4) continue;
+            snprintf(what, sizeof what, "block tier heads %d float shift %d", heads, shift);
+            softmax_case<float>(off, off.back(), heads, shift % 2 == 0, shift, shift >= 2, &r, what);
+        }
+        snprintf(what, sizeof what, "block tier heads %d half", heads);
+        softmax_case<__half>(off, off.back(), heads, true, 1 + hi % 7, hi % 2 == 1, &r, what);
+        snprintf(what, sizeof what, "block tier heads %d bf16", heads);
+        softmax_case<__nv_bfloat16>(off, off.back(), heads, false, hi % 8, false, &r, what);
+        snprintf(what, sizeof what, "block tier kinds heads %d float", heads);
+        kinds_case<float>(off, heads, &r, what);
+        if (!wk_quick() || hi % 2 == 0) {
+            snprintf(what, sizeof what, "block tier kinds heads %d half", heads);
+            kinds_case<__half>(off, heads, &r, what);
+        }
+        snprintf(what, sizeof what, "block tier bits heads %d float", heads);
+        block_tier_bits<float>(off, heads, hi % 4, &r, what);
+        snprintf(what, sizeof what, "block tier bits heads %d bf16", heads);
+        block_tier_bits<__nv_bfloat16>(off, heads, 1 + hi % 7, &r, what);
+    }
 }
 
 /// Tiny segments (the lane-per-pair tier) at every misalignment, and a call whose segments are all

@@ -36,8 +36,9 @@
 // Determinism: the same input gives the same bits on every call, on any stream, whatever the
 // timing and launch shape: every value is combined in a fixed order that depends only on the
 // plan (segment_plan.cuh) and the segment's length, or, for the flat pass of short segments (rule
-// G5: CSR offsets, one head, a reduction), on the clipped offsets (segment_flat.cuh), never on the
-// device, the grid or which block ran first. No float atomics are used.
+// G5: CSR offsets, one head, a reduction), on the clipped offsets (segment_flat.cuh), or, for the
+// softmax's block tier, also on x's address modulo 16 bytes at the segment (segment_block.cuh), never
+// on the device, the grid or which block ran first. No float atomics are used.
 //
 // Conventions (docs/design.md). Host; returns cudaError_t; asynchronous on `stream`; allocates
 // nothing; no host pass over the offsets and no host synchronisation. segments = 0 does nothing.
@@ -52,8 +53,8 @@
 // *workspaceBytes (at least 1) and returns; the size depends on segments, items, heads, the call and
 // the types, and never decreases as any of them grows. It may hold anything on entry and needs no
 // alignment; calls in flight at once must not share one. When a segment can be longer than the
-// plan's short-segment limit (items above it), each call clears 24 bytes of it with one
-// cudaMemsetAsync and runs three or four kernels; otherwise one kernel. The flat pass (rule G5)
+// plan's short-segment limit (items above it), each call clears 32 bytes of it with one
+// cudaMemsetAsync and runs three or four kernels (five for the softmax); otherwise one kernel. The flat pass (rule G5)
 // clears 4 bytes and runs three kernels (four past 2^20 path items).
 //
 // How it works: device/detail/segment_plan.cuh (the stages and the rule table) and
@@ -110,7 +111,7 @@ template <typename O> inline bool segOffsetsNull(SegmentBounds<O> b) {
     static_assert(::warpkit::detail::SegOffsetType<Offs>::ok, \
                   fn ": offsets must be a CSR array of int or long long, or segmentBounds(begins, ends) of them")
 
-/// The workspace's pieces for state type S: the three counters (32 bytes), the entries, the chunk
+/// The workspace's pieces for state type S: the four counters (32 bytes), the entries, the chunk
 /// owners, the chunk partials, the entry totals and room for a no-room record a warp step (32
 /// pairs), each 16-byte aligned from the first 16-byte boundary of the workspace. Entries stay
 /// below 2^28 (an owner is an int).
@@ -165,7 +166,7 @@ inline cudaError_t segmentLaunch(const A& a, SegOffsets<O> off, long long segmen
     using S = typename A::State;
     const SegList<S> list = segList<S>(ws, z);
     const bool longs = items > p.longRows; // a pair can be long: the list and its kernels
-    if (longs) WARPKIT_TRY(cudaMemsetAsync(list.counter, 0, 3 * sizeof(unsigned long long), stream));
+    if (longs) WARPKIT_TRY(cudaMemsetAsync(list.counter, 0, 4 * sizeof(unsigned long long), stream));
     int blocks = 0;
     auto group = segmentGroupKernel<BT, LT, A, O>;
     WARPKIT_TRY(gridBlocks(group, BT, segments * heads, BT, 1ll << 30, &blocks));
@@ -186,7 +187,13 @@ inline cudaError_t segmentLaunch(const A& a, SegOffsets<O> off, long long segmen
     if constexpr (!A::kTwoPass) return cudaSuccess;
     auto write = segmentWriteKernel<LT, A>;
     WARPKIT_TRY(gridBlocks(write, LT, z.chunks, 1, 1ll << 30, &blocks));
-    return launchKernel(write, blocks, LT, stream, a, heads, p.chunkRows, list);
+    WARPKIT_TRY(launchKernel(write, blocks, LT, stream, a, heads, p.chunkRows, list));
+    if constexpr (SegBlockSoftmax<A>::value) { // the softmax's block tier (stage 4)
+        auto block = segmentBlockKernel<kSegBlockThreads, A>;
+        WARPKIT_TRY(gridBlocks(block, kSegBlockThreads, z.entries, 1, 1ll << 30, &blocks));
+        return launchKernel(block, blocks, kSegBlockThreads, stream, a, heads, list);
+    }
+    return cudaSuccess;
 }
 
 /// The common entry: argument checks, the workspace rule, the plan and the launch.

@@ -17,6 +17,7 @@
 #pragma once
 
 #include "segment_softmax.cuh"
+#include "segment_block.cuh"
 #include "../../warp/segmented.cuh"
 #include "../../warp/reduce.cuh"
 #include "../../warp/scan.cuh"
@@ -53,7 +54,7 @@ struct SegNoRoom {
 /// room), a partial per chunk, each entry's total and the no-room steps (only those with a pair
 /// that found no room, so a call whose long pairs all got room writes none).
 template <typename S> struct SegList {
-    unsigned long long* counter; // [0] entries, [1] chunks, [2] no-room steps
+    unsigned long long* counter; // [0] entries, [1] chunks, [2] no-room steps, [3] block-tier entries taken
     SegEntry* entries;
     int* owner;
     S* partials;
@@ -246,6 +247,7 @@ template <typename S> WARPKIT_DEVICE bool listAppend(const SegList<S>& l, bool i
     const long long base = (long long)c0 + excl + (together ? h - h * n : 0), stride = together ? heads : 1;
     const bool room = isLong && e < l.maxEntries && base + (n - 1) * stride < l.maxChunks;
     if (room) l.entries[e] = SegEntry{pair, begin, rows, base, stride, 0u, h};
+    else if (isLong && e < l.maxEntries) l.entries[e].stride = 1; // no chunks: marked not a block-tier entry
     for (unsigned w = longs; w; w &= w - 1) {
         const int src = __ffs(w) - 1;
         const long long sb = shflIdx(base, src), ss = shflIdx(stride, src), sn = shflIdx(n, src);
@@ -255,6 +257,28 @@ template <typename S> WARPKIT_DEVICE bool listAppend(const SegList<S>& l, bool i
         for (long long k = lane; k < kEnd; k += 32) l.owner[sb + k * ss] = so;
     }
     return isLong && !room;
+}
+
+/// Appends the warp's block-tier segments (the `mineBlock` lanes: head 0 of each) to the list as
+/// entries of stride 0, with one atomicAdd for the warp (lane 0's). Every lane calls; returns
+/// whether this lane's segment got room (else its pairs go to the chunk kernels).
+template <typename S> WARPKIT_DEVICE bool segBlockAppend(const SegList<S>& l, bool mineBlock, long long pair,
+                                                         long long begin, long long rows) {
+    const unsigned want = __ballot_sync(WARPKIT_FULL_MASK, mineBlock);
+    if (want == 0u) return false;
+    const int lane = (int)laneId();
+    unsigned long long e0 = 0;
+    int got = 0;
+    if (lane == 0) {
+        const volatile unsigned long long* v = l.counter; // it only grows: once full, nothing fits
+        got = v[0] < (unsigned long long)l.maxEntries;
+        if (got) e0 = atomicAdd(l.counter, (unsigned long long)__popc(want));
+    }
+    if (!shflIdx(got, 0)) return false;
+    const long long e = (long long)shflIdx(e0, 0) + __popc(want & laneMaskLt());
+    const bool room = mineBlock && e < l.maxEntries;
+    if (room) l.entries[e] = SegEntry{pair, begin, rows, 0, 0, 0u, 0};
+    return room;
 }
 
 /// Listed chunk c's index within its pair (no 64-bit division for a pair of one head).
@@ -398,8 +422,14 @@ template <int BT, int LT, typename A, typename O> __global__ void __launch_bound
         ne = ne1;
         segmentBoundsAt(off, segmentOfPair(next, heads), next < pairs ? segments : 0, &nb1, &ne1);
         const bool isLong = rows > longRows;
+        bool toBlock = false; // the softmax's block tier (segment_block.cuh): listed once a segment, by head 0
+        if constexpr (SegBlockSoftmax<A>::value) {
+            const bool fits = isLong && segBlockFits(rows, heads); // heads divide 32: head 0 is lane - head
+            const bool room = segBlockAppend(list, fits && head == 0, p, b, rows);
+            toBlock = shflIdx(room, fits ? lane - head : lane) && fits;
+        }
         const unsigned noRoom =
-            __ballot_sync(WARPKIT_FULL_MASK, listAppend(list, isLong, p, head, heads, b, rows, chunkRows));
+            __ballot_sync(WARPKIT_FULL_MASK, listAppend(list, isLong && !toBlock, p, head, heads, b, rows, chunkRows));
         if (noRoom != 0u && lane == 0) list.noRoom[atomicAdd(list.counter + 2, 1ull)] = SegNoRoom{g / 32, noRoom};
         if (p < pairs && rows == 0) a.empty(p);
         // 2. the short pairs by tiers: a pair of r rows takes G lanes, G the smallest power of two

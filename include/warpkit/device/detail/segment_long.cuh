@@ -1,6 +1,7 @@
 // warpkit/device/detail/segment_long.cuh: the kernels of the listed long pairs behind
 // device/segment.cuh: stage 1b (the pairs that found no room, a warp each), stage 2 (the listed
-// chunks' partials and totals) and stage 3 (two-pass algorithms: the chunks' outputs). Stage 1 and
+// chunks' partials and totals), stage 3 (two-pass algorithms: the chunks' outputs) and stage 4
+// (the softmax's block tier: a segment a block, segment_block.cuh). Stage 1 and
 // the long-pair math they share are in segment_kernels.cuh. Internal: include
 // warpkit/device/segment.cuh.
 #pragma once
@@ -134,6 +135,57 @@ template <int LT, typename A> __global__ void __launch_bounds__(LT, SegWriteBatc
             writeRows<A, SegWriteBatch<A>::value>(a, a.prepare(loadFromL2(list.totals + e)), en.begin, en.head, heads,
                                                   r0 + threadIdx.x, r1, LT);
         });
+    }
+}
+
+/// Entry e of the list's first `entries` for the block kernel: its stride (0: a block-tier segment)
+/// and, for a block-tier one only, its begin and rows (a listed pair that found no room for its
+/// chunks wrote only its stride); e past them: stride 1.
+template <typename S> WARPKIT_DEVICE SegEntry segBlockEntry(const SegList<S>& l, long long e, long long entries) {
+    SegEntry en{};
+    en.stride = e < entries ? l.entries[e].stride : 1;
+    if (en.stride == 0) {
+        en.begin = l.entries[e].begin;
+        en.rows = l.entries[e].rows;
+    }
+    return en;
+}
+
+/// Stage 4 (the softmax, when segments can be long): the block tier (segment_block.cuh), the list's
+/// block-tier entries one segment a block at a time, taken in turn (counter[3]); the next segment's
+/// first lines are started toward L2 while this one runs.
+template <int BT, typename A> __global__ void __launch_bounds__(BT, 2)
+    segmentBlockKernel(A a, int heads, SegList<typename A::State> list) {
+    WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentBlockKernel");
+    if constexpr (SegBlockSoftmax<A>::value) {
+        __shared__ float red[2][BT / 32][4][8];
+        __shared__ long long taken[2];
+        const unsigned long long listed = list.counter[0];
+        const long long entries = listed < (unsigned long long)list.maxEntries ? (long long)listed : list.maxEntries;
+        if (threadIdx.x == 0) {
+            taken[0] = (long long)atomicAdd(list.counter + 3, 1ull);
+            taken[1] = (long long)atomicAdd(list.counter + 3, 1ull);
+        }
+        __syncthreads();
+        long long cur = taken[0], next = taken[1];
+        SegEntry en = segBlockEntry(list, cur, entries);
+        while (cur < entries) {
+            __syncthreads(); // every thread has read `taken` before it changes
+            if (threadIdx.x == 0) taken[0] = (long long)atomicAdd(list.counter + 3, 1ull);
+            const SegEntry nx = segBlockEntry(list, next, entries); // a segment ahead
+            // its first 128 bytes a thread toward L2, once this segment's first loads are issued
+            auto ahead = [&] {
+                const long long bytes = nx.stride == 0 ? nx.rows * heads * (long long)sizeof(typename A::Elem) : 0;
+                if ((long long)threadIdx.x * 128 < bytes)
+                    prefetchL2(reinterpret_cast<const char*>(a.x + nx.begin * heads) + threadIdx.x * 128);
+            };
+            if (en.stride == 0) segBlockSoftmax<BT>(a, en.begin, (int)en.rows, heads, red, ahead);
+            else ahead();
+            __syncthreads(); // taken[0] is visible
+            cur = next;
+            next = taken[0];
+            en = nx;
+        }
     }
 }
 

@@ -19,7 +19,10 @@
 //   2. the chunk kernel: blocks of `longThreads` threads over the listed chunks (grid-stride, the
 //      next chunk's entry loaded ahead and its rows started toward L2), each chunk's partial into
 //      the workspace; the last chunk of a pair to finish folds the partials in chunk order;
-//   3. for the per-element outputs (softmax, its backward): the write kernel over the same chunks.
+//   3. for the per-element outputs (softmax, its backward): the write kernel over the same chunks;
+//   4. the softmax: a long segment of at most kSegBlockMaxElems elements (rows x heads) with 1, 2,
+//      4, 8 or 16 heads is listed once instead of by chunks, and done by one block of the block
+//      kernel, its run held in registers (segment_block.cuh).
 // Rule G5 replaces all of that for short segments on average (a reduction, one head, CSR
 // offsets, items <= maxMean * segments): the flat pass of segment_flat.cuh, kernels over fixed
 // tiles of the merge path of segment ends and elements, whatever the lengths' spread.
