@@ -16,7 +16,7 @@
 //     elements: the addresses are never formed outside the real rows, which the clipping proves);
 //   * the flat pass (rule G5): tiles spanned, empty runs, offsets going back, two grid shapes;
 //   * the softmax's block tier: lengths around its limits, heads 1 to 17, y at another alignment
-//     than x and in place with the same bits;
+//     than x and in place with the same bits, nothing written on either side of y's run;
 //   * bad arguments (host only, pass without a GPU): cudaErrorInvalidValue, nothing written.
 #include "../common.cuh"
 #include <warpkit/device/segment.cuh>
@@ -731,24 +731,60 @@ template <typename T> static std::vector<T> softmax_bits(const T* x, T* y, long 
     return got;
 }
 
+/// A poisoned device buffer of `total` elements holding runs of n elements at offsets inside it.
+template <typename T> struct Guarded {
+    T* d;
+    long long total;
+};
+/// The run of n elements at `at`: asserts that it lies inside the buffer (a run past the end is a
+/// test bug, which cudaMemcpy reports as "invalid argument" and compute-sanitizer as a write out of
+/// bounds in whichever kernel writes the run's last elements).
+template <typename T> static T* guarded_run(const Guarded<T>& b, long long at, long long n) {
+    cr_assert(at >= 0 && at + n <= b.total, "test bug: a run of %lld elements at %lld of a buffer of %lld", n, at,
+              b.total);
+    return b.d + at;
+}
+/// The elements of b outside the run [at, at + n) still hold the poison: nothing was written there.
+template <typename T>
+static void expect_outside_untouched(const Guarded<T>& b, long long at, long long n, const char* what, int kind) {
+    std::vector<T> lo(at), hi(b.total - at - n);
+    wk_download(lo.data(), b.d, lo.size());
+    wk_download(hi.data(), b.d + at + n, hi.size());
+    unsigned char poison[sizeof(T)];
+    memset(poison, 0xA5, sizeof poison);
+    for (size_t i = 0; i < lo.size(); ++i)
+        cr_assert(memcmp(&lo[i], poison, sizeof(T)) == 0, "%s kind %d: %zu elements before the run written", what, kind,
+                  lo.size() - i);
+    for (size_t i = 0; i < hi.size(); ++i)
+        cr_assert(memcmp(&hi[i], poison, sizeof(T)) == 0, "%s kind %d: element %zu past the run written", what, kind,
+                  i);
+}
+
 /// The same bits whatever y's alignment (here one element off x's: the block tier then stores
-/// element by element) and in place (y == x), every kind.
+/// element by element) and in place (y == x), every kind; nothing written outside y's run (kGuard
+/// poisoned elements on each side of it).
 template <typename T>
 static void block_tier_bits(const std::vector<long long>& off, int heads, int shift, wk_rng* r, const char* what) {
+    constexpr long long kGuard = 16; // a multiple of 16 bytes: x sits `shift` elements off a 16-byte boundary
     const long long items = off.back(), segs = (long long)off.size() - 1, n = items * heads;
+    const long long xAt = kGuard + shift, total = xAt + 1 + n + kGuard; // y at xAt or one element further
     std::vector<T> hx(n);
     for (auto& v : hx) v = pick<T>(r, false);
-    T* dx = wk_alloc<T>(n + 4);
-    T* dy = wk_alloc<T>(n + 4);
+    const Guarded<T> gx{wk_alloc<T>(total), total}, gy{wk_alloc<T>(total), total};
+    T* x = guarded_run(gx, xAt, n);
     long long* doff = wk_alloc<long long>(off.size());
     wk_upload(doff, off.data(), off.size());
     for (int kind = 0; kind < 4; ++kind) {
-        wk_upload(dx + shift, hx.data(), n);
-        wk_poison(dy, n + 4);
-        const std::vector<T> same = softmax_bits<T>(dx + shift, dy + shift, items, doff, segs, heads, kind);
-        wk_poison(dy, n + 4);
-        const std::vector<T> other = softmax_bits<T>(dx + shift, dy + shift + 1, items, doff, segs, heads, kind);
-        const std::vector<T> inPlace = softmax_bits<T>(dx + shift, dx + shift, items, doff, segs, heads, kind);
+        wk_poison(gx.d, total);
+        wk_upload(x, hx.data(), n);
+        wk_poison(gy.d, total);
+        const std::vector<T> same = softmax_bits<T>(x, guarded_run(gy, xAt, n), items, doff, segs, heads, kind);
+        expect_outside_untouched(gy, xAt, n, what, kind);
+        wk_poison(gy.d, total);
+        const std::vector<T> other = softmax_bits<T>(x, guarded_run(gy, xAt + 1, n), items, doff, segs, heads, kind);
+        expect_outside_untouched(gy, xAt + 1, n, what, kind);
+        const std::vector<T> inPlace = softmax_bits<T>(x, x, items, doff, segs, heads, kind);
+        expect_outside_untouched(gx, xAt, n, what, kind);
         for (long long i = 0; i < n; ++i) {
             cr_assert(memcmp(&same[i], &other[i], sizeof(T)) == 0, "%s kind %d element %lld: y one element off differs",
                       what, kind, i);
@@ -756,7 +792,7 @@ static void block_tier_bits(const std::vector<long long>& off, int heads, int sh
                       kind, i);
         }
     }
-    for (void* p : {(void*)dx, (void*)dy, (void*)doff}) WK_CUDA(cudaFree(p));
+    for (void* p : {(void*)gx.d, (void*)gy.d, (void*)doff}) WK_CUDA(cudaFree(p));
 }
 
 /// The softmax's block tier (segments past 1024 rows of at most 32768 elements, 1, 2, 4, 8 or 16
