@@ -40,7 +40,7 @@
 //      128 of them, each of as many threads counts the keys above its own (its rank) and the k first
 //      land in rank order (topkRankMerge); else the select of stage 5 over them; k = 1: a block max
 //      (of every lane's key);
-//   4. finish (topkFilterFinish): the outputs, ranked (blockTopKSort, unless stage 3 ranked them), or
+//   4. finish (topkFilterFinish): the outputs, ranked (topkSortKept, unless stage 3 ranked them), or
 //      the mask. With several slices a row, each slice leaves its k keys in the workspace; the block
 //      that finishes the row's last slice (an arrival word a row, after a __threadfence, counted
 //      under the call's tag as device/reduce.cuh's and left clean by that block: no memset) runs
@@ -62,6 +62,40 @@
 namespace warpkit {
 namespace detail {
 
+/// Stage 4's sort: s.merge.sel.keys[0 .. n) (distinct, nonzero; n <= kTopKThreads) into rank order,
+/// largest first. Each warp of the first ceil(n / 32) sorts its 32 keys in registers (warpBitonicSort,
+/// no barrier; empty lanes hold 0, which ranks last) into a run in s.merge.stage; a key's rank is its
+/// place in its own run plus, for each other run, the keys above it there (a binary search of the
+/// sorted run, the runs searched independently). One barrier, where a block bitonic network
+/// (blockTopKSort) has one a stage: 36 at n = 256. Every thread of the block calls (converged) with the
+/// same n; the caller's barrier orders the ranked keys before their reads.
+WARPKIT_DEVICE void topkSortKept(TopKFilterShared& s, int n) {
+    static_assert(kTopKFilterMaxK <= kTopKThreads && kTopKThreads <= kTopKFilterStage,
+                  "topk_filter: stage 4's sort holds one key a thread and one run a warp in the stage");
+    const int t = (int)threadIdx.x, warp = t / 32, runs = (n + 31) / 32;
+    unsigned long long key[1] = {t < n ? s.merge.sel.keys[t] : 0ull};
+    if (warp < runs) {
+        warpBitonicSort<1, true>(key); // lane l: the run's l-th largest
+        s.merge.stage[t] = key[0];
+    }
+    __syncthreads(); // the runs are written, and sel.keys read, before the ranked writes
+    if (key[0] == 0ull) return;
+    int rank = (int)laneId();
+#pragma unroll
+    for (int v = 0; v < kTopKFilterWarps; ++v) {
+        if (v >= runs || v == warp) continue;
+        const unsigned long long* run = s.merge.stage + v * 32;
+        // the run's keys above this one are a prefix of it: its length, 32 or found in 5 steps
+        int above = 0;
+        if (run[31] > key[0]) above = 32;
+        else
+#pragma unroll
+            for (int step = 16; step > 0; step /= 2) above += run[above + step - 1] > key[0] ? step : 0;
+        rank += above;
+    }
+    s.merge.sel.keys[rank] = key[0];
+}
+
 /// Stage 4: row `row`'s outputs from its n best keys in s.merge.sel.keys (n <= k; in rank order when
 /// `ranked`): ranked values and indices, or the masked row. Every thread of the block calls (converged).
 template <typename T> WARPKIT_DEVICE void topkFilterFinish(const TopKRows<T>& io, const TopKLevel& lv, long long row,
@@ -71,7 +105,10 @@ template <typename T> WARPKIT_DEVICE void topkFilterFinish(const TopKRows<T>& io
         const unsigned long long least = blockReduceMin<kTopKThreads>(t < n ? s.merge.sel.keys[t] : ~0ull);
         topkMaskRow(io, lv.cols, row, least);
     } else {
-        if (!ranked) blockTopKSort<kTopKThreads>(s.merge.sel, n);
+        if (!ranked) {
+            topkSortKept(s, n);
+            __syncthreads(); // the ranked keys are written before they are read
+        }
         if (t < n) topkWriteOutput(io, lv.k, row, t, s.merge.sel.keys[t]);
     }
     __syncthreads(); // s is read before the next item writes it
@@ -202,7 +239,7 @@ WARPKIT_DEVICE int topkSelectCandidates(const unsigned long long* cand, int m, i
 }
 
 /// Kept keys up to which stage 3 ranks by counting: a thread counts over every kept key (about 5
-/// instructions each), which beats blockTopKSelect's passes and blockTopKSort's barriers up to here.
+/// instructions each), which beats the radix select's passes and barriers up to here.
 constexpr int kTopKRankMerge = kTopKThreads / 2;
 
 /// Stage 3 with at most kTopKRankMerge kept keys (total, the warps' kept keys): thread t takes kept
