@@ -156,42 +156,48 @@ struct TopKBitAnd {
 
 /// The k largest nonzero keys of cand[0 .. m) into s.merge.sel.keys[0 .. n), unsorted, n = min(k,
 /// nonzero keys) returned. Stage 5: cand is a split row's slices x k candidates in the workspace (read
-/// past L1); stage 3: cand is s.merge.stage (inShared). A block radix select: the keys' bounds and the
-/// bits in which they vary first (one pass, staging the keys in shared memory when m <=
-/// kTopKFilterStage), then 8-bit digits from the highest varying bit down, skipping bits that no two
-/// keys differ in (a 16-bit type's low key bits, the index's high bits), every thread counting its
-/// share of each pass, until the bucket holds exactly the keys still needed; then every key at or
-/// above the prefix found is appended. Every thread of the block calls (converged).
+/// past L1); stage 3: cand is s.merge.stage (inShared). A block radix select: the keys' smallest, their
+/// count and the bits in which they vary first (one pass, staging the keys in shared memory when m <=
+/// kTopKFilterStage, and one barrier), then 8-bit digits from the highest varying bit down, skipping
+/// bits that no two keys differ in (a 16-bit type's low key bits, the index's high bits), every thread
+/// counting its share of each pass, until the bucket holds exactly the keys still needed; then every
+/// key at or above the prefix found is appended. Every thread of the block calls (converged).
 WARPKIT_DEVICE int topkSelectCandidates(const unsigned long long* cand, int m, int k, TopKFilterShared& s,
                                         bool inShared) {
     const int t = (int)threadIdx.x;
     const bool staged = inShared || m <= kTopKFilterStage;
-    if (t < 256) s.merge.sel.select.hist[0][t] = 0; // ordered before the first count by the reductions
-    unsigned long long lo = ~0ull, hi = 0ull, ors = 0ull, ands = ~0ull;
+    if (t < 256) s.merge.sel.select.hist[0][t] = 0; // ordered before the first count by the bounds' barrier
+    unsigned long long lo = ~0ull, ors = 0ull, ands = ~0ull;
     unsigned nonzero = 0;
     for (int i = t; i < m; i += kTopKThreads) {
         const unsigned long long key = inShared ? s.merge.stage[i] : __ldcg(cand + i);
         if (staged && !inShared) s.merge.stage[i] = key;
         if (key == 0ull) continue;
         lo = key < lo ? key : lo;
-        hi = key > hi ? key : hi;
         ors |= key;
         ands &= key;
         ++nonzero;
     }
+    // the block's bounds: each warp's to its slot, one barrier (it also orders the staged keys before
+    // the counts), then every thread folds the slots
+    lo = warpReduceMin(lo);
     ors = warpReduce(ors, TopKBitOr());
     ands = warpReduce(ands, TopKBitAnd());
-    if (laneId() == 0) s.bits[0][t / 32] = ors, s.bits[1][t / 32] = ands;
-    lo = blockReduceMin<kTopKThreads>(lo); // its barriers order the slots' writes before the reads
-    hi = blockReduceMax<kTopKThreads>(hi);
-    nonzero = blockReduceSum<kTopKThreads>(nonzero);
-    const unsigned long long* src = staged ? s.merge.stage : cand;
-    unsigned long long prefix = lo; // fewer than k + 1 keys: take them all
-    if (nonzero > (unsigned)k) {    // then lo < hi (the keys are distinct)
-        ors = 0ull;
-        ands = ~0ull;
+    nonzero = warpReduceSum(nonzero);
+    if (laneId() == 0) s.bounds[t / 32] = {lo, ors, ands, nonzero};
+    __syncthreads();
+    lo = ~0ull, ors = 0ull, ands = ~0ull, nonzero = 0;
 #pragma unroll
-        for (int w = 0; w < kTopKFilterWarps; ++w) ors |= s.bits[0][w], ands &= s.bits[1][w];
+    for (int w = 0; w < kTopKFilterWarps; ++w) {
+        const TopKWarpBounds b = s.bounds[w];
+        lo = b.lo < lo ? b.lo : lo;
+        ors |= b.ors;
+        ands &= b.ands;
+        nonzero += b.nonzero;
+    }
+    const unsigned long long* src = staged ? s.merge.stage : cand;
+    unsigned long long prefix = lo;                 // fewer than k + 1 keys: take them all
+    if (nonzero > (unsigned)k) {                    // then the keys differ in some bit (they are distinct)
         const unsigned long long vary = ors ^ ands; // nonzero: the keys are distinct
         const int top = 63 - __clzll((long long)vary);
         unsigned long long mask = top == 63 ? 0ull : ~0ull << (top + 1);

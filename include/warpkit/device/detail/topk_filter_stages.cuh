@@ -35,16 +35,23 @@ struct TopKMergeShared {
 static_assert(sizeof(TopKMergeShared) <= sizeof(TopKWarpBuffer) * kTopKFilterWarps,
               "topk_filter: the merge's shared memory must fit in the warps' buffers");
 
+/// A warp's bounds of the keys a merge selects from (stages 3, 5): the smallest nonzero key, the OR
+/// and AND of the nonzero keys, and how many are nonzero.
+struct TopKWarpBounds {
+    unsigned long long lo, ors, ands;
+    unsigned nonzero;
+};
+
 /// The filter kernel's shared memory: the warps' buffers, reused by the merges.
 struct TopKFilterShared {
     union {
         TopKWarpBuffer warp[kTopKFilterWarps];
         TopKMergeShared merge;
     };
-    BlockRadixScratch sample;                     // stage 0's select
-    int kept[kTopKFilterWarps];                   // keys each warp kept (stage 3)
-    unsigned long long bits[2][kTopKFilterWarps]; // each warp's OR and AND of the keys selected from (3, 5)
-    int last;                                     // this block finished its row's last slice
+    BlockRadixScratch sample;                // stage 0's select
+    int kept[kTopKFilterWarps];              // keys each warp kept (stage 3)
+    TopKWarpBounds bounds[kTopKFilterWarps]; // each warp's bounds of the keys selected from (3, 5)
+    int last;                                // this block finished its row's last slice
 };
 
 /// A warp's filter state (the same in every lane).
