@@ -35,8 +35,7 @@ struct TopKMergeShared {
 static_assert(sizeof(TopKMergeShared) <= sizeof(TopKWarpBuffer) * kTopKFilterWarps,
               "topk_filter: the merge's shared memory must fit in the warps' buffers");
 
-/// A warp's bounds of the keys a merge selects from (stages 3, 5): the smallest nonzero key, the OR
-/// and AND of the nonzero keys, and how many are nonzero.
+/// A warp's share of a merge's key bounds (stages 3, 5): smallest nonzero key, OR, AND, nonzero count.
 struct TopKWarpBounds {
     unsigned long long lo, ors, ands;
     unsigned nonzero;
