@@ -240,9 +240,11 @@ template <typename T, typename Idx> void sweep(unsigned seed) {
                                  {5, 5001, 17},
                                  {3, 4099, 32},
                                  {4, 6001, 2},
-                                 // stage 0's wider sample from k = 32 (one block a row: 2 of 10 fp32 rounds)
+                                 // stage 0's wider sample from k = 32 (one block a row: 5 of 10 fp32 rounds;
+                                 // 3 of 6, odd for its loop unrolled by 2)
                                  {2, 40000, 31},
-                                 {2, 40001, 32}};
+                                 {2, 40001, 32},
+                                 {2, 24001, 40}};
     if (!q) {
         shapes.push_back({1, 262144, 256});
         shapes.push_back({290, 5000, 100});
@@ -558,6 +560,52 @@ Test(device_topk, filter_rounds) {
         runCase<float, long long>(&rng, {3, 1025, 256}, pi % 4, 1025 + pi % 2, kOrdered[pi], pi % 2 == 0);
         runCase<__nv_bfloat16, int>(&rng, {2, 1100, 250}, pi % 3, 1100, kOrdered[pi], pi % 2 == 1);
     }
+}
+
+// Stage 4's sort (topkSortKept) alone: one block sorts keys[0 .. n) in shared memory; the slots past n
+// hold a marker the sort must neither read nor overwrite.
+constexpr unsigned long long kSortMarker = 0x5a5a5a5a5a5a5a5aull;
+__global__ void sortKeptKernel(const unsigned long long* in, int n, unsigned long long* out) {
+    __shared__ warpkit::detail::TopKFilterShared s;
+    const int t = (int)threadIdx.x;
+    s.merge.sel.keys[t] = t < n ? in[t] : kSortMarker;
+    __syncthreads();
+    warpkit::detail::topkSortKept(s, n);
+    __syncthreads();
+    out[t] = s.merge.sel.keys[t];
+}
+
+// n = 0 .. 256 distinct nonzero packed keys (random values; four values, so ranked by index; rising, so
+// every run's keys rank among the others' at the ends) into rank order, largest first.
+Test(device_topk, sort_kept) {
+    WK_REQUIRE_GPU();
+    constexpr int B = warpkit::detail::kTopKThreads;
+    wk_rng rng = wk_rng_make(0x712);
+    unsigned long long* din = wk_alloc<unsigned long long>(B);
+    unsigned long long* dout = wk_alloc<unsigned long long>(B);
+    const int ns[] = {0, 1, 2, 17, 31, 32, 33, 50, 63, 64, 65, 100, 128, 129, 200, 224, 255, 256};
+    for (int n : ns)
+        for (int form = 0; form < 3; ++form) {
+            std::vector<unsigned long long> keys(n), got(B);
+            for (int i = 0; i < n; ++i) {
+                const unsigned long long hi = form == 0 ? wk_next(&rng) >> 32 : form == 1 ? wk_int(&rng, 1, 4) : i;
+                const unsigned index = (unsigned)(i * 7919 % 65536); // distinct for n <= 256
+                keys[i] = hi << 32 | (0xffffffffu - index);
+            }
+            if (n > 0) wk_upload(din, keys.data(), n);
+            wk_poison(dout, B);
+            sortKeptKernel<<<1, B>>>(din, n, dout);
+            WK_LAUNCHED();
+            wk_download(got.data(), dout, B);
+            std::sort(keys.begin(), keys.end(), [](unsigned long long a, unsigned long long b) { return a > b; });
+            for (int i = 0; i < B; ++i) {
+                const unsigned long long want = i < n ? keys[i] : kSortMarker;
+                cr_assert(got[i] == want, "topkSortKept n=%d form %d: slot %d holds %llx, want %llx", n, form, i,
+                          got[i], want);
+            }
+        }
+    WK_CUDA(cudaFree(din));
+    WK_CUDA(cudaFree(dout));
 }
 
 // ---- determinism: two streams at once, the same bits ------------------------------------------------

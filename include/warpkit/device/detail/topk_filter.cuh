@@ -40,7 +40,7 @@
 //      128 of them, each of as many threads counts the keys above its own (its rank) and the k first
 //      land in rank order (topkRankMerge); else the select of stage 5 over them; k = 1: a block max
 //      (of every lane's key);
-//   4. finish (topkFilterFinish): the outputs, ranked (blockTopKSort, unless stage 3 ranked them), or
+//   4. finish (topkFilterFinish): the outputs, ranked (topkSortKept, unless stage 3 ranked them), or
 //      the mask. With several slices a row, each slice leaves its k keys in the workspace; the block
 //      that finishes the row's last slice (an arrival word a row, after a __threadfence, counted
 //      under the call's tag as device/reduce.cuh's and left clean by that block: no memset) runs
@@ -62,6 +62,40 @@
 namespace warpkit {
 namespace detail {
 
+/// Stage 4's sort: s.merge.sel.keys[0 .. n) (distinct, nonzero; n <= kTopKThreads) into rank order,
+/// largest first. Each warp of the first ceil(n / 32) sorts its 32 keys in registers (warpBitonicSort,
+/// no barrier; empty lanes hold 0, which ranks last) into a run in s.merge.stage; a key's rank is its
+/// place in its own run plus, for each other run, the keys above it there (a binary search of the
+/// sorted run, the runs searched independently). One barrier, where a block bitonic network
+/// (blockTopKSort) has one a stage: 36 at n = 256. Every thread of the block calls (converged) with the
+/// same n; the caller's barrier orders the ranked keys before their reads.
+WARPKIT_DEVICE void topkSortKept(TopKFilterShared& s, int n) {
+    static_assert(kTopKFilterMaxK <= kTopKThreads && kTopKThreads <= kTopKFilterStage,
+                  "topk_filter: stage 4's sort holds one key a thread and one run a warp in the stage");
+    const int t = (int)threadIdx.x, warp = t / 32, runs = (n + 31) / 32;
+    unsigned long long key[1] = {t < n ? s.merge.sel.keys[t] : 0ull};
+    if (warp < runs) {
+        warpBitonicSort<1, true>(key); // lane l: the run's l-th largest
+        s.merge.stage[t] = key[0];
+    }
+    __syncthreads(); // the runs are written, and sel.keys read, before the ranked writes
+    if (key[0] == 0ull) return;
+    int rank = (int)laneId();
+#pragma unroll
+    for (int v = 0; v < kTopKFilterWarps; ++v) {
+        if (v >= runs || v == warp) continue;
+        const unsigned long long* run = s.merge.stage + v * 32;
+        // the run's keys above this one are a prefix of it: its length, 32 or found in 5 steps
+        int above = 0;
+        if (run[31] > key[0]) above = 32;
+        else
+#pragma unroll
+            for (int step = 16; step > 0; step /= 2) above += run[above + step - 1] > key[0] ? step : 0;
+        rank += above;
+    }
+    s.merge.sel.keys[rank] = key[0];
+}
+
 /// Stage 4: row `row`'s outputs from its n best keys in s.merge.sel.keys (n <= k; in rank order when
 /// `ranked`): ranked values and indices, or the masked row. Every thread of the block calls (converged).
 template <typename T> WARPKIT_DEVICE void topkFilterFinish(const TopKRows<T>& io, const TopKLevel& lv, long long row,
@@ -71,7 +105,10 @@ template <typename T> WARPKIT_DEVICE void topkFilterFinish(const TopKRows<T>& io
         const unsigned long long least = blockReduceMin<kTopKThreads>(t < n ? s.merge.sel.keys[t] : ~0ull);
         topkMaskRow(io, lv.cols, row, least);
     } else {
-        if (!ranked) blockTopKSort<kTopKThreads>(s.merge.sel, n);
+        if (!ranked) {
+            topkSortKept(s, n);
+            __syncthreads(); // the ranked keys are written before they are read
+        }
         if (t < n) topkWriteOutput(io, lv.k, row, t, s.merge.sel.keys[t]);
     }
     __syncthreads(); // s is read before the next item writes it
@@ -119,42 +156,48 @@ struct TopKBitAnd {
 
 /// The k largest nonzero keys of cand[0 .. m) into s.merge.sel.keys[0 .. n), unsorted, n = min(k,
 /// nonzero keys) returned. Stage 5: cand is a split row's slices x k candidates in the workspace (read
-/// past L1); stage 3: cand is s.merge.stage (inShared). A block radix select: the keys' bounds and the
-/// bits in which they vary first (one pass, staging the keys in shared memory when m <=
-/// kTopKFilterStage), then 8-bit digits from the highest varying bit down, skipping bits that no two
-/// keys differ in (a 16-bit type's low key bits, the index's high bits), every thread counting its
-/// share of each pass, until the bucket holds exactly the keys still needed; then every key at or
-/// above the prefix found is appended. Every thread of the block calls (converged).
+/// past L1); stage 3: cand is s.merge.stage (inShared). A block radix select: the keys' smallest, their
+/// count and the bits in which they vary first (one pass, staging the keys in shared memory when m <=
+/// kTopKFilterStage, and one barrier), then 8-bit digits from the highest varying bit down, skipping
+/// bits that no two keys differ in (a 16-bit type's low key bits, the index's high bits), every thread
+/// counting its share of each pass, until the bucket holds exactly the keys still needed; then every
+/// key at or above the prefix found is appended. Every thread of the block calls (converged).
 WARPKIT_DEVICE int topkSelectCandidates(const unsigned long long* cand, int m, int k, TopKFilterShared& s,
                                         bool inShared) {
     const int t = (int)threadIdx.x;
     const bool staged = inShared || m <= kTopKFilterStage;
-    if (t < 256) s.merge.sel.select.hist[0][t] = 0; // ordered before the first count by the reductions
-    unsigned long long lo = ~0ull, hi = 0ull, ors = 0ull, ands = ~0ull;
+    if (t < 256) s.merge.sel.select.hist[0][t] = 0; // ordered before the first count by the bounds' barrier
+    unsigned long long lo = ~0ull, ors = 0ull, ands = ~0ull;
     unsigned nonzero = 0;
     for (int i = t; i < m; i += kTopKThreads) {
         const unsigned long long key = inShared ? s.merge.stage[i] : __ldcg(cand + i);
         if (staged && !inShared) s.merge.stage[i] = key;
         if (key == 0ull) continue;
         lo = key < lo ? key : lo;
-        hi = key > hi ? key : hi;
         ors |= key;
         ands &= key;
         ++nonzero;
     }
+    // the block's bounds: each warp's to its slot, one barrier (it also orders the staged keys before
+    // the counts), then every thread folds the slots
+    lo = warpReduceMin(lo);
     ors = warpReduce(ors, TopKBitOr());
     ands = warpReduce(ands, TopKBitAnd());
-    if (laneId() == 0) s.bits[0][t / 32] = ors, s.bits[1][t / 32] = ands;
-    lo = blockReduceMin<kTopKThreads>(lo); // its barriers order the slots' writes before the reads
-    hi = blockReduceMax<kTopKThreads>(hi);
-    nonzero = blockReduceSum<kTopKThreads>(nonzero);
-    const unsigned long long* src = staged ? s.merge.stage : cand;
-    unsigned long long prefix = lo; // fewer than k + 1 keys: take them all
-    if (nonzero > (unsigned)k) {    // then lo < hi (the keys are distinct)
-        ors = 0ull;
-        ands = ~0ull;
+    nonzero = warpReduceSum(nonzero);
+    if (laneId() == 0) s.bounds[t / 32] = {lo, ors, ands, nonzero};
+    __syncthreads();
+    lo = ~0ull, ors = 0ull, ands = ~0ull, nonzero = 0;
 #pragma unroll
-        for (int w = 0; w < kTopKFilterWarps; ++w) ors |= s.bits[0][w], ands &= s.bits[1][w];
+    for (int w = 0; w < kTopKFilterWarps; ++w) {
+        const TopKWarpBounds b = s.bounds[w];
+        lo = b.lo < lo ? b.lo : lo;
+        ors |= b.ors;
+        ands &= b.ands;
+        nonzero += b.nonzero;
+    }
+    const unsigned long long* src = staged ? s.merge.stage : cand;
+    unsigned long long prefix = lo;                 // fewer than k + 1 keys: take them all
+    if (nonzero > (unsigned)k) {                    // then the keys differ in some bit (they are distinct)
         const unsigned long long vary = ors ^ ands; // nonzero: the keys are distinct
         const int top = 63 - __clzll((long long)vary);
         unsigned long long mask = top == 63 ? 0ull : ~0ull << (top + 1);
@@ -202,7 +245,7 @@ WARPKIT_DEVICE int topkSelectCandidates(const unsigned long long* cand, int m, i
 }
 
 /// Kept keys up to which stage 3 ranks by counting: a thread counts over every kept key (about 5
-/// instructions each), which beats blockTopKSelect's passes and blockTopKSort's barriers up to here.
+/// instructions each), which beats the radix select's passes and barriers up to here.
 constexpr int kTopKRankMerge = kTopKThreads / 2;
 
 /// Stage 3 with at most kTopKRankMerge kept keys (total, the warps' kept keys): thread t takes kept

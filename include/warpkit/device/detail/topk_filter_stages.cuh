@@ -14,9 +14,9 @@ constexpr int kTopKFilterWarps = kTopKThreads / 32;
 constexpr int kTopKFilterCap = 2 * kTopKFilterMaxK; // keys a warp's buffer holds
 constexpr int kTopKFilterLoads = 4;                 // 16-byte loads in flight a lane
 constexpr int kTopKSampleShare = 8;                 // stage 0 samples 1 / 8 of a warp's rounds
-// From k = kTopKSampleWideK, 1 / 4 of them while that is at most kTopKSampleWideRounds (survivors
-// scale as k x rows / sampled rows; a sampled round is read again from cache by stage 1).
-constexpr int kTopKSampleWideK = 32, kTopKSampleWideRounds = 4;
+// From k = kTopKSampleWideK, 1 / kTopKSampleWideShare of them while that is at most kTopKSampleWideRounds
+// (survivors scale as k x rows / sampled rows; a sampled round is read again from L2 by stage 1).
+constexpr int kTopKSampleWideK = 32, kTopKSampleWideShare = 2, kTopKSampleWideRounds = 8;
 // Blocks an SM the kernel is built for: 4 on sm_90 (the S3 plan's count); 2 before.
 constexpr int kTopKFilterBlocksPerSm = WARPKIT_ARCH == 0 || WARPKIT_ARCH >= 900 ? 4 : 2;
 
@@ -35,16 +35,22 @@ struct TopKMergeShared {
 static_assert(sizeof(TopKMergeShared) <= sizeof(TopKWarpBuffer) * kTopKFilterWarps,
               "topk_filter: the merge's shared memory must fit in the warps' buffers");
 
+/// A warp's share of a merge's key bounds (stages 3, 5): smallest nonzero key, OR, AND, nonzero count.
+struct TopKWarpBounds {
+    unsigned long long lo, ors, ands;
+    unsigned nonzero;
+};
+
 /// The filter kernel's shared memory: the warps' buffers, reused by the merges.
 struct TopKFilterShared {
     union {
         TopKWarpBuffer warp[kTopKFilterWarps];
         TopKMergeShared merge;
     };
-    BlockRadixScratch sample;                     // stage 0's select
-    int kept[kTopKFilterWarps];                   // keys each warp kept (stage 3)
-    unsigned long long bits[2][kTopKFilterWarps]; // each warp's OR and AND of the keys selected from (3, 5)
-    int last;                                     // this block finished its row's last slice
+    BlockRadixScratch sample;                // stage 0's select
+    int kept[kTopKFilterWarps];              // keys each warp kept (stage 3)
+    TopKWarpBounds bounds[kTopKFilterWarps]; // each warp's bounds of the keys selected from (3, 5)
+    int last;                                // this block finished its row's last slice
 };
 
 /// A warp's filter state (the same in every lane).
@@ -120,6 +126,7 @@ WARPKIT_DEVICE void topkSampleKeys(const T* body, int nv, int R, unsigned (&key)
     float m[U];
 #pragma unroll
     for (int u = 0; u < U; ++u) m[u] = __int_as_float(0x7fffffff);
+#pragma unroll 2 // two rounds' loads in flight: R is up to kTopKSampleWideRounds, each a wait on memory
     for (int r = 0; r < R; ++r) {
         Vector16<T> x[U];
 #pragma unroll
@@ -170,8 +177,8 @@ WARPKIT_DEVICE unsigned topkSampleSelect(const unsigned (&key)[kTopKFilterLoads]
 /// Stage 0 over the run p[0 .. n): raises st's kth and cut to the sample's bound (see the header
 /// comment) when the block's lanes sampled at least k elements whose keys are nonzero; else leaves st.
 /// The sample: the first 1 / kTopKSampleShare of a warp's rounds (at least one; for k >=
-/// kTopKSampleWideK, 1 / 4 of them up to kTopKSampleWideRounds if that is more). Every thread of the
-/// block calls (converged), with the same k >= 2.
+/// kTopKSampleWideK, 1 / kTopKSampleWideShare of them up to kTopKSampleWideRounds if that is more).
+/// Every thread of the block calls (converged), with the same k >= 2.
 template <typename T> WARPKIT_DEVICE void topkSampleCut(const T* p, int n, int k, bool largest, float sgn,
                                                         BlockRadixScratch& scratch, TopKWarpState& st) {
     constexpr int RoundVectors = kTopKFilterLoads * kTopKFilterWarps * 32;
@@ -179,7 +186,8 @@ template <typename T> WARPKIT_DEVICE void topkSampleCut(const T* p, int n, int k
     const int nv = (int)sp.vectors, rounds = (nv + RoundVectors - 1) / RoundVectors;
     int R = rounds > kTopKSampleShare ? rounds / kTopKSampleShare : 1;
     if (k >= kTopKSampleWideK) {
-        const int wide = rounds / 4 < kTopKSampleWideRounds ? rounds / 4 : kTopKSampleWideRounds;
+        const int share = rounds / kTopKSampleWideShare;
+        const int wide = share < kTopKSampleWideRounds ? share : kTopKSampleWideRounds;
         R = wide > R ? wide : R;
     }
     unsigned key[kTopKFilterLoads];
