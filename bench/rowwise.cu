@@ -236,13 +236,17 @@ static cudaError_t llmc_layernorm(const float* x, float* y, const float* w, cons
     return cudaLaunchKernelEx(&cfg, llmc_layernorm_kernel, x, y, w, b, mean, rstd, rows, cols, eps);
 }
 
-/// Largest |a - b| over n floats on the device.
+/// Largest |a - b| over n floats on the device; infinity where either is NaN (the peers' outputs are
+/// finite on this data, so a NaN is an element left unwritten).
 static double llmc_max_diff(const float* a, const float* b, size_t n) {
     std::vector<float> ha(n), hb(n);
     BENCH_CUDA(cudaMemcpy(ha.data(), a, n * sizeof(float), cudaMemcpyDeviceToHost));
     BENCH_CUDA(cudaMemcpy(hb.data(), b, n * sizeof(float), cudaMemcpyDeviceToHost));
     double d = 0;
-    for (size_t i = 0; i < n; ++i) d = std::max(d, (double)std::fabs(ha[i] - hb[i]));
+    for (size_t i = 0; i < n; ++i) {
+        const double e = std::fabs((double)ha[i] - (double)hb[i]);
+        d = e == e ? std::max(d, e) : HUGE_VAL;
+    }
     return d;
 }
 
@@ -316,7 +320,10 @@ static int llmc(Ctx* c, const Buffers& m) {
         };
     };
     static const int kR25Blocks[] = {128, 256, 512, 1024};
-    for (int t : kR25Blocks) {
+    for (int t : kR25Blocks) { // y, mean and rstd poisoned (NaN) first: each variant must write them all
+        BENCH_CUDA(cudaMemset(y, 0xff, n * sizeof(float)));
+        BENCH_CUDA(cudaMemset(mean, 0xff, rows * sizeof(float)));
+        BENCH_CUDA(cudaMemset(rstd, 0xff, rows * sizeof(float)));
         r25(t)();
         char name[64];
         snprintf(name, sizeof name, "R25 kernel, blocks of %d", t);
