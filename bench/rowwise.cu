@@ -8,9 +8,13 @@
 // 2. llm.c's LayerNorm forward shape: 8192 x 768 fp32 with w, b, mean and rstd, beside a peer of
 //    llm.c's design written here (its layernorm_forward kernel 6: a warp a row, w, b and the row
 //    staged in shared memory), at its best block size, timed alternately with rowLayerNorm; prints
-//    x peer (the peer's time over warpkit's; target >= 1.0) and checks that both write the same y,
-//    mean and rstd. A second peer, shown and not judged: a warp a row with the row in registers
-//    (six 16-byte loads a lane, read once), at its best block size.
+//    x k6 (the peer's time over warpkit's; target >= 1.0) and checks that every kernel writes the
+//    same y, mean and rstd. A second peer, shown and not judged: a warp a row with the row in
+//    registers (six 16-byte loads a lane, read once), at its best block size, with llm.c's
+//    evict-first (.cs) loads and stores and with plain ones. Then warpkit's R25 kernel launched
+//    directly in blocks of 128, 256, 512 and 1024 threads (x main: over blocks of 128, the block
+//    before kRowWarpFitThreads). One table: every kernel warm (back to back on the same x) and cold
+//    (L2 flushed before each call), each timed alternately with rowLayerNorm.
 // Bandwidth counts every byte read and written (x, y, w, b, targets, losses, means, rstds); the copy
 // moves half as many bytes (it reads and writes each). The torch peers: bench/torch_rowwise.py.
 // Prints the tables, writes CSV (argv[1]); tables named after the CSV path run alone (grid, llmc):
@@ -18,7 +22,12 @@
 #include <warpkit/device/cross_entropy.cuh>
 #include <warpkit/device/norm.cuh>
 #include <warpkit/device/softmax_backward.cuh>
+#include <cctype>
 #include <cmath>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
 #include "bench.cuh"
 
 static const int kCols[] = {256, 1024, 4096, 8192, 16384, 65536, 262144};
@@ -227,18 +236,37 @@ static cudaError_t llmc_layernorm(const float* x, float* y, const float* w, cons
     return cudaLaunchKernelEx(&cfg, llmc_layernorm_kernel, x, y, w, b, mean, rstd, rows, cols, eps);
 }
 
-/// Largest |a - b| over n floats on the device.
+/// Largest |a - b| over n floats on the device; infinity where either is NaN (the peers' outputs are
+/// finite on this data, so a NaN is an element left unwritten).
 static double llmc_max_diff(const float* a, const float* b, size_t n) {
     std::vector<float> ha(n), hb(n);
     BENCH_CUDA(cudaMemcpy(ha.data(), a, n * sizeof(float), cudaMemcpyDeviceToHost));
     BENCH_CUDA(cudaMemcpy(hb.data(), b, n * sizeof(float), cudaMemcpyDeviceToHost));
     double d = 0;
-    for (size_t i = 0; i < n; ++i) d = std::max(d, (double)std::fabs(ha[i] - hb[i]));
+    for (size_t i = 0; i < n; ++i) {
+        const double e = std::fabs((double)ha[i] - (double)hb[i]);
+        d = e == e ? std::max(d, e) : HUGE_VAL;
+    }
     return d;
 }
 
+/// warpkit's R25 kernel (a warp a row of 6 vectors a lane, aligned rows) launched directly in blocks
+/// of Threads, as rowLayerNorm launches it with the plan's block: the block size alone varies (128
+/// is the block R25 took before kRowWarpFitThreads; the plan's is kRowWarpFitThreads).
+template <int Threads> static cudaError_t llmc_r25(const float* x, float* y, const float* w, const float* b,
+                                                   float* mean, float* rstd, int rows, int cols) {
+    using namespace warpkit::detail;
+    const NormParams<float> p{x, y, w, b, mean, rstd, cols, cols, 1e-5f, false};
+    constexpr int perBlock = rowWarpRowsPerBlock<float, 32, 6, true>(Threads);
+    return launchKernel(rowOpWarpKernel<NormParams<float>, 32, 6, true, Threads>, (rows + perBlock - 1) / perBlock,
+                        Threads, 0, p, (long long)rows, cols);
+}
+
 /// Table 2: llm.c's LayerNorm forward shape, rowLayerNorm against the peer at its best block size and
-/// a copy of half the bytes; returns 1 when warpkit is behind the peer (or they disagree).
+/// a copy of half the bytes; returns 1 when warpkit is behind the peer (or they disagree). One table:
+/// each kernel back to back on the same x (warm: what llm.c's harness times) and with L2 flushed
+/// before each call (cold: every kernel reads x from DRAM), each timed alternately with rowLayerNorm;
+/// then R25's kernel at each block size, to A/B the plan's block against the one before it.
 static int llmc(Ctx* c, const Buffers& m) {
     const int rows = 8192, cols = 768;
     const size_t n = (size_t)rows * cols;
@@ -251,15 +279,16 @@ static int llmc(Ctx* c, const Buffers& m) {
     auto wk = [&] {
         BENCH_CUDA(warpkit::rowLayerNorm((const float*)x, y, rows, cols, w, b, 1e-5f, mean, rstd, cols, cols));
     };
-    // Each peer's block size as llm.c's harness picks it: the fastest of those it sweeps.
-    auto sweep = [&](bool regs, float* bestMs) {
+    // Each peer's block size as llm.c's harness picks it: the fastest of those it sweeps (warm).
+    auto sweep = [&](bool regs) {
         int best = 0;
+        float bestMs = 0.f;
         for (int threads : {64, 128, 256, 512, 1024}) {
             const float ms = bench_median_ms(
                 [&] { BENCH_CUDA(llmc_layernorm(x, yp, w, b, meanp, rstdp, rows, cols, 1e-5f, threads, regs)); });
-            if (!best || ms < *bestMs) {
+            if (!best || ms < bestMs) {
                 best = threads;
-                *bestMs = ms;
+                bestMs = ms;
             }
         }
         return best;
@@ -275,64 +304,93 @@ static int llmc(Ctx* c, const Buffers& m) {
         return same;
     };
     wk();
-    float rms = 0.f, unused = 0.f;
-    const int bestR = sweep(true, &rms);
-    const bool sameR = agree("row in registers"); // the sweep's launches wrote yp, meanp, rstdp
-    const int best = sweep(false, &unused);
-    auto peer = [&] { BENCH_CUDA(llmc_layernorm(x, yp, w, b, meanp, rstdp, rows, cols, 1e-5f, best, false)); };
-    float ms = 0.f, pms = 0.f;
-    bench_pair_median_ms(wk, peer, &ms, &pms);
-    const bool same = agree("llm.c kernel 6") && sameR, ok = same && pms >= ms;
-    const float cms = bench_median_ms(
+    const int bestR = sweep(true);
+    bool same = agree("row in registers"); // the sweep's launches wrote yp, meanp, rstdp
+    const int best = sweep(false);
+    same = agree("llm.c kernel 6") && same;
+    // R25's kernel at each block size; each writes warpkit's outputs, checked against kernel 6's.
+    auto r25 = [&](int threads) {
+        return [&, threads] {
+            cudaError_t e = cudaErrorInvalidValue;
+            if (threads == 128) e = llmc_r25<128>(x, y, w, b, mean, rstd, rows, cols);
+            if (threads == 256) e = llmc_r25<256>(x, y, w, b, mean, rstd, rows, cols);
+            if (threads == 512) e = llmc_r25<512>(x, y, w, b, mean, rstd, rows, cols);
+            if (threads == 1024) e = llmc_r25<1024>(x, y, w, b, mean, rstd, rows, cols);
+            BENCH_CUDA(e);
+        };
+    };
+    static const int kR25Blocks[] = {128, 256, 512, 1024};
+    for (int t : kR25Blocks) { // y, mean and rstd poisoned (NaN) first: each variant must write them all
+        BENCH_CUDA(cudaMemset(y, 0xff, n * sizeof(float)));
+        BENCH_CUDA(cudaMemset(mean, 0xff, rows * sizeof(float)));
+        BENCH_CUDA(cudaMemset(rstd, 0xff, rows * sizeof(float)));
+        r25(t)();
+        char name[64];
+        snprintf(name, sizeof name, "R25 kernel, blocks of %d", t);
+        same = agree(name) && same;
+    }
+    struct Row {
+        char name[40];
+        std::function<void()> run;
+        float warm, cold, wkWarm, wkCold; // this kernel's medians, and rowLayerNorm's in the same pairs
+    };
+    std::vector<Row> t;
+    auto add = [&](const char* name, std::function<void()> f) {
+        t.push_back(Row{});
+        snprintf(t.back().name, sizeof t.back().name, "%s", name);
+        t.back().run = f;
+    };
+    char label[40];
+    snprintf(label, sizeof label, "llm.c kernel 6 (b%d)", best);
+    add(label, [&] { BENCH_CUDA(llmc_layernorm(x, yp, w, b, meanp, rstdp, rows, cols, 1e-5f, best, false)); });
+    snprintf(label, sizeof label, "registers, .cs (b%d)", bestR);
+    add(label, [&] { BENCH_CUDA(llmc_layernorm(x, yp, w, b, meanp, rstdp, rows, cols, 1e-5f, bestR, true)); });
+    snprintf(label, sizeof label, "registers, plain (b%d)", bestR);
+    add(label, [&] { BENCH_CUDA(llmc_layernorm(x, yp, w, b, meanp, rstdp, rows, cols, 1e-5f, bestR, true, true)); });
+    for (int tb : kR25Blocks) {
+        snprintf(label, sizeof label, "R25 kernel, b%d%s", tb, tb == 128 ? " (main)" : "");
+        add(label, r25(tb));
+    }
+    add("copy of half the bytes",
         [&] { BENCH_CUDA(cudaMemcpyAsync(m.cy, m.cx, (size_t)(bytes / 2), cudaMemcpyDeviceToDevice)); });
-    const double copy = bench_tbps(bytes, cms);
-    printf("| kernel                 |    us | TB/s | xcopy | x peer | tgt  |\n"
-           "|------------------------|-------|------|-------|--------|------|\n");
-    printf("| rowLayerNorm           | %5.1f | %4.2f | %4.2fx | %5.2fx | %-4s |\n", ms * 1e3, bench_tbps(bytes, ms),
-           bench_tbps(bytes, ms) / copy, pms / ms, ok ? "ok" : "MISS");
-    printf("| llm.c kernel 6 (b%-4d) | %5.1f | %4.2f | %4.2fx |      - |      |\n", best, pms * 1e3,
-           bench_tbps(bytes, pms), bench_tbps(bytes, pms) / copy);
-    printf("| row in registers (b%-4d)| %5.1f | %4.2f | %4.2fx | %5.2fx |      |\n", bestR, rms * 1e3,
-           bench_tbps(bytes, rms), bench_tbps(bytes, rms) / copy, rms / ms);
+    for (Row& r : t) {
+        bench_pair_median_ms(wk, r.run, &r.wkWarm, &r.warm);
+        bench_pair_median_ms(wk, r.run, &r.wkCold, &r.cold, 5, 61, true);
+    }
+    const Row &k6 = t[0], &copy = t.back();
+    // rowLayerNorm's times: the pair with kernel 6 (the judged one); the others' pairs agree within noise.
+    const float ms = k6.wkWarm, cw = k6.wkCold;
+    const bool ok = same && k6.warm >= ms, okCold = same && k6.cold >= cw;
+    printf(
+        "warm: back to back on the same x; cold: L2 flushed before each call. x k6 = kernel 6's time over the\n"
+        "row's (> 1: faster than kernel 6); x main = R25 at blocks of 128 (before kRowWarpFitThreads) over the row's.\n"
+        "| kernel                   | warm us | cold us | cold TB/s | cold xcopy | warm x k6 | cold x k6 | "
+        "cold x main |\n"
+        "|--------------------------|---------|---------|-----------|------------|-----------|-----------|"
+        "-------------|\n");
+    const Row* mainR25 = nullptr;
+    for (const Row& r : t)
+        if (strstr(r.name, "(main)")) mainR25 = &r;
+    auto line = [&](const char* name, float wms, float cms) {
+        printf("| %-24s | %7.1f | %7.1f | %9.2f | %9.2fx | %8.2fx | %8.2fx | %10.2fx |\n", name, wms * 1e3, cms * 1e3,
+               bench_tbps(bytes, cms), copy.cold / cms, k6.warm / wms, k6.cold / cms, mainR25->cold / cms);
+    };
+    line("rowLayerNorm (the plan)", ms, cw);
+    for (const Row& r : t) line(r.name, r.warm, r.cold);
+    printf("target x k6 >= 1.0: warm %s, cold %s\n", ok ? "ok" : "MISS", okCold ? "ok" : "MISS");
+    const double copyW = bench_tbps(bytes, copy.warm), copyC = bench_tbps(bytes, copy.cold);
     fprintf(c->csv, "llmc,layer_norm,fp32,%d,%d,%.5f,%.0f,%.3f,%.3f,%.3f,%.3f\n", rows, cols, ms, bytes,
-            bench_tbps(bytes, ms), copy, bench_tbps(bytes, ms) / copy, pms / ms);
-    fprintf(c->csv, "llmc,layer_norm_llmc6_b%d,fp32,%d,%d,%.5f,%.0f,%.3f,%.3f,%.3f,\n", best, rows, cols, pms, bytes,
-            bench_tbps(bytes, pms), copy, bench_tbps(bytes, pms) / copy);
-    fprintf(c->csv, "llmc,layer_norm_regs_b%d,fp32,%d,%d,%.5f,%.0f,%.3f,%.3f,%.3f,\n", bestR, rows, cols, rms, bytes,
-            bench_tbps(bytes, rms), copy, bench_tbps(bytes, rms) / copy);
-    // The same with L2 flushed before every call: the peers' evict-first hints keep part of x in L2
-    // across back-to-back calls of the same input, which a copy of the same bytes cannot use.
-    float cw = 0.f, cp = 0.f, cr = 0.f, cq = 0.f, cc = 0.f, wq = 0.f, unusedW = 0.f;
-    auto regs = [&] { BENCH_CUDA(llmc_layernorm(x, yp, w, b, meanp, rstdp, rows, cols, 1e-5f, bestR, true)); };
-    auto plain = [&] { BENCH_CUDA(llmc_layernorm(x, yp, w, b, meanp, rstdp, rows, cols, 1e-5f, bestR, true, true)); };
-    auto copyHalf = [&] { BENCH_CUDA(cudaMemcpyAsync(m.cy, m.cx, (size_t)(bytes / 2), cudaMemcpyDeviceToDevice)); };
-    bench_pair_median_ms(wk, plain, &unusedW, &wq);
-    bench_pair_median_ms(wk, peer, &cw, &cp, 5, 61, true);
-    bench_pair_median_ms(regs, plain, &cr, &cq, 5, 61, true);
-    cc = bench_median_ms(copyHalf, 5, 30, true);
-    printf("| row in registers, plain ld/st (b%-4d) | %5.1f | %4.2f | %4.2fx | %5.2fx |      |\n", bestR, wq * 1e3,
-           bench_tbps(bytes, wq), bench_tbps(bytes, wq) / copy, wq / ms);
-    printf("| copy of half the bytes | %5.1f | %4.2f |       |        |      |\n", cms * 1e3, copy);
-    printf("L2 flushed before each call:\n"
-           "| kernel                 |    us | TB/s | xcopy | x peer |\n"
-           "|------------------------|-------|------|-------|--------|\n");
-    const double ccopy = bench_tbps(bytes, cc);
-    printf("| rowLayerNorm           | %5.1f | %4.2f | %4.2fx | %5.2fx |\n", cw * 1e3, bench_tbps(bytes, cw),
-           bench_tbps(bytes, cw) / ccopy, cp / cw);
-    printf("| llm.c kernel 6 (b%-4d) | %5.1f | %4.2f | %4.2fx |      - |\n", best, cp * 1e3, bench_tbps(bytes, cp),
-           bench_tbps(bytes, cp) / ccopy);
-    printf("| row in registers       | %5.1f | %4.2f | %4.2fx | %5.2fx |\n", cr * 1e3, bench_tbps(bytes, cr),
-           bench_tbps(bytes, cr) / ccopy, cr / cw);
-    printf("| registers, plain ld/st | %5.1f | %4.2f | %4.2fx | %5.2fx |\n", cq * 1e3, bench_tbps(bytes, cq),
-           bench_tbps(bytes, cq) / ccopy, cq / cw);
-    printf("| copy of half the bytes | %5.1f | %4.2f |       |        |\n", cc * 1e3, ccopy);
+            bench_tbps(bytes, ms), copyW, bench_tbps(bytes, ms) / copyW, k6.warm / ms);
     fprintf(c->csv, "llmc_cold,layer_norm,fp32,%d,%d,%.5f,%.0f,%.3f,%.3f,%.3f,%.3f\n", rows, cols, cw, bytes,
-            bench_tbps(bytes, cw), ccopy, bench_tbps(bytes, cw) / ccopy, cp / cw);
-    fprintf(c->csv, "llmc_cold,layer_norm_llmc6_b%d,fp32,%d,%d,%.5f,%.0f,%.3f,%.3f,%.3f,\n", best, rows, cols, cp,
-            bytes, bench_tbps(bytes, cp), ccopy, bench_tbps(bytes, cp) / ccopy);
-    fprintf(c->csv, "llmc_cold,layer_norm_regs_plain_b%d,fp32,%d,%d,%.5f,%.0f,%.3f,%.3f,%.3f,\n", bestR, rows, cols, cq,
-            bytes, bench_tbps(bytes, cq), ccopy, bench_tbps(bytes, cq) / ccopy);
-    (void)unusedW;
+            bench_tbps(bytes, cw), copyC, bench_tbps(bytes, cw) / copyC, k6.cold / cw);
+    for (const Row& r : t) {
+        std::string op = r.name; // a CSV-safe name: letters, digits and underscores
+        for (char& ch : op) ch = isalnum((unsigned char)ch) ? (char)tolower(ch) : '_';
+        fprintf(c->csv, "llmc,%s,fp32,%d,%d,%.5f,%.0f,%.3f,%.3f,%.3f,\n", op.c_str(), rows, cols, r.warm, bytes,
+                bench_tbps(bytes, r.warm), copyW, bench_tbps(bytes, r.warm) / copyW);
+        fprintf(c->csv, "llmc_cold,%s,fp32,%d,%d,%.5f,%.0f,%.3f,%.3f,%.3f,\n", op.c_str(), rows, cols, r.cold, bytes,
+                bench_tbps(bytes, r.cold), copyC, bench_tbps(bytes, r.cold) / copyC);
+    }
     return !ok;
 }
 

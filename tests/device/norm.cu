@@ -9,8 +9,8 @@
 //                rows, and forced warp, block, cluster and streamed plans on 3 rows.
 //   model_width: R25's fp32 rows (516..771 columns, llm.c's 768), their neighbours and the warp
 //                path's widest rows (1000..1025): odd rows, every data pattern, with and without
-//                w, b and the statistics, aligned and not; model_width_plan (host only) pins the
-//                plan of 8192 x 768.
+//                w, b and the statistics, aligned and not, row counts around R25's blocks of 16
+//                rows; model_width_plan (host only) pins the plan of 8192 x 768.
 //   specials:    NaN, +-inf, all -inf, constant rows, the hard Welford data (1e6 + N(0, 1e-3)) and
 //                near-constant rows a few ulps apart, on every path.
 //   bad_args:    every bad argument returns cudaErrorInvalidValue and writes nothing.
@@ -303,6 +303,10 @@ template <typename T> static int norm_model_width(void) {
     }
     NormCase many{false, 8193, 768, 768, 768, 0, 0, 0, 0, false, true, true, true, 1e-5f, 0};
     bad += norm_case<T>("model width (8193 x 768)", many, 0xe800ull + salt++);
+    for (long long r : {15, 16, 17, 47}) { // R25's blocks hold 16 aligned rows: one short, whole, one over
+        NormCase b{false, r, 768, 768, 768, 0, 0, 0, 0, false, true, true, true, 1e-5f, (int)r};
+        bad += norm_case<T>("model width (R25's blocks of 16 rows)", b, 0xec00ull + salt++);
+    }
     NormCase manyOff{false, 4099, 768, 771, 768, 1, 0, 2, 3, false, true, true, true, 1e-5f, 3};
     bad += norm_case<T>("model width (4099 x 768, off 16 bytes)", manyOff, 0xe900ull + salt++);
     NormCase wide{true, 4097, 1024, 1024, 1024, 0, 0, 0, 0, false, true, false, true, 1e-5f, 1};
@@ -313,15 +317,17 @@ template <typename T> static int norm_model_width(void) {
 }
 
 /// The plan llm.c's shape takes (host only, runs without a GPU): R25's warp of 6 vectors a lane
-/// for fp32 LayerNorm with w, b and the statistics.
+/// in blocks of kRowWarpFitThreads (16 rows a block) for fp32 LayerNorm with w, b and the statistics.
 Test(device_norm, model_width_plan) {
     using warpkit::detail::NormParams;
     float* f = reinterpret_cast<float*>(4096);
     const NormParams<float> lnf{f, f + 1024, f + 2048, f + 3072, f + 4096, f + 5120, 768, 768, 1e-5f, false};
     const RowPlan p = warpkit::detail::rowPlanFor(warpkit::detail::rowOpQuery(lnf, 8192, 768, 132, true, false));
-    cr_expect(p.path == warpkit::detail::RowWarp && p.width == 32 && p.chunks == 6,
-              "fp32 LayerNorm 8192 x 768 plans as a warp of 6 vectors a lane (R25), got path %d width %d chunks %d",
-              (int)p.path, p.width, p.chunks);
+    cr_expect(p.path == warpkit::detail::RowWarp && p.width == 32 && p.chunks == 6 &&
+                  p.threads == warpkit::detail::kRowWarpFitThreads,
+              "fp32 LayerNorm 8192 x 768 plans as a warp of 6 vectors a lane in blocks of %d (R25), got path %d width "
+              "%d chunks %d threads %d",
+              warpkit::detail::kRowWarpFitThreads, (int)p.path, p.width, p.chunks, p.threads);
 }
 
 Test(device_norm, model_width) {

@@ -20,20 +20,34 @@ namespace warpkit {
 namespace detail {
 
 // ---- 1. warp path: a segment of W lanes per row ---------------------------------------------------
-// The layout and rows a thread as rowSoftmax's warp kernel (WarpRowShape); rows past the end load
-// nothing and store nothing.
-template <typename P, int W, int C, bool Aligned> __global__ void __launch_bounds__(kRowWarpThreads)
-    rowOpWarpKernel(P p, long long rows, int cols) {
+// The layout and rows a thread as rowSoftmax's warp kernel (WarpRowShape), in blocks of Threads
+// (kRowWarpThreads; R25's shape kRowWarpFitThreads): Threads / W segments a block, each R rows;
+// rows past the end load nothing and store nothing.
+
+/// The blocks an SM that the warp kernel's launch bounds ask for: in blocks of kRowWarpThreads none
+/// (0: ptxas's own register choice; asking for 1 moves R25's 48 registers to 64); in larger blocks
+/// 32 warps an SM (at most 64 registers a thread), so that a params type needing more registers
+/// does not leave one block an SM.
+constexpr int rowWarpMinBlocks(int threads) { return threads > kRowWarpThreads ? 1024 / threads : 0; }
+/// Rows a block of `threads` of the warp kernel holds.
+template <typename T, int W, int C, bool Aligned> WARPKIT_HD constexpr int rowWarpRowsPerBlock(int threads) {
+    return threads / W * WarpRowShape<T, W, C, Aligned>::R;
+}
+
+template <typename P, int W, int C, bool Aligned, int Threads = kRowWarpThreads>
+__global__ void __launch_bounds__(Threads, rowWarpMinBlocks(Threads)) rowOpWarpKernel(P p, long long rows, int cols) {
     using T = typename P::Elem;
     using S = WarpRowShape<T, W, C, Aligned>;
-    constexpr int NI = P::kInputs;
+    static_assert(Threads % W == 0 && Threads % 32 == 0 && Threads <= 1024,
+                  "rowOpWarpKernel: Threads must be a multiple of 32 and of W, at most 1024");
+    constexpr int NI = P::kInputs, segs = Threads / W;
     const int seg = (int)threadIdx.x / W, l = (int)threadIdx.x % W;
-    const long long row0 = (long long)blockIdx.x * S::rowsPerBlock + seg;
+    const long long row0 = (long long)blockIdx.x * rowWarpRowsPerBlock<T, W, C, Aligned>(Threads) + seg;
     T v[S::R][NI][S::K];
     RowPart part[S::R];
 #pragma unroll
     for (int r = 0; r < S::R; ++r) {
-        const long long row = row0 + (long long)r * S::segs;
+        const long long row = row0 + (long long)r * segs;
         const bool ok = row < rows;
         const T* x = rowInput(p, 0, ok ? row : 0);
         const int n = ok ? cols : 0; // a row past the end: every slot empty
@@ -44,7 +58,7 @@ template <typename P, int W, int C, bool Aligned> __global__ void __launch_bound
     }
 #pragma unroll
     for (int r = 0; r < S::R; ++r) {
-        const long long row = row0 + (long long)r * S::segs;
+        const long long row = row0 + (long long)r * segs;
         float x[NI][S::K];
         rowToFloat(v[r], x);
         const auto f = rowRegs<C, S::E>(p, row < rows ? row : 0, cols, part[r], x, SegmentGroup<W>{});
@@ -53,7 +67,7 @@ template <typename P, int W, int C, bool Aligned> __global__ void __launch_bound
     }
 #pragma unroll
     for (int r = 0; r < S::R; ++r) {
-        const long long row = row0 + (long long)r * S::segs;
+        const long long row = row0 + (long long)r * segs;
         T* y = row < rows ? rowOutput(p, row) : nullptr;
         if (y != nullptr) storeShare<C, S::E>(y, part[r].s, v[r][0], l, W, 0, -1);
     }

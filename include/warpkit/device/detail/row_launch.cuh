@@ -122,11 +122,12 @@ launchRows(K kern, long long rows, int perRow, int threads, int smem, bool clust
 // ---- the row family's launches, one per path --------------------------------------------------
 // rowRun calls these for a params type P; rowSoftmax overloads each for its own kernels.
 
-template <int W, int C, bool Aligned, typename P>
+/// The warp path: segments of W lanes, C vectors a lane, in blocks of Threads.
+template <int W, int C, bool Aligned, int Threads = kRowWarpThreads, typename P>
 inline cudaError_t rowLaunchWarp(const P& p, long long rows, int cols, cudaStream_t st) {
-    using S = WarpRowShape<typename P::Elem, W, C, Aligned>;
-    return launchRowBlocks(rows, S::rowsPerBlock, [&](long long r0, long long n, int blocks) {
-        return launchKernel(rowOpWarpKernel<P, W, C, Aligned>, blocks, kRowWarpThreads, st, rowAt(p, r0), n, cols);
+    constexpr int perBlock = rowWarpRowsPerBlock<typename P::Elem, W, C, Aligned>(Threads);
+    return launchRowBlocks(rows, perBlock, [&](long long r0, long long n, int blocks) {
+        return launchKernel(rowOpWarpKernel<P, W, C, Aligned, Threads>, blocks, Threads, st, rowAt(p, r0), n, cols);
     });
 }
 
@@ -204,7 +205,9 @@ inline cudaError_t rowLaunchShort(const RowPlan& pl, const R& r, long long rows,
 template <typename R> struct RowRunner { static constexpr bool softmax = false; };
 
 /// The launch of plan pl's warp shape: one instantiation for each entry of kRowWarpShapes, and the
-/// row family's kRowWarpFitShape for fp32 (R25).
+/// row family's kRowWarpFitShape for fp32 (R25): aligned rows in blocks of pl.threads
+/// (kRowWarpFitThreads), rows with head/tail slots in blocks of kRowWarpThreads (in 2 blocks of 512
+/// an SM, the 64 registers a thread that leaves, cross-entropy and softmax backward spill there).
 template <typename R, bool Aligned, int I = 0>
 inline cudaError_t rowWarpShapes(const RowPlan& pl, const R& r, long long rows, int cols, cudaStream_t st) {
     if constexpr (I < kRowWarpShapeCount) {
@@ -215,8 +218,9 @@ inline cudaError_t rowWarpShapes(const RowPlan& pl, const R& r, long long rows, 
     } else if constexpr (!RowRunner<R>::softmax && sizeof(typename R::Elem) == 4 &&
                          (Aligned || RowWarpFitUnaligned<R>::value)) {
         constexpr RowWarpShape s = kRowWarpFitShape;
+        constexpr int threads = Aligned ? kRowWarpFitThreads : kRowWarpThreads;
         if (pl.width == s.width && pl.chunks == s.chunks)
-            return rowLaunchWarp<s.width, s.chunks, Aligned>(r, rows, cols, st);
+            return rowLaunchWarp<s.width, s.chunks, Aligned, threads>(r, rows, cols, st);
         return cudaErrorNotSupported;
     } else {
         return cudaErrorNotSupported;

@@ -9,7 +9,9 @@
 // one write, except on the streamed path):
 //   RowWarp       a segment of `width` lanes per row, `chunks` 16-byte vectors a lane, several rows
 //                 a warp; no barriers. Chunks are powers of two, except the row family's 32 lanes of
-//                 6 (R25: fp32 rows of 129..192 vectors, the model width 768 among them).
+//                 6 (R25: fp32 rows of 129..192 vectors, the model width 768 among them), in
+//                 blocks of `threads` = kRowWarpFitThreads (the others: kRowWarpThreads; rows with
+//                 head/tail slots keep those, row_launch.cuh).
 //   RowBlock      a block of `threads` per row, or (sm_90) a cluster of `blocks` blocks per row,
 //                 `chunks` vectors a thread in registers; blocks combine their statistics through
 //                 cluster/reduce.cuh.
@@ -47,6 +49,7 @@ struct RowPlan {
 
 // clang-format off
 constexpr int kRowWarpThreads = 128;            // block of the warp paths
+constexpr int kRowWarpFitThreads = 512;         // block of R25's warp shape, aligned rows (R25)
 constexpr int kRowWarpMaxChunks = 8;            // vectors a lane on the warp path
 constexpr int kStageThreads = 128;              // block of the staged path
 constexpr int kStreamThreads = 512;             // block of the streamed path
@@ -249,7 +252,8 @@ constexpr RowShape shapeCluster(int threads, int values, int minBlocks) {
 }
 constexpr RowShape shapeStaged(int aimBytes) { return {ShapeStaged, kStageThreads, 0, aimBytes}; }
 constexpr RowShape shapeStream(int blocks) { return {ShapeStream, kStreamThreads, 0, blocks}; }
-constexpr RowShape shapeWarpFit(int chunks) { return {ShapeWarpFit, kRowWarpThreads, 0, chunks}; }
+constexpr RowShape shapeWarpFit(int threads, int chunks) { return {ShapeWarpFit, threads, 0, chunks}; }
+constexpr RowShape kShapeWarpFit = shapeWarpFit(kRowWarpFitThreads, 6); // R25's
 
 // The rules (what each does; why: docs/tuning.md). Bounds are on the row's whole-vector columns.
 // clang-format off
@@ -281,7 +285,7 @@ constexpr RowRule kR20          = {"R20", 0, 1,  -1,    kRowNoMax, 8192, kRowsAn
 constexpr RowRule kR21          = {"R21", 0, 0,  -1,    kRowNoMax, 8192, kRowsAny,    shapeStream(1)};
 constexpr RowRule kR24f32       = {"R24", 4, -1, -1,    140,       0, kRowsAny,       kShapeShort};
 constexpr RowRule kR24h16       = {"R24", 2, -1, -1,    248,       0, kRowsAny,       kShapeShort};
-constexpr RowRule kR25          = {"R25", 4, -1, 512,   768,       0, kRowsAny,       shapeWarpFit(6)};
+constexpr RowRule kR25          = {"R25", 4, -1, 512,   768,       0, kRowsAny,       kShapeWarpFit};
 
 /// rowSoftmax's rules.
 constexpr RowRule kRowSoftmaxRules[] = {kR24f32, kR24h16, kR1f32, kR1h16, kR4, kR5, kR6,
@@ -354,7 +358,7 @@ inline bool rowRuleShape(const RowRule& r, const RowQuery& q, long long vecs, Ro
         *out = rowShortPlan(V, q.cols);
         break;
     case ShapeWarpFit:
-        *out = RowPlan{RowWarp, 32, s.arg, kRowWarpThreads, 1, 0, 0};
+        *out = RowPlan{RowWarp, 32, s.arg, s.threads, 1, 0, 0};
         break;
     }
     const long long k = (long long)r.rows.k * q.sms;
@@ -428,7 +432,8 @@ constexpr RowWarpShape kRowWarpShapes[3][kRowWarpShapeCount] = {
 // clang-format on
 constexpr int rowWarpShapeRow(int M) { return M == 1 ? 0 : M == 2 ? 1 : 2; }
 /// The row family's one warp shape whose chunks are not a power of two (R25): fp32, every M; not
-/// rowSoftmax's.
+/// rowSoftmax's. Its kernel runs in blocks of kRowWarpFitThreads, the other warp shapes' in blocks
+/// of kRowWarpThreads.
 constexpr RowWarpShape kRowWarpFitShape = {32, 6};
 
 /// Short-path shapes (rowShortPlan's). fp32: one lane of 1, 2, 4 or 8 elements, then 2..32 lanes of
@@ -468,7 +473,7 @@ inline bool rowPlanCompiled(RowClass cls, int elemBytes, int M, bool warpStream,
         if (M != 1 && M != 2 && M != 4) return false;
         if (cls != RowClassSoftmax && elemBytes == 4 && p.width == kRowWarpFitShape.width &&
             p.chunks == kRowWarpFitShape.chunks)
-            return p.threads == kRowWarpThreads;
+            return p.threads == kRowWarpFitThreads;
         for (const RowWarpShape& s : kRowWarpShapes[rowWarpShapeRow(M)])
             if (s.width == p.width && s.chunks == p.chunks && p.threads == kRowWarpThreads) return true;
         return false;
