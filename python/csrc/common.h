@@ -113,7 +113,8 @@ template <typename F> inline Status withWorkspace(const at::Tensor& like, const 
 
 } // namespace wkt
 
-// The bindings (one file each; the operators' kernels and module.cpp's eager forms call them). Tensors of size 0 stand for "none".
+// The bindings (one file each; the operators' kernels and module.cpp's eager forms call them). Tensors of
+// size 0 stand for "none".
 wkt::Status softmaxForward(const at::Tensor& x, const at::Tensor& y, bool log);
 wkt::Status softmaxBackward(const at::Tensor& y, const at::Tensor& dy, const at::Tensor& dx, bool log);
 wkt::Status normForward(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, double eps, const at::Tensor& y,
