@@ -47,6 +47,7 @@ inline void checkDims(const at::Tensor& x, int64_t dims, const char* op) {
 /// The boxed AutogradCUDA kernel of every registered operator (module.cpp).
 void autogradCuda(const c10::OperatorHandle& op, c10::DispatchKeySet ks, torch::jit::Stack* stack);
 
+/// The end of registerOps's (name, f) pairs.
 inline void registerOps(torch::Library&, torch::Library&, pybind11::module_&) {}
 
 /// Registers each (name, f) pair's f as the CUDA kernel of warpkit::<name> in `cuda`, autogradCuda as
