@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""The host's cost of a call of each warpkit operator that bench/gpt2_step.py uses, beside torch's, on
-rows small enough (64 x 768; cross_entropy 64 x 1024) that the GPU never holds the host back: what an
-eager model pays per call, and what a compiled graph pays per warpkit op where it calls
-torch.ops.warpkit.X.default.
+"""The host's cost of a call of each warpkit operator (those bench/gpt2_step.py uses first, then the
+selection, segment and sharded ones), beside torch's, on rows small enough (64 x 768; cross_entropy,
+topk, argmax and sample 64 x 1024; the segment ops 64 items in 4 segments) that the GPU never holds the
+host back: what an eager model pays per call, and what a compiled graph pays per warpkit op where it
+calls torch.ops.warpkit.X.default.
 Columns, microseconds a call (time.perf_counter around 10 back-to-back calls, no synchronisation
 between them, the median of 11 batches: bench/_torch_timing.py host_us):
-  torch       torch's eager functions, no grad (F.layer_norm(x + r), F.cross_entropy, ...)
+  torch       torch's eager functions, no grad (F.layer_norm(x + r), F.cross_entropy, torch.topk, ...;
+              sample: torch.multinomial of the softmax)
   aten op     torch's operator as a compiled graph's fallback calls it (aten.native_layer_norm.default,
               ...), no grad: the reference for op.default
   warpkit     the public function (warpkit.add_layer_norm, ...), no grad
@@ -13,7 +15,8 @@ between them, the median of 11 batches: bench/_torch_timing.py host_us):
   _C          the extension's function of the op's name (warpkit._C.X): allocation and launch alone,
               no dispatcher and no Python beyond the call
   torch f+b, warpkit f+b   forward with grad and torch.autograd.grad of its outputs
-The gpt2 step's dtypes: a float32 stream x with a bf16 residual r, float32 weights, bf16 logits.
+The gpt2 step's dtypes: a float32 stream x with a bf16 residual r, float32 weights, bf16 logits (also
+the selection ops' rows); the segment ops and the sharded ones (two shards of x's rows) float32.
 After the table, each op.default's Python calls (sys.setprofile's call events inside one call): 1
 (torch's OpOverload.__call__) where the op's CUDA and AutogradCUDA kernels are warpkit._C's C++ ones.
 Usage: python3 bench/host_overhead.py [out.csv]. Skips cleanly without torch, a GPU or the warpkit
@@ -44,12 +47,22 @@ def cases(torch, warpkit, dev):
     t = torch.randint(0, V, (R,), device=dev, generator=g)
     leaf = [v.clone().requires_grad_() for v in (x, r, w, b, xs, logits)]
     xg, rg, wg, bg, xsg, lg = leaf
+    segg, vecg = rnd(R, 4).requires_grad_(), rnd(R).requires_grad_()
     with torch.no_grad():
         y, h, mean, rstd = ops.add_layer_norm.default(x, r, w, b, 1e-5)
         _, hr, rstd_rms = ops.add_rms_norm.default(x, r, w, 1e-5)
         ys = ops.softmax.default(xs, False)
         _, tmean, trstd = aten.native_layer_norm.default(h, [C], w, b, 1e-5)
         none = torch.empty(0, device=dev)
+        off = torch.tensor([0, 10, 10, 40, R], device=dev)
+        seg, vec, dv = rnd(R, 4), rnd(R), rnd(R, 8, dtype=torch.bfloat16)
+        yseg = ops.segment_softmax.default(seg, off, False)
+        xa, xb, tt = x[:, :300], x[:, 300:], t.clamp(max=C - 1)  # two shards of x's rows
+        st3 = torch.stack([ops.shard_stats.default(xa, tt, 0, True), ops.shard_stats.default(xb, tt, 300, True)])
+        st2 = torch.stack([ops.shard_stats.default(xa, none, 0, False), ops.shard_stats.default(xb, none, 0, False)])
+        m3, m2 = ops.stats_merge.default(st3), ops.stats_merge.default(st2)
+        (va, ia), (vb, ib) = ops.shard_topk.default(xa, 8, True, 0), ops.shard_topk.default(xb, 8, True, 300)
+        gv, gi = torch.stack([va, vb]), torch.stack([ia, ib])
 
     def grad(outs, ins, gs):
         return lambda: torch.autograd.grad(outs(), ins, gs)
@@ -134,7 +147,63 @@ def cases(torch, warpkit, dev):
             "op.default": lambda: ops.softmax_backward.default(ys, xs, False),
             "_C": lambda: ext.softmax_backward(ys, xs, False),
         }, lambda: ops.softmax_backward.default(ys, xs, False)),
+        ("topk", {
+            "torch": lambda: torch.topk(logits, 8),
+            "aten op": lambda: aten.topk.default(logits, 8),
+            "warpkit": lambda: warpkit.topk(logits, 8),
+            "op.default": lambda: ops.topk.default(logits, 8, True),
+            "_C": lambda: ext.topk(logits, 8, True),
+            "torch f+b": grad(lambda: torch.topk(lg, 8)[0], (lg,), (dv,)),
+            "warpkit f+b": grad(lambda: warpkit.topk(lg, 8)[0], (lg,), (dv,)),
+        }, lambda: ops.topk.default(logits, 8, True)),
+        ("argmax", {
+            "torch": lambda: torch.argmax(logits, -1),
+            "aten op": lambda: aten.argmax.default(logits, -1),
+            "warpkit": lambda: warpkit.argmax(logits, -1),
+            "op.default": lambda: ops.argmax.default(logits),
+            "_C": lambda: ext.argmax(logits),
+        }, lambda: ops.argmax.default(logits)),
+        ("sample", {
+            "torch": lambda: torch.multinomial(torch.softmax(logits.float(), -1), 1),
+            "warpkit": lambda: warpkit.sample(logits, top_k=50, seed=1),
+            "op.default": lambda: ops.sample.default(logits, 1.0, 50, 1.0, 0.0, 1, 0, None),
+            "_C": lambda: ext.sample(logits, 1.0, 50, 1.0, 0.0, 1, 0, None),
+        }, lambda: ops.sample.default(logits, 1.0, 50, 1.0, 0.0, 1, 0, None)),
+        ("segment_softmax", {
+            "warpkit": lambda: warpkit.segment_softmax(seg, off),
+            "op.default": lambda: ops.segment_softmax.default(seg, off, False),
+            "_C": lambda: ext.segment_softmax(seg, off, False),
+            "warpkit f+b": grad(lambda: warpkit.segment_softmax(segg, off), (segg,), (seg,)),
+        }, lambda: ops.segment_softmax.default(seg, off, False)),
+        ("segment_softmax_backward", {
+            "op.default": lambda: ops.segment_softmax_backward.default(yseg, seg, off, False),
+            "_C": lambda: ext.segment_softmax_backward(yseg, seg, off, False),
+        }, lambda: ops.segment_softmax_backward.default(yseg, seg, off, False)),
+        ("segment_reduce", {
+            "torch": lambda: torch.segment_reduce(vec, "sum", offsets=off),
+            "aten op": lambda: aten.segment_reduce.default(vec, "sum", offsets=off),
+            "warpkit": lambda: warpkit.segment_reduce(vec, "sum", offsets=off),
+            "op.default": lambda: ops.segment_reduce.default(vec, off, 0),
+            "_C": lambda: ext.segment_reduce(vec, off, 0),
+            "torch f+b": grad(lambda: torch.segment_reduce(vecg, "sum", offsets=off), (vecg,), (dv[:4, 0].float(),)),
+            "warpkit f+b": grad(lambda: warpkit.segment_reduce(vecg, "sum", offsets=off), (vecg,),
+                                (dv[:4, 0].float(),)),
+        }, lambda: ops.segment_reduce.default(vec, off, 0)),
     ]
+    sharded = [  # warpkit.distributed's local steps: op.default and _C alone
+        ("shard_stats", (xa, tt, 0, True)),
+        ("stats_merge", (st3,)),
+        ("shard_softmax_apply", (xa, m2, False)),
+        ("shard_cross_entropy_finish", (xa, tt, m3, 0, C, -100)),
+        ("shard_topk", (xb, 8, True, 300)),
+        ("topk_merge", (gv, gi, True)),
+        ("sample_merge", (gv, gi, 1.0, 1.0, 0.0, 1, 0, None)),
+    ]
+    for name, args in sharded:
+        op = getattr(ops, name).default
+        fn = getattr(ext, name)
+        table.append((name, {"op.default": lambda op=op, args=args: op(*args),
+                             "_C": lambda fn=fn, args=args: fn(*args)}, lambda op=op, args=args: op(*args)))
     if hasattr(aten, "_fused_rms_norm"):  # torch 2.8 and newer
         table[1][1]["aten op"] = lambda: aten._fused_rms_norm.default(aten.add.Tensor(x, r), [C], w, 1e-5)
     return table
@@ -175,9 +244,9 @@ def main():
         rows.append((name, cells, len(calls)))
         frames.append((name, calls))
     print(f"host microseconds a call, {R} rows ({torch.cuda.get_device_name()}, torch {torch.__version__})")
-    print(f"{'op':24}" + "".join(f"{c:>12}" for c in COLUMNS) + f"{'py calls':>10}")
+    print(f"{'op':27}" + "".join(f"{c:>12}" for c in COLUMNS) + f"{'py calls':>10}")
     for name, cells, n in rows:
-        print(f"{name:24}" + "".join(f"{cells[c]:12.1f}" if c in cells else f"{'-':>12}" for c in COLUMNS) +
+        print(f"{name:27}" + "".join(f"{cells[c]:12.1f}" if c in cells else f"{'-':>12}" for c in COLUMNS) +
               f"{n:10d}")
     print("py calls: Python functions entered by one op.default call (no grad); 1 = torch's OpOverload.__call__ "
           "alone (the C++ kernels)")

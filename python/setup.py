@@ -62,7 +62,7 @@ def extension(include):
     if nvcc is None or not os.path.exists(nvcc):
         fail("no CUDA compiler found (nvcc): set CUDA_HOME to the CUDA toolkit (12.x or 13.x) or put nvcc on PATH")
     os.environ.setdefault("TORCH_CUDA_ARCH_LIST", "8.0;9.0")
-    sources = sorted(glob.glob(os.path.join("csrc", "*.cu"))) + ["csrc/module.cpp"]
+    sources = sorted(glob.glob(os.path.join("csrc", "*.cu"))) + sorted(glob.glob(os.path.join("csrc", "*.cpp")))
     # The C++ standard is torch's (C++17 or newer, as its headers need); warpkit's headers take either.
     ext = CUDAExtension("warpkit._C", sources, include_dirs=[include],
                         extra_compile_args={"cxx": ["-O3"], "nvcc": ["-O3"]})

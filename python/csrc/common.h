@@ -1,10 +1,10 @@
 // What the binding files share: the element-type dispatch, the row view of a 2-D tensor, the
 // workspace of a two-call C function, and the status a binding returns. The Python side
-// (warpkit/_ops_*.py) checks every argument and prepares every tensor (dimension moves, empty shapes,
-// output allocation; module.cpp's one-call eager forms do the moves and allocations of the calls the
-// Python side has found fit); the functions here check again what they rely on and launch on PyTorch's
-// current stream. They return a Status instead of throwing: module.cpp, compiled by the host
-// compiler, turns a failed one into a Python exception.
+// (warpkit/_ops_*.py, warpkit/distributed.py) checks every argument and moves dimensions; the
+// operators' kernels (module.cpp, ops_select.cpp: ops.h) allocate the outputs, take the row views and
+// answer empty inputs; the functions here check again what they rely on and launch on PyTorch's
+// current stream. They return a Status instead of throwing: the host compiler's files (ops.h's raise)
+// turn a failed one into a Python exception.
 #pragma once
 
 #include <torch/extension.h>
@@ -113,7 +113,8 @@ template <typename F> inline Status withWorkspace(const at::Tensor& like, const 
 
 } // namespace wkt
 
-// The bindings (one file each; module.cpp exposes them). Tensors of size 0 stand for "none".
+// The bindings (one file each; the operators' kernels and module.cpp's eager forms call them). Tensors of
+// size 0 stand for "none".
 wkt::Status softmaxForward(const at::Tensor& x, const at::Tensor& y, bool log);
 wkt::Status softmaxBackward(const at::Tensor& y, const at::Tensor& dy, const at::Tensor& dx, bool log);
 wkt::Status normForward(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, double eps, const at::Tensor& y,

@@ -1,22 +1,21 @@
 // The extension module warpkit._C: the bindings of csrc/*.cu (common.h), each raising RuntimeError
 // when it returns a failed Status; the eager operators' one-call forms; and the CUDA and AutogradCUDA
-// kernels of the operators whose schemas, fake kernels and autograd formulas warpkit/_ops_*.py
-// registers, so that torch.ops.warpkit.* on CUDA tensors (what a compiled graph calls) runs no Python.
-#include "common.h"
+// kernels of every registered operator (these and ops_select.cpp's, ops.h), whose schemas, fake
+// kernels and autograd formulas warpkit/_ops_*.py and warpkit/distributed.py register, so that
+// torch.ops.warpkit.* on CUDA tensors (what a compiled graph calls) runs no Python.
+#include "ops.h"
 
 #include <ATen/core/LegacyTypeDispatch.h>
 #include <c10/core/GradMode.h>
-#include <torch/library.h>
 
 #include <cmath>
 
 namespace {
 
-void raise(const wkt::Status& s, const char* op) {
-    if (s.msg == nullptr) return;
-    if (s.err != cudaSuccess) TORCH_CHECK(false, "warpkit.", op, ": ", s.msg, " failed: ", cudaGetErrorString(s.err));
-    TORCH_CHECK(false, "warpkit.", op, ": ", s.msg);
-}
+using wkt::lastRows;
+using wkt::OptTensor;
+using wkt::orNone;
+using wkt::raise;
 
 /// f as a Python function that raises on a failed Status.
 template <typename... A> auto raising(wkt::Status (*f)(A...), const char* op) {
@@ -29,15 +28,6 @@ template <typename... A> auto raising(wkt::Status (*f)(A...), const char* op) {
 // the row view, the outputs' allocation and the launch in C++, rather than a Python-level torch
 // call for each. Their backward forms take the forward's tensors as saved (any shape).
 
-using OptTensor = std::optional<at::Tensor>;
-
-/// t as a rows x cols matrix over its last dimension (cols = its last size; a view where torch's
-/// reshape gives one), made contiguous where its strides are not what the row calls take.
-at::Tensor lastRows(const at::Tensor& t, int64_t cols) {
-    const at::Tensor t2 = t.dim() == 2 ? t : t.reshape({t.numel() / cols, cols});
-    return wkt::rowsOk(t2) ? t2 : t2.contiguous();
-}
-
 /// t in dtype st (t itself when it has it).
 at::Tensor asType(const at::Tensor& t, at::ScalarType st) { return t.scalar_type() == st ? t : t.to(st); }
 
@@ -48,8 +38,6 @@ at::Tensor emptyRows(const at::Tensor& t2) { return at::empty(t2.sizes(), t2.opt
 at::Tensor shapedAs(const at::Tensor& y2, const at::Tensor& like) {
     return like.dim() == 2 ? y2 : y2.view(like.sizes());
 }
-
-at::Tensor orNone(const OptTensor& t) { return t.has_value() ? *t : at::Tensor(); }
 
 /// softmax (log: log-softmax) of x over dimension dim.
 at::Tensor softmaxEager(const at::Tensor& x, int64_t dim, bool log) {
@@ -165,10 +153,7 @@ using Tensors2 = std::tuple<at::Tensor, at::Tensor>;
 using Tensors3 = std::tuple<at::Tensor, at::Tensor, at::Tensor>;
 using Tensors4 = std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor>;
 
-void checkRows(const at::Tensor& x, const char* op) {
-    TORCH_CHECK(x.is_cuda(), "warpkit.", op, ": expected CUDA tensors, got one on ", x.device());
-    TORCH_CHECK(x.dim() == 2, "warpkit.", op, ": expected a 2-D tensor of rows, got ", x.dim(), " dimensions");
-}
+void checkRows(const at::Tensor& x, const char* op) { wkt::checkDims(x, 2, op); }
 
 at::Tensor softmaxOp(const at::Tensor& x, bool log) {
     checkRows(x, "softmax");
@@ -280,12 +265,23 @@ Tensors2 crossEntropyOp(const at::Tensor& logits, const at::Tensor& target, int6
     return {loss, grad};
 }
 
+/// Registers the row operators' kernels (ops.h's registerOps).
+void registerRowOps(torch::Library& cuda, torch::Library& autograd, pybind11::module_& m) {
+    wkt::registerOps(cuda, autograd, m, "softmax", &softmaxOp, "softmax_backward", &softmaxBackwardOp, "layer_norm",
+                     &layerNormOp, "rms_norm", &rmsNormOp, "norm_backward", &normBackwardOp, "add_layer_norm",
+                     &addLayerNormOp, "add_rms_norm", &addRmsNormOp, "norm_backward_add", &normBackwardAddOp,
+                     "norm_backward_add_mixed", &normBackwardAddMixedOp, "cross_entropy", &crossEntropyOp);
+}
+
+} // namespace
+
 /// The operators' autograd kernel for CUDA tensors. A call that records no graph (grad mode off, or
 /// no tensor argument requiring grad: every call of a compiled graph) goes on to the CUDA kernel in
 /// C++, as torch.library's own autograd kernel does in Python; one that records goes to that Python
 /// kernel (registered for the Autograd alias key, so AutogradOther's entry holds it), which applies
-/// the op's autograd.Function with the formulas of warpkit/_ops_*.py.
-void autogradCuda(const c10::OperatorHandle& op, c10::DispatchKeySet ks, torch::jit::Stack* stack) {
+/// the op's autograd.Function with the formulas of warpkit/_ops_*.py (or, for an op without a
+/// backward, marks its outputs as torch.library does).
+void wkt::autogradCuda(const c10::OperatorHandle& op, c10::DispatchKeySet ks, torch::jit::Stack* stack) {
     bool record = false;
     if (c10::GradMode::is_enabled()) {
         for (const c10::IValue& v : torch::jit::last(*stack, op.schema().arguments().size()))
@@ -299,46 +295,18 @@ void autogradCuda(const c10::OperatorHandle& op, c10::DispatchKeySet ks, torch::
     op.redispatchBoxed((ks & c10::after_autograd_keyset) | c10::DispatchKeySet(c10::DispatchKey::AutogradOther), stack);
 }
 
-/// Registers the operators' CUDA and AutogradCUDA kernels for the schemas warpkit/_ops_*.py defined.
-/// Called by the module's import (not at static initialisation, as TORCH_LIBRARY_IMPL would), so that
-/// a registration the dispatcher refuses (a kernel whose signature differs from the op's schema)
-/// raises in Python, where warpkit._ext reports it, rather than aborting the process. The Library
-/// objects are kept for the process's life.
-void registerKernels() {
-    auto* cuda = new torch::Library(torch::Library::IMPL, "warpkit", c10::DispatchKey::CUDA, __FILE__, __LINE__);
-    cuda->impl("softmax", &softmaxOp);
-    cuda->impl("softmax_backward", &softmaxBackwardOp);
-    cuda->impl("layer_norm", &layerNormOp);
-    cuda->impl("rms_norm", &rmsNormOp);
-    cuda->impl("norm_backward", &normBackwardOp);
-    cuda->impl("add_layer_norm", &addLayerNormOp);
-    cuda->impl("add_rms_norm", &addRmsNormOp);
-    cuda->impl("norm_backward_add", &normBackwardAddOp);
-    cuda->impl("norm_backward_add_mixed", &normBackwardAddMixedOp);
-    cuda->impl("cross_entropy", &crossEntropyOp);
-    auto* autograd =
-        new torch::Library(torch::Library::IMPL, "warpkit", c10::DispatchKey::AutogradCUDA, __FILE__, __LINE__);
-    for (const char* name : {"softmax", "softmax_backward", "layer_norm", "rms_norm", "norm_backward", "add_layer_norm",
-                             "add_rms_norm", "norm_backward_add", "norm_backward_add_mixed", "cross_entropy"})
-        autograd->impl(name, torch::CppFunction::makeFromBoxedFunction<&autogradCuda>());
-}
-
-} // namespace
-
+// The module's import registers the operators' CUDA and AutogradCUDA kernels for the schemas the
+// warpkit package defined before importing it (not at static initialisation, as TORCH_LIBRARY_IMPL
+// would), so that a registration the dispatcher refuses (a kernel whose signature differs from the
+// op's schema) raises in Python, where warpkit._ext reports it, rather than aborting the process. The
+// Library objects are kept for the process's life.
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
     m.doc() = "warpkit's device calls on torch tensors; use the operators of the warpkit package";
-    registerKernels();
-    // The registered operators' CUDA kernels, under the operators' names (the Python ops' bodies).
-    m.def("softmax", &softmaxOp);
-    m.def("softmax_backward", &softmaxBackwardOp);
-    m.def("layer_norm", &layerNormOp);
-    m.def("rms_norm", &rmsNormOp);
-    m.def("norm_backward", &normBackwardOp);
-    m.def("add_layer_norm", &addLayerNormOp);
-    m.def("add_rms_norm", &addRmsNormOp);
-    m.def("norm_backward_add", &normBackwardAddOp);
-    m.def("norm_backward_add_mixed", &normBackwardAddMixedOp);
-    m.def("cross_entropy", &crossEntropyOp);
+    auto* cuda = new torch::Library(torch::Library::IMPL, "warpkit", c10::DispatchKey::CUDA, __FILE__, __LINE__);
+    auto* autograd =
+        new torch::Library(torch::Library::IMPL, "warpkit", c10::DispatchKey::AutogradCUDA, __FILE__, __LINE__);
+    registerRowOps(*cuda, *autograd, m);    // softmax, norms, cross_entropy
+    registerSelectOps(*cuda, *autograd, m); // topk, argmax, sample, segment ops, sharded ops
     m.def("softmax_eager", &softmaxEager);
     m.def("softmax_backward_eager", &softmaxBackwardEager);
     m.def("norm_eager", &normEager);
@@ -347,15 +315,4 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
     m.def("norm_backward_add_eager", &normBackwardAddEager);
     m.def("cross_entropy_scale", raising(&crossEntropyScale, "cross_entropy"));
     m.def("cross_entropy_reduce", raising(&crossEntropyReduce, "cross_entropy"));
-    m.def("topk", raising(&topk, "topk"));
-    m.def("sample", raising(&sample, "sample"));
-    m.def("segment_softmax", raising(&segmentSoftmax, "segment_softmax"));
-    m.def("segment_reduce", raising(&segmentReduce, "segment_reduce"));
-    m.def("shard_stats", raising(&shardStats, "shard_stats"));
-    m.def("stats_merge", raising(&statsMerge, "stats_merge"));
-    m.def("shard_softmax_apply", raising(&shardSoftmaxApply, "shard_softmax_apply"));
-    m.def("shard_cross_entropy_finish", raising(&shardCrossEntropyFinish, "shard_cross_entropy_finish"));
-    m.def("shard_topk", raising(&shardTopK, "shard_topk"));
-    m.def("topk_merge", raising(&topkMerge, "topk_merge"));
-    m.def("sample_merge", raising(&sampleMerge, "sample_merge"));
 }

@@ -20,30 +20,33 @@ def same(a, b):
     assert a.shape == b.shape and a.dtype == b.dtype, (a.shape, a.dtype, b.shape, b.dtype)
 
 
+# Every operator, each with a C++ CUDA kernel (python/csrc/module.cpp and ops_select.cpp register them
+# when warpkit._C imports).
+OPS = ("softmax", "softmax_backward", "layer_norm", "rms_norm", "norm_backward", "add_layer_norm", "add_rms_norm",
+       "norm_backward_add", "norm_backward_add_mixed", "cross_entropy", "topk", "argmax", "sample", "segment_softmax",
+       "segment_softmax_backward", "segment_reduce", "shard_stats", "stats_merge", "shard_softmax_apply",
+       "shard_cross_entropy_finish", "shard_topk", "topk_merge", "sample_merge")
+
+
 def test_registered_ops():
-    for name in ("softmax", "softmax_backward", "layer_norm", "rms_norm", "norm_backward", "cross_entropy", "topk",
-                 "argmax", "sample", "segment_softmax", "segment_softmax_backward", "segment_reduce"):
+    """`import warpkit` defines every operator (warpkit.distributed's too), and no other."""
+    names = {n.split("::")[1] for n in torch._C._dispatch_get_all_op_names() if n.startswith("warpkit::")}
+    assert names == set(OPS), names ^ set(OPS)
+    for name in OPS:
         assert hasattr(torch.ops.warpkit, name), name
-
-
-# The ops whose CUDA kernels are C++ (python/csrc/module.cpp registers them when warpkit._C imports).
-CXX_OPS = ("softmax", "softmax_backward", "layer_norm", "rms_norm", "norm_backward", "add_layer_norm", "add_rms_norm",
-           "norm_backward_add", "norm_backward_add_mixed", "cross_entropy")
 
 
 def test_schemas_fakes_and_cuda_kernels():
     """Each op's schema, fake (Meta) kernel, body and autograd kernel come from Python, with or
-    without warpkit._C; the C++ ops' CUDA and AutogradCUDA kernels come from warpkit._C's import:
-    present exactly where it loads (CI: absent; a machine that built it: present)."""
+    without warpkit._C; its CUDA and AutogradCUDA kernels come from warpkit._C's import: present
+    exactly where it loads (CI: absent; a machine that built it: present)."""
     has = torch._C._dispatch_has_kernel_for_dispatch_key
     built = warpkit.available()
-    for name in CXX_OPS:
+    for name in OPS:
         q = f"warpkit::{name}"
         assert torch._C._dispatch_has_kernel(q), q
         assert has(q, "Meta") and has(q, "CompositeExplicitAutograd") and has(q, "Autograd"), q
         assert has(q, "CUDA") == built and has(q, "AutogradCUDA") == built, (q, built)
-    for name in ("topk", "argmax", "sample", "segment_softmax", "segment_reduce"):  # Python bodies alone
-        assert not has(f"warpkit::{name}", "CUDA")
 
 
 @pytest.mark.parametrize("shape", [(), (5,), (3, 0), (0, 4), (2, 3, 7), (4, 1, 1)])

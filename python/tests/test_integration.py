@@ -50,14 +50,24 @@ def python_frames(fn):
 
 def test_ops_run_cxx_kernels():
     """torch.ops.warpkit.X.default on CUDA tensors without grad (what a compiled graph calls) runs
-    warpkit._C's AutogradCUDA and CUDA kernels: no Python frame past torch's own OpOverload.__call__
-    (no torch.library wrapper, no warpkit code). With grad, the Python autograd formula records the
-    graph through the same CUDA kernel."""
+    warpkit._C's AutogradCUDA and CUDA kernels for every operator: no Python frame past torch's own
+    OpOverload.__call__ (no torch.library wrapper, no warpkit code). With grad, the Python autograd
+    formula records the graph through the same CUDA kernel."""
     x, w, b, t, off = inputs(torch.float32)
     r = (x * 0.5).bfloat16()
     y, h, mean, rstd = OPS.add_layer_norm.default(x, r, w, b, 1e-5)
     yr, hr, rstd_rms = OPS.add_rms_norm.default(x, r, w, 1e-5)
     none = torch.empty(0, device="cuda")
+    seg = x[:, :4].contiguous()
+    ys = OPS.segment_softmax.default(seg, off, False)
+    so = torch.tensor([3, 1], device="cuda")
+    xa, xb = x[:, :300], x[:, 300:]  # two shards of the rows (strided: read with their row stride)
+    tt = t.clamp(min=0)
+    st3 = torch.stack([OPS.shard_stats.default(xa, tt, 0, True), OPS.shard_stats.default(xb, tt, 300, True)])
+    st2 = torch.stack([OPS.shard_stats.default(xa, none, 0, False), OPS.shard_stats.default(xb, none, 0, False)])
+    m3, m2 = OPS.stats_merge.default(st3), OPS.stats_merge.default(st2)
+    (va, ia), (vb, ib) = OPS.shard_topk.default(xa, 8, True, 0), OPS.shard_topk.default(xb, 8, True, 300)
+    gv, gi = torch.stack([va, vb]), torch.stack([ia, ib])
     calls = [
         lambda: OPS.softmax.default(x, True),
         lambda: OPS.softmax_backward.default(y, x, False),
@@ -71,6 +81,22 @@ def test_ops_run_cxx_kernels():
         lambda: OPS.norm_backward_add.default(x, h, w, mean, rstd, x, True, True, False),
         lambda: OPS.norm_backward_add_mixed.default(x, h, w, mean, rstd, x, torch.bfloat16, True, True, False),
         lambda: OPS.cross_entropy.default(x, t, -100, 0.1, True),
+        lambda: OPS.topk.default(x, 8, True),
+        lambda: OPS.topk.default(x.t(), 0, False),  # k = 0 of strided rows
+        lambda: OPS.argmax.default(x),
+        lambda: OPS.argmax.default(x.t()),  # transposed rows: a contiguous copy, made in C++
+        lambda: OPS.sample.default(x, 0.8, 50, 0.9, 0.0, 7, 0, None),
+        lambda: OPS.sample.default(x, 1.0, 768, 1.0, 0.05, 0, 0, so),
+        lambda: OPS.segment_softmax.default(seg, off, True),
+        lambda: OPS.segment_softmax_backward.default(ys, seg, off, False),
+        lambda: OPS.segment_reduce.default(x[:, 0], off, 1),  # a strided vector
+        lambda: OPS.shard_stats.default(xa, tt, 0, True),
+        lambda: OPS.stats_merge.default(st3),
+        lambda: OPS.shard_softmax_apply.default(xa, m2, False),
+        lambda: OPS.shard_cross_entropy_finish.default(xa, tt, m3, 0, 768, -100),
+        lambda: OPS.shard_topk.default(xb, 8, True, 300),
+        lambda: OPS.topk_merge.default(gv, gi, True),
+        lambda: OPS.sample_merge.default(gv, gi, 0.8, 0.9, 0.0, 7, 0, None),
     ]
     ours = tuple(os.path.dirname(os.path.abspath(m.__file__)) for m in (warpkit, torch._library))
     with torch.no_grad():
@@ -78,12 +104,33 @@ def test_ops_run_cxx_kernels():
             fn()
             files = python_frames(fn)
             assert len(files) <= 1 and not [f for f in files if f.startswith(ours)], files
+        # the kernels' answers through the ops: the merged shards equal the whole rows'
+        v, i = OPS.topk.default(x, 8, True)
+        assert torch.equal(OPS.topk_merge.default(gv, gi, True)[1], i) and torch.equal(i, torch.topk(x, 8).indices)
+        assert torch.equal(OPS.argmax.default(x.t()), torch.argmax(x.t(), 1))
+        assert OPS.topk.default(x.t(), 0, False)[0].shape == (768, 0)
+        torch.testing.assert_close(OPS.shard_softmax_apply.default(xb, m2, False), torch.softmax(x, 1)[:, 300:],
+                                   rtol=1e-5, atol=1e-6)
+        assert torch.equal(OPS.sample_merge.default(gv, gi, 0.8, 0.9, 0.0, 7, 0, None),
+                           OPS.sample.default(x, 0.8, 8, 0.9, 0.0, 7, 0, None))
+        want = torch.cat([torch.softmax(seg[a:e], 0) for a, e in zip(off[:-1].tolist(), off[1:].tolist())])
+        torch.testing.assert_close(ys, want, rtol=1e-5, atol=1e-6)
     xg = x.clone().requires_grad_()
     yg, _, _ = OPS.layer_norm.default(xg, w, b, 1e-5)
     (gx,) = torch.autograd.grad(yg, xg, x)
     xr = x.clone().requires_grad_()
     (ge,) = torch.autograd.grad(torch.nn.functional.layer_norm(xr, (768,), w, b, 1e-5), xr, x)
     torch.testing.assert_close(gx, ge, rtol=1e-4, atol=1e-4)
+    vg, _ = OPS.topk.default(xg, 5, True)  # the Python formula (a scatter) through the C++ kernels
+    (gx,) = torch.autograd.grad(vg, xg, vg)
+    (ge,) = torch.autograd.grad(torch.topk(xr, 5).values, xr, vg)
+    assert torch.equal(gx, ge)
+    sg = seg.clone().requires_grad_()
+    (gs,) = torch.autograd.grad(OPS.segment_softmax.default(sg, off, False), sg, seg)  # the backward op
+    sr = seg.clone().requires_grad_()
+    want = torch.cat([torch.softmax(sr[a:e], 0) for a, e in zip(off[:-1].tolist(), off[1:].tolist())])
+    (ge,) = torch.autograd.grad(want, sr, seg)
+    torch.testing.assert_close(gs, ge, rtol=1e-5, atol=1e-6)
 
 
 def test_opcheck():

@@ -31,8 +31,9 @@ from ._ops_norm import layer_norm, rms_norm
 from ._ops_segment import segment_reduce, segment_softmax
 from ._ops_select import argmax, sample, topk
 from ._ops_softmax import log_softmax, softmax
+from . import distributed  # noqa: F401  (its ops' schemas, before warpkit._C registers their kernels)
 
-available()  # imports warpkit._C where it was built: its import registers the operators' CUDA kernels
+available()  # imports warpkit._C where it was built: its import registers every operator's CUDA kernel
 
 __all__ = ["softmax", "log_softmax", "layer_norm", "rms_norm", "add_layer_norm", "add_rms_norm", "cross_entropy",
            "topk", "argmax", "sample", "segment_softmax", "segment_reduce", "available", "ops"]

@@ -50,15 +50,6 @@ def from_rows(y2, shape, dim, ndim):
     return y.movedim(-1, dim) if dim % ndim != ndim - 1 else y
 
 
-def rows_view(x2):
-    """x2 itself when the device calls take its rows with a leading dimension (a unit element stride,
-    a row stride of at least a row), else a contiguous copy (expanded, transposed inputs)."""
-    r, c = x2.shape
-    if (x2.stride(1) == 1 or c <= 1) and (r <= 1 or x2.stride(0) >= c):
-        return x2
-    return x2.contiguous()
-
-
 def none_tensor(like):
     """The empty tensor that stands for "none" in the extension's calls, of like's dtype and device:
     one kept a (dtype, device) for plain tensors outside tracing and fake modes (it holds no memory

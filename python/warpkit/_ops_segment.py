@@ -11,10 +11,7 @@ _REDUCE = {"sum": 0, "max": 1, "min": 2, "mean": 0}
 
 @torch.library.custom_op("warpkit::segment_softmax", mutates_args=())
 def _segment_softmax(x: torch.Tensor, offsets: torch.Tensor, log: bool) -> torch.Tensor:
-    y = torch.zeros(x.shape, dtype=x.dtype, device=x.device)  # rows in no segment: 0
-    if x.numel() and offsets.numel() > 1:
-        ext().segment_softmax(x.contiguous(), c.none_tensor(x), offsets.contiguous(), log, y)
-    return y
+    return ext().segment_softmax(x, offsets, log)  # rows in no segment: 0
 
 
 @_segment_softmax.register_fake
@@ -24,10 +21,7 @@ def _(x, offsets, log):
 
 @torch.library.custom_op("warpkit::segment_softmax_backward", mutates_args=())
 def _segment_softmax_backward(y: torch.Tensor, dy: torch.Tensor, offsets: torch.Tensor, log: bool) -> torch.Tensor:
-    dx = torch.zeros(y.shape, dtype=y.dtype, device=y.device)
-    if y.numel() and offsets.numel() > 1:
-        ext().segment_softmax(y.contiguous(), dy.to(y.dtype).contiguous(), offsets.contiguous(), log, dx)
-    return dx
+    return ext().segment_softmax_backward(y, dy, offsets, log)
 
 
 @_segment_softmax_backward.register_fake
@@ -50,11 +44,7 @@ _segment_softmax.register_autograd(_backward, setup_context=_setup)
 
 @torch.library.custom_op("warpkit::segment_reduce", mutates_args=())
 def _segment_reduce(data: torch.Tensor, offsets: torch.Tensor, op: int) -> torch.Tensor:
-    segments = offsets.shape[0] - 1
-    out = torch.empty(segments, dtype=data.dtype, device=data.device)
-    if segments:
-        ext().segment_reduce(data.contiguous(), offsets.contiguous(), op, out)
-    return out
+    return ext().segment_reduce(data, offsets, op)
 
 
 @_segment_reduce.register_fake

@@ -8,18 +8,9 @@ from . import _common as c
 from ._ext import ext
 
 
-def _topk_impl(x, k, largest):
-    rows = x.shape[0]
-    values = x.new_empty((rows, k))
-    indices = x.new_empty((rows, k), dtype=torch.int64)
-    if rows and k:
-        ext().topk(c.rows_view(x), k, largest, values, indices)
-    return values, indices
-
-
 @torch.library.custom_op("warpkit::topk", mutates_args=())
 def _topk(x: torch.Tensor, k: int, largest: bool) -> Tuple[torch.Tensor, torch.Tensor]:
-    return _topk_impl(x, k, largest)
+    return ext().topk(x, k, largest)  # CUDA tensors run warpkit._C's kernel of the op directly
 
 
 @_topk.register_fake
@@ -48,7 +39,7 @@ class _TopkFn(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, x, k, largest):
-        v, i = _topk_impl(x, k, largest)
+        v, i = ext().topk(x, k, largest)
         ctx.mark_non_differentiable(i)
         _topk_setup(ctx, (x, k, largest), (v, i))
         return v, i
@@ -58,16 +49,9 @@ class _TopkFn(torch.autograd.Function):
         return _topk_backward(ctx, dvalues, dindices)
 
 
-def _argmax_impl(x):
-    indices = x.new_empty(x.shape[0], dtype=torch.int64)
-    if x.shape[0]:
-        ext().topk(c.rows_view(x), 1, True, c.none_tensor(x), indices)
-    return indices
-
-
 @torch.library.custom_op("warpkit::argmax", mutates_args=())
 def _argmax(x: torch.Tensor) -> torch.Tensor:
-    return _argmax_impl(x)
+    return ext().argmax(x)
 
 
 @_argmax.register_fake
@@ -81,11 +65,7 @@ _MAX_CANDIDATES = 2048  # rowSample's candidates a row (device/topk.cuh)
 @torch.library.custom_op("warpkit::sample", mutates_args=())
 def _sample(logits: torch.Tensor, temperature: float, top_k: int, top_p: float, min_p: float, seed: int,
             offset: int, seed_offset: Optional[torch.Tensor]) -> torch.Tensor:
-    out = torch.empty(logits.shape[0], dtype=torch.int64, device=logits.device)
-    if logits.shape[0]:
-        so = c.none_tensor(out) if seed_offset is None else seed_offset
-        ext().sample(c.rows_view(logits), temperature, top_k, top_p, min_p, seed, offset, so, out)
-    return out
+    return ext().sample(logits, temperature, top_k, top_p, min_p, seed, offset, seed_offset)
 
 
 @_sample.register_fake
@@ -111,7 +91,7 @@ def topk(x, k, dim=-1, largest=True, sorted=True):
     elif torch.is_grad_enabled() and x2.requires_grad:
         v, i = _TopkFn.apply(x2, k, bool(largest))
     else:
-        v, i = _topk_impl(x2, k, bool(largest))
+        v, i = ext().topk(x2, k, bool(largest))
     if x.dim() == 0:
         return v.reshape(()), i.reshape(())
     out = shape[:-1] + (k,)
@@ -133,7 +113,7 @@ def argmax(x, dim=None, keepdim=False):
     if x.dim() and x.shape[d] == 0:
         raise IndexError("warpkit.argmax: Expected reduction dim to have non-zero size.")
     x2, shape = c.as_rows(x, d)
-    i = _argmax_impl(x2) if c.eager(x2) else _argmax(x2)
+    i = ext().argmax(x2) if c.eager(x2) else _argmax(x2)
     if x.dim() == 0:
         return i.reshape(())
     if x.dim() != 2:

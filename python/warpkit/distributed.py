@@ -40,10 +40,7 @@ from ._ext import ext
 
 @torch.library.custom_op("warpkit::shard_stats", mutates_args=())
 def _shard_stats(x: torch.Tensor, target: torch.Tensor, shard_begin: int, with_target: bool) -> torch.Tensor:
-    stats = torch.empty((x.shape[0], 3 if with_target else 2), dtype=torch.float32, device=x.device)
-    if x.shape[0]:
-        ext().shard_stats(c.rows_view(x), target.contiguous() if with_target else c.none_tensor(x), shard_begin, stats)
-    return stats
+    return ext().shard_stats(x, target, shard_begin, with_target)  # CUDA tensors run warpkit._C's kernel directly
 
 
 @_shard_stats.register_fake
@@ -53,10 +50,7 @@ def _(x, target, shard_begin, with_target):
 
 @torch.library.custom_op("warpkit::stats_merge", mutates_args=())
 def _stats_merge(gathered: torch.Tensor) -> torch.Tensor:
-    stats = torch.empty(gathered.shape[1:], dtype=torch.float32, device=gathered.device)
-    if gathered.shape[1]:
-        ext().stats_merge(gathered.contiguous(), stats)
-    return stats
+    return ext().stats_merge(gathered)
 
 
 @_stats_merge.register_fake
@@ -66,10 +60,7 @@ def _(gathered):
 
 @torch.library.custom_op("warpkit::shard_softmax_apply", mutates_args=())
 def _shard_apply(x: torch.Tensor, stats: torch.Tensor, log: bool) -> torch.Tensor:
-    y = torch.empty(x.shape, dtype=x.dtype, device=x.device)
-    if x.numel():
-        ext().shard_softmax_apply(c.rows_view(x), stats.contiguous(), log, y)
-    return y
+    return ext().shard_softmax_apply(x, stats, log)
 
 
 @_shard_apply.register_fake
@@ -80,12 +71,7 @@ def _(x, stats, log):
 @torch.library.custom_op("warpkit::shard_cross_entropy_finish", mutates_args=())
 def _shard_finish(logits: torch.Tensor, target: torch.Tensor, stats: torch.Tensor, shard_begin: int, vocab: int,
                   ignore_index: int) -> Tuple[torch.Tensor, torch.Tensor]:
-    loss = torch.empty(logits.shape[0], dtype=torch.float32, device=logits.device)
-    grad = torch.empty(logits.shape, dtype=logits.dtype, device=logits.device)
-    if logits.shape[0]:
-        ext().shard_cross_entropy_finish(c.rows_view(logits), target.contiguous(), stats.contiguous(), shard_begin,
-                                         vocab, ignore_index, loss, grad)
-    return loss, grad
+    return ext().shard_cross_entropy_finish(logits, target, stats, shard_begin, vocab, ignore_index)
 
 
 @_shard_finish.register_fake
@@ -96,11 +82,7 @@ def _(logits, target, stats, shard_begin, vocab, ignore_index):
 
 @torch.library.custom_op("warpkit::shard_topk", mutates_args=())
 def _shard_topk(x: torch.Tensor, k: int, largest: bool, shard_begin: int) -> Tuple[torch.Tensor, torch.Tensor]:
-    values = torch.empty((x.shape[0], k), dtype=x.dtype, device=x.device)
-    indices = torch.empty((x.shape[0], k), dtype=torch.int64, device=x.device)
-    if x.shape[0]:
-        ext().shard_topk(c.rows_view(x), k, largest, shard_begin, values, indices)
-    return values, indices
+    return ext().shard_topk(x, k, largest, shard_begin)
 
 
 @_shard_topk.register_fake
@@ -111,11 +93,7 @@ def _(x, k, largest, shard_begin):
 
 @torch.library.custom_op("warpkit::topk_merge", mutates_args=())
 def _topk_merge(gv: torch.Tensor, gi: torch.Tensor, largest: bool) -> Tuple[torch.Tensor, torch.Tensor]:
-    values = torch.empty(gv.shape[1:], dtype=gv.dtype, device=gv.device)
-    indices = torch.empty(gv.shape[1:], dtype=torch.int64, device=gv.device)
-    if gv.shape[1]:
-        ext().topk_merge(gv.contiguous(), gi.contiguous(), largest, values, indices)
-    return values, indices
+    return ext().topk_merge(gv, gi, largest)
 
 
 @_topk_merge.register_fake
@@ -127,11 +105,7 @@ def _(gv, gi, largest):
 @torch.library.custom_op("warpkit::sample_merge", mutates_args=())
 def _sample_merge(gv: torch.Tensor, gi: torch.Tensor, temperature: float, top_p: float, min_p: float, seed: int,
                   offset: int, seed_offset: Optional[torch.Tensor]) -> torch.Tensor:
-    out = torch.empty(gv.shape[1], dtype=torch.int64, device=gv.device)
-    if gv.shape[1]:
-        so = c.none_tensor(out) if seed_offset is None else seed_offset
-        ext().sample_merge(gv.contiguous(), gi.contiguous(), temperature, top_p, min_p, seed, offset, so, out)
-    return out
+    return ext().sample_merge(gv, gi, temperature, top_p, min_p, seed, offset, seed_offset)
 
 
 @_sample_merge.register_fake
