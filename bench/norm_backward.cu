@@ -1,7 +1,7 @@
 // bench/norm_backward.cu: rowLayerNormBackward (dx, dw, db) and rowRmsNormBackward (dx, dw) of
 // warpkit/device/norm_backward.cuh, fp32 and bf16, on rows x cols = 8192 x 768, 8192 x 1024,
-// 16384 x 4096, 4096 x 8192, 1024 x 32768 and 64 x 262144 (the split path, N2), each beside, in
-// the same run:
+// 16384 x 4096, 4096 x 8192, 1024 x 32768, 256 x 65536 and 64 x 262144 (the split path, N2), each
+// beside, in the same run:
 //   copy: its ceiling, a kernel that reads dy and x and writes dx (dx = dy + x, 16-byte vectors);
 //   hand: a hand-written peer, a block a row for dx (the row's two sums by a shared-memory block
 //         reduction, then dx) and, atomics-free, dw / db in two passes: column partials over 64-row
@@ -21,7 +21,8 @@ struct Shape {
     long long rows;
     int cols;
 };
-static const Shape kShapes[] = {{8192, 768}, {8192, 1024}, {16384, 4096}, {4096, 8192}, {1024, 32768}, {64, 262144}};
+static const Shape kShapes[] = {{8192, 768},   {8192, 1024}, {16384, 4096}, {4096, 8192},
+                                {1024, 32768}, {256, 65536}, {64, 262144}};
 static const size_t kMaxElems = (size_t)1 << 26; // the largest shape, 16384 x 4096
 static const int kMaxCols = 262144, kChunkRows = 64;
 

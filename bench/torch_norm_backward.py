@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """warpkit's norm backward calls against torch's, in one process, on bench/norm_backward.cu's shapes
-(rows x cols = 8192 x 768, 8192 x 1024, 16384 x 4096, 4096 x 8192, 1024 x 32768, 64 x 262144; fp32
-and bf16), each beside a copy of the same bytes (torch.add(dy, x, out=dx): reads dy and x, writes
+(rows x cols = 8192 x 768, 8192 x 1024, 16384 x 4096, 4096 x 8192, 1024 x 32768, 256 x 65536, 64 x 262144;
+fp32 and bf16), each beside a copy of the same bytes (torch.add(dy, x, out=dx): reads dy and x, writes
 dx) timed in the same run:
   layer_norm_bwd  warpkit.rowLayerNormBackward (dx, dw, db)
                   vs torch.ops.aten.native_layer_norm_backward, and torch.compile of the formula
@@ -26,7 +26,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _torch_timing import allow_many_shapes, load_shim, start, timer  # noqa: E402
 
-SHAPES = [(8192, 768), (8192, 1024), (16384, 4096), (4096, 8192), (1024, 32768), (64, 262144)]
+SHAPES = [(8192, 768), (8192, 1024), (16384, 4096), (4096, 8192), (1024, 32768), (256, 65536), (64, 262144)]
 
 
 def ln_formula(dy, x, w, mean, rstd):

@@ -7,7 +7,10 @@
 //   specials:    rows holding NaN, +inf, -inf (statistics as the forward writes them), constant rows.
 //   determinism: the same call twice, on two streams, strided and contiguous forms: the same bits;
 //                dw / db the same bits for aligned (register path) and unaligned (split path) rows.
-//   workspace:   the size query, 0 bytes without dw and db, too small a workspace refused.
+//   workspace:   the size query, 0 bytes without dw and db, too small a workspace refused; a
+//                workspace holding another call's split-path sums, flagged ready (they are cleared).
+//   wide:        few rows of 64K columns (rows 1, 2, 255, 256, 257; cols 65535..65537): the one-pass
+//                split kernel's exchange of row sums, and the two kernels for unaligned rows.
 //   add:         the Add calls (dres added into dx) on every path, dx apart or over dres or dy.
 //   add_mixed:   their mixed forms (float x, 16-bit residual): dx as above, dr bitwise dx rounded
 //                to the residual's type, nothing outside dr's rows written.
@@ -26,8 +29,9 @@ struct NbCase {
     long long lddy, ldx, lddx;
     int offDy, offX, offDx, offW, offWs; // pointer offsets (elements; the workspace's in bytes)
     bool useW, wantDx, wantDw, wantDb;
-    int inplace; // 0 none, 1 dx = dy, 2 dx = x
-    int mode;    // 0 uniform, 1 NaN, 2 +inf, 3 -inf, 4 constant row (row r: mode + r when mode > 0)
+    int inplace;            // 0 none, 1 dx = dy, 2 dx = x
+    int mode;               // 0 uniform, 1 NaN, 2 +inf, 3 -inf, 4 constant row (row r: mode + r when mode > 0)
+    bool staleSums = false; // the workspace filled with split-path sums records flagged ready (stale values)
 };
 
 template <typename T> static double nb_tol(void) { return sizeof(T) == 4 ? 2e-5 : 2 * wk_eps<T>(); }
@@ -131,6 +135,10 @@ template <typename T, typename R = T> static int nb_case(const char* what, const
         cr_log_error("%s: workspace %zu bytes for %s", what, bytes, wantSums ? "sums" : "none"), ++bad;
     unsigned char* ws = wk_alloc<unsigned char>(bytes + c.offWs);
     wk_poison(ws, bytes + c.offWs);
+    if (c.staleSums) { // every 8-byte word: a float 2^23 under the ready flag, as a call on other data leaves them
+        std::vector<unsigned long long> stale((bytes + c.offWs) / 8, 1ull << 32 | 0x4b000000u);
+        wk_upload(reinterpret_cast<unsigned long long*>(ws), stale.data(), stale.size());
+    }
     cudaError_t e = call(ws + c.offWs, &bytes);
     if (e != cudaSuccess) cr_log_error("%s: %s", what, cudaGetErrorString(e)), ++bad;
     WK_CUDA(cudaStreamSynchronize(st));
@@ -223,6 +231,13 @@ template <typename T, typename R = T> static int nb_case(const char* what, const
     return bad;
 }
 
+/// A case with odd strides (ld cols + 3, + 1, + 5) and pointer offsets (dy 1, x 3, dx 2, w 1
+/// elements, the workspace 3 bytes): every row unaligned; all outputs wanted.
+static NbCase nb_odd(bool rms, long long rows, int cols, bool useW, int mode) {
+    const long long ld = cols;
+    return NbCase{rms, rows, cols, ld + 3, ld + 1, ld + 5, 1, 3, 2, 1, 3, useW, true, true, true, 0, mode};
+}
+
 // Every group of the register path +-1; the split path's slice edges (2048 columns) at and past
 // 8192, unaligned from 4097; few long rows.
 static const int kNbCols[] = {1,    7,    33,   255,  256,  257,  767,   768,   1023,  1025,  2049,  4095,
@@ -243,24 +258,7 @@ template <typename T> static int nb_shapes(void) {
             NbCase a{rms, rows, cols, cols, cols, cols, 0, 0, 0, 0, 0, true, true, true, true, 0, 0};
             bad += nb_case<T>("aligned", a, 0x4e00ull + s);
             // Odd strides and offsets, w unaligned, a workspace at an odd address.
-            NbCase o{rms,
-                     rows,
-                     cols,
-                     (long long)cols + 3,
-                     (long long)cols + 1,
-                     (long long)cols + 5,
-                     1,
-                     3,
-                     2,
-                     1,
-                     3,
-                     s % 2 == 0,
-                     true,
-                     true,
-                     true,
-                     0,
-                     0};
-            bad += nb_case<T>("odd", o, 0x4f00ull + s);
+            bad += nb_case<T>("odd", nb_odd(rms, rows, cols, s % 2 == 0, 0), 0x4f00ull + s);
             // Each output on its own, in place.
             NbCase n{rms, rows, cols, cols, cols,       cols,       0,          0,
                      0,   0,    0,    true, s % 4 == 0, s % 4 == 1, s % 4 == 2, s % 3 == 2 ? 1 : s % 3 == 1 ? 2 : 0,
@@ -368,16 +366,57 @@ Test(device_norm_backward, determinism) {
     cr_expect(bad == 0, "determinism: %d mismatches", bad);
 }
 
+/// Few rows of 64K columns (the split path, N2/N4: 32 or 33 slices x up to 12 parts): rows 1, 2,
+/// 255, 256 and 257 (one part per row up to 12 rows, then 21-22 rows a part), columns 65535, 65536
+/// and 65537 (a partial last slice, and the slice count's step). Aligned rows of 65536 take the
+/// one-pass kernel (its row sums exchanged between the slices' blocks as they run); unaligned rows
+/// (odd strides, or 65535 / 65537 columns) the two kernels, or with few rows (a grid that 2 blocks
+/// an SM hold) the one-pass kernel with element loads. Every workspace starts with stale sums
+/// records flagged ready. LayerNorm with and without db, RMSNorm, w null, NaN / inf / constant rows.
+template <typename T> static int nb_wide(void) {
+    struct Shape {
+        long long rows;
+        int cols;
+    };
+    static const Shape shapes[] = {{1, 65536}, {2, 65536},   {255, 65536}, {256, 65536}, {257, 65536},
+                                   {2, 65535}, {256, 65535}, {2, 65537},   {257, 65537}};
+    int bad = 0, salt = 0;
+    for (const Shape& sh : shapes) {
+        if (wk_thin(salt, 3)) {
+            ++salt;
+            continue;
+        }
+        const int s = salt++;
+        const long long rows = sh.rows;
+        const int cols = sh.cols, mode = s % 3 == 2 ? 1 : 0;
+        const bool rms = s % 3 == 1;
+        // Contiguous, aligned.
+        NbCase a{rms, rows, cols, cols, cols, cols, 0, 0, 0, 0, 0, true, true, true, s % 2 == 0, 0, mode, true};
+        bad += nb_case<T>("wide aligned", a, 0x5600ull + s);
+        // Odd strides and offsets, w null on every other shape.
+        NbCase o = nb_odd(rms, rows, cols, s % 2 == 1, mode ^ 1);
+        o.staleSums = true;
+        bad += nb_case<T>("wide odd", o, 0x5700ull + s);
+    }
+    return bad;
+}
+
+Test(device_norm_backward, wide) {
+    WK_REQUIRE_GPU();
+    const int bad = nb_wide<float>() + nb_wide<__half>() + nb_wide<__nv_bfloat16>();
+    cr_expect(bad == 0, "few rows of 64K columns: %d mismatches", bad);
+}
+
 /// The same values at 16-byte aligned addresses (the register path up to 8192 columns) and at odd
 /// ones (the split path past 4096): dw and db have the same bits. Past 8192 columns both take the
 /// split path, aligned rows in one pass (vector loads: the grid is resident at once on a GPU of 132
-/// SMs or more), unaligned rows in two kernels (element loads: 2 blocks an SM hold fewer than the
-/// grid), each thread holding the same columns either way: dx has the same bits too. dw / db and
-/// dx are reported apart, with the first differing element.
+/// SMs or more; 10240: 5 x 76, 65536: 32 x 12 blocks), unaligned rows in two kernels (element loads:
+/// 2 blocks an SM hold fewer than the grid), each thread holding the same columns either way: dx has
+/// the same bits too. dw / db and dx are reported apart, with the first differing element.
 template <typename T> static int nb_alignment(void) {
     int bad = 0;
-    for (int cols : {4104, 6144, 8192, 10240}) {
-        const long long rows = 700;
+    for (int cols : {4104, 6144, 8192, 10240, 65536}) {
+        const long long rows = cols > 16384 ? 256 : 700; // 256 x 65536: 32 slices x 12 parts
         const size_t n = (size_t)rows * cols;
         wk_rng r = wk_rng_make(0x5300ull + cols);
         std::vector<T> hdy(n), hx(n), hw(cols);

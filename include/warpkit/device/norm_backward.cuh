@@ -113,7 +113,8 @@ nbLaunchSplit(const NormBackwardParams<T>& p, NbRes<T, Res, R> res, const NormBa
         WARPKIT_TRY(currentDevice(&dev, &d));
         WARPKIT_TRY(residentBlocks(one, kNbSliceThreads, dev, d.sms, &resident));
         if ((long long)pl.slices * pl.parts <= resident) {
-            WARPKIT_TRY(cudaMemsetAsync(p.done, 0, (size_t)p.rows * sizeof(unsigned long long), st));
+            const size_t records = (size_t)p.rows * (size_t)pl.slices * kNbSumsWords * sizeof(unsigned long long);
+            WARPKIT_TRY(cudaMemsetAsync(p.sums, 0, records, st)); // every record not yet published
             cudaLaunchAttribute coop;
             coop.id = cudaLaunchAttributeCooperative;
             coop.val.cooperative = 1;
@@ -193,8 +194,8 @@ template <typename T, typename R> inline cudaError_t rowNormBackward(NbAddParams
         const size_t n = (size_t)pl.parts * (size_t)cols;
         p.pw = dw != nullptr ? ws : nullptr;
         p.pb = db != nullptr ? ws + (dw != nullptr ? n : 0) : nullptr;
-        p.sums = reinterpret_cast<float2*>(ws + alignUp16((size_t)arrays * n * sizeof(float)) / sizeof(float));
-        p.done = reinterpret_cast<unsigned long long*>(p.sums + (size_t)rows * (size_t)pl.slices);
+        p.sums =
+            reinterpret_cast<unsigned long long*>(ws + alignUp16((size_t)arrays * n * sizeof(float)) / sizeof(float));
         p.parts = pl.parts;
         p.slices = pl.slices;
         p.invN = 1.0f / (float)cols;
@@ -239,8 +240,8 @@ inline cudaError_t rowLayerNormBackward(const T* dy, const T* x, const typename 
     if constexpr (!detail::IsRowType<T>::value)
         return cudaErrorInvalidValue; // a wrong T: only the assert above reports
     else {
-        const detail::NormBackwardParams<T> p{dy,      x,    w,    mean, rstd, dx,   nullptr, nullptr, nullptr,
-                                              nullptr, rows, lddy, ldx,  lddx, cols, 1,       1,       0.0f};
+        const detail::NormBackwardParams<T> p{dy,   x,    w,   mean, rstd, dx, nullptr, nullptr, nullptr,
+                                              rows, lddy, ldx, lddx, cols, 1,  1,       0.0f};
         return detail::rowNormBackward(detail::NbAddParams<T>{p, nullptr, 0, nullptr, 0}, false, dw, db, workspace,
                                        workspaceBytes, stream);
     }
@@ -270,8 +271,8 @@ inline cudaError_t rowRmsNormBackward(const T* dy, const T* x, const typename de
     if constexpr (!detail::IsRowType<T>::value)
         return cudaErrorInvalidValue; // a wrong T: only the assert above reports
     else {
-        const detail::NormBackwardParams<T> p{dy,      x,    w,    nullptr, rstd, dx,   nullptr, nullptr, nullptr,
-                                              nullptr, rows, lddy, ldx,     lddx, cols, 1,       1,       0.0f};
+        const detail::NormBackwardParams<T> p{dy,   x,    w,   nullptr, rstd, dx, nullptr, nullptr, nullptr,
+                                              rows, lddy, ldx, lddx,    cols, 1,  1,       0.0f};
         return detail::rowNormBackward(detail::NbAddParams<T>{p, nullptr, 0, nullptr, 0}, true, dw,
                                        static_cast<T*>(nullptr), workspace, workspaceBytes, stream);
     }
@@ -303,8 +304,8 @@ rowLayerNormBackwardAdd(const T* dy, const T* x, const typename detail::NonDeduc
         return cudaErrorInvalidValue; // a wrong T: only the assert above reports
     else {
         if (dres == nullptr && rows > 0 && cols > 0) return cudaErrorInvalidValue;
-        const detail::NormBackwardParams<T> p{dy,      x,    w,    mean, rstd, dx,   nullptr, nullptr, nullptr,
-                                              nullptr, rows, lddy, ldx,  lddx, cols, 1,       1,       0.0f};
+        const detail::NormBackwardParams<T> p{dy,   x,    w,   mean, rstd, dx, nullptr, nullptr, nullptr,
+                                              rows, lddy, ldx, lddx, cols, 1,  1,       0.0f};
         return detail::rowNormBackward(detail::NbAddParams<T>{p, dres, lddres, nullptr, 0}, false, dw, db, workspace,
                                        workspaceBytes, stream);
     }
@@ -325,8 +326,8 @@ inline cudaError_t rowRmsNormBackwardAdd(const T* dy, const T* x, const typename
         return cudaErrorInvalidValue; // a wrong T: only the assert above reports
     else {
         if (dres == nullptr && rows > 0 && cols > 0) return cudaErrorInvalidValue;
-        const detail::NormBackwardParams<T> p{dy,      x,    w,    nullptr, rstd, dx,   nullptr, nullptr, nullptr,
-                                              nullptr, rows, lddy, ldx,     lddx, cols, 1,       1,       0.0f};
+        const detail::NormBackwardParams<T> p{dy,   x,    w,   nullptr, rstd, dx, nullptr, nullptr, nullptr,
+                                              rows, lddy, ldx, lddx,    cols, 1,  1,       0.0f};
         return detail::rowNormBackward(detail::NbAddParams<T>{p, dres, lddres, nullptr, 0}, true, dw,
                                        static_cast<T*>(nullptr), workspace, workspaceBytes, stream);
     }
@@ -345,8 +346,8 @@ rowLayerNormBackwardAdd(const T* dy, const T* x, const typename detail::NonDeduc
                         typename detail::NonDeduced<T>::type* db, long long rows, int cols, long long lddy,
                         long long ldx, long long lddres, long long lddx, long long lddr, void* workspace,
                         size_t* workspaceBytes, cudaStream_t stream = 0) {
-    const detail::NormBackwardParams<T> p{dy,      x,    w,    mean, rstd, dx,   nullptr, nullptr, nullptr,
-                                          nullptr, rows, lddy, ldx,  lddx, cols, 1,       1,       0.0f};
+    const detail::NormBackwardParams<T> p{dy,   x,    w,   mean, rstd, dx, nullptr, nullptr, nullptr,
+                                          rows, lddy, ldx, lddx, cols, 1,  1,       0.0f};
     return detail::rowNormBackward(detail::NbAddParams<T, R>{p, dres, lddres, dr, lddr}, false, dw, db, workspace,
                                    workspaceBytes, stream);
 }
@@ -359,8 +360,8 @@ rowRmsNormBackwardAdd(const T* dy, const T* x, const typename detail::NonDeduced
                       typename detail::NonDeduced<T>::type* dw, long long rows, int cols, long long lddy, long long ldx,
                       long long lddres, long long lddx, long long lddr, void* workspace, size_t* workspaceBytes,
                       cudaStream_t stream = 0) {
-    const detail::NormBackwardParams<T> p{dy,      x,    w,    nullptr, rstd, dx,   nullptr, nullptr, nullptr,
-                                          nullptr, rows, lddy, ldx,     lddx, cols, 1,       1,       0.0f};
+    const detail::NormBackwardParams<T> p{dy,   x,    w,   nullptr, rstd, dx, nullptr, nullptr, nullptr,
+                                          rows, lddy, ldx, lddx,    cols, 1,  1,       0.0f};
     return detail::rowNormBackward(detail::NbAddParams<T, R>{p, dres, lddres, dr, lddr}, true, dw,
                                    static_cast<T*>(nullptr), workspace, workspaceBytes, stream);
 }

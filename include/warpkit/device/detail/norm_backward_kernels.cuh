@@ -27,14 +27,19 @@
 // slices and parts in reverse order (rows too, so that what the first kernel left in L2 is read
 // first): each row's sums over its slices (nbSliceSums, the same order in every block), then the
 // slice's dx from a second read. normBackwardOnePassKernel (N2, dx wanted, the grid resident at
-// once): the first kernel's blocks, each row's slice pairs exchanged through the sums and a count
-// a row, dx from the registers (one read). normBackwardFinishKernel (N5): dw and db, the partials
-// added in part order.
+// once): the first kernel's blocks, each row's slice pairs exchanged through the sums, dx from the
+// registers (one read). normBackwardFinishKernel (N5): dw and db, the partials added in part order.
+//
+// The sums: a record of two 64-bit words a row and slice, each word a float of the pair with a
+// flag (lookback.cuh's status records: one relaxed 16-byte store publishes it, a reader accepts it
+// when both words carry kNbSumsReady). The one-pass kernel's readers wait on the records
+// themselves, cleared first: no count, no fence (a release at GPU scope waits for the SM's
+// outstanding stores, and was on every row's critical path).
 #pragma once
 
 #include "../../block/reduce.cuh"
-#include "../../detail/async.cuh" // loadAcquireGpu, addReleaseGpu
 #include "../../thread/vector.cuh"
+#include "lookback.cuh" // statusPublish, statusRead
 #include "norm_backward_plan.cuh"
 #include "row_part.cuh"
 
@@ -50,8 +55,7 @@ template <typename T> struct NormBackwardParams {
     T* dx;                    // null: not written
     float* pw;                // partial sums of dw: parts x cols (null: dw not wanted)
     float* pb;                // of db
-    float2* sums;             // split path: rows x slices pairs (sum(g), sum(g * xhat)) of each slice
-    unsigned long long* done; // one-pass split kernel: slices whose pair of row r is in sums (zeroed first)
+    unsigned long long* sums; // split path: rows x slices records of (sum(g), sum(g * xhat)) (nbPublishSums)
     long long rows, lddy, ldx, lddx;
     int cols, parts, slices;
     float invN; // 1 / cols
@@ -372,21 +376,41 @@ __global__ void __launch_bounds__(kNbSliceThreads, nbMinBlocks<T, Vec, true>(kNb
         float s[2];
         nbRowTerms(cur, w, s, aw, ab);
         nbGroupSums<Gs, Gs>(s, red, (int)(row - r0));
-        if (t == 0) p.sums[row * p.slices + blockIdx.x] = make_float2(s[0], s[1]);
+        if (t == 0) nbPublishSums(p, row, (int)blockIdx.x, s);
         cur = nxt;
     }
     if (p.pw != nullptr || p.pb != nullptr) nbBlockPartials<Gs, Gs, Vec>(p, aw, ab, (int)blockIdx.y, c0);
 }
 
+constexpr unsigned kNbSumsReady = 1; // a sums record's flag once published (0: the clear's)
+static_assert(LookbackShape<float2>::words == kNbSumsWords, "norm backward: kNbSumsWords must be a float2 record's");
+
+/// Stage: slice `slice`'s pair s of row `row` to its record in the sums, flagged ready. One thread.
+template <typename T>
+WARPKIT_DEVICE void nbPublishSums(const NormBackwardParams<T>& p, long long row, int slice, const float (&s)[2]) {
+    statusPublish(p.sums + (row * p.slices + slice) * kNbSumsWords, kNbSumsReady, make_float2(s[0], s[1]));
+}
+
 /// Stage: the calling lane's share of row `row`'s sums over its slices (slices lane, lane + 32, ...
 /// in order; zeros past r1); a warp's butterfly of these gives every lane of every block the same
-/// bits. Loads from L2 (other blocks of the one-pass kernel write them while it runs).
-template <typename T> WARPKIT_DEVICE float2 nbSliceSums(const NormBackwardParams<T>& p, long long row, long long r1) {
+/// bits. Wait: each record read until it is flagged ready (the one-pass kernel, where other blocks
+/// publish them while it runs); else read once from L2 (written by an earlier kernel), a plain load
+/// of the two words' low halves, the pair (statusPublish's layout), which the compiler may schedule
+/// freely (the volatile read spilled the second kernel's fp32 form on sm_90).
+template <bool Wait, typename T>
+WARPKIT_DEVICE float2 nbSliceSums(const NormBackwardParams<T>& p, long long row, long long r1) {
     float2 a = make_float2(0.0f, 0.0f);
     if (row >= r1) return a;
-    const float2* q = p.sums + row * p.slices;
+    const unsigned long long* q = p.sums + row * p.slices * kNbSumsWords;
     for (int k = (int)threadIdx.x % 32; k < p.slices; k += 32) {
-        const float2 v = __ldcg(q + k);
+        float2 v;
+        if constexpr (Wait) {
+            while (statusRead(q + k * kNbSumsWords, v) != kNbSumsReady) {
+            }
+        } else {
+            const uint4 u = __ldcg(reinterpret_cast<const uint4*>(q + k * kNbSumsWords));
+            v = make_float2(__uint_as_float(u.x), __uint_as_float(u.z));
+        }
         a.x += v.x, a.y += v.y;
     }
     return a;
@@ -410,37 +434,38 @@ __global__ void __launch_bounds__(kNbSliceThreads, nbMinBlocks<T, Vec, true>(kNb
     NbRow<T, C, W> cur, nxt;
     const long long first = r1 > r0 ? r1 - 1 : r1; // r1: an empty row (an empty part)
     nbLoadRow<Gs, Vec>(p, first, r1, t, c0, cur);
-    float2 sc = nbSliceSums(p, first, r1), sn;
+    float2 sc = nbSliceSums<false>(p, first, r1), sn;
     for (long long row = r1 - 1; row >= r0; --row) {
         const long long next = row > r0 ? row - 1 : r1; // r1: an empty row
         nbLoadRow<Gs, Vec>(p, next, r1, t, c0, nxt);
-        sn = nbSliceSums(p, next, r1);
+        sn = nbSliceSums<false>(p, next, r1);
         const float s0 = warpReduce<32>(sc.x, Sum{}), s1 = warpReduce<32>(sc.y, Sum{});
         nbStoreRow<T, Gs, Vec, Res, R>(p, res, cur, w, p.mean != nullptr ? s0 * p.invN : 0.0f, s1 * p.invN, row, t, c0);
         cur = nxt, sc = sn;
     }
 }
 
-/// Stage (one-pass split kernel): slice `slice`'s pair s of row `row` to the sums, announced on
-/// the row's count (a release add); then the wait until every slice of the row has announced its
-/// own (acquire loads; every thread of the block calls, thread 0 writes and waits).
+/// Stage (one-pass split kernel): row `row`'s totals of its slices' pairs into tot, once every
+/// slice has published its own: warp 0 waits on the records (nbSliceSums<true>) and adds them as
+/// the second kernel does, then the block's barrier. Every thread of the block calls; all get tot.
 template <typename T>
-WARPKIT_DEVICE void nbExchangeSums(const NormBackwardParams<T>& p, long long row, int slice, const float (&s)[2]) {
-    if (threadIdx.x == 0) {
-        p.sums[row * p.slices + slice] = make_float2(s[0], s[1]);
-        addReleaseGpu(p.done + row, 1ull); // the pair is visible to whoever acquires the count
-        while (loadAcquireGpu(p.done + row) < (unsigned long long)p.slices) {
-        }
+WARPKIT_DEVICE void nbRowTotals(const NormBackwardParams<T>& p, long long row, long long r1, float (&tot)[2]) {
+    __shared__ float sh[2];
+    if (threadIdx.x < 32) {
+        const float2 a = nbSliceSums<true>(p, row, r1);
+        const float s0 = warpReduce<32>(a.x, Sum{}), s1 = warpReduce<32>(a.y, Sum{});
+        if (threadIdx.x == 0) sh[0] = s0, sh[1] = s1;
     }
-    __syncthreads(); // the block reads the pairs after thread 0's acquire
+    __syncthreads(); // (the next write of sh follows the next row's nbGroupSums barrier)
+    tot[0] = sh[0], tot[1] = sh[1];
 }
 
-// Split path (N2), one pass (dx wanted, every block resident at once: a cooperative launch):
-// block (s, b) takes slice s of part b's rows one at a time (the next row's loads in flight): the
-// slice's two sums exchanged with the row's other slices through the sums and the row's count
-// (nbExchangeSums), then the row's totals (nbSliceSums, the same order as the second kernel's) and
-// the slice's dx from the registers, its dw / db terms in registers, then the part's partials of the
-// slice. The same bits as the two kernels; one read of dy and x.
+// Split path (N2), one pass (dx wanted, every block resident at once: a cooperative launch; the
+// sums' records cleared first): block (s, b) takes slice s of part b's rows one at a time (the next
+// row's loads in flight): the slice's two sums published (nbPublishSums), the row's totals once
+// every slice's are there (nbRowTotals, the same order as the second kernel's), the slice's dx from
+// the registers, its dw / db terms in registers, then the part's partials of the slice. The same
+// bits as the two kernels; one read of dy and x.
 template <typename T, bool Vec, bool Res, typename R = T>
 __global__ void __launch_bounds__(kNbSliceThreads, nbMinBlocks<T, Vec, true, true>(kNbSliceThreads))
     normBackwardOnePassKernel(NormBackwardParams<T> p, NbRes<T, Res, R> res) {
@@ -460,10 +485,11 @@ __global__ void __launch_bounds__(kNbSliceThreads, nbMinBlocks<T, Vec, true, tru
         float s[2];
         nbRowTerms(cur, w, s, aw, ab);
         nbGroupSums<Gs, Gs>(s, red, (int)(row - r0));
-        nbExchangeSums(p, row, (int)blockIdx.x, s);
-        const float2 a = nbSliceSums(p, row, r1);
-        const float s0 = warpReduce<32>(a.x, Sum{}), s1 = warpReduce<32>(a.y, Sum{});
-        nbStoreRow<T, Gs, Vec, Res, R>(p, res, cur, w, p.mean != nullptr ? s0 * p.invN : 0.0f, s1 * p.invN, row, t, c0);
+        if (t == 0) nbPublishSums(p, row, (int)blockIdx.x, s);
+        float tot[2];
+        nbRowTotals(p, row, r1, tot);
+        nbStoreRow<T, Gs, Vec, Res, R>(p, res, cur, w, p.mean != nullptr ? tot[0] * p.invN : 0.0f, tot[1] * p.invN, row,
+                                       t, c0);
         cur = nxt;
     }
     if (p.pw != nullptr || p.pb != nullptr) nbBlockPartials<Gs, Gs, Vec>(p, aw, ab, (int)blockIdx.y, c0);

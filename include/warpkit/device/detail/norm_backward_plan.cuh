@@ -48,6 +48,7 @@ constexpr int kNbSliceCols = kNbSliceThreads * kNbElems; // columns a slice (N2)
 constexpr int kNbFinishThreads = 256;                    // the final sum's block (N5)
 constexpr int kNbFinishLoads = 16;                       // the final sum: parts a thread at most (N5)
 constexpr int kNbFinishMaxLanes = 32;                    // the final sum: threads a column at most (N5)
+constexpr int kNbSumsWords = 2;                          // 64-bit words of a row's record of a slice's sums (N2)
 
 /// A path rule: rows of at most maxColsVec columns (every row 16-byte aligned: vector slots) or
 /// maxColsElem columns (any alignment: element slots) take `path`; minThreads: threads a block at
@@ -133,14 +134,14 @@ inline NormBackwardPlan normBackwardPlan(long long rows, int cols, bool vec, int
 }
 
 /// Workspace bytes for elemBytes-byte elements: 16 for alignment, `arrays` (dw, db wanted) float
-/// partials of cols a part, and where any alignment takes the split path, a float2 pair of row sums
-/// a row and slice and a 64-bit count a row (the one-pass kernel's). Parts and slices are those of
+/// partials of cols a part, and where any alignment takes the split path, a record of the row's two
+/// sums a row and slice (kNbSumsWords 64-bit words, 16-byte aligned). Parts and slices are those of
 /// the unaligned plan, which the aligned one's parts equal (see above).
 inline size_t normBackwardBytes(long long rows, int cols, int arrays, int elemBytes) {
     if (rows <= 0 || cols <= 0) return 0;
     const NormBackwardPlan u = normBackwardPlan(rows, cols, false, elemBytes);
     const size_t partials = (size_t)arrays * (size_t)u.parts * (size_t)cols * sizeof(float);
-    const size_t sums = u.path == NbSplit ? (size_t)rows * ((size_t)u.slices + 1) * 2 * sizeof(float) : 0;
+    const size_t sums = u.path == NbSplit ? (size_t)rows * (size_t)u.slices * kNbSumsWords * 8 : 0;
     return partials + sums == 0 ? 0 : 16 + alignUp16(partials) + sums;
 }
 
