@@ -848,10 +848,9 @@ Test(device_segment, softmax_block_tier) {
 /// CSR offsets for the softmax's slice tier with `heads` heads: element counts on both sides of its
 /// limits (kSegBlockMaxElems = 32768: the block tier; one past it: 5 windows of 8192 elements; whole
 /// windows and one past; 32 windows, a whole group of the plans' sliceGroup, and one past it: two
-/// groups; 65 windows and a few: three groups), each followed by an empty segment, the first
-/// preceded by one.
+/// groups), each followed by an empty segment, the first preceded by one.
 static std::vector<long long> slice_tier_offsets(int heads) {
-    const long long e[] = {32768, 32769, 40960, 40961, 65535, 262143, 262144, 262145, 532483};
+    const long long e[] = {32768, 32769, 40960, 40961, 65535, 262144, 262145};
     std::vector<long long> off = {0, 0};
     for (long long x : e) {
         off.push_back(off.back() + std::max(1LL, x / heads + (x % heads != 0)));

@@ -126,14 +126,14 @@ WARPKIT_DEVICE void segSliceMerge(SoftmaxState* states, long long from, long lon
     __syncthreads(); // warps[] is written again by the next merge
 }
 
-/// After this block stored slot `slot`'s states: the last slice of the group to finish merges the
-/// group, the last group the totals, which it then marks ready. Every thread calls.
+/// After this block stored slice k's states (each storing thread then fenced): the last slice of the
+/// group to finish merges the group, the last group the totals, which it then marks ready. Every
+/// thread calls.
 template <int BT> WARPKIT_DEVICE void segSliceFinish(const SegList<SoftmaxState>& list, int e, long long base,
                                                      long long slices, long long groups, int lg, long long k,
                                                      int heads) {
     __shared__ bool last;
     const long long g = k >> lg, g0 = g << lg, g1 = g0 + (1ll << lg) < slices ? g0 + (1ll << lg) : slices;
-    __threadfence(); // the states are visible before the count that announces them
     __syncthreads();
     if (threadIdx.x == 0) last = atomicAdd(list.sliceCount + base + g, 1) == (int)(g1 - g0 - 1);
     __syncthreads();
@@ -173,12 +173,14 @@ WARPKIT_DEVICE void segSliceItem(const SegSoftmaxAlgo<T, Kind>& a, const SegList
     if (k < s.slices) { // A: the window's states into slot k
         float mx[V], sm[V];
         segBlockWindow<BT, false, kPrecise>(v, mx, sm, Hs, P, red);
-        if ((int)threadIdx.x < P)
+        if ((int)threadIdx.x < P) {
 #pragma unroll
             for (int i = 0; i < V; ++i)
                 if (i < Hs)
                     list.sliceStates[(s.base + k) * heads + segSliceHead<V>(i, s.g.m, heads)] =
                         SoftmaxState{mx[i], sm[i]};
+            __threadfence(); // the states are visible before the count that announces them
+        }
         segSliceFinish<BT>(list, e, s.base, s.slices, s.groups, s.lg, k, heads);
         return;
     }
