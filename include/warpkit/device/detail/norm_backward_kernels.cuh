@@ -318,16 +318,16 @@ template <typename T> struct NbTypeCheck {
 /// Rows a group of the register path keeps in flight ahead of the one it reduces, at `threads` a
 /// block and `group` threads a row (N1): none in blocks of 1024 (the 64 registers a thread do not
 /// hold two rows: 16-bit spilled); 3 for 16-bit vector slots in blocks of 256 or 512 (2 or 1 blocks
-/// an SM: 94-117 registers); 2 for fp32 vector slots in blocks of 256 (2 blocks an SM), with dres
-/// (Res) only on sm_90 and in groups of at most 128 (126-128 registers there; sm_80 spilled 4 bytes,
-/// groups of 256 on sm_90 too); 1 elsewhere (element slots: a slot an element, twice the registers
-/// a row).
+/// an SM: 94-124 registers); 2 for fp32 vector slots in blocks of 256 or 512 (101-119), with dres
+/// (Res) only on sm_90 in blocks of 256 and groups of at most 128 (126-128 registers there; sm_80
+/// spilled 4 bytes, groups of 256 on sm_90 too); 1 elsewhere (element slots: a slot an element,
+/// twice the registers a row). ptxas -v on sm_75/80/90: no spills.
 template <typename T, bool Vec, bool Res> WARPKIT_HD constexpr int nbRowsAhead(int threads, int group) {
     return threads >= 1024                       ? 0
            : !Vec                                ? 1
            : sizeof(T) == 2                      ? 3
-           : threads != 256                      ? 1
            : !Res                                ? 2
+           : threads != 256                      ? 1
            : WARPKIT_ARCH >= 900 && group <= 128 ? 2
                                                  : 1;
 }
