@@ -6,6 +6,10 @@
 //   hand: a hand-written peer, a block a row for dx (the row's two sums by a shared-memory block
 //         reduction, then dx) and, atomics-free, dw / db in two passes: column partials over 64-row
 //         chunks, then their sum in chunk order.
+// Then the mixed Add call of an autocast residual stream (rowLayerNormBackwardAdd<float,
+// __nv_bfloat16>: fp32 dy, x, dres and dx, a bf16 dr; GPT-2's add-LayerNorm backward) on 8192 x 768,
+// 8192 x 1024 and 16384 x 4096, beside its own copy (reads dy, x, dres; writes dx and a bf16 dr); no
+// hand-written peer (its columns are blank).
 // Bandwidth counts the bytes each call must move: dy, x and dx, w, the statistics, dw and db (the
 // copy moves dy, x and dx). x copy = warpkit's bandwidth over the copy's (1 = at the ceiling);
 // x hand = the hand-written peer's time over warpkit's (above 1: warpkit is faster). check = the
@@ -40,6 +44,21 @@ template <typename T> __global__ void copyKernel(const T* dy, const T* x, T* dx,
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < nv; i += (size_t)gridDim.x * blockDim.x) {
         uint4 u = a[i], v = b[i]; // an integer add: the bytes matter, not the values
         o[i] = make_uint4(u.x + v.x, u.y + v.y, u.z + v.z, u.w + v.w);
+    }
+}
+
+/// The mixed Add call's ceiling: dx = dy + x + dres (fp32) and dr = dx in bf16, 16-byte vectors of
+/// the inputs (n a multiple of 4).
+__global__ void copyMixedKernel(const float* dy, const float* x, const float* dres, float* dx, __nv_bfloat16* dr,
+                                size_t n) {
+    const size_t nv = n / 4;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < nv; i += (size_t)gridDim.x * blockDim.x) {
+        const float4 a = reinterpret_cast<const float4*>(dy)[i], b = reinterpret_cast<const float4*>(x)[i];
+        const float4 c = reinterpret_cast<const float4*>(dres)[i];
+        const float4 o = make_float4(a.x + b.x + c.x, a.y + b.y + c.y, a.z + b.z + c.z, a.w + b.w + c.w);
+        reinterpret_cast<float4*>(dx)[i] = o;
+        __nv_bfloat162* q = reinterpret_cast<__nv_bfloat162*>(dr) + 2 * i;
+        q[0] = __floats2bfloat162_rn(o.x, o.y), q[1] = __floats2bfloat162_rn(o.z, o.w);
     }
 }
 
@@ -105,6 +124,8 @@ __global__ void handFinishKernel(const float* pw, const float* pb, T* dw, T* db,
 
 struct Buffers {
     void *dy, *x, *dx, *w, *b, *dw, *db; // warpkit's outputs: dx, dw, db
+    float* dres;                         // the mixed Add call's residual gradient (fp32)
+    __nv_bfloat16* dr;                   // and its bf16 output
     void *hdx, *hdw, *hdb;               // the hand-written peer's
     float *mean, *rstd, *hpart;          // statistics; the peer's partials
     void* ws;
@@ -178,6 +199,33 @@ static void cell(const char* tname, bool rms, FILE* csv, Buffers& m, long long r
     BENCH_CUDA(cudaFree(m.ws));
 }
 
+/// One cell of the mixed Add call (LayerNorm, dx, dr, dw, db), fp32 inputs from the fp32 sweep.
+static void mixedCell(FILE* csv, Buffers& m, long long rows, int cols) {
+    const size_t n = (size_t)rows * cols;
+    const float* fw = (const float*)m.w;
+    BENCH_CUDA(warpkit::rowLayerNorm((const float*)m.x, (float*)m.dx, rows, cols, fw, (const float*)m.b, 1e-5f, m.mean,
+                                     m.rstd, cols, cols));
+    auto run = [&] {
+        return warpkit::rowLayerNormBackwardAdd((const float*)m.dy, (const float*)m.x, fw, m.mean, m.rstd, m.dres,
+                                                (float*)m.dx, m.dr, (float*)m.dw, (float*)m.db, rows, cols, cols, cols,
+                                                cols, cols, cols, m.ws, &m.wsBytes);
+    };
+    m.ws = nullptr;
+    BENCH_CUDA(run());
+    BENCH_CUDA(cudaMalloc(&m.ws, m.wsBytes > 0 ? m.wsBytes : 16));
+    const double moved = 4.0 * n * 4 + 2.0 * n; // dy, x, dres read, dx written (fp32); dr written (bf16)
+    const double bytes = moved + (double)cols * 4 * 3 + (double)rows * 8;
+    const float cms = bench_median_ms(
+        [&] { copyMixedKernel<<<1024, 256>>>((const float*)m.dy, (const float*)m.x, m.dres, (float*)m.hdx, m.dr, n); });
+    const float ms = bench_median_ms([&] { BENCH_CUDA(run()); });
+    const double tb = bench_tbps(bytes, ms), ctb = bench_tbps(moved, cms);
+    printf("| %-14s | %-4s | %5lld | %6d | %7.1f | %5.2f | %7.1f | %5.2fx | %7s | %6s | %7s |\n", "add_ln_bwd_mix",
+           "fp32", rows, cols, ms * 1e3, tb, cms * 1e3, tb / ctb, "-", "-", "-");
+    fprintf(csv, "%s,%s,%lld,%d,%.5f,%.0f,%.3f,%.5f,%.3f,%.3f,,,\n", "add_ln_bwd_mix", "fp32", rows, cols, ms, bytes,
+            tb, cms, ctb, tb / ctb);
+    BENCH_CUDA(cudaFree(m.ws));
+}
+
 template <typename T> static void sweep(const char* tname, FILE* csv, Buffers& m, int* warns) {
     bench_fill_random((T*)m.dy, kMaxElems, 11, -1.f, 1.f);
     bench_fill_random((T*)m.x, kMaxElems, 21, -3.f, 3.f);
@@ -195,6 +243,8 @@ int main(int argc, char** argv) {
     Buffers m = {};
     const size_t big = kMaxElems * sizeof(float), col = kMaxCols * sizeof(float);
     for (void** p : {&m.dy, &m.x, &m.dx, &m.hdx}) BENCH_CUDA(cudaMalloc(p, big));
+    BENCH_CUDA(cudaMalloc(&m.dres, big));
+    BENCH_CUDA(cudaMalloc(&m.dr, big / 2));
     for (void** p : {&m.w, &m.b, &m.dw, &m.db, &m.hdw, &m.hdb}) BENCH_CUDA(cudaMalloc(p, col));
     BENCH_CUDA(cudaMalloc(&m.mean, 16384 * sizeof(float)));
     BENCH_CUDA(cudaMalloc(&m.rstd, 16384 * sizeof(float)));
@@ -208,10 +258,16 @@ int main(int argc, char** argv) {
     int warns = 0;
     sweep<float>("fp32", csv, m, &warns);
     sweep<__nv_bfloat16>("bf16", csv, m, &warns);
+    bench_fill_random((float*)m.dy, kMaxElems, 11, -1.f, 1.f); // fp32 inputs again for the mixed cells
+    bench_fill_random((float*)m.x, kMaxElems, 21, -3.f, 3.f);
+    bench_fill_random((float*)m.w, kMaxCols, 31, 0.5f, 1.5f);
+    bench_fill_random((float*)m.b, kMaxCols, 41, -0.5f, 0.5f);
+    bench_fill_random(m.dres, kMaxElems, 51, -1.f, 1.f);
+    for (const Shape& s : {Shape{8192, 768}, Shape{8192, 1024}, Shape{16384, 4096}}) mixedCell(csv, m, s.rows, s.cols);
     printf("\n%d cells where warpkit and the hand-written peer disagree past the tolerance\n", warns);
     fclose(csv);
-    for (void* p :
-         {m.dy, m.x, m.dx, m.hdx, m.w, m.b, m.dw, m.db, m.hdw, m.hdb, (void*)m.mean, (void*)m.rstd, (void*)m.hpart})
+    for (void* p : {m.dy, m.x, m.dx, m.hdx, m.w, m.b, m.dw, m.db, m.hdw, m.hdb, (void*)m.mean, (void*)m.rstd,
+                    (void*)m.hpart, (void*)m.dres, (void*)m.dr})
         BENCH_CUDA(cudaFree(p));
     return 0;
 }

@@ -12,6 +12,9 @@
 //   wide:        few rows of 64K columns (rows 1, 2, 255, 256, 257; cols 65535..65537): the one-pass
 //                split kernel's exchange of row sums, and the two kernels for unaligned rows.
 //   add:         the Add calls (dres added into dx) on every path, dx apart or over dres or dy.
+//   rows_ahead:  the register path's rows in flight (N1: up to 3 a group, dres with them) at widths
+//                beside 768..4096, rows that leave a part's groups short of a whole batch, Add and
+//                mixed forms, NaN / inf rows.
 //   add_mixed:   their mixed forms (float x, 16-bit residual): dx as above, dr bitwise dx rounded
 //                to the residual's type, nothing outside dr's rows written.
 //   bad_args:    every bad argument returns cudaErrorInvalidValue and writes nothing; cols = 0 a
@@ -475,6 +478,37 @@ Test(device_norm_backward, alignment) {
     WK_REQUIRE_GPU();
     const int bad = nb_alignment<float>() + nb_alignment<__half>() + nb_alignment<__nv_bfloat16>();
     cr_expect(bad == 0, "alignment: %d mismatches", bad);
+}
+
+/// The register path's rows in flight (nbRowsAhead: up to 3 rows' loads, dres's with them in the
+/// Add calls): widths at and beside 768, 1024, 2048 and 4096 (vector slots; 767, 1023, 4095
+/// unaligned: element slots), rows 1, 2 and enough that every block's groups take 5 or 6 rows (not
+/// a multiple of the rows in flight: the loads past a part's last row), plain and Add calls (the
+/// mixed form with a 16-bit residual where T is float), a NaN / inf / constant-row case per width.
+template <typename T, typename R = T> static int nb_ahead(void) {
+    int bad = 0, salt = 0;
+    for (int cols : {760, 767, 768, 776, 1016, 1023, 1024, 1032, 2040, 2048, 4088, 4095, 4096}) {
+        const warpkit::detail::NormBackwardPlan big =
+            warpkit::detail::normBackwardPlan(1LL << 30, cols, cols % 8 == 0, (int)sizeof(T));
+        const long long many = (long long)big.parts * (big.threads / big.group) * 5 + 3;
+        for (long long rows : {1LL, 2LL, many}) {
+            const int s = salt++;
+            const bool rms = s % 3 == 1, odd = cols % 8 != 0;
+            NbCase c = odd ? nb_odd(rms, rows, cols, true, 0)
+                           : NbCase{rms, rows, cols, cols, cols, cols, 0, 0, 0, 0, 0, true, true, true, true, 0, 0};
+            if (rows == 2) c.mode = 1;
+            if (std::is_same<T, R>::value) bad += nb_case<T>("ahead", c, 0x5e00ull + s);
+            bad += nb_case<T, R>("ahead add", c, 0x5f00ull + s, 0, nullptr, 1);
+        }
+    }
+    return bad;
+}
+
+Test(device_norm_backward, rows_ahead) {
+    WK_REQUIRE_GPU();
+    const int bad =
+        nb_ahead<float>() + nb_ahead<__nv_bfloat16>() + nb_ahead<__half>() + nb_ahead<float, __nv_bfloat16>();
+    cr_expect(bad == 0, "the register path's rows in flight: %d mismatches", bad);
 }
 
 Test(device_norm_backward, bad_args) {

@@ -14,8 +14,8 @@
 //
 // normBackwardKernel (N1), block b over part b's rows, each group of Gs threads a row at a time:
 //   1. nbLoadWeights: the thread's columns of w, once;
-//   2. nbLoadRow: the row's dy and x (the next row's loads in flight while the current one is
-//      reduced, where the registers allow);
+//   2. nbLoadRow (and nbLoadRes: dres, the Add calls): the row's dy and x, up to 3 rows ahead of
+//      the one reduced (nbRowsAhead: as many as the registers hold);
 //   3. nbRowTerms: the thread's terms of sum(g) and sum(g * xhat), its dw / db terms added to its
 //      registers;
 //   4. nbGroupSums: the group's totals (shuffles, then the group's warps in warp order);
@@ -92,11 +92,12 @@ WARPKIT_DEVICE void nbPartRows(const NormBackwardParams<T>& p, int part, long lo
     *r1 = p.rows * (part + 1) / p.parts;
 }
 
-/// One row's share of a thread: C slots of W elements of dy and x, its statistics, and whether it
-/// is a row at all.
-template <typename T, int C, int W> struct NbRow {
+/// One row's share of a thread: C slots of W elements of dy and x, its statistics, whether it is a
+/// row at all, and (A: the register path's Add calls) its slots of dres, loaded with the row.
+template <typename T, int C, int W, bool A = false> struct NbRow {
     alignas(16) T dy[C][W];
     alignas(16) T x[C][W];
+    alignas(16) T a[A ? C : 1][W]; // (unused without A: no registers)
     float mean, rstd;
     bool ok;
 };
@@ -118,8 +119,8 @@ template <bool Vec, typename T, int W> WARPKIT_DEVICE void nbLoad(const T* q, in
 
 /// Stage: row `row` (< r1, else an empty row) of the calling thread (lane t of its group, slice
 /// from column c0) into r (Vec: see nbLoad); empty slots and elements past cols hold zeros.
-template <int Gs, bool Vec, typename T, int C, int W> WARPKIT_DEVICE void
-nbLoadRow(const NormBackwardParams<T>& p, long long row, long long r1, int t, int c0, NbRow<T, C, W>& r) {
+template <int Gs, bool Vec, typename T, int C, int W, bool A> WARPKIT_DEVICE void
+nbLoadRow(const NormBackwardParams<T>& p, long long row, long long r1, int t, int c0, NbRow<T, C, W, A>& r) {
     r.ok = row < r1;
     const long long q = r.ok ? row : 0;
     r.mean = r.ok && p.mean != nullptr ? p.mean[q] : 0.0f;
@@ -139,14 +140,30 @@ nbLoadRow(const NormBackwardParams<T>& p, long long row, long long r1, int t, in
     }
 }
 
+/// Stage (the register path's Add calls): row `row`'s slots of dres into r.a, beside its dy and x
+/// (nbLoadRow), so that its loads are in flight with theirs and not on the row's critical path after
+/// the row sums; zeros for an empty row and past cols.
+template <int Gs, bool Vec, typename T, bool Res, typename R, int C, int W> WARPKIT_DEVICE void
+nbLoadRes(const NormBackwardParams<T>& p, const NbRes<T, Res, R>& res, long long row, int t, NbRow<T, C, W, true>& r) {
+    const T* q = res.dres + (r.ok ? row : 0) * res.lddres;
+#pragma unroll
+    for (int c = 0; c < C; ++c) {
+        const int col = (t + c * Gs) * W;
+        if (Vec ? r.ok && col < p.cols : r.ok) nbLoad<Vec>(q + col, col, p.cols, Arith<T>::from_acc(0.0f), r.a[c]);
+        else
+#pragma unroll
+            for (int e = 0; e < W; ++e) r.a[c][e] = Arith<T>::from_acc(0.0f);
+    }
+}
+
 /// xhat = (x - mean) * rstd, each step rounded (no contraction: the same bits in every kernel).
 WARPKIT_DEVICE float nbXhat(float x, float mean, float rstd) { return __fmul_rn(__fsub_rn(x, mean), rstd); }
 
 /// Stage: the thread's terms of the row's two sums, s[0] = sum(g), s[1] = sum(g * xhat), slot by
 /// slot, and (a real row) its terms of dw and db added to its registers aw, ab; every step an
 /// explicitly rounded intrinsic, so that every kernel gets the same bits for the same columns.
-template <typename T, int C, int W> WARPKIT_DEVICE void
-nbRowTerms(const NbRow<T, C, W>& r, const T (&w)[C][W], float (&s)[2], float (&aw)[C][W], float (&ab)[C][W]) {
+template <typename T, int C, int W, bool A> WARPKIT_DEVICE void
+nbRowTerms(const NbRow<T, C, W, A>& r, const T (&w)[C][W], float (&s)[2], float (&aw)[C][W], float (&ab)[C][W]) {
     s[0] = s[1] = 0.0f;
 #pragma unroll
     for (int c = 0; c < C; ++c)
@@ -181,12 +198,13 @@ template <int Threads, int Gs> WARPKIT_DEVICE void nbGroupSums(float (&s)[2], fl
 /// Stage: the row's dx (slice from column c0) from m1 = sum(g) / n (0 for RMSNorm) and m2 =
 /// sum(g * xhat) / n, slot by slot: rstd * (fma(dy, w, -m1) - xhat * m2), each step rounded
 /// explicitly as in nbRowTerms, plus (Res: the Add calls, p.dres given) dres's element, read here,
-/// once, and added in float before dx's one rounding (R other than T: and before dr's, from the same
-/// float). Vec: vector loads and stores (dr: W elements of R at once); else one element at a time,
-/// up to cols.
-template <typename T, int Gs, bool Vec, bool Res, typename R, int C, int W>
-WARPKIT_DEVICE void nbStoreRow(const NormBackwardParams<T>& p, const NbRes<T, Res, R>& res, const NbRow<T, C, W>& r,
+/// once (or, A, already in r.a: nbLoadRes), and added in float before dx's one rounding (R other than
+/// T: and before dr's, from the same float). Vec: vector loads and stores (dr: W elements of R at
+/// once); else one element at a time, up to cols.
+template <typename T, int Gs, bool Vec, bool Res, typename R, int C, int W, bool A>
+WARPKIT_DEVICE void nbStoreRow(const NormBackwardParams<T>& p, const NbRes<T, Res, R>& res, const NbRow<T, C, W, A>& r,
                                const T (&w)[C][W], float m1, float m2, long long row, int t, int c0) {
+    static_assert(!A || Res, "nbStoreRow: a row holding dres (A) needs Res");
     constexpr bool Dr = Res && !IsSame<R, T>::value; // the residual's gradient in its own type too
     T* dx = p.dx + row * p.lddx;
 #pragma unroll
@@ -194,7 +212,11 @@ WARPKIT_DEVICE void nbStoreRow(const NormBackwardParams<T>& p, const NbRes<T, Re
         const int col = c0 + (t + c * Gs) * W;
         if (col >= p.cols) continue;
         alignas(16) T o[W], a[W];
-        if constexpr (Res) nbLoad<Vec>(res.dres + row * res.lddres + col, col, p.cols, Arith<T>::from_acc(0.0f), a);
+        if constexpr (A)
+#pragma unroll
+            for (int e = 0; e < W; ++e) a[e] = r.a[c][e];
+        else if constexpr (Res)
+            nbLoad<Vec>(res.dres + row * res.lddres + col, col, p.cols, Arith<T>::from_acc(0.0f), a);
 #pragma unroll
         for (int e = 0; e < W; ++e) {
             const float xh = nbXhat(Arith<T>::to_acc(r.x[c][e]), r.mean, r.rstd);
@@ -273,19 +295,15 @@ WARPKIT_DEVICE void nbLoadWeights(const NormBackwardParams<T>& p, int t, int c0,
     }
 }
 
-/// Blocks an SM that a kernel's launch bounds ask for, at `threads` a block: 512 threads an SM; with
-/// vector slots on the split path 768 (fp32; 16-bit in the one-pass kernel) or 1024 (16-bit), and
-/// 768 on the register path for 16-bit (a row in half the registers). The one-pass kernel in fp32:
+/// Blocks an SM that a kernel's launch bounds ask for, at `threads` a block: 512 threads an SM (the
+/// register path: its registers hold rows in flight, nbRowsAhead); with vector slots on the split
+/// path 768 (fp32; 16-bit in the one-pass kernel) or 1024 (16-bit). The one-pass kernel in fp32:
 /// 768 on sm_90 (its grid of 384 needs 3 an SM on 132 SMs), 512 before (80 registers spilled on
 /// sm_75/80, whose GPUs hold that grid at neither bound). ptxas -v on sm_75/80/90 shows no spills at
 /// these bounds and spills past them.
 template <typename T, bool Vec, bool Split, bool OnePass = false> constexpr int nbMinBlocks(int threads) {
     const int onePass = sizeof(T) == 2 || WARPKIT_ARCH >= 900 ? 768 : 512;
-    const int perSm = !Vec             ? 512
-                      : OnePass        ? onePass
-                      : Split          ? (sizeof(T) == 2 ? 1024 : 768)
-                      : sizeof(T) == 2 ? 768
-                                       : 512;
+    const int perSm = !Vec ? 512 : OnePass ? onePass : Split ? (sizeof(T) == 2 ? 1024 : 768) : 512;
     return perSm / threads > 1 ? perSm / threads : 1;
 }
 
@@ -298,18 +316,41 @@ template <typename T> struct NbTypeCheck {
 };
 
 /// Rows a group of the register path keeps in flight ahead of the one it reduces, at `threads` a
-/// block: 1; none in blocks of 1024 (the 64 registers a thread do not hold two rows: 16-bit
-/// spilled); 3 for 16-bit vector slots in blocks of 512 (one block an SM: 16 bytes of each input a
-/// thread and a row ahead left its loads short of the latency; three fit in 128 registers).
-template <typename T, bool Vec> WARPKIT_HD constexpr int nbRowsAhead(int threads) {
-    return threads >= 1024 ? 0 : sizeof(T) == 2 && Vec && threads == 512 ? 3 : 1;
+/// block and `group` threads a row (N1): none in blocks of 1024 (the 64 registers a thread do not
+/// hold two rows: 16-bit spilled); 3 for 16-bit vector slots in blocks of 256 or 512 (2 or 1 blocks
+/// an SM: 94-124 registers); 2 for fp32 vector slots in blocks of 256 or 512 (101-119), with dres
+/// (Res) only on sm_90 in blocks of 256 and groups of at most 128 (126-128 registers there; sm_80
+/// spilled 4 bytes, groups of 256 on sm_90 too); 1 elsewhere (element slots: a slot an element,
+/// twice the registers a row). ptxas -v on sm_75/80/90: no spills.
+template <typename T, bool Vec, bool Res> WARPKIT_HD constexpr int nbRowsAhead(int threads, int group) {
+    return threads >= 1024                       ? 0
+           : !Vec                                ? 1
+           : sizeof(T) == 2                      ? 3
+           : !Res                                ? 2
+           : threads != 256                      ? 1
+           : WARPKIT_ARCH >= 900 && group <= 128 ? 2
+                                                 : 1;
+}
+
+/// Whether the register path's Add calls load dres with the row (nbLoadRes: its slots in every row
+/// buffer) rather than after the row sums, where its latency stood on each row's critical path:
+/// vector slots in blocks of at most 512 (element slots in blocks of 512 spilled).
+template <bool Vec, bool Res> WARPKIT_HD constexpr bool nbResAhead(int threads) { return Res && Vec && threads < 1024; }
+
+/// Stage: row `row` into r: nbLoadRow, then (A) nbLoadRes.
+template <int Gs, bool Vec, typename T, bool Res, typename R, int C, int W, bool A>
+WARPKIT_DEVICE void nbLoadRowRes(const NormBackwardParams<T>& p, const NbRes<T, Res, R>& res, long long row,
+                                 long long r1, int t, NbRow<T, C, W, A>& r) {
+    nbLoadRow<Gs, Vec>(p, row, r1, t, 0, r);
+    if constexpr (A) nbLoadRes<Gs, Vec>(p, res, row, t, r);
 }
 
 // Register path (N1): block b takes part b's rows; its Threads / Gs groups of Gs threads take a row
 // each at a time (group k rows r0 + k, r0 + k + G, ...), each thread kNbElems elements of each
-// input, nbRowsAhead rows' loads in flight while the current row is reduced. Vec: every row of dy,
-// x and dx, and w, is 16-byte aligned and cols a whole number of vectors (slots of a vector); else
-// slots of one element. Res: dx gets res's dres added (the Add calls).
+// input, nbRowsAhead rows' loads (with dres's, nbResAhead) in flight while the current row is
+// reduced. Vec: every row of dy, x and dx, and w, is 16-byte aligned and cols a whole number of
+// vectors (slots of a vector); else slots of one element. Res: dx gets res's dres added (the Add
+// calls).
 template <typename T, int Threads, int Gs, bool Vec, bool Res, typename R = T>
 __global__ void __launch_bounds__(Threads, nbMinBlocks<T, Vec, false>(Threads))
     normBackwardKernel(NormBackwardParams<T> p, NbRes<T, Res, R> res) {
@@ -321,7 +362,8 @@ __global__ void __launch_bounds__(Threads, nbMinBlocks<T, Vec, false>(Threads))
     static_assert(Vec || Gs < kNbMaxGroup,
                   "normBackwardKernel: element slots (Vec false) need Gs <= 512 (1024 spills)");
     constexpr int W = Vec ? vectorElems<T>() : 1, C = kNbElems / W, G = Threads / Gs;
-    constexpr int Ahead = nbRowsAhead<T, Vec>(Threads);
+    constexpr int Ahead = nbRowsAhead<T, Vec, Res>(Threads, Gs);
+    constexpr bool A = nbResAhead<Vec, Res>(Threads);
     __shared__ float red[2][Threads / 32][2];
     const int t = (int)threadIdx.x % Gs, g = (int)threadIdx.x / Gs;
     long long r0, r1;
@@ -330,22 +372,22 @@ __global__ void __launch_bounds__(Threads, nbMinBlocks<T, Vec, false>(Threads))
     alignas(16) T w[C][W];
     float aw[C][W] = {}, ab[C][W] = {};
     nbLoadWeights<Gs, Vec>(p, t, 0, w);
-    NbRow<T, C, W> cur, nxt, nx2, nx3;
-    nbLoadRow<Gs, Vec>(p, r0 + g, r1, t, 0, cur);
-    if constexpr (Ahead >= 2) nbLoadRow<Gs, Vec>(p, r0 + g + G, r1, t, 0, nxt);
-    if constexpr (Ahead >= 3) nbLoadRow<Gs, Vec>(p, r0 + g + 2 * G, r1, t, 0, nx2);
+    NbRow<T, C, W, A> cur, nxt, nx2, nx3;
+    nbLoadRowRes<Gs, Vec>(p, res, r0 + g, r1, t, cur);
+    if constexpr (Ahead >= 2) nbLoadRowRes<Gs, Vec>(p, res, r0 + g + G, r1, t, nxt);
+    if constexpr (Ahead >= 3) nbLoadRowRes<Gs, Vec>(p, res, r0 + g + 2 * G, r1, t, nx2);
     for (int it = 0; it < iters; ++it) {
         const long long row = r0 + (long long)it * G + g;
-        if constexpr (Ahead == 1) nbLoadRow<Gs, Vec>(p, row + G, r1, t, 0, nxt);
-        if constexpr (Ahead == 2) nbLoadRow<Gs, Vec>(p, row + 2 * G, r1, t, 0, nx2);
-        if constexpr (Ahead == 3) nbLoadRow<Gs, Vec>(p, row + 3 * G, r1, t, 0, nx3);
+        if constexpr (Ahead == 1) nbLoadRowRes<Gs, Vec>(p, res, row + G, r1, t, nxt);
+        if constexpr (Ahead == 2) nbLoadRowRes<Gs, Vec>(p, res, row + 2 * G, r1, t, nx2);
+        if constexpr (Ahead == 3) nbLoadRowRes<Gs, Vec>(p, res, row + 3 * G, r1, t, nx3);
         float s[2];
         nbRowTerms(cur, w, s, aw, ab);
         nbGroupSums<Threads, Gs>(s, red, it);
         if (cur.ok && p.dx != nullptr)
             nbStoreRow<T, Gs, Vec, Res, R>(p, res, cur, w, p.mean != nullptr ? s[0] * p.invN : 0.0f, s[1] * p.invN, row,
                                            t, 0);
-        if constexpr (Ahead == 0) nbLoadRow<Gs, Vec>(p, row + G, r1, t, 0, cur);
+        if constexpr (Ahead == 0) nbLoadRowRes<Gs, Vec>(p, res, row + G, r1, t, cur);
         if constexpr (Ahead >= 1) cur = nxt;
         if constexpr (Ahead >= 2) nxt = nx2;
         if constexpr (Ahead >= 3) nx2 = nx3;

@@ -9,15 +9,16 @@
 //   N1  cols <= 8192 (16-byte aligned rows) or <= 4096 (any alignment): the register path, a group
 //       of `group` threads a row (the narrowest power of two of 32..1024 holding the row at
 //       kNbElems elements a thread), in blocks of at least 256 threads (several groups a block);
-//       one read of the row
+//       one read of the row, up to 3 rows' loads (dres's too) in flight a group (nbRowsAhead)
 //   N2  longer rows: the split path, each row cut into slices of kNbSliceCols columns, a block of
 //       kNbSliceThreads threads a slice (grid slices x parts): where the grid fits the GPU at once
 //       (a cooperative launch), one kernel whose blocks exchange each row's slice sums through
 //       global memory and write dx from registers (one read of the row); else a first kernel writes
 //       each slice's two row sums, a second re-reads the slice for dx (two reads). Same bits.
 //   N3  register path (and the split path's rows of at most 8192 columns): parts = ceil(rows /
-//       rows a block at a time), at most 512 (fp32) or 384 (16-bit: its blocks of 256 fit 3 an SM,
-//       so that 384 blocks are one wave on a 132-SM GPU where 512 were two)
+//       rows a block at a time), at most 256 for every type: blocks of 256 threads fit 2 an SM
+//       (their registers hold rows in flight, not more blocks), so 256 blocks are one wave on a
+//       132-SM GPU, each block's first loads and last partials paid once
 //   N4  split path past 8192 columns: parts = floor(blocks / slices), at least 1, at most rows:
 //       at most `blocks` blocks (unless slices alone pass it) however few the rows (384: the
 //       one-pass kernel's 3 blocks an SM on 132 SMs, all resident at once), each part's dw / db
@@ -72,7 +73,7 @@ struct NbPartRule {
     const char* id;
     int maxParts, maxParts16, blocks, blocks16;
 };
-constexpr NbPartRule kNbPartRules[] = {{"N3", 512, 384, 0, 0}, {"N4", 512, 512, 384, 384}};
+constexpr NbPartRule kNbPartRules[] = {{"N3", 256, 256, 0, 0}, {"N4", 512, 512, 384, 384}};
 constexpr int kNbMaxParts = 512; // the largest maxParts above
 
 /// How a call spreads: `group` threads a row or a slice, in blocks of `threads`, the row cut into
