@@ -296,14 +296,19 @@ WARPKIT_DEVICE void nbLoadWeights(const NormBackwardParams<T>& p, int t, int c0,
 }
 
 /// Blocks an SM that a kernel's launch bounds ask for, at `threads` a block: 512 threads an SM (the
-/// register path: its registers hold rows in flight, nbRowsAhead); with vector slots on the split
+/// register path: its registers hold rows in flight, nbRowsAhead; 16-bit in blocks of 256: 3 blocks
+/// of one row ahead each); with vector slots on the split
 /// path 768 (fp32; 16-bit in the one-pass kernel) or 1024 (16-bit). The one-pass kernel in fp32:
 /// 768 on sm_90 (its grid of 384 needs 3 an SM on 132 SMs), 512 before (80 registers spilled on
 /// sm_75/80, whose GPUs hold that grid at neither bound). ptxas -v on sm_75/80/90 shows no spills at
 /// these bounds and spills past them.
 template <typename T, bool Vec, bool Split, bool OnePass = false> constexpr int nbMinBlocks(int threads) {
     const int onePass = sizeof(T) == 2 || WARPKIT_ARCH >= 900 ? 768 : 512;
-    const int perSm = !Vec ? 512 : OnePass ? onePass : Split ? (sizeof(T) == 2 ? 1024 : 768) : 512;
+    const int perSm = !Vec                               ? 512
+                      : OnePass                          ? onePass
+                      : Split                            ? (sizeof(T) == 2 ? 1024 : 768)
+                      : sizeof(T) == 2 && threads == 256 ? 768
+                                                         : 512;
     return perSm / threads > 1 ? perSm / threads : 1;
 }
 
@@ -317,15 +322,16 @@ template <typename T> struct NbTypeCheck {
 
 /// Rows a group of the register path keeps in flight ahead of the one it reduces, at `threads` a
 /// block and `group` threads a row (N1): none in blocks of 1024 (the 64 registers a thread do not
-/// hold two rows: 16-bit spilled); 3 for 16-bit vector slots in blocks of 256 or 512 (2 or 1 blocks
-/// an SM: 94-124 registers); 2 for fp32 vector slots in blocks of 256 or 512 (101-119), with dres
-/// (Res) only on sm_90 in blocks of 256 and groups of at most 128 (126-128 registers there; sm_80
-/// spilled 4 bytes, groups of 256 on sm_90 too); 1 elsewhere (element slots: a slot an element,
-/// twice the registers a row). ptxas -v on sm_75/80/90: no spills.
+/// hold two rows: 16-bit spilled); 3 for 16-bit vector slots in blocks of 512 (1 block an SM: up to
+/// 124 registers); 1 for 16-bit in blocks of 256, which keep 3 blocks an SM instead (nbMinBlocks:
+/// measured faster at 768 and 1024 columns than 3 rows ahead at 2 an SM); 2 for fp32 vector slots in blocks of 256 or
+/// 512 (101-119), with dres (Res) only on sm_90 in blocks of 256 and groups of at most 128 (126-128 registers there;
+/// sm_80 spilled 4 bytes, groups of 256 on sm_90 too); 1 elsewhere (element slots: a slot an element, twice the
+/// registers a row). ptxas -v on sm_75/80/90: no spills.
 template <typename T, bool Vec, bool Res> WARPKIT_HD constexpr int nbRowsAhead(int threads, int group) {
     return threads >= 1024                       ? 0
            : !Vec                                ? 1
-           : sizeof(T) == 2                      ? 3
+           : sizeof(T) == 2                      ? (threads == 256 ? 1 : 3)
            : !Res                                ? 2
            : threads != 256                      ? 1
            : WARPKIT_ARCH >= 900 && group <= 128 ? 2
@@ -334,8 +340,11 @@ template <typename T, bool Vec, bool Res> WARPKIT_HD constexpr int nbRowsAhead(i
 
 /// Whether the register path's Add calls load dres with the row (nbLoadRes: its slots in every row
 /// buffer) rather than after the row sums, where its latency stood on each row's critical path:
-/// vector slots in blocks of at most 512 (element slots in blocks of 512 spilled).
-template <bool Vec, bool Res> WARPKIT_HD constexpr bool nbResAhead(int threads) { return Res && Vec && threads < 1024; }
+/// vector slots in blocks of at most 512 (element slots in blocks of 512 spilled), but not 16-bit in
+/// blocks of 256, whose 3 blocks an SM leave no registers for it (spilled 4-12 bytes on sm_90).
+template <typename T, bool Vec, bool Res> WARPKIT_HD constexpr bool nbResAhead(int threads) {
+    return Res && Vec && threads < 1024 && !(sizeof(T) == 2 && threads == 256);
+}
 
 /// Stage: row `row` into r: nbLoadRow, then (A) nbLoadRes.
 template <int Gs, bool Vec, typename T, bool Res, typename R, int C, int W, bool A>
@@ -363,7 +372,7 @@ __global__ void __launch_bounds__(Threads, nbMinBlocks<T, Vec, false>(Threads))
                   "normBackwardKernel: element slots (Vec false) need Gs <= 512 (1024 spills)");
     constexpr int W = Vec ? vectorElems<T>() : 1, C = kNbElems / W, G = Threads / Gs;
     constexpr int Ahead = nbRowsAhead<T, Vec, Res>(Threads, Gs);
-    constexpr bool A = nbResAhead<Vec, Res>(Threads);
+    constexpr bool A = nbResAhead<T, Vec, Res>(Threads);
     __shared__ float red[2][Threads / 32][2];
     const int t = (int)threadIdx.x % Gs, g = (int)threadIdx.x / Gs;
     long long r0, r1;

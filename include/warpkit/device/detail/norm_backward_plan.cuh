@@ -16,9 +16,10 @@
 //       global memory and write dx from registers (one read of the row); else a first kernel writes
 //       each slice's two row sums, a second re-reads the slice for dx (two reads). Same bits.
 //   N3  register path (and the split path's rows of at most 8192 columns): parts = ceil(rows /
-//       rows a block at a time), at most 256 for every type: blocks of 256 threads fit 2 an SM
-//       (their registers hold rows in flight, not more blocks), so 256 blocks are one wave on a
-//       132-SM GPU, each block's first loads and last partials paid once
+//       rows a block at a time), at most 256: blocks of 256 threads fit 2 an SM (their registers
+//       hold rows in flight, not more blocks), so 256 blocks are one wave on a 132-SM GPU, each
+//       block's first loads and last partials paid once; 16-bit rows in blocks of 256 (at most 2048
+//       columns) fit 3 an SM, one row ahead each, so at most 384 (one wave of 396)
 //   N4  split path past 8192 columns: parts = floor(blocks / slices), at least 1, at most rows:
 //       at most `blocks` blocks (unless slices alone pass it) however few the rows (384: the
 //       one-pass kernel's 3 blocks an SM on 132 SMs, all resident at once), each part's dw / db
@@ -68,12 +69,13 @@ constexpr NbPathRule kNbPathRules[] = {
 };
 
 /// A split rule: at most maxParts parts; blocks > 0: parts = floor(blocks / slices) (1..rows),
-/// else one part per `rows a block at a time` rows; the ...16 fields for 16-bit elements.
+/// else one part per `rows a block at a time` rows; the ...16 fields for 16-bit elements (N3:
+/// maxParts16 only in blocks of kNbRegsThreads, where they fit 3 an SM).
 struct NbPartRule {
     const char* id;
     int maxParts, maxParts16, blocks, blocks16;
 };
-constexpr NbPartRule kNbPartRules[] = {{"N3", 256, 256, 0, 0}, {"N4", 512, 512, 384, 384}};
+constexpr NbPartRule kNbPartRules[] = {{"N3", 256, 384, 0, 0}, {"N4", 512, 512, 384, 384}};
 constexpr int kNbMaxParts = 512; // the largest maxParts above
 
 /// How a call spreads: `group` threads a row or a slice, in blocks of `threads`, the row cut into
@@ -102,7 +104,8 @@ inline NormBackwardPlan nbRegsPlan(long long rows, int cols, bool vec, int elemB
     while ((long long)p.group * kNbElems < cols) p.group *= 2;
     p.threads = p.group > kNbPathRules[0].minThreads ? p.group : kNbPathRules[0].minThreads;
     const long long per = p.threads / p.group, parts = (rows + per - 1) / per;
-    const int cap = elemBytes == 2 ? kNbPartRules[0].maxParts16 : kNbPartRules[0].maxParts;
+    const int cap =
+        elemBytes == 2 && p.threads == kNbRegsThreads ? kNbPartRules[0].maxParts16 : kNbPartRules[0].maxParts;
     p.parts = (int)(parts < 1 ? 1 : parts < cap ? parts : cap);
     p.finish = nbFinishLanes(p.parts);
     return p;
