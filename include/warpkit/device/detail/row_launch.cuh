@@ -278,7 +278,8 @@ template <typename R> inline cudaError_t rowRun(RowPlan pl, const R& r, long lon
                 pl = rowWarpPlan(vectorElems<T>(), cols, R::kWarpChunks);
                 continue;
             }
-            if (rowRunsFull(pl, r, cols, aligned)) return rowWarpShapes<R, true, true>(pl, r, rows, cols, st);
+            if constexpr (RowFullRows<R>::value)
+                if (rowRunsFull(pl, r, cols, aligned)) return rowWarpShapes<R, true, true>(pl, r, rows, cols, st);
             return aligned ? rowWarpShapes<R, true>(pl, r, rows, cols, st)
                            : rowWarpShapes<R, false>(pl, r, rows, cols, st);
         case RowWarpStream:
@@ -290,10 +291,14 @@ template <typename R> inline cudaError_t rowRun(RowPlan pl, const R& r, long lon
             pl = rowWarpPlan(vectorElems<T>(), cols, R::kWarpChunks);
             continue;
         case RowBlock:
-            e = rowRunsFull(pl, r, cols, aligned)
-                    ? rowBlockShapes<R, true, true>(pl, r, rows, cols, d.clusters, dev, st)
-                : aligned ? rowBlockShapes<R, true>(pl, r, rows, cols, d.clusters, dev, st)
-                          : rowBlockShapes<R, false>(pl, r, rows, cols, d.clusters, dev, st);
+            if constexpr (RowFullRows<R>::value) {
+                if (rowRunsFull(pl, r, cols, aligned)) {
+                    e = rowBlockShapes<R, true, true>(pl, r, rows, cols, d.clusters, dev, st);
+                    break;
+                }
+            }
+            e = aligned ? rowBlockShapes<R, true>(pl, r, rows, cols, d.clusters, dev, st)
+                        : rowBlockShapes<R, false>(pl, r, rows, cols, d.clusters, dev, st);
             break;
         case RowStaged:
             e = rowLaunchStaged(pl, r, rows, cols, dev, st);
