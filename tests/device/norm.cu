@@ -341,11 +341,13 @@ Test(device_norm, model_width) {
 }
 
 /// The widths whose aligned rows fill every slot of their plan (the full-row kernels, K5) on an
-/// H100-sized device (132 SMs, clusters): fp32 32 lanes x 2, 4, 8 vectors, R25's 32 x 6 (768),
-/// one block of 128 x 4 and 256 x 4, clusters of 2 and 4 blocks of 256 x 4 (few rows); 16-bit 32
-/// lanes x 2 and 4, one block of 128 x 2 and 128 x 4, a cluster of 2 blocks of 256 x 2.
-static const int kFullF32[] = {256, 512, 768, 1024, 2048, 4096, 8192, 16384};
-static const int kFull16[] = {512, 1024, 2048, 4096, 8192};
+/// H100-sized device (132 SMs, clusters): fp32 16 lanes x 2 vectors (2 rows a segment), 32 lanes x
+/// 2, 4, 8, R25's 32 x 6 (768), one block of 128 x 4 and 256 x 4, clusters of 2 and 4 blocks of
+/// 256 x 4 (few rows); 16-bit 16 lanes x 2 (two segments a warp), 32 lanes x 2 and 4, one block of
+/// 128 x 2 and 128 x 4, a cluster of 2 blocks of 256 x 2.
+static const int kFullF32[] = {128, 256, 512, 768, 1024, 2048, 4096, 8192, 16384};
+static const int kFull16[] = {256, 512, 1024, 2048, 4096, 8192};
+static const int kNFullF32 = sizeof(kFullF32) / sizeof(kFullF32[0]), kNFull16 = sizeof(kFull16) / sizeof(kFull16[0]);
 
 /// Whether p's call of rows x cols takes a full-row kernel on a device of `sms` SMs with clusters.
 template <typename T>
@@ -394,8 +396,8 @@ template <typename T> static int norm_full_plans(const int* widths, int n) {
 }
 
 Test(device_norm, full_rows_plan) {
-    const int bad = norm_full_plans<float>(kFullF32, 8) + norm_full_plans<__half>(kFull16, 5) +
-                    norm_full_plans<__nv_bfloat16>(kFull16, 5);
+    const int bad = norm_full_plans<float>(kFullF32, kNFullF32) + norm_full_plans<__half>(kFull16, kNFull16) +
+                    norm_full_plans<__nv_bfloat16>(kFull16, kNFull16);
     cr_expect(bad == 0, "full-row kernel selection: %d wrong", bad);
 }
 
@@ -504,9 +506,9 @@ template <typename T> static int norm_full_same(const int* widths, int n) {
 
 Test(device_norm, full_rows) {
     WK_REQUIRE_GPU();
-    const int bad = norm_full_rows<float>(kFullF32, 8) + norm_full_rows<__half>(kFull16, 5) +
-                    norm_full_rows<__nv_bfloat16>(kFull16, 5) + norm_full_same<float>(kFullF32, 8) +
-                    norm_full_same<__half>(kFull16, 5) + norm_full_same<__nv_bfloat16>(kFull16, 5);
+    const int bad = norm_full_rows<float>(kFullF32, kNFullF32) + norm_full_rows<__half>(kFull16, kNFull16) +
+                    norm_full_rows<__nv_bfloat16>(kFull16, kNFull16) + norm_full_same<float>(kFullF32, kNFullF32) +
+                    norm_full_same<__half>(kFull16, kNFull16) + norm_full_same<__nv_bfloat16>(kFull16, kNFull16);
     cr_expect(bad == 0, "rowLayerNorm / rowRmsNorm full rows: %d mismatches", bad);
 }
 

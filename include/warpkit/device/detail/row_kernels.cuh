@@ -36,8 +36,8 @@ template <typename T, int W, int C, bool Aligned> WARPKIT_HD constexpr int rowWa
 
 // Full (P::kFullRows; rowRun decides per launch): every row is aligned and fills the W x C slots
 // of its segment (cols == W * C * V), so that no slot is tested (RowPart::full): a row's loads and
-// stores are C unconditional 16-byte accesses from one address; a segment whose one row is past
-// the end returns, a row past the end among several a segment holds is fill values, not stored.
+// stores are C unconditional 16-byte accesses from one address; a warp whose one row is past the
+// end returns, any other row past the end is fill values, neither loaded nor stored.
 template <typename P, int W, int C, bool Aligned, int Threads = kRowWarpThreads, bool Full = false>
 __global__ void __launch_bounds__(Threads, rowWarpMinBlocks(Threads)) rowOpWarpKernel(P p, long long rows, int cols) {
     using T = typename P::Elem;
@@ -48,8 +48,8 @@ __global__ void __launch_bounds__(Threads, rowWarpMinBlocks(Threads)) rowOpWarpK
     constexpr int NI = P::kInputs, segs = Threads / W;
     const int seg = (int)threadIdx.x / W, l = (int)threadIdx.x % W;
     const long long row0 = (long long)blockIdx.x * rowWarpRowsPerBlock<T, W, C, Aligned>(Threads) + seg;
-    if constexpr (Full && S::R == 1)
-        if (row0 >= rows) return; // the segment's one row is past the end (no barrier on this path)
+    if constexpr (Full && S::R == 1 && W == 32)
+        if (row0 >= rows) return; // the warp's one row is past the end (its shuffles are its own)
     T v[S::R][NI][S::K];
     RowPart part[S::R];
 #pragma unroll
