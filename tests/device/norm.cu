@@ -399,6 +399,15 @@ Test(device_norm, full_rows_plan) {
     const int bad = norm_full_plans<float>(kFullF32, kNFullF32) + norm_full_plans<__half>(kFull16, kNFull16) +
                     norm_full_plans<__nv_bfloat16>(kFull16, kNFull16);
     cr_expect(bad == 0, "full-row kernel selection: %d wrong", bad);
+    // fp32 blocks of 32 values a thread (R8: 3 rows of 262144, 16 blocks of 512 x 8 vectors) fill
+    // their slots but have no full-row kernel (rowBlockFullShape).
+    float* f = reinterpret_cast<float*>(1 << 20);
+    const warpkit::detail::NormParams<float> p{f,       f + (1 << 20), f + (2 << 20), f + (3 << 20), nullptr,
+                                               nullptr, 262144,        262144,        1e-5f,         false};
+    const RowPlan pl = warpkit::detail::rowPlanFor(warpkit::detail::rowOpQuery(p, 3, 262144, 132, true, false));
+    cr_expect(pl.path == warpkit::detail::RowBlock && pl.chunks == 8 && warpkit::detail::rowPlanFills(pl, 4, 262144),
+              "3 x 262144 fp32 plans as full clusters of 512 x 8 vectors (R8)");
+    cr_expect(!norm_runs_full(p, 3, 262144, 132), "fp32 blocks of 8 vectors a thread take no full-row kernel");
 }
 
 /// The full-row kernels against the references, at their boundary: the full widths and a vector

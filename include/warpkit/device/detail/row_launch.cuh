@@ -231,8 +231,13 @@ inline cudaError_t rowWarpShapes(const RowPlan& pl, const R& r, long long rows, 
     }
 }
 
+/// Whether a block shape of C vectors a thread (elements of elemBytes) has a full-row kernel: all but
+/// fp32's 32 values a thread, whose full kernel took 74 registers on sm_90 against the general one's
+/// 64 (in blocks of 512, one block an SM instead of 2; capped at 64 it spilled).
+constexpr bool rowBlockFullShape(int elemBytes, int chunks) { return !(elemBytes == 4 && chunks == 8); }
+
 /// The launch of plan pl's block shape: one instantiation for each entry of kRowBlockShapes (Full:
-/// the full-row kernels, as rowWarpShapes).
+/// the full-row kernels, as rowWarpShapes, where rowBlockFullShape).
 template <typename R, bool Aligned, bool Full = false, int I = 0> inline cudaError_t
 rowBlockShapes(const RowPlan& pl, const R& r, long long rows, int cols, bool clusters, int dev, cudaStream_t st) {
     if constexpr (I < kRowBlockShapeCount) {
@@ -240,7 +245,7 @@ rowBlockShapes(const RowPlan& pl, const R& r, long long rows, int cols, bool clu
         if constexpr (s.softmax || !RowRunner<R>::softmax) {
             constexpr int C = rowValuesChunks(s.values, vectorElems<typename R::Elem>());
             if (pl.threads == s.threads && pl.chunks == C) {
-                if constexpr (Full)
+                if constexpr (Full && rowBlockFullShape((int)sizeof(typename R::Elem), C))
                     return rowLaunchBlock<s.threads, C, true, true>(pl, r, rows, cols, clusters, dev, st);
                 else return rowLaunchBlock<s.threads, C, Aligned>(pl, r, rows, cols, clusters, dev, st);
             }
@@ -252,11 +257,12 @@ rowBlockShapes(const RowPlan& pl, const R& r, long long rows, int cols, bool clu
 }
 
 /// Whether plan pl of params r runs its full-row kernel (P::kFullRows): the rows are aligned
-/// (`aligned`: rowAligned), fill every slot of the plan's shape (rowPlanFills), and the column
-/// arrays in use start on 16 bytes.
+/// (`aligned`: rowAligned), fill every slot of the plan's shape (rowPlanFills), which has one
+/// (rowBlockFullShape), and the column arrays in use start on 16 bytes.
 template <typename R> inline bool rowRunsFull(const RowPlan& pl, const R& r, int cols, bool aligned) {
     if constexpr (RowFullRows<R>::value)
-        return aligned && rowPlanFills(pl, vectorElems<typename R::Elem>(), cols) && rowColumnsAligned(r);
+        return aligned && rowPlanFills(pl, vectorElems<typename R::Elem>(), cols) && rowColumnsAligned(r) &&
+               (pl.path != RowBlock || rowBlockFullShape((int)sizeof(typename R::Elem), pl.chunks));
     else return false;
 }
 
