@@ -456,7 +456,7 @@ template <typename T> static void norm_cells(int ti, Ctx* c, const Buffers& m) {
             const double tb = bench_tbps(bytes, ms), copy = bench_tbps(bytes, cms);
             printf("| %-16s | %-4s | %6lld | %5d | %7.1f | %7.1f | %6.2fx | %5.2f | %5.2fx | %7.1f | %5.2fx |\n", op,
                    kTypeName[ti], rows, cols, ms * 1e3, gms * 1e3, gms / ms, tb, tb / copy, smx * 1e3,
-                   bench_tbps(sbytes, smx) / bench_tbps(bytes, ms));
+                   tb / bench_tbps(sbytes, smx));
             fprintf(c->csv, "norm,%s,%s,%lld,%d,%.5f,%.0f,%.3f,%.3f,%.3f,%.3f\n", op, kTypeName[ti], rows, cols, ms,
                     bytes, tb, copy, tb / copy, gms / ms);
             fprintf(c->csv, "norm_general,%s,%s,%lld,%d,%.5f,%.0f,%.3f,%.3f,%.3f,\n", op, kTypeName[ti], rows, cols,
@@ -505,7 +505,7 @@ int main(int argc, char** argv) {
     if (bench_wants(argc, argv, "norm")) {
         printf("\n3. norm forward on rows that fill their plan's slots (the full-row kernels, K5); gen = the same "
                "plan's general aligned kernel, timed alternately (x gen > 1: the full-row kernel is faster); xsmx = "
-               "rowSoftmax's TB/s on the same rows over the call's (its bytes: x and y)\n");
+               "the call's TB/s over rowSoftmax's on the same rows (softmax's bytes: x and y)\n");
         printf("| op               | type |   rows |  cols |      us |  gen us |  x gen |  TB/s | xcopy | smx us |  "
                "xsmx |\n"
                "|------------------|------|--------|-------|---------|---------|--------|-------|-------|--------|-----"
