@@ -15,12 +15,17 @@
 //    directly in blocks of 128, 256, 512 and 1024 threads (x main: over blocks of 128, the block
 //    before kRowWarpFitThreads). One table: every kernel warm (back to back on the same x) and cold
 //    (L2 flushed before each call), each timed alternately with rowLayerNorm.
+// 3. norm: rowLayerNorm and rowRmsNorm forward at 16384 x 1024 and 16384 x 4096 (fp32, bf16), with
+//    and without the statistics, rows that fill their plan's slots: each timed alternately with the
+//    same plan's general aligned kernel (the form before the full-row kernels, K5; column x gen:
+//    its time over the call's), beside rowSoftmax on the same rows and a copy of the same bytes.
 // Bandwidth counts every byte read and written (x, y, w, b, targets, losses, means, rstds); the copy
 // moves half as many bytes (it reads and writes each). The torch peers: bench/torch_rowwise.py.
-// Prints the tables, writes CSV (argv[1]); tables named after the CSV path run alone (grid, llmc):
+// Prints the tables, writes CSV (argv[1]); tables named after the CSV path run alone (grid, llmc, norm):
 // `build/bench/rowwise out.csv llmc` takes about a second.
 #include <warpkit/device/cross_entropy.cuh>
 #include <warpkit/device/norm.cuh>
+#include <warpkit/device/softmax.cuh>
 #include <warpkit/device/softmax_backward.cuh>
 #include <cctype>
 #include <cmath>
@@ -253,13 +258,14 @@ static double llmc_max_diff(const float* a, const float* b, size_t n) {
 /// warpkit's R25 kernel (a warp a row of 6 vectors a lane, aligned rows) launched directly in blocks
 /// of Threads, as rowLayerNorm launches it with the plan's block: the block size alone varies (128
 /// is the block R25 took before kRowWarpFitThreads; the plan's is kRowWarpFitThreads).
-template <int Threads> static cudaError_t llmc_r25(const float* x, float* y, const float* w, const float* b,
-                                                   float* mean, float* rstd, int rows, int cols) {
+/// Full: the full-row kernel (K5), as the plan launches 768 columns; else the general aligned one.
+template <int Threads, bool Full = false> static cudaError_t
+llmc_r25(const float* x, float* y, const float* w, const float* b, float* mean, float* rstd, int rows, int cols) {
     using namespace warpkit::detail;
     const NormParams<float> p{x, y, w, b, mean, rstd, cols, cols, 1e-5f, false};
     constexpr int perBlock = rowWarpRowsPerBlock<float, 32, 6, true>(Threads);
-    return launchKernel(rowOpWarpKernel<NormParams<float>, 32, 6, true, Threads>, (rows + perBlock - 1) / perBlock,
-                        Threads, 0, p, (long long)rows, cols);
+    return launchKernel(rowOpWarpKernel<NormParams<float>, 32, 6, true, Threads, Full>,
+                        (rows + perBlock - 1) / perBlock, Threads, 0, p, (long long)rows, cols);
 }
 
 /// Table 2: llm.c's LayerNorm forward shape, rowLayerNorm against the peer at its best block size and
@@ -316,17 +322,18 @@ static int llmc(Ctx* c, const Buffers& m) {
             if (threads == 256) e = llmc_r25<256>(x, y, w, b, mean, rstd, rows, cols);
             if (threads == 512) e = llmc_r25<512>(x, y, w, b, mean, rstd, rows, cols);
             if (threads == 1024) e = llmc_r25<1024>(x, y, w, b, mean, rstd, rows, cols);
+            if (threads == -512) e = llmc_r25<512, true>(x, y, w, b, mean, rstd, rows, cols);
             BENCH_CUDA(e);
         };
     };
-    static const int kR25Blocks[] = {128, 256, 512, 1024};
+    static const int kR25Blocks[] = {128, 256, 512, 1024, -512}; // -512: the full-row kernel at 512
     for (int t : kR25Blocks) { // y, mean and rstd poisoned (NaN) first: each variant must write them all
         BENCH_CUDA(cudaMemset(y, 0xff, n * sizeof(float)));
         BENCH_CUDA(cudaMemset(mean, 0xff, rows * sizeof(float)));
         BENCH_CUDA(cudaMemset(rstd, 0xff, rows * sizeof(float)));
         r25(t)();
         char name[64];
-        snprintf(name, sizeof name, "R25 kernel, blocks of %d", t);
+        snprintf(name, sizeof name, "R25 kernel, blocks of %d%s", t < 0 ? -t : t, t < 0 ? ", full rows" : "");
         same = agree(name) && same;
     }
     struct Row {
@@ -348,7 +355,10 @@ static int llmc(Ctx* c, const Buffers& m) {
     snprintf(label, sizeof label, "registers, plain (b%d)", bestR);
     add(label, [&] { BENCH_CUDA(llmc_layernorm(x, yp, w, b, meanp, rstdp, rows, cols, 1e-5f, bestR, true, true)); });
     for (int tb : kR25Blocks) {
-        snprintf(label, sizeof label, "R25 kernel, b%d%s", tb, tb == 128 ? " (main)" : "");
+        snprintf(label, sizeof label, "R25 kernel, b%d%s", tb < 0 ? -tb : tb,
+                 tb == 128 ? " (main)"
+                 : tb < 0  ? " full"
+                           : "");
         add(label, r25(tb));
     }
     add("copy of half the bytes",
@@ -394,6 +404,69 @@ static int llmc(Ctx* c, const Buffers& m) {
     return !ok;
 }
 
+/// The general aligned kernel of the plan rows x cols of p takes (the form before the full-row
+/// kernels): the call without K5, for the norm table's A/B.
+template <typename T>
+static cudaError_t norm_general(const warpkit::detail::NormParams<T>& p, long long rows, int cols) {
+    using namespace warpkit::detail;
+    int dev = 0;
+    DeviceProps d;
+    BENCH_CUDA(currentDevice(&dev, &d));
+    const RowPlan pl = rowPlanFor(rowOpQuery(p, rows, cols, d.sms, d.clusters, false));
+    if (pl.path == RowWarp) return rowWarpShapes<NormParams<T>, true>(pl, p, rows, cols, 0);
+    if (pl.path == RowBlock) return rowBlockShapes<NormParams<T>, true>(pl, p, rows, cols, d.clusters, dev, 0);
+    return cudaErrorNotSupported; // a plan without a full-row kernel: the call is the general form
+}
+
+/// Table 3: the norm forward on rows that fill their plan's slots, against the general aligned kernel
+/// of the same plan (timed alternately), rowSoftmax on the same rows and a copy of the same bytes.
+template <typename T> static void norm_cells(int ti, Ctx* c, const Buffers& m) {
+    const long long rows = 16384;
+    for (int cols : {1024, 4096}) {
+        const size_t n = (size_t)rows * cols;
+        T *x = (T*)m.a, *y = (T*)m.b, *w = (T*)m.w, *b = (T*)m.bias;
+        bench_fill_random(x, n, 61 + ti, -4.f, 4.f);
+        bench_fill_random(w, cols, 62 + ti, 0.5f, 1.5f);
+        bench_fill_random(b, cols, 63 + ti, -0.5f, 0.5f);
+        float smx = 0.f, smxPair = 0.f;
+        bench_pair_median_ms([&] { BENCH_CUDA(warpkit::rowSoftmax((const T*)x, y, rows, cols)); },
+                             [&] { BENCH_CUDA(warpkit::rowSoftmax((const T*)x, y, rows, cols)); }, &smx, &smxPair);
+        const double sbytes = 2.0 * n * sizeof(T);
+        for (int k = 0; k < 4; ++k) {
+            const bool rms = k >= 2, stats = k % 2 == 1;
+            const warpkit::detail::NormParams<T> p{x,
+                                                   y,
+                                                   w,
+                                                   rms ? nullptr : b,
+                                                   stats && !rms ? m.s1 : nullptr,
+                                                   stats ? m.s2 : nullptr,
+                                                   cols,
+                                                   cols,
+                                                   rms ? 1e-6f : 1e-5f,
+                                                   rms};
+            const double bytes = 2.0 * n * sizeof(T) + (rms ? 1 : 2) * (double)cols * sizeof(T) +
+                                 (stats ? (rms ? 4.0 : 8.0) * rows : 0.0);
+            float ms = 0.f, gms = 0.f, cms = 0.f, cPair = 0.f;
+            bench_pair_median_ms([&] { BENCH_CUDA(warpkit::detail::rowNorm(p, rows, cols, 0)); },
+                                 [&] { BENCH_CUDA(norm_general(p, rows, cols)); }, &ms, &gms);
+            bench_pair_median_ms(
+                [&] { BENCH_CUDA(cudaMemcpyAsync(m.cy, m.cx, (size_t)(bytes / 2), cudaMemcpyDeviceToDevice)); },
+                [&] { BENCH_CUDA(warpkit::detail::rowNorm(p, rows, cols, 0)); }, &cms, &cPair);
+            const char* op = rms ? (stats ? "rms_norm+rstd" : "rms_norm") : (stats ? "layer_norm+stats" : "layer_norm");
+            const double tb = bench_tbps(bytes, ms), copy = bench_tbps(bytes, cms);
+            printf("| %-16s | %-4s | %6lld | %5d | %7.1f | %7.1f | %6.2fx | %5.2f | %5.2fx | %7.1f | %5.2fx |\n", op,
+                   kTypeName[ti], rows, cols, ms * 1e3, gms * 1e3, gms / ms, tb, tb / copy, smx * 1e3,
+                   tb / bench_tbps(sbytes, smx));
+            fprintf(c->csv, "norm,%s,%s,%lld,%d,%.5f,%.0f,%.3f,%.3f,%.3f,%.3f\n", op, kTypeName[ti], rows, cols, ms,
+                    bytes, tb, copy, tb / copy, gms / ms);
+            fprintf(c->csv, "norm_general,%s,%s,%lld,%d,%.5f,%.0f,%.3f,%.3f,%.3f,\n", op, kTypeName[ti], rows, cols,
+                    gms, bytes, bench_tbps(bytes, gms), copy, bench_tbps(bytes, gms) / copy);
+        }
+        fprintf(c->csv, "norm,softmax,%s,%lld,%d,%.5f,%.0f,%.3f,,,\n", kTypeName[ti], rows, cols, smx, sbytes,
+                bench_tbps(sbytes, smx));
+    }
+}
+
 int main(int argc, char** argv) {
     bench_require_gpu();
     Ctx c{bench_csv(argc, argv, "build/bench/rowwise.csv",
@@ -428,6 +501,17 @@ int main(int argc, char** argv) {
         printf("\n2. llm.c LayerNorm forward: 8192 x 768 fp32, w and b, mean and rstd written; peer: llm.c's kernel 6 "
                "design at its best block size. Target: x peer >= 1.0\n");
         m2 = llmc(&c, m);
+    }
+    if (bench_wants(argc, argv, "norm")) {
+        printf("\n3. norm forward on rows that fill their plan's slots (the full-row kernels, K5); gen = the same "
+               "plan's general aligned kernel, timed alternately (x gen > 1: the full-row kernel is faster); xsmx = "
+               "the call's TB/s over rowSoftmax's on the same rows (softmax's bytes: x and y)\n");
+        printf("| op               | type |   rows |  cols |      us |  gen us |  x gen |  TB/s | xcopy | smx us |  "
+               "xsmx |\n"
+               "|------------------|------|--------|-------|---------|---------|--------|-------|-------|--------|-----"
+               "--|\n");
+        norm_cells<float>(0, &c, m);
+        norm_cells<__nv_bfloat16>(2, &c, m);
     }
     printf("\nmisses (tables run): %d of %d judged grid cells (cols >= 1024) below 0.90x copy; llmc %d of 1\n", m1,
            judged, m2);

@@ -11,6 +11,10 @@
 //                path's widest rows (1000..1025): odd rows, every data pattern, with and without
 //                w, b and the statistics, aligned and not, row counts around R25's blocks of 16
 //                rows; model_width_plan (host only) pins the plan of 8192 x 768.
+//   full_rows:   the full-row kernels (aligned rows of exactly a plan's slots) at their boundary
+//                (a vector or an element short or over, any pointer or ld off 16 bytes), against
+//                the references and bit for bit against the general kernels; full_rows_plan (host
+//                only) pins which calls take them.
 //   specials:    NaN, +-inf, all -inf, constant rows, the hard Welford data (1e6 + N(0, 1e-3)) and
 //                near-constant rows a few ulps apart, on every path.
 //   bad_args:    every bad argument returns cudaErrorInvalidValue and writes nothing.
@@ -280,7 +284,7 @@ Test(device_norm, paths) {
 /// rows and parameters (the instantiation without head/tail slots), rows and parameters off 16
 /// bytes, odd strides, in place; then many rows at 768 with all the outputs. The same at the warp
 /// path's widest rows (fp32 32 lanes x 8 vectors, 16-bit 32 x 4: 1000..1024 columns; 1025 just past
-/// them), whose LayerNorm outputs take the general form, and many rows at 1024.
+/// them; aligned 768 and 1024 take the full-row kernels, K5), and many rows at 1024.
 template <typename T> static int norm_model_width(void) {
     int bad = 0, salt = 0;
     for (int c : {515, 516, 517, 640, 700, 767, 768, 769, 771, 772, 1000, 1023, 1024, 1025}) {
@@ -334,6 +338,188 @@ Test(device_norm, model_width) {
     WK_REQUIRE_GPU();
     const int bad = norm_model_width<float>() + norm_model_width<__nv_bfloat16>();
     cr_expect(bad == 0, "rowLayerNorm / rowRmsNorm at model widths: %d mismatches", bad);
+}
+
+/// The widths whose aligned rows fill every slot of their plan (the full-row kernels, K5) on an
+/// H100-sized device (132 SMs, clusters): fp32 16 lanes x 2 vectors (2 rows a segment), 32 lanes x
+/// 2, 4, 8, R25's 32 x 6 (768), one block of 128 x 4 and 256 x 4, clusters of 2 and 4 blocks of
+/// 256 x 4 (few rows); 16-bit 16 lanes x 2 (two segments a warp), 32 lanes x 2 and 4, one block of
+/// 128 x 2 and 128 x 4, a cluster of 2 blocks of 256 x 2.
+static const int kFullF32[] = {128, 256, 512, 768, 1024, 2048, 4096, 8192, 16384};
+static const int kFull16[] = {256, 512, 1024, 2048, 4096, 8192};
+static const int kNFullF32 = sizeof(kFullF32) / sizeof(kFullF32[0]), kNFull16 = sizeof(kFull16) / sizeof(kFull16[0]);
+
+/// Whether p's call of rows x cols takes a full-row kernel on a device of `sms` SMs with clusters.
+template <typename T>
+static bool norm_runs_full(const warpkit::detail::NormParams<T>& p, long long rows, int cols, int sms) {
+    using namespace warpkit::detail;
+    const RowPlan pl = rowPlanFor(rowOpQuery(p, rows, cols, sms, true, false));
+    return rowRunsFull(pl, p, cols, rowAligned(p, cols));
+}
+
+/// Which calls take the full-row kernels (host only): the widths above with few and many rows (the
+/// cluster widths with few), LayerNorm and RMSNorm, with and without w and b, ld a vector past cols;
+/// not a vector short or over (a narrower body in the same shape, or another shape), an element
+/// over, nor x, y, ld, w or b off 16 bytes.
+template <typename T> static int norm_full_plans(const int* widths, int n) {
+    using warpkit::detail::NormParams;
+    constexpr int V = warpkit::vectorElems<T>();
+    T* f = reinterpret_cast<T*>(1 << 20); // fake, aligned addresses: nothing is launched
+    T *x = f, *y = f + (1 << 16), *w = f + (2 << 16), *b = f + (3 << 16);
+    float* s = reinterpret_cast<float*>(1 << 24);
+    int bad = 0;
+    for (int i = 0; i < n; ++i) {
+        const int c = widths[i];
+        const long long rows = c >= 8192 ? 3 : 16384;
+        auto full = [&](const T* xp, T* yp, const T* wp, const T* bp, long long ld, int cols, bool rms) {
+            const NormParams<T> p{xp, yp, wp, rms ? nullptr : bp, rms ? nullptr : s, s + 8, ld, ld, 1e-5f, rms};
+            return norm_runs_full(p, rows, cols, 132);
+        };
+        const bool yes[] = {full(x, y, w, b, c, c, false),
+                            full(x, y, w, b, c, c, true),
+                            full(x, y, nullptr, nullptr, c, c, false),
+                            full(x, y, w, nullptr, c, c, false),
+                            full(x, x, w, b, c + V, c, false),
+                            c >= 8192 ||
+                                norm_runs_full(NormParams<T>{x, y, w, b, s, s, c, c, 1e-5f, false}, 3, c, 132)};
+        const bool no[] = {full(x, y, w, b, c, c - V, false),     full(x, y, w, b, c + V, c + V, false),
+                           full(x, y, w, b, c + 1, c + 1, false), full(x + 1, y, w, b, c, c, false),
+                           full(x, y + 1, w, b, c, c, false),     full(x, y, w, b, c + 1, c, false),
+                           full(x, y, w + 1, b, c, c, false),     full(x, y, w, b + 1, c, c, false)};
+        for (int k = 0; k < (int)(sizeof(yes) / sizeof(yes[0])); ++k)
+            if (!yes[k])
+                cr_log_error("%s cols %d: case %d does not take the full-row kernel", wk_type_name<T>(), c, k), ++bad;
+        for (int k = 0; k < (int)(sizeof(no) / sizeof(no[0])); ++k)
+            if (no[k]) cr_log_error("%s cols %d: case %d takes the full-row kernel", wk_type_name<T>(), c, k), ++bad;
+    }
+    return bad;
+}
+
+Test(device_norm, full_rows_plan) {
+    const int bad = norm_full_plans<float>(kFullF32, kNFullF32) + norm_full_plans<__half>(kFull16, kNFull16) +
+                    norm_full_plans<__nv_bfloat16>(kFull16, kNFull16);
+    cr_expect(bad == 0, "full-row kernel selection: %d wrong", bad);
+    // fp32 blocks of 32 values a thread (R8: 3 rows of 262144, 16 blocks of 512 x 8 vectors) fill
+    // their slots but have no full-row kernel (rowBlockFullShape).
+    float* f = reinterpret_cast<float*>(1 << 20);
+    const warpkit::detail::NormParams<float> p{f,       f + (1 << 20), f + (2 << 20), f + (3 << 20), nullptr,
+                                               nullptr, 262144,        262144,        1e-5f,         false};
+    const RowPlan pl = warpkit::detail::rowPlanFor(warpkit::detail::rowOpQuery(p, 3, 262144, 132, true, false));
+    cr_expect(pl.path == warpkit::detail::RowBlock && pl.chunks == 8 && warpkit::detail::rowPlanFills(pl, 4, 262144),
+              "3 x 262144 fp32 plans as full clusters of 512 x 8 vectors (R8)");
+    cr_expect(!norm_runs_full(p, 3, 262144, 132), "fp32 blocks of 8 vectors a thread take no full-row kernel");
+}
+
+/// The full-row kernels against the references, at their boundary: the full widths and a vector
+/// short and over, an element short and over; rows that leave R25's blocks of 16 and the 2-row
+/// segments of fp32 32 x 2 part-filled; every data pattern (NaN, +-inf rows among them: row r
+/// takes pattern mode + r), with and without w, b and the statistics, in place, ld a vector past
+/// cols (still full), and x, y, ld, w or b off 16 bytes (the general kernels).
+template <typename T> static int norm_full_rows(const int* widths, int n) {
+    constexpr int V = warpkit::vectorElems<T>();
+    int bad = 0, salt = 0;
+    for (int i = 0; i < n; ++i) {
+        for (int d : {0, -V, V, -1, 1}) {
+            if (d != 0 && wk_thin(i, 3)) continue; // racecheck: the neighbours of every third width
+            const int c = widths[i] + d;
+            const long long rows = c >= 8192 ? 3 : 37;
+            for (int k = 0; k < 8; ++k) {
+                if (d != 0 && k % 2 == 1) continue;
+                const bool rms = k % 4 == 3, useW = k % 4 != 1, useB = k % 4 != 2 && !rms, stats = k % 2 == 0;
+                NormCase a{rms, rows,   c,    (long long)c, (long long)c, 0,     0,       0,
+                           0,   k == 4, useW, useB,         stats,        1e-5f, k + salt};
+                if (k == 6) a.ldx = a.ldy = c + V;
+                bad += norm_case<T>("full rows", a, 0xf000ull + salt++);
+            }
+            if (d != 0) continue;
+            for (int k = 0; k < 5; ++k) { // one pointer or ld off 16 bytes: the general kernels
+                NormCase m{k == 4, rows,  c,    (long long)c, (long long)c, 0,     0,    0,
+                           0,      false, true, true,         true,         1e-5f, 4 + k};
+                if (k == 0) m.offX = 1;
+                if (k == 1) m.offY = 2;
+                if (k == 2) m.ldx = m.ldy = c + 1;
+                if (k == 3) m.offW = 1;
+                if (k == 4) m.offB = 3; // RMSNorm reads no b: full again
+                bad += norm_case<T>("full rows (general kernel beside)", m, 0xf400ull + salt++);
+            }
+        }
+    }
+    return bad;
+}
+
+/// The full-row kernels give the general aligned kernels' bits: the same rows (every data pattern)
+/// through both instantiations of the dispatcher's plan, y, mean and rstd compared bit for bit
+/// (NaN as NaN).
+template <typename T> static int norm_full_same(const int* widths, int n) {
+    using namespace warpkit::detail;
+    int dev = 0, bad = 0;
+    DeviceProps d;
+    WK_CUDA(currentDevice(&dev, &d));
+    for (int i = 0; i < n; ++i) {
+        const int c = widths[i];
+        const long long rows = c >= 8192 ? 3 : 45;
+        const size_t nx = (size_t)rows * c;
+        wk_rng r = wk_rng_make(0xf800ull + c);
+        std::vector<T> hx(nx), hw(c), hb(c);
+        for (long long q = 0; q < rows; ++q) norm_fill<T>(&r, &hx[q * c], c, (int)q);
+        for (T& v : hw) v = wk_from_double<T>(wk_uniform(&r, -2.0, 2.0));
+        for (T& v : hb) v = wk_from_double<T>(wk_uniform(&r, -2.0, 2.0));
+        T* dx = wk_alloc<T>(nx);
+        T* dw = wk_alloc<T>(c);
+        T* db = wk_alloc<T>(c);
+        T* dy[2] = {wk_alloc<T>(nx), wk_alloc<T>(nx)};
+        float* ds[2] = {wk_alloc<float>(2 * rows), wk_alloc<float>(2 * rows)};
+        wk_upload(dx, hx.data(), nx);
+        wk_upload(dw, hw.data(), c);
+        wk_upload(db, hb.data(), c);
+        for (int rms = 0; rms < 2; ++rms) {
+            std::vector<T> hy[2];
+            std::vector<float> hs[2];
+            for (int full = 0; full < 2; ++full) {
+                wk_poison(dy[full], nx);
+                wk_poison(ds[full], 2 * rows);
+                const NormParams<T> p{
+                    dx, dy[full], dw,      rms ? nullptr : db, rms ? nullptr : ds[full], ds[full] + rows, c,
+                    c,  1e-5f,    rms == 1};
+                const RowPlan pl = rowPlanFor(rowOpQuery(p, rows, c, d.sms, d.clusters, false));
+                if (!rowRunsFull(pl, p, c, true)) continue; // a device whose plan does not fill (no clusters)
+                const cudaError_t e =
+                    pl.path == RowWarp
+                        ? (full ? rowWarpShapes<NormParams<T>, true, true>(pl, p, rows, c, 0)
+                                : rowWarpShapes<NormParams<T>, true>(pl, p, rows, c, 0))
+                        : (full ? rowBlockShapes<NormParams<T>, true, true>(pl, p, rows, c, d.clusters, dev, 0)
+                                : rowBlockShapes<NormParams<T>, true>(pl, p, rows, c, d.clusters, dev, 0));
+                cr_expect(e == cudaSuccess, "%s cols %d: launch returned %s", wk_type_name<T>(), c,
+                          cudaGetErrorString(e));
+                WK_CUDA(cudaDeviceSynchronize());
+                hy[full].resize(nx);
+                hs[full].resize(2 * rows);
+                wk_download(hy[full].data(), dy[full], nx);
+                wk_download(hs[full].data(), ds[full], 2 * rows);
+            }
+            if (hy[0].empty() || hy[1].empty()) continue;
+            auto same = [](double a, double b) { return (isnan(a) && isnan(b)) || memcmp(&a, &b, sizeof a) == 0; };
+            int diff = 0;
+            for (size_t j = 0; j < nx; ++j) diff += !same(wk_to_double(hy[0][j]), wk_to_double(hy[1][j]));
+            for (long long j = 0; j < 2 * rows; ++j) diff += !same(hs[0][j], hs[1][j]);
+            if (diff) {
+                cr_log_error("%s %s cols %d: full and general kernels differ in %d values", wk_type_name<T>(),
+                             rms ? "rms" : "layer", c, diff);
+                bad += diff;
+            }
+        }
+        for (void* q : {(void*)dx, (void*)dw, (void*)db, (void*)dy[0], (void*)dy[1], (void*)ds[0], (void*)ds[1]})
+            cudaFree(q);
+    }
+    return bad;
+}
+
+Test(device_norm, full_rows) {
+    WK_REQUIRE_GPU();
+    const int bad = norm_full_rows<float>(kFullF32, kNFullF32) + norm_full_rows<__half>(kFull16, kNFull16) +
+                    norm_full_rows<__nv_bfloat16>(kFull16, kNFull16) + norm_full_same<float>(kFullF32, kNFullF32) +
+                    norm_full_same<__half>(kFull16, kNFull16) + norm_full_same<__nv_bfloat16>(kFull16, kNFull16);
+    cr_expect(bad == 0, "rowLayerNorm / rowRmsNorm full rows: %d mismatches", bad);
 }
 
 /// Every data pattern at a column count of each path, LayerNorm and RMSNorm.

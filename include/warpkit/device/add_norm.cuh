@@ -184,7 +184,7 @@ WARPKIT_DEVICE void rowOut(const AddNormParams<T, R>& p, const AddNormRow<T>& f,
     float hx[1][N];
     addRows<N, T>(x, hx);
     addStore<N>(f.h, col, hx[0]);
-    normOut<N, false>(p.n, f.n, hx[0], col);
+    normOut<N, NormRaw>(p.n, f.n, hx[0], col);
 #pragma unroll
     for (int k = 0; k < N; ++k) x[0][k] = hx[0][k];
 }

@@ -39,7 +39,8 @@
 // and thread-safe. Paths: the row family's rules (device/detail/row_plan.cuh; docs/design.md),
 // with warp lanes of 2 vectors or more; RMSNorm's w is staged beside its rows (R22), LayerNorm's w
 // and b are read from memory, by one 16-byte load each a vector when both are given and aligned
-// (device/detail/row_kernels.cuh).
+// (device/detail/row_kernels.cuh). Aligned rows that fill every slot of a register plan run its
+// full-row kernel (no slot tested; K5), with the general kernel's bits.
 #pragma once
 
 #include "detail/row_launch.cuh"
@@ -60,6 +61,7 @@ template <typename T> struct NormParams {
     static constexpr int kColumns = 2; // w and b: per-column arrays (rowColumn)
     static constexpr bool kOutFast = true; // rowOutFastOk: w and b given and aligned
     static constexpr bool kReduceWarp = false;
+    static constexpr bool kFullRows = true; // full-row kernels (K5)
     // Warp path: 2 vectors a lane (R1).
     static constexpr int kWarpChunks = 2;
     const T* x;
@@ -119,27 +121,39 @@ template <typename T> WARPKIT_DEVICE NormRow normRow(const NormParams<T>& p, con
     return f;
 }
 
-/// The outputs of N consecutive elements from column col, in place over their values x (already
-/// less the shift when Shifted).
-template <int N, bool Shifted, typename T> WARPKIT_DEVICE void normOut(const NormParams<T>& p, const NormRow& f, float* x, int col) {
+/// What a row's slots hold when their outputs are made: x, x - shift, or x - shift - off (normRegs'
+/// on the warp path, where off is the row's own), and the centred value from it (the same bits).
+enum NormSlots { NormRaw = 0, NormShifted = 1, NormCentered = 2 };
+template <int S> WARPKIT_DEVICE float normCentered(float x, float shift, float off) {
+    return S == NormCentered ? x : (S == NormShifted ? x : x - shift) - off;
+}
+
+/// The outputs of N consecutive elements from column col, in place over their values x (holding
+/// what S says: NormSlots).
+template <int N, int S, typename T>
+WARPKIT_DEVICE void normOut(const NormParams<T>& p, const NormRow& f, float* x, int col) {
     float w[N], b[N];
     loadColumns<N>(p.w, col, f.vecW, 1.0f, w);
     loadColumns<N>(p.b, col, f.vecB, 0.0f, b);
     const float off = p.rms ? 0.0f : f.off;
 #pragma unroll
-    for (int k = 0; k < N; ++k) x[k] = ((Shifted ? x[k] : x[k] - f.shift) - off) * f.rstd * w[k] + b[k];
+    for (int k = 0; k < N; ++k) x[k] = normCentered<S>(x[k], f.shift, off) * f.rstd * w[k] + b[k];
 }
 
-/// normOut of a whole vector (N = V elements) of LayerNorm when f.vecW && f.vecB: w and b by one
-/// 16-byte load each, with no null or alignment branch, so that a caller's loads for several
-/// vectors issue together (the general path's predicated scalar fallbacks cost about 30
-/// instructions a vector).
-template <int N, bool Shifted, typename T> WARPKIT_DEVICE void normOutWB(const NormParams<T>& p, const NormRow& f, float* x, int col) {
-    static_assert(N == vectorElems<T>(), "normOutWB: N must be a whole vector");
-    const Vector16<T> w = loadVector(p.w + col), b = loadVector(p.b + col);
+/// normOut of a whole vector (N = V elements) with w (W) and b (B) each read by one 16-byte load,
+/// with no null or alignment branch (the caller knows them given and aligned: f.vecW and f.vecB, or
+/// a full row's part), so that a caller's loads for several vectors issue together (the general
+/// path's predicated scalar fallbacks cost about 30 instructions a vector). Without w: 1, without
+/// b: 0, as normOut (the same bits: f.off is 0 for RMSNorm).
+template <int N, bool W, bool B, int S, typename T>
+WARPKIT_DEVICE void normOutVec(const NormParams<T>& p, const NormRow& f, float* x, int col) {
+    static_assert(N == vectorElems<T>(), "normOutVec: N must be a whole vector");
+    float w[N], b[N];
+    if constexpr (W) rowWiden<N>(loadVector(p.w + col).e, w);
+    if constexpr (B) rowWiden<N>(loadVector(p.b + col).e, b);
 #pragma unroll
     for (int k = 0; k < N; ++k)
-        x[k] = ((Shifted ? x[k] : x[k] - f.shift) - f.off) * f.rstd * Arith<T>::to_acc(w.e[k]) + Arith<T>::to_acc(b.e[k]);
+        x[k] = normCentered<S>(x[k], f.shift, f.off) * f.rstd * (W ? w[k] : 1.0f) + (B ? b[k] : 0.0f);
 }
 
 /// Register paths: exact two-pass statistics of the part (shifted by the row's first element,
@@ -147,12 +161,15 @@ template <int N, bool Shifted, typename T> WARPKIT_DEVICE void normOutWB(const N
 /// the cluster, then `before()` (every read of the row and every group reduction done), then the
 /// outputs in place. The row is x[0] (the other NI - 1 rows of x are not read). Keep: the slots stay
 /// x through before() (the shift is subtracted where each use needs it, with the same bits), so that
-/// before() can store them (device/add_norm.cuh stores h); otherwise they become x - shift once,
-/// which the plain norm's outputs read.
+/// before() can store them (device/add_norm.cuh stores h); otherwise they become x - shift in the
+/// first pass (and, on the warp path, x - shift - off in the second, which the outputs scale).
 template <int C, int E, bool Keep, typename T, int NI, int K, typename G, typename F, typename B>
 WARPKIT_DEVICE NormRow normRegs(const NormParams<T>& p, const RowPart& part, float (&x)[NI][K], G g, F first,
                                 B before) {
     constexpr int V = vectorElems<T>();
+    // The slots' contents at the outputs: centred on the warp path, whose off is the row's mean
+    // (less the shift); on the block path off is the block's, and the cluster's is f.off.
+    constexpr int kSlots = Keep ? NormRaw : GroupIsSegment<G>::value ? NormCentered : NormShifted;
     const int n = partElems<T>(part);
     float shift = 0.0f, off = 0.0f;
     if (!p.rms) {
@@ -180,12 +197,13 @@ WARPKIT_DEVICE NormRow normRegs(const NormParams<T>& p, const RowPart& part, flo
     forEachSlotSplit<T, C, E>(part, [&](int j, int, bool ok) {
         const float d = ok ? (Keep ? x[0][j] - shift : x[0][j]) - off : 0.0f;
         q += d * d;
+        if constexpr (kSlots == NormCentered) x[0][j] = d;
     });
     q = groupSum(g, q);
     const WelfordState st = groupCombine(g, WelfordState{(unsigned)n, off, q}, WelfordMerge{});
     const NormRow f = normRow(p, st, shift, part.s);
     before();
-    auto extra = [&](int j, int col) { normOut<1, !Keep>(p, f, &x[0][j], col); };
+    auto extra = [&](int j, int col) { normOut<1, kSlots>(p, f, &x[0][j], col); };
     // LayerNorm with w and b (RMSNorm has no b): the branch-free form, whose w and b loads for every
     // piece the compiler hoists together. Not for a thread of more than 32 values (it would spill),
     // nor for a warp-path thread of more than 16: there the hoisted loads set the kernel's registers,
@@ -193,12 +211,25 @@ WARPKIT_DEVICE NormRow normRegs(const NormParams<T>& p, const RowPart& part, flo
     // instructions (sm_90, general vs branch-free: fp32 32 lanes x 6 48 vs 71 registers, x 8 63 vs
     // 119; 16-bit 32 lanes x 4 64 vs 80; docs/tuning.md R25).
     constexpr bool fast = C * V <= (GroupIsSegment<G>::value ? 16 : 32);
-    if (fast && f.vecW && f.vecB)
+    if (part.full) { // a full row (the constant true there): the w and b given are aligned (rowRunsFull)
+        auto vec = [&](auto w, auto b) {
+            forEachPiece<T, C, E>(
+                part,
+                [&](int j, int col) {
+                    normOutVec<V, decltype(w)::value, decltype(b)::value, kSlots>(p, f, &x[0][j], col);
+                },
+                extra);
+        };
+        if (p.w != nullptr && p.b != nullptr) vec(RowBool<true>{}, RowBool<true>{});
+        else if (p.w != nullptr) vec(RowBool<true>{}, RowBool<false>{});
+        else if (p.b != nullptr) vec(RowBool<false>{}, RowBool<true>{});
+        else vec(RowBool<false>{}, RowBool<false>{});
+    } else if (fast && f.vecW && f.vecB)
         forEachPiece<T, C, E>(
-            part, [&](int j, int col) { normOutWB<V, !Keep>(p, f, &x[0][j], col); }, extra);
+            part, [&](int j, int col) { normOutVec<V, true, true, kSlots>(p, f, &x[0][j], col); }, extra);
     else
         forEachPiece<T, C, E>(
-            part, [&](int j, int col) { normOut<V, !Keep>(p, f, &x[0][j], col); }, extra);
+            part, [&](int j, int col) { normOut<V, kSlots>(p, f, &x[0][j], col); }, extra);
     return f;
 }
 template <int C, int E, typename T, int K, typename G>
@@ -262,7 +293,7 @@ template <typename T> WARPKIT_DEVICE NormRow rowFactors(const NormParams<T>& p, 
 }
 template <int N, typename T>
 WARPKIT_DEVICE void rowOut(const NormParams<T>& p, const NormRow& f, float (&x)[1][N], int col) {
-    normOut<N, false>(p, f, x[0], col);
+    normOut<N, NormRaw>(p, f, x[0], col);
 }
 /// The staged path's whole-vector outputs take rowOutFast when this holds (rowOutFastOk).
 template <typename T> WARPKIT_DEVICE bool rowOutFastOk(const NormParams<T>&, const NormRow& f) {
@@ -270,7 +301,7 @@ template <typename T> WARPKIT_DEVICE bool rowOutFastOk(const NormParams<T>&, con
 }
 template <int N, typename T>
 WARPKIT_DEVICE void rowOutFast(const NormParams<T>& p, const NormRow& f, float (&x)[1][N], int col) {
-    normOutWB<N, false>(p, f, x[0], col);
+    normOutVec<N, true, true, NormRaw>(p, f, x[0], col);
 }
 template <typename T> WARPKIT_DEVICE void rowOutputs(const NormParams<T>& p, const NormRow& f, long long row) {
     if (p.mean) p.mean[row] = f.shift + f.off;

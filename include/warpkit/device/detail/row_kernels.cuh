@@ -34,15 +34,22 @@ template <typename T, int W, int C, bool Aligned> WARPKIT_HD constexpr int rowWa
     return threads / W * WarpRowShape<T, W, C, Aligned>::R;
 }
 
-template <typename P, int W, int C, bool Aligned, int Threads = kRowWarpThreads>
+// Full (P::kFullRows; rowRun decides per launch): every row is aligned and fills the W x C slots
+// of its segment (cols == W * C * V), so that no slot is tested (RowPart::full): a row's loads and
+// stores are C unconditional 16-byte accesses from one address; a warp whose one row is past the
+// end returns, any other row past the end is fill values, neither loaded nor stored.
+template <typename P, int W, int C, bool Aligned, int Threads = kRowWarpThreads, bool Full = false>
 __global__ void __launch_bounds__(Threads, rowWarpMinBlocks(Threads)) rowOpWarpKernel(P p, long long rows, int cols) {
     using T = typename P::Elem;
     using S = WarpRowShape<T, W, C, Aligned>;
     static_assert(Threads % W == 0 && Threads % 32 == 0 && Threads <= 1024,
                   "rowOpWarpKernel: Threads must be a multiple of 32 and of W, at most 1024");
+    static_assert(!Full || Aligned, "rowOpWarpKernel: Full rows must be Aligned");
     constexpr int NI = P::kInputs, segs = Threads / W;
     const int seg = (int)threadIdx.x / W, l = (int)threadIdx.x % W;
     const long long row0 = (long long)blockIdx.x * rowWarpRowsPerBlock<T, W, C, Aligned>(Threads) + seg;
+    if constexpr (Full && S::R == 1 && W == 32)
+        if (row0 >= rows) return; // the warp's one row is past the end (its shuffles are its own)
     T v[S::R][NI][S::K];
     RowPart part[S::R];
 #pragma unroll
@@ -50,11 +57,18 @@ __global__ void __launch_bounds__(Threads, rowWarpMinBlocks(Threads)) rowOpWarpK
         const long long row = row0 + (long long)r * segs;
         const bool ok = row < rows;
         const T* x = rowInput(p, 0, ok ? row : 0);
-        const int n = ok ? cols : 0; // a row past the end: every slot empty
-        const VectorSplit sp = Aligned ? VectorSplit{0, 0, n / S::V} : vectorSplit(x, n);
-        part[r] = rowPart(sp, l, W, 0, -1, true);
-        loadShare<C, S::E, LoadReadOnly>(v[r][0], x, sp, l, W, rowFill(p, 0), 0, -1);
-        if constexpr (NI > 1) loadPart<C, S::E, Aligned>(v[r][1], rowInput1(p, ok ? row : 0), part[r], rowFill(p, 1));
+        if constexpr (Full) {
+            part[r] = rowPart(VectorSplit{0, 0, W * C}, l, W, 0, -1, false, true);
+            loadFull<C>(v[r][0], x, 0, l, W, ok, rowFill(p, 0));
+            if constexpr (NI > 1) loadPart<C, 0, true>(v[r][1], rowInput1(p, ok ? row : 0), part[r], rowFill(p, 1));
+        } else {
+            const int n = ok ? cols : 0; // a row past the end: every slot empty
+            const VectorSplit sp = Aligned ? VectorSplit{0, 0, n / S::V} : vectorSplit(x, n);
+            part[r] = rowPart(sp, l, W, 0, -1, true);
+            loadShare<C, S::E, LoadReadOnly>(v[r][0], x, sp, l, W, rowFill(p, 0), 0, -1);
+            if constexpr (NI > 1)
+                loadPart<C, S::E, Aligned>(v[r][1], rowInput1(p, ok ? row : 0), part[r], rowFill(p, 1));
+        }
     }
 #pragma unroll
     for (int r = 0; r < S::R; ++r) {
@@ -69,17 +83,21 @@ __global__ void __launch_bounds__(Threads, rowWarpMinBlocks(Threads)) rowOpWarpK
     for (int r = 0; r < S::R; ++r) {
         const long long row = row0 + (long long)r * segs;
         T* y = row < rows ? rowOutput(p, row) : nullptr;
-        if (y != nullptr) storeShare<C, S::E>(y, part[r].s, v[r][0], l, W, 0, -1);
+        if (y == nullptr) continue;
+        if constexpr (Full) storeFull<C>(y, v[r][0], 0, l, W);
+        else storeShare<C, S::E>(y, part[r].s, v[r][0], l, W, 0, -1);
     }
 }
 
 // ---- 2. block path: a block, or a cluster of blocks, per row; the row in registers -----------------
 // Block k of a row's cluster holds body vectors [k*slice, (k+1)*slice), C a thread; block 0 also
 // holds the head and tail elements (none when Aligned). The blocks combine P::Exchange values with
-// clusterReduce.
-template <typename P, int Threads, int C, bool Aligned> __global__ void __launch_bounds__(Threads)
+// clusterReduce. Full (as the warp path's): aligned rows of exactly the cluster's blocks x Threads
+// x C vectors (slice == Threads * C), every slot of every thread holding a vector.
+template <typename P, int Threads, int C, bool Aligned, bool Full = false> __global__ void __launch_bounds__(Threads)
     rowOpBlockKernel(P p, int cols, int slice) {
     using T = typename P::Elem;
+    static_assert(!Full || Aligned, "rowOpBlockKernel: Full rows must be Aligned");
     constexpr int NI = P::kInputs, E = Aligned ? 0 : 1, K = C * vectorElems<T>() + E;
     __shared__ ClusterExchange<typename P::Exchange> xch;
     unsigned round = clusterExchangeInit(xch);
@@ -89,9 +107,10 @@ template <typename P, int Threads, int C, bool Aligned> __global__ void __launch
     const T* x0 = rowInput(p, 0, row);
     const VectorSplit sp = Aligned ? VectorSplit{0, 0, cols / vectorElems<T>()} : vectorSplit(x0, cols);
     const int first = (int)rank * slice; // rows are shorter than 2^31 elements
-    const RowPart part = rowPart(sp, t, Threads, first, first + slice, rank == 0);
+    const RowPart part = rowPart(sp, t, Threads, first, first + slice, rank == 0, Full);
     T v[NI][K];
-    loadShare<C, E, LoadReadOnly>(v[0], x0, sp, t, Threads, rowFill(p, 0), first, part.end, rank == 0);
+    if constexpr (Full) loadFull<C>(v[0], x0, first, t, Threads, true, rowFill(p, 0));
+    else loadShare<C, E, LoadReadOnly>(v[0], x0, sp, t, Threads, rowFill(p, 0), first, part.end, rank == 0);
     if constexpr (NI > 1) loadPart<C, E, Aligned>(v[1], rowInput1(p, row), part, rowFill(p, 1));
     float x[NI][K];
     rowToFloat(v, x);
@@ -101,7 +120,8 @@ template <typename P, int Threads, int C, bool Aligned> __global__ void __launch
     T* y = rowOutput(p, row);
     if (y == nullptr) return;
     rowFromFloat(x[0], v[0]);
-    storeShare<C, E>(y, sp, v[0], t, Threads, first, part.end, rank == 0);
+    if constexpr (Full) storeFull<C>(y, v[0], first, t, Threads);
+    else storeShare<C, E>(y, sp, v[0], t, Threads, first, part.end, rank == 0);
 }
 
 // ---- 3. streamed path: any GPU, any length ----------------------------------------------------------

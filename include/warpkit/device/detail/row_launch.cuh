@@ -122,18 +122,19 @@ launchRows(K kern, long long rows, int perRow, int threads, int smem, bool clust
 // ---- the row family's launches, one per path --------------------------------------------------
 // rowRun calls these for a params type P; rowSoftmax overloads each for its own kernels.
 
-/// The warp path: segments of W lanes, C vectors a lane, in blocks of Threads.
-template <int W, int C, bool Aligned, int Threads = kRowWarpThreads, typename P>
+/// The warp path: segments of W lanes, C vectors a lane, in blocks of Threads (Full: rowRunsFull).
+template <int W, int C, bool Aligned, int Threads = kRowWarpThreads, bool Full = false, typename P>
 inline cudaError_t rowLaunchWarp(const P& p, long long rows, int cols, cudaStream_t st) {
     constexpr int perBlock = rowWarpRowsPerBlock<typename P::Elem, W, C, Aligned>(Threads);
     return launchRowBlocks(rows, perBlock, [&](long long r0, long long n, int blocks) {
-        return launchKernel(rowOpWarpKernel<P, W, C, Aligned, Threads>, blocks, Threads, st, rowAt(p, r0), n, cols);
+        return launchKernel(rowOpWarpKernel<P, W, C, Aligned, Threads, Full>, blocks, Threads, st, rowAt(p, r0), n,
+                            cols);
     });
 }
 
-template <int Threads, int C, bool Aligned, typename P> inline cudaError_t
+template <int Threads, int C, bool Aligned, bool Full = false, typename P> inline cudaError_t
 rowLaunchBlock(const RowPlan& pl, const P& p, long long rows, int cols, bool clusters, int dev, cudaStream_t st) {
-    auto kern = rowOpBlockKernel<P, Threads, C, Aligned>;
+    auto kern = rowOpBlockKernel<P, Threads, C, Aligned, Full>;
     return launchRows(kern, rows, pl.blocks, Threads, 0, clusters, dev, st,
                       [&](const cudaLaunchConfig_t& cfg, long long r0) {
                           return cudaLaunchKernelEx(&cfg, kern, rowAt(p, r0), cols, pl.slice);
@@ -208,39 +209,61 @@ template <typename R> struct RowRunner { static constexpr bool softmax = false; 
 /// row family's kRowWarpFitShape for fp32 (R25): aligned rows in blocks of pl.threads
 /// (kRowWarpFitThreads), rows with head/tail slots in blocks of kRowWarpThreads (in 2 blocks of 512
 /// an SM, the 64 registers a thread that leaves, cross-entropy and softmax backward spill there).
-template <typename R, bool Aligned, int I = 0>
+/// Full (aligned rows, rowRunsFull): the full-row kernels.
+template <typename R, bool Aligned, bool Full = false, int I = 0>
 inline cudaError_t rowWarpShapes(const RowPlan& pl, const R& r, long long rows, int cols, cudaStream_t st) {
     if constexpr (I < kRowWarpShapeCount) {
         constexpr RowWarpShape s = kRowWarpShapes[rowWarpShapeRow(R::kWarpChunks)][I];
-        if (pl.width == s.width && pl.chunks == s.chunks)
-            return rowLaunchWarp<s.width, s.chunks, Aligned>(r, rows, cols, st);
-        return rowWarpShapes<R, Aligned, I + 1>(pl, r, rows, cols, st);
+        if (pl.width == s.width && pl.chunks == s.chunks) {
+            if constexpr (Full) return rowLaunchWarp<s.width, s.chunks, true, kRowWarpThreads, true>(r, rows, cols, st);
+            else return rowLaunchWarp<s.width, s.chunks, Aligned>(r, rows, cols, st);
+        }
+        return rowWarpShapes<R, Aligned, Full, I + 1>(pl, r, rows, cols, st);
     } else if constexpr (!RowRunner<R>::softmax && sizeof(typename R::Elem) == 4 &&
                          (Aligned || RowWarpFitUnaligned<R>::value)) {
         constexpr RowWarpShape s = kRowWarpFitShape;
         constexpr int threads = Aligned ? kRowWarpFitThreads : kRowWarpThreads;
         if (pl.width == s.width && pl.chunks == s.chunks)
-            return rowLaunchWarp<s.width, s.chunks, Aligned, threads>(r, rows, cols, st);
+            return rowLaunchWarp<s.width, s.chunks, Aligned, threads, Full>(r, rows, cols, st);
         return cudaErrorNotSupported;
     } else {
         return cudaErrorNotSupported;
     }
 }
 
-/// The launch of plan pl's block shape: one instantiation for each entry of kRowBlockShapes.
-template <typename R, bool Aligned, int I = 0> inline cudaError_t
+/// Whether a block shape of C vectors a thread (elements of elemBytes) has a full-row kernel: all but
+/// fp32's 32 values a thread, whose full kernel took 74 registers on sm_90 against the general one's
+/// 64 (in blocks of 512, one block an SM instead of 2; capped at 64 it spilled).
+constexpr bool rowBlockFullShape(int elemBytes, int chunks) { return !(elemBytes == 4 && chunks == 8); }
+
+/// The launch of plan pl's block shape: one instantiation for each entry of kRowBlockShapes (Full:
+/// the full-row kernels, as rowWarpShapes, where rowBlockFullShape).
+template <typename R, bool Aligned, bool Full = false, int I = 0> inline cudaError_t
 rowBlockShapes(const RowPlan& pl, const R& r, long long rows, int cols, bool clusters, int dev, cudaStream_t st) {
     if constexpr (I < kRowBlockShapeCount) {
         constexpr RowBlockShape s = kRowBlockShapes[I];
         if constexpr (s.softmax || !RowRunner<R>::softmax) {
             constexpr int C = rowValuesChunks(s.values, vectorElems<typename R::Elem>());
-            if (pl.threads == s.threads && pl.chunks == C)
-                return rowLaunchBlock<s.threads, C, Aligned>(pl, r, rows, cols, clusters, dev, st);
+            if (pl.threads == s.threads && pl.chunks == C) {
+                if constexpr (Full && rowBlockFullShape((int)sizeof(typename R::Elem), C))
+                    return rowLaunchBlock<s.threads, C, true, true>(pl, r, rows, cols, clusters, dev, st);
+                else return rowLaunchBlock<s.threads, C, Aligned>(pl, r, rows, cols, clusters, dev, st);
+            }
         }
-        return rowBlockShapes<R, Aligned, I + 1>(pl, r, rows, cols, clusters, dev, st);
+        return rowBlockShapes<R, Aligned, Full, I + 1>(pl, r, rows, cols, clusters, dev, st);
     } else {
         return cudaErrorNotSupported;
     }
+}
+
+/// Whether plan pl of params r runs its full-row kernel (P::kFullRows): the rows are aligned
+/// (`aligned`: rowAligned), fill every slot of the plan's shape (rowPlanFills), which has one
+/// (rowBlockFullShape), and the column arrays in use start on 16 bytes.
+template <typename R> inline bool rowRunsFull(const RowPlan& pl, const R& r, int cols, bool aligned) {
+    if constexpr (RowFullRows<R>::value)
+        return aligned && rowPlanFills(pl, vectorElems<typename R::Elem>(), cols) && rowColumnsAligned(r) &&
+               (pl.path != RowBlock || rowBlockFullShape((int)sizeof(typename R::Elem), pl.chunks));
+    else return false;
 }
 
 /// Runs plan `pl` of r (row family params, or rowSoftmax's) on device `dev` with properties d:
@@ -261,6 +284,8 @@ template <typename R> inline cudaError_t rowRun(RowPlan pl, const R& r, long lon
                 pl = rowWarpPlan(vectorElems<T>(), cols, R::kWarpChunks);
                 continue;
             }
+            if constexpr (RowFullRows<R>::value)
+                if (rowRunsFull(pl, r, cols, aligned)) return rowWarpShapes<R, true, true>(pl, r, rows, cols, st);
             return aligned ? rowWarpShapes<R, true>(pl, r, rows, cols, st)
                            : rowWarpShapes<R, false>(pl, r, rows, cols, st);
         case RowWarpStream:
@@ -272,6 +297,12 @@ template <typename R> inline cudaError_t rowRun(RowPlan pl, const R& r, long lon
             pl = rowWarpPlan(vectorElems<T>(), cols, R::kWarpChunks);
             continue;
         case RowBlock:
+            if constexpr (RowFullRows<R>::value) {
+                if (rowRunsFull(pl, r, cols, aligned)) {
+                    e = rowBlockShapes<R, true, true>(pl, r, rows, cols, d.clusters, dev, st);
+                    break;
+                }
+            }
             e = aligned ? rowBlockShapes<R, true>(pl, r, rows, cols, d.clusters, dev, st)
                         : rowBlockShapes<R, false>(pl, r, rows, cols, d.clusters, dev, st);
             break;

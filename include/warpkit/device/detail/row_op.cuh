@@ -46,6 +46,11 @@
 //                                        read through rowInput1(p, row) -> const Elem1* (default
 //                                        rowInput(p, 1, row)) and widened exactly as it loads; such
 //                                        a P never stages (device/add_norm.cuh's 16-bit residual)
+//   full-row kernels (default: false): P::kFullRows true gives the register paths a second kernel
+//                                        for rows that fill every slot of their shape (aligned rows
+//                                        of exactly its vectors, the column arrays in use aligned),
+//                                        in which RowPart::full is the constant true (row_launch.cuh
+//                                        picks it per launch: rowRunsFull)
 //   R25's fit shape on unaligned rows (default: true): P::kWarpFitUnaligned false leaves that
 //                                        instantiation out, and such rows take R1's warp plan
 //                                        (device/add_norm.cuh: two inputs there spilled)
@@ -138,6 +143,20 @@ template <typename P> using RowElem1 = typename RowElem1Of<P>::type;
 /// input of another type, P::Elem1).
 template <typename P> WARPKIT_DEVICE const typename P::Elem* rowInput1(const P& p, long long row) {
     return rowInput(p, 1, row);
+}
+
+/// Whether P has full-row kernels (P::kFullRows; default false).
+template <typename P, typename = void> struct RowFullRows { static constexpr bool value = false; };
+template <typename P> struct RowFullRows<P, RowVoid<decltype(P::kFullRows)>> {
+    static constexpr bool value = P::kFullRows;
+};
+
+/// Whether every column array the params use (P::kColumns) starts on 16 bytes. Host.
+template <typename P> inline bool rowColumnsAligned(const P& p) {
+    if constexpr (P::kColumns > 0)
+        for (int k = 0; k < P::kColumns; ++k)
+            if (((size_t)rowColumn(p, k) & 15) != 0) return false;
+    return true;
 }
 
 /// Whether P's unaligned rows may take R25's fit shape (P::kWarpFitUnaligned; default true).

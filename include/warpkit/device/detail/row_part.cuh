@@ -46,20 +46,23 @@ WARPKIT_DEVICE int stagedVectors(const VectorSplit& sp, int rank, int slice) {
 
 /// The slots of one row a thread holds on the register paths, in loadShare's layout: body vectors
 /// first + t + c*G (c < C) below `end`, then the extra (head/tail) elements t + j*G when `extras`.
+/// `full`: every body slot of every thread holds a vector and the row has no head or tail (the
+/// full-row kernels, where it is the constant true, so that every test of a slot folds away).
 struct RowPart {
     VectorSplit s; // the row's split (of input 0)
     int t, G;      // this thread and the number of threads sharing the part
     int first;     // the part's first body vector
     int end;       // one past its last body vector (at most s.vectors)
     bool extras;   // whether the part holds the row's head and tail elements
+    bool full;     // every slot holds an element (the part fills the thread's slots, no extras)
 };
 
-WARPKIT_DEVICE RowPart rowPart(const VectorSplit& s, int t, int G, int first, int end, bool extras) {
+WARPKIT_DEVICE RowPart rowPart(const VectorSplit& s, int t, int G, int first, int end, bool extras, bool full = false) {
     const int nv = (int)s.vectors; // rows are shorter than 2^31 elements
-    return RowPart{s, t, G, first, end < 0 || end > nv ? nv : end, extras};
+    return RowPart{s, t, G, first, end < 0 || end > nv ? nv : end, extras && !full, full};
 }
 /// Whether body slot c of the calling thread holds a vector, and the column of its first element.
-WARPKIT_DEVICE bool partHasVector(const RowPart& p, int c) { return p.first + p.t + c * p.G < p.end; }
+WARPKIT_DEVICE bool partHasVector(const RowPart& p, int c) { return p.full || p.first + p.t + c * p.G < p.end; }
 template <typename T> WARPKIT_DEVICE int partVectorColumn(const RowPart& p, int c) {
     return p.s.head + (p.first + p.t + c * p.G) * vectorElems<T>();
 }
@@ -129,6 +132,40 @@ WARPKIT_DEVICE void loadPart(T (&v)[K], const T* q, const RowPart& p, T fill) {
 #pragma unroll
     for (int j = 0; j < E; ++j)
         v[C * V + j] = partHasExtra(p, j) ? loadScalar<LoadReadOnly>(q + partExtraColumn<T>(p, j)) : fill;
+}
+
+/// A full part's loads (RowPart::full): the calling thread's C body vectors first + t + c*G of the
+/// 16-byte aligned row q, one 16-byte load each with no bounds test; `fill` in every slot when !ok
+/// (a row past the end, whose q is not read).
+template <int C, typename T, int K>
+WARPKIT_DEVICE void loadFull(T (&v)[K], const T* q, int first, int t, int G, bool ok, T fill) {
+    static_assert(K == C * vectorElems<T>(), "loadFull: the register array must hold K = C * vectorElems<T>()");
+    constexpr int V = vectorElems<T>();
+    const T* at = q + (first + t) * V; // one address, each vector at a constant offset from it
+    if (ok) {
+#pragma unroll
+        for (int c = 0; c < C; ++c) {
+            const Vector16<T> x = loadVector<LoadReadOnly>(at + c * G * V);
+#pragma unroll
+            for (int k = 0; k < V; ++k) v[c * V + k] = x.e[k];
+        }
+    } else {
+#pragma unroll
+        for (int j = 0; j < K; ++j) v[j] = fill;
+    }
+}
+/// A full part's stores: loadFull's slots to the 16-byte aligned row q, one 16-byte store each.
+template <int C, typename T, int K> WARPKIT_DEVICE void storeFull(T* q, const T (&v)[K], int first, int t, int G) {
+    static_assert(K == C * vectorElems<T>(), "storeFull: the register array must hold K = C * vectorElems<T>()");
+    constexpr int V = vectorElems<T>();
+    T* at = q + (first + t) * V;
+#pragma unroll
+    for (int c = 0; c < C; ++c) {
+        Vector16<T> x;
+#pragma unroll
+        for (int k = 0; k < V; ++k) x.e[k] = v[c * V + k];
+        storeVector(at + c * G * V, x);
+    }
 }
 
 /// N elements of Q in one access of N * sizeof(Q) bytes (a power of two up to 16): a vector of an
@@ -272,11 +309,28 @@ WARPKIT_DEVICE float groupFirst(const BlockGroup<Threads, X>&, float, const T* r
     return Arith<T>::to_acc(loadScalar(row));
 }
 
+/// N elements as floats, as Arith<T>::to_acc (the same bits). A bfloat16 is the float's high half:
+/// a 32-bit word of two gives the even one by a shift and the odd one by a mask, where
+/// __bfloat162float extracts each half first (the odd one in two instructions).
+template <int N, typename T> WARPKIT_DEVICE void rowWiden(const T* v, float* x) {
+    if constexpr (IsSame<T, __nv_bfloat16>::value) {
+#pragma unroll
+        for (int j = 0; j + 1 < N; j += 2) {
+            unsigned w;
+            __builtin_memcpy(&w, v + j, 4);
+            x[j] = __uint_as_float(w << 16);
+            x[j + 1] = __uint_as_float(w & 0xffff0000u);
+        }
+        if constexpr (N % 2 != 0) x[N - 1] = Arith<T>::to_acc(v[N - 1]);
+    } else {
+#pragma unroll
+        for (int j = 0; j < N; ++j) x[j] = Arith<T>::to_acc(v[j]);
+    }
+}
+
 template <int NI, int K, typename T> WARPKIT_DEVICE void rowToFloat(const T (&v)[NI][K], float (&x)[NI][K]) {
 #pragma unroll
-    for (int i = 0; i < NI; ++i)
-#pragma unroll
-        for (int j = 0; j < K; ++j) x[i][j] = Arith<T>::to_acc(v[i][j]);
+    for (int i = 0; i < NI; ++i) rowWiden<K>(v[i], x[i]);
 }
 template <int K, typename T> WARPKIT_DEVICE void rowFromFloat(const float (&x)[K], T (&v)[K]) {
 #pragma unroll

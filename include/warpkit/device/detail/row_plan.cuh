@@ -172,6 +172,17 @@ inline RowPlan rowStagedPlan(long long vecs, int aim) {
     return rowStagedFits(vecs, aim, &p) ? p : rowStreamPlan(vecs, kClusterMaxBlocks);
 }
 
+/// Whether rows of `cols` elements (V a vector) fill every slot of plan p's register shape: the warp
+/// path's width x chunks vectors a row, or the block path's blocks x threads x chunks (slices of
+/// threads x chunks). Aligned, such rows take the full-row kernels (row_launch.cuh's rowRunsFull).
+inline bool rowPlanFills(const RowPlan& p, int V, int cols) {
+    const long long vecs = cols / V;
+    if (cols % V != 0) return false;
+    if (p.path == RowWarp) return (long long)p.width * p.chunks == vecs;
+    if (p.path == RowBlock) return p.slice == p.threads * p.chunks && (long long)p.blocks * p.slice == vecs;
+    return false;
+}
+
 // ---- the planner ----------------------------------------------------------------------------------
 
 /// The planner's question: the algorithm's kind (RowClass), its element size and warp chunks
