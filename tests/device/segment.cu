@@ -15,8 +15,9 @@
 //   * 64-bit offsets past 2^31 through a virtual base (the data pointer moved back by 2^31 + 5
 //     elements: the addresses are never formed outside the real rows, which the clipping proves);
 //   * the flat pass (rule G5): tiles spanned, empty runs, offsets going back, two grid shapes;
-//   * the softmax's block tier: lengths around its limits, heads 1 to 17, y at another alignment
-//     than x and in place with the same bits, nothing written on either side of y's run;
+//   * the softmax's block and slice tiers: lengths around their limits, heads 1 to 17, y at another
+//     alignment than x and in place with the same bits, nothing written on either side of y's run;
+//     one giant segment among empty ones, NaN / +inf in one head of a long segment;
 //   * bad arguments (host only, pass without a GPU): cudaErrorInvalidValue, nothing written.
 #include "../common.cuh"
 #include <warpkit/device/segment.cuh>
@@ -417,11 +418,17 @@ Test(device_segment, softmax_head_widths) {
 
 /// All four kinds on x [items, heads] with whole -inf pairs among NaN and +-inf: a pair of only
 /// -inf gives NaN (plain, log), zeros (masked) or -inf (log masked); the rest as the reference.
+/// sparse: for long segments, where pick's NaN and +inf would reach every pair: finite values and
+/// 5% -inf, and in segment s one NaN (s % 4 == 1) or one +inf (s % 4 == 2) in head s % heads only.
 template <typename T>
-static void kinds_case(const std::vector<long long>& off, int heads, wk_rng* r, const char* what) {
+static void kinds_case(const std::vector<long long>& off, int heads, wk_rng* r, const char* what, bool sparse = false) {
     const long long items = off.back(), segs = (long long)off.size() - 1, n = items * heads;
     std::vector<T> hx(n);
-    for (auto& v : hx) v = pick<T>(r, true);
+    for (auto& v : hx)
+        v = sparse ? wk_from_double<T>(wk_int(r, 0, 19) == 0 ? -INFINITY : wk_uniform(r, -4, 4)) : pick<T>(r, true);
+    for (long long s = 0; sparse && s < segs; ++s)
+        if (off[s + 1] > off[s] && (s % 4 == 1 || s % 4 == 2))
+            hx[wk_int(r, off[s], off[s + 1] - 1) * heads + s % heads] = wk_from_double<T>(s % 4 == 1 ? NAN : INFINITY);
     for (long long s = 0; s < segs; ++s) // head 0 of every third segment, every head of every fifth: all -inf
         for (int h = 0; h < heads; ++h)
             if ((s % 3 == 0 && h == 0) || s % 5 == 0)
@@ -551,7 +558,7 @@ Test(device_segment, overlapping_same_bits_on_any_executor) {
 }
 
 /// Overlapping softmax segments by begin/end arrays: 64 copies of a block-tier segment (5000 rows)
-/// and 16 of a chunked one (64000 rows), more than the workspace has room for (it is sized for
+/// and 16 of a slice-tier one (64000 rows), more than the workspace has room for (it is sized for
 /// segments that do not overlap), so some copies fall back to the chunk kernels or single warps.
 /// Every copy writes the same segment's softmax (up to rounding); rows in neither stay poisoned.
 Test(device_segment, overlapping_softmax_past_the_room) {
@@ -678,7 +685,8 @@ Test(device_segment, two_streams_same_bits) {
 /// past every plan's long-segment limit) around one pair of 2^23 + 7 rows (hundreds of chunks) and
 /// runs of empty segments; with 3 heads each segment's heads are chunked together. (The softmax's
 /// 1025 .. 2100-row segments of 1 and 4 heads take the block tier instead: thousands of segments
-/// for fewer blocks, each block taking several in turn.)
+/// for fewer blocks, each block taking several in turn; their 40001-row ones and the 1-head giant
+/// the slice tier.)
 Test(device_segment, chunks_beyond_the_grid) {
     WK_REQUIRE_GPU();
     wk_rng r = wk_rng_make(0xc4);
@@ -702,7 +710,7 @@ Test(device_segment, chunks_beyond_the_grid) {
 
 /// CSR offsets for the softmax's block tier with `heads` heads: row counts on both sides of its
 /// limits (the plans' longRows of 1024, one window of 8192 elements, two, kSegBlockMaxElems =
-/// 32768 elements and one row past it: the chunk kernels), each followed by an empty segment.
+/// 32768 elements and one row past it: the slice tier), each followed by an empty segment.
 static std::vector<long long> block_tier_offsets(int heads) {
     const long long e[] = {8184, 8191, 8192, 8193, 8200, 16383, 16384, 16385, 16400, 24577, 32760, 32768};
     std::vector<long long> rows = {1, 1024, 1025, 1026, 1100, 32768 / heads + 1};
@@ -795,6 +803,34 @@ static void block_tier_bits(const std::vector<long long>& off, int heads, int sh
     for (void* p : {(void*)gx.d, (void*)gy.d, (void*)doff}) WK_CUDA(cudaFree(p));
 }
 
+/// One head count of a softmax tier's sweep (hi: its index in the sweep): softmax_case on fp32 at
+/// shifts 0-3 (only hi % 4 under WARPKIT_QUICK; int offsets at even shifts, pick's specials from
+/// shift 2, or 3 for long segments), fp16 and bf16 at other shifts, all four kinds (kinds_case,
+/// sparse specials for long segments) in fp32 and fp16, and block_tier_bits in fp32 and bf16.
+static void tier_sweep(const std::vector<long long>& off, int heads, int hi, const char* tier, bool longSegs,
+                       wk_rng* r) {
+    char what[96];
+    for (int shift = 0; shift < 4; ++shift) {
+        if (wk_quick() && shift != hi % 4) continue;
+        snprintf(what, sizeof what, "%s tier heads %d float shift %d", tier, heads, shift);
+        softmax_case<float>(off, off.back(), heads, shift % 2 == 0, shift, shift >= (longSegs ? 3 : 2), r, what);
+    }
+    snprintf(what, sizeof what, "%s tier heads %d half", tier, heads);
+    softmax_case<__half>(off, off.back(), heads, true, 1 + hi % 7, hi % 2 == 1, r, what);
+    snprintf(what, sizeof what, "%s tier heads %d bf16", tier, heads);
+    softmax_case<__nv_bfloat16>(off, off.back(), heads, false, hi % 8, false, r, what);
+    snprintf(what, sizeof what, "%s tier kinds heads %d float", tier, heads);
+    kinds_case<float>(off, heads, r, what, longSegs);
+    if (!wk_quick() || hi % 2 == 0) {
+        snprintf(what, sizeof what, "%s tier kinds heads %d half", tier, heads);
+        kinds_case<__half>(off, heads, r, what, longSegs);
+    }
+    snprintf(what, sizeof what, "%s tier bits heads %d float", tier, heads);
+    block_tier_bits<float>(off, heads, hi % 4, r, what);
+    snprintf(what, sizeof what, "%s tier bits heads %d bf16", tier, heads);
+    block_tier_bits<__nv_bfloat16>(off, heads, 1 + hi % 7, r, what);
+}
+
 /// The softmax's block tier (segments past 1024 rows of at most 32768 elements, 1, 2, 4, 8 or 16
 /// heads, a block a segment): every length around its limits, with 1 to 17 heads (3, 5 and 17 stay on
 /// the chunk kernels beside it), at every misalignment of fp32 and 16-bit values, int and long long
@@ -804,30 +840,47 @@ Test(device_segment, softmax_block_tier) {
     WK_REQUIRE_GPU();
     wk_rng r = wk_rng_make(0xb10c);
     const int headsList[] = {1, 2, 3, 4, 5, 8, 16, 17};
-    for (int hi = 0; hi < 8; ++hi) {
-        if (wk_thin(hi, 3)) continue; // racecheck: heads 1, 4 and 16
-        const int heads = headsList[hi];
-        const std::vector<long long> off = block_tier_offsets(heads);
+    for (int hi = 0; hi < 8; ++hi)
+        if (!wk_thin(hi, 3)) // racecheck: heads 1, 4 and 16
+            tier_sweep(block_tier_offsets(headsList[hi]), headsList[hi], hi, "block", false, &r);
+}
+
+/// CSR offsets for the softmax's slice tier with `heads` heads: element counts on both sides of its
+/// limits (kSegBlockMaxElems = 32768: the block tier; one past it: 5 windows of 8192 elements; whole
+/// windows and one past; 32 windows, a whole group of the plans' sliceGroup, and one past it: two
+/// groups), each followed by an empty segment, the first preceded by one.
+static std::vector<long long> slice_tier_offsets(int heads) {
+    const long long e[] = {32768, 32769, 40960, 40961, 65535, 262144, 262145};
+    std::vector<long long> off = {0, 0};
+    for (long long x : e) {
+        off.push_back(off.back() + std::max(1LL, x / heads + (x % heads != 0)));
+        off.push_back(off.back());
+    }
+    return off;
+}
+
+/// The softmax's slice tier (segments past 32768 elements with 1, 2, 4, 8 or 16 heads: a window a
+/// block, two passes, per-head states merged in a fixed two-level tree): lengths around its limits
+/// with 1 to 17 heads (3 and 17 stay on the chunk kernels), fp32 at shifts 0-3 and 16-bit values at
+/// odd shifts, int and long long offsets, all four kinds with NaN / +inf in one head and all -inf
+/// heads, two calls with the same bits, y at another alignment and in place with the same bits and
+/// nothing written on either side of y; one giant segment of 2^21 elements (8 groups) among empty
+/// ones.
+Test(device_segment, softmax_slice_tier) {
+    WK_REQUIRE_GPU();
+    wk_rng r = wk_rng_make(0x511ce);
+    const int headsList[] = {1, 2, 3, 4, 8, 16, 17};
+    for (int hi = 0; hi < 7; ++hi)
+        if (!wk_thin(hi, 3)) // racecheck: heads 1, 4 and 17
+            tier_sweep(slice_tier_offsets(headsList[hi]), headsList[hi], hi, "slice", true, &r);
+    for (int heads : {1, 16}) { // one giant of 2^21 elements among empty segments
+        std::vector<long long> off(1, 0);
+        for (int s = 0; s < 3000; ++s) off.push_back(off.back() + (s == 1234 ? (1LL << 21) / heads : 0));
         char what[96];
-        for (int shift = 0; shift < 4; ++shift) {
-            if (wk_quick() && shift != hi % 4) continue;
-            snprintf(what, sizeof what, "block tier heads %d float shift %d", heads, shift);
-            softmax_case<float>(off, off.back(), heads, shift % 2 == 0, shift, shift >= 2, &r, what);
-        }
-        snprintf(what, sizeof what, "block tier heads %d half", heads);
-        softmax_case<__half>(off, off.back(), heads, true, 1 + hi % 7, hi % 2 == 1, &r, what);
-        snprintf(what, sizeof what, "block tier heads %d bf16", heads);
-        softmax_case<__nv_bfloat16>(off, off.back(), heads, false, hi % 8, false, &r, what);
-        snprintf(what, sizeof what, "block tier kinds heads %d float", heads);
-        kinds_case<float>(off, heads, &r, what);
-        if (!wk_quick() || hi % 2 == 0) {
-            snprintf(what, sizeof what, "block tier kinds heads %d half", heads);
-            kinds_case<__half>(off, heads, &r, what);
-        }
-        snprintf(what, sizeof what, "block tier bits heads %d float", heads);
-        block_tier_bits<float>(off, heads, hi % 4, &r, what);
-        snprintf(what, sizeof what, "block tier bits heads %d bf16", heads);
-        block_tier_bits<__nv_bfloat16>(off, heads, 1 + hi % 7, &r, what);
+        snprintf(what, sizeof what, "slice tier giant heads %d float", heads);
+        softmax_case<float>(off, off.back(), heads, heads == 1, 1, false, &r, what);
+        snprintf(what, sizeof what, "slice tier giant bits heads %d bf16", heads);
+        block_tier_bits<__nv_bfloat16>(off, heads, 5, &r, what);
     }
 }
 

@@ -20,10 +20,11 @@ const int kSizes[] = {2, 4, 8};
 const int kHeads[] = {1, 2, 3, 4, 8, 16, 17, 32, 64, 1000};
 
 std::string planText(const SegmentPlan& p) {
-    char b[128];
-    snprintf(b, sizeof b, "%s threads=%d perLane=%d longRows=%lld chunkRows=%lld longThreads=%d%s",
+    char b[160], slice[32] = "";
+    if (p.sliceGroup > 0) snprintf(slice, sizeof slice, " sliceGroup=%d", p.sliceGroup);
+    snprintf(b, sizeof b, "%s threads=%d perLane=%d longRows=%lld chunkRows=%lld longThreads=%d%s%s",
              kSegmentRules[p.rule].id, p.threads, p.perLane, p.longRows, p.chunkRows, p.longThreads,
-             p.flat ? " flat" : "");
+             p.flat ? " flat" : "", slice);
     return b;
 }
 
@@ -59,10 +60,11 @@ std::string allPlans(bool* allCompiled, bool used[]) {
         for (long long segs : {1LL, 1000LL, 1000000LL})
             for (long long items : {0LL, 4096LL, 4097LL, 1LL << 24, 1LL << 26, (1LL << 31) + 5}) {
                 const SegSizes z = segSizes(segmentPlan(SegSoftmax, 4, h), segs, items, h);
-                char b[160];
+                char b[192];
                 snprintf(b, sizeof b,
-                         "room softmax f32 heads=%d segments=%lld items=%lld: entries=%lld chunks=%lld bytes=%zu\n", h,
-                         segs, items, z.entries, z.chunks, segWorkspaceBytes<warpkit::SoftmaxState>(z));
+                         "room softmax f32 heads=%d segments=%lld items=%lld: entries=%lld chunks=%lld slots=%lld "
+                         "bytes=%zu\n",
+                         h, segs, items, z.entries, z.chunks, z.slots, segWorkspaceBytes<warpkit::SoftmaxState>(z));
                 out += b;
             }
     // the room of a reduction over begin/end arrays (no flat pass): G6's or G1's, never less as segments grow

@@ -37,8 +37,9 @@
 // timing and launch shape: every value is combined in a fixed order that depends only on the
 // plan (segment_plan.cuh) and the segment's length, or, for the flat pass of short segments (rule
 // G5: CSR offsets, one head, a reduction), on the clipped offsets (segment_flat.cuh), or, for the
-// softmax's block tier, also on x's address modulo 16 bytes at the segment (segment_block.cuh), never
-// on the device, the grid or which block ran first. No float atomics are used.
+// softmax's block and slice tiers, also on x's address modulo 16 bytes at the segment
+// (segment_block.cuh, segment_slice.cuh), never on the device, the grid or which block ran first.
+// No float atomics are used.
 //
 // Conventions (docs/design.md). Host; returns cudaError_t; asynchronous on `stream`; allocates
 // nothing; no host pass over the offsets and no host synchronisation. segments = 0 does nothing.
@@ -53,7 +54,7 @@
 // *workspaceBytes (at least 1) and returns; the size depends on segments, items, heads, the call and
 // the types, and never decreases as any of them grows. It may hold anything on entry and needs no
 // alignment; calls in flight at once must not share one. When a segment can be longer than the
-// plan's short-segment limit (items above it), each call clears 32 bytes of it with one
+// plan's short-segment limit (items above it), each call clears 48 bytes of it with one
 // cudaMemsetAsync and runs three or four kernels (five for the softmax); otherwise one kernel. The flat pass (rule G5)
 // clears 4 bytes and runs three kernels (four past 2^20 path items).
 //
@@ -111,12 +112,15 @@ template <typename O> inline bool segOffsetsNull(SegmentBounds<O> b) {
     static_assert(::warpkit::detail::SegOffsetType<Offs>::ok, \
                   fn ": offsets must be a CSR array of int or long long, or segmentBounds(begins, ends) of them")
 
-/// The workspace's pieces for state type S: the four counters (32 bytes), the entries, the chunk
-/// owners, the chunk partials, the entry totals and room for a no-room record a warp step (32
-/// pairs), each 16-byte aligned from the first 16-byte boundary of the workspace. Entries stay
-/// below 2^28 (an owner is an int).
+/// The workspace's pieces for state type S: the six counters (48 bytes), the entries, the chunk
+/// owners, the chunk partials, the entry totals, room for a no-room record a warp step (32 pairs),
+/// and for the softmax's slice tier (plan.sliceGroup > 0) an owner for each of two work items a
+/// slot, a count a slot and `heads` states a slot (segment_slice.cuh), each 16-byte aligned from the
+/// first 16-byte boundary of the workspace. Entries stay below 2^28 (an owner is an int). The slots:
+/// a slice-tier segment of n elements takes fewer than n / kSegSliceSlotElems (segSliceSlots), and
+/// the segments that do not overlap hold at most items x heads elements.
 struct SegSizes {
-    long long entries, chunks, words;
+    long long entries, chunks, words, slots, slotStates;
 };
 inline SegSizes segSizes(const SegmentPlan& p, long long segments, long long items, int heads) {
     const long long pairs = segments * heads;
@@ -125,11 +129,14 @@ inline SegSizes segSizes(const SegmentPlan& p, long long segments, long long ite
     e = e < pairs ? e : pairs;
     long long c = e == 0 ? 0 : items / p.chunkRows;
     c = c < (1ll << 34) / heads ? c * heads + e : (1ll << 36) - 1;
-    return SegSizes{e, c, e == 0 ? 0 : pairs / 32 + 1};
+    long long s = e == 0 || p.sliceGroup <= 0 ? 0 : (items < (1ll << 40) / heads ? items * heads : 1ll << 40);
+    s = s > kSegBlockMaxElems ? s / kSegSliceSlotElems : 0; // no segment past the block tier: no slots
+    return SegSizes{e, c, e == 0 ? 0 : pairs / 32 + 1, s, s * heads};
 }
 inline SegSizes segSizesMax(SegSizes a, SegSizes b) {
     return SegSizes{a.entries > b.entries ? a.entries : b.entries, a.chunks > b.chunks ? a.chunks : b.chunks,
-                    a.words > b.words ? a.words : b.words};
+                    a.words > b.words ? a.words : b.words, a.slots > b.slots ? a.slots : b.slots,
+                    a.slotStates > b.slotStates ? a.slotStates : b.slotStates};
 }
 /// The room a call asks for: the larger of its plan's and the long-mean plan's (rule G6 lists pairs
 /// from a lower length), so it never decreases as segments grow and the plan leaves G6.
@@ -140,22 +147,29 @@ inline SegSizes segRoom(SegmentKind kind, int elemBytes, int heads, long long se
 }
 template <typename S> inline size_t segWorkspaceBytes(SegSizes z) {
     if (z.entries == 0) return 1;
-    return 15 + 32 + alignUp16((size_t)z.entries * sizeof(SegEntry)) + alignUp16((size_t)z.chunks * sizeof(int)) +
+    return 15 + 48 + alignUp16((size_t)z.entries * sizeof(SegEntry)) + alignUp16((size_t)z.chunks * sizeof(int)) +
            alignUp16((size_t)z.chunks * sizeof(S)) + alignUp16((size_t)z.entries * sizeof(S)) +
-           alignUp16((size_t)z.words * sizeof(SegNoRoom));
+           alignUp16((size_t)z.words * sizeof(SegNoRoom)) + alignUp16((size_t)z.slots * 3 * sizeof(int)) +
+           alignUp16((size_t)z.slotStates * sizeof(S));
 }
 template <typename S> inline SegList<S> segList(void* ws, SegSizes z) {
     char* p = alignUp16(ws);
     SegList<S> l;
     l.counter = reinterpret_cast<unsigned long long*>(p);
-    l.entries = reinterpret_cast<SegEntry*>(p + 32);
-    l.owner = reinterpret_cast<int*>(p + 32 + alignUp16((size_t)z.entries * sizeof(SegEntry)));
+    l.entries = reinterpret_cast<SegEntry*>(p + 48);
+    l.owner = reinterpret_cast<int*>(p + 48 + alignUp16((size_t)z.entries * sizeof(SegEntry)));
     l.partials = reinterpret_cast<S*>(reinterpret_cast<char*>(l.owner) + alignUp16((size_t)z.chunks * sizeof(int)));
     l.totals = reinterpret_cast<S*>(reinterpret_cast<char*>(l.partials) + alignUp16((size_t)z.chunks * sizeof(S)));
     l.noRoom =
         reinterpret_cast<SegNoRoom*>(reinterpret_cast<char*>(l.totals) + alignUp16((size_t)z.entries * sizeof(S)));
+    l.sliceOwner =
+        reinterpret_cast<int*>(reinterpret_cast<char*>(l.noRoom) + alignUp16((size_t)z.words * sizeof(SegNoRoom)));
+    l.sliceCount = l.sliceOwner + 2 * z.slots;
+    l.sliceStates =
+        reinterpret_cast<S*>(reinterpret_cast<char*>(l.sliceOwner) + alignUp16((size_t)z.slots * 3 * sizeof(int)));
     l.maxEntries = z.entries;
     l.maxChunks = z.chunks;
+    l.maxSlots = z.slots;
     return l;
 }
 
@@ -166,12 +180,12 @@ inline cudaError_t segmentLaunch(const A& a, SegOffsets<O> off, long long segmen
     using S = typename A::State;
     const SegList<S> list = segList<S>(ws, z);
     const bool longs = items > p.longRows; // a pair can be long: the list and its kernels
-    if (longs) WARPKIT_TRY(cudaMemsetAsync(list.counter, 0, 4 * sizeof(unsigned long long), stream));
+    if (longs) WARPKIT_TRY(cudaMemsetAsync(list.counter, 0, 6 * sizeof(unsigned long long), stream));
     int blocks = 0;
     auto group = segmentGroupKernel<BT, LT, A, O>;
     WARPKIT_TRY(gridBlocks(group, BT, segments * heads, BT, 1ll << 30, &blocks));
     WARPKIT_TRY(launchKernel(group, blocks, BT, stream, a, off, segments, heads, items, p.perLane, p.longRows,
-                             p.chunkRows, list));
+                             p.chunkRows, p.sliceGroup, list));
     if (!longs) return cudaSuccess;
     // The no-room kernel: one block an SM at most; with no no-room steps (segments that do not
     // overlap) each warp reads one count and exits, so the launch costs about its own latency.
@@ -188,10 +202,11 @@ inline cudaError_t segmentLaunch(const A& a, SegOffsets<O> off, long long segmen
     auto write = segmentWriteKernel<LT, A>;
     WARPKIT_TRY(gridBlocks(write, LT, z.chunks, 1, 1ll << 30, &blocks));
     WARPKIT_TRY(launchKernel(write, blocks, LT, stream, a, heads, p.chunkRows, list));
-    if constexpr (SegBlockSoftmax<A>::value) { // the softmax's block tier (stage 4)
+    if constexpr (SegBlockSoftmax<A>::value) { // the softmax's block and slice tiers (stage 4)
         auto block = segmentBlockKernel<kSegBlockThreads, A>;
-        WARPKIT_TRY(gridBlocks(block, kSegBlockThreads, z.entries, 1, 1ll << 30, &blocks));
-        return launchKernel(block, blocks, kSegBlockThreads, stream, a, heads, list);
+        const long long work = z.entries > 2 * z.slots ? z.entries : 2 * z.slots;
+        WARPKIT_TRY(gridBlocks(block, kSegBlockThreads, work, 1, 1ll << 30, &blocks));
+        return launchKernel(block, blocks, kSegBlockThreads, stream, a, heads, p.sliceGroup, list);
     }
     return cudaSuccess;
 }

@@ -52,6 +52,31 @@ WARPKIT_HD bool segBlockFits(long long rows, int heads) {
     return heads >= 1 && heads <= 16 && (heads & (heads - 1)) == 0 && rows * heads <= kSegBlockMaxElems;
 }
 
+/// The block tier's window (kSegBlockThreads threads x 32 elements): a slice of the slice tier
+/// (segment_slice.cuh).
+constexpr long long kSegWindowElems = kSegBlockThreads * 32;
+/// The workspace's room for slice slots: items x heads / kSegSliceSlotElems (segSliceSlots gives a
+/// segment of n > kSegBlockMaxElems elements at most (n / 8192 + 2) 33 / 32 + 2 < n / 2048 of them).
+constexpr long long kSegSliceSlotElems = 2048;
+
+/// log2 of a power of two. Host or device.
+WARPKIT_HD int segLog2(unsigned p) {
+    int l = 0;
+    while ((1u << l) < p) ++l;
+    return l;
+}
+
+/// The slice slots a segment of `rows` rows and `heads` heads takes in the slice tier: one a window
+/// (a bound on its windows at any alignment), one a group of `group` windows and one for its totals
+/// (segment_slice.cuh); 0 when it is not for the slice tier (heads not 1, 2, 4, 8 or 16, at most
+/// kSegBlockMaxElems elements, or group 0). Past longRows checked by the caller. Host or device.
+WARPKIT_HD long long segSliceSlots(long long rows, int heads, int group) {
+    if (group <= 0 || heads < 1 || heads > 16 || (heads & (heads - 1)) != 0 || rows <= kSegBlockMaxElems / heads)
+        return 0;
+    const long long windows = rows * heads / kSegWindowElems + 2;
+    return windows + ((windows + group - 1) >> segLog2((unsigned)group)) + 1;
+}
+
 /// op over the slots of one head: the thread's slots (Hs = min(heads, V) distinct), the lanes equal
 /// modulo P = max(heads / V, 1) (an xor butterfly), then the BT / 32 warps in order through red.
 /// Every thread of the block calls; every thread ends with its heads' values in all V slots.

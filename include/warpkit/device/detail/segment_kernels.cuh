@@ -49,18 +49,24 @@ struct SegNoRoom {
     unsigned mask;
 };
 
-/// The work list in the workspace: three counters (entries and chunks handed out, no-room steps),
-/// the entries, each chunk's owner (its entry, or -1 for a chunk handed to a pair that found no
-/// room), a partial per chunk, each entry's total and the no-room steps (only those with a pair
-/// that found no room, so a call whose long pairs all got room writes none).
+/// The work list in the workspace: six counters, the entries, each chunk's owner (its entry, or -1
+/// for a chunk handed to a pair that found no room), a partial per chunk, each entry's total, the
+/// no-room steps (only those with a pair that found no room, so a call whose long pairs all got
+/// room writes none), and the slice tier's slots (segment_slice.cuh): two work items a slot, each
+/// item's owner entry (-1: none), a count a slot (a group's finished slices) and `heads` states a
+/// slot.
 template <typename S> struct SegList {
-    unsigned long long* counter; // [0] entries, [1] chunks, [2] no-room steps, [3] block-tier entries taken
+    unsigned long long* counter; // [0] entries, [1] chunks, [2] no-room steps, [3] block-tier entries taken,
+                                 // [4] slice slots handed out, [5] slice items taken
     SegEntry* entries;
     int* owner;
     S* partials;
     S* totals;
     SegNoRoom* noRoom;
-    long long maxEntries, maxChunks;
+    int* sliceOwner;
+    int* sliceCount;
+    S* sliceStates;
+    long long maxEntries, maxChunks, maxSlots;
 };
 
 /// Segment s's offsets as given, (0, 0) for s at or past `segments` (rows then clip to none).
@@ -259,25 +265,44 @@ template <typename S> WARPKIT_DEVICE bool listAppend(const SegList<S>& l, bool i
     return isLong && !room;
 }
 
-/// Appends the warp's block-tier segments (the `mineBlock` lanes: head 0 of each) to the list as
-/// entries of stride 0, with one atomicAdd for the warp (lane 0's). Every lane calls; returns
-/// whether this lane's segment got room (else its pairs go to the chunk kernels).
-template <typename S> WARPKIT_DEVICE bool segBlockAppend(const SegList<S>& l, bool mineBlock, long long pair,
-                                                         long long begin, long long rows) {
-    const unsigned want = __ballot_sync(WARPKIT_FULL_MASK, mineBlock);
+/// Appends the warp's segments for the block and slice tiers (the `mine` lanes: head 0 of each) to
+/// the list, with one atomicAdd for the warp on the entries (lane 0's) and one on the slice slots
+/// when any lane has `slots` > 0 (a slice-tier segment: segSliceSlots). A block-tier entry has
+/// stride 0; a slice-tier one stride -1 and chunkBase its first slot, its work items (2 a slot) get
+/// it as their owner and its slots' counts are cleared. A slice-tier segment whose slots do not all
+/// fit marks its entry stride 1 and its items below the capacity -1 (so the block kernel reads no
+/// slot it was not given). Every lane calls; returns whether this lane's segment got room (else its
+/// pairs go to the chunk kernels).
+template <typename S> WARPKIT_DEVICE bool segBlockAppend(const SegList<S>& l, bool mine, long long slots,
+                                                         long long pair, long long begin, long long rows) {
+    const unsigned want = __ballot_sync(WARPKIT_FULL_MASK, mine);
     if (want == 0u) return false;
     const int lane = (int)laneId();
-    unsigned long long e0 = 0;
+    slots = mine ? slots : 0;
+    long long total = 0;
+    const long long excl = warpInclusiveScan(slots, Sum{}, total) - slots;
+    unsigned long long e0 = 0, s0 = 0;
     int got = 0;
     if (lane == 0) {
-        const volatile unsigned long long* v = l.counter; // it only grows: once full, nothing fits
-        got = v[0] < (unsigned long long)l.maxEntries;
+        const volatile unsigned long long* v = l.counter; // they only grow: once full, nothing fits
+        got = v[0] < (unsigned long long)l.maxEntries && (total == 0 || v[4] < (unsigned long long)l.maxSlots);
         if (got) e0 = atomicAdd(l.counter, (unsigned long long)__popc(want));
+        if (got && total > 0) s0 = atomicAdd(l.counter + 4, (unsigned long long)total);
     }
     if (!shflIdx(got, 0)) return false;
-    const long long e = (long long)shflIdx(e0, 0) + __popc(want & laneMaskLt());
-    const bool room = mineBlock && e < l.maxEntries;
-    if (room) l.entries[e] = SegEntry{pair, begin, rows, 0, 0, 0u, 0};
+    const long long e = (long long)shflIdx(e0, 0) + __popc(want & laneMaskLt()), sb = (long long)shflIdx(s0, 0) + excl;
+    const bool room = mine && e < l.maxEntries && (slots == 0 || sb + slots <= l.maxSlots);
+    if (room) l.entries[e] = SegEntry{pair, begin, rows, sb, slots > 0 ? -1 : 0, 0u, 0};
+    else if (mine && e < l.maxEntries) l.entries[e].stride = 1; // no slots: not a block or slice entry
+    for (unsigned w = __ballot_sync(WARPKIT_FULL_MASK, slots > 0); w; w &= w - 1) {
+        const int src = __ffs(w) - 1;
+        const long long i0 = 2 * shflIdx(sb, src), i1 = 2 * (shflIdx(sb, src) + shflIdx(slots, src));
+        const int so = shflIdx((int)(room ? e : -1), src);
+        for (long long i = i0 + lane; i < i1 && i < 2 * l.maxSlots; i += 32) {
+            l.sliceOwner[i] = so;
+            if (so >= 0 && (i & 1)) l.sliceCount[i >> 1] = 0;
+        }
+    }
     return room;
 }
 
@@ -396,7 +421,7 @@ WARPKIT_DEVICE bool segmentStagedOnes(const A& a, unsigned tiers, int heads, lon
 /// steps with pairs that find no room appended to list.noRoom for stage 1b.
 template <int BT, int LT, typename A, typename O> __global__ void __launch_bounds__(BT, SegGroupMinBlocks<A>::value)
     segmentGroupKernel(A a, SegOffsets<O> off, long long segments, int heads, long long items, int perLane,
-                       long long longRows, long long chunkRows, SegList<typename A::State> list) {
+                       long long longRows, long long chunkRows, int sliceGroup, SegList<typename A::State> list) {
     WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentGroupKernel");
     const int lane = (int)laneId();
     const long long pairs = segments * heads, stride = (long long)gridDim.x * BT;
@@ -422,10 +447,12 @@ template <int BT, int LT, typename A, typename O> __global__ void __launch_bound
         ne = ne1;
         segmentBoundsAt(off, segmentOfPair(next, heads), next < pairs ? segments : 0, &nb1, &ne1);
         const bool isLong = rows > longRows;
-        bool toBlock = false; // the softmax's block tier (segment_block.cuh): listed once a segment, by head 0
+        bool toBlock = false; // the softmax's block and slice tiers: listed once a segment, by head 0
         if constexpr (SegBlockSoftmax<A>::value) {
-            const bool fits = isLong && segBlockFits(rows, heads); // heads divide 32: head 0 is lane - head
-            const bool room = segBlockAppend(list, fits && head == 0, p, b, rows);
+            // heads divide 32: head 0 is lane - head
+            const long long slots = isLong ? segSliceSlots(rows, heads, sliceGroup) : 0;
+            const bool fits = isLong && (segBlockFits(rows, heads) || slots > 0);
+            const bool room = segBlockAppend(list, fits && head == 0, slots, p, b, rows);
             toBlock = shflIdx(room, fits ? lane - head : lane) && fits;
         }
         const unsigned noRoom =

@@ -6,7 +6,7 @@
 // warpkit/device/segment.cuh.
 #pragma once
 
-#include "segment_kernels.cuh"
+#include "segment_slice.cuh"
 
 namespace warpkit {
 namespace detail {
@@ -153,9 +153,11 @@ template <typename S> WARPKIT_DEVICE SegEntry segBlockEntry(const SegList<S>& l,
 
 /// Stage 4 (the softmax, when segments can be long): the block tier (segment_block.cuh), the list's
 /// block-tier entries one segment a block at a time, taken in turn (counter[3]); the next segment's
-/// first lines are started toward L2 while this one runs.
+/// first lines are started toward L2 while this one runs. Then the slice tier (segment_slice.cuh):
+/// the slice items, taken in turn (counter[5]), the next item's entry loaded and its first window
+/// started toward L2 while this one runs.
 template <int BT, typename A> __global__ void __launch_bounds__(BT, 2)
-    segmentBlockKernel(A a, int heads, SegList<typename A::State> list) {
+    segmentBlockKernel(A a, int heads, int sliceGroup, SegList<typename A::State> list) {
     WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentBlockKernel");
     if constexpr (SegBlockSoftmax<A>::value) {
         __shared__ float red[2][BT / 32][4][8];
@@ -185,6 +187,37 @@ template <int BT, typename A> __global__ void __launch_bounds__(BT, 2)
             cur = next;
             next = taken[0];
             en = nx;
+        }
+        if (sliceGroup <= 0) return;
+        const int lg = segLog2((unsigned)sliceGroup);
+        const unsigned long long handed = list.counter[4];
+        const long long items = 2 * (handed < (unsigned long long)list.maxSlots ? (long long)handed : list.maxSlots);
+        __syncthreads(); // every thread has read `taken`
+        if (threadIdx.x == 0) {
+            taken[0] = (long long)atomicAdd(list.counter + 5, 1ull);
+            taken[1] = (long long)atomicAdd(list.counter + 5, 1ull);
+        }
+        __syncthreads();
+        cur = taken[0];
+        next = taken[1];
+        SegSliceRef r = segSliceRef(list, cur, items);
+        while (cur < items) {
+            __syncthreads(); // every thread has read `taken` before it changes
+            if (threadIdx.x == 0) taken[0] = (long long)atomicAdd(list.counter + 5, 1ull);
+            const SegSliceRef nr = segSliceRef(list, next, items); // an item ahead
+            if (r.e >= 0) {
+                const auto s = segSliceGeom(a, r.en, heads, lg);
+                auto ahead = [&] { // the next item's window toward L2
+                    if (nr.e < 0) return;
+                    const auto t = segSliceGeom(a, nr.en, heads, lg);
+                    segSlicePrefetch(t, segSliceWindowOf(t, next - 2 * t.base));
+                };
+                segSliceItem<BT>(a, list, r.e, s, cur - 2 * s.base, heads, red, ahead);
+            }
+            __syncthreads(); // taken[0] is visible
+            cur = next;
+            next = taken[0];
+            r = nr;
         }
     }
 }

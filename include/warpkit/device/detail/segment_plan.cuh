@@ -22,7 +22,10 @@
 //   3. for the per-element outputs (softmax, its backward): the write kernel over the same chunks;
 //   4. the softmax: a long segment of at most kSegBlockMaxElems elements (rows x heads) with 1, 2,
 //      4, 8 or 16 heads is listed once instead of by chunks, and done by one block of the block
-//      kernel, its run held in registers (segment_block.cuh).
+//      kernel, its run held in registers (segment_block.cuh); a longer one with those heads (the
+//      plan's sliceGroup > 0) is cut into slices of one window each, which the same kernel's blocks
+//      take in turn: a pass of per-head partials, merged in a fixed two-level tree (sliceGroup
+//      slices a group), then a pass that writes (the slice tier, segment_slice.cuh).
 // Rule G5 replaces all of that for short segments on average (a reduction, one head, CSR
 // offsets, items <= maxMean * segments): the flat pass of segment_flat.cuh, kernels over fixed
 // tiles of the merge path of segment ends and elements, whatever the lengths' spread.
@@ -60,12 +63,14 @@ struct SegmentPlan {
     long long chunkRows; // rows a chunk
     int longThreads;     // chunk kernels' block size
     bool flat;           // the flat pass (segment_flat.cuh) instead of all of the above
+    int sliceGroup;      // the softmax's slice tier: slices merged a group (a power of two; 0: no slice tier)
 };
 
 /// One rule: the first whose conditions hold gives the plan. Conditions: the call kind (a mask of
 /// 1 << SegmentKind), the element size in bytes (a mask of 1 << size), heads in [minHeads, maxHeads],
 /// for maxMean > 0: CSR offsets and items <= maxMean * segments (the flat pass), and for
-/// minMean > 0: items >= minMean * segments (long on average).
+/// minMean > 0: items >= minMean * segments (long on average). sliceGroup applies to the softmax
+/// only (the plan gives 0 for the other kinds).
 struct SegmentRule {
     const char* id;
     unsigned kinds;
@@ -75,6 +80,7 @@ struct SegmentRule {
     long long longRows, chunkRows;
     int longThreads;
     long long maxMean, minMean;
+    int sliceGroup;
 };
 
 constexpr unsigned kSegAnyKind = 0xfu, kSegReadOnly = 1u << SegReduce | 1u << SegLogSumExp;
@@ -87,13 +93,13 @@ constexpr unsigned kSegAnySize = 1u << 2 | 1u << 4 | 1u << 8 | 1u << 16, kSegSma
 // mean length says most pairs are long anyway: the group kernel's 32-lane pairs go one at a time
 // in a warp, so its few warps' medium pairs would otherwise set its time.
 constexpr SegmentRule kSegmentRules[] = {
-    // id   kinds            sizes          heads      thr  perLane longRows chunkRows longThr maxMean minMean
-    {"G5", 1u << SegReduce, kSegSmallSize, 1, 1, 256, 8, 1024, 16384, 256, 64, 0}, // short on average: flat
-    {"G6", kSegReadOnly, kSegAnySize, 1, 1, 256, 8, 256, 16384, 256, 0, 2048},     // long on average: reduce, lse
-    {"G1", kSegReadOnly, kSegAnySize, 1, 1, 256, 8, 1024, 16384, 256, 0, 0},       // one head: reduce, lse
-    {"G2", kSegWrites, kSegAnySize, 1, 1, 256, 8, 1024, 8192, 256, 0, 0},          // one head: softmax, backward
-    {"G3", kSegAnyKind, kSegAnySize, 2, 16, 256, 8, 1024, 2048, 256, 0, 0},        // a few heads: rows are wider
-    {"G4", kSegAnyKind, kSegAnySize, 17, 1 << 30, 128, 256, 256, 256, 128, 0, 0},  // many heads: a lane a pair
+    // id   kinds            sizes          heads      thr  perLane longRows chunkRows longThr maxMean minMean slcGrp
+    {"G5", 1u << SegReduce, kSegSmallSize, 1, 1, 256, 8, 1024, 16384, 256, 64, 0, 0}, // short on average: flat
+    {"G6", kSegReadOnly, kSegAnySize, 1, 1, 256, 8, 256, 16384, 256, 0, 2048, 0},     // long on average: reduce, lse
+    {"G1", kSegReadOnly, kSegAnySize, 1, 1, 256, 8, 1024, 16384, 256, 0, 0, 0},       // one head: reduce, lse
+    {"G2", kSegWrites, kSegAnySize, 1, 1, 256, 8, 1024, 8192, 256, 0, 0, 32},         // one head: softmax, backward
+    {"G3", kSegAnyKind, kSegAnySize, 2, 16, 256, 8, 1024, 2048, 256, 0, 0, 32},       // a few heads: rows are wider
+    {"G4", kSegAnyKind, kSegAnySize, 17, 1 << 30, 128, 256, 256, 256, 128, 0, 0, 0},  // many heads: a lane a pair
 };
 constexpr int kSegmentRuleCount = (int)(sizeof(kSegmentRules) / sizeof(kSegmentRules[0]));
 
@@ -101,6 +107,11 @@ constexpr int kSegmentRuleCount = (int)(sizeof(kSegmentRules) / sizeof(kSegmentR
 /// segments over `items` rows (csr: CSR offsets, not begin/end arrays). Host only.
 inline SegmentPlan segmentPlan(SegmentKind kind, int elemBytes, int heads, long long segments = 0, long long items = 0,
                                bool csr = false) {
+    auto plan = [&](int i, bool flat) { // sliceGroup: the softmax's only
+        const SegmentRule& r = kSegmentRules[i];
+        const int slice = kind == SegSoftmax ? r.sliceGroup : 0;
+        return SegmentPlan{i, r.threads, r.perLane, r.longRows, r.chunkRows, r.longThreads, flat, slice};
+    };
     for (int i = 0; i < kSegmentRuleCount; ++i) {
         const SegmentRule& r = kSegmentRules[i];
         const bool kindOk = (r.kinds >> (int)kind) & 1u;
@@ -109,10 +120,9 @@ inline SegmentPlan segmentPlan(SegmentKind kind, int elemBytes, int heads, long 
                                                items < (1ll << 61) && (items + r.maxMean - 1) / r.maxMean <= segments);
         const bool longOk = r.minMean == 0 || (segments > 0 && items / r.minMean >= segments);
         if (kindOk && sizeOk && meanOk && longOk && heads >= r.minHeads && heads <= r.maxHeads)
-            return SegmentPlan{i, r.threads, r.perLane, r.longRows, r.chunkRows, r.longThreads, r.maxMean > 0};
+            return plan(i, r.maxMean > 0);
     }
-    const SegmentRule& r = kSegmentRules[kSegmentRuleCount - 1]; // no rule: the most general one
-    return SegmentPlan{kSegmentRuleCount - 1, r.threads, r.perLane, r.longRows, r.chunkRows, r.longThreads, false};
+    return plan(kSegmentRuleCount - 1, false); // no rule: the most general one
 }
 
 /// Whether the dispatcher has kernels for the plan's block sizes. Host only.
@@ -120,7 +130,8 @@ inline bool segmentPlanCompiled(const SegmentPlan& p) {
     bool shape = false;
     for (const SegmentLaunchShape& s : kSegmentShapes)
         shape = shape || (s.threads == p.threads && s.longThreads == p.longThreads);
-    return shape && p.perLane >= 1 && p.longRows >= 1 && p.chunkRows >= 1;
+    return shape && p.perLane >= 1 && p.longRows >= 1 && p.chunkRows >= 1 && p.sliceGroup >= 0 &&
+           (p.sliceGroup & (p.sliceGroup - 1)) == 0;
 }
 
 } // namespace detail
