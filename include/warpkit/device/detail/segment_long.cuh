@@ -191,7 +191,7 @@ template <int BT, typename A> __global__ void __launch_bounds__(BT, 2)
         if (sliceGroup <= 0) return;
         const int lg = segLog2((unsigned)sliceGroup);
         const unsigned long long handed = list.counter[4];
-        const long long items = 2 * (handed < (unsigned long long)list.maxSlots ? (long long)handed : list.maxSlots);
+        const long long slots = handed < (unsigned long long)list.maxSlots ? (long long)handed : list.maxSlots;
         __syncthreads(); // every thread has read `taken`
         if (threadIdx.x == 0) {
             taken[0] = (long long)atomicAdd(list.counter + 5, 1ull);
@@ -200,19 +200,17 @@ template <int BT, typename A> __global__ void __launch_bounds__(BT, 2)
         __syncthreads();
         cur = taken[0];
         next = taken[1];
-        SegSliceRef r = segSliceRef(list, cur, items);
-        while (cur < items) {
+        SegSliceRef r = segSliceRef(list, cur, slots);
+        while (cur < 2 * slots) {
             __syncthreads(); // every thread has read `taken` before it changes
             if (threadIdx.x == 0) taken[0] = (long long)atomicAdd(list.counter + 5, 1ull);
-            const SegSliceRef nr = segSliceRef(list, next, items); // an item ahead
+            const SegSliceRef nr = segSliceRef(list, next, slots); // a ticket ahead
             if (r.e >= 0) {
                 const auto s = segSliceGeom(a, r.en, heads, lg);
-                auto ahead = [&] { // the next item's window toward L2
-                    if (nr.e < 0) return;
-                    const auto t = segSliceGeom(a, nr.en, heads, lg);
-                    segSlicePrefetch(t, segSliceWindowOf(t, next - 2 * t.base));
+                auto ahead = [&] { // the next ticket's window toward L2
+                    if (nr.e >= 0) segSlicePrefetch(segSliceGeom(a, nr.en, heads, lg), nr.k);
                 };
-                segSliceItem<BT>(a, list, r.e, s, cur - 2 * s.base, heads, red, ahead);
+                segSliceItem<BT>(a, list, r.e, s, r.k, r.write, heads, red, ahead);
             }
             __syncthreads(); // taken[0] is visible
             cur = next;
