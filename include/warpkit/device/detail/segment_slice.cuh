@@ -27,10 +27,10 @@
 // No waits in a chain. Only a B item waits, and only on the A items of its own segment. A block
 // holds its current ticket and up to two taken ahead (higher ones), so an A item can sit behind
 // another ticket of the block that took it: since all A tickets precede all B tickets, that one is
-// an A item too, which never waits. So every A item runs without waiting and each segment is ready
-// one window and its two merges after its last A item started, whatever the other segments do (were
-// a segment's B items listed right after its own A items, the next segment's A items could sit
-// behind them: one wait for the totals a segment, in sequence).
+// an A item too, which never waits. So no A item waits, and each segment is ready a few windows and
+// its two merges after its last A ticket is taken, whatever the other segments do (were a segment's
+// B items listed right after its own A items, the next segment's A items could sit behind them: a
+// wait for the totals a segment, one after another).
 // No deadlock: the lowest unfinished ticket is some block's current one (a block takes a ticket only
 // while it runs, and runs its tickets in increasing order), and all it can wait on are A tickets
 // below it, all finished; so it finishes, whatever the number of blocks resident.
