@@ -154,8 +154,9 @@ template <typename S> WARPKIT_DEVICE SegEntry segBlockEntry(const SegList<S>& l,
 /// Stage 4 (the softmax, when segments can be long): the block tier (segment_block.cuh), the list's
 /// block-tier entries one segment a block at a time, taken in turn (counter[3]); the next segment's
 /// first lines are started toward L2 while this one runs. Then the slice tier (segment_slice.cuh):
-/// the slice items, taken in turn (counter[5]), the next item's entry loaded and its first window
-/// started toward L2 while this one runs.
+/// the slice tickets, taken in turn (counter[5]: every segment's A items, then the B items); the
+/// next ticket's owner and entry are loaded and its window started toward L2 once this one's loads
+/// are in flight, so those two dependent round trips overlap the window's.
 template <int BT, typename A> __global__ void __launch_bounds__(BT, 2)
     segmentBlockKernel(A a, int heads, int sliceGroup, SegList<typename A::State> list) {
     WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentBlockKernel");
@@ -204,14 +205,14 @@ template <int BT, typename A> __global__ void __launch_bounds__(BT, 2)
         while (cur < 2 * slots) {
             __syncthreads(); // every thread has read `taken` before it changes
             if (threadIdx.x == 0) taken[0] = (long long)atomicAdd(list.counter + 5, 1ull);
-            const SegSliceRef nr = segSliceRef(list, next, slots); // a ticket ahead
-            if (r.e >= 0) {
-                const auto s = segSliceGeom(a, r.en, heads, lg);
-                auto ahead = [&] { // the next ticket's window toward L2
-                    if (nr.e >= 0) segSlicePrefetch(segSliceGeom(a, nr.en, heads, lg), nr.k);
-                };
-                segSliceItem<BT>(a, list, r.e, s, r.k, r.write, heads, red, ahead);
-            }
+            SegSliceRef nr{};
+            auto ahead = [&] { // the next ticket (two dependent loads) and its window toward L2
+                nr = segSliceRef(list, next, slots);
+                if (nr.e >= 0) segSlicePrefetch(segSliceGeom(a, nr.en, heads, lg), nr.k);
+            };
+            if (r.e >= 0)
+                segSliceItem<BT>(a, list, r.e, segSliceGeom(a, r.en, heads, lg), r.k, r.write, heads, red, ahead);
+            else ahead();
             __syncthreads(); // taken[0] is visible
             cur = next;
             next = taken[0];
