@@ -203,8 +203,9 @@ template <int BT, typename A> __global__ void __launch_bounds__(BT, 2)
         next = taken[1];
         SegSliceRef r = segSliceRef(list, cur, slots);
         while (cur < 2 * slots) {
-            __syncthreads(); // every thread has read `taken` before it changes
-            if (threadIdx.x == 0) taken[0] = (long long)atomicAdd(list.counter + 5, 1ull);
+            // the ticket after next: thread 0 stores it only once this ticket is done, so that its
+            // round trip does not hold up warp 0's window loads
+            const unsigned long long after = threadIdx.x == 0 ? atomicAdd(list.counter + 5, 1ull) : 0ull;
             SegSliceRef nr{};
             auto ahead = [&] { // the next ticket (two dependent loads) and its window toward L2
                 nr = segSliceRef(list, next, slots);
@@ -213,6 +214,8 @@ template <int BT, typename A> __global__ void __launch_bounds__(BT, 2)
             if (r.e >= 0)
                 segSliceItem<BT>(a, list, r.e, segSliceGeom(a, r.en, heads, lg), r.k, r.write, heads, red, ahead);
             else ahead();
+            __syncthreads(); // every thread has read `taken` before it changes
+            if (threadIdx.x == 0) taken[0] = (long long)after;
             __syncthreads(); // taken[0] is visible
             cur = next;
             next = taken[0];
