@@ -10,14 +10,19 @@
 // distribution and 8, 16 on mean 32 and power-law (the whole run stays near a minute). The rule
 // column is the plan's (G5: the flat pass). For sum and max, `alt` times the other pass on the same
 // call: the flat pass where the plan takes the lane groups, the lane groups (G1 / G6, as for
-// begin/end arrays) where it takes the flat pass, so one run places G5's mean limit.
-//   ./build/bench/segment [out.csv]
+// begin/end arrays) where it takes the flat pass, so one run places G5's mean limit. For softmax,
+// `alt` (G2c / G3c) times the same plan without the slice tier (sliceGroup 0: the segments past
+// 32768 elements on the chunk kernels), timed alternately with the call in the same run.
+// Op and distribution names after the CSV path keep only those ops and distributions (either list
+// empty: all of them), e.g. `./build/bench/segment out.csv softmax powerlaw giant`.
+//   ./build/bench/segment [out.csv [op | distribution]...]
 #include <warpkit/device/segment.cuh>
 #include "bench.cuh"
 
 #include <cub/device/device_segmented_reduce.cuh>
 
 static const char* kDist[] = {"mean1", "mean4", "mean32", "mean256", "mean4096", "powerlaw", "giant"};
+static const char* kOps[] = {"sum", "max", "softmax"};
 
 namespace wkd = warpkit::detail;
 
@@ -43,6 +48,48 @@ template <typename Op> static const char* altPass(const float* x, float* y, long
     if (flat) BENCH_CUDA((wkd::segmentLaunch<256, 256>(a, so, segs, 1, rows, g, z, *ws, 0)));
     else BENCH_CUDA(wkd::segmentFlatLaunch(a, so, segs, rows, *ws, 0));
     return nullptr;
+}
+
+/// The fp32 plain softmax's plan without the slice tier (header): its id (the rule's and "c"), and a
+/// launch of it into y with workspace *ws (grown as needed).
+static const char* softmaxNoSlice(const float* x, float* y, long long rows, const long long* off, long long segs,
+                                  int heads, void** ws, size_t* cap, bool run) {
+    const wkd::SegSoftmaxAlgo<float, warpkit::SoftmaxPlain> a{{x}, y};
+    const wkd::SegOffsets<long long> so{off, off + 1};
+    wkd::SegmentPlan p = wkd::segmentPlan(wkd::SegSoftmax, 4, heads, segs, rows, true);
+    p.sliceGroup = 0;
+    const wkd::SegSizes z = wkd::segRoom(wkd::SegSoftmax, 4, heads, segs, rows, true);
+    if (!run) {
+        const size_t need = wkd::segWorkspaceBytes<warpkit::SoftmaxState>(z);
+        if (need > *cap) {
+            if (*ws) BENCH_CUDA(cudaFree(*ws));
+            BENCH_CUDA(cudaMalloc(ws, need));
+            *cap = need;
+        }
+        static char id[8];
+        snprintf(id, sizeof id, "%sc", wkd::kSegmentRules[p.rule].id);
+        return id;
+    }
+    BENCH_CUDA((wkd::segmentLaunch<256, 256>(a, so, segs, heads, rows, p, z, *ws, 0)));
+    return nullptr;
+}
+
+/// Whether argv's names after the CSV path keep `name` of list `names` (n names: kOps or kDist):
+/// yes when it is named, or when none of that list is. Exits on a name of neither list.
+static bool keeps(int argc, char** argv, const char* name, const char* const* names, int n) {
+    bool any = false;
+    for (int i = 2; i < argc; ++i) {
+        bool known = false;
+        for (const char* k : kOps) known = known || strcmp(argv[i], k) == 0;
+        for (const char* k : kDist) known = known || strcmp(argv[i], k) == 0;
+        if (!known) {
+            fprintf(stderr, "unknown op or distribution %s\n", argv[i]);
+            exit(1);
+        }
+        for (int j = 0; j < n; ++j) any = any || strcmp(argv[i], names[j]) == 0;
+        if (strcmp(argv[i], name) == 0) return true;
+    }
+    return !any;
 }
 
 /// splitmix64 of the segment index: the bench's and torch_segment.py's one source of lengths.
@@ -108,8 +155,11 @@ int main(int argc, char** argv) {
     };
     for (long long n : {1LL << 24, 1LL << 26})
         for (int d = 0; d < 7; ++d) {
+            if (!keeps(argc, argv, kDist[d], kDist, 7)) continue;
             for (int heads : {0, 1, 4, 8, 16}) { // 0: the reductions (one head)
                 if (heads >= 8 && d != 2 && d != 5) continue;
+                if (heads == 0 && !keeps(argc, argv, "sum", kOps, 3) && !keeps(argc, argv, "max", kOps, 3)) continue;
+                if (heads > 0 && !keeps(argc, argv, "softmax", kOps, 3)) continue;
                 const long long rows = n / (heads ? heads : 1);
                 const std::vector<long long> off = offsetsFor(d, rows);
                 const long long segs = (long long)off.size() - 1;
@@ -117,8 +167,8 @@ int main(int argc, char** argv) {
                 long long* doff;
                 BENCH_CUDA(cudaMalloc(&doff, off.size() * 8));
                 BENCH_CUDA(cudaMemcpy(doff, off.data(), off.size() * 8, cudaMemcpyHostToDevice));
-                const char* ops[] = {"sum", "max", "softmax"};
                 for (int op = heads ? 2 : 0; op < (heads ? 3 : 2); ++op) {
+                    if (!keeps(argc, argv, kOps[op], kOps, 3)) continue;
                     size_t need = 0;
                     auto call = [&](void* w, size_t* b) {
                         if (op == 0) return warpkit::segmentReduceSum((const float*)x, y, rows, doff, segs, w, b);
@@ -156,22 +206,25 @@ int main(int argc, char** argv) {
                         bench_pair_median_ms(
                             wk, [&] { BENCH_CUDA(cub(cubWs, &cb)); }, &msWk, &msCub);
                     } else {
-                        msWk = bench_median_ms(wk);
+                        alt = softmaxNoSlice(x, y, rows, doff, segs, heads, &altWs, &altCap, false);
+                        bench_pair_median_ms(
+                            wk, [&] { softmaxNoSlice(x, y, rows, doff, segs, heads, &altWs, &altCap, true); }, &msWk,
+                            &msAlt);
                     }
                     const warpkit::detail::SegmentPlan plan =
                         warpkit::detail::segmentPlan(op == 2 ? warpkit::detail::SegSoftmax : warpkit::detail::SegReduce,
                                                      4, heads ? heads : 1, segs, rows, true);
                     const char* rule = warpkit::detail::kSegmentRules[plan.rule].id;
                     const double xc = msCopy / msWk, xk = op < 2 ? msCub / msWk : 0.0;
-                    const double xa = op < 2 ? msCopy / msAlt : 0.0;
+                    const double xa = msCopy / msAlt;
                     char xcub[16] = "    -", xalt[16] = "    -";
                     if (op < 2) snprintf(xcub, sizeof xcub, "%5.2fx", xk);
-                    if (op < 2) snprintf(xalt, sizeof xalt, "%5.2fx", xa);
+                    snprintf(xalt, sizeof xalt, "%5.2fx", xa);
                     printf(
                         "| %-7s | %-8s | 2^%-6d | %5d | %8lld | %-4s | %9.2f | %12.2f | %5.2fx | %s | %-3s | %10s |\n",
-                        ops[op], kDist[d], n == (1LL << 24) ? 24 : 26, heads ? heads : 1, segs, rule,
+                        kOps[op], kDist[d], n == (1LL << 24) ? 24 : 26, heads ? heads : 1, segs, rule,
                         bench_tbps(bytes, msCopy), bench_tbps(bytes, msWk), xc, xcub, alt, xalt);
-                    fprintf(csv, "%s,%s,%lld,%d,%lld,%s,%.0f,%.5f,%.5f,%.5f,%.4f,%.4f,%s,%.5f,%.4f\n", ops[op],
+                    fprintf(csv, "%s,%s,%lld,%d,%lld,%s,%.0f,%.5f,%.5f,%.5f,%.4f,%.4f,%s,%.5f,%.4f\n", kOps[op],
                             kDist[d], n, heads ? heads : 1, segs, rule, bytes, msCopy, msWk, msCub, xc, xk, alt, msAlt,
                             xa);
                 }

@@ -643,14 +643,13 @@ Test(device_segment, offsets_past_2_31) {
     for (void* p : {(void*)din, (void*)dout, (void*)doff, w}) WK_CUDA(cudaFree(p));
 }
 
-Test(device_segment, two_streams_same_bits) {
-    WK_REQUIRE_GPU();
-    wk_rng r = wk_rng_make(0x22);
-    const std::vector<long long> off = distribution(5, 100000, &r);
+/// One segmentSoftmax (plain, fp32) of a seeded x over `off` with `heads` heads, then the same call
+/// from two host threads at once, each on its own stream and workspace, `cases` times each: every
+/// call gives the first call's bits.
+static void two_streams_case(const std::vector<long long>& off, int heads, int cases, wk_rng* r, const char* what) {
     const long long items = off.back(), segs = (long long)off.size() - 1;
-    const int heads = 4;
     std::vector<float> hx(items * heads);
-    for (auto& v : hx) v = (float)wk_uniform(&r, -4, 4);
+    for (auto& v : hx) v = (float)wk_uniform(r, -4, 4);
     float* dx = wk_alloc<float>(hx.size());
     long long* doff = wk_alloc<long long>(off.size());
     wk_upload(dx, hx.data(), hx.size());
@@ -668,7 +667,7 @@ Test(device_segment, two_streams_same_bits) {
     wk_download(first.data(), dy[0], first.size());
     void* ws[2] = {w0, NULL};
     WK_CUDA(cudaMalloc(&ws[1], bytes));
-    const int bad = wk_two_threads(wk_quick() ? 2 : 6, false, [&](int t, int, cudaStream_t st) {
+    const int bad = wk_two_threads(cases, false, [&](int t, int, cudaStream_t st) {
         size_t b = bytes;
         WK_CUDA(warpkit::segmentSoftmax(dx, dy[t], items, doff, segs, heads, warpkit::SoftmaxPlain, ws[t], &b, st));
         WK_CUDA(cudaStreamSynchronize(st));
@@ -676,8 +675,14 @@ Test(device_segment, two_streams_same_bits) {
         wk_download(got.data(), dy[t], got.size());
         return memcmp(got.data(), first.data(), got.size() * 4) != 0 ? 1 : 0;
     });
-    cr_assert(bad == 0, "%d calls on two streams gave other bits", bad);
+    cr_assert(bad == 0, "%s: %d calls on two streams gave other bits", what, bad);
     for (void* p : {(void*)dx, (void*)doff, (void*)dy[0], (void*)dy[1], ws[0], ws[1]}) WK_CUDA(cudaFree(p));
+}
+
+Test(device_segment, two_streams_same_bits) {
+    WK_REQUIRE_GPU();
+    wk_rng r = wk_rng_make(0x22);
+    two_streams_case(distribution(5, 100000, &r), 4, wk_quick() ? 2 : 6, &r, "power-law, 4 heads");
 }
 
 /// More listed chunks than the chunk kernels have blocks, so every block takes several chunks and
@@ -881,6 +886,30 @@ Test(device_segment, softmax_slice_tier) {
         softmax_case<float>(off, off.back(), heads, heads == 1, 1, false, &r, what);
         snprintf(what, sizeof what, "slice tier giant bits heads %d bf16", heads);
         block_tier_bits<__nv_bfloat16>(off, heads, 5, &r, what);
+    }
+}
+
+/// Many slice-tier segments in one call: 40 of 33000 .. 300000 elements (5 to 38 windows, one or two
+/// groups; 12 under WARPKIT_QUICK, 6 under racecheck), each after a run of short segments (0 .. 2000
+/// rows: the lane groups and the block tier) and a few after none, heads 1 and 4: every segment's A
+/// items come before any B item, so the B items wait on segments listed long before them; values,
+/// two calls and two streams at once with the same bits.
+Test(device_segment, softmax_many_sliced_segments) {
+    WK_REQUIRE_GPU();
+    wk_rng r = wk_rng_make(0x3a11ce);
+    const int many = wk_quick_level() >= 2 ? 6 : wk_quick() ? 12 : 40;
+    for (int heads : {1, 4}) {
+        std::vector<long long> off(1, 0);
+        for (int s = 0; s < many; ++s) {
+            for (int k = s % 5 == 2 ? 0 : wk_int(&r, 1, 40); k > 0; --k)
+                off.push_back(off.back() + wk_int(&r, 0, 2000));
+            off.push_back(off.back() + (wk_int(&r, 33000, 300000) + heads - 1) / heads);
+        }
+        off.push_back(off.back() + 5);
+        char what[96];
+        snprintf(what, sizeof what, "%d sliced segments, heads %d", many, heads);
+        softmax_case<float>(off, off.back(), heads, heads == 1, heads == 1 ? 0 : 3, false, &r, what);
+        two_streams_case(off, heads, wk_quick() ? 1 : 3, &r, what);
     }
 }
 

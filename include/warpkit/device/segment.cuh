@@ -114,8 +114,8 @@ template <typename O> inline bool segOffsetsNull(SegmentBounds<O> b) {
 
 /// The workspace's pieces for state type S: the six counters (48 bytes), the entries, the chunk
 /// owners, the chunk partials, the entry totals, room for a no-room record a warp step (32 pairs),
-/// and for the softmax's slice tier (plan.sliceGroup > 0) an owner for each of two work items a
-/// slot, a count a slot and `heads` states a slot (segment_slice.cuh), each 16-byte aligned from the
+/// and for the softmax's slice tier (plan.sliceGroup > 0) an owner entry a slot, a count a slot and
+/// `heads` states a slot (segment_slice.cuh; two work items a slot), each 16-byte aligned from the
 /// first 16-byte boundary of the workspace. Entries stay below 2^28 (an owner is an int). The slots:
 /// a slice-tier segment of n elements takes fewer than n / kSegSliceSlotElems (segSliceSlots), and
 /// the segments that do not overlap hold at most items x heads elements.
@@ -149,7 +149,7 @@ template <typename S> inline size_t segWorkspaceBytes(SegSizes z) {
     if (z.entries == 0) return 1;
     return 15 + 48 + alignUp16((size_t)z.entries * sizeof(SegEntry)) + alignUp16((size_t)z.chunks * sizeof(int)) +
            alignUp16((size_t)z.chunks * sizeof(S)) + alignUp16((size_t)z.entries * sizeof(S)) +
-           alignUp16((size_t)z.words * sizeof(SegNoRoom)) + alignUp16((size_t)z.slots * 3 * sizeof(int)) +
+           alignUp16((size_t)z.words * sizeof(SegNoRoom)) + alignUp16((size_t)z.slots * 2 * sizeof(int)) +
            alignUp16((size_t)z.slotStates * sizeof(S));
 }
 template <typename S> inline SegList<S> segList(void* ws, SegSizes z) {
@@ -164,9 +164,9 @@ template <typename S> inline SegList<S> segList(void* ws, SegSizes z) {
         reinterpret_cast<SegNoRoom*>(reinterpret_cast<char*>(l.totals) + alignUp16((size_t)z.entries * sizeof(S)));
     l.sliceOwner =
         reinterpret_cast<int*>(reinterpret_cast<char*>(l.noRoom) + alignUp16((size_t)z.words * sizeof(SegNoRoom)));
-    l.sliceCount = l.sliceOwner + 2 * z.slots;
+    l.sliceCount = l.sliceOwner + z.slots;
     l.sliceStates =
-        reinterpret_cast<S*>(reinterpret_cast<char*>(l.sliceOwner) + alignUp16((size_t)z.slots * 3 * sizeof(int)));
+        reinterpret_cast<S*>(reinterpret_cast<char*>(l.sliceOwner) + alignUp16((size_t)z.slots * 2 * sizeof(int)));
     l.maxEntries = z.entries;
     l.maxChunks = z.chunks;
     l.maxSlots = z.slots;

@@ -52,12 +52,12 @@ struct SegNoRoom {
 /// The work list in the workspace: six counters, the entries, each chunk's owner (its entry, or -1
 /// for a chunk handed to a pair that found no room), a partial per chunk, each entry's total, the
 /// no-room steps (only those with a pair that found no room, so a call whose long pairs all got
-/// room writes none), and the slice tier's slots (segment_slice.cuh): two work items a slot, each
-/// item's owner entry (-1: none), a count a slot (a group's finished slices) and `heads` states a
+/// room writes none), and the slice tier's slots (segment_slice.cuh, two work items a slot): each
+/// slot's owner entry (-1: none), a count a slot (a group's finished slices) and `heads` states a
 /// slot.
 template <typename S> struct SegList {
     unsigned long long* counter; // [0] entries, [1] chunks, [2] no-room steps, [3] block-tier entries taken,
-                                 // [4] slice slots handed out, [5] slice items taken
+                                 // [4] slice slots handed out, [5] slice tickets taken
     SegEntry* entries;
     int* owner;
     S* partials;
@@ -268,10 +268,10 @@ template <typename S> WARPKIT_DEVICE bool listAppend(const SegList<S>& l, bool i
 /// Appends the warp's segments for the block and slice tiers (the `mine` lanes: head 0 of each) to
 /// the list, with one atomicAdd for the warp on the entries (lane 0's) and one on the slice slots
 /// when any lane has `slots` > 0 (a slice-tier segment: segSliceSlots). A block-tier entry has
-/// stride 0; a slice-tier one stride -1 and chunkBase its first slot, its work items (2 a slot) get
-/// it as their owner and its slots' counts are cleared. A slice-tier segment whose slots do not all
-/// fit marks its entry stride 1 and its items below the capacity -1 (so the block kernel reads no
-/// slot it was not given). Every lane calls; returns whether this lane's segment got room (else its
+/// stride 0; a slice-tier one stride -1 and chunkBase its first slot, its slots get it as their
+/// owner and their counts are cleared. A slice-tier segment whose slots do not all fit marks its
+/// entry stride 1 and its slots below the capacity -1 (so the block kernel reads no slot it was not
+/// given). Every lane calls; returns whether this lane's segment got room (else its
 /// pairs go to the chunk kernels).
 template <typename S> WARPKIT_DEVICE bool segBlockAppend(const SegList<S>& l, bool mine, long long slots,
                                                          long long pair, long long begin, long long rows) {
@@ -296,11 +296,11 @@ template <typename S> WARPKIT_DEVICE bool segBlockAppend(const SegList<S>& l, bo
     else if (mine && e < l.maxEntries) l.entries[e].stride = 1; // no slots: not a block or slice entry
     for (unsigned w = __ballot_sync(WARPKIT_FULL_MASK, slots > 0); w; w &= w - 1) {
         const int src = __ffs(w) - 1;
-        const long long i0 = 2 * shflIdx(sb, src), i1 = 2 * (shflIdx(sb, src) + shflIdx(slots, src));
+        const long long i0 = shflIdx(sb, src), i1 = i0 + shflIdx(slots, src);
         const int so = shflIdx((int)(room ? e : -1), src);
-        for (long long i = i0 + lane; i < i1 && i < 2 * l.maxSlots; i += 32) {
+        for (long long i = i0 + lane; i < i1 && i < l.maxSlots; i += 32) {
             l.sliceOwner[i] = so;
-            if (so >= 0 && (i & 1)) l.sliceCount[i >> 1] = 0;
+            if (so >= 0) l.sliceCount[i] = 0;
         }
     }
     return room;

@@ -154,8 +154,9 @@ template <typename S> WARPKIT_DEVICE SegEntry segBlockEntry(const SegList<S>& l,
 /// Stage 4 (the softmax, when segments can be long): the block tier (segment_block.cuh), the list's
 /// block-tier entries one segment a block at a time, taken in turn (counter[3]); the next segment's
 /// first lines are started toward L2 while this one runs. Then the slice tier (segment_slice.cuh):
-/// the slice items, taken in turn (counter[5]), the next item's entry loaded and its first window
-/// started toward L2 while this one runs.
+/// the slice tickets, taken in turn (counter[5]: every segment's A items, then the B items); the
+/// next ticket's owner and entry are loaded and its window started toward L2 once this one's loads
+/// are in flight, so those two dependent round trips overlap the window's.
 template <int BT, typename A> __global__ void __launch_bounds__(BT, 2)
     segmentBlockKernel(A a, int heads, int sliceGroup, SegList<typename A::State> list) {
     WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentBlockKernel");
@@ -191,7 +192,7 @@ template <int BT, typename A> __global__ void __launch_bounds__(BT, 2)
         if (sliceGroup <= 0) return;
         const int lg = segLog2((unsigned)sliceGroup);
         const unsigned long long handed = list.counter[4];
-        const long long items = 2 * (handed < (unsigned long long)list.maxSlots ? (long long)handed : list.maxSlots);
+        const long long slots = handed < (unsigned long long)list.maxSlots ? (long long)handed : list.maxSlots;
         __syncthreads(); // every thread has read `taken`
         if (threadIdx.x == 0) {
             taken[0] = (long long)atomicAdd(list.counter + 5, 1ull);
@@ -200,20 +201,21 @@ template <int BT, typename A> __global__ void __launch_bounds__(BT, 2)
         __syncthreads();
         cur = taken[0];
         next = taken[1];
-        SegSliceRef r = segSliceRef(list, cur, items);
-        while (cur < items) {
+        SegSliceRef r = segSliceRef(list, cur, slots);
+        while (cur < 2 * slots) {
+            // the ticket after next: thread 0 stores it only once this ticket is done, so that its
+            // round trip does not hold up warp 0's window loads
+            const unsigned long long after = threadIdx.x == 0 ? atomicAdd(list.counter + 5, 1ull) : 0ull;
+            SegSliceRef nr{};
+            auto ahead = [&] { // the next ticket (two dependent loads) and its window toward L2
+                nr = segSliceRef(list, next, slots);
+                if (nr.e >= 0) segSlicePrefetch(segSliceGeom(a, nr.en, heads, lg), nr.k);
+            };
+            if (r.e >= 0)
+                segSliceItem<BT>(a, list, r.e, segSliceGeom(a, r.en, heads, lg), r.k, r.write, heads, red, ahead);
+            else ahead();
             __syncthreads(); // every thread has read `taken` before it changes
-            if (threadIdx.x == 0) taken[0] = (long long)atomicAdd(list.counter + 5, 1ull);
-            const SegSliceRef nr = segSliceRef(list, next, items); // an item ahead
-            if (r.e >= 0) {
-                const auto s = segSliceGeom(a, r.en, heads, lg);
-                auto ahead = [&] { // the next item's window toward L2
-                    if (nr.e < 0) return;
-                    const auto t = segSliceGeom(a, nr.en, heads, lg);
-                    segSlicePrefetch(t, segSliceWindowOf(t, next - 2 * t.base));
-                };
-                segSliceItem<BT>(a, list, r.e, s, cur - 2 * s.base, heads, red, ahead);
-            }
+            if (threadIdx.x == 0) taken[0] = (long long)after;
             __syncthreads(); // taken[0] is visible
             cur = next;
             next = taken[0];

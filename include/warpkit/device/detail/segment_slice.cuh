@@ -9,18 +9,31 @@
 // groups of G (the plan's sliceGroup) slices. The group kernel lists the segment once (entry stride
 // -1, chunkBase its first slot) with room for S + ceil(S / G) + 1 slots of `heads` states each
 // (segSliceSlots): slot k for slice k, slot S + g for group g, the last for the totals; and a count
-// a group. Its work items, two a slot, are taken in turn by the block kernel's blocks (counter[5]):
-//   A (item k < S): window k's per-head max and sum of exp (segBlockWindow) into slot k; the last
-//     slice of a group to finish (the group's count) merges the group's slots in a fixed tree into
-//     its group slot; the last group to finish (a count in the entry) merges the group slots the
-//     same way into the totals, then marks the entry ready (count groups + 1);
-//   B (item S + j, window S - 1 - j: the windows read last, likeliest still in L2, first): loads its
-//     window, waits until the entry is ready, writes softmaxApply of each element (each element
-//     read and written by the same thread: in place works).
-// x is read twice and y written once, by 16-byte loads of all heads at once. A B item waits only on
-// A items of its own segment, taken before it (lower counts), and a block takes its next item only
-// after its current one, so the lowest unfinished item is always some block's current item, whose
-// waits are all met: no deadlock, whatever the number of blocks resident.
+// a group. Each of the list's H slots (all segments') is two work items, taken in turn by the block
+// kernel's blocks as tickets 0 .. 2 H - 1 (counter[5]):
+//   A (ticket t < H, slot t, window k = t - first slot when k < S): window k's per-head max and sum
+//     of exp (segBlockWindow) into slot k; the last slice of a group to finish (the group's count)
+//     merges the group's slots in a fixed tree into its group slot; the last group to finish (a
+//     count in the entry) merges the group slots the same way into the totals, then marks the
+//     entry ready (count groups + 1);
+//   B (ticket t >= H, slot 2 H - 1 - t, window k as for A): loads its window, waits until the entry
+//     is ready, writes softmaxApply of each element (each element read and written by the same
+//     thread: in place works).
+// So every segment's A items come before any segment's B item, and the B items run backwards: the
+// last segment listed first, each segment's windows last to first (the windows read last, likeliest
+// still in L2, first). Tickets of a group or totals slot do nothing. x is read twice and y written
+// once, by 16-byte loads of all heads at once.
+//
+// No waits in a chain. Only a B item waits, and only on the A items of its own segment. A block
+// holds its current ticket and up to two taken ahead (higher ones), so an A item can sit behind
+// another ticket of the block that took it: since all A tickets precede all B tickets, that one is
+// an A item too, which never waits. So no A item waits, and each segment is ready a few windows and
+// its two merges after its last A ticket is taken, whatever the other segments do (were a segment's
+// B items listed right after its own A items, the next segment's A items could sit behind them: a
+// wait for the totals a segment, one after another).
+// No deadlock: the lowest unfinished ticket is some block's current one (a block takes a ticket only
+// while it runs, and runs its tickets in increasing order), and all it can wait on are A tickets
+// below it, all finished; so it finishes, whatever the number of blocks resident.
 //
 // Bits. Each window's states are the block tier's; groups and totals merge in trees fixed by S, G
 // and heads (segSliceMerge). So the result depends only on the segment's values, length, heads, x's
@@ -68,11 +81,6 @@ template <typename T> WARPKIT_DEVICE SegBlockRun<T> segSliceWindow(const SegSlic
     r.m = w == 0 ? s.g.m : 0;
     r.n = (int)((left < kSegWindowElems ? left : kSegWindowElems) - r.m);
     return r;
-}
-
-/// The window work item k of s reads: window k (A), window 2 S - 1 - k (B), -1 for none (k >= 2 S).
-template <typename T> WARPKIT_DEVICE long long segSliceWindowOf(const SegSliceGeom<T>& s, long long k) {
-    return k < s.slices ? k : (k < 2 * s.slices ? 2 * s.slices - 1 - k : -1);
 }
 
 /// Starts window w toward L2 (a 128-byte line a thread, only lines that begin inside the run). Every
@@ -152,25 +160,25 @@ template <int BT> WARPKIT_DEVICE void segSliceFinish(const SegList<SoftmaxState>
     if (threadIdx.x == 0) atomicAdd(&list.entries[e].done, 1u); // groups + 1: ready
 }
 
-/// Work item k of the slice-tier segment s, entry e (k < S: an A item; S <= k < 2 S: a B item; the
-/// rest nothing); ahead() runs once the item's loads are issued. Every thread calls.
+/// The work item of slot k of the slice-tier segment s, entry e: for k < S window k's A item
+/// (write false) or B item (write true), for the group and totals slots nothing; ahead() runs once
+/// the item's loads are issued. Every thread calls.
 template <int BT, typename T, int Kind, typename F>
 WARPKIT_DEVICE void segSliceItem(const SegSoftmaxAlgo<T, Kind>& a, const SegList<SoftmaxState>& list, int e,
-                                 const SegSliceGeom<T>& s, long long k, int heads, float (&red)[2][BT / 32][4][8],
-                                 F ahead) {
+                                 const SegSliceGeom<T>& s, long long k, bool write, int heads,
+                                 float (&red)[2][BT / 32][4][8], F ahead) {
     constexpr int V = vectorElems<T>(), R = 32 / V;
     constexpr bool kPrecise = sizeof(T) == 4;
-    const long long w = segSliceWindowOf(s, k);
-    if (w < 0) {
+    if (k >= s.slices) {
         ahead();
         return;
     }
     const int Hs = heads < V ? heads : V, P = heads > V ? heads / V : 1;
-    const SegBlockRun<T> g = segSliceWindow(s, w);
+    const SegBlockRun<T> g = segSliceWindow(s, k);
     float v[R][V];
     segBlockLoad<BT>(v, g, 0);
     ahead();
-    if (k < s.slices) { // A: the window's states into slot k
+    if (!write) { // A: the window's states into slot k
         float mx[V], sm[V];
         segBlockWindow<BT, false, kPrecise>(v, mx, sm, Hs, P, red);
         if ((int)threadIdx.x < P) {
@@ -198,18 +206,25 @@ WARPKIT_DEVICE void segSliceItem(const SegSoftmaxAlgo<T, Kind>& a, const SegList
     segBlockStore<BT>(v, g, 0, [&](float x, int i) { return softmaxApply<Kind, kPrecise>(f[i], x); });
 }
 
-/// The slice entry of work item i: its owner (-1 past the items or for a slot with no segment) and
-/// the entry's begin, rows and first slot (not its count, which other blocks change).
+/// Slice ticket t of the list's `slots` slots (2 slots tickets): t < slots the A item of slot t, else
+/// the B item of slot 2 slots - 1 - t (header comment); its owner entry e (-1 past the tickets or for
+/// a slot with no segment), whether it writes, its slot k within the segment (a window when k < S)
+/// and the entry's begin, rows and first slot (not its count, which other blocks change).
 struct SegSliceRef {
     int e;
+    bool write;
+    long long k;
     SegEntry en;
 };
-template <typename S> WARPKIT_DEVICE SegSliceRef segSliceRef(const SegList<S>& l, long long i, long long items) {
-    SegSliceRef r{i < items ? l.sliceOwner[i] : -1, SegEntry{}};
+template <typename S> WARPKIT_DEVICE SegSliceRef segSliceRef(const SegList<S>& l, long long t, long long slots) {
+    const bool write = t >= slots;
+    const long long slot = write ? 2 * slots - 1 - t : t;
+    SegSliceRef r{t < 2 * slots ? l.sliceOwner[slot] : -1, write, 0, SegEntry{}};
     if (r.e >= 0) {
         r.en.begin = l.entries[r.e].begin;
         r.en.rows = l.entries[r.e].rows;
         r.en.chunkBase = l.entries[r.e].chunkBase;
+        r.k = slot - r.en.chunkBase;
     }
     return r;
 }
