@@ -1,5 +1,5 @@
 // Tests of include/warpkit/device/cross_entropy.cuh (rowCrossEntropy), through the public call
-// except where a plan is forced (every kernel of detail/row_kernels.cuh on small inputs, under the
+// except where a plan is forced (every kernel of detail/row_kernels.cuh and row_staged.cuh on small inputs, under the
 // sanitizers too).
 //   fuzz:        seeded random shapes (rows 0, 1, many; cols 1..300000 and path edges +-1), strides
 //                and pointer offsets of 0..7 elements, loss only, gradient only, both, in place,

@@ -1,5 +1,5 @@
 // Tests of include/warpkit/device/norm.cuh (rowLayerNorm, rowRmsNorm), through the public calls
-// except `paths`, which also runs forced plans (every kernel of detail/row_kernels.cuh on small
+// except `paths`, which also runs forced plans (every kernel of detail/row_kernels.cuh and row_staged.cuh on small
 // inputs, under the sanitizers too).
 //   fuzz:        seeded random shapes (rows 0, 1, many; cols 1..300000 and path edges +-1), row
 //                strides and pointer offsets of 0..7 elements for x, y, w and b, in place, with and

@@ -219,6 +219,6 @@ Test(device_row_plan, short_tiles) {
 
 Test(device_row_plan, golden) {
     wk_golden_check(kGoldenPath, allPlans());
-    cr_expect(gUncompiled == 0, "%d plans have no compiled kernel (row_plan.cuh's shape tables), the first: %s",
+    cr_expect(gUncompiled == 0, "%d plans have no compiled kernel (row_shapes.cuh's shape tables), the first: %s",
               gUncompiled, gFirstUncompiled.c_str());
 }

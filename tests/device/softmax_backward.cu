@@ -1,5 +1,5 @@
 // Tests of include/warpkit/device/softmax_backward.cuh (rowSoftmaxBackward), through the public
-// call except where a plan is forced (every kernel of detail/row_kernels.cuh on small inputs, under
+// call except where a plan is forced (every kernel of detail/row_kernels.cuh and row_staged.cuh on small inputs, under
 // the sanitizers too).
 //   fuzz:        seeded random shapes (rows 0, 1, many; cols 1..300000 and path edges +-1), strides
 //                and pointer offsets of 0..7 elements for y, dy and dx (each aligned its own way),

@@ -1,4 +1,4 @@
-// PTX shape of include/warpkit/device/detail/norm_backward_kernels.cuh's one-pass split kernel
+// PTX shape of include/warpkit/device/detail/norm_backward_split.cuh's one-pass split kernel
 // (sm_90, vector slots, bf16 and fp32): the row sums are exchanged through flagged records (one
 // relaxed 16-byte store a slice, relaxed 16-byte polls), with no fence, no atomic and no count.
 // The kernels are templates, instantiated here; KERNEL is a pattern of their mangled PTX names.

@@ -39,7 +39,7 @@
 // and thread-safe. Paths: the row family's rules (device/detail/row_plan.cuh; docs/design.md),
 // with warp lanes of 2 vectors or more; RMSNorm's w is staged beside its rows (R22), LayerNorm's w
 // and b are read from memory, by one 16-byte load each a vector when both are given and aligned
-// (device/detail/row_kernels.cuh). Aligned rows that fill every slot of a register plan run its
+// (device/detail/row_staged.cuh). Aligned rows that fill every slot of a register plan run its
 // full-row kernel (no slot tested; K5), with the general kernel's bits.
 #pragma once
 

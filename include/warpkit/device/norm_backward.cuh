@@ -53,11 +53,13 @@
 // longer rows, and unaligned rows past 4096 columns, cut into slices of 2048 columns over a grid of
 // slices x row ranges: where that grid is resident at once, one cooperative kernel that exchanges
 // the slices' row sums through the workspace and reads once, else two kernels that read twice: the
-// slices' row sums, then dx; the same bits either way) and norm_backward_kernels.cuh.
+// slices' row sums, then dx; the same bits either way), norm_backward_kernels.cuh and
+// norm_backward_split.cuh.
 #pragma once
 
 #include "../detail/host.cuh"
 #include "detail/norm_backward_kernels.cuh"
+#include "detail/norm_backward_split.cuh"
 
 namespace warpkit {
 namespace detail {

@@ -1,6 +1,6 @@
 // warpkit/device/detail/row_launch.cuh: the row-wise algorithms' host side: launch helpers (grid
 // chunks, cluster configuration, the cluster-fit cache), the launches of the row family's kernels
-// for the compiled shapes of row_plan.cuh (and nothing else), the one runner (rowRun: a plan, and
+// for the compiled shapes of row_shapes.cuh (and nothing else), the one runner (rowRun: a plan, and
 // the one fall-back when a cluster does not fit), and the family's dispatcher (rowOpDispatch).
 // rowSoftmax (device/softmax.cuh) runs on the same runner with its own kernels (its overloads of
 // the rowLaunch* functions below). Internal.
@@ -13,6 +13,7 @@
 #pragma once
 
 #include "row_kernels.cuh"
+#include "row_shapes.cuh"
 #include "row_short.cuh"
 #include "../../detail/host.cuh"
 

@@ -1,4 +1,4 @@
-// warpkit/device/detail/row_op.cuh: the contract between the row kernels (row_kernels.cuh) and a
+// warpkit/device/detail/row_op.cuh: the contract between the row kernels (row_kernels.cuh, row_staged.cuh) and a
 // row-wise algorithm (device/norm.cuh, cross_entropy.cuh, softmax_backward.cuh), its defaults, and
 // the check at the dispatcher's entry (rowOpCheck: one static_assert per required hook).
 //

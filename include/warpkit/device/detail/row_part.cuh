@@ -1,7 +1,7 @@
 // warpkit/device/detail/row_part.cuh: the device pieces the row kernels share: the part of a row a
 // thread holds on the register paths (RowPart: its slots, loads and per-column parameters), the
 // warp path's layout (WarpRowShape), and the reductions of the threads that share a row part
-// (SegmentGroup on the warp path, BlockGroup on the block path). Internal (row_kernels.cuh and the
+// (SegmentGroup on the warp path, BlockGroup on the block path). Internal (row_kernels.cuh, row_staged.cuh and the
 // algorithms' hooks use them).
 #pragma once
 

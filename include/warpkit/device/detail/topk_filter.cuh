@@ -1,6 +1,7 @@
 // warpkit/device/detail/topk_filter.cuh: the kernel of rules T1 / T2 (k <= 256, split S3): a threshold
 // filter that reads each element once with 16-byte loads and keeps only those that can still reach
-// the top k. Stages 0-2 (one warp's share) are in topk_filter_stages.cuh, 3-5 and the kernel here.
+// the top k. Stages 0-2 (one warp's share) are in topk_filter_sample.cuh (0) and topk_filter_stages.cuh
+// (1, 2), 3-5 and the kernel here.
 // Internal: include warpkit/device/topk.cuh.
 //
 // Each warp of the block owns a buffer of packed keys in shared memory and a threshold: kth, the
@@ -58,6 +59,7 @@
 
 #include "../reduce.cuh"
 #include "topk_filter_best.cuh"
+#include "topk_filter_sample.cuh"
 
 namespace warpkit {
 namespace detail {
