@@ -96,23 +96,14 @@ def graph_ms(torch, fn, warmup=3, reps=30):
             fn()
     torch.cuda.current_stream().wait_stream(side)
     torch.cuda.synchronize()
-    g = None
-    for attempt in range(2):  # retried once: the first fwd+bwd capture of a process failed, later ones did not
-        g = torch.cuda.CUDAGraph()
-        try:
-            with torch.cuda.graph(g):
-                fn()
-            break
-        except Exception as e:  # noqa: BLE001 - anything capture refuses twice: time it the plain way
-            del g
-            g = None
-            torch.cuda.synchronize()
-            if attempt == 1:
-                print(f"  .. not captured in a graph: {type(e).__name__}: {str(e).splitlines()[0][:160]}",
-                      file=sys.stderr)
-                return median_ms(torch, fn, warmup, reps), False
-            fn()  # the failed capture's set-up, outside a capture
-            torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    try:
+        with torch.cuda.graph(g):
+            fn()
+    except Exception as e:  # noqa: BLE001 - anything capture refuses: time it the plain way
+        print(f"  .. not captured in a graph: {type(e).__name__}: {str(e).splitlines()[0][:160]}", file=sys.stderr)
+        torch.cuda.synchronize()
+        return median_ms(torch, fn, warmup, reps), False
     g.replay()
     torch.cuda.synchronize()
     ms = _spin_and_time(torch, g.replay, reps)
