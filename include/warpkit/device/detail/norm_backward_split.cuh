@@ -24,35 +24,6 @@
 namespace warpkit {
 namespace detail {
 
-// Split path (N2), first kernel: block (s, b) takes slice s (kNbSliceCols columns from s *
-// kNbSliceCols) of part b's rows one at a time (the next row's loads in flight): the slice's two
-// sums of each row to p.sums[row * slices + s], its dw / db terms in registers, then the part's
-// partials of the slice.
-template <typename T, bool Vec>
-__global__ void __launch_bounds__(kNbSliceThreads, nbMinBlocks<T, Vec, true>(kNbSliceThreads))
-    normBackwardSumsKernel(NormBackwardParams<T> p) {
-    static_assert(NbTypeCheck<T>::ok, "norm backward kernels: T (see NbTypeCheck)");
-    constexpr int Gs = kNbSliceThreads, W = vectorElems<T>(), C = kNbElems / W; // slots of a vector either way
-    __shared__ float red[2][Gs / 32][2];
-    const int t = (int)threadIdx.x, c0 = (int)blockIdx.x * kNbSliceCols;
-    long long r0, r1;
-    nbPartRows(p, (int)blockIdx.y, &r0, &r1);
-    alignas(16) T w[C][W];
-    float aw[C][W] = {}, ab[C][W] = {};
-    nbLoadWeights<Gs, Vec>(p, t, c0, w);
-    NbRow<T, C, W> cur, nxt;
-    nbLoadRow<Gs, Vec>(p, r0, r1, t, c0, cur);
-    for (long long row = r0; row < r1; ++row) {
-        nbLoadRow<Gs, Vec>(p, row + 1, r1, t, c0, nxt);
-        float s[2];
-        nbRowTerms(cur, w, s, aw, ab);
-        nbGroupSums<Gs, Gs>(s, red, (int)(row - r0));
-        if (t == 0) nbPublishSums(p, row, (int)blockIdx.x, s);
-        cur = nxt;
-    }
-    if (p.pw != nullptr || p.pb != nullptr) nbBlockPartials<Gs, Gs, Vec>(p, aw, ab, (int)blockIdx.y, c0);
-}
-
 constexpr unsigned kNbSumsReady = 1; // a sums record's flag once published (0: the clear's)
 static_assert(LookbackShape<float2>::words == kNbSumsWords, "norm backward: kNbSumsWords must be a float2 record's");
 
@@ -131,16 +102,13 @@ WARPKIT_DEVICE void nbRowTotals(const NormBackwardParams<T>& p, long long row, l
     tot[0] = sh[0], tot[1] = sh[1];
 }
 
-// Split path (N2), one pass (dx wanted, every block resident at once: a cooperative launch; the
-// sums' records cleared first): block (s, b) takes slice s of part b's rows one at a time (the next
-// row's loads in flight): the slice's two sums published (nbPublishSums), the row's totals once
-// every slice's are there (nbRowTotals, the same order as the second kernel's), the slice's dx from
-// the registers, its dw / db terms in registers, then the part's partials of the slice. The same
-// bits as the two kernels; one read of dy and x.
-template <typename T, bool Vec, bool Res, typename R = T>
-__global__ void __launch_bounds__(kNbSliceThreads, nbMinBlocks<T, Vec, true, true>(kNbSliceThreads))
-    normBackwardOnePassKernel(NormBackwardParams<T> p, NbRes<T, Res, R> res) {
-    static_assert(NbTypeCheck<T>::ok, "norm backward kernels: T (see NbTypeCheck)");
+/// Stage (the split path's blocks, both kernels): block (s, b) takes slice s of part b's rows one at
+/// a time (the next row's loads in flight): each row's slice sums published (nbPublishSums), and
+/// with OnePass the row's totals once every slice's are there (nbRowTotals) and the slice's dx from
+/// the registers; its dw / db terms in registers, then the part's partials of the slice. Every
+/// thread of the block calls.
+template <bool OnePass, typename T, bool Vec, bool Res, typename R>
+WARPKIT_DEVICE void nbSliceRows(const NormBackwardParams<T>& p, const NbRes<T, Res, R>& res) {
     constexpr int Gs = kNbSliceThreads, W = vectorElems<T>(), C = kNbElems / W; // slots of a vector either way
     __shared__ float red[2][Gs / 32][2];
     const int t = (int)threadIdx.x, c0 = (int)blockIdx.x * kNbSliceCols;
@@ -157,13 +125,36 @@ __global__ void __launch_bounds__(kNbSliceThreads, nbMinBlocks<T, Vec, true, tru
         nbRowTerms(cur, w, s, aw, ab);
         nbGroupSums<Gs, Gs>(s, red, (int)(row - r0));
         if (t == 0) nbPublishSums(p, row, (int)blockIdx.x, s);
-        float tot[2];
-        nbRowTotals(p, row, r1, tot);
-        nbStoreRow<T, Gs, Vec, Res, R>(p, res, cur, w, p.mean != nullptr ? tot[0] * p.invN : 0.0f, tot[1] * p.invN, row,
-                                       t, c0);
+        if constexpr (OnePass) {
+            float tot[2];
+            nbRowTotals(p, row, r1, tot);
+            nbStoreRow<T, Gs, Vec, Res, R>(p, res, cur, w, p.mean != nullptr ? tot[0] * p.invN : 0.0f, tot[1] * p.invN,
+                                           row, t, c0);
+        }
         cur = nxt;
     }
     if (p.pw != nullptr || p.pb != nullptr) nbBlockPartials<Gs, Gs, Vec>(p, aw, ab, (int)blockIdx.y, c0);
+}
+
+// Split path (N2), one pass (dx wanted, every block resident at once: a cooperative launch; the
+// sums' records cleared first): nbSliceRows with each row's dx from the registers, its totals added
+// in the second kernel's order (nbRowTotals). The same bits as the two kernels; one read of dy and x.
+template <typename T, bool Vec, bool Res, typename R = T>
+__global__ void __launch_bounds__(kNbSliceThreads, nbMinBlocks<T, Vec, true, true>(kNbSliceThreads))
+    normBackwardOnePassKernel(NormBackwardParams<T> p, NbRes<T, Res, R> res) {
+    static_assert(NbTypeCheck<T>::ok, "norm backward kernels: T (see NbTypeCheck)");
+    nbSliceRows<true, T, Vec, Res, R>(p, res);
+}
+
+// Split path (N2), first kernel: block (s, b) takes slice s (kNbSliceCols columns from s *
+// kNbSliceCols) of part b's rows one at a time (the next row's loads in flight): the slice's two
+// sums of each row to p.sums[row * slices + s], its dw / db terms in registers, then the part's
+// partials of the slice (nbSliceRows without the one pass's dx).
+template <typename T, bool Vec>
+__global__ void __launch_bounds__(kNbSliceThreads, nbMinBlocks<T, Vec, true>(kNbSliceThreads))
+    normBackwardSumsKernel(NormBackwardParams<T> p) {
+    static_assert(NbTypeCheck<T>::ok, "norm backward kernels: T (see NbTypeCheck)");
+    nbSliceRows<false, T, Vec, false, T>(p, NbRes<T, false, T>{});
 }
 
 } // namespace detail
