@@ -27,7 +27,7 @@ const char* kGoldenPath = "tests/device/norm_backward_plan.golden";
 void checkPlan(const NormBackwardPlan& p, long long rows, int cols, bool vec, int elemBytes) {
     // N3's 16-bit cap holds in blocks of kNbRegsThreads only (the split path's rows past 4096 columns
     // take the parts of aligned rows, in blocks of 512 or more).
-    const bool narrow16 = elemBytes == 2 && p.path == NbRegs && p.threads == kNbRegsThreads;
+    const bool narrow16 = p.path == NbRegs && nbNarrow16(elemBytes, p.threads);
     const int cap = narrow16 ? kNbPartRules[0].maxParts16 : kNbPartRules[0].maxParts;
     const int blocks = elemBytes == 2 ? kNbPartRules[1].blocks16 : kNbPartRules[1].blocks;
     cr_expect(p.pathRule[0] != 0 && p.partRule[0] != 0, "rows=%lld cols=%d vec=%d: no rule", rows, cols, vec);

@@ -292,11 +292,11 @@ WARPKIT_DEVICE void nbLoadWeights(const NormBackwardParams<T>& p, int t, int c0,
 /// these bounds and spills past them.
 template <typename T, bool Vec, bool Split, bool OnePass = false> constexpr int nbMinBlocks(int threads) {
     const int onePass = sizeof(T) == 2 || WARPKIT_ARCH >= 900 ? 768 : 512;
-    const int perSm = !Vec                               ? 512
-                      : OnePass                          ? onePass
-                      : Split                            ? (sizeof(T) == 2 ? 1024 : 768)
-                      : sizeof(T) == 2 && threads == 256 ? 768
-                                                         : 512;
+    const int perSm = !Vec                                  ? 512
+                      : OnePass                             ? onePass
+                      : Split                               ? (sizeof(T) == 2 ? 1024 : 768)
+                      : nbNarrow16((int)sizeof(T), threads) ? 768
+                                                            : 512;
     return perSm / threads > 1 ? perSm / threads : 1;
 }
 
@@ -319,7 +319,7 @@ template <typename T> struct NbTypeCheck {
 template <typename T, bool Vec, bool Res> WARPKIT_HD constexpr int nbRowsAhead(int threads, int group) {
     return threads >= 1024                       ? 0
            : !Vec                                ? 1
-           : sizeof(T) == 2                      ? (threads == 256 ? 1 : 3)
+           : sizeof(T) == 2                      ? (nbNarrow16((int)sizeof(T), threads) ? 1 : 3)
            : !Res                                ? 2
            : threads != 256                      ? 1
            : WARPKIT_ARCH >= 900 && group <= 128 ? 2
@@ -331,7 +331,7 @@ template <typename T, bool Vec, bool Res> WARPKIT_HD constexpr int nbRowsAhead(i
 /// vector slots in blocks of at most 512 (element slots in blocks of 512 spilled), but not 16-bit in
 /// blocks of 256, whose 3 blocks an SM leave no registers for it (spilled 4-12 bytes on sm_90).
 template <typename T, bool Vec, bool Res> WARPKIT_HD constexpr bool nbResAhead(int threads) {
-    return Res && Vec && threads < 1024 && !(sizeof(T) == 2 && threads == 256);
+    return Res && Vec && threads < 1024 && !nbNarrow16((int)sizeof(T), threads);
 }
 
 /// Stage: row `row` into r: nbLoadRow, then (A) nbLoadRes.

@@ -52,6 +52,12 @@ constexpr int kNbFinishLoads = 16;                       // the final sum: parts
 constexpr int kNbFinishMaxLanes = 32;                    // the final sum: threads a column at most (N5)
 constexpr int kNbSumsWords = 2;                          // 64-bit words of a row's record of a slice's sums (N2)
 
+/// Whether rows of elemBytes-byte elements in blocks of `threads` on the register path are N1 / N3's
+/// 16-bit rows in blocks of kNbRegsThreads (at most 2048 columns): 3 blocks an SM, one row ahead each,
+/// dres loaded after the row sums, at most maxParts16 parts (measured faster at 768-1024 columns than
+/// 3 rows ahead at 2 blocks an SM). The plan and the kernels' bounds read it alike.
+WARPKIT_HD constexpr bool nbNarrow16(int elemBytes, int threads) { return elemBytes == 2 && threads == kNbRegsThreads; }
+
 /// A path rule: rows of at most maxColsVec columns (every row 16-byte aligned: vector slots) or
 /// maxColsElem columns (any alignment: element slots) take `path`; minThreads: threads a block at
 /// least (the register path's blocks hold max(group, minThreads) threads; the split path's blocks
@@ -104,8 +110,7 @@ inline NormBackwardPlan nbRegsPlan(long long rows, int cols, bool vec, int elemB
     while ((long long)p.group * kNbElems < cols) p.group *= 2;
     p.threads = p.group > kNbPathRules[0].minThreads ? p.group : kNbPathRules[0].minThreads;
     const long long per = p.threads / p.group, parts = (rows + per - 1) / per;
-    const int cap =
-        elemBytes == 2 && p.threads == kNbRegsThreads ? kNbPartRules[0].maxParts16 : kNbPartRules[0].maxParts;
+    const int cap = nbNarrow16(elemBytes, p.threads) ? kNbPartRules[0].maxParts16 : kNbPartRules[0].maxParts;
     p.parts = (int)(parts < 1 ? 1 : parts < cap ? parts : cap);
     p.finish = nbFinishLanes(p.parts);
     return p;
