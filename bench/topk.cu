@@ -19,9 +19,12 @@
 // descending / sawtooth / constant / NaN-laden / zero rows: rowTopK k = 1, rowArgMax and rowArgMin
 // against the read (k = 1's cost should not depend on the data's order; CSV k column 1, rule "<call>
 // <order>"; rows of zeros take the filter's exact fold every round: expected slower).
+// Arg (many short rows, issue 31): rows 16384 x cols {512, 1024, 2048, 4096}, fp32 and bf16, random
+// rows in [-8, 8), rows of zeros and NaN-laden rows: rowArgMax and rowArgMin (int64 indices, no
+// values: torch.argmax's outputs) against the read; each line ends with the A rule and the row rule.
 // Many (only when named): the grid's cells of 64, 512 and 4096 rows with k {1, 8, 50, 256}, rowTopK
 // and the read only (sample/topk 0, cub-sort -1).
-// Usage: build/bench/topk [out.csv] [grid] [many] [short] [router] [ordered]   (tables to run; none named: all)
+// Usage: build/bench/topk [out.csv] [grid] [many] [short] [router] [ordered] [arg]   (tables to run; none named: all)
 #include "bench.cuh"
 #include <warpkit/device/topk.cuh>
 #include <cub/device/device_segmented_radix_sort.cuh>
@@ -94,6 +97,44 @@ void orderedCell(FILE* csv, const char* tname, long long rows, int cols, void* w
         }
     }
     for (void* b : {(void*)x, (void*)v, (void*)idx}) BENCH_CUDA(cudaFree(b));
+}
+
+/// The arg table's cell: rowArgMax and rowArgMin (int64 indices, no values) on random rows, rows of
+/// zeros and NaN-laden rows (fillOrdered's patterns 6 and 5), against the read of the same bytes.
+template <typename T> void argCell(FILE* csv, const char* tname, long long rows, int cols, unsigned* sink) {
+    const size_t n = (size_t)rows * cols;
+    T* x;
+    long long* idx;
+    BENCH_CUDA(cudaMalloc(&x, n * sizeof(T) + 16));
+    BENCH_CUDA(cudaMalloc(&idx, (size_t)rows * sizeof(long long)));
+    const float readMs =
+        bench_median_ms([&] { readKernel<<<132 * 8, 256>>>((const uint4*)x, n * sizeof(T) / 16, sink); });
+    int dev = 0, sm = 0;
+    BENCH_CUDA(cudaGetDevice(&dev));
+    BENCH_CUDA(cudaDeviceGetAttribute(&sm, cudaDevAttrMultiProcessorCount, dev));
+    const warpkit::detail::TopKArgRule& rule = warpkit::detail::topkArgRule(rows, cols, (int)sizeof(T), sm);
+    const char* arule = rule.id;
+    const char* rrule = "";
+    warpkit::detail::rowPlanFor(
+        warpkit::detail::RowQuery{rule.outputPlans ? warpkit::detail::RowClassOutputs : warpkit::detail::RowClassReduce,
+                                  (int)sizeof(T), 4, rows, cols, sm, true, true, false},
+        &rrule);
+    const char* orders[] = {"random", "zeros", "NaN-laden"};
+    const int patterns[] = {0, 6, 5};
+    for (int o = 0; o < 3; ++o) {
+        if (o == 0) bench_fill_random(x, n, 0x31a + rows * 7 + cols, -8.f, 8.f);
+        else fillOrdered<<<1024, 256>>>(x, rows, cols, patterns[o]);
+        const float ms[2] = {bench_median_ms([&] { warpkit::rowArgMax(x, (T*)nullptr, idx, rows, cols, cols); }),
+                             bench_median_ms([&] { warpkit::rowArgMin(x, (T*)nullptr, idx, rows, cols, cols); })};
+        const char* calls[] = {"rowArgMax", "rowArgMin"};
+        for (int c = 0; c < 2; ++c) {
+            printf("%-5s %5lld %5d %-9s %-9s %9.2f %9.2f %6.2fx  %s %s\n", tname, rows, cols, orders[o], calls[c],
+                   ms[c] * 1e3, readMs * 1e3, readMs / ms[c], arule, rrule);
+            fprintf(csv, "%s,%lld,%d,1,%.3f,%.3f,%.4f,,,%s %s %s %s\n", tname, rows, cols, ms[c] * 1e3, readMs * 1e3,
+                    readMs / ms[c], calls[c], orders[o], arule, rrule);
+        }
+    }
+    for (void* b : {(void*)x, (void*)idx}) BENCH_CUDA(cudaFree(b));
 }
 
 /// One (type, rows, cols) cell: rowTopK for each k against the read; `peers`: also CUB's sort and rowSample.
@@ -234,6 +275,16 @@ int main(int argc, char** argv) {
                     if (t == 0) orderedCell<float>(csv, "fp32", rows, cols, ws, wsBytes, sink);
                     else orderedCell<__nv_bfloat16>(csv, "bf16", rows, cols, ws, wsBytes, sink);
                 }
+    }
+    if (bench_wants(argc, argv, "arg")) {
+        printf("arg (many short rows, issue 31)\ntype   rows  cols rows-are  call       time(us)  read(us) read/call  "
+               "rules\n");
+        for (int t = 0; t < 2; ++t)
+            for (int cols : {512, 1024, 2048, 4096}) {
+                bench_progress("arg %s rows=16384 cols=%d", t ? "bf16" : "fp32", cols);
+                if (t == 0) argCell<float>(csv, "fp32", 16384, cols, sink);
+                else argCell<__nv_bfloat16>(csv, "bf16", 16384, cols, sink);
+            }
     }
     fclose(csv);
     BENCH_CUDA(cudaFree(ws));

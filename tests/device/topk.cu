@@ -46,16 +46,25 @@ enum Pattern {
     MinusZeros,
     PlusZeros,
     NaNFirst,
-    NaNLaden
+    NaNLaden,
+    // short rows of zeros (kArgZeros): -0.0 with one +0.0 at 5/7 of the row, and the converse (the
+    // first of the rarer zero wins only in one order; the other order's winner is column 0)
+    LateMinusZero,
+    LatePlusZero
 };
 const char* kPatternName[] = {"random",    "ties",        "ascending",   "descending", "all-equal",   "NaN/inf/-0",
                               "all-NaN",   "round-equal", "head-heavy",  "all--inf",   "near-zero",   "",
                               "step-up",   "step-down",   "up-then-NaN", "sawtooth",   "minus-zeros", "plus-zeros",
-                              "NaN-first", "NaN-laden"};
+                              "NaN-first", "NaN-laden",   "late-+0",     "late--0"};
 /// The patterns in which every lane of the k = 1 filter meets a new best in most rounds (or none).
 const Pattern kOrdered[] = {Ascending, Descending, AllEqual,  StepUp,   StepDown, UpThenNaN,
                             Sawtooth,  MinusZeros, PlusZeros, NaNFirst, NaNLaden};
 constexpr int kOrderedCount = (int)(sizeof(kOrdered) / sizeof(kOrdered[0]));
+/// Rows for rowArgMax / rowArgMin's two-pass fold (row_arg.cuh): signed zeros, NaN first and late,
+/// all NaN (rowArgMin's first NaN), all -inf (rowArgMax's fill value), ties, steps.
+const Pattern kArgZeros[] = {LateMinusZero, LatePlusZero, NaNFirst, UpThenNaN, AllNaN,
+                             AllNegInf,     Ties,         StepUp,   StepDown,  NaNLaden};
+constexpr int kArgZerosCount = (int)(sizeof(kArgZeros) / sizeof(kArgZeros[0]));
 
 template <typename T> double genValue(wk_rng* r, Pattern p, long long c, int cols) {
     switch (p) {
@@ -104,6 +113,10 @@ template <typename T> double genValue(wk_rng* r, Pattern p, long long c, int col
         return c == 0 ? NAN : (double)(c / 37);
     case NaNLaden:
         return c % 7 == 3 ? (c % 2 ? NAN : -NAN) : (double)(c / 37);
+    case LateMinusZero:
+        return c == (long long)cols * 5 / 7 ? 0.0 : -0.0;
+    case LatePlusZero:
+        return c == (long long)cols * 5 / 7 ? -0.0 : 0.0;
     case NearZero: {
         const double near[] = {0.0,
                                -0.0,
@@ -366,14 +379,16 @@ struct ArgShape {
 };
 
 /// The pattern of row r of shape s: (r + mul x cols) % kPatterns, so each row of a shape differs;
-/// `ordered`: kOrdered's in turn.
-Pattern argPattern(const ArgShape& s, long long r, int mul, bool ordered = false) {
+/// `ordered`: 1 kOrdered's in turn, 2 kArgZeros's.
+Pattern argPattern(const ArgShape& s, long long r, int mul, int ordered = 0) {
     const long long i = r + (long long)mul * s.cols;
-    return ordered ? kOrdered[i % kOrderedCount] : (Pattern)(i % kPatterns);
+    return ordered == 2 ? kArgZeros[i % kArgZerosCount]
+           : ordered    ? kOrdered[i % kOrderedCount]
+                        : (Pattern)(i % kPatterns);
 }
 
 /// Shape s's rows (from element s.off, ld apart; at least one row's room), row r of argPattern's.
-template <typename T> std::vector<T> argRows(wk_rng* rng, const ArgShape& s, int mul, bool ordered = false) {
+template <typename T> std::vector<T> argRows(wk_rng* rng, const ArgShape& s, int mul, int ordered = 0) {
     std::vector<T> h((size_t)(s.off + (s.rows > 0 ? s.rows : 1) * s.ld));
     for (long long r = 0; r < s.rows; ++r)
         for (int c = 0; c < s.cols; ++c)
@@ -433,9 +448,9 @@ Test(device_topk, argmax_argmin_every_path) {
 // Rule A1 (the filter kernel, one block a row: 1000 or 4096 rows of more than 4096 columns on the
 // H100) and A2's paths (warp, block, staged, streamed), 16-bit types, leading dimensions, misaligned
 // rows, each row a pattern (NaN, +-inf, ties, -0.0 / +0.0, ascending, all NaN, ...); rows = 0 writes
-// nothing. `ordered`: kOrdered's rows at the given shapes instead.
+// nothing. `ordered`: kOrdered's (1) or kArgZeros's (2) rows at the given shapes instead.
 template <typename T, typename Idx>
-int argAgainstReference(wk_rng* rng, const ArgShape* given = nullptr, int count = 0, bool ordered = false) {
+int argAgainstReference(wk_rng* rng, const ArgShape* given = nullptr, int count = 0, int ordered = 0) {
     const ArgShape all[] = {{1000, 5001, 5004, 1}, {4096, 4099, 4104, 2},  {600, 4097, 4097, 0},   {64, 1025, 1030, 5},
                             {3000, 33, 40, 1},     {100, 70001, 70003, 3}, {2, 262147, 262150, 7}, {0, 5, 5, 0}};
     const ArgShape* shapes = given ? given : all;
@@ -491,6 +506,29 @@ Test(device_topk, argmax_argmin_reference) {
     const int bad = argAgainstReference<__nv_bfloat16, long long>(&rng) + argAgainstReference<__half, int>(&rng) +
                     argAgainstReference<float, int>(&rng);
     cr_assert(bad == 0, "rowArgMax / rowArgMin: %d rows differ from the host reference", bad);
+}
+
+// ---- rowArgMax / rowArgMin on short rows: the two-pass fold, rules A2 / A3, the full-row kernels ----
+// Rows of 512 .. 4096 columns (and 640, 768: R25's shape) on the register paths: aligned rows that
+// fill their shape (the full-row kernels: fp32 32 x 4 and 32 x 8 lanes a row, 16-bit 16 x 4 and
+// 32 x 4, the blocks of A3's R2 / R3 and A2's R9), one column past them (head and tail elements),
+// misaligned rows and leading dimensions, a warp's or block's rows past the end (rows 1, 5, 13 ...),
+// each row of the sweep's patterns, kOrdered's and kArgZeros's (signed zeros whose preferred sign
+// is rare, NaN first or last, all NaN, all -inf), every type, both orders, against the host.
+Test(device_topk, argmax_argmin_short_rows) {
+    WK_REQUIRE_GPU();
+    wk_rng rng = wk_rng_make(0x710);
+    const ArgShape shapes[] = {{13, 512, 512, 0},   {23, 1024, 1024, 0},  {5, 1024, 1024, 0},  {1, 1024, 1024, 0},
+                               {22, 1024, 1031, 1}, {11, 1025, 1025, 0},  {17, 2048, 2048, 0}, {12, 2049, 2056, 3},
+                               {11, 4096, 4096, 0}, {13, 4096, 4100, 2},  {12, 3000, 3000, 0}, {11, 768, 768, 0},
+                               {14, 640, 648, 4},   {300, 1024, 1024, 0}, {33, 2048, 2048, 0}};
+    const int n = (int)(sizeof(shapes) / sizeof(shapes[0]));
+    int bad = 0;
+    for (int ordered = 0; ordered < 3; ++ordered)
+        bad += argAgainstReference<float, int>(&rng, shapes, n, ordered) +
+               argAgainstReference<__nv_bfloat16, long long>(&rng, shapes, n, ordered) +
+               argAgainstReference<__half, int>(&rng, shapes, n, ordered);
+    cr_assert(bad == 0, "rowArgMax / rowArgMin on short rows: %d rows differ from the host reference", bad);
 }
 
 // ---- k = 1 on ordered rows: every lane of the filter meets a new best in most rounds ----------------

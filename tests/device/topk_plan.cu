@@ -10,7 +10,8 @@
 // workspace must then hold the slices' candidates and the rows' counters).
 //
 // Test argmax_golden pins rowArgMax / rowArgMin's rule (A1: rowTopK's k = 1 without a workspace; A2:
-// the row family's read-only plan, which must have a compiled kernel) in topk_arg_plan.golden.
+// the row family's read-only plan; A3: its plan for per-element outputs; each must have a compiled
+// kernel) in topk_arg_plan.golden.
 //
 // Regenerate (only when a plan is meant to change, and say so in the commit):
 //   WARPKIT_GOLDEN_WRITE=1 build/tests/device/topk_plan   (run from the repository root)
@@ -112,11 +113,12 @@ Test(topk_plan, golden) {
 }
 
 /// rowArgMax / rowArgMin's plan for T over rows x cols on profile i: the rule, then rowTopK's plan
-/// (A1) or the row family's (A2: rule id, path and shape).
+/// (A1) or the row family's (A2, A3: rule id, path and shape).
 template <typename T> std::string argPlanText(int i, long long rows, int cols) {
     const Profile& d = kProfiles[i];
-    const char* id = nullptr;
-    if (topkArgFilter(rows, cols, d.sms, &id)) {
+    const TopKArgRule& rule = topkArgRule(rows, cols, (int)sizeof(T), d.sms);
+    const char* id = rule.id;
+    if (rule.filter) {
         const TopKPlan p = topkPlan(rows, cols, 1, d.sms, false);
         checkPlan(p, rows, cols, 1, d.name);
         cr_expect(p.kernel == TopKFilter && p.levels == 1 && p.slices[0] == 1 && p.workspaceBytes == 0,
@@ -125,7 +127,7 @@ template <typename T> std::string argPlanText(int i, long long rows, int cols) {
     }
     const RowArgParams<T> a = {{}, nullptr, nullptr, nullptr, false, 0u, cols};
     const char* rid = nullptr;
-    const RowPlan p = rowPlanFor(rowOpQuery(a, rows, cols, d.sms, kClusters[i], true), &rid);
+    const RowPlan p = rowPlanFor(rowOpQuery(a, rows, cols, d.sms, kClusters[i], !rule.outputPlans), &rid);
     cr_expect(
         rowPlanCompiled(RowClassOutputs, (int)sizeof(T), RowArgParams<T>::kWarpChunks, RowArgParams<T>::kReduceWarp, p),
         "%s rows=%lld cols=%d: the row plan %s has no compiled kernel", d.name, rows, cols, rid);
@@ -138,9 +140,10 @@ template <typename T> std::string argPlanText(int i, long long rows, int cols) {
 Test(topk_plan, argmax_golden) {
     std::string out =
         "# rowArgMax / rowArgMin plans (tests/device/topk_plan.cu): A1 then rowTopK's plan (k = 1, no\n"
-        "# workspace); A2 then the row family's rule, path, width, chunks, threads, blocks, slice, piece.\n";
+        "# workspace); A2 / A3 then the row family's rule, path, width, chunks, threads, blocks, slice, piece.\n";
     const long long rowsList[] = {1, 8, 64, 263, 475, 476, 512, 528, 529, 951, 1000, 4096, 16384, 1LL << 20};
-    const int colsList[] = {1, 7, 1000, 1024, 4096, 4097, 8192, 32000, 50257, 128256, 151936, 262144, 1 << 20};
+    const int colsList[] = {1,    7,     1000,  1024,   1025,   2048,   4096,   4097,
+                            8192, 32000, 50257, 128256, 151936, 262144, 1 << 20};
     for (int i = 0; i < 3; ++i)
         for (int cols : colsList)
             for (long long rows : rowsList) {

@@ -9,10 +9,16 @@
 // candidates is exact, associative and commutative: any reduction order gives the same winner.
 // Slots past the row's end never compete (they carry no column).
 //
-// Cost. A vector's (or a call's) values lie at rising columns, so the best of them needs only a
-// strict compare of a signed key an element (rowArgBestOf: no column compare); the candidates of
-// vectors then merge with the column tie-break. Plans: rule A1 (topk_plan.cuh) gives long rows
-// that fill the GPU one block a row to topk's filter kernel (T1), rowTopK's k = 1; A2 the rest here.
+// Cost. On the register paths (the row held in registers: warp and block plans) a thread folds
+// its slots in two passes (rowArgTwoPass): the best value by max.NaN / min, one instruction an
+// element, then the first slot holding it, a compare and a select an element; only the thread's
+// candidates merge with the column tie-break. On the streamed paths a vector's values lie at
+// rising columns, so the best of them needs only a strict compare of a signed key an element
+// (rowArgBestOf: no column compare); the candidates of vectors then merge with the column
+// tie-break. The value written is rebuilt from the winner's key (a NaN's re-read from x). Plans:
+// topk_plan.cuh's A rules: A1 gives long rows that fill the GPU one block a row to topk's filter
+// kernel (T1), rowTopK's k = 1; A3 16-bit rows of 1025..4096 the row family's register block
+// plans; A2 the rest its read-only plans.
 #pragma once
 
 #include "../../warp/topk.cuh"
@@ -39,6 +45,7 @@ struct RowArgMerge {
 /// rowArgMax / rowArgMin's params: x's rows, the outputs (values may be null; indices int or long
 /// long by idx64), and flip = 0 for the largest, 0xffffffff for the smallest (the keys' complement).
 template <typename T> struct RowArgParams : RowReadOnlyTraits {
+    static constexpr bool kFullRows = true; // aligned rows that fill their shape: no slot tests, no fills
     using Elem = T;
     using Exchange = RowArg;
     using Merge = RowArgMerge;
@@ -100,20 +107,73 @@ template <int N, typename T> WARPKIT_DEVICE RowArg rowArgBestOf(const RowArgPara
     return p.flip == 0u ? rowArgBestIn<true, N>(x, col) : rowArgBestIn<false, N>(x, col);
 }
 
-/// Register paths: the best of each of the thread's vectors, merged with its extra slots', then the
-/// group's (and the cluster's).
+/// Pass 1's fold of two values: the larger with NaN first (max.NaN), or the smaller with NaN
+/// skipped unless both are (min: NaN last). Either is associative and commutative, so any tree gives
+/// the same value; only the sign of a zero may depend on it (pass 2 finds zeros by their bits).
+template <bool Largest> WARPKIT_DEVICE float rowArgPick(float a, float b) {
+    return Largest ? maxNaN(a, b) : fminf(a, b);
+}
+
+/// The lowest column among the thread's filled slots (C body vectors, then E extra elements) whose
+/// value `hit` accepts, else kRowArgNone: a compare and a select an element in reverse slot order
+/// (a thread's body slots lie at rising columns), the column made from the slot once at the end.
+template <int C, int E, typename T, int K, typename H>
+WARPKIT_DEVICE int rowArgFirst(const RowPart& part, const float (&x)[1][K], H hit) {
+    constexpr int V = vectorElems<T>();
+    int at = -1;
+#pragma unroll
+    for (int k = C * V - 1; k >= 0; --k) at = partHasVector(part, k / V) && hit(x[0][k]) ? k : at;
+    int col = at < 0 ? kRowArgNone : partVectorColumn<T>(part, at / V) + at % V;
+#pragma unroll
+    for (int j = 0; j < E; ++j) { // head and tail elements lie below or above the body
+        const int c = partExtraColumn<T>(part, j);
+        if (partHasExtra(part, j) && hit(x[0][C * V + j]) && c < col) col = c;
+    }
+    return col;
+}
+
+/// The two-pass fold of the thread's slots (register paths). Pass 1: the best value m of the
+/// filled slots by rowArgPick, one instruction an element, in a tree. Pass 2: the first slot holding
+/// m: NaN (m is NaN) by v != v; a zero by its bits, +0.0 before -0.0 for the largest (-0.0 first for
+/// the smallest); any other value by its bits (equal bits: equal values). The candidate is that
+/// slot's; the value's key follows from m (a NaN's payload is not needed: every NaN ranks alike).
+template <bool Largest, int C, int E, typename T, int K>
+WARPKIT_DEVICE RowArg rowArgTwoPass(const RowArgParams<T>& p, const RowPart& part, const float (&x)[1][K]) {
+    constexpr int V = vectorElems<T>(), N = C + E;
+    const float none = Largest ? -__int_as_float(0x7f800000) : __int_as_float(0x7fffffff); // folds to the other
+    float m[N];
+#pragma unroll
+    for (int c = 0; c < C; ++c) {
+        float a[V];
+#pragma unroll
+        for (int e = 0; e < V; ++e) a[e] = x[0][c * V + e];
+#pragma unroll
+        for (int s = 1; s < V; s *= 2)
+#pragma unroll
+            for (int e = 0; e + s < V; e += 2 * s) a[e] = rowArgPick<Largest>(a[e], a[e + s]);
+        m[c] = partHasVector(part, c) ? a[0] : none;
+    }
+#pragma unroll
+    for (int j = 0; j < E; ++j) m[C + j] = partHasExtra(part, j) ? x[0][C * V + j] : none;
+#pragma unroll
+    for (int s = 1; s < N; s *= 2)
+#pragma unroll
+        for (int i = 0; i + s < N; i += 2 * s) m[i] = rowArgPick<Largest>(m[i], m[i + s]);
+    if (m[0] != m[0]) return rowArgOf(p, m[0], rowArgFirst<C, E, T>(part, x, [](float v) { return v != v; }));
+    int bits = m[0] == 0.0f ? (Largest ? 0 : (int)0x80000000) : __float_as_int(m[0]);
+    int col = rowArgFirst<C, E, T>(part, x, [bits](float v) { return __float_as_int(v) == bits; });
+    if (col == kRowArgNone && m[0] == 0.0f) { // no zero of the preferred sign: the other's first
+        bits ^= (int)0x80000000;
+        col = rowArgFirst<C, E, T>(part, x, [bits](float v) { return __float_as_int(v) == bits; });
+    }
+    return col == kRowArgNone ? RowArg{0u, kRowArgNone} : rowArgOf(p, __int_as_float(bits), col);
+}
+
+/// Register paths: the thread's candidate by the two-pass fold, then the group's (and the
+/// cluster's) by the merge.
 template <int C, int E, typename T, int K, typename G>
 WARPKIT_DEVICE RowArg rowRegs(const RowArgParams<T>& p, long long, int, const RowPart& part, float (&x)[1][K], G g) {
-    constexpr int V = vectorElems<T>();
-    RowArg best{0u, kRowArgNone};
-#pragma unroll
-    for (int c = 0; c < C; ++c)
-        if (partHasVector(part, c))
-            best = RowArgMerge{}(best, rowArgBestOf<V>(p, &x[0][c * V], partVectorColumn<T>(part, c)));
-#pragma unroll
-    for (int j = 0; j < E; ++j)
-        if (partHasExtra(part, j))
-            best = RowArgMerge{}(best, rowArgOf(p, x[0][C * V + j], partExtraColumn<T>(part, j)));
+    const RowArg best = p.flip == 0u ? rowArgTwoPass<true, C, E>(p, part, x) : rowArgTwoPass<false, C, E>(p, part, x);
     return groupReduce(g, best, RowArgMerge{});
 }
 
@@ -145,9 +205,13 @@ template <typename T> WARPKIT_DEVICE RowArg rowFactors(const RowArgParams<T>&, c
     return total;
 }
 template <int N, typename T> WARPKIT_DEVICE void rowOut(const RowArgParams<T>&, const RowArg&, float (&)[1][N], int) {}
-/// The winner's column, and its value copied from x bit for bit.
+/// The winner's column, and its value: from its key (exact: a 16-bit value widened to float rounds back
+/// to itself), or for a NaN copied from x bit for bit (its payload).
 template <typename T> WARPKIT_DEVICE void rowOutputs(const RowArgParams<T>& p, const RowArg& f, long long row) {
-    if (p.values) p.values[row] = p.x[row * p.ldx + f.col];
+    if (p.values) {
+        const unsigned key = f.key ^ p.flip; // topkOrderKey of the value widened to float
+        p.values[row] = key == 0xffffffffu ? p.x[row * p.ldx + f.col] : Arith<T>::from_acc(topkKeyValue<float>(key));
+    }
     if (p.idx64) static_cast<long long*>(p.indices)[row] = f.col;
     else static_cast<int*>(p.indices)[row] = f.col;
 }
@@ -177,8 +241,9 @@ inline cudaError_t rowArgRun(const T* x, T* values, Idx* indices, long long rows
     int dev = 0;
     DeviceProps d;
     WARPKIT_TRY(currentDevice(&dev, &d));
-    if (topkArgFilter(rows, cols, d.sms)) return rowArgFilter(p, rows, cols, stream); // A1
-    return rowOpDispatch(p, rows, cols, stream, true);                                // A2
+    const TopKArgRule& r = topkArgRule(rows, cols, (int)sizeof(T), d.sms);
+    if (r.filter) return rowArgFilter(p, rows, cols, stream);    // A1
+    return rowOpDispatch(p, rows, cols, stream, !r.outputPlans); // A2, A3
 }
 
 } // namespace detail

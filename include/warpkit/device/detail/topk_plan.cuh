@@ -33,7 +33,7 @@
 //       workspace and the block that finishes a row's last slice merges them by a block radix select
 //       in shared memory (rows x slices x k keys and an arrival word a row: no memset). On 132
 //       SMs, k = 8: 1 row of 262144: 256 slices; 64 rows: 8; 512 rows: 1 (k = 256: 16 slices a row)
-//   A1 / A2 rowArgMax / rowArgMin: T1 one block a row, or the row family (topkArgFilter, at the end)
+//   A1-A3 rowArgMax / rowArgMin: T1 one block a row, or the row family (topkArgRule, at the end)
 #pragma once
 
 namespace warpkit {
@@ -188,27 +188,39 @@ inline TopKPlan topkPlan(long long rows, int cols, int k, int sms, bool workspac
     return p;
 }
 
-/// rowArgMax / rowArgMin's plan (no workspace: the answer of rowTopK with k = 1).
+/// rowArgMax / rowArgMin's plan (no workspace: the answer of rowTopK with k = 1). The first rule that
+/// holds:
 ///   A1  cols > 4096 (T1's rows: W4 serves shorter ones) and one block a row fills the last wave of
 ///       S3's resident blocks (blocksPerSm x SMs) to its fillPct: the filter kernel (T1), one block a
 ///       row, as rowTopK's k = 1 there
+///   A3  16-bit rows of 1024 < cols <= 4096: the row family's plan for calls with per-element outputs
+///       (R2, R3: a block of 128 a row, the row in registers, where row_arg.cuh's two-pass fold runs),
+///       not its read-only one (R16: a warp a row streams it, the exact fold a vector at a time)
 ///   A2  otherwise: the row family's read-only plan (device/detail/row_arg.cuh, row_plan.cuh)
 struct TopKArgRule {
     const char* id;
-    int minCols; // cols above this
+    int elemBytes;        // 0: any
+    int minCols, maxCols; // minCols < cols <= maxCols
+    bool filter;          // A1: the filter kernel, when one block a row fills the GPU
+    bool outputPlans;     // the row family's plans for per-element outputs (else its read-only ones)
 };
-constexpr TopKArgRule kTopKArgRules[] = {{"A1", 4096}, {"A2", 0}};
+constexpr TopKArgRule kTopKArgRules[] = {
+    {"A1", 0, 4096, 0x7fffffff, true, false},
+    {"A3", 2, 1024, 4096, false, true},
+    {"A2", 0, 0, 0x7fffffff, false, false},
+};
 
-/// Whether rowArgMax / rowArgMin over rows x cols (rows >= 1, cols >= 1) on a device of `sms` SMs
-/// take rule A1 (the filter kernel, one block a row), else A2 (the row family); `id` (not null) gets
-/// the rule's id. Host only.
-inline bool topkArgFilter(long long rows, int cols, int sms, const char** id = nullptr) {
-    const TopKSplitRule& r = kTopKSplitRules[2];
-    const long long resident = (long long)r.blocksPerSm * sms;
+/// The rule of rowArgMax / rowArgMin over rows x cols (rows >= 1, cols >= 1) of elements of
+/// elemBytes on a device of `sms` SMs. Host only.
+inline const TopKArgRule& topkArgRule(long long rows, int cols, int elemBytes, int sms) {
+    const TopKSplitRule& s = kTopKSplitRules[2];
+    const long long resident = (long long)s.blocksPerSm * sms;
     const long long fill = rows * 100000 / (topkCeilDiv(rows, resident) * resident); // percent x 1000
-    const bool a1 = cols > kTopKArgRules[0].minCols && fill >= r.fillPct * 1000LL;
-    if (id) *id = kTopKArgRules[a1 ? 0 : 1].id;
-    return a1;
+    for (const TopKArgRule& r : kTopKArgRules)
+        if ((r.elemBytes == 0 || r.elemBytes == elemBytes) && cols > r.minCols && cols <= r.maxCols &&
+            (!r.filter || fill >= s.fillPct * 1000LL))
+            return r;
+    return kTopKArgRules[2]; // A2 holds for every row: not reached
 }
 
 } // namespace detail
