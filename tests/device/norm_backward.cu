@@ -11,6 +11,8 @@
 //                workspace holding another call's split-path sums, flagged ready (they are cleared).
 //   wide:        few rows of 64K columns (rows 1, 2, 255, 256, 257; cols 65535..65537): the one-pass
 //                split kernel's exchange of row sums, and the two kernels for unaligned rows.
+//   pipeline:    the one-pass kernel's rows published ahead of their dx: rows past 256 slices (two
+//                rounds of its wait), parts of 1 or 2 rows.
 //   add:         the Add calls (dres added into dx) on every path, dx apart or over dres or dy.
 //   rows_ahead:  the register path's rows in flight (N1: up to 3 a group, dres with them) at widths
 //                beside 768..4096, rows that leave a part's groups short of a whole batch, Add and
@@ -408,6 +410,37 @@ Test(device_norm_backward, wide) {
     WK_REQUIRE_GPU();
     const int bad = nb_wide<float>() + nb_wide<__half>() + nb_wide<__nv_bfloat16>();
     cr_expect(bad == 0, "few rows of 64K columns: %d mismatches", bad);
+}
+
+/// The one-pass kernel's pipeline (N2: each block publishes a row's slice sums before it waits on
+/// the row before's totals, read by all its threads, kNbSliceThreads slices a round): rows of more
+/// than 256 slices (two rounds of the wait: 257 and 270 slices, one part of 1 to 3 rows, the last
+/// slice partial or whole), aligned (one pass) and odd (element loads: one pass where 2 blocks an
+/// SM hold the grid, else two kernels), stale sums records in the workspace; and rows of 64 slices
+/// whose parts hold 1 or 2 rows (rows 5 and 7: the pipeline's drain with no row ahead of it).
+template <typename T> static int nb_pipeline(void) {
+    struct Shape {
+        long long rows;
+        int cols;
+    };
+    static const Shape shapes[] = {{1, 257 * 2048}, {3, 270 * 2048}, {2, 270 * 2048 - 5}, {5, 131072}, {7, 131072}};
+    int bad = 0, salt = 0;
+    for (const Shape& sh : shapes) {
+        const int s = salt++;
+        const bool rms = s % 2 == 1;
+        NbCase a{rms, sh.rows, sh.cols, sh.cols, sh.cols, sh.cols, 0, 0, 0, 0, 0, true, true, true, true, 0, 0, true};
+        bad += nb_case<T>("pipeline aligned", a, 0x5900ull + s);
+        NbCase o = nb_odd(rms, sh.rows, sh.cols, s % 2 == 0, s % 3 == 2 ? 1 : 0);
+        o.staleSums = true;
+        bad += nb_case<T>("pipeline odd", o, 0x5a00ull + s);
+    }
+    return bad;
+}
+
+Test(device_norm_backward, pipeline) {
+    WK_REQUIRE_GPU();
+    const int bad = nb_pipeline<float>() + nb_pipeline<__nv_bfloat16>();
+    cr_expect(bad == 0, "one-pass pipeline: %d mismatches", bad);
 }
 
 /// The same values at 16-byte aligned addresses (the register path up to 8192 columns) and at odd
