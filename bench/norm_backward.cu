@@ -16,8 +16,8 @@
 // largest difference of warpkit's dx, dw, db from the peer's, relative to the largest magnitude
 // (a warning past 1e-3 fp32, 2e-2 bf16). The torch peers: bench/torch_norm_backward.py.
 // Then a chain of 23 LayerNorm calls back to back (a GPT-2 training step's count; bf16 8192 x 768,
-// 8192 x 1024, 256 x 65536; fp32 8192 x 768): the time a call on stream 0, on a non-blocking
-// stream, and replayed from a CUDA graph, the gaps between the kernels included.
+// 8192 x 1024, 256 x 65536; fp32 8192 x 768): the time a call on stream 0, on a stream of its
+// own, and replayed from a CUDA graph, the gaps between the kernels included.
 // Prints the table, writes CSV (argv[1]).
 #include <warpkit/device/norm.cuh>
 #include <warpkit/device/norm_backward.cuh>
@@ -229,32 +229,11 @@ static void mixedCell(FILE* csv, Buffers& m, long long rows, int cols) {
     BENCH_CUDA(cudaFree(m.ws));
 }
 
-/// Median time (ms) of launch(st) on stream st, after a GPU spin on st, as bench_median_ms on stream 0.
-template <typename F> static float streamMedianMs(cudaStream_t st, F launch, int warmup = 3, int reps = 30) {
-    cudaEvent_t a, b;
-    BENCH_CUDA(cudaEventCreate(&a));
-    BENCH_CUDA(cudaEventCreate(&b));
-    for (int i = 0; i < warmup; ++i) launch(st);
-    BENCH_CUDA(cudaStreamSynchronize(st));
-    std::vector<float> t(reps);
-    for (int i = 0; i < reps; ++i) {
-        bench_delay_kernel<<<1, 1, 0, st>>>(kBenchDelayNs);
-        BENCH_CUDA(cudaEventRecord(a, st));
-        launch(st);
-        BENCH_CUDA(cudaEventRecord(b, st));
-        BENCH_CUDA(cudaEventSynchronize(b));
-        BENCH_CUDA(cudaEventElapsedTime(&t[i], a, b));
-    }
-    BENCH_CUDA(cudaGetLastError());
-    BENCH_CUDA(cudaEventDestroy(a));
-    BENCH_CUDA(cudaEventDestroy(b));
-    return bench_median_of(t);
-}
-
 /// A training step's pattern: kChain LayerNorm backward calls (dx, dw, db) back to back, the time a
-/// call on stream 0, on a non-blocking stream, and replayed from a CUDA graph of the kChain calls:
-/// what a call costs beside its neighbours, the gaps between kernels included (the final sum's
-/// launch, N5).
+/// call on stream 0, on a stream of its own, and replayed from a CUDA graph of the kChain calls on
+/// that stream: what a call costs beside its neighbours, the gaps between kernels included (the
+/// final sum's launch, N5). The stream is a blocking one, so that bench_median_ms's events on stream
+/// 0 wait for its work.
 constexpr int kChain = 23; // GPT-2's norm backward calls a training step
 template <typename T> static void chainCell(const char* tname, FILE* csv, Buffers& m, long long rows, int cols) {
     const size_t n = (size_t)rows * cols, es = sizeof(T);
@@ -264,7 +243,7 @@ template <typename T> static void chainCell(const char* tname, FILE* csv, Buffer
     BENCH_CUDA(wkRun<T>(m, false, rows, cols));
     BENCH_CUDA(cudaMalloc(&m.ws, m.wsBytes));
     cudaStream_t st;
-    BENCH_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    BENCH_CUDA(cudaStreamCreate(&st));
     auto chain = [&](cudaStream_t s) {
         for (int i = 0; i < kChain; ++i) BENCH_CUDA(wkRun<T>(m, false, rows, cols, s));
     };
@@ -276,8 +255,8 @@ template <typename T> static void chainCell(const char* tname, FILE* csv, Buffer
     BENCH_CUDA(cudaGraphInstantiate(&exec, graph, 0));
     float ms[3];
     ms[0] = bench_median_ms([&] { chain(0); }) / kChain;
-    ms[1] = streamMedianMs(st, chain) / kChain;
-    ms[2] = streamMedianMs(st, [&](cudaStream_t s) { BENCH_CUDA(cudaGraphLaunch(exec, s)); }) / kChain;
+    ms[1] = bench_median_ms([&] { chain(st); }) / kChain;
+    ms[2] = bench_median_ms([&] { BENCH_CUDA(cudaGraphLaunch(exec, st)); }) / kChain;
     const double bytes = 3.0 * n * es + (double)cols * es * 3 + (double)rows * 8;
     printf("| %-14s | %-4s | %5lld | %6d | %8.1f | %8.1f | %8.1f |\n", "layer_norm_bwd", tname, rows, cols, ms[0] * 1e3,
            ms[1] * 1e3, ms[2] * 1e3);
@@ -330,7 +309,7 @@ int main(int argc, char** argv) {
     bench_fill_random(m.dres, kMaxElems, 51, -1.f, 1.f);
     for (const Shape& s : {Shape{8192, 768}, Shape{8192, 1024}, Shape{16384, 4096}}) mixedCell(csv, m, s.rows, s.cols);
     printf("\n%d cells where warpkit and the hand-written peer disagree past the tolerance\n", warns);
-    printf("\nLayerNorm dx+dw+db, %d calls back to back: us a call on stream 0, on a non-blocking stream, and "
+    printf("\nLayerNorm dx+dw+db, %d calls back to back: us a call on stream 0, on a stream of its own, and "
            "replayed from a CUDA graph of the %d calls\n\n",
            kChain, kChain);
     printf("| chain          | type |  rows |   cols | stream 0 |   stream |    graph |\n"

@@ -3,7 +3,7 @@
 // cudaLaunchAttributeProgrammaticStreamSerialization on sm_90 whenever this code is built for it,
 // so the final sum must wait for the main grid (griddepcontrol.wait) before it reads a partial; the
 // register path's kernel lets it be scheduled early (launch_dependents); each thread's 16 loads of
-// partials bypass L1 (ld.global.cg). tests/ptx/norm_backward_finish_sm80.cu: neither before sm_90.
+// partials bypass L1 (ld.global.cg).
 // The kernels are templates, instantiated here; KERNEL is a pattern of their mangled PTX names.
 // @arch sm_90
 // @nolocal
@@ -18,6 +18,6 @@ namespace warpkit {
 namespace detail {
 template __global__ void normBackwardFinishKernel<__nv_bfloat16>(NbFinish<__nv_bfloat16>);
 template __global__ void normBackwardKernel<__nv_bfloat16, 256, 128, true, false>(NormBackwardParams<__nv_bfloat16>,
-                                                                                   NbRes<__nv_bfloat16, false>);
+                                                                                  NbRes<__nv_bfloat16, false>);
 } // namespace detail
 } // namespace warpkit
