@@ -25,7 +25,7 @@
 // The split path's kernels (N2), from these stages: norm_backward_split.cuh.
 // normBackwardFinishKernel (N5): dw and db, the parts' partials added in an order fixed by the
 // shape, each thread's loads in flight at once; on sm_90 launched with Programmatic Dependent Launch
-// after the main kernel (normBackwardKernel lets it be placed early: nbLaunchDependents), waiting
+// after the main kernel (normBackwardKernel lets it in early: nbLaunchDependents), waiting
 // for that whole grid before any load (nbWaitPrimary).
 #pragma once
 
@@ -386,7 +386,9 @@ __global__ void __launch_bounds__(Threads, nbMinBlocks<T, Vec, false>(Threads))
     constexpr int Ahead = nbRowsAhead<T, Vec, Res>(Threads, Gs);
     constexpr bool A = nbResAhead<T, Vec, Res>(Threads);
     __shared__ float red[2][Threads / 32][2];
-    nbLaunchDependents(); // the final sum may be placed as SMs free up (it waits for this grid itself)
+    // The final sum (launched next when dw or db is wanted: never a caller's kernel) may be placed as
+    // SMs free up; it waits for this whole grid itself.
+    if (p.pw != nullptr || p.pb != nullptr) nbLaunchDependents();
     const int t = (int)threadIdx.x % Gs, g = (int)threadIdx.x / Gs;
     long long r0, r1;
     nbPartRows(p, (int)blockIdx.x, &r0, &r1);
