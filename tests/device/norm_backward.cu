@@ -373,14 +373,14 @@ Test(device_norm_backward, determinism) {
     cr_expect(bad == 0, "determinism: %d mismatches", bad);
 }
 
-/// The call captured into a CUDA graph and replayed: on sm_90 its final sum follows the main kernel
-/// with Programmatic Dependent Launch (a programmatic edge in the graph), waiting for the whole main
-/// grid before it reads a partial. Shapes of both paths (bf16 8192 x 768: 384 parts, 32 threads a
-/// column; fp32 RMSNorm 2000 x 4096: 256 parts; fp32 64 x 40000: the split path), LayerNorm with dw
-/// and db. Each run starts with the workspace and outputs poisoned (0xFF: NaN partials), and copies
-/// dx, dw and db right after the call in the same stream; the direct call, the copies and every
-/// replay must have the same bits (a partial read before it was written, or a copy of dx before the
-/// main kernel ended, differs).
+/// The call captured into a CUDA graph and replayed: on sm_90 its final sum follows the register
+/// path's kernel with Programmatic Dependent Launch (a programmatic edge in the graph), waiting for
+/// the whole main grid before it reads a partial. Shapes of both paths (bf16 8192 x 768: 384 parts,
+/// 32 threads a column; fp32 RMSNorm 2000 x 4096: 256 parts; fp32 64 x 40000: the split path, its
+/// final sum launched plainly), LayerNorm with dw and db. Each run starts with the workspace and
+/// outputs poisoned (0xFF: NaN partials), and copies dx, dw and db right after the call in the same
+/// stream; the direct call, the copies and every replay must have the same bits (a partial read
+/// before it was written, or a copy of dx before the main kernel ended, differs).
 template <typename T> static int nb_graph(void) {
     struct Shape {
         long long rows;

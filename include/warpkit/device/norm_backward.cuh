@@ -54,9 +54,9 @@
 // slices x row ranges: where that grid is resident at once, one cooperative kernel that exchanges
 // the slices' row sums through the workspace and reads once, else two kernels that read twice: the
 // slices' row sums, then dx; the same bits either way), norm_backward_kernels.cuh and
-// norm_backward_split.cuh. The final sum of dw / db (N5) follows the main kernel on sm_90 with
-// Programmatic Dependent Launch (its blocks placed while the main kernel ends, each waiting for it
-// whole before any access; in CUDA graphs a programmatic edge): one launch, its own error returned.
+// norm_backward_split.cuh. The final sum of dw / db (N5) follows the register path's kernel on sm_90
+// with Programmatic Dependent Launch (its blocks placed while the main kernel ends, each waiting for
+// it whole before any access; in CUDA graphs a programmatic edge): one launch, its own error returned.
 #pragma once
 
 #include "../detail/host.cuh"
@@ -222,8 +222,11 @@ template <typename T, typename R> inline cudaError_t rowNormBackward(NbAddParams
     if (cols == 0) return cudaSuccess;
     const NormBackwardPlan pl = normBackwardPlan(rows, cols, nbVec(p), (int)sizeof(T));
     NbFinish<T> f{{nullptr, nullptr}, {nullptr, nullptr}, rows > 0 ? pl.parts : 0, cols, pl.finish};
-    bool overlap = false; // the final sum after the main kernel with Programmatic Dependent Launch
-    if (rows > 0 && arrays > 0) WARPKIT_TRY(nbFinishOverlaps(normBackwardFinishKernel<T>, &overlap));
+    // The final sum after the register path's kernel (which lets it in early) with Programmatic
+    // Dependent Launch; after the split path's kernels (a cooperative one among them), plainly.
+    bool overlap = false;
+    if (rows > 0 && arrays > 0 && pl.path == NbRegs)
+        WARPKIT_TRY(nbFinishOverlaps(normBackwardFinishKernel<T>, &overlap));
     if (rows > 0) {
         float* ws = reinterpret_cast<float*>(alignUp16(workspace));
         const size_t n = (size_t)pl.parts * (size_t)cols;

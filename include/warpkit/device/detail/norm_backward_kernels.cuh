@@ -25,8 +25,8 @@
 // The split path's kernels (N2), from these stages: norm_backward_split.cuh.
 // normBackwardFinishKernel (N5): dw and db, the parts' partials added in an order fixed by the
 // shape, each thread's loads in flight at once; on sm_90 launched with Programmatic Dependent Launch
-// after the main kernel (normBackwardKernel lets it in early: nbLaunchDependents), waiting
-// for that whole grid before any load (nbWaitPrimary).
+// after normBackwardKernel, which lets it in early (nbLaunchDependents), waiting for that whole grid
+// before any load (nbWaitPrimary).
 #pragma once
 
 #include "../../block/reduce.cuh"
@@ -466,12 +466,12 @@ WARPKIT_DEVICE float nbFinishCombine(float s, float* red, int lanes, int ncols, 
     return s;
 }
 
-/// The final sum's kernel (N5): see NbFinish. Launched after the main kernel, on sm_90 with
-/// Programmatic Dependent Launch where the device and this code allow (norm_backward.cuh): every
-/// thread waits for the main kernel first (nbWaitPrimary), so that the final sum never completes
-/// before it either, and work after the call in the stream finds dx written too. Bounds of 1 block
-/// an SM: ptxas then holds all kNbFinishLoads loads in flight (40-46 registers on sm_75/80/90);
-/// aiming at full occupancy (32) it issued them in rounds of 4-11.
+/// The final sum's kernel (N5): see NbFinish. Launched after the main kernel, on sm_90 after the
+/// register path's with Programmatic Dependent Launch where the device and this code allow
+/// (norm_backward.cuh): every thread waits for the main kernel first (nbWaitPrimary), so that the
+/// final sum never completes before it either, and work after the call in the stream finds dx
+/// written too. Bounds of 1 block an SM: ptxas then holds all kNbFinishLoads loads in flight (40-46
+/// registers on sm_75/80/90); aiming at full occupancy (32) it issued them in rounds of 4-11.
 template <typename T> __global__ void __launch_bounds__(kNbFinishThreads, 1) normBackwardFinishKernel(NbFinish<T> f) {
     __shared__ float red[kNbFinishThreads];
     const int shift = __ffs(f.lanes) - 1, ncols = kNbFinishThreads >> shift; // lanes: a power of two
