@@ -15,6 +15,9 @@
 // x hand = the hand-written peer's time over warpkit's (above 1: warpkit is faster). check = the
 // largest difference of warpkit's dx, dw, db from the peer's, relative to the largest magnitude
 // (a warning past 1e-3 fp32, 2e-2 bf16). The torch peers: bench/torch_norm_backward.py.
+// Then a chain of 23 LayerNorm calls back to back (a GPT-2 training step's count; bf16 8192 x 768,
+// 8192 x 1024, 256 x 65536; fp32 8192 x 768): the time a call on stream 0, on a stream of its
+// own, and replayed from a CUDA graph, the gaps between the kernels included.
 // Prints the table, writes CSV (argv[1]).
 #include <warpkit/device/norm.cuh>
 #include <warpkit/device/norm_backward.cuh>
@@ -144,12 +147,12 @@ template <typename T> static void handRun(const Buffers& m, bool rms, long long 
     handFinishKernel<T><<<(cols + 255) / 256, 256>>>(m.hpart, pb, (T*)m.hdw, rms ? nullptr : (T*)m.hdb, chunks, cols);
 }
 
-template <typename T> static cudaError_t wkRun(Buffers& m, bool rms, long long rows, int cols) {
+template <typename T> static cudaError_t wkRun(Buffers& m, bool rms, long long rows, int cols, cudaStream_t st = 0) {
     if (rms)
         return warpkit::rowRmsNormBackward((const T*)m.dy, (const T*)m.x, (const T*)m.w, m.rstd, (T*)m.dx, (T*)m.dw,
-                                           rows, cols, m.ws, &m.wsBytes);
+                                           rows, cols, m.ws, &m.wsBytes, st);
     return warpkit::rowLayerNormBackward((const T*)m.dy, (const T*)m.x, (const T*)m.w, m.mean, m.rstd, (T*)m.dx,
-                                         (T*)m.dw, (T*)m.db, rows, cols, m.ws, &m.wsBytes);
+                                         (T*)m.dw, (T*)m.db, rows, cols, m.ws, &m.wsBytes, st);
 }
 
 static float hostF(float v) { return v; }
@@ -226,6 +229,47 @@ static void mixedCell(FILE* csv, Buffers& m, long long rows, int cols) {
     BENCH_CUDA(cudaFree(m.ws));
 }
 
+/// A training step's pattern: kChain LayerNorm backward calls (dx, dw, db) back to back, the time a
+/// call on stream 0, on a stream of its own, and replayed from a CUDA graph of the kChain calls on
+/// that stream: what a call costs beside its neighbours, the gaps between kernels included (the
+/// final sum's launch, N5). The stream is a blocking one, so that bench_median_ms's events on stream
+/// 0 wait for its work.
+constexpr int kChain = 23; // GPT-2's norm backward calls a training step
+template <typename T> static void chainCell(const char* tname, FILE* csv, Buffers& m, long long rows, int cols) {
+    const size_t n = (size_t)rows * cols, es = sizeof(T);
+    BENCH_CUDA(warpkit::rowLayerNorm((const T*)m.x, (T*)m.dx, rows, cols, (const T*)m.w, (const T*)m.b, 1e-5f, m.mean,
+                                     m.rstd, cols, cols));
+    m.ws = nullptr;
+    BENCH_CUDA(wkRun<T>(m, false, rows, cols));
+    BENCH_CUDA(cudaMalloc(&m.ws, m.wsBytes));
+    cudaStream_t st;
+    BENCH_CUDA(cudaStreamCreate(&st));
+    auto chain = [&](cudaStream_t s) {
+        for (int i = 0; i < kChain; ++i) BENCH_CUDA(wkRun<T>(m, false, rows, cols, s));
+    };
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    BENCH_CUDA(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
+    chain(st);
+    BENCH_CUDA(cudaStreamEndCapture(st, &graph));
+    BENCH_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+    float ms[3];
+    ms[0] = bench_median_ms([&] { chain(0); }) / kChain;
+    ms[1] = bench_median_ms([&] { chain(st); }) / kChain;
+    ms[2] = bench_median_ms([&] { BENCH_CUDA(cudaGraphLaunch(exec, st)); }) / kChain;
+    const double bytes = 3.0 * n * es + (double)cols * es * 3 + (double)rows * 8;
+    printf("| %-14s | %-4s | %5lld | %6d | %8.1f | %8.1f | %8.1f |\n", "layer_norm_bwd", tname, rows, cols, ms[0] * 1e3,
+           ms[1] * 1e3, ms[2] * 1e3);
+    const char* ops[3] = {"ln_bwd_chain_s0", "ln_bwd_chain_stream", "ln_bwd_chain_graph"};
+    for (int k = 0; k < 3; ++k)
+        fprintf(csv, "%s,%s,%lld,%d,%.5f,%.0f,%.3f,,,,,,\n", ops[k], tname, rows, cols, ms[k], bytes,
+                bench_tbps(bytes, ms[k]));
+    BENCH_CUDA(cudaGraphExecDestroy(exec));
+    BENCH_CUDA(cudaGraphDestroy(graph));
+    BENCH_CUDA(cudaStreamDestroy(st));
+    BENCH_CUDA(cudaFree(m.ws));
+}
+
 template <typename T> static void sweep(const char* tname, FILE* csv, Buffers& m, int* warns) {
     bench_fill_random((T*)m.dy, kMaxElems, 11, -1.f, 1.f);
     bench_fill_random((T*)m.x, kMaxElems, 21, -3.f, 3.f);
@@ -265,6 +309,23 @@ int main(int argc, char** argv) {
     bench_fill_random(m.dres, kMaxElems, 51, -1.f, 1.f);
     for (const Shape& s : {Shape{8192, 768}, Shape{8192, 1024}, Shape{16384, 4096}}) mixedCell(csv, m, s.rows, s.cols);
     printf("\n%d cells where warpkit and the hand-written peer disagree past the tolerance\n", warns);
+    printf("\nLayerNorm dx+dw+db, %d calls back to back: us a call on stream 0, on a stream of its own, and "
+           "replayed from a CUDA graph of the %d calls\n\n",
+           kChain, kChain);
+    printf("| chain          | type |  rows |   cols | stream 0 |   stream |    graph |\n"
+           "|----------------|------|-------|--------|----------|----------|----------|\n");
+    for (const Shape& s : {Shape{8192, 768}, Shape{8192, 1024}, Shape{256, 65536}}) {
+        bench_fill_random((__nv_bfloat16*)m.dy, kMaxElems, 11, -1.f, 1.f);
+        bench_fill_random((__nv_bfloat16*)m.x, kMaxElems, 21, -3.f, 3.f);
+        bench_fill_random((__nv_bfloat16*)m.w, kMaxCols, 31, 0.5f, 1.5f);
+        bench_fill_random((__nv_bfloat16*)m.b, kMaxCols, 41, -0.5f, 0.5f);
+        chainCell<__nv_bfloat16>("bf16", csv, m, s.rows, s.cols);
+    }
+    bench_fill_random((float*)m.dy, kMaxElems, 11, -1.f, 1.f);
+    bench_fill_random((float*)m.x, kMaxElems, 21, -3.f, 3.f);
+    bench_fill_random((float*)m.w, kMaxCols, 31, 0.5f, 1.5f);
+    bench_fill_random((float*)m.b, kMaxCols, 41, -0.5f, 0.5f);
+    chainCell<float>("fp32", csv, m, 8192, 768);
     fclose(csv);
     for (void* p : {m.dy, m.x, m.dx, m.hdx, m.w, m.b, m.dw, m.db, m.hdw, m.hdb, (void*)m.mean, (void*)m.rstd,
                     (void*)m.hpart, (void*)m.dres, (void*)m.dr})

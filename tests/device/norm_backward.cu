@@ -7,6 +7,10 @@
 //   specials:    rows holding NaN, +inf, -inf (statistics as the forward writes them), constant rows.
 //   determinism: the same call twice, on two streams, strided and contiguous forms: the same bits;
 //                dw / db the same bits for aligned (register path) and unaligned (split path) rows.
+//   graph:       the call captured into a CUDA graph and replayed (sm_90: the final sum's Programmatic
+//                Dependent Launch), poisoned workspace: the direct call's bits, copies right after it too.
+//   finish:      the final sum's kernel alone (N5), bit for bit against the host's float additions in
+//                its order: every lane count, parts past the plan's, -0 / NaN / inf partials.
 //   workspace:   the size query, 0 bytes without dw and db, too small a workspace refused; a
 //                workspace holding another call's split-path sums, flagged ready (they are cleared).
 //   wide:        few rows of 64K columns (rows 1, 2, 255, 256, 257; cols 65535..65537): the one-pass
@@ -369,6 +373,175 @@ Test(device_norm_backward, determinism) {
     WK_REQUIRE_GPU();
     const int bad = nb_determinism<float>() + nb_determinism<__half>() + nb_determinism<__nv_bfloat16>();
     cr_expect(bad == 0, "determinism: %d mismatches", bad);
+}
+
+/// The call captured into a CUDA graph and replayed: on sm_90 its final sum follows the register
+/// path's kernel with Programmatic Dependent Launch (a programmatic edge in the graph), waiting for
+/// the whole main grid before it reads a partial. Shapes of both paths (bf16 8192 x 768: 384 parts,
+/// 32 threads a column; fp32 RMSNorm 2000 x 4096: 256 parts; fp32 64 x 40000: the split path, its
+/// final sum launched plainly), LayerNorm with dw and db. Each run starts with the workspace and
+/// outputs poisoned (0xFF: NaN partials), and copies dx, dw and db right after the call in the same
+/// stream; the direct call, the copies and every replay must have the same bits (a partial read
+/// before it was written, or a copy of dx before the main kernel ended, differs).
+template <typename T> static int nb_graph(void) {
+    struct Shape {
+        long long rows;
+        int cols;
+        bool rms;
+    };
+    static const Shape shapes[] = {{8192, 768, false}, {2000, 4096, true}, {64, 40000, false}};
+    int bad = 0;
+    cudaStream_t st;
+    WK_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    for (const Shape& sh : shapes) {
+        const size_t n = (size_t)sh.rows * sh.cols, cols = (size_t)sh.cols;
+        wk_rng r = wk_rng_make(0x5b00ull + cols);
+        std::vector<T> hdy(n), hx(n), hw(cols);
+        std::vector<float> hm(sh.rows), hr(sh.rows);
+        for (T& v : hdy) v = wk_from_double<T>(wk_uniform(&r, -2.0, 2.0));
+        for (T& v : hx) v = wk_from_double<T>(wk_uniform(&r, -3.0, 3.0));
+        for (T& v : hw) v = wk_from_double<T>(wk_uniform(&r, -1.5, 1.5));
+        for (long long q = 0; q < sh.rows; ++q)
+            hm[q] = sh.rms ? 0.0f : (float)wk_uniform(&r, -0.1, 0.1), hr[q] = (float)wk_uniform(&r, 0.5, 2);
+        T* dy = wk_alloc<T>(n);
+        T* x = wk_alloc<T>(n);
+        T* w = wk_alloc<T>(cols);
+        float* m = wk_alloc<float>(sh.rows);
+        float* rs = wk_alloc<float>(sh.rows);
+        T* out = wk_alloc<T>(2 * (n + 2 * cols)); // dx, dw, db, then their copies
+        wk_upload(dy, hdy.data(), n), wk_upload(x, hx.data(), n), wk_upload(w, hw.data(), cols);
+        wk_upload(m, hm.data(), sh.rows), wk_upload(rs, hr.data(), sh.rows);
+        T *dx = out, *dw = out + n, *db = sh.rms ? nullptr : out + n + cols, *copy = out + n + 2 * cols;
+        auto call = [&](void* ws, size_t* bytes) {
+            return sh.rms ? warpkit::rowRmsNormBackward(dy, x, w, rs, dx, dw, sh.rows, sh.cols, ws, bytes, st)
+                          : warpkit::rowLayerNormBackward(dy, x, w, m, rs, dx, dw, db, sh.rows, sh.cols, ws, bytes, st);
+        };
+        size_t bytes = 0;
+        WK_CUDA(call(nullptr, &bytes));
+        unsigned char* ws = wk_alloc<unsigned char>(bytes);
+        // One run: poison, the call, the copies (captured: the graph's nodes).
+        auto run = [&]() {
+            cudaError_t e = call(ws, &bytes);
+            if (e == cudaSuccess)
+                e = cudaMemcpyAsync(copy, out, (n + 2 * cols) * sizeof(T), cudaMemcpyDeviceToDevice, st);
+            return e;
+        };
+        auto poison = [&]() {
+            WK_CUDA(cudaMemsetAsync(ws, 0xFF, bytes, st));
+            WK_CUDA(cudaMemsetAsync(out, 0xFF, 2 * (n + 2 * cols) * sizeof(T), st));
+        };
+        std::vector<T> want(2 * (n + 2 * cols)), got(want.size());
+        poison();
+        WK_CUDA(run());
+        WK_CUDA(cudaStreamSynchronize(st));
+        wk_download(want.data(), out, want.size());
+        const size_t used = sh.rms ? n + cols : n + 2 * cols; // RMSNorm: no db (left poisoned)
+        if (memcmp(want.data(), want.data() + n + 2 * cols, used * sizeof(T)) != 0)
+            cr_log_error("%s %lld x %d: the copies right after the call differ from the outputs", wk_type_name<T>(),
+                         sh.rows, sh.cols),
+                ++bad;
+        for (size_t i = n; i < n + cols; ++i) // dw written (not the poison: 0xFF bytes are a NaN)
+            if (isnan(wk_to_double(want[i])) && bad++ < 3)
+                cr_log_error("%s %lld x %d: dw[%zu] NaN", wk_type_name<T>(), sh.rows, sh.cols, i - n);
+        cudaGraph_t graph;
+        cudaGraphExec_t exec;
+        WK_CUDA(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
+        const cudaError_t captured = run();
+        WK_CUDA(cudaStreamEndCapture(st, &graph));
+        cr_expect(captured == cudaSuccess, "%s %lld x %d: captured call: %s", wk_type_name<T>(), sh.rows, sh.cols,
+                  cudaGetErrorString(captured));
+        WK_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+        for (int replay = 0; replay < 3; ++replay) {
+            poison();
+            WK_CUDA(cudaGraphLaunch(exec, st));
+            WK_CUDA(cudaStreamSynchronize(st));
+            wk_download(got.data(), out, got.size());
+            if (memcmp(got.data(), want.data(), got.size() * sizeof(T)) != 0)
+                cr_log_error("%s %lld x %d: graph replay %d differs from the direct call", wk_type_name<T>(), sh.rows,
+                             sh.cols, replay),
+                    ++bad;
+        }
+        WK_CUDA(cudaGraphExecDestroy(exec));
+        WK_CUDA(cudaGraphDestroy(graph));
+        cudaFree(dy), cudaFree(x), cudaFree(w), cudaFree(m), cudaFree(rs), cudaFree(out), cudaFree(ws);
+    }
+    WK_CUDA(cudaStreamDestroy(st));
+    return bad;
+}
+
+Test(device_norm_backward, graph) {
+    WK_REQUIRE_GPU();
+    const int bad = nb_graph<float>() + nb_graph<__nv_bfloat16>();
+    cr_expect(bad == 0, "captured into a graph: %d mismatches", bad);
+}
+
+/// The final sum's kernel on its own (N5), bit for bit against the same float additions on the host
+/// (lane l's parts l, l + lanes, ... in order from +0, then the lanes' sums in lane order): every
+/// lane count 1..32, parts 0, 1, fewer than the lanes, a multiple of them, the plan's most a thread
+/// (16 x lanes) and past it (a second round of loads), columns 1, 33, 257 (partial blocks);
+/// partials holding -0, NaN and +-inf among random values; one array and two.
+template <typename T> static int nb_finish(void) {
+    using warpkit::detail::NbFinish;
+    int bad = 0, salt = 0;
+    for (int lanes = 1; lanes <= warpkit::detail::kNbFinishMaxLanes; lanes *= 2)
+        for (int parts : {0, 1, lanes > 2 ? lanes - 1 : 2, 3 * lanes, 16 * lanes, 16 * lanes + 5}) {
+            for (int cols : {1, 33, 257}) {
+                const int k = 1 + salt % 2;
+                wk_rng r = wk_rng_make(0x5c00ull + salt++);
+                const size_t n = (size_t)k * parts * cols;
+                std::vector<float> h(n ? n : 1);
+                for (float& v : h) {
+                    const long long c = wk_int(&r, 0, 199);
+                    v = c == 0                    ? -0.0f
+                        : c == 1 && salt % 3 == 0 ? NAN
+                        : c == 2 && salt % 5 == 0 ? INFINITY
+                        : c == 3 && salt % 5 == 0 ? -INFINITY
+                                                  : (float)wk_uniform(&r, -4.0, 4.0);
+                }
+                float* src = wk_alloc<float>(h.size());
+                T* out = wk_alloc<T>(2 * (size_t)cols + 2);
+                wk_upload(src, h.data(), h.size());
+                wk_poison(out, 2 * (size_t)cols + 2);
+                NbFinish<T> f{{src, src + (size_t)parts * cols}, {out, out + cols + 2}, parts, cols, lanes};
+                const int per = warpkit::detail::kNbFinishThreads / lanes;
+                warpkit::detail::normBackwardFinishKernel<T>
+                    <<<dim3((unsigned)((cols + per - 1) / per), (unsigned)k), warpkit::detail::kNbFinishThreads>>>(f);
+                WK_LAUNCHED();
+                std::vector<T> got(2 * (size_t)cols + 2);
+                wk_download(got.data(), out, got.size());
+                for (int a = 0; a < k; ++a)
+                    for (int c = 0; c < cols; ++c) {
+                        float total = 0.0f;
+                        for (int l = 0; l < lanes; ++l) {
+                            float s = 0.0f;
+                            for (int p = l; p < parts; p += lanes) s += h[((size_t)a * parts + p) * cols + c];
+                            total = l == 0 ? s : total + s;
+                        }
+                        const T want = wk_from_double<T>((double)total), g = got[(size_t)a * (cols + 2) + c];
+                        const bool same =
+                            memcmp(&want, &g, sizeof(T)) == 0 || (isnan(wk_to_double(want)) && isnan(wk_to_double(g)));
+                        if (!same && bad++ < 3)
+                            cr_log_error("%s lanes %d parts %d cols %d: out[%d][%d] %.9g want %.9g", wk_type_name<T>(),
+                                         lanes, parts, cols, a, c, wk_to_double(g), wk_to_double(want));
+                    }
+                std::vector<T> poison(got.size()); // wk_poison's bytes
+                memset(static_cast<void*>(poison.data()), 0xA5, poison.size() * sizeof(T));
+                for (size_t i = 0; i < got.size(); ++i) { // the guards, and the second array's columns with one
+                    const bool out1 = i < (size_t)cols, out2 = k == 2 && i >= (size_t)cols + 2;
+                    if (!out1 && !out2 && memcmp(&got[i], &poison[i], sizeof(T)) != 0 && bad++ < 3)
+                        cr_log_error("%s lanes %d parts %d cols %d: element %zu written", wk_type_name<T>(), lanes,
+                                     parts, cols, i);
+                }
+                cudaFree(src), cudaFree(out);
+            }
+        }
+    return bad;
+}
+
+Test(device_norm_backward, finish) {
+    WK_REQUIRE_GPU();
+    const int bad = nb_finish<float>() + nb_finish<__half>() + nb_finish<__nv_bfloat16>();
+    cr_expect(bad == 0, "the final sum's kernel: %d mismatches", bad);
 }
 
 /// Few rows of 64K columns (the split path, N2/N4: 32 or 33 slices x up to 12 parts): rows 1, 2,

@@ -54,7 +54,9 @@
 // slices x row ranges: where that grid is resident at once, one cooperative kernel that exchanges
 // the slices' row sums through the workspace and reads once, else two kernels that read twice: the
 // slices' row sums, then dx; the same bits either way), norm_backward_kernels.cuh and
-// norm_backward_split.cuh.
+// norm_backward_split.cuh. The final sum of dw / db (N5) follows the register path's kernel on sm_90
+// with Programmatic Dependent Launch (its blocks placed while the main kernel ends, each waiting for
+// it whole before any access; in CUDA graphs a programmatic edge): one launch, its own error returned.
 #pragma once
 
 #include "../detail/host.cuh"
@@ -63,6 +65,9 @@
 
 namespace warpkit {
 namespace detail {
+
+/// The host cache's key (its `a`, beside the kernel and device) of a kernel's PTX version.
+constexpr int kNbPtxVersionKey = -2;
 
 /// Whether the register path may take vector slots: every row of dy, x and dx (if written) and w
 /// (if given) start on 16 bytes and cols is a whole number of vectors.
@@ -160,6 +165,32 @@ inline cudaError_t nbLaunch(const NbAddParams<T, R>& p, const NormBackwardPlan& 
     }
 }
 
+/// Whether the final sum (N5) may follow the main kernel with Programmatic Dependent Launch on the
+/// current device (*yes): an sm_90 or newer device running code of `kernel` built for compute_90 or
+/// newer (cudaFuncGetAttributes' ptxVersion, asked once a device: older PTX JIT-compiled for the
+/// device has no nbWaitPrimary, and would read the partials before they are written), with a
+/// runtime that captures the dependency into CUDA graphs (12.3). Host.
+template <typename K> inline cudaError_t nbFinishOverlaps(K kernel, bool* yes) {
+    *yes = false;
+#if CUDART_VERSION >= 12030
+    int dev = 0, ptx = 0;
+    DeviceProps d;
+    WARPKIT_TRY(currentDevice(&dev, &d));
+    if (d.cc < 90) return cudaSuccess;
+    const void* key = reinterpret_cast<const void*>(kernel);
+    if (!hostCacheGet(key, dev, kNbPtxVersionKey, 0, &ptx)) {
+        cudaFuncAttributes a;
+        WARPKIT_TRY(cudaFuncGetAttributes(&a, kernel));
+        ptx = a.ptxVersion;
+        hostCachePut(key, dev, kNbPtxVersionKey, 0, ptx);
+    }
+    *yes = ptx >= 90;
+#else
+    (void)kernel;
+#endif
+    return cudaSuccess;
+}
+
 /// Both calls: the checks, the workspace rule, then the main kernel and the final sums.
 template <typename T, typename R> inline cudaError_t rowNormBackward(NbAddParams<T, R> p, bool rms, T* dw, T* db,
                                                                      void* workspace, size_t* workspaceBytes,
@@ -191,6 +222,11 @@ template <typename T, typename R> inline cudaError_t rowNormBackward(NbAddParams
     if (cols == 0) return cudaSuccess;
     const NormBackwardPlan pl = normBackwardPlan(rows, cols, nbVec(p), (int)sizeof(T));
     NbFinish<T> f{{nullptr, nullptr}, {nullptr, nullptr}, rows > 0 ? pl.parts : 0, cols, pl.finish};
+    // The final sum after the register path's kernel (which lets it in early) with Programmatic
+    // Dependent Launch; after the split path's kernels (a cooperative one among them), plainly.
+    bool overlap = false;
+    if (rows > 0 && arrays > 0 && pl.path == NbRegs)
+        WARPKIT_TRY(nbFinishOverlaps(normBackwardFinishKernel<T>, &overlap));
     if (rows > 0) {
         float* ws = reinterpret_cast<float*>(alignUp16(workspace));
         const size_t n = (size_t)pl.parts * (size_t)cols;
@@ -211,6 +247,10 @@ template <typename T, typename R> inline cudaError_t rowNormBackward(NbAddParams
     cfg.gridDim = dim3((unsigned)((cols + perBlock - 1) / perBlock), (unsigned)k);
     cfg.blockDim = dim3(kNbFinishThreads);
     cfg.stream = stream;
+    cudaLaunchAttribute pdl;
+    pdl.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    pdl.val.programmaticStreamSerializationAllowed = 1;
+    if (overlap) cfg.attrs = &pdl, cfg.numAttrs = 1;
     return cudaLaunchKernelEx(&cfg, normBackwardFinishKernel<T>, f);
 }
 

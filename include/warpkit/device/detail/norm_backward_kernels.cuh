@@ -23,7 +23,10 @@
 //   6. nbBlockPartials: the groups' dw / db registers added in group order, the part's row of
 //      partials.
 // The split path's kernels (N2), from these stages: norm_backward_split.cuh.
-// normBackwardFinishKernel (N5): dw and db, the partials added in part order.
+// normBackwardFinishKernel (N5): dw and db, the parts' partials added in an order fixed by the
+// shape, each thread's loads in flight at once; on sm_90 launched with Programmatic Dependent Launch
+// after normBackwardKernel, which lets it in early (nbLaunchDependents), waiting for that whole grid
+// before any load (nbWaitPrimary).
 #pragma once
 
 #include "../../block/reduce.cuh"
@@ -342,6 +345,27 @@ WARPKIT_DEVICE void nbLoadRowRes(const NormBackwardParams<T>& p, const NbRes<T, 
     if constexpr (A) nbLoadRes<Gs, Vec>(p, res, row, t, r);
 }
 
+/// Programmatic Dependent Launch (sm_90; nothing before): lets the grid launched next in the stream
+/// with cudaLaunchAttributeProgrammaticStreamSerialization (the final sum, N5) be scheduled once
+/// every block of this grid has called it or exited. It orders nothing: the dependent grid's
+/// nbWaitPrimary waits for this whole grid's completion and memory. Any thread of a block.
+WARPKIT_DEVICE void nbLaunchDependents() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+/// Programmatic Dependent Launch (sm_90; nothing before): waits until the grid this one depends on
+/// programmatically (the main kernel, where the final sum was launched with
+/// cudaLaunchAttributeProgrammaticStreamSerialization) has completed and its memory operations are
+/// visible; returns at once in a launch without that dependency. Every thread that touches global
+/// memory calls it first.
+WARPKIT_DEVICE void nbWaitPrimary() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 // Register path (N1): block b takes part b's rows; its Threads / Gs groups of Gs threads take a row
 // each at a time (group k rows r0 + k, r0 + k + G, ...), each thread kNbElems elements of each
 // input, nbRowsAhead rows' loads (with dres's, nbResAhead) in flight while the current row is
@@ -362,6 +386,9 @@ __global__ void __launch_bounds__(Threads, nbMinBlocks<T, Vec, false>(Threads))
     constexpr int Ahead = nbRowsAhead<T, Vec, Res>(Threads, Gs);
     constexpr bool A = nbResAhead<T, Vec, Res>(Threads);
     __shared__ float red[2][Threads / 32][2];
+    // The final sum (launched next when dw or db is wanted: never a caller's kernel) may be placed as
+    // SMs free up; it waits for this whole grid itself.
+    if (p.pw != nullptr || p.pb != nullptr) nbLaunchDependents();
     const int t = (int)threadIdx.x % Gs, g = (int)threadIdx.x / Gs;
     long long r0, r1;
     nbPartRows(p, (int)blockIdx.x, &r0, &r1);
@@ -392,30 +419,71 @@ __global__ void __launch_bounds__(Threads, nbMinBlocks<T, Vec, false>(Threads))
     if (p.pw != nullptr || p.pb != nullptr) nbBlockPartials<Threads, Gs, Vec>(p, aw, ab, (int)blockIdx.x, 0);
 }
 
-/// The final sums (N5): out[k][col] = the sum over parts, in part order, of src[k][part][col] (k =
-/// blockIdx.y); `lanes` threads a column (a power of two, 1..kNbFinishMaxLanes) take every lanes-th
-/// part, then the first adds their sums in lane order; a block holds kNbFinishThreads / lanes
-/// columns. parts = 0: zeros.
+/// The final sums (N5): out[k][col] = the sum over parts of src[k][part][col] (k = blockIdx.y), in an
+/// order fixed by (parts, lanes): `lanes` threads a column (a power of two, 1..kNbFinishMaxLanes),
+/// lane l adding parts l, l + lanes, ... in part order, then lane 0 adding the lanes' sums in lane
+/// order. A block holds kNbFinishThreads / lanes columns, lane l of its column c at thread
+/// l * (kNbFinishThreads / lanes) + c: a warp reads 32 consecutive columns of a part, or (16 or 32
+/// lanes) whole 32-byte sectors of 2 or 4 parts. parts = 0: zeros.
 template <typename T> struct NbFinish {
     const float* src[2];
     T* out[2];
     int parts, cols, lanes;
 };
-template <typename T> __global__ void __launch_bounds__(kNbFinishThreads) normBackwardFinishKernel(NbFinish<T> f) {
-    __shared__ float part[kNbFinishThreads];
-    const int ncols = kNbFinishThreads / f.lanes, cx = (int)threadIdx.x % ncols, lane = (int)threadIdx.x / ncols;
-    const int col = (int)blockIdx.x * ncols + cx;
-    const float* src = blockIdx.y == 0 ? f.src[0] : f.src[1]; // (an indexed parameter array: a stack copy)
+
+/// Stage: the sum of the n partials at q, q + step, ... (one column, every lanes-th part), added in
+/// that order; each round of kNbFinishLoads loads issued before its first add, so that the plan's
+/// parts (at most kNbFinishLoads a thread, N5) cost one trip to L2. Loads bypass L1 (LoadL2Only):
+/// the partials were written by another grid, which may have run beside this one until
+/// nbWaitPrimary. The slots past n hold +0 and are added unpredicated (a predicate a slot passes the
+/// 7 that ptxas has, and it then splits the loads into rounds): the same bits, as a sum begun at +0
+/// is never -0, and x + 0 = x for every other x, NaN and inf included.
+WARPKIT_DEVICE float nbFinishColumn(const float* q, size_t step, int n) {
     float s = 0.0f;
-    if (col < f.cols)
-#pragma unroll 8
-        for (int k = lane; k < f.parts; k += f.lanes) s += src[(size_t)k * f.cols + col];
-    if (f.lanes > 1) {
-        part[threadIdx.x] = s;
-        __syncthreads();
-        for (int k = 1; k < f.lanes; ++k) s += part[k * ncols + cx];
+    for (int m = n; m > 0; m -= kNbFinishLoads) { // m: the partials left
+        float v[kNbFinishLoads];
+#pragma unroll
+        for (int i = 0; i < kNbFinishLoads; ++i, q += step) v[i] = i < m ? loadScalar<LoadL2Only>(q) : 0.0f;
+#pragma unroll
+        for (int i = 0; i < kNbFinishLoads; ++i) s = __fadd_rn(s, v[i]);
     }
-    if (lane != 0 || col >= f.cols) return;
+    return s;
+}
+
+/// Stage: lane 0's total of its column cx: its sum s, then lanes 1 .. lanes - 1's in lane order,
+/// through red (kNbFinishThreads floats; one barrier: every thread of the block calls, with its lane's
+/// sum; the loads of the other lanes' sums issued before the adds, +0 past lanes as in
+/// nbFinishColumn). Lane 0 gets the total.
+WARPKIT_DEVICE float nbFinishCombine(float s, float* red, int lanes, int ncols, int cx, int lane) {
+    red[threadIdx.x] = s;
+    __syncthreads();
+    if (lane != 0) return s;
+    float v[kNbFinishMaxLanes];
+#pragma unroll
+    for (int k = 1; k < kNbFinishMaxLanes; ++k) v[k] = k < lanes ? red[k * ncols + cx] : 0.0f;
+#pragma unroll
+    for (int k = 1; k < kNbFinishMaxLanes; ++k) s = __fadd_rn(s, v[k]);
+    return s;
+}
+
+/// The final sum's kernel (N5): see NbFinish. Launched after the main kernel, on sm_90 after the
+/// register path's with Programmatic Dependent Launch where the device and this code allow
+/// (norm_backward.cuh): every thread waits for the main kernel first (nbWaitPrimary), so that the
+/// final sum never completes before it either, and work after the call in the stream finds dx
+/// written too. Bounds of 1 block an SM: ptxas then holds all kNbFinishLoads loads in flight (40-46
+/// registers on sm_75/80/90); aiming at full occupancy (32) it issued them in rounds of 4-11.
+template <typename T> __global__ void __launch_bounds__(kNbFinishThreads, 1) normBackwardFinishKernel(NbFinish<T> f) {
+    __shared__ float red[kNbFinishThreads];
+    const int shift = __ffs(f.lanes) - 1, ncols = kNbFinishThreads >> shift; // lanes: a power of two
+    const int cx = (int)threadIdx.x & (ncols - 1), lane = (int)threadIdx.x >> (__ffs(ncols) - 1);
+    const unsigned col = blockIdx.x * (unsigned)ncols + (unsigned)cx; // (cols < 2^31: no wrap)
+    const bool in = col < (unsigned)f.cols;
+    const float* src = blockIdx.y == 0 ? f.src[0] : f.src[1]; // (an indexed parameter array: a stack copy)
+    const int n = in && lane < f.parts ? ((f.parts - 1 - lane) >> shift) + 1 : 0;
+    nbWaitPrimary();
+    float s = nbFinishColumn(src + (size_t)lane * (size_t)f.cols + col, (size_t)f.cols << shift, n);
+    if (f.lanes > 1) s = nbFinishCombine(s, red, f.lanes, ncols, cx, lane);
+    if (lane != 0 || !in) return;
     (blockIdx.y == 0 ? f.out[0] : f.out[1])[col] = Arith<T>::from_acc(s);
 }
 
