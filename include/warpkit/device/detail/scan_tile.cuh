@@ -34,21 +34,14 @@ template <typename T> struct ScanThread {
 // ---- global and stage I/O of one thread's slots ---------------------------------------------------
 
 /// One element from global memory: a streaming scalar load when T is naturally aligned and its
-/// size divides 16, else a plain load (T's own alignment). The input is read once, so its loads
-/// are evict-first; the output's stores are plain (rule S8, docs/tuning.md): its lines stay in L2
-/// as long as any other data's, for the caller that reads them next.
+/// size divides 16, else a plain load (T's own alignment).
 template <typename T> WARPKIT_DEVICE T scanLoadElem(const T* p) {
     if constexpr (ScanShape<T>::vec && alignof(T) >= sizeof(T)) return loadScalar<LoadStreaming>(p);
     else return *p;
 }
-/// One 16-byte output store at p (16-byte aligned), plain (no cache hint), in PTX so that it stays
-/// one access: nvcc 13.0 split storeVector<StoreDefault>'s assignment into four 4-byte stores in
-/// this kernel, and __stwb's st.global.wb became a strong store (STG.E.128.STRONG.SM).
-template <typename T> WARPKIT_DEVICE void scanStoreVector(T* p, const Vector16<T>& w) {
-    uint4 u;
-    __builtin_memcpy(&u, &w, 16);
-    asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(u.x), "r"(u.y), "r"(u.z), "r"(u.w)
-                 : "memory");
+template <typename T> WARPKIT_DEVICE void scanStoreElem(T* p, const T& x) {
+    if constexpr (ScanShape<T>::vec && alignof(T) >= sizeof(T)) storeScalar<StoreStreaming>(p, x);
+    else *p = x;
 }
 
 /// The slot whose first element is e0 (elements e0 .. e0 + V - 1, those outside [0, n) filled
@@ -85,16 +78,16 @@ WARPKIT_DEVICE void scanStoreSlot(T* out, long long e0, long long n, const T (&x
                 Vector16<T> w;
 #pragma unroll
                 for (int k = 0; k < V; ++k) w.e[k] = x[k];
-                scanStoreVector(out + e0, w);
+                storeVector<StoreStreaming>(out + e0, w);
                 return;
             }
         }
 #pragma unroll
-        for (int k = 0; k < V; ++k) out[e0 + k] = x[k];
+        for (int k = 0; k < V; ++k) scanStoreElem(out + e0 + k, x[k]);
     } else {
 #pragma unroll
         for (int k = 0; k < V; ++k)
-            if (e0 + k >= 0 && e0 + k < n) out[e0 + k] = x[k];
+            if (e0 + k >= 0 && e0 + k < n) scanStoreElem(out + e0 + k, x[k]);
     }
 }
 
@@ -286,7 +279,7 @@ scanTileStore(const ScanParams<T, Op>& p, const ScanThread<T>& th, long long til
                 Vector16<T> w;
 #pragma unroll
                 for (int e = 0; e < V; ++e) w.e[e] = x[c][e];
-                scanStoreVector(p.out + first + (long long)(c * G + th.g) * V, w);
+                storeVector<StoreStreaming>(p.out + first + (long long)(c * G + th.g) * V, w);
             }
             return;
         }
