@@ -35,7 +35,7 @@
 // cudaMemsetAsync on `stream` before its kernel. Calls on different streams with different
 // workspaces are independent; two calls in flight at once must not share one.
 //
-// Method (rules S1-S8, measured in docs/tuning.md): Merrill and Garland's decoupled look-back
+// Method (rules S1-S7, measured in docs/tuning.md): Merrill and Garland's decoupled look-back
 // over tiles of 480 threads x C 16-byte slots (9600 int or float, 4800 double), with a persistent,
 // software-pipelined grid: block b of a grid of one block an SM takes tiles b, b + grid, b + 2 grid,
 // ... The launch is cooperative, so the whole grid is resident and a block waiting on any earlier
