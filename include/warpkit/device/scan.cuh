@@ -188,7 +188,7 @@ template <typename T, typename Op, bool Exclusive> __global__ void __launch_boun
         const long long tile = blockIdx.x + j * step;
         const int s = (int)(j % p.stages);
         T x[S::C][S::V], pre[S::C];
-        scanTileLoad(p, th, tile, s, x);
+        scanTileLoad(p, th, tile, j, s, x);
         const int skip = (tile == 0 && g == 0) ? p.head : 0; // positions before element 0
         const T agg = scanTileScan(p, th, sh, j, skip, x, pre);
         scanTilePublish<Exclusive>(p, th, sh, tile, j, agg);

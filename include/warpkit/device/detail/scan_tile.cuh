@@ -151,17 +151,25 @@ WARPKIT_DEVICE void scanPrefetch(const ScanParams<T, Op>& p, const ScanThread<T>
 
 // ---- the tile threads' stages ---------------------------------------------------------------------
 
-/// 1. load: row c, thread g holds slot tile * C * G + c * G + g, whose first element is first +
-///    (c * G + g) * V: from stage s when it was prefetched (its copies are the thread's own, in its
-///    group for this tile), else from global memory.
+/// The thread's copy groups committed after the one holding the block's tile j, when tile j is
+/// loaded (before that iteration's own commit): a group a prologue stage, then one an iteration.
+/// Tiles 0 .. stages - 1 are the prologue's groups, stages - 1 after them; tile j >= stages is the
+/// refill committed in iteration j - stages + lag, stages - lag - 1 before tile j's load.
+template <typename T, typename Op> WARPKIT_DEVICE int scanGroupsAfter(const ScanParams<T, Op>& p, long long j) {
+    return j < p.stages ? p.stages - 1 : p.stages - p.lag - 1;
+}
+
+/// 1. load the block's tile j: row c, thread g holds slot tile * C * G + c * G + g, whose first
+///    element is first + (c * G + g) * V: from stage s when it was prefetched (its copies are the
+///    thread's own, in its group for this tile, waited for alone), else from global memory.
 template <typename T, typename Op, int C, int V> WARPKIT_DEVICE void
-scanTileLoad(const ScanParams<T, Op>& p, const ScanThread<T>& th, long long tile, int s, T (&x)[C][V]) {
+scanTileLoad(const ScanParams<T, Op>& p, const ScanThread<T>& th, long long tile, long long j, int s, T (&x)[C][V]) {
     constexpr int G = kScanThreads;
     const long long first = scanTileFirst(p, tile);
     const bool whole = scanTileWhole(p, tile);
     if constexpr (ScanShape<T>::vec) {
         if (th.async && whole) {
-            asyncCopyWait(p.stages - p.lag - 1);
+            asyncCopyWait(scanGroupsAfter(p, j));
             scanFromStage(th, s, x);
             return;
         }
