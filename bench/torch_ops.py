@@ -91,7 +91,8 @@ def main():
                         params = [p.detach().requires_grad_() for p in extra if p.is_floating_point()]
                         ins = [xg] + params
                         args = [xg] + (params if params else extra)
-                        y0 = tf(*args)
+                        with torch.no_grad():  # dy's shape only: no autograd node made outside the capture's stream
+                            y0 = tf(*args)
                         dy = torch.randn_like(y0) if y0.dim() else torch.ones_like(y0)
                         calls = [lambda f=f: torch.autograd.grad(f(*args), ins, dy) for f in (wk, tf, compiled)]
                     with torch.set_grad_enabled(mode != "fwd"):
