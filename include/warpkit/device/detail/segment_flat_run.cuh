@@ -1,12 +1,48 @@
-// warpkit/device/detail/segment_flat_run.cuh: the flat pass's stages 2a and 2 (the folds of the
-// segments that span tiles) and its host launcher; the pass and stages 0 and 1 are described and
-// defined in segment_flat.cuh. Internal: include warpkit/device/segment.cuh.
+// warpkit/device/detail/segment_flat_run.cuh: the flat pass's stage 0 (the tiles' splits), stages 2a
+// and 2 (the folds of the segments that span tiles) and its host launcher; the pass is described, and
+// stage 1 defined, in segment_flat.cuh. Internal: include warpkit/device/segment.cuh.
 #pragma once
 
 #include "segment_flat.cuh"
 
 namespace warpkit {
 namespace detail {
+
+/// The merge-path split of diagonal d: the number of segment ends taken before path item d (the
+/// smallest s with E[s] > c[0] + d - 1 - s). A warp searches together, 32 probes a round. Every
+/// lane calls; every lane gets it.
+template <typename O> WARPKIT_DEVICE long long flatSplit(SegOffsets<O> o, long long segments, long long items,
+                                                         long long e0, long long elems, long long d) {
+    long long lo = d - elems > 0 ? d - elems : 0, hi = d < segments ? d : segments;
+    const int lane = (int)laneId();
+    while (lo < hi) {
+        const long long step = (hi - lo + 31) / 32, p = lo + lane * step;
+        const bool probe = p < hi;
+        const bool taken = probe && flatOffset(o, p + 1, items) <= e0 + d - 1 - p;
+        const unsigned notTaken = __ballot_sync(WARPKIT_FULL_MASK, probe && !taken);
+        const unsigned probes = __ballot_sync(WARPKIT_FULL_MASK, probe);
+        const int first = notTaken ? __ffs(notTaken) - 1 : __popc(probes); // the first probe not taken
+        const long long pFirst = shflIdx(p, first < 32 ? first : 0);
+        if (first > 0) lo += (first - 1) * step + 1;
+        if (notTaken) hi = pFirst;
+    }
+    return lo;
+}
+
+/// Stage 0 kernel: splits[t] = the split of tile boundary t, t in [0, tiles], a warp each; clears
+/// the flag of offsets out of order (*bad), which the later stages read.
+template <typename O> __global__ void __launch_bounds__(kFlatThreads)
+    segmentFlatSplitKernel(SegOffsets<O> o, long long segments, long long items, long long tiles, long long* splits,
+                           unsigned* bad) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) *bad = 0u;
+    const long long e0 = flatOffset(o, 0, items), eN = flatOffset(o, segments, items);
+    const long long elems = eN > e0 ? eN - e0 : 0, path = segments + elems;
+    const long long warps = (long long)gridDim.x * (kFlatThreads / 32);
+    for (long long t = ((long long)blockIdx.x * kFlatThreads + threadIdx.x) / 32; t <= tiles; t += warps) {
+        const long long s = flatSplit(o, segments, items, e0, elems, flatDiagonal(t, path));
+        if (laneId() == 0) splits[t] = s;
+    }
+}
 
 /// The fold, in order, of item(i) for i in [first, end), 8 loads in flight (the batch never
 /// changes the order).
