@@ -14,7 +14,8 @@
 //     at every misalignment; a call of only empty segments;
 //   * 64-bit offsets past 2^31 through a virtual base (the data pointer moved back by 2^31 + 5
 //     elements: the addresses are never formed outside the real rows, which the clipping proves);
-//   * the flat pass (rule G5): tiles spanned, empty runs, offsets going back, two grid shapes;
+//   * the flat pass (rule G5): tiles spanned, empty runs, offsets going back (also on grids of 1-3
+//     blocks, each then taking many tiles in turn), several grid shapes;
 //   * the softmax's block and slice tiers: lengths around their limits, heads 1 to 17, y at another
 //     alignment than x and in place with the same bits, nothing written on either side of y's run;
 //     one giant segment among empty ones, NaN / +inf in one head of a long segment;
