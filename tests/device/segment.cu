@@ -1020,7 +1020,7 @@ Test(device_segment, flat_same_bits_any_grid_and_past_2_31) {
 
 /// The flat pass alone on offsets that go back (some segments empty by a decreasing pair, others
 /// overlapping) among runs of empty segments, on grids of 1, 2 and 3 blocks and the resident ones:
-/// a block then takes many tiles in turn, the next one's elements loading (by its possibly
+/// a block then takes many tiles in turn, the next one's first ends loading (by its possibly
 /// out-of-order splits) while a tile finds the offsets out of order; each segment its own sum.
 Test(device_segment, flat_going_back_any_grid) {
     WK_REQUIRE_GPU();

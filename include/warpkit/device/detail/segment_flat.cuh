@@ -8,16 +8,15 @@
 // grid or block count enters), so a tile does at most kFlatTile elements and segment ends, how
 // ever many segments are empty. The tiles' split points come from a search of the offsets.
 //
-// Stage 0 (segmentFlatSplitKernel, in segment_flat_run.cuh, a warp a tile boundary): the split of
-// every tile boundary, by a search of the offsets, into the workspace (it also clears the flag
-// below), so that a tile starts with one load of its two splits (loaded two tiles ahead), not a
-// chain of dependent searches.
+// The kernels (stages 0, 1, 2a, 2) are in segment_flat_run.cuh; stage 1's device functions here.
+// Stage 0 (segmentFlatSplitKernel, a warp a tile boundary): the split of every tile boundary, by a
+// search of the offsets, into the workspace (it also clears the flag below), so that a tile starts
+// with one load of its two splits (loaded two tiles ahead), not a chain of dependent searches.
 // Stage 1 (segmentFlatKernel, one block a tile, grid-stride): a thread a segment end of the tile
 // (coalesced offset loads, a batch's loads in flight together) writes the empty segments and marks
 // the last element of the others in a byte map, with the end's number beside it; the tile's
-// elements (at most kFlatTile) go to shared memory by cp.async (sm_80+, 4-byte elements) into one
-// of two buffers, issued a tile ahead, before the previous tile's ends are read, so a block always
-// has a tile's elements in flight; else by 16-byte loads after the ends. Thread t then folds the
+// elements (at most kFlatTile) go to shared memory by cp.async (sm_80+, 4-byte elements) issued
+// before its ends are read, else by 16-byte loads after the ends. Thread t then folds the
 // elements [32t, 32t + 32) left to right from the identity in registers, restarting after each
 // marked element (its 32 marks as one word; a run without one folds with no test); a segment that
 // starts and ends inside the run is done there. A block scan of (ended, partial) pairs, in thread
@@ -134,9 +133,9 @@ template <typename O> WARPKIT_DEVICE int flatRel(O v, long long lo, long long hi
     return (int)((w < lo ? lo : (w > hi ? hi : w)) - x0);
 }
 
-/// Whether a tile's elements go to shared memory by 4-byte cp.async, issued a tile ahead into the
-/// second of two buffers, so they are in flight while the tile before is folded and no register
-/// holds an element (sm_80 and newer, 4-byte elements); otherwise by 16-byte loads after the ends.
+/// Whether a tile's elements go to shared memory by 4-byte cp.async, issued before its ends are
+/// read, so they are in flight with the ends' loads and no register holds an element (sm_80 and
+/// newer, 4-byte elements); otherwise by 16-byte loads after the ends.
 template <typename T> WARPKIT_HD constexpr bool flatAsyncElems() {
 #if WARPKIT_ARCH >= 800
     return sizeof(T) == 4;
@@ -145,16 +144,13 @@ template <typename T> WARPKIT_HD constexpr bool flatAsyncElems() {
 #endif
 }
 
-/// Element buffers a block of the tile kernel has: 2 with flatAsyncElems (the next tile's elements
-/// load into one while the tile in the other is folded), else 1.
-template <typename T> WARPKIT_HD constexpr int flatBuffers() { return flatAsyncElems<T>() ? 2 : 1; }
-
-/// Blocks of the tile kernel an SM holds at least (launch bounds): for 4-byte values 4 (up to 128
-/// registers), as many as their shared memory allows with flatAsyncElems (about 46 KB a block: two
-/// element buffers, each block with a tile's elements always in flight; 2 on sm_75 at 29.5 KB), so
-/// a batch of 16 segment ends a thread (flatStage) keeps its loads in flight; else 6 (80 registers:
-/// batches of 4 and the next tile's first ends held, with no spill).
-template <typename T> WARPKIT_HD constexpr int flatMinBlocks() { return sizeof(T) == 4 ? 4 : 6; }
+/// Blocks of the tile kernel an SM holds at least (launch bounds): 7 for 4-byte values (72
+/// registers; 29.5 KB of shared memory a block, so 7 fit), 6 for 16-bit values and for ArgMax /
+/// ArgMin (80 registers: the rows). Each holds a batch of 4 segment ends a thread (flatStage) and
+/// the next tile's first ends with no spill on sm_75 to sm_90.
+template <typename A> WARPKIT_HD constexpr int flatMinBlocks() {
+    return sizeof(typename A::Elem) == 4 && !SegFlatRows<A>::value ? 7 : 6;
+}
 
 /// The elements p[0 .. nX) to elems[flatPad(i)] by cp.async, element threadIdx.x + 128 m by this
 /// thread (its slot flatPad(threadIdx.x) + 132 m: a warp's slots consecutive), in one group the
@@ -276,10 +272,9 @@ template <int K, typename A, typename O> WARPKIT_DEVICE bool flatEnds(const A& a
 }
 
 /// Stage 1, part 1: the tile's nS segment ends (flatEnds: the first kFlatAheadEnds a thread loaded
-/// ahead in ah, then batches of kBig a thread for more than kMid x 128 left, kMid for more than
-/// 256, else 2, so longer segments load few spare pairs) and its elements, which go to
-/// elems[flatPad(i)]: with flatAsyncElems by the cp.async group the kernel committed a tile before
-/// (flatAhead), waited for here past the ends, the next tile's group left in flight; otherwise by
+/// ahead in ah, then batches of 4 a thread while more than 256 are left, else 2, so longer segments
+/// load few spare pairs) and its elements x0 .. x0 + nX, which go to elems[flatPad(i)]: with
+/// flatAsyncElems by cp.async issued before the ends and waited for after them; otherwise by
 /// flatLoadElems after the ends. They are in shared memory for the block after its next barrier.
 /// Returns whether the offsets are in order (b <= e, and each end inside the tile).
 template <typename A, typename O> WARPKIT_DEVICE bool flatStage(const A& a, SegOffsets<O> o, long long items,
@@ -287,24 +282,18 @@ template <typename A, typename O> WARPKIT_DEVICE bool flatStage(const A& a, SegO
                                                                 const FlatAhead<O>& ah, unsigned char* marks,
                                                                 unsigned short* segAt, typename A::Elem* elems) {
     using T = typename A::Elem;
-    constexpr bool kWide = flatMinBlocks<T>() == 4;            // 128 registers, else 80
-    constexpr int kBig = kWide ? 16 : 4, kMid = kWide ? 8 : 4; // pairs a thread: their loads fit them
+    constexpr int kBatch = 4; // pairs a thread: their loads fit flatMinBlocks' registers
+    if constexpr (flatAsyncElems<T>()) flatCopyElems(a.in + x0, nX, elems);
     const long long lo = x0 > 0 ? x0 - 1 : 0, hi = x0 + nX + 1 < items ? x0 + nX + 1 : items;
     const O* ob = o.begin + s0;
     bool ok = nS == 0 || flatEnds(a, ah.b, ah.e, s0, nS, 0, lo, hi, x0, nX, true, marks, segAt);
 #pragma unroll 1
     for (int base = kFlatAheadEnds * kFlatThreads; ok && base < nS;) { // nS and base the same in every thread
-        const int left = nS - base;
-        if (kBig > kMid && left > kMid * kFlatThreads) {
-            O b[kBig], e[kBig];
+        if (nS - base > 2 * kFlatThreads) {
+            O b[kBatch], e[kBatch];
             flatEndLoads(ob, nS, base, b, e);
             ok = flatEnds(a, b, e, s0, nS, base, lo, hi, x0, nX, ok, marks, segAt);
-            base += kBig * kFlatThreads;
-        } else if (left > 2 * kFlatThreads) {
-            O b[kMid], e[kMid];
-            flatEndLoads(ob, nS, base, b, e);
-            ok = flatEnds(a, b, e, s0, nS, base, lo, hi, x0, nX, ok, marks, segAt);
-            base += kMid * kFlatThreads;
+            base += kBatch * kFlatThreads;
         } else {
             O b[2], e[2];
             flatEndLoads(ob, nS, base, b, e);
@@ -312,7 +301,7 @@ template <typename A, typename O> WARPKIT_DEVICE bool flatStage(const A& a, SegO
             base += 2 * kFlatThreads;
         }
     }
-    if constexpr (flatAsyncElems<T>()) asyncCopyWait(flatBuffers<T>() - 1); // this tile's; the next one's flies
+    if constexpr (flatAsyncElems<T>()) asyncCopyWait(0);
     else flatLoadElems(a.in + x0, nX, elems);
     return ok;
 }
@@ -398,30 +387,6 @@ WARPKIT_DEVICE typename A::State flatRun(const A& at, typename A::Elem* xs, int 
     return acc;
 }
 
-/// Tile `tile`'s FlatAhead (nothing past the last tile), and with two buffers its elements to elems
-/// (flatCopyElems) in a group of their own, committed (an empty group past the last tile, so a
-/// thread's groups stay one a tile). Every thread of the block calls.
-template <typename A, typename O> WARPKIT_DEVICE FlatAhead<O> flatAhead(const A& a, SegOffsets<O> o, long long items,
-                                                                        long long e0, long long path, long long tiles,
-                                                                        long long tile, long long s0, long long s1,
-                                                                        typename A::Elem* elems) {
-    long long x0 = 0;
-    int nS = 0, nX = 0;
-    if (tile < tiles) flatSpan(e0, path, tile, s0, s1, &x0, &nS, &nX);
-    if constexpr (flatBuffers<typename A::Elem>() == 2) flatCopyElems(a.in + x0, nX, elems); // commits
-    FlatAhead<O> h;
-    if (nS > 0) {
-        flatEndLoads(o.begin + s0, nS, 0, h.b, h.e);
-        h.c0 = flatOffset(o, s0, items);
-        h.c1 = flatOffset(o, s0 + 1, items);
-    } else {
-        for (int u = 0; u < kFlatAheadEnds; ++u) h.b[u] = h.e[u] = O(0);
-        h.c0 = tile < tiles ? flatOffset(o, s0, items) : 0;
-        h.c1 = x0;
-    }
-    return h;
-}
-
 /// Stage 1: one tile (see the header comment), s0 and s1 the splits of its two boundaries, ah what
 /// flatAhead loaded for it, xs its elements' buffer; marks all 0 on entry and on return. Every
 /// thread of the block calls.
@@ -486,43 +451,6 @@ WARPKIT_DEVICE void flatTile(const A& a, SegOffsets<O> o, long long items, long 
             const int p = segAt[j];
             if (p != 0xffff) at.finish(j, xs[flatPad(p)]);
         }
-    }
-}
-
-/// Stage 1 kernel: tiles blockIdx.x, blockIdx.x + gridDim.x, ... of the path. Before a tile is
-/// done, the next one's first ends and head offsets (flatAhead) and, with two buffers, its elements
-/// (into the other buffer) are asked for, so they are in flight while the tile is folded and
-/// scanned; the splits load two tiles ahead.
-template <typename A, typename O> __global__ void __launch_bounds__(kFlatThreads, flatMinBlocks<typename A::Elem>())
-    segmentFlatKernel(A a, SegOffsets<O> o, long long segments, long long items, long long tiles,
-                      const long long* splits, SegFlatTile<typename A::State>* rec, unsigned* bad) {
-    WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentFlatKernel");
-    using T = typename A::Elem;
-    constexpr int kBuffers = flatBuffers<T>();
-    __shared__ alignas(16) unsigned char marks[kFlatTile];
-    __shared__ alignas(16) unsigned char raw[kBuffers * flatPad(kFlatTile) * sizeof(T)];
-    T* const xs = reinterpret_cast<T*>(raw);
-    const long long e0 = flatOffset(o, 0, items), eN = flatOffset(o, segments, items);
-    const long long path = segments + (eN > e0 ? eN - e0 : 0);
-    long long t = blockIdx.x, s0 = t < tiles ? splits[t] : 0, s1 = t < tiles ? splits[t + 1] : 0;
-    long long n = t + gridDim.x, n0 = n < tiles ? splits[n] : 0, n1 = n < tiles ? splits[n + 1] : 0;
-    uint4* mine = reinterpret_cast<uint4*>(marks + threadIdx.x * kFlatItems);
-    mine[0] = mine[1] = make_uint4(0u, 0u, 0u, 0u);
-    FlatAhead<O> ah = flatAhead(a, o, items, e0, path, tiles, t, s0, s1, xs);
-    __syncthreads();
-    for (int k = 0; t < tiles; t = n, n += gridDim.x, k ^= 1) {
-        const long long m = n + gridDim.x, m0 = m < tiles ? splits[m] : 0, m1 = m < tiles ? splits[m + 1] : 0;
-        // buffer k ^ 1 was last read by the tile before, past the barrier below
-        const FlatAhead<O> next =
-            flatAhead(a, o, items, e0, path, tiles, n, n0, n1, xs + (kBuffers == 2 ? k ^ 1 : 0) * flatPad(kFlatTile));
-        flatTile(a, o, items, e0, path, t, s0, s1, ah, rec, bad, marks,
-                 xs + (kBuffers == 2 ? k : 0) * flatPad(kFlatTile));
-        __syncthreads(); // shared memory is written again by the next tile
-        ah = next;
-        s0 = n0;
-        s1 = n1;
-        n0 = m0;
-        n1 = m1;
     }
 }
 
