@@ -14,7 +14,8 @@
 //     at every misalignment; a call of only empty segments;
 //   * 64-bit offsets past 2^31 through a virtual base (the data pointer moved back by 2^31 + 5
 //     elements: the addresses are never formed outside the real rows, which the clipping proves);
-//   * the flat pass (rule G5): tiles spanned, empty runs, offsets going back, two grid shapes;
+//   * the flat pass (rule G5): tiles spanned, empty runs, offsets going back (also on grids of 1-3
+//     blocks, each then taking many tiles in turn), several grid shapes;
 //   * the softmax's block and slice tiers: lengths around their limits, heads 1 to 17, y at another
 //     alignment than x and in place with the same bits, nothing written on either side of y's run;
 //     one giant segment among empty ones, NaN / +inf in one head of a long segment;
@@ -1015,6 +1016,23 @@ Test(device_segment, flat_same_bits_any_grid_and_past_2_31) {
     std::vector<long long> off = distribution(1, wk_quick() ? 30000 : 200000, &r);
     for (auto& o : off) o += base;
     flat_sum_on_grids(off, base, {1LL << 30, 1LL << 30, 1, 2, 5, 97}, &r);
+}
+
+/// The flat pass alone on offsets that go back (some segments empty by a decreasing pair, others
+/// overlapping) among runs of empty segments, on grids of 1, 2 and 3 blocks and the resident ones:
+/// a block then takes many tiles in turn, the next one's first ends loading (by its possibly
+/// out-of-order splits) while a tile finds the offsets out of order; each segment its own sum.
+Test(device_segment, flat_going_back_any_grid) {
+    WK_REQUIRE_GPU();
+    wk_rng r = wk_rng_make(0xf1ab);
+    std::vector<long long> off(1, 0);
+    for (int s = 0; s < (wk_quick() ? 30000 : 150000); ++s) {
+        if (wk_int(&r, 0, 999) == 0)
+            for (int e = 0; e < 3000; ++e) off.push_back(off.back());
+        off.push_back(off.back() + wk_int(&r, 0, 6));
+    }
+    for (size_t i = 500; i + 1 < off.size(); i += 6007) off[i] = off[i] > 200 ? off[i] - 200 : 0;
+    flat_sum_on_grids(off, 0, {1LL << 30, 1, 2, 3}, &r);
 }
 
 /// The flat pass around its limits: lengths 0, 1, 31, 32, 33, 63, 64, 65 and both sides of a

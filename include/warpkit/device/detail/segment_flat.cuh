@@ -8,22 +8,23 @@
 // grid or block count enters), so a tile does at most kFlatTile elements and segment ends, how
 // ever many segments are empty. The tiles' split points come from a search of the offsets.
 //
+// The kernels (stages 0, 1, 2a, 2) are in segment_flat_run.cuh; stage 1's device functions here.
 // Stage 0 (segmentFlatSplitKernel, a warp a tile boundary): the split of every tile boundary, by a
 // search of the offsets, into the workspace (it also clears the flag below), so that a tile starts
-// with one load of its two splits (loaded a tile ahead), not a chain of dependent searches.
+// with one load of its two splits (loaded two tiles ahead), not a chain of dependent searches.
 // Stage 1 (segmentFlatKernel, one block a tile, grid-stride): a thread a segment end of the tile
-// (coalesced offset loads) writes the empty segments and marks the last element of the others in
-// a byte map, with the end's number beside it; the tile's elements (at most kFlatTile) go to shared
-// memory by cp.async issued before the ends are read (sm_80+, 4-byte elements: one round trip for
-// both), else by 16-byte loads after them. Thread t then folds the elements
-// [32t, 32t + 32) left to right from the identity in registers, restarting after each marked
-// element (its 32 marks as one word; a run without one folds with no test); a segment that starts
-// and ends inside the run is done there. A block scan of (ended, partial) pairs, in thread order,
-// gives each thread the partial of the segment its first end closes. Segment s0 when it began
-// before the tile and ends in it is the tile's head (its partial to the workspace); the fold of the
-// elements after the tile's last end is the tile's tail. Results go to out from the thread that
-// has them, or, when the state is the element type (fp32 / int sums, max, min), into the slot of
-// their last element and out in one coalesced pass (SegFlatStaged).
+// (coalesced offset loads, a batch's loads in flight together) writes the empty segments and marks
+// the last element of the others in a byte map, with the end's number beside it; the tile's
+// elements (at most kFlatTile) go to shared memory by cp.async (sm_80+, 4-byte elements) issued
+// before its ends are read, else by 16-byte loads after the ends. Thread t then folds the
+// elements [32t, 32t + 32) left to right from the identity in registers, restarting after each
+// marked element (its 32 marks as one word; a run without one folds with no test); a segment that
+// starts and ends inside the run is done there. A block scan of (ended, partial) pairs, in thread
+// order, gives each thread the partial of the segment its first end closes. Segment s0 when it
+// began before the tile and ends in it is the tile's head (its partial to the workspace); the fold
+// of the elements after the tile's last end is the tile's tail. Results go to out from the thread
+// that has them, or, when the state is the element type (fp32 / int sums, max, min), into the slot
+// of their last element and out in one coalesced pass (SegFlatStaged).
 // Stage 2a (segmentFlatGroupKernel, a warp a group of kFlatGroup tiles, only with more tiles than
 // that): a group whose tiles all end inside one segment gets the fold of their tails in order.
 // Stage 2 (segmentFlatFixupKernel, a thread a tile; a warp a tile for runs of several tiles): a
@@ -70,27 +71,6 @@ template <typename S> struct SegFlatTile {
 template <typename O> WARPKIT_DEVICE long long flatOffset(SegOffsets<O> o, long long j, long long items) {
     const long long v = (long long)o.begin[j];
     return v < 0 ? 0 : (v > items ? items : v);
-}
-
-/// The merge-path split of diagonal d: the number of segment ends taken before path item d (the
-/// smallest s with E[s] > c[0] + d - 1 - s). A warp searches together, 32 probes a round. Every
-/// lane calls; every lane gets it.
-template <typename O> WARPKIT_DEVICE long long flatSplit(SegOffsets<O> o, long long segments, long long items,
-                                                         long long e0, long long elems, long long d) {
-    long long lo = d - elems > 0 ? d - elems : 0, hi = d < segments ? d : segments;
-    const int lane = (int)laneId();
-    while (lo < hi) {
-        const long long step = (hi - lo + 31) / 32, p = lo + lane * step;
-        const bool probe = p < hi;
-        const bool taken = probe && flatOffset(o, p + 1, items) <= e0 + d - 1 - p;
-        const unsigned notTaken = __ballot_sync(WARPKIT_FULL_MASK, probe && !taken);
-        const unsigned probes = __ballot_sync(WARPKIT_FULL_MASK, probe);
-        const int first = notTaken ? __ffs(notTaken) - 1 : __popc(probes); // the first probe not taken
-        const long long pFirst = shflIdx(p, first < 32 ? first : 0);
-        if (first > 0) lo += (first - 1) * step + 1;
-        if (notTaken) hi = pFirst;
-    }
-    return lo;
 }
 
 /// A thread's (ended, partial) pair for the block scan: `ended` when an end lies in its run.
@@ -145,23 +125,31 @@ template <typename A> struct SegFlatStaged {
 /// the threads of a warp, each at its own 32 elements, read different banks.
 WARPKIT_HD constexpr int flatSegPad(int p) { return p + ((p >> 6) << 1); }
 
-/// Offset *p clipped to [lo, hi] (the clip range [0, items] narrowed to the tile's elements and one
+/// Offset v clipped to [lo, hi] (the clip range [0, items] narrowed to the tile's elements and one
 /// more each side), relative to the tile's first element x0: exact for every offset of a tile in
 /// order, whose ends lie in [x0, x0 + nX].
-template <typename O> WARPKIT_DEVICE int flatRel(const O* p, long long lo, long long hi, long long x0) {
-    const long long v = (long long)*p;
-    return (int)((v < lo ? lo : (v > hi ? hi : v)) - x0);
+template <typename O> WARPKIT_DEVICE int flatRel(O v, long long lo, long long hi, long long x0) {
+    const long long w = (long long)v;
+    return (int)((w < lo ? lo : (w > hi ? hi : w)) - x0);
 }
 
-/// Whether a tile's elements go to shared memory by 4-byte cp.async, issued before the tile's
-/// segment ends are read, so both sets of loads are in flight together and no register holds an
-/// element (sm_80 and newer, 4-byte elements); otherwise by 16-byte loads after the ends.
+/// Whether a tile's elements go to shared memory by 4-byte cp.async, issued before its ends are
+/// read, so they are in flight with the ends' loads and no register holds an element (sm_80 and
+/// newer, 4-byte elements); otherwise by 16-byte loads after the ends.
 template <typename T> WARPKIT_HD constexpr bool flatAsyncElems() {
 #if WARPKIT_ARCH >= 800
     return sizeof(T) == 4;
 #else
     return false;
 #endif
+}
+
+/// Blocks of the tile kernel an SM holds at least (launch bounds): 7 for 4-byte values (72
+/// registers; 29.5 KB of shared memory a block, so 7 fit), 6 for 16-bit values and for ArgMax /
+/// ArgMin (80 registers: the rows). Each holds a batch of 4 segment ends a thread (flatStage) and
+/// the next tile's first ends with no spill on sm_75 to sm_90.
+template <typename A> WARPKIT_HD constexpr int flatMinBlocks() {
+    return sizeof(typename A::Elem) == 4 && !SegFlatRows<A>::value ? 7 : 6;
 }
 
 /// The elements p[0 .. nX) to elems[flatPad(i)] by cp.async, element threadIdx.x + 128 m by this
@@ -206,58 +194,115 @@ template <typename T> WARPKIT_DEVICE void flatLoadElems(const T* p, int nX, T* e
     if (tail < nX) elems[flatPad(tail)] = p[tail];
 }
 
-/// Stage 1, part 1: the tile's ends and elements. Segments s0 + j (j < nS), read as the clipped
-/// offsets relative to the tile, (b, e) = (c[s0 + j], c[s0 + j + 1]) - x0, a thread a segment,
-/// kBatch segments a thread with their loads in flight together: an empty one is written, one
-/// whose last element e - 1 is in the tile gets marks[e - 1] = 1 and segAt[flatSegPad(e - 1)] = j
-/// (staged: segAt[j] = e - 1, or 0xffff for a segment with nothing to write from the tile: empty,
-/// the head, or an end at the tile's start).
-/// The elements x0 .. x0 + nX go to elems[flatPad(i)] (flatCopyElems before the ends, or
-/// flatLoadElems after them); they are in shared memory for the block after its next barrier.
-/// Returns whether the offsets are in order (b <= e, and each end inside the tile).
-template <typename A, typename O>
-WARPKIT_DEVICE bool flatStage(const A& a, SegOffsets<O> o, long long items, long long s0, int nS, long long x0, int nX,
-                              unsigned char* marks, unsigned short* segAt, typename A::Elem* elems) {
-    using T = typename A::Elem;
-    constexpr int kBatch = 8; // 2048 segments a tile at mean 1: two round trips; one below mean 4
-    const long long lo = x0 > 0 ? x0 - 1 : 0, hi = x0 + nX + 1 < items ? x0 + nX + 1 : items;
-    const O* ob = o.begin + s0;
-    const T* p = a.in + x0;
-    if constexpr (flatAsyncElems<T>()) flatCopyElems(p, nX, elems);
-    bool ok = true;
+/// The path item where tile boundary t lies (t = tiles: the path's end).
+WARPKIT_DEVICE long long flatDiagonal(long long t, long long path) {
+    return t * kFlatTile < path ? t * kFlatTile : path;
+}
+
+/// A tile's span: its path items [d0, d1) hold s1 - s0 segment ends (*nS) and the elements *x0 ..
+/// *x0 + *nX (both counts 0 when the splits are out of order). Returns whether they are in order.
+WARPKIT_DEVICE bool flatSpan(long long e0, long long path, long long tile, long long s0, long long s1, long long* x0,
+                             int* nS, int* nX) {
+    const long long d0 = flatDiagonal(tile, path), d1 = flatDiagonal(tile + 1, path);
+    const long long x1 = e0 + d1 - s1;
+    *x0 = e0 + d0 - s0;
+    const bool inOrder = s1 >= s0 && x1 >= *x0;
+    *nS = inOrder ? (int)(s1 - s0) : 0;
+    *nX = inOrder ? (int)(x1 - *x0) : 0;
+    return inOrder;
+}
+
+/// What a tile needs first, loaded a tile ahead (flatAhead) so it arrives while the tile before is
+/// folded: the offsets of its first kFlatAheadEnds segment ends, pairs threadIdx.x + 128 u (as
+/// flatEnds loads them), and its head's clipped offsets c0 = c[s0], c1 = c[s0 + 1] (x0 with no end).
+constexpr int kFlatAheadEnds = 2;
+template <typename O> struct FlatAhead {
+    O b[kFlatAheadEnds], e[kFlatAheadEnds];
+    long long c0, c1;
+};
+
+/// The offsets of segment ends base + threadIdx.x + 128 u (u < K) of a tile with nS >= 1 ends from
+/// ob (its first segment's begin), unconditional (a thread past nS reads segment nS - 1's pair
+/// again), so all 2 K loads are in flight together (behind a branch each they went one round trip
+/// a pair).
+template <int K, typename O> WARPKIT_DEVICE void flatEndLoads(const O* ob, int nS, int base, O (&b)[K], O (&e)[K]) {
+#pragma unroll
+    for (int u = 0; u < K; ++u) {
+        const int j = base + (int)threadIdx.x + u * kFlatThreads;
+        b[u] = ob[j < nS ? j : nS - 1];
+        e[u] = ob[(j < nS ? j : nS - 1) + 1];
+    }
+}
+
+/// Stage 1, part 1a: segments s0 + base + j (j < K kFlatThreads, and s0 + j < s0 + nS), their
+/// offsets ob0, ob1 from flatEndLoads, read as the clipped offsets relative to the tile,
+/// (b, e) = (c[s0 + j], c[s0 + j + 1]) - x0, a thread a segment: an empty one is written, one whose
+/// last element e - 1 is in the tile gets marks[e - 1] = 1 and segAt[flatSegPad(e - 1)] = j (staged:
+/// segAt[j] = e - 1, or 0xffff for a segment with nothing to write from the tile: empty, the head,
+/// or an end at the tile's start). Every thread calls; returns whether every pair of the block so
+/// far is in order (b <= e, each end inside the tile), the marks and slots then written.
+template <int K, typename A, typename O> WARPKIT_DEVICE bool flatEnds(const A& a, const O (&ob0)[K], const O (&ob1)[K],
+                                                                      long long s0, int nS, int base, long long lo,
+                                                                      long long hi, long long x0, int nX, bool ok,
+                                                                      unsigned char* marks, unsigned short* segAt) {
+    const int j0 = base + (int)threadIdx.x;
+    int b[K], e[K];
+#pragma unroll
+    for (int u = 0; u < K; ++u) {
+        b[u] = flatRel(ob0[u], lo, hi, x0);
+        e[u] = flatRel(ob1[u], lo, hi, x0);
+        if (j0 + u * kFlatThreads < nS) ok = ok && b[u] <= e[u] && e[u] >= 0 && e[u] <= nX;
+    }
     // A batch's marks and slots are written only while every pair so far, in the whole block, is in
     // order: two nonempty segments can share an end only across a pair out of order (e < b) between
     // them, which a batch up to the later one's has then seen (no two writes to one slot).
-#pragma unroll 1
-    for (int base = 0; base < nS; base += kBatch * kFlatThreads) { // the same trip count in every thread
-        const int j0 = base + (int)threadIdx.x;
-        int b[kBatch], e[kBatch];
+    if (__syncthreads_and(ok) == 0) return false; // the tile is flagged: stage 2 redoes every segment
 #pragma unroll
-        for (int u = 0; u < kBatch; ++u) {
-            const int j = j0 + u * kFlatThreads;
-            b[u] = e[u] = 0;
-            if (base + u * kFlatThreads >= nS) continue; // the same in every thread: no loads to skip
-            b[u] = j < nS ? flatRel(ob + j, lo, hi, x0) : 0;
-            e[u] = j < nS ? flatRel(ob + j + 1, lo, hi, x0) : 0;
-            if (j < nS) ok = ok && b[u] <= e[u] && e[u] >= 0 && e[u] <= nX;
+    for (int u = 0; u < K; ++u) {
+        const int j = j0 + u * kFlatThreads;
+        if (j < nS) {
+            const bool ends = b[u] < e[u] && e[u] >= 1 && e[u] <= nX;
+            if (b[u] == e[u]) a.empty(s0 + j);
+            else if (ends) marks[e[u] - 1] = 1;
+            if constexpr (SegFlatStaged<A>::value) segAt[j] = (unsigned short)(ends && b[u] >= 0 ? e[u] - 1 : 0xffff);
+            else if (ends) segAt[flatSegPad(e[u] - 1)] = (unsigned short)j;
         }
-        ok = __syncthreads_and(ok) != 0;
-        if (!ok) break; // the tile is flagged: stage 2 redoes every segment
-#pragma unroll
-        for (int u = 0; u < kBatch; ++u) {
-            const int j = j0 + u * kFlatThreads;
-            if (j < nS) {
-                const bool ends = b[u] < e[u] && e[u] >= 1 && e[u] <= nX;
-                if (b[u] == e[u]) a.empty(s0 + j);
-                else if (ends) marks[e[u] - 1] = 1;
-                if constexpr (SegFlatStaged<A>::value)
-                    segAt[j] = (unsigned short)(ends && b[u] >= 0 ? e[u] - 1 : 0xffff);
-                else if (ends) segAt[flatSegPad(e[u] - 1)] = (unsigned short)j;
-            }
+    }
+    return true;
+}
+
+/// Stage 1, part 1: the tile's nS segment ends (flatEnds: the first kFlatAheadEnds a thread loaded
+/// ahead in ah, then batches of 4 a thread while more than 256 are left, else 2, so longer segments
+/// load few spare pairs) and its elements x0 .. x0 + nX, which go to elems[flatPad(i)]: with
+/// flatAsyncElems by cp.async issued before the ends and waited for after them; otherwise by
+/// flatLoadElems after the ends. They are in shared memory for the block after its next barrier.
+/// Returns whether the offsets are in order (b <= e, and each end inside the tile).
+template <typename A, typename O> WARPKIT_DEVICE bool flatStage(const A& a, SegOffsets<O> o, long long items,
+                                                                long long s0, int nS, long long x0, int nX,
+                                                                const FlatAhead<O>& ah, unsigned char* marks,
+                                                                unsigned short* segAt, typename A::Elem* elems) {
+    using T = typename A::Elem;
+    constexpr int kBatch = 4; // pairs a thread: their loads fit flatMinBlocks' registers
+    if constexpr (flatAsyncElems<T>()) flatCopyElems(a.in + x0, nX, elems);
+    const long long lo = x0 > 0 ? x0 - 1 : 0, hi = x0 + nX + 1 < items ? x0 + nX + 1 : items;
+    const O* ob = o.begin + s0;
+    bool ok = nS == 0 || flatEnds(a, ah.b, ah.e, s0, nS, 0, lo, hi, x0, nX, true, marks, segAt);
+#pragma unroll 1
+    for (int base = kFlatAheadEnds * kFlatThreads; ok && base < nS;) { // nS and base the same in every thread
+        if (nS - base > 2 * kFlatThreads) {
+            O b[kBatch], e[kBatch];
+            flatEndLoads(ob, nS, base, b, e);
+            ok = flatEnds(a, b, e, s0, nS, base, lo, hi, x0, nX, ok, marks, segAt);
+            base += kBatch * kFlatThreads;
+        } else {
+            O b[2], e[2];
+            flatEndLoads(ob, nS, base, b, e);
+            ok = flatEnds(a, b, e, s0, nS, base, lo, hi, x0, nX, ok, marks, segAt);
+            base += 2 * kFlatThreads;
         }
     }
     if constexpr (flatAsyncElems<T>()) asyncCopyWait(0);
-    else flatLoadElems(p, nX, elems);
+    else flatLoadElems(a.in + x0, nX, elems);
     return ok;
 }
 
@@ -342,49 +387,25 @@ WARPKIT_DEVICE typename A::State flatRun(const A& at, typename A::Elem* xs, int 
     return acc;
 }
 
-/// The path item where tile boundary t lies (t = tiles: the path's end).
-WARPKIT_DEVICE long long flatDiagonal(long long t, long long path) {
-    return t * kFlatTile < path ? t * kFlatTile : path;
-}
-
-/// Stage 0 kernel: splits[t] = the split of tile boundary t, t in [0, tiles], a warp each; clears
-/// the flag of offsets out of order (*bad), which the later stages read.
-template <typename O> __global__ void __launch_bounds__(kFlatThreads)
-    segmentFlatSplitKernel(SegOffsets<O> o, long long segments, long long items, long long tiles, long long* splits,
-                           unsigned* bad) {
-    if (blockIdx.x == 0 && threadIdx.x == 0) *bad = 0u;
-    const long long e0 = flatOffset(o, 0, items), eN = flatOffset(o, segments, items);
-    const long long elems = eN > e0 ? eN - e0 : 0, path = segments + elems;
-    const long long warps = (long long)gridDim.x * (kFlatThreads / 32);
-    for (long long t = ((long long)blockIdx.x * kFlatThreads + threadIdx.x) / 32; t <= tiles; t += warps) {
-        const long long s = flatSplit(o, segments, items, e0, elems, flatDiagonal(t, path));
-        if (laneId() == 0) splits[t] = s;
-    }
-}
-
-/// Stage 1: one tile (see the header comment), s0 and s1 the splits of its two boundaries; marks
-/// all 0 on entry and on return. Every thread of the block calls.
+/// Stage 1: one tile (see the header comment), s0 and s1 the splits of its two boundaries, ah what
+/// flatAhead loaded for it, xs its elements' buffer; marks all 0 on entry and on return. Every
+/// thread of the block calls.
 template <typename A, typename O>
 WARPKIT_DEVICE void flatTile(const A& a, SegOffsets<O> o, long long items, long long e0, long long path, long long tile,
-                             long long s0, long long s1, SegFlatTile<typename A::State>* rec, unsigned* bad,
-                             unsigned char* marks) {
+                             long long s0, long long s1, const FlatAhead<O>& ah, SegFlatTile<typename A::State>* rec,
+                             unsigned* bad, unsigned char* marks, typename A::Elem* xs) {
     using S = typename A::State;
-    using T = typename A::Elem;
     __shared__ unsigned short segAt[flatSegPad(kFlatTile)];
-    __shared__ alignas(16) unsigned char raw[flatPad(kFlatTile) * sizeof(T)];
-    T* xs = reinterpret_cast<T*>(raw);
-    // 1. the tile's path items: [d0, d1), s1 - s0 segment ends and x1 - x0 elements
-    const long long d0 = flatDiagonal(tile, path), d1 = flatDiagonal(tile + 1, path);
-    const long long x0 = e0 + d0 - s0, x1 = e0 + d1 - s1;
-    bool inOrder = s1 >= s0 && x1 >= x0;
-    const int nS = inOrder ? (int)(s1 - s0) : 0, nX = inOrder ? (int)(x1 - x0) : 0;
+    // 1. the tile's path items: s1 - s0 segment ends and the elements x0 .. x0 + nX
+    long long x0 = 0;
+    int nS = 0, nX = 0;
+    bool inOrder = flatSpan(e0, path, tile, s0, s1, &x0, &nS, &nX);
     // 2. the tile's head: segment s0 when it ends in the tile and began before it (its partial is
     //    the fold up to its end, the identity when that is the tile's start); its tail: segment s1
-    const long long c0 = flatOffset(o, s0, items), c1 = nS > 0 ? flatOffset(o, s0 + 1, items) : x0;
+    const long long c0 = ah.c0, c1 = ah.c1;
     const bool headOpen = nS > 0 && c0 < x0, headInTile = headOpen && c1 > x0;
-    // 3. ends and elements into shared memory (first: nothing waits for c0 and c1 before the loads
-    //    are asked for); a tile with offsets out of order flags the call
-    inOrder = flatStage(a, o, items, s0, nS, x0, nX, marks, segAt, xs) && inOrder;
+    // 3. ends and elements into shared memory; a tile with offsets out of order flags the call
+    inOrder = flatStage(a, o, items, s0, nS, x0, nX, ah, marks, segAt, xs) && inOrder;
     if (threadIdx.x == 0) {
         rec[tile].headSeg = headOpen ? s0 : -1;
         rec[tile].tailSeg = s1;
@@ -430,32 +451,6 @@ WARPKIT_DEVICE void flatTile(const A& a, SegOffsets<O> o, long long items, long 
             const int p = segAt[j];
             if (p != 0xffff) at.finish(j, xs[flatPad(p)]);
         }
-    }
-}
-
-/// Blocks of the tile kernel an SM holds at least: 8 (64 registers), 7 by their shared memory (about
-/// 29.5 KB a block for 4-byte values), so 7 tiles' loads in flight an SM.
-constexpr int kFlatMinBlocks = 8;
-
-/// Stage 1 kernel: tiles blockIdx.x, blockIdx.x + gridDim.x, ... of the path; the next tile's
-/// splits load while a tile runs.
-template <typename A, typename O> __global__ void __launch_bounds__(kFlatThreads, kFlatMinBlocks)
-    segmentFlatKernel(A a, SegOffsets<O> o, long long segments, long long items, long long tiles,
-                      const long long* splits, SegFlatTile<typename A::State>* rec, unsigned* bad) {
-    WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentFlatKernel");
-    __shared__ alignas(16) unsigned char marks[kFlatTile];
-    const long long e0 = flatOffset(o, 0, items), eN = flatOffset(o, segments, items);
-    const long long path = segments + (eN > e0 ? eN - e0 : 0);
-    long long t = blockIdx.x, s0 = t < tiles ? splits[t] : 0, s1 = t < tiles ? splits[t + 1] : 0;
-    uint4* mine = reinterpret_cast<uint4*>(marks + threadIdx.x * kFlatItems);
-    mine[0] = mine[1] = make_uint4(0u, 0u, 0u, 0u);
-    __syncthreads();
-    for (; t < tiles; t += gridDim.x) {
-        const long long n = t + gridDim.x, n0 = n < tiles ? splits[n] : 0, n1 = n < tiles ? splits[n + 1] : 0;
-        flatTile(a, o, items, e0, path, t, s0, s1, rec, bad, marks);
-        __syncthreads(); // shared memory is written again by the next tile
-        s0 = n0;
-        s1 = n1;
     }
 }
 

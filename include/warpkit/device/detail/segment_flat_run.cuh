@@ -1,12 +1,101 @@
-// warpkit/device/detail/segment_flat_run.cuh: the flat pass's stages 2a and 2 (the folds of the
-// segments that span tiles) and its host launcher; the pass and stages 0 and 1 are described and
-// defined in segment_flat.cuh. Internal: include warpkit/device/segment.cuh.
+// warpkit/device/detail/segment_flat_run.cuh: the flat pass's kernels: stage 0 (the tiles' splits),
+// stage 1 (the tile loop, each tile's first ends loaded a tile ahead), stages 2a and 2 (the folds of
+// the segments that span tiles), and its host launcher; the pass is described, and stage 1's tile
+// defined, in segment_flat.cuh. Internal: include warpkit/device/segment.cuh.
 #pragma once
 
 #include "segment_flat.cuh"
 
 namespace warpkit {
 namespace detail {
+
+/// The merge-path split of diagonal d: the number of segment ends taken before path item d (the
+/// smallest s with E[s] > c[0] + d - 1 - s). A warp searches together, 32 probes a round. Every
+/// lane calls; every lane gets it.
+template <typename O> WARPKIT_DEVICE long long flatSplit(SegOffsets<O> o, long long segments, long long items,
+                                                         long long e0, long long elems, long long d) {
+    long long lo = d - elems > 0 ? d - elems : 0, hi = d < segments ? d : segments;
+    const int lane = (int)laneId();
+    while (lo < hi) {
+        const long long step = (hi - lo + 31) / 32, p = lo + lane * step;
+        const bool probe = p < hi;
+        const bool taken = probe && flatOffset(o, p + 1, items) <= e0 + d - 1 - p;
+        const unsigned notTaken = __ballot_sync(WARPKIT_FULL_MASK, probe && !taken);
+        const unsigned probes = __ballot_sync(WARPKIT_FULL_MASK, probe);
+        const int first = notTaken ? __ffs(notTaken) - 1 : __popc(probes); // the first probe not taken
+        const long long pFirst = shflIdx(p, first < 32 ? first : 0);
+        if (first > 0) lo += (first - 1) * step + 1;
+        if (notTaken) hi = pFirst;
+    }
+    return lo;
+}
+
+/// Stage 0 kernel: splits[t] = the split of tile boundary t, t in [0, tiles], a warp each; clears
+/// the flag of offsets out of order (*bad), which the later stages read.
+template <typename O> __global__ void __launch_bounds__(kFlatThreads)
+    segmentFlatSplitKernel(SegOffsets<O> o, long long segments, long long items, long long tiles, long long* splits,
+                           unsigned* bad) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) *bad = 0u;
+    const long long e0 = flatOffset(o, 0, items), eN = flatOffset(o, segments, items);
+    const long long elems = eN > e0 ? eN - e0 : 0, path = segments + elems;
+    const long long warps = (long long)gridDim.x * (kFlatThreads / 32);
+    for (long long t = ((long long)blockIdx.x * kFlatThreads + threadIdx.x) / 32; t <= tiles; t += warps) {
+        const long long s = flatSplit(o, segments, items, e0, elems, flatDiagonal(t, path));
+        if (laneId() == 0) splits[t] = s;
+    }
+}
+
+/// Tile `tile`'s FlatAhead (nothing past the last tile). Every thread of the block calls.
+template <typename O> WARPKIT_DEVICE FlatAhead<O> flatAhead(SegOffsets<O> o, long long items, long long e0,
+                                                            long long path, long long tiles, long long tile,
+                                                            long long s0, long long s1) {
+    long long x0 = 0;
+    int nS = 0, nX = 0;
+    if (tile < tiles) flatSpan(e0, path, tile, s0, s1, &x0, &nS, &nX);
+    FlatAhead<O> h;
+    if (nS > 0) {
+        flatEndLoads(o.begin + s0, nS, 0, h.b, h.e);
+        h.c0 = flatOffset(o, s0, items);
+        h.c1 = flatOffset(o, s0 + 1, items);
+    } else {
+        for (int u = 0; u < kFlatAheadEnds; ++u) h.b[u] = h.e[u] = O(0);
+        h.c0 = tile < tiles ? flatOffset(o, s0, items) : 0;
+        h.c1 = x0;
+    }
+    return h;
+}
+
+/// Stage 1 kernel: tiles blockIdx.x, blockIdx.x + gridDim.x, ... of the path. Before a tile is
+/// done, the next one's first ends and head offsets (flatAhead) are asked for, so they are in
+/// flight while the tile is folded and scanned; the splits load two tiles ahead.
+template <typename A, typename O> __global__ void __launch_bounds__(kFlatThreads, flatMinBlocks<A>())
+    segmentFlatKernel(A a, SegOffsets<O> o, long long segments, long long items, long long tiles,
+                      const long long* splits, SegFlatTile<typename A::State>* rec, unsigned* bad) {
+    WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentFlatKernel");
+    using T = typename A::Elem;
+    __shared__ alignas(16) unsigned char marks[kFlatTile];
+    __shared__ alignas(16) unsigned char raw[flatPad(kFlatTile) * sizeof(T)];
+    T* const xs = reinterpret_cast<T*>(raw);
+    const long long e0 = flatOffset(o, 0, items), eN = flatOffset(o, segments, items);
+    const long long path = segments + (eN > e0 ? eN - e0 : 0);
+    long long t = blockIdx.x, s0 = t < tiles ? splits[t] : 0, s1 = t < tiles ? splits[t + 1] : 0;
+    long long n = t + gridDim.x, n0 = n < tiles ? splits[n] : 0, n1 = n < tiles ? splits[n + 1] : 0;
+    uint4* mine = reinterpret_cast<uint4*>(marks + threadIdx.x * kFlatItems);
+    mine[0] = mine[1] = make_uint4(0u, 0u, 0u, 0u);
+    FlatAhead<O> ah = flatAhead(o, items, e0, path, tiles, t, s0, s1);
+    __syncthreads();
+    for (; t < tiles; t = n, n += gridDim.x) {
+        const long long m = n + gridDim.x, m0 = m < tiles ? splits[m] : 0, m1 = m < tiles ? splits[m + 1] : 0;
+        const FlatAhead<O> next = flatAhead(o, items, e0, path, tiles, n, n0, n1);
+        flatTile(a, o, items, e0, path, t, s0, s1, ah, rec, bad, marks, xs);
+        __syncthreads(); // shared memory is written again by the next tile
+        ah = next;
+        s0 = n0;
+        s1 = n1;
+        n0 = m0;
+        n1 = m1;
+    }
+}
 
 /// The fold, in order, of item(i) for i in [first, end), 8 loads in flight (the batch never
 /// changes the order).
