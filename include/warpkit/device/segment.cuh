@@ -195,6 +195,13 @@ inline cudaError_t segmentLaunch(const A& a, SegOffsets<O> off, long long segmen
     WARPKIT_TRY(currentDevice(&dev, &props));
     WARPKIT_TRY(gridBlocks(noRoom, BT, z.words, BT / 32, props.sms, &blocks));
     WARPKIT_TRY(launchKernel(noRoom, blocks, BT, stream, a, off, segments, heads, items, p.chunkRows, list));
+    if constexpr (SegChunkStaged<A>::value) { // one head: the rows staged in shared memory
+        if (heads == 1) {
+            auto staged = segmentChunkStagedKernel<LT, A>;
+            WARPKIT_TRY(gridBlocks(staged, LT, z.chunks, 1, 1ll << 30, &blocks));
+            return launchKernel(staged, blocks, LT, stream, a, p.chunkRows, list);
+        }
+    }
     auto chunk = segmentChunkKernel<LT, A>;
     WARPKIT_TRY(gridBlocks(chunk, LT, z.chunks, 1, 1ll << 30, &blocks));
     WARPKIT_TRY(launchKernel(chunk, blocks, LT, stream, a, heads, p.chunkRows, list));

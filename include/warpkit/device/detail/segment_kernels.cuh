@@ -84,6 +84,13 @@ WARPKIT_DEVICE long long segmentOfPair(long long p, int heads) {
     return p / heads;
 }
 
+/// ceil(n / d) for n >= 0 and d >= 1, in 32 bits when both fit (the 64-bit division is a call of
+/// about 85 instructions).
+WARPKIT_DEVICE long long segCeilDiv(long long n, long long d) {
+    if (n < (1ll << 31) && d < (1ll << 31)) return (long long)(((unsigned)n + (unsigned)d - 1u) / (unsigned)d);
+    return (n + d - 1) / d;
+}
+
 /// Rows [b, e) clipped to [0, items): *begin, and the count (0 when e <= b).
 WARPKIT_DEVICE long long segmentClip(long long b, long long e, long long items, long long* begin) {
     b = b < 0 ? 0 : (b > items ? items : b);
@@ -228,7 +235,7 @@ template <typename S> WARPKIT_DEVICE bool listAppend(const SegList<S>& l, bool i
     const unsigned longs = __ballot_sync(WARPKIT_FULL_MASK, isLong);
     if (longs == 0u) return false;
     const int lane = (int)laneId();
-    const long long n = isLong ? (rows + chunkRows - 1) / chunkRows : 0;
+    const long long n = isLong ? segCeilDiv(rows, chunkRows) : 0;
     long long total = 0;
     const long long excl = warpInclusiveScan(n, Sum{}, total) - n;
     unsigned long long e0 = 0, c0 = 0;
@@ -258,7 +265,9 @@ template <typename S> WARPKIT_DEVICE bool listAppend(const SegList<S>& l, bool i
         const int src = __ffs(w) - 1;
         const long long sb = shflIdx(base, src), ss = shflIdx(stride, src), sn = shflIdx(n, src);
         const int so = shflIdx((int)(room ? e : -1), src);
-        const long long fit = sb >= l.maxChunks ? 0 : (l.maxChunks - 1 - sb) / ss + 1; // its chunks below the capacity
+        // its chunks below the capacity (no division for one head: a 64-bit one is a call of about
+        // 85 instructions, and a warp of long pairs takes up to 32 of them here)
+        const long long left = l.maxChunks - sb, fit = left <= 0 ? 0 : (ss == 1 ? left : (left - 1) / ss + 1);
         const long long kEnd = fit < sn ? fit : sn;
         for (long long k = lane; k < kEnd; k += 32) l.owner[sb + k * ss] = so;
     }

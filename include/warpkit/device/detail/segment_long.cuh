@@ -7,6 +7,7 @@
 #pragma once
 
 #include "segment_slice.cuh"
+#include "../../detail/async.cuh"
 
 namespace warpkit {
 namespace detail {
@@ -48,37 +49,48 @@ template <typename S> WARPKIT_DEVICE SegChunkRef segmentChunkRef(const SegList<S
     return r;
 }
 
+/// Chunk c's partial `part` (thread 0's) of a pair of n > 1 chunks: the last chunk of the pair to
+/// finish folds the partials in chunk order and writes the pair's result and total. Every thread
+/// calls.
+template <int LT, typename A> WARPKIT_DEVICE void segmentChunkJoin(const A& a, const SegList<typename A::State>& list,
+                                                                   long long c, int e, const SegEntry& en, long long n,
+                                                                   typename A::State part) {
+    using S = typename A::State;
+    __shared__ bool last;
+    if (threadIdx.x == 0) {
+        list.partials[c] = part;
+        __threadfence(); // the partial is visible before the count that announces it
+        last = atomicAdd(&list.entries[e].done, 1u) == (unsigned)(n - 1);
+    }
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    const long long per = (n + LT - 1) / LT;
+    S acc = a.identity();
+    for (long long k = threadIdx.x * per; k < (threadIdx.x + 1) * per && k < n; ++k)
+        acc = a.merge(acc, loadFromL2(list.partials + en.chunkBase + k * en.stride));
+    const S total = blockTree<LT>(a, acc);
+    if (threadIdx.x == 0) {
+        a.finish(en.pair, total);
+        list.totals[e] = total;
+    }
+}
+
 /// Chunk c's partial (blockTree of the LT threads' folds); the last chunk of its pair to finish
 /// folds the partials in chunk order and writes the pair's result and total. Every thread calls.
 template <int LT, typename A> WARPKIT_DEVICE void segmentChunkFold(const A& a, int heads, long long chunkRows,
                                                                    const SegList<typename A::State>& list, long long c,
                                                                    int e, const SegEntry& en) {
     using S = typename A::State;
-    __shared__ bool last;
     const long long r0 = segmentChunkIndex(c, en) * chunkRows;
     const long long r1 = r0 + chunkRows < en.rows ? r0 + chunkRows : en.rows;
     const S part =
         blockTree<LT>(a, foldRows<A, SegChunkBatch<A>::value>(a, en.begin, en.head, heads, r0 + threadIdx.x, r1, LT));
     const long long n = (en.rows + chunkRows - 1) / chunkRows;
-    S total;
-    if (n == 1) { // a pair of one chunk: the fold below over its one partial, with no count and no
-                  // round trip through L2 (the same bits)
-        total = blockTree<LT>(a, threadIdx.x == 0 ? a.merge(a.identity(), part) : a.identity());
-    } else {
-        if (threadIdx.x == 0) {
-            list.partials[c] = part;
-            __threadfence(); // the partial is visible before the count that announces it
-            last = atomicAdd(&list.entries[e].done, 1u) == (unsigned)(n - 1);
-        }
-        __syncthreads();
-        if (!last) return;
-        __threadfence();
-        const long long per = (n + LT - 1) / LT;
-        S acc = a.identity();
-        for (long long k = threadIdx.x * per; k < (threadIdx.x + 1) * per && k < n; ++k)
-            acc = a.merge(acc, loadFromL2(list.partials + en.chunkBase + k * en.stride));
-        total = blockTree<LT>(a, acc);
-    }
+    if (n > 1) return segmentChunkJoin<LT>(a, list, c, e, en, n, part);
+    // a pair of one chunk: the join's fold over its one partial, with no count and no round trip
+    // through L2 (the same bits)
+    const S total = blockTree<LT>(a, threadIdx.x == 0 ? a.merge(a.identity(), part) : a.identity());
     if (threadIdx.x == 0) {
         a.finish(en.pair, total);
         list.totals[e] = total;
@@ -114,6 +126,141 @@ template <int LT, typename A> __global__ void __launch_bounds__(LT, SegChunkMinB
     forListedChunks(list, [&](long long c, int e, const SegEntry& en) {
         segmentChunkFold<LT>(a, heads, chunkRows, list, c, e, en);
     });
+}
+
+/// Whether stage 2 stages a one-head call's rows in shared memory (segmentChunkStagedKernel): the
+/// one-pass algorithms that read one array (SegStaged) of 4-byte elements (cp.async takes 4 bytes at
+/// least, so a 16-bit run's head could not be copied element by element).
+template <typename A> struct SegChunkStaged {
+    static constexpr bool value = SegStaged<A>::value && sizeof(typename A::Elem) == 4;
+};
+
+/// The staged chunk kernel's pieces: kSegPieceRows rows a thread (two 16-byte copies), kSegStages
+/// pieces in shared memory, so that kSegStages - 1 pieces are in flight while one is folded.
+constexpr int kSegPieceRows = 8, kSegStages = 4;
+
+/// What the staged chunk kernel's producer needs of a chunk's entry e (e < 0: none).
+struct SegChunkRows {
+    int e;
+    long long begin, rows, base;
+};
+template <typename S> WARPKIT_DEVICE SegChunkRows segChunkRows(const SegList<S>& l, int e) {
+    SegChunkRows r{e, 0, 0, 0};
+    if (e >= 0) {
+        r.begin = l.entries[e].begin;
+        r.rows = l.entries[e].rows;
+        r.base = l.entries[e].chunkBase;
+    }
+    return r;
+}
+
+/// A staged piece: rows [row0, row0 + n) of entry e's pair (e < 0: no piece, the block is done),
+/// part of chunk c; row row0 + i sits at slot mis + i of its stage; `last` when it ends the chunk.
+struct SegPiece {
+    long long c, row0;
+    int e, n, mis, last;
+};
+
+/// Stage 2 for one head (SegChunkStaged, sm_80 and newer): the same chunks, folds and bits as
+/// segmentChunkKernel, the rows brought to shared memory by 16-byte cp.async (4-byte ones for the
+/// run's unaligned ends) in pieces of kSegPieceRows x LT rows, kSegStages - 1 pieces ahead across
+/// the block's chunks, so the loads of the next pieces (of this chunk or the next) are in flight
+/// during a piece's fold and a chunk's block tree. Thread t folds rows t, t + LT, ... of each piece
+/// in order from the stage, so thread t of a chunk folds the rows foldRows gives it, in its order.
+/// Before sm_80: segmentChunkKernel's body.
+template <int LT, typename A> __global__ void __launch_bounds__(LT, SegChunkMinBlocks<LT, A>::value)
+    segmentChunkStagedKernel(A a, long long chunkRows, SegList<typename A::State> list) {
+    WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentChunkStagedKernel");
+    static_assert(SegChunkStaged<A>::value, "segmentChunkStagedKernel: A must read one array of 4-byte elements");
+#if WARPKIT_ARCH >= 800
+    using S = typename A::State;
+    using T = typename A::Elem;
+    constexpr int PR = kSegPieceRows * LT;
+    __shared__ alignas(16) T stage[kSegStages][PR + 4];
+    __shared__ SegPiece piece[kSegStages];
+    const T* src = segStageSource(a);
+    const long long chunks = segListChunks(list), step = gridDim.x;
+    // the producer: chunk c (entry cur), rows [r, r1) of its pair still to stage; the next chunk's
+    // entry and the owner of the one after are loaded a chunk ahead (forListedChunks' order). One
+    // head: a pair's chunks are consecutive in the list (stride 1)
+    long long c = blockIdx.x, r = 0, r1 = 0;
+    SegChunkRows cur = segChunkRows(list, segmentOwnerAt(list, c, chunks));
+    SegChunkRows next = segChunkRows(list, segmentOwnerAt(list, c + step, chunks));
+    int owner = segmentOwnerAt(list, c + 2 * step, chunks);
+    auto rowsOf = [&] { // the rows of chunk c, none past the list or without an owner
+        r = c < chunks && cur.e >= 0 ? (c - cur.base) * chunkRows : 0;
+        r1 = c < chunks && cur.e >= 0 ? (r + chunkRows < cur.rows ? r + chunkRows : cur.rows) : 0;
+    };
+    rowsOf();
+    auto issue = [&](int k) { // the next piece into stage k, then one group (empty when done)
+        while (r >= r1 && c < chunks) {
+            c += step;
+            cur = next;
+            next = segChunkRows(list, owner);
+            owner = segmentOwnerAt(list, c + 2 * step, chunks);
+            rowsOf();
+        }
+        if (c < chunks) {
+            const int n = r1 - r < PR ? (int)(r1 - r) : PR;
+            const T* q = src + cur.begin + r;
+            const int mis = (int)((reinterpret_cast<size_t>(q) / sizeof(T)) & 3u), vecs = (mis + n + 3) / 4;
+            T* b = stage[k];
+            for (int j = (int)threadIdx.x; j < vecs; j += LT) {
+                const int lo = 4 * j - mis; // the vector's first row, relative to r
+                if (lo >= 0 && lo + 4 <= n) asyncCopy16(b + 4 * j, q + lo);
+                else
+                    for (int i = lo < 0 ? 0 : lo; i < lo + 4 && i < n; ++i) asyncCopy4(b + mis + i, q + i);
+            }
+            if (threadIdx.x == 0) piece[k] = SegPiece{c, r, cur.e, n, mis, r + n >= r1};
+            r += n;
+        } else if (threadIdx.x == 0) {
+            piece[k].e = -1;
+        }
+        asyncCopyCommit();
+    };
+#pragma unroll 1
+    for (int k = 0; k < kSegStages - 1; ++k) issue(k);
+    S acc = a.identity();
+#pragma unroll 1
+    for (int k = 0;; k = k + 1 < kSegStages ? k + 1 : 0) {
+        asyncCopyWait(kSegStages - 2);
+        __syncthreads(); // stage k is visible, and every thread is past stage k - 1's reads
+        const SegPiece& p = piece[k];
+        if (p.e < 0) break;
+        issue(k == 0 ? kSegStages - 1 : k - 1);
+        const T* b = stage[k] + p.mis;
+        const int n = p.n;
+        const long long row0 = p.row0;
+        SegEntry en{}; // the entry of a chunk this piece ends, loaded during the fold
+        if (p.last) en = list.entries[p.e];
+#pragma unroll
+        for (int j = 0; j < kSegPieceRows; ++j) {
+            const int i = (int)threadIdx.x + j * LT;
+            if (i < n) acc = a.take(acc, b[i], row0 + i);
+        }
+        if (p.last) {
+            const S part = blockTree<LT>(a, acc);
+            acc = a.identity();
+            if (en.rows > chunkRows) {
+                segmentChunkJoin<LT>(a, list, p.c, p.e, en, segCeilDiv(en.rows, chunkRows), part);
+            } else if (threadIdx.x < 32) {
+                // a pair of one chunk: segmentChunkFold's block tree over thread 0's partial, by warp 0
+                // alone with no barrier (each other warp's value is the tree of 32 identities): the
+                // same bits, and the other warps go on to the next piece
+                const S id = a.identity(), ids = warpTree(a, id);
+                const S t0 = warpTree(a, threadIdx.x == 0 ? a.merge(id, part) : id);
+                const S total = warpTree(a, threadIdx.x == 0 ? t0 : (threadIdx.x < LT / 32 ? ids : id));
+                if (threadIdx.x == 0) {
+                    a.finish(en.pair, total);
+                    list.totals[p.e] = total;
+                }
+            }
+        }
+    }
+#else
+    forListedChunks(
+        list, [&](long long c, int e, const SegEntry& en) { segmentChunkFold<LT>(a, 1, chunkRows, list, c, e, en); });
+#endif
 }
 
 /// The write kernel's loads in flight a thread: 8 for the plain fp32 softmax (64 registers, 1024
