@@ -173,6 +173,42 @@ template <typename S> inline SegList<S> segList(void* ws, SegSizes z) {
     return l;
 }
 
+/// Whether `kernel`'s code on device `dev` was built for sm_90 or newer, so that it waits in
+/// segDependWait (a programmatic launch of older code would not wait). Asked once per kernel and
+/// device. Host.
+template <typename K> inline cudaError_t segWaits(K kernel, int dev, const DeviceProps& props, bool* waits) {
+    *waits = false;
+    if (props.cc < 90) return cudaSuccess;
+    const void* key = reinterpret_cast<const void*>(kernel);
+    int version = 0;
+    if (!hostCacheGet(key, dev, -2, 0, &version)) {
+        cudaFuncAttributes at;
+        WARPKIT_TRY(cudaFuncGetAttributes(&at, kernel));
+        version = at.binaryVersion;
+        hostCachePut(key, dev, -2, 0, version);
+    }
+    *waits = version >= 90;
+    return cudaSuccess;
+}
+
+/// launchKernel, with programmatic stream serialisation when `early`: the kernel's blocks may be
+/// placed while the previous kernel runs (once it calls segLaunchDependents) and wait for it in
+/// segDependWait. Returns the launch's own error. Host.
+template <typename... Params, typename... Args> inline cudaError_t
+segLaunch(void (*kernel)(Params...), int blocks, int threads, cudaStream_t stream, bool early, Args... args) {
+    if (!early) return launchKernel(kernel, blocks, threads, stream, args...);
+    cudaLaunchAttribute at[1];
+    at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    at[0].val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3((unsigned)blocks);
+    cfg.blockDim = dim3((unsigned)threads);
+    cfg.stream = stream;
+    cfg.attrs = at;
+    cfg.numAttrs = 1;
+    return cudaLaunchKernelEx(&cfg, kernel, args...);
+}
+
 /// Runs the plan's kernels for algorithm A (see segment_plan.cuh for the stages).
 template <int BT, int LT, typename A, typename O>
 inline cudaError_t segmentLaunch(const A& a, SegOffsets<O> off, long long segments, int heads, long long items,
@@ -193,13 +229,19 @@ inline cudaError_t segmentLaunch(const A& a, SegOffsets<O> off, long long segmen
     int dev = 0;
     DeviceProps props;
     WARPKIT_TRY(currentDevice(&dev, &props));
+    // On sm_90 the no-room kernel and the staged chunk kernel are launched programmatically: their
+    // blocks are placed while the kernel before runs and wait for it (segDependWait), so each
+    // launch's latency overlaps the kernel before it.
+    bool early = false;
+    WARPKIT_TRY(segWaits(noRoom, dev, props, &early));
     WARPKIT_TRY(gridBlocks(noRoom, BT, z.words, BT / 32, props.sms, &blocks));
-    WARPKIT_TRY(launchKernel(noRoom, blocks, BT, stream, a, off, segments, heads, items, p.chunkRows, list));
+    WARPKIT_TRY(segLaunch(noRoom, blocks, BT, stream, early, a, off, segments, heads, items, p.chunkRows, list));
     if constexpr (SegChunkStaged<A>::value) { // one head: the rows staged in shared memory
         if (heads == 1) {
             auto staged = segmentChunkStagedKernel<LT, A>;
+            WARPKIT_TRY(segWaits(staged, dev, props, &early));
             WARPKIT_TRY(gridBlocks(staged, LT, z.chunks, 1, 1ll << 30, &blocks));
-            return launchKernel(staged, blocks, LT, stream, a, p.chunkRows, list);
+            return segLaunch(staged, blocks, LT, stream, early, a, p.chunkRows, list);
         }
     }
     auto chunk = segmentChunkKernel<LT, A>;

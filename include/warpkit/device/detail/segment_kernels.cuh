@@ -91,6 +91,22 @@ WARPKIT_DEVICE long long segCeilDiv(long long n, long long d) {
     return (n + d - 1) / d;
 }
 
+/// Programmatic dependent launch (sm_90 and newer; nothing before): segLaunchDependents lets the
+/// stream's next kernel, when it was launched with programmatic stream serialisation
+/// (segment.cuh, segmentLaunch), place its blocks now; such a kernel calls segDependWait before it
+/// touches memory, which returns once the kernels before it have finished and their writes are
+/// visible. So the next kernel's launch overlaps this one instead of following it.
+WARPKIT_DEVICE void segLaunchDependents() {
+#if WARPKIT_ARCH >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+WARPKIT_DEVICE void segDependWait() {
+#if WARPKIT_ARCH >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 /// Rows [b, e) clipped to [0, items): *begin, and the count (0 when e <= b).
 WARPKIT_DEVICE long long segmentClip(long long b, long long e, long long items, long long* begin) {
     b = b < 0 ? 0 : (b > items ? items : b);
@@ -432,6 +448,7 @@ template <int BT, int LT, typename A, typename O> __global__ void __launch_bound
     segmentGroupKernel(A a, SegOffsets<O> off, long long segments, int heads, long long items, int perLane,
                        long long longRows, long long chunkRows, int sliceGroup, SegList<typename A::State> list) {
     WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentGroupKernel");
+    segLaunchDependents(); // the no-room kernel's blocks may wait beside this grid (segDependWait)
     const int lane = (int)laneId();
     const long long pairs = segments * heads, stride = (long long)gridDim.x * BT;
     const long long g0 = ((long long)blockIdx.x * BT + threadIdx.x) / 32 * 32;

@@ -21,6 +21,8 @@ template <int BT, int LT, typename A, typename O> __global__ void __launch_bound
     segmentNoRoomKernel(A a, SegOffsets<O> off, long long segments, int heads, long long items, long long chunkRows,
                         SegList<typename A::State> list) {
     WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentNoRoomKernel");
+    segLaunchDependents();
+    segDependWait(); // the group kernel's list (when launched programmatically: segmentLaunch)
     const long long steps = (long long)list.counter[2], warps = (long long)gridDim.x * (BT / 32);
     for (long long w = ((long long)blockIdx.x * BT + threadIdx.x) / 32; w < steps; w += warps) {
         const SegNoRoom r = list.noRoom[w];
@@ -175,6 +177,7 @@ template <int LT, typename A> __global__ void __launch_bounds__(LT, SegChunkMinB
 #if WARPKIT_ARCH >= 800
     using S = typename A::State;
     using T = typename A::Elem;
+    segDependWait(); // the list is complete (segmentLaunch launches this kernel programmatically)
     constexpr int PR = kSegPieceRows * LT;
     __shared__ alignas(16) T stage[kSegStages][PR + 4];
     __shared__ SegPiece piece[kSegStages];
@@ -258,6 +261,7 @@ template <int LT, typename A> __global__ void __launch_bounds__(LT, SegChunkMinB
         }
     }
 #else
+    segDependWait();
     forListedChunks(
         list, [&](long long c, int e, const SegEntry& en) { segmentChunkFold<LT>(a, 1, chunkRows, list, c, e, en); });
 #endif
