@@ -91,21 +91,17 @@ WARPKIT_DEVICE long long segCeilDiv(long long n, long long d) {
     return (n + d - 1) / d;
 }
 
-/// Programmatic dependent launch (sm_90 and newer; nothing before): segLaunchDependents lets the
-/// stream's next kernel, when it was launched with programmatic stream serialisation
-/// (segment.cuh, segmentLaunch), place its blocks now; such a kernel calls segDependWait before it
-/// touches memory, which returns once the kernels before it have finished and their writes are
-/// visible. So the next kernel's launch overlaps this one instead of following it.
-WARPKIT_DEVICE void segLaunchDependents() {
+/// Programmatic dependent launch (sm_90+; nothing before): the stream's next kernel, if launched
+/// programmatically (segment.cuh, segLaunch), may place its blocks once this one called
+/// segLaunchDependents; it calls segDependWait, which returns when the kernels before it have
+/// finished and their writes are visible, before it touches memory.
 #if WARPKIT_ARCH >= 900
-    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+WARPKIT_DEVICE void segLaunchDependents() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
+WARPKIT_DEVICE void segDependWait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
+#else
+WARPKIT_DEVICE void segLaunchDependents() {}
+WARPKIT_DEVICE void segDependWait() {}
 #endif
-}
-WARPKIT_DEVICE void segDependWait() {
-#if WARPKIT_ARCH >= 900
-    asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
 
 /// Rows [b, e) clipped to [0, items): *begin, and the count (0 when e <= b).
 WARPKIT_DEVICE long long segmentClip(long long b, long long e, long long items, long long* begin) {
