@@ -173,21 +173,15 @@ template <typename S> inline SegList<S> segList(void* ws, SegSizes z) {
     return l;
 }
 
-/// Whether `kernel`'s code on device `dev` was built for sm_90 or newer, so that it waits in
-/// segDependWait (a programmatic launch of older code would not wait). Asked once per kernel and
-/// device. Host.
-template <typename K> inline cudaError_t segWaits(K kernel, int dev, const DeviceProps& props, bool* waits) {
-    *waits = false;
-    if (props.cc < 90) return cudaSuccess;
+/// The architecture `kernel`'s code on device `dev` was built for (cudaFuncAttributes'
+/// binaryVersion: 90 for sm_90), asked once per kernel and device. Host.
+template <typename K> inline cudaError_t segBinaryVersion(K kernel, int dev, int* version) {
     const void* key = reinterpret_cast<const void*>(kernel);
-    int version = 0;
-    if (!hostCacheGet(key, dev, -2, 0, &version)) {
-        cudaFuncAttributes at;
-        WARPKIT_TRY(cudaFuncGetAttributes(&at, kernel));
-        version = at.binaryVersion;
-        hostCachePut(key, dev, -2, 0, version);
-    }
-    *waits = version >= 90;
+    if (hostCacheGet(key, dev, -2, 0, version)) return cudaSuccess;
+    cudaFuncAttributes at;
+    WARPKIT_TRY(cudaFuncGetAttributes(&at, kernel));
+    *version = at.binaryVersion;
+    hostCachePut(key, dev, -2, 0, *version);
     return cudaSuccess;
 }
 
@@ -217,31 +211,43 @@ inline cudaError_t segmentLaunch(const A& a, SegOffsets<O> off, long long segmen
     const SegList<S> list = segList<S>(ws, z);
     const bool longs = items > p.longRows; // a pair can be long: the list and its kernels
     if (longs) WARPKIT_TRY(cudaMemsetAsync(list.counter, 0, 6 * sizeof(unsigned long long), stream));
-    int blocks = 0;
+    int blocks = 0, dev = 0;
+    DeviceProps props;
+    WARPKIT_TRY(currentDevice(&dev, &props));
+    // Long on average (a rule with minMean), one head, and the staged chunk kernel built for sm_80
+    // or newer: pairs of up to chunkRows rows go to that kernel directly, not through the list.
+    long long directRows = 0;
+    if constexpr (SegChunkStaged<A>::value) {
+        int version = 0;
+        if (longs && heads == 1 && kSegmentRules[p.rule].minMean > 0)
+            WARPKIT_TRY(segBinaryVersion(segmentChunkStagedKernel<LT, A, O>, dev, &version));
+        directRows = version >= 80 ? p.chunkRows : 0;
+    }
     auto group = segmentGroupKernel<BT, LT, A, O>;
     WARPKIT_TRY(gridBlocks(group, BT, segments * heads, BT, 1ll << 30, &blocks));
     WARPKIT_TRY(launchKernel(group, blocks, BT, stream, a, off, segments, heads, items, p.perLane, p.longRows,
-                             p.chunkRows, p.sliceGroup, list));
+                             p.chunkRows, directRows, p.sliceGroup, list));
     if (!longs) return cudaSuccess;
     // The no-room kernel: one block an SM at most; with no no-room steps (segments that do not
     // overlap) each warp reads one count and exits, so the launch costs about its own latency.
+    // On sm_90 it and the staged chunk kernel are launched programmatically (code built for sm_90
+    // only): their blocks are placed while the kernel before runs and wait for it where they need
+    // its results (segDependWait), so each launch's latency overlaps the kernel before it, and the
+    // staged kernel's direct pairs run beside the group kernel.
     auto noRoom = segmentNoRoomKernel<BT, LT, A, O>;
-    int dev = 0;
-    DeviceProps props;
-    WARPKIT_TRY(currentDevice(&dev, &props));
-    // On sm_90 the no-room kernel and the staged chunk kernel are launched programmatically: their
-    // blocks are placed while the kernel before runs and wait for it (segDependWait), so each
-    // launch's latency overlaps the kernel before it.
-    bool early = false;
-    WARPKIT_TRY(segWaits(noRoom, dev, props, &early));
+    int version = 0;
+    if (props.cc >= 90) WARPKIT_TRY(segBinaryVersion(noRoom, dev, &version));
     WARPKIT_TRY(gridBlocks(noRoom, BT, z.words, BT / 32, props.sms, &blocks));
-    WARPKIT_TRY(segLaunch(noRoom, blocks, BT, stream, early, a, off, segments, heads, items, p.chunkRows, list));
+    WARPKIT_TRY(
+        segLaunch(noRoom, blocks, BT, stream, version >= 90, a, off, segments, heads, items, p.chunkRows, list));
     if constexpr (SegChunkStaged<A>::value) { // one head: the rows staged in shared memory
         if (heads == 1) {
-            auto staged = segmentChunkStagedKernel<LT, A>;
-            WARPKIT_TRY(segWaits(staged, dev, props, &early));
-            WARPKIT_TRY(gridBlocks(staged, LT, z.chunks, 1, 1ll << 30, &blocks));
-            return segLaunch(staged, blocks, LT, stream, early, a, p.chunkRows, list);
+            auto staged = segmentChunkStagedKernel<LT, A, O>;
+            version = 0;
+            if (props.cc >= 90) WARPKIT_TRY(segBinaryVersion(staged, dev, &version));
+            WARPKIT_TRY(gridBlocks(staged, LT, z.chunks + (directRows > 0 ? segments : 0), 1, 1ll << 30, &blocks));
+            return segLaunch(staged, blocks, LT, stream, version >= 90, a, off, segments, items, p.longRows, directRows,
+                             p.chunkRows, list);
         }
     }
     auto chunk = segmentChunkKernel<LT, A>;

@@ -439,10 +439,12 @@ WARPKIT_DEVICE bool segmentStagedOnes(const A& a, unsigned tiers, int heads, lon
 }
 
 /// Stage 1: lane groups over the short pairs (see segment_plan.cuh); long pairs are listed, the
-/// steps with pairs that find no room appended to list.noRoom for stage 1b.
+/// steps with pairs that find no room appended to list.noRoom for stage 1b. Pairs of longRows + 1
+/// to directRows rows are left to the staged chunk kernel, which reads their offsets itself.
 template <int BT, int LT, typename A, typename O> __global__ void __launch_bounds__(BT, SegGroupMinBlocks<A>::value)
     segmentGroupKernel(A a, SegOffsets<O> off, long long segments, int heads, long long items, int perLane,
-                       long long longRows, long long chunkRows, int sliceGroup, SegList<typename A::State> list) {
+                       long long longRows, long long chunkRows, long long directRows, int sliceGroup,
+                       SegList<typename A::State> list) {
     WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentGroupKernel");
     segLaunchDependents(); // the no-room kernel's blocks may wait beside this grid (segDependWait)
     const int lane = (int)laneId();
@@ -468,7 +470,7 @@ template <int BT, int LT, typename A, typename O> __global__ void __launch_bound
         nb = nb1;
         ne = ne1;
         segmentBoundsAt(off, segmentOfPair(next, heads), next < pairs ? segments : 0, &nb1, &ne1);
-        const bool isLong = rows > longRows;
+        const bool isLong = rows > longRows && rows > directRows; // listed (else short, or direct)
         bool toBlock = false; // the softmax's block and slice tiers: listed once a segment, by head 0
         if constexpr (SegBlockSoftmax<A>::value) {
             // heads divide 32: head 0 is lane - head
@@ -484,7 +486,7 @@ template <int BT, int LT, typename A, typename O> __global__ void __launch_bound
         // 2. the short pairs by tiers: a pair of r rows takes G lanes, G the smallest power of two
         //    with G * perLane >= r (32 at most), so a longer neighbour never widens a pair's group;
         //    only the tiers in use run (segmentTier)
-        const int mine = isLong ? 0 : (int)rows;
+        const int mine = rows > longRows ? 0 : (int)rows;
         int mineG = 1;
         while (mineG < 32 && mineG * perLane < mine) mineG <<= 1;
         const unsigned tiers = segmentTiers(mine > 0 ? (unsigned)mineG : 0u);

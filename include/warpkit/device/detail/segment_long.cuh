@@ -156,8 +156,9 @@ template <typename S> WARPKIT_DEVICE SegChunkRows segChunkRows(const SegList<S>&
     return r;
 }
 
-/// A staged piece: rows [row0, row0 + n) of entry e's pair (e < 0: no piece, the block is done),
-/// part of chunk c; row row0 + i sits at slot mis + i of its stage; `last` when it ends the chunk.
+/// A staged piece: rows [row0, row0 + n) of entry e's pair (e == -1: no piece, the block is done;
+/// e == -2: a direct pair, its index in c), part of chunk c; row row0 + i sits at slot mis + i of
+/// its stage; `last` when it ends the chunk.
 struct SegPiece {
     long long c, row0;
     int e, n, mis, last;
@@ -166,46 +167,80 @@ struct SegPiece {
 /// Stage 2 for one head (SegChunkStaged, sm_80 and newer): the same chunks, folds and bits as
 /// segmentChunkKernel, the rows brought to shared memory by 16-byte cp.async (4-byte ones for the
 /// run's unaligned ends) in pieces of kSegPieceRows x LT rows, kSegStages - 1 pieces ahead across
-/// the block's chunks, so the loads of the next pieces (of this chunk or the next) are in flight
+/// the block's work, so the loads of the next pieces (of this chunk or the next) are in flight
 /// during a piece's fold and a chunk's block tree. Thread t folds rows t, t + LT, ... of each piece
 /// in order from the stage, so thread t of a chunk folds the rows foldRows gives it, in its order.
-/// Before sm_80: segmentChunkKernel's body.
-template <int LT, typename A> __global__ void __launch_bounds__(LT, SegChunkMinBlocks<LT, A>::value)
-    segmentChunkStagedKernel(A a, long long chunkRows, SegList<typename A::State> list) {
+/// First the direct pairs (directRows > 0: pairs of longRows + 1 to directRows <= chunkRows rows,
+/// which the group kernel leaves alone), segments blockIdx.x, + gridDim.x, ... from the offsets, each
+/// one chunk: they need nothing of the kernels before, so they run before segDependWait; then the
+/// listed chunks. Before sm_80: segmentChunkKernel's body (the plan then gives directRows 0).
+template <int LT, typename A, typename O> __global__ void __launch_bounds__(LT, SegChunkMinBlocks<LT, A>::value)
+    segmentChunkStagedKernel(A a, SegOffsets<O> off, long long segments, long long items, long long longRows,
+                             long long directRows, long long chunkRows, SegList<typename A::State> list) {
     WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentChunkStagedKernel");
     static_assert(SegChunkStaged<A>::value, "segmentChunkStagedKernel: A must read one array of 4-byte elements");
 #if WARPKIT_ARCH >= 800
     using S = typename A::State;
     using T = typename A::Elem;
-    segDependWait(); // the list is complete (segmentLaunch launches this kernel programmatically)
     constexpr int PR = kSegPieceRows * LT;
     __shared__ alignas(16) T stage[kSegStages][PR + 4];
     __shared__ SegPiece piece[kSegStages];
     const T* src = segStageSource(a);
-    const long long chunks = segListChunks(list), step = gridDim.x;
-    // the producer: chunk c (entry cur), rows [r, r1) of its pair still to stage; the next chunk's
-    // entry and the owner of the one after are loaded a chunk ahead (forListedChunks' order). One
-    // head: a pair's chunks are consecutive in the list (stride 1)
-    long long c = blockIdx.x, r = 0, r1 = 0;
-    SegChunkRows cur = segChunkRows(list, segmentOwnerAt(list, c, chunks));
-    SegChunkRows next = segChunkRows(list, segmentOwnerAt(list, c + step, chunks));
-    int owner = segmentOwnerAt(list, c + 2 * step, chunks);
-    auto rowsOf = [&] { // the rows of chunk c, none past the list or without an owner
+    const long long step = gridDim.x;
+    // the producer: unit c (a direct pair's segment, then a listed chunk), rows [r, r1) of its pair
+    // from element `base` still to stage. Direct: segment c + step's offsets are loaded a segment
+    // ahead. Listed: the next chunk's entry and the owner of the one after a chunk ahead
+    // (forListedChunks' order); one head, so a pair's chunks are consecutive in the list
+    bool direct = directRows > 0;
+    long long c = blockIdx.x, r = 0, r1 = 0, base = 0, chunks = 0, nb = 0, ne = 0;
+    SegChunkRows cur{-1, 0, 0, 0}, next{-1, 0, 0, 0};
+    int owner = -1;
+    auto directRowsOf = [&] { // segment c (offsets nb, ne): its rows if direct, else none
+        long long b = 0;
+        const long long rows = c < segments ? segmentClip(nb, ne, items, &b) : 0;
+        const bool mine = rows > longRows && rows <= directRows;
+        base = b;
+        r = 0;
+        r1 = mine ? rows : 0;
+        segmentBoundsAt(off, c + step, segments, &nb, &ne);
+    };
+    auto chunkRowsOf = [&] { // the rows of chunk c, none past the list or without an owner
         r = c < chunks && cur.e >= 0 ? (c - cur.base) * chunkRows : 0;
         r1 = c < chunks && cur.e >= 0 ? (r + chunkRows < cur.rows ? r + chunkRows : cur.rows) : 0;
+        base = cur.begin;
     };
-    rowsOf();
+    auto startList = [&] { // the listed chunks, once the kernels before have finished
+        direct = false;
+        segDependWait();
+        chunks = segListChunks(list);
+        c = blockIdx.x;
+        cur = segChunkRows(list, segmentOwnerAt(list, c, chunks));
+        next = segChunkRows(list, segmentOwnerAt(list, c + step, chunks));
+        owner = segmentOwnerAt(list, c + 2 * step, chunks);
+        chunkRowsOf();
+    };
+    if (direct) {
+        segmentBoundsAt(off, c, segments, &nb, &ne);
+        directRowsOf();
+    } else {
+        startList();
+    }
     auto issue = [&](int k) { // the next piece into stage k, then one group (empty when done)
-        while (r >= r1 && c < chunks) {
+        while (direct && r >= r1) {
+            c += step;
+            if (c < segments) directRowsOf();
+            else startList();
+        }
+        while (!direct && r >= r1 && c < chunks) {
             c += step;
             cur = next;
             next = segChunkRows(list, owner);
             owner = segmentOwnerAt(list, c + 2 * step, chunks);
-            rowsOf();
+            chunkRowsOf();
         }
-        if (c < chunks) {
+        if (r < r1) {
             const int n = r1 - r < PR ? (int)(r1 - r) : PR;
-            const T* q = src + cur.begin + r;
+            const T* q = src + base + r;
             const int mis = (int)((reinterpret_cast<size_t>(q) / sizeof(T)) & 3u), vecs = (mis + n + 3) / 4;
             T* b = stage[k];
             for (int j = (int)threadIdx.x; j < vecs; j += LT) {
@@ -214,7 +249,7 @@ template <int LT, typename A> __global__ void __launch_bounds__(LT, SegChunkMinB
                 else
                     for (int i = lo < 0 ? 0 : lo; i < lo + 4 && i < n; ++i) asyncCopy4(b + mis + i, q + i);
             }
-            if (threadIdx.x == 0) piece[k] = SegPiece{c, r, cur.e, n, mis, r + n >= r1};
+            if (threadIdx.x == 0) piece[k] = SegPiece{c, r, direct ? -2 : cur.e, n, mis, r + n >= r1};
             r += n;
         } else if (threadIdx.x == 0) {
             piece[k].e = -1;
@@ -229,13 +264,13 @@ template <int LT, typename A> __global__ void __launch_bounds__(LT, SegChunkMinB
         asyncCopyWait(kSegStages - 2);
         __syncthreads(); // stage k is visible, and every thread is past stage k - 1's reads
         const SegPiece& p = piece[k];
-        if (p.e < 0) break;
+        if (p.e == -1) break;
         issue(k == 0 ? kSegStages - 1 : k - 1);
         const T* b = stage[k] + p.mis;
         const int n = p.n;
         const long long row0 = p.row0;
-        SegEntry en{}; // the entry of a chunk this piece ends, loaded during the fold
-        if (p.last) en = list.entries[p.e];
+        SegEntry en{}; // the entry of a listed chunk this piece ends, loaded during the fold
+        if (p.last && p.e >= 0) en = list.entries[p.e];
 #pragma unroll
         for (int j = 0; j < kSegPieceRows; ++j) {
             const int i = (int)threadIdx.x + j * LT;
@@ -247,20 +282,21 @@ template <int LT, typename A> __global__ void __launch_bounds__(LT, SegChunkMinB
             if (en.rows > chunkRows) {
                 segmentChunkJoin<LT>(a, list, p.c, p.e, en, segCeilDiv(en.rows, chunkRows), part);
             } else if (threadIdx.x < 32) {
-                // a pair of one chunk: segmentChunkFold's block tree over thread 0's partial, by warp 0
-                // alone with no barrier (each other warp's value is the tree of 32 identities): the
-                // same bits, and the other warps go on to the next piece
+                // a pair of one chunk (every direct pair): segmentChunkFold's block tree over thread
+                // 0's partial, by warp 0 alone with no barrier (each other warp's value is the tree
+                // of 32 identities): the same bits, and the other warps go on to the next piece
                 const S id = a.identity(), ids = warpTree(a, id);
                 const S t0 = warpTree(a, threadIdx.x == 0 ? a.merge(id, part) : id);
                 const S total = warpTree(a, threadIdx.x == 0 ? t0 : (threadIdx.x < LT / 32 ? ids : id));
                 if (threadIdx.x == 0) {
-                    a.finish(en.pair, total);
-                    list.totals[p.e] = total;
+                    a.finish(p.e >= 0 ? en.pair : p.c, total);
+                    if (p.e >= 0) list.totals[p.e] = total;
                 }
             }
         }
     }
 #else
+    (void)off, (void)segments, (void)items, (void)longRows, (void)directRows;
     segDependWait();
     forListedChunks(
         list, [&](long long c, int e, const SegEntry& en) { segmentChunkFold<LT>(a, 1, chunkRows, list, c, e, en); });
