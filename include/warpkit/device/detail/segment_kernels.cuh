@@ -194,49 +194,6 @@ template <int LT, typename A> WARPKIT_DEVICE typename A::State blockTree(const A
     return v;
 }
 
-/// A chunk's partial computed by one warp as blockTree<LT> over LT threads would: lane l of pass w
-/// stands for thread 32 w + l, and lane w keeps virtual warp w's value. Every lane gets it.
-template <int LT, typename A>
-WARPKIT_DEVICE typename A::State chunkByWarp(const A& a, long long base, int h, int heads, long long r0, long long r1) {
-    typename A::State top = a.identity();
-#pragma unroll 1
-    for (int w = 0; w < LT / 32; ++w) {
-        const typename A::State t = warpTree(a, foldRows(a, base, h, heads, r0 + 32 * w + (int)laneId(), r1, LT));
-        if ((int)laneId() == w) top = t;
-    }
-    return warpTree(a, top);
-}
-
-/// A long pair done by one warp with the chunk kernels' math (no room in the workspace): virtual
-/// thread t folds the partials of chunks [t * per, (t + 1) * per) in order, then the LT values go
-/// through the same tree. The chunks of one virtual thread are consecutive, so the threads are
-/// taken in turn and nothing is stored.
-template <int LT, typename A> WARPKIT_DEVICE void longPairByWarp(const A& a, long long pair, long long base,
-                                                                 long long rows, int heads, long long chunkRows) {
-    using S = typename A::State;
-    const int lane = (int)laneId(), h = (int)(pair % heads);
-    const long long chunks = (rows + chunkRows - 1) / chunkRows, per = (chunks + LT - 1) / LT;
-    S top = a.identity();
-#pragma unroll 1
-    for (int w = 0; w < LT / 32; ++w) {
-        S mine = a.identity();
-#pragma unroll 1
-        for (int l = 0; l < 32; ++l) {
-            S acc = a.identity();
-            for (long long c = (32 * w + l) * per; c < (32 * w + l + 1) * per && c < chunks; ++c) {
-                const long long r0 = c * chunkRows, r1 = r0 + chunkRows < rows ? r0 + chunkRows : rows;
-                acc = a.merge(acc, chunkByWarp<LT>(a, base, h, heads, r0, r1));
-            }
-            if (lane == l) mine = acc;
-        }
-        const S t = warpTree(a, mine);
-        if (lane == w) top = t;
-    }
-    const S total = warpTree(a, top);
-    if (lane == 0) a.finish(pair, total);
-    if constexpr (A::kTwoPass) writeRows(a, a.prepare(total), base, h, heads, lane, rows, 32);
-}
-
 /// Lists the warp's long pairs (the isLong lanes) with one atomicAdd on each counter for the whole
 /// warp (lane 0's): a pair gets room when its entry and all its chunks fall inside the capacity.
 /// Every chunk handed out below the capacity gets its owner, -1 for a pair without room, so the
@@ -438,6 +395,13 @@ WARPKIT_DEVICE bool segmentStagedOnes(const A& a, unsigned tiers, int heads, lon
     return true;
 }
 
+/// Whether stage 2 stages a one-head call's rows in shared memory (segmentChunkStagedKernel): the
+/// one-pass algorithms that read one array (SegStaged) of 4-byte elements (cp.async takes 4 bytes at
+/// least, so a 16-bit run's head could not be copied element by element).
+template <typename A> struct SegChunkStaged {
+    static constexpr bool value = SegStaged<A>::value && sizeof(typename A::Elem) == 4;
+};
+
 /// Stage 1: lane groups over the short pairs (see segment_plan.cuh); long pairs are listed, the
 /// steps with pairs that find no room appended to list.noRoom for stage 1b. Pairs of longRows + 1
 /// to directRows rows are left to the staged chunk kernel, which reads their offsets itself.
@@ -470,7 +434,9 @@ template <int BT, int LT, typename A, typename O> __global__ void __launch_bound
         nb = nb1;
         ne = ne1;
         segmentBoundsAt(off, segmentOfPair(next, heads), next < pairs ? segments : 0, &nb1, &ne1);
-        const bool isLong = rows > longRows && rows > directRows; // listed (else short, or direct)
+        long long directMax = 0; // a compile-time 0 where there is no staged chunk kernel
+        if constexpr (SegChunkStaged<A>::value) directMax = directRows;
+        const bool isLong = rows > longRows && (directMax == 0 || rows > directMax); // listed (else short or direct)
         bool toBlock = false; // the softmax's block and slice tiers: listed once a segment, by head 0
         if constexpr (SegBlockSoftmax<A>::value) {
             // heads divide 32: head 0 is lane - head

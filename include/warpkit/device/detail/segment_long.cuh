@@ -1,9 +1,9 @@
 // warpkit/device/detail/segment_long.cuh: the kernels of the listed long pairs behind
 // device/segment.cuh: stage 1b (the pairs that found no room, a warp each), stage 2 (the listed
 // chunks' partials and totals), stage 3 (two-pass algorithms: the chunks' outputs) and stage 4
-// (the softmax's block tier: a segment a block, segment_block.cuh). Stage 1 and
-// the long-pair math they share are in segment_kernels.cuh. Internal: include
-// warpkit/device/segment.cuh.
+// (the softmax's block tier: a segment a block, segment_block.cuh), and the no-room warps'
+// emulation of the chunk kernels (chunkByWarp, longPairByWarp). Stage 1 and the long-pair math
+// they share are in segment_kernels.cuh. Internal: include warpkit/device/segment.cuh.
 #pragma once
 
 #include "segment_slice.cuh"
@@ -11,6 +11,49 @@
 
 namespace warpkit {
 namespace detail {
+
+/// A chunk's partial computed by one warp as blockTree<LT> over LT threads would: lane l of pass w
+/// stands for thread 32 w + l, and lane w keeps virtual warp w's value. Every lane gets it.
+template <int LT, typename A>
+WARPKIT_DEVICE typename A::State chunkByWarp(const A& a, long long base, int h, int heads, long long r0, long long r1) {
+    typename A::State top = a.identity();
+#pragma unroll 1
+    for (int w = 0; w < LT / 32; ++w) {
+        const typename A::State t = warpTree(a, foldRows(a, base, h, heads, r0 + 32 * w + (int)laneId(), r1, LT));
+        if ((int)laneId() == w) top = t;
+    }
+    return warpTree(a, top);
+}
+
+/// A long pair done by one warp with the chunk kernels' math (no room in the workspace): virtual
+/// thread t folds the partials of chunks [t * per, (t + 1) * per) in order, then the LT values go
+/// through the same tree. The chunks of one virtual thread are consecutive, so the threads are
+/// taken in turn and nothing is stored.
+template <int LT, typename A> WARPKIT_DEVICE void longPairByWarp(const A& a, long long pair, long long base,
+                                                                 long long rows, int heads, long long chunkRows) {
+    using S = typename A::State;
+    const int lane = (int)laneId(), h = (int)(pair % heads);
+    const long long chunks = (rows + chunkRows - 1) / chunkRows, per = (chunks + LT - 1) / LT;
+    S top = a.identity();
+#pragma unroll 1
+    for (int w = 0; w < LT / 32; ++w) {
+        S mine = a.identity();
+#pragma unroll 1
+        for (int l = 0; l < 32; ++l) {
+            S acc = a.identity();
+            for (long long c = (32 * w + l) * per; c < (32 * w + l + 1) * per && c < chunks; ++c) {
+                const long long r0 = c * chunkRows, r1 = r0 + chunkRows < rows ? r0 + chunkRows : rows;
+                acc = a.merge(acc, chunkByWarp<LT>(a, base, h, heads, r0, r1));
+            }
+            if (lane == l) mine = acc;
+        }
+        const S t = warpTree(a, mine);
+        if (lane == w) top = t;
+    }
+    const S total = warpTree(a, top);
+    if (lane == 0) a.finish(pair, total);
+    if constexpr (A::kTwoPass) writeRows(a, a.prepare(total), base, h, heads, lane, rows, 32);
+}
 
 /// Stage 1b (when pairs can be long): the long pairs that found no room in the list (only
 /// segments that overlap), each by a whole warp (longPairByWarp); warp w takes the no-room steps
@@ -129,13 +172,6 @@ template <int LT, typename A> __global__ void __launch_bounds__(LT, SegChunkMinB
         segmentChunkFold<LT>(a, heads, chunkRows, list, c, e, en);
     });
 }
-
-/// Whether stage 2 stages a one-head call's rows in shared memory (segmentChunkStagedKernel): the
-/// one-pass algorithms that read one array (SegStaged) of 4-byte elements (cp.async takes 4 bytes at
-/// least, so a 16-bit run's head could not be copied element by element).
-template <typename A> struct SegChunkStaged {
-    static constexpr bool value = SegStaged<A>::value && sizeof(typename A::Elem) == 4;
-};
 
 /// The staged chunk kernel's pieces: kSegPieceRows rows a thread (two 16-byte copies), kSegStages
 /// pieces in shared memory, so that kSegStages - 1 pieces are in flight while one is folded.
