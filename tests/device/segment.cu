@@ -585,10 +585,18 @@ Test(device_segment, long_pairs_same_bits_any_alignment_and_executor) {
             const long long csrOff[2] = {shift, shift + len};
             wk_upload(dcsr, csrOff, 2);
             auto run = [&](auto offs, long long segs) {
-                size_t bytes;
+                // one workspace for the four calls: the largest of their queries (the CSR sum and
+                // max ask for the flat pass's room, which can exceed log-sum-exp's)
+                size_t q[4], bytes;
+                WK_CUDA(warpkit::segmentReduceSum(din, dout, items, offs, segs, nullptr, &q[0]));
+                WK_CUDA(warpkit::segmentReduceMax(din, dout, items, offs, segs, nullptr, &q[1]));
+                WK_CUDA(warpkit::segmentLogSumExp(din, dout, items, offs, segs, 1, nullptr, &q[2]));
+                WK_CUDA(warpkit::segmentReduceArgMax(din, darg, items, offs, segs, nullptr, &q[3]));
+                const size_t most = std::max(std::max(q[0], q[1]), std::max(q[2], q[3]));
                 void* w = workspace(
                     [&](void* ww, size_t* bb) {
-                        return warpkit::segmentLogSumExp(din, dout, items, offs, segs, 1, ww, bb);
+                        *bb = most;
+                        return ww == nullptr ? cudaSuccess : cudaErrorInvalidValue;
                     },
                     &bytes);
                 WK_CUDA(warpkit::segmentReduceSum(din, dout, items, offs, segs, w, &bytes));

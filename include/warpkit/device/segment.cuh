@@ -186,8 +186,8 @@ template <typename K> inline cudaError_t segBinaryVersion(K kernel, int dev, int
 }
 
 /// launchKernel, with programmatic stream serialisation when `early`: the kernel's blocks may be
-/// placed while the previous kernel runs (once it calls segLaunchDependents) and wait for it in
-/// segDependWait. Returns the launch's own error. Host.
+/// placed while the previous kernel runs (once it calls pdlLaunchDependents) and wait for it in
+/// pdlWait. Returns the launch's own error. Host.
 template <typename... Params, typename... Args> inline cudaError_t
 segLaunch(void (*kernel)(Params...), int blocks, int threads, cudaStream_t stream, bool early, Args... args) {
     if (!early) return launchKernel(kernel, blocks, threads, stream, args...);
@@ -232,7 +232,7 @@ inline cudaError_t segmentLaunch(const A& a, SegOffsets<O> off, long long segmen
     // overlap) each warp reads one count and exits, so the launch costs about its own latency.
     // On sm_90 it and the staged chunk kernel are launched programmatically (code built for sm_90
     // only): their blocks are placed while the kernel before runs and wait for it where they need
-    // its results (segDependWait), so each launch's latency overlaps the kernel before it, and the
+    // its results (pdlWait), so each launch's latency overlaps the kernel before it, and the
     // staged kernel's direct pairs run beside the group kernel.
     auto noRoom = segmentNoRoomKernel<BT, LT, A, O>;
     int version = 0;
@@ -240,8 +240,11 @@ inline cudaError_t segmentLaunch(const A& a, SegOffsets<O> off, long long segmen
     WARPKIT_TRY(gridBlocks(noRoom, BT, z.words, BT / 32, props.sms, &blocks));
     WARPKIT_TRY(
         segLaunch(noRoom, blocks, BT, stream, version >= 90, a, off, segments, heads, items, p.chunkRows, list));
-    if constexpr (SegChunkStaged<A>::value) { // one head: the rows staged in shared memory
-        if (heads == 1) {
+    // One head: the rows staged in shared memory, for G6's direct pairs (and the listed chunks
+    // after them) and for every fold but an addition (tuning.md, "G6 / G1 long pairs": the staged
+    // kernel measured slower than segmentChunkKernel on the sums' listed chunks).
+    if constexpr (SegChunkStaged<A>::value) {
+        if (heads == 1 && (directRows > 0 || !SegAddFold<A>::value)) {
             auto staged = segmentChunkStagedKernel<LT, A, O>;
             version = 0;
             if (props.cc >= 90) WARPKIT_TRY(segBinaryVersion(staged, dev, &version));

@@ -24,6 +24,7 @@
 #include "../../warp/vote.cuh"
 #include "../../thread/vector.cuh"
 #include "../../detail/host.cuh"
+#include "../../detail/pdl.cuh"
 #include "../reduce.cuh" // loadFromL2
 
 namespace warpkit {
@@ -90,18 +91,6 @@ WARPKIT_DEVICE long long segCeilDiv(long long n, long long d) {
     if (n < (1ll << 31) && d < (1ll << 31)) return (long long)(((unsigned)n + (unsigned)d - 1u) / (unsigned)d);
     return (n + d - 1) / d;
 }
-
-/// Programmatic dependent launch (sm_90+; nothing before): the stream's next kernel, if launched
-/// programmatically (segment.cuh, segLaunch), may place its blocks once this one called
-/// segLaunchDependents; it calls segDependWait, which returns when the kernels before it have
-/// finished and their writes are visible, before it touches memory.
-#if WARPKIT_ARCH >= 900
-WARPKIT_DEVICE void segLaunchDependents() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
-WARPKIT_DEVICE void segDependWait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
-#else
-WARPKIT_DEVICE void segLaunchDependents() {}
-WARPKIT_DEVICE void segDependWait() {}
-#endif
 
 /// Rows [b, e) clipped to [0, items): *begin, and the count (0 when e <= b).
 WARPKIT_DEVICE long long segmentClip(long long b, long long e, long long items, long long* begin) {
@@ -402,6 +391,13 @@ template <typename A> struct SegChunkStaged {
     static constexpr bool value = SegStaged<A>::value && sizeof(typename A::Elem) == 4;
 };
 
+/// Whether A's fold is one addition (the sum reductions): without direct pairs, their listed chunks
+/// go to segmentChunkKernel, not the staged kernel (segment.cuh, segmentLaunch).
+template <typename A> struct SegAddFold { static constexpr bool value = false; };
+template <typename T, typename Acc, typename Out> struct SegAddFold<SegReduceAlgo<T, Acc, Out, Sum, false>> {
+    static constexpr bool value = true;
+};
+
 /// Stage 1: lane groups over the short pairs (see segment_plan.cuh); long pairs are listed, the
 /// steps with pairs that find no room appended to list.noRoom for stage 1b. Pairs of longRows + 1
 /// to directRows rows are left to the staged chunk kernel, which reads their offsets itself.
@@ -410,7 +406,7 @@ template <int BT, int LT, typename A, typename O> __global__ void __launch_bound
                        long long longRows, long long chunkRows, long long directRows, int sliceGroup,
                        SegList<typename A::State> list) {
     WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentGroupKernel");
-    segLaunchDependents(); // the no-room kernel's blocks may wait beside this grid (segDependWait)
+    pdlLaunchDependents(); // the no-room kernel's blocks may wait beside this grid (pdlWait)
     const int lane = (int)laneId();
     const long long pairs = segments * heads, stride = (long long)gridDim.x * BT;
     const long long g0 = ((long long)blockIdx.x * BT + threadIdx.x) / 32 * 32;

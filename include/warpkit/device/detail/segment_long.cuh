@@ -64,8 +64,8 @@ template <int BT, int LT, typename A, typename O> __global__ void __launch_bound
     segmentNoRoomKernel(A a, SegOffsets<O> off, long long segments, int heads, long long items, long long chunkRows,
                         SegList<typename A::State> list) {
     WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentNoRoomKernel");
-    segLaunchDependents();
-    segDependWait(); // the group kernel's list (when launched programmatically: segmentLaunch)
+    pdlLaunchDependents();
+    pdlWait(); // the group kernel's list (when launched programmatically: segmentLaunch)
     const long long steps = (long long)list.counter[2], warps = (long long)gridDim.x * (BT / 32);
     for (long long w = ((long long)blockIdx.x * BT + threadIdx.x) / 32; w < steps; w += warps) {
         const SegNoRoom r = list.noRoom[w];
@@ -208,7 +208,7 @@ struct SegPiece {
 /// in order from the stage, so thread t of a chunk folds the rows foldRows gives it, in its order.
 /// First the direct pairs (directRows > 0: pairs of longRows + 1 to directRows <= chunkRows rows,
 /// which the group kernel leaves alone), segments blockIdx.x, + gridDim.x, ... from the offsets, each
-/// one chunk: they need nothing of the kernels before, so they run before segDependWait; then the
+/// one chunk: they need nothing of the kernels before, so they run before pdlWait; then the
 /// listed chunks. Before sm_80: segmentChunkKernel's body (the plan then gives directRows 0).
 template <int LT, typename A, typename O> __global__ void __launch_bounds__(LT, SegChunkMinBlocks<LT, A>::value)
     segmentChunkStagedKernel(A a, SegOffsets<O> off, long long segments, long long items, long long longRows,
@@ -247,7 +247,7 @@ template <int LT, typename A, typename O> __global__ void __launch_bounds__(LT, 
     };
     auto startList = [&] { // the listed chunks, once the kernels before have finished
         direct = false;
-        segDependWait();
+        pdlWait();
         chunks = segListChunks(list);
         c = blockIdx.x;
         cur = segChunkRows(list, segmentOwnerAt(list, c, chunks));
@@ -333,7 +333,7 @@ template <int LT, typename A, typename O> __global__ void __launch_bounds__(LT, 
     }
 #else
     (void)off, (void)segments, (void)items, (void)longRows, (void)directRows;
-    segDependWait();
+    pdlWait();
     forListedChunks(
         list, [&](long long c, int e, const SegEntry& en) { segmentChunkFold<LT>(a, 1, chunkRows, list, c, e, en); });
 #endif

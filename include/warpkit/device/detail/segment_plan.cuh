@@ -20,11 +20,12 @@
 //      next chunk's entry loaded ahead), each chunk's partial into the workspace; the last chunk of
 //      a pair to finish folds the partials in chunk order; for one head and a one-pass algorithm of
 //      4-byte elements (sm_80+) the rows go through shared memory in pieces by cp.async, three
-//      pieces ahead across the block's chunks, with the same folds (segmentChunkStagedKernel);
+//      pieces ahead across the block's chunks, with the same folds (segmentChunkStagedKernel;
+//      a sum without direct pairs keeps the plain kernel, which measured faster for it);
 //      under a rule for long means (minMean > 0) that kernel also takes the pairs of longRows + 1
 //      to chunkRows rows straight from the offsets (one chunk each, the same bits), which the group
 //      kernel then leaves alone; on sm_90 it and the no-room kernel are launched programmatically
-//      (placed while the kernel before runs, waiting for it in segDependWait only before the list),
+//      (placed while the kernel before runs, waiting for it in pdlWait only before the list),
 //      so those direct pairs run beside the group kernel;
 //   3. for the per-element outputs (softmax, its backward): the write kernel over the same chunks;
 //   4. the softmax: a long segment of at most kSegBlockMaxElems elements (rows x heads) with 1, 2,
