@@ -9,7 +9,8 @@
 //     pointers one element off alignment; NaN, +-inf and all -inf segments (all four softmax kinds);
 //   * outputs poisoned first: rows in no segment, and empty segments' softmax rows, stay poisoned;
 //   * same bits on every call, from two streams at once, and for overlapping long segments that
-//     run on the chunk kernels or (no room left in the workspace) on single warps;
+//     run on the chunk kernels or (no room left in the workspace) on single warps; long one-head
+//     segments at every 4-byte misalignment (the staged chunk kernel) give the same bits;
 //   * more listed chunks than the chunk kernels' blocks (each block takes several); tiny segments
 //     at every misalignment; a call of only empty segments;
 //   * 64-bit offsets past 2^31 through a virtual base (the data pointer moved back by 2^31 + 5
@@ -556,6 +557,88 @@ Test(device_segment, overlapping_same_bits_on_any_executor) {
     for (long long i = 3; i < items - 2; ++i) sum += hx[i];
     cr_assert(fabs(got[0] - sum) < 1e-3 * (1 + fabs(sum)), "sum %.9g want %.9g", got[0], sum);
     for (void* p : {(void*)din, (void*)dout, (void*)db, (void*)de, w}) WK_CUDA(cudaFree(p));
+}
+
+/// Long one-head pairs (the chunk kernels: one chunk, a whole one, two and three) at every 4-byte
+/// misalignment: sum, max, ArgMax and log-sum-exp give the same bits at each, and the same as 200
+/// overlapping copies by begin/end arrays, most of which find no room in the workspace and run on
+/// single warps (the no-room kernel's emulation of the chunk kernels' order).
+Test(device_segment, long_pairs_same_bits_any_alignment_and_executor) {
+    WK_REQUIRE_GPU();
+    wk_rng r = wk_rng_make(0x1a);
+    const int copies = 200;
+    for (long long len : {1025ll, 9001ll, 16384ll, 16385ll, 40000ll}) {
+        std::vector<float> hx(len);
+        for (auto& v : hx) v = (float)wk_uniform(&r, -3, 3) * (float)(1 << wk_int(&r, 0, 12)); // order shows in bits
+        float* din = wk_alloc<float>(len + 4);
+        float* dout = wk_alloc<float>(3 * copies);
+        auto* darg = wk_alloc<warpkit::ValueIndex<float>>(copies);
+        long long *db = wk_alloc<long long>(copies), *de = wk_alloc<long long>(copies), *dcsr = wk_alloc<long long>(2);
+        float want[3] = {0, 0, 0};
+        warpkit::ValueIndex<float> wantArg{};
+        for (int shift = 0; shift < 4; ++shift) {
+            const long long items = len + 4;
+            wk_poison(din, items);
+            wk_upload(din + shift, hx.data(), len);
+            std::vector<long long> b(copies, shift), e(copies, shift + len);
+            wk_upload(db, b.data(), copies);
+            wk_upload(de, e.data(), copies);
+            const long long csrOff[2] = {shift, shift + len};
+            wk_upload(dcsr, csrOff, 2);
+            auto run = [&](auto offs, long long segs) {
+                // one workspace for the four calls: the largest of their queries (the CSR sum and
+                // max ask for the flat pass's room, which can exceed log-sum-exp's)
+                size_t q[4], bytes;
+                WK_CUDA(warpkit::segmentReduceSum(din, dout, items, offs, segs, nullptr, &q[0]));
+                WK_CUDA(warpkit::segmentReduceMax(din, dout, items, offs, segs, nullptr, &q[1]));
+                WK_CUDA(warpkit::segmentLogSumExp(din, dout, items, offs, segs, 1, nullptr, &q[2]));
+                WK_CUDA(warpkit::segmentReduceArgMax(din, darg, items, offs, segs, nullptr, &q[3]));
+                const size_t most = std::max(std::max(q[0], q[1]), std::max(q[2], q[3]));
+                void* w = workspace(
+                    [&](void* ww, size_t* bb) {
+                        *bb = most;
+                        return ww == nullptr ? cudaSuccess : cudaErrorInvalidValue;
+                    },
+                    &bytes);
+                WK_CUDA(warpkit::segmentReduceSum(din, dout, items, offs, segs, w, &bytes));
+                WK_CUDA(warpkit::segmentReduceMax(din, dout + copies, items, offs, segs, w, &bytes));
+                WK_CUDA(warpkit::segmentLogSumExp(din, dout + 2 * copies, items, offs, segs, 1, w, &bytes));
+                WK_CUDA(warpkit::segmentReduceArgMax(din, darg, items, offs, segs, w, &bytes));
+                WK_LAUNCHED();
+                WK_CUDA(cudaFree(w));
+            };
+            std::vector<float> got(3 * copies);
+            std::vector<warpkit::ValueIndex<float>> arg(copies);
+            run(warpkit::segmentBounds((const long long*)db, (const long long*)de), (long long)copies);
+            wk_download(got.data(), dout, got.size());
+            wk_download(arg.data(), darg, arg.size());
+            run((const long long*)dcsr, 1ll);
+            float csr[3];
+            warpkit::ValueIndex<float> csrArg;
+            wk_download(csr, dout, 1);
+            wk_download(csr + 1, dout + copies, 1);
+            wk_download(csr + 2, dout + 2 * copies, 1);
+            wk_download(&csrArg, darg, 1);
+            if (shift == 0) {
+                memcpy(want, csr, sizeof want);
+                wantArg = csrArg;
+                double sum = 0, asum = 0;
+                for (float v : hx) sum += v, asum += fabs(v);
+                cr_assert(fabs(want[0] - sum) <= (double)(len + 40) * 0x1p-24 * asum, "len %lld: sum %.9g want %.9g",
+                          len, want[0], sum);
+            }
+            cr_assert(memcmp(csr, want, sizeof want) == 0 && memcmp(&csrArg, &wantArg, sizeof wantArg) == 0,
+                      "len %lld shift %d: CSR sum/max/lse %a %a %a, at shift 0 %a %a %a", len, shift, csr[0], csr[1],
+                      csr[2], want[0], want[1], want[2]);
+            for (int c = 0; c < copies; ++c)
+                cr_assert(memcmp(&got[c], &want[0], 4) == 0 && memcmp(&got[copies + c], &want[1], 4) == 0 &&
+                              memcmp(&got[2 * copies + c], &want[2], 4) == 0 &&
+                              memcmp(&arg[c], &wantArg, sizeof wantArg) == 0,
+                          "len %lld shift %d copy %d: sum/max/lse %a %a %a, CSR %a %a %a", len, shift, c, got[c],
+                          got[copies + c], got[2 * copies + c], want[0], want[1], want[2]);
+        }
+        for (void* q : {(void*)din, (void*)dout, (void*)darg, (void*)db, (void*)de, (void*)dcsr}) WK_CUDA(cudaFree(q));
+    }
 }
 
 /// Overlapping softmax segments by begin/end arrays: 64 copies of a block-tier segment (5000 rows)

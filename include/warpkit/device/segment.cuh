@@ -173,6 +173,36 @@ template <typename S> inline SegList<S> segList(void* ws, SegSizes z) {
     return l;
 }
 
+/// The architecture `kernel`'s code on device `dev` was built for (cudaFuncAttributes'
+/// binaryVersion: 90 for sm_90), asked once per kernel and device. Host.
+template <typename K> inline cudaError_t segBinaryVersion(K kernel, int dev, int* version) {
+    const void* key = reinterpret_cast<const void*>(kernel);
+    if (hostCacheGet(key, dev, -2, 0, version)) return cudaSuccess;
+    cudaFuncAttributes at;
+    WARPKIT_TRY(cudaFuncGetAttributes(&at, kernel));
+    *version = at.binaryVersion;
+    hostCachePut(key, dev, -2, 0, *version);
+    return cudaSuccess;
+}
+
+/// launchKernel, with programmatic stream serialisation when `early`: the kernel's blocks may be
+/// placed while the previous kernel runs (once it calls pdlLaunchDependents) and wait for it in
+/// pdlWait. Returns the launch's own error. Host.
+template <typename... Params, typename... Args> inline cudaError_t
+segLaunch(void (*kernel)(Params...), int blocks, int threads, cudaStream_t stream, bool early, Args... args) {
+    if (!early) return launchKernel(kernel, blocks, threads, stream, args...);
+    cudaLaunchAttribute at[1];
+    at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    at[0].val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3((unsigned)blocks);
+    cfg.blockDim = dim3((unsigned)threads);
+    cfg.stream = stream;
+    cfg.attrs = at;
+    cfg.numAttrs = 1;
+    return cudaLaunchKernelEx(&cfg, kernel, args...);
+}
+
 /// Runs the plan's kernels for algorithm A (see segment_plan.cuh for the stages).
 template <int BT, int LT, typename A, typename O>
 inline cudaError_t segmentLaunch(const A& a, SegOffsets<O> off, long long segments, int heads, long long items,
@@ -181,20 +211,48 @@ inline cudaError_t segmentLaunch(const A& a, SegOffsets<O> off, long long segmen
     const SegList<S> list = segList<S>(ws, z);
     const bool longs = items > p.longRows; // a pair can be long: the list and its kernels
     if (longs) WARPKIT_TRY(cudaMemsetAsync(list.counter, 0, 6 * sizeof(unsigned long long), stream));
-    int blocks = 0;
+    int blocks = 0, dev = 0;
+    DeviceProps props;
+    WARPKIT_TRY(currentDevice(&dev, &props));
+    // Long on average (a rule with minMean), one head, and the staged chunk kernel built for sm_80
+    // or newer: pairs of up to chunkRows rows go to that kernel directly, not through the list.
+    long long directRows = 0;
+    if constexpr (SegChunkStaged<A>::value) {
+        int version = 0;
+        if (longs && heads == 1 && kSegmentRules[p.rule].minMean > 0)
+            WARPKIT_TRY(segBinaryVersion(segmentChunkStagedKernel<LT, A, O>, dev, &version));
+        directRows = version >= 80 ? p.chunkRows : 0;
+    }
     auto group = segmentGroupKernel<BT, LT, A, O>;
     WARPKIT_TRY(gridBlocks(group, BT, segments * heads, BT, 1ll << 30, &blocks));
     WARPKIT_TRY(launchKernel(group, blocks, BT, stream, a, off, segments, heads, items, p.perLane, p.longRows,
-                             p.chunkRows, p.sliceGroup, list));
+                             p.chunkRows, directRows, p.sliceGroup, list));
     if (!longs) return cudaSuccess;
     // The no-room kernel: one block an SM at most; with no no-room steps (segments that do not
     // overlap) each warp reads one count and exits, so the launch costs about its own latency.
+    // On sm_90 it and the staged chunk kernel are launched programmatically (code built for sm_90
+    // only): their blocks are placed while the kernel before runs and wait for it where they need
+    // its results (pdlWait), so each launch's latency overlaps the kernel before it, and the
+    // staged kernel's direct pairs run beside the group kernel.
     auto noRoom = segmentNoRoomKernel<BT, LT, A, O>;
-    int dev = 0;
-    DeviceProps props;
-    WARPKIT_TRY(currentDevice(&dev, &props));
+    int version = 0;
+    if (props.cc >= 90) WARPKIT_TRY(segBinaryVersion(noRoom, dev, &version));
     WARPKIT_TRY(gridBlocks(noRoom, BT, z.words, BT / 32, props.sms, &blocks));
-    WARPKIT_TRY(launchKernel(noRoom, blocks, BT, stream, a, off, segments, heads, items, p.chunkRows, list));
+    WARPKIT_TRY(
+        segLaunch(noRoom, blocks, BT, stream, version >= 90, a, off, segments, heads, items, p.chunkRows, list));
+    // One head: the rows staged in shared memory, for G6's direct pairs (and the listed chunks
+    // after them) and for every fold but an addition (tuning.md, "G6 / G1 long pairs": the staged
+    // kernel measured slower than segmentChunkKernel on the sums' listed chunks).
+    if constexpr (SegChunkStaged<A>::value) {
+        if (heads == 1 && (directRows > 0 || !SegAddFold<A>::value)) {
+            auto staged = segmentChunkStagedKernel<LT, A, O>;
+            version = 0;
+            if (props.cc >= 90) WARPKIT_TRY(segBinaryVersion(staged, dev, &version));
+            WARPKIT_TRY(gridBlocks(staged, LT, z.chunks + (directRows > 0 ? segments : 0), 1, 1ll << 30, &blocks));
+            return segLaunch(staged, blocks, LT, stream, version >= 90, a, off, segments, items, p.longRows, directRows,
+                             p.chunkRows, list);
+        }
+    }
     auto chunk = segmentChunkKernel<LT, A>;
     WARPKIT_TRY(gridBlocks(chunk, LT, z.chunks, 1, 1ll << 30, &blocks));
     WARPKIT_TRY(launchKernel(chunk, blocks, LT, stream, a, heads, p.chunkRows, list));

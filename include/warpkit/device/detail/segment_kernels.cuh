@@ -24,6 +24,7 @@
 #include "../../warp/vote.cuh"
 #include "../../thread/vector.cuh"
 #include "../../detail/host.cuh"
+#include "../../detail/pdl.cuh"
 #include "../reduce.cuh" // loadFromL2
 
 namespace warpkit {
@@ -82,6 +83,13 @@ WARPKIT_DEVICE long long segmentOfPair(long long p, int heads) {
     if (heads == 1) return p;
     if (p < (1ll << 32)) return (long long)((unsigned)p / (unsigned)heads);
     return p / heads;
+}
+
+/// ceil(n / d) for n >= 0 and d >= 1, in 32 bits when both fit (the 64-bit division is a call of
+/// about 85 instructions).
+WARPKIT_DEVICE long long segCeilDiv(long long n, long long d) {
+    if (n < (1ll << 31) && d < (1ll << 31)) return (long long)(((unsigned)n + (unsigned)d - 1u) / (unsigned)d);
+    return (n + d - 1) / d;
 }
 
 /// Rows [b, e) clipped to [0, items): *begin, and the count (0 when e <= b).
@@ -175,49 +183,6 @@ template <int LT, typename A> WARPKIT_DEVICE typename A::State blockTree(const A
     return v;
 }
 
-/// A chunk's partial computed by one warp as blockTree<LT> over LT threads would: lane l of pass w
-/// stands for thread 32 w + l, and lane w keeps virtual warp w's value. Every lane gets it.
-template <int LT, typename A>
-WARPKIT_DEVICE typename A::State chunkByWarp(const A& a, long long base, int h, int heads, long long r0, long long r1) {
-    typename A::State top = a.identity();
-#pragma unroll 1
-    for (int w = 0; w < LT / 32; ++w) {
-        const typename A::State t = warpTree(a, foldRows(a, base, h, heads, r0 + 32 * w + (int)laneId(), r1, LT));
-        if ((int)laneId() == w) top = t;
-    }
-    return warpTree(a, top);
-}
-
-/// A long pair done by one warp with the chunk kernels' math (no room in the workspace): virtual
-/// thread t folds the partials of chunks [t * per, (t + 1) * per) in order, then the LT values go
-/// through the same tree. The chunks of one virtual thread are consecutive, so the threads are
-/// taken in turn and nothing is stored.
-template <int LT, typename A> WARPKIT_DEVICE void longPairByWarp(const A& a, long long pair, long long base,
-                                                                 long long rows, int heads, long long chunkRows) {
-    using S = typename A::State;
-    const int lane = (int)laneId(), h = (int)(pair % heads);
-    const long long chunks = (rows + chunkRows - 1) / chunkRows, per = (chunks + LT - 1) / LT;
-    S top = a.identity();
-#pragma unroll 1
-    for (int w = 0; w < LT / 32; ++w) {
-        S mine = a.identity();
-#pragma unroll 1
-        for (int l = 0; l < 32; ++l) {
-            S acc = a.identity();
-            for (long long c = (32 * w + l) * per; c < (32 * w + l + 1) * per && c < chunks; ++c) {
-                const long long r0 = c * chunkRows, r1 = r0 + chunkRows < rows ? r0 + chunkRows : rows;
-                acc = a.merge(acc, chunkByWarp<LT>(a, base, h, heads, r0, r1));
-            }
-            if (lane == l) mine = acc;
-        }
-        const S t = warpTree(a, mine);
-        if (lane == w) top = t;
-    }
-    const S total = warpTree(a, top);
-    if (lane == 0) a.finish(pair, total);
-    if constexpr (A::kTwoPass) writeRows(a, a.prepare(total), base, h, heads, lane, rows, 32);
-}
-
 /// Lists the warp's long pairs (the isLong lanes) with one atomicAdd on each counter for the whole
 /// warp (lane 0's): a pair gets room when its entry and all its chunks fall inside the capacity.
 /// Every chunk handed out below the capacity gets its owner, -1 for a pair without room, so the
@@ -228,7 +193,7 @@ template <typename S> WARPKIT_DEVICE bool listAppend(const SegList<S>& l, bool i
     const unsigned longs = __ballot_sync(WARPKIT_FULL_MASK, isLong);
     if (longs == 0u) return false;
     const int lane = (int)laneId();
-    const long long n = isLong ? (rows + chunkRows - 1) / chunkRows : 0;
+    const long long n = isLong ? segCeilDiv(rows, chunkRows) : 0;
     long long total = 0;
     const long long excl = warpInclusiveScan(n, Sum{}, total) - n;
     unsigned long long e0 = 0, c0 = 0;
@@ -258,7 +223,9 @@ template <typename S> WARPKIT_DEVICE bool listAppend(const SegList<S>& l, bool i
         const int src = __ffs(w) - 1;
         const long long sb = shflIdx(base, src), ss = shflIdx(stride, src), sn = shflIdx(n, src);
         const int so = shflIdx((int)(room ? e : -1), src);
-        const long long fit = sb >= l.maxChunks ? 0 : (l.maxChunks - 1 - sb) / ss + 1; // its chunks below the capacity
+        // its chunks below the capacity (no division for one head: a 64-bit one is a call of about
+        // 85 instructions, and a warp of long pairs takes up to 32 of them here)
+        const long long left = l.maxChunks - sb, fit = left <= 0 ? 0 : (ss == 1 ? left : (left - 1) / ss + 1);
         const long long kEnd = fit < sn ? fit : sn;
         for (long long k = lane; k < kEnd; k += 32) l.owner[sb + k * ss] = so;
     }
@@ -417,12 +384,29 @@ WARPKIT_DEVICE bool segmentStagedOnes(const A& a, unsigned tiers, int heads, lon
     return true;
 }
 
+/// Whether stage 2 stages a one-head call's rows in shared memory (segmentChunkStagedKernel): the
+/// one-pass algorithms that read one array (SegStaged) of 4-byte elements (cp.async takes 4 bytes at
+/// least, so a 16-bit run's head could not be copied element by element).
+template <typename A> struct SegChunkStaged {
+    static constexpr bool value = SegStaged<A>::value && sizeof(typename A::Elem) == 4;
+};
+
+/// Whether A's fold is one addition (the sum reductions): without direct pairs, their listed chunks
+/// go to segmentChunkKernel, not the staged kernel (segment.cuh, segmentLaunch).
+template <typename A> struct SegAddFold { static constexpr bool value = false; };
+template <typename T, typename Acc, typename Out> struct SegAddFold<SegReduceAlgo<T, Acc, Out, Sum, false>> {
+    static constexpr bool value = true;
+};
+
 /// Stage 1: lane groups over the short pairs (see segment_plan.cuh); long pairs are listed, the
-/// steps with pairs that find no room appended to list.noRoom for stage 1b.
+/// steps with pairs that find no room appended to list.noRoom for stage 1b. Pairs of longRows + 1
+/// to directRows rows are left to the staged chunk kernel, which reads their offsets itself.
 template <int BT, int LT, typename A, typename O> __global__ void __launch_bounds__(BT, SegGroupMinBlocks<A>::value)
     segmentGroupKernel(A a, SegOffsets<O> off, long long segments, int heads, long long items, int perLane,
-                       long long longRows, long long chunkRows, int sliceGroup, SegList<typename A::State> list) {
+                       long long longRows, long long chunkRows, long long directRows, int sliceGroup,
+                       SegList<typename A::State> list) {
     WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentGroupKernel");
+    pdlLaunchDependents(); // the no-room kernel's blocks may wait beside this grid (pdlWait)
     const int lane = (int)laneId();
     const long long pairs = segments * heads, stride = (long long)gridDim.x * BT;
     const long long g0 = ((long long)blockIdx.x * BT + threadIdx.x) / 32 * 32;
@@ -446,7 +430,9 @@ template <int BT, int LT, typename A, typename O> __global__ void __launch_bound
         nb = nb1;
         ne = ne1;
         segmentBoundsAt(off, segmentOfPair(next, heads), next < pairs ? segments : 0, &nb1, &ne1);
-        const bool isLong = rows > longRows;
+        long long directMax = 0; // a compile-time 0 where there is no staged chunk kernel
+        if constexpr (SegChunkStaged<A>::value) directMax = directRows;
+        const bool isLong = rows > longRows && (directMax == 0 || rows > directMax); // listed (else short or direct)
         bool toBlock = false; // the softmax's block and slice tiers: listed once a segment, by head 0
         if constexpr (SegBlockSoftmax<A>::value) {
             // heads divide 32: head 0 is lane - head
@@ -462,7 +448,7 @@ template <int BT, int LT, typename A, typename O> __global__ void __launch_bound
         // 2. the short pairs by tiers: a pair of r rows takes G lanes, G the smallest power of two
         //    with G * perLane >= r (32 at most), so a longer neighbour never widens a pair's group;
         //    only the tiers in use run (segmentTier)
-        const int mine = isLong ? 0 : (int)rows;
+        const int mine = rows > longRows ? 0 : (int)rows;
         int mineG = 1;
         while (mineG < 32 && mineG * perLane < mine) mineG <<= 1;
         const unsigned tiers = segmentTiers(mine > 0 ? (unsigned)mineG : 0u);

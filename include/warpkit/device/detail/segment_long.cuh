@@ -1,15 +1,59 @@
 // warpkit/device/detail/segment_long.cuh: the kernels of the listed long pairs behind
 // device/segment.cuh: stage 1b (the pairs that found no room, a warp each), stage 2 (the listed
 // chunks' partials and totals), stage 3 (two-pass algorithms: the chunks' outputs) and stage 4
-// (the softmax's block tier: a segment a block, segment_block.cuh). Stage 1 and
-// the long-pair math they share are in segment_kernels.cuh. Internal: include
-// warpkit/device/segment.cuh.
+// (the softmax's block tier: a segment a block, segment_block.cuh), and the no-room warps'
+// emulation of the chunk kernels (chunkByWarp, longPairByWarp). Stage 1 and the long-pair math
+// they share are in segment_kernels.cuh. Internal: include warpkit/device/segment.cuh.
 #pragma once
 
 #include "segment_slice.cuh"
+#include "../../detail/async.cuh"
 
 namespace warpkit {
 namespace detail {
+
+/// A chunk's partial computed by one warp as blockTree<LT> over LT threads would: lane l of pass w
+/// stands for thread 32 w + l, and lane w keeps virtual warp w's value. Every lane gets it.
+template <int LT, typename A>
+WARPKIT_DEVICE typename A::State chunkByWarp(const A& a, long long base, int h, int heads, long long r0, long long r1) {
+    typename A::State top = a.identity();
+#pragma unroll 1
+    for (int w = 0; w < LT / 32; ++w) {
+        const typename A::State t = warpTree(a, foldRows(a, base, h, heads, r0 + 32 * w + (int)laneId(), r1, LT));
+        if ((int)laneId() == w) top = t;
+    }
+    return warpTree(a, top);
+}
+
+/// A long pair done by one warp with the chunk kernels' math (no room in the workspace): virtual
+/// thread t folds the partials of chunks [t * per, (t + 1) * per) in order, then the LT values go
+/// through the same tree. The chunks of one virtual thread are consecutive, so the threads are
+/// taken in turn and nothing is stored.
+template <int LT, typename A> WARPKIT_DEVICE void longPairByWarp(const A& a, long long pair, long long base,
+                                                                 long long rows, int heads, long long chunkRows) {
+    using S = typename A::State;
+    const int lane = (int)laneId(), h = (int)(pair % heads);
+    const long long chunks = (rows + chunkRows - 1) / chunkRows, per = (chunks + LT - 1) / LT;
+    S top = a.identity();
+#pragma unroll 1
+    for (int w = 0; w < LT / 32; ++w) {
+        S mine = a.identity();
+#pragma unroll 1
+        for (int l = 0; l < 32; ++l) {
+            S acc = a.identity();
+            for (long long c = (32 * w + l) * per; c < (32 * w + l + 1) * per && c < chunks; ++c) {
+                const long long r0 = c * chunkRows, r1 = r0 + chunkRows < rows ? r0 + chunkRows : rows;
+                acc = a.merge(acc, chunkByWarp<LT>(a, base, h, heads, r0, r1));
+            }
+            if (lane == l) mine = acc;
+        }
+        const S t = warpTree(a, mine);
+        if (lane == w) top = t;
+    }
+    const S total = warpTree(a, top);
+    if (lane == 0) a.finish(pair, total);
+    if constexpr (A::kTwoPass) writeRows(a, a.prepare(total), base, h, heads, lane, rows, 32);
+}
 
 /// Stage 1b (when pairs can be long): the long pairs that found no room in the list (only
 /// segments that overlap), each by a whole warp (longPairByWarp); warp w takes the no-room steps
@@ -20,6 +64,8 @@ template <int BT, int LT, typename A, typename O> __global__ void __launch_bound
     segmentNoRoomKernel(A a, SegOffsets<O> off, long long segments, int heads, long long items, long long chunkRows,
                         SegList<typename A::State> list) {
     WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentNoRoomKernel");
+    pdlLaunchDependents();
+    pdlWait(); // the group kernel's list (when launched programmatically: segmentLaunch)
     const long long steps = (long long)list.counter[2], warps = (long long)gridDim.x * (BT / 32);
     for (long long w = ((long long)blockIdx.x * BT + threadIdx.x) / 32; w < steps; w += warps) {
         const SegNoRoom r = list.noRoom[w];
@@ -48,37 +94,48 @@ template <typename S> WARPKIT_DEVICE SegChunkRef segmentChunkRef(const SegList<S
     return r;
 }
 
+/// Chunk c's partial `part` (thread 0's) of a pair of n > 1 chunks: the last chunk of the pair to
+/// finish folds the partials in chunk order and writes the pair's result and total. Every thread
+/// calls.
+template <int LT, typename A> WARPKIT_DEVICE void segmentChunkJoin(const A& a, const SegList<typename A::State>& list,
+                                                                   long long c, int e, const SegEntry& en, long long n,
+                                                                   typename A::State part) {
+    using S = typename A::State;
+    __shared__ bool last;
+    if (threadIdx.x == 0) {
+        list.partials[c] = part;
+        __threadfence(); // the partial is visible before the count that announces it
+        last = atomicAdd(&list.entries[e].done, 1u) == (unsigned)(n - 1);
+    }
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    const long long per = (n + LT - 1) / LT;
+    S acc = a.identity();
+    for (long long k = threadIdx.x * per; k < (threadIdx.x + 1) * per && k < n; ++k)
+        acc = a.merge(acc, loadFromL2(list.partials + en.chunkBase + k * en.stride));
+    const S total = blockTree<LT>(a, acc);
+    if (threadIdx.x == 0) {
+        a.finish(en.pair, total);
+        list.totals[e] = total;
+    }
+}
+
 /// Chunk c's partial (blockTree of the LT threads' folds); the last chunk of its pair to finish
 /// folds the partials in chunk order and writes the pair's result and total. Every thread calls.
 template <int LT, typename A> WARPKIT_DEVICE void segmentChunkFold(const A& a, int heads, long long chunkRows,
                                                                    const SegList<typename A::State>& list, long long c,
                                                                    int e, const SegEntry& en) {
     using S = typename A::State;
-    __shared__ bool last;
     const long long r0 = segmentChunkIndex(c, en) * chunkRows;
     const long long r1 = r0 + chunkRows < en.rows ? r0 + chunkRows : en.rows;
     const S part =
         blockTree<LT>(a, foldRows<A, SegChunkBatch<A>::value>(a, en.begin, en.head, heads, r0 + threadIdx.x, r1, LT));
     const long long n = (en.rows + chunkRows - 1) / chunkRows;
-    S total;
-    if (n == 1) { // a pair of one chunk: the fold below over its one partial, with no count and no
-                  // round trip through L2 (the same bits)
-        total = blockTree<LT>(a, threadIdx.x == 0 ? a.merge(a.identity(), part) : a.identity());
-    } else {
-        if (threadIdx.x == 0) {
-            list.partials[c] = part;
-            __threadfence(); // the partial is visible before the count that announces it
-            last = atomicAdd(&list.entries[e].done, 1u) == (unsigned)(n - 1);
-        }
-        __syncthreads();
-        if (!last) return;
-        __threadfence();
-        const long long per = (n + LT - 1) / LT;
-        S acc = a.identity();
-        for (long long k = threadIdx.x * per; k < (threadIdx.x + 1) * per && k < n; ++k)
-            acc = a.merge(acc, loadFromL2(list.partials + en.chunkBase + k * en.stride));
-        total = blockTree<LT>(a, acc);
-    }
+    if (n > 1) return segmentChunkJoin<LT>(a, list, c, e, en, n, part);
+    // a pair of one chunk: the join's fold over its one partial, with no count and no round trip
+    // through L2 (the same bits)
+    const S total = blockTree<LT>(a, threadIdx.x == 0 ? a.merge(a.identity(), part) : a.identity());
     if (threadIdx.x == 0) {
         a.finish(en.pair, total);
         list.totals[e] = total;
@@ -114,6 +171,172 @@ template <int LT, typename A> __global__ void __launch_bounds__(LT, SegChunkMinB
     forListedChunks(list, [&](long long c, int e, const SegEntry& en) {
         segmentChunkFold<LT>(a, heads, chunkRows, list, c, e, en);
     });
+}
+
+/// The staged chunk kernel's pieces: kSegPieceRows rows a thread (two 16-byte copies), kSegStages
+/// pieces in shared memory, so that kSegStages - 1 pieces are in flight while one is folded.
+constexpr int kSegPieceRows = 8, kSegStages = 4;
+
+/// What the staged chunk kernel's producer needs of a chunk's entry e (e < 0: none).
+struct SegChunkRows {
+    int e;
+    long long begin, rows, base;
+};
+template <typename S> WARPKIT_DEVICE SegChunkRows segChunkRows(const SegList<S>& l, int e) {
+    SegChunkRows r{e, 0, 0, 0};
+    if (e >= 0) {
+        r.begin = l.entries[e].begin;
+        r.rows = l.entries[e].rows;
+        r.base = l.entries[e].chunkBase;
+    }
+    return r;
+}
+
+/// A staged piece: rows [row0, row0 + n) of entry e's pair (e == -1: no piece, the block is done;
+/// e == -2: a direct pair, its index in c), part of chunk c; row row0 + i sits at slot mis + i of
+/// its stage; `last` when it ends the chunk.
+struct SegPiece {
+    long long c, row0;
+    int e, n, mis, last;
+};
+
+/// Stage 2 for one head (SegChunkStaged, sm_80 and newer): the same chunks, folds and bits as
+/// segmentChunkKernel, the rows brought to shared memory by 16-byte cp.async (4-byte ones for the
+/// run's unaligned ends) in pieces of kSegPieceRows x LT rows, kSegStages - 1 pieces ahead across
+/// the block's work, so the loads of the next pieces (of this chunk or the next) are in flight
+/// during a piece's fold and a chunk's block tree. Thread t folds rows t, t + LT, ... of each piece
+/// in order from the stage, so thread t of a chunk folds the rows foldRows gives it, in its order.
+/// First the direct pairs (directRows > 0: pairs of longRows + 1 to directRows <= chunkRows rows,
+/// which the group kernel leaves alone), segments blockIdx.x, + gridDim.x, ... from the offsets, each
+/// one chunk: they need nothing of the kernels before, so they run before pdlWait; then the
+/// listed chunks. Before sm_80: segmentChunkKernel's body (the plan then gives directRows 0).
+template <int LT, typename A, typename O> __global__ void __launch_bounds__(LT, SegChunkMinBlocks<LT, A>::value)
+    segmentChunkStagedKernel(A a, SegOffsets<O> off, long long segments, long long items, long long longRows,
+                             long long directRows, long long chunkRows, SegList<typename A::State> list) {
+    WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentChunkStagedKernel");
+    static_assert(SegChunkStaged<A>::value, "segmentChunkStagedKernel: A must read one array of 4-byte elements");
+#if WARPKIT_ARCH >= 800
+    using S = typename A::State;
+    using T = typename A::Elem;
+    constexpr int PR = kSegPieceRows * LT;
+    __shared__ alignas(16) T stage[kSegStages][PR + 4];
+    __shared__ SegPiece piece[kSegStages];
+    const T* src = segStageSource(a);
+    const long long step = gridDim.x;
+    // the producer: unit c (a direct pair's segment, then a listed chunk), rows [r, r1) of its pair
+    // from element `base` still to stage. Direct: segment c + step's offsets are loaded a segment
+    // ahead. Listed: the next chunk's entry and the owner of the one after a chunk ahead
+    // (forListedChunks' order); one head, so a pair's chunks are consecutive in the list
+    bool direct = directRows > 0;
+    long long c = blockIdx.x, r = 0, r1 = 0, base = 0, chunks = 0, nb = 0, ne = 0;
+    SegChunkRows cur{-1, 0, 0, 0}, next{-1, 0, 0, 0};
+    int owner = -1;
+    auto directRowsOf = [&] { // segment c (offsets nb, ne): its rows if direct, else none
+        long long b = 0;
+        const long long rows = c < segments ? segmentClip(nb, ne, items, &b) : 0;
+        const bool mine = rows > longRows && rows <= directRows;
+        base = b;
+        r = 0;
+        r1 = mine ? rows : 0;
+        segmentBoundsAt(off, c + step, segments, &nb, &ne);
+    };
+    auto chunkRowsOf = [&] { // the rows of chunk c, none past the list or without an owner
+        r = c < chunks && cur.e >= 0 ? (c - cur.base) * chunkRows : 0;
+        r1 = c < chunks && cur.e >= 0 ? (r + chunkRows < cur.rows ? r + chunkRows : cur.rows) : 0;
+        base = cur.begin;
+    };
+    auto startList = [&] { // the listed chunks, once the kernels before have finished
+        direct = false;
+        pdlWait();
+        chunks = segListChunks(list);
+        c = blockIdx.x;
+        cur = segChunkRows(list, segmentOwnerAt(list, c, chunks));
+        next = segChunkRows(list, segmentOwnerAt(list, c + step, chunks));
+        owner = segmentOwnerAt(list, c + 2 * step, chunks);
+        chunkRowsOf();
+    };
+    if (direct) {
+        segmentBoundsAt(off, c, segments, &nb, &ne);
+        directRowsOf();
+    } else {
+        startList();
+    }
+    auto issue = [&](int k) { // the next piece into stage k, then one group (empty when done)
+        while (direct && r >= r1) {
+            c += step;
+            if (c < segments) directRowsOf();
+            else startList();
+        }
+        while (!direct && r >= r1 && c < chunks) {
+            c += step;
+            cur = next;
+            next = segChunkRows(list, owner);
+            owner = segmentOwnerAt(list, c + 2 * step, chunks);
+            chunkRowsOf();
+        }
+        if (r < r1) {
+            const int n = r1 - r < PR ? (int)(r1 - r) : PR;
+            const T* q = src + base + r;
+            const int mis = (int)((reinterpret_cast<size_t>(q) / sizeof(T)) & 3u), vecs = (mis + n + 3) / 4;
+            T* b = stage[k];
+            for (int j = (int)threadIdx.x; j < vecs; j += LT) {
+                const int lo = 4 * j - mis; // the vector's first row, relative to r
+                if (lo >= 0 && lo + 4 <= n) asyncCopy16(b + 4 * j, q + lo);
+                else
+                    for (int i = lo < 0 ? 0 : lo; i < lo + 4 && i < n; ++i) asyncCopy4(b + mis + i, q + i);
+            }
+            if (threadIdx.x == 0) piece[k] = SegPiece{c, r, direct ? -2 : cur.e, n, mis, r + n >= r1};
+            r += n;
+        } else if (threadIdx.x == 0) {
+            piece[k].e = -1;
+        }
+        asyncCopyCommit();
+    };
+#pragma unroll 1
+    for (int k = 0; k < kSegStages - 1; ++k) issue(k);
+    S acc = a.identity();
+#pragma unroll 1
+    for (int k = 0;; k = k + 1 < kSegStages ? k + 1 : 0) {
+        asyncCopyWait(kSegStages - 2);
+        __syncthreads(); // stage k is visible, and every thread is past stage k - 1's reads
+        const SegPiece& p = piece[k];
+        if (p.e == -1) break;
+        issue(k == 0 ? kSegStages - 1 : k - 1);
+        const T* b = stage[k] + p.mis;
+        const int n = p.n;
+        const long long row0 = p.row0;
+        SegEntry en{}; // the entry of a listed chunk this piece ends, loaded during the fold
+        if (p.last && p.e >= 0) en = list.entries[p.e];
+#pragma unroll
+        for (int j = 0; j < kSegPieceRows; ++j) {
+            const int i = (int)threadIdx.x + j * LT;
+            if (i < n) acc = a.take(acc, b[i], row0 + i);
+        }
+        if (p.last) {
+            const S part = blockTree<LT>(a, acc);
+            acc = a.identity();
+            if (en.rows > chunkRows) {
+                segmentChunkJoin<LT>(a, list, p.c, p.e, en, segCeilDiv(en.rows, chunkRows), part);
+            } else if (threadIdx.x < 32) {
+                // a pair of one chunk (every direct pair): segmentChunkFold's block tree over thread
+                // 0's partial, by warp 0 alone with no barrier (each other warp's value is the tree
+                // of 32 identities): the same bits, and the other warps go on to the next piece
+                const S id = a.identity(), ids = warpTree(a, id);
+                const S t0 = warpTree(a, threadIdx.x == 0 ? a.merge(id, part) : id);
+                const S total = warpTree(a, threadIdx.x == 0 ? t0 : (threadIdx.x < LT / 32 ? ids : id));
+                if (threadIdx.x == 0) {
+                    a.finish(p.e >= 0 ? en.pair : p.c, total);
+                    if (p.e >= 0) list.totals[p.e] = total;
+                }
+            }
+        }
+    }
+#else
+    (void)off, (void)segments, (void)items, (void)longRows, (void)directRows;
+    pdlWait();
+    forListedChunks(
+        list, [&](long long c, int e, const SegEntry& en) { segmentChunkFold<LT>(a, 1, chunkRows, list, c, e, en); });
+#endif
 }
 
 /// The write kernel's loads in flight a thread: 8 for the plain fp32 softmax (64 registers, 1024

@@ -17,8 +17,16 @@
 //   1b. the no-room kernel: each listed pair by a whole warp, with the chunk kernels' math (an
 //      empty list, the usual case, costs one count read a warp on one block an SM);
 //   2. the chunk kernel: blocks of `longThreads` threads over the listed chunks (grid-stride, the
-//      next chunk's entry loaded ahead and its rows started toward L2), each chunk's partial into
-//      the workspace; the last chunk of a pair to finish folds the partials in chunk order;
+//      next chunk's entry loaded ahead), each chunk's partial into the workspace; the last chunk of
+//      a pair to finish folds the partials in chunk order; for one head and a one-pass algorithm of
+//      4-byte elements (sm_80+) the rows go through shared memory in pieces by cp.async, three
+//      pieces ahead across the block's chunks, with the same folds (segmentChunkStagedKernel;
+//      a sum without direct pairs keeps the plain kernel, which measured faster for it);
+//      under a rule for long means (minMean > 0) that kernel also takes the pairs of longRows + 1
+//      to chunkRows rows straight from the offsets (one chunk each, the same bits), which the group
+//      kernel then leaves alone; on sm_90 it and the no-room kernel are launched programmatically
+//      (placed while the kernel before runs, waiting for it in pdlWait only before the list),
+//      so those direct pairs run beside the group kernel;
 //   3. for the per-element outputs (softmax, its backward): the write kernel over the same chunks;
 //   4. the softmax: a long segment of at most kSegBlockMaxElems elements (rows x heads) with 1, 2,
 //      4, 8 or 16 heads is listed once instead of by chunks, and done by one block of the block
