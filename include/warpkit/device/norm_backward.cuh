@@ -168,7 +168,7 @@ inline cudaError_t nbLaunch(const NbAddParams<T, R>& p, const NormBackwardPlan& 
 /// Whether the final sum (N5) may follow the main kernel with Programmatic Dependent Launch on the
 /// current device (*yes): an sm_90 or newer device running code of `kernel` built for compute_90 or
 /// newer (cudaFuncGetAttributes' ptxVersion, asked once a device: older PTX JIT-compiled for the
-/// device has no nbWaitPrimary, and would read the partials before they are written), with a
+/// device has no pdlWait, and would read the partials before they are written), with a
 /// runtime that captures the dependency into CUDA graphs (12.3). Host.
 template <typename K> inline cudaError_t nbFinishOverlaps(K kernel, bool* yes) {
     *yes = false;

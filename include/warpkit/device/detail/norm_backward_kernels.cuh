@@ -25,11 +25,12 @@
 // The split path's kernels (N2), from these stages: norm_backward_split.cuh.
 // normBackwardFinishKernel (N5): dw and db, the parts' partials added in an order fixed by the
 // shape, each thread's loads in flight at once; on sm_90 launched with Programmatic Dependent Launch
-// after normBackwardKernel, which lets it in early (nbLaunchDependents), waiting for that whole grid
-// before any load (nbWaitPrimary).
+// after normBackwardKernel, which lets it in early (pdlLaunchDependents), waiting for that whole grid
+// before any load (pdlWait).
 #pragma once
 
 #include "../../block/reduce.cuh"
+#include "../../detail/pdl.cuh"
 #include "../../thread/vector.cuh"
 #include "norm_backward_plan.cuh"
 #include "row_part.cuh"
@@ -345,27 +346,6 @@ WARPKIT_DEVICE void nbLoadRowRes(const NormBackwardParams<T>& p, const NbRes<T, 
     if constexpr (A) nbLoadRes<Gs, Vec>(p, res, row, t, r);
 }
 
-/// Programmatic Dependent Launch (sm_90; nothing before): lets the grid launched next in the stream
-/// with cudaLaunchAttributeProgrammaticStreamSerialization (the final sum, N5) be scheduled once
-/// every block of this grid has called it or exited. It orders nothing: the dependent grid's
-/// nbWaitPrimary waits for this whole grid's completion and memory. Any thread of a block.
-WARPKIT_DEVICE void nbLaunchDependents() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
-}
-
-/// Programmatic Dependent Launch (sm_90; nothing before): waits until the grid this one depends on
-/// programmatically (the main kernel, where the final sum was launched with
-/// cudaLaunchAttributeProgrammaticStreamSerialization) has completed and its memory operations are
-/// visible; returns at once in a launch without that dependency. Every thread that touches global
-/// memory calls it first.
-WARPKIT_DEVICE void nbWaitPrimary() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
-
 // Register path (N1): block b takes part b's rows; its Threads / Gs groups of Gs threads take a row
 // each at a time (group k rows r0 + k, r0 + k + G, ...), each thread kNbElems elements of each
 // input, nbRowsAhead rows' loads (with dres's, nbResAhead) in flight while the current row is
@@ -388,7 +368,7 @@ __global__ void __launch_bounds__(Threads, nbMinBlocks<T, Vec, false>(Threads))
     __shared__ float red[2][Threads / 32][2];
     // The final sum (launched next when dw or db is wanted: never a caller's kernel) may be placed as
     // SMs free up; it waits for this whole grid itself.
-    if (p.pw != nullptr || p.pb != nullptr) nbLaunchDependents();
+    if (p.pw != nullptr || p.pb != nullptr) pdlLaunchDependents();
     const int t = (int)threadIdx.x % Gs, g = (int)threadIdx.x / Gs;
     long long r0, r1;
     nbPartRows(p, (int)blockIdx.x, &r0, &r1);
@@ -435,7 +415,7 @@ template <typename T> struct NbFinish {
 /// that order; each round of kNbFinishLoads loads issued before its first add, so that the plan's
 /// parts (at most kNbFinishLoads a thread, N5) cost one trip to L2. Loads bypass L1 (LoadL2Only):
 /// the partials were written by another grid, which may have run beside this one until
-/// nbWaitPrimary. The slots past n hold +0 and are added unpredicated (a predicate a slot passes the
+/// pdlWait. The slots past n hold +0 and are added unpredicated (a predicate a slot passes the
 /// 7 that ptxas has, and it then splits the loads into rounds): the same bits, as a sum begun at +0
 /// is never -0, and x + 0 = x for every other x, NaN and inf included.
 WARPKIT_DEVICE float nbFinishColumn(const float* q, size_t step, int n) {
@@ -468,7 +448,7 @@ WARPKIT_DEVICE float nbFinishCombine(float s, float* red, int lanes, int ncols, 
 
 /// The final sum's kernel (N5): see NbFinish. Launched after the main kernel, on sm_90 after the
 /// register path's with Programmatic Dependent Launch where the device and this code allow
-/// (norm_backward.cuh): every thread waits for the main kernel first (nbWaitPrimary), so that the
+/// (norm_backward.cuh): every thread waits for the main kernel first (pdlWait), so that the
 /// final sum never completes before it either, and work after the call in the stream finds dx
 /// written too. Bounds of 1 block an SM: ptxas then holds all kNbFinishLoads loads in flight (40-46
 /// registers on sm_75/80/90); aiming at full occupancy (32) it issued them in rounds of 4-11.
@@ -480,7 +460,7 @@ template <typename T> __global__ void __launch_bounds__(kNbFinishThreads, 1) nor
     const bool in = col < (unsigned)f.cols;
     const float* src = blockIdx.y == 0 ? f.src[0] : f.src[1]; // (an indexed parameter array: a stack copy)
     const int n = in && lane < f.parts ? ((f.parts - 1 - lane) >> shift) + 1 : 0;
-    nbWaitPrimary();
+    pdlWait();
     float s = nbFinishColumn(src + (size_t)lane * (size_t)f.cols + col, (size_t)f.cols << shift, n);
     if (f.lanes > 1) s = nbFinishCombine(s, red, f.lanes, ncols, cx, lane);
     if (lane != 0 || !in) return;
