@@ -2,10 +2,12 @@
 // with cudaLaunchAttributeProgrammaticStreamSerialization (the dependent) may have its blocks placed
 // once every block of the kernel before it in the stream (the primary) has called
 // pdlLaunchDependents or exited; the dependent calls pdlWait before it reads anything the primary
-// writes. Internal: the device segment and norm backward kernels use them.
+// writes. pdlAllowed says on the host whether a kernel may be launched that way, kernelPtxArch what
+// its code was compiled for. Internal: the device segment and norm backward calls use them.
 #pragma once
 
 #include "config.cuh"
+#include "host.cuh"
 
 namespace warpkit {
 namespace detail {
@@ -26,6 +28,40 @@ WARPKIT_DEVICE void pdlWait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
+}
+
+/// The host caches' key (their `a`, beside the kernel and device) of a kernel's PTX architecture.
+constexpr int kHostKeyPtxArch = -2;
+
+/// The virtual architecture `kernel`'s code on device `dev` was compiled for (cudaFuncAttributes'
+/// ptxVersion: 90 for compute_90), asked once per kernel and device: the __CUDA_ARCH__ its body
+/// saw. Code JIT-compiled from older PTX runs on a newer device without the newer paths (no
+/// pdlWait, no cp.async), which the device's own compute capability would not tell. Host.
+template <typename K> inline cudaError_t kernelPtxArch(K kernel, int dev, int* arch) {
+    const void* key = reinterpret_cast<const void*>(kernel);
+    if (hostCacheGet(key, dev, kHostKeyPtxArch, 0, arch)) return cudaSuccess;
+    cudaFuncAttributes a;
+    WARPKIT_TRY(cudaFuncGetAttributes(&a, kernel));
+    *arch = a.ptxVersion;
+    hostCachePut(key, dev, kHostKeyPtxArch, 0, *arch);
+    return cudaSuccess;
+}
+
+/// Whether `kernel` may be launched with programmatic stream serialisation on device `dev` of
+/// compute capability `cc` (*yes): sm_90 or newer, its code compiled for compute_90 or newer (so it
+/// holds pdlWait; kernelPtxArch), and a runtime that keeps the dependency in CUDA graphs (12.3).
+/// Host.
+template <typename K> inline cudaError_t pdlAllowed(K kernel, int dev, int cc, bool* yes) {
+    *yes = false;
+#if CUDART_VERSION >= 12030
+    if (cc < 90) return cudaSuccess;
+    int arch = 0;
+    WARPKIT_TRY(kernelPtxArch(kernel, dev, &arch));
+    *yes = arch >= 90;
+#else
+    (void)kernel, (void)dev, (void)cc;
+#endif
+    return cudaSuccess;
 }
 
 } // namespace detail

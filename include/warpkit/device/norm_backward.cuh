@@ -66,9 +66,6 @@
 namespace warpkit {
 namespace detail {
 
-/// The host cache's key (its `a`, beside the kernel and device) of a kernel's PTX version.
-constexpr int kNbPtxVersionKey = -2;
-
 /// Whether the register path may take vector slots: every row of dy, x and dx (if written) and w
 /// (if given) start on 16 bytes and cols is a whole number of vectors.
 template <typename T, typename R> inline bool nbVec(const NbAddParams<T, R>& p) {
@@ -165,32 +162,6 @@ inline cudaError_t nbLaunch(const NbAddParams<T, R>& p, const NormBackwardPlan& 
     }
 }
 
-/// Whether the final sum (N5) may follow the main kernel with Programmatic Dependent Launch on the
-/// current device (*yes): an sm_90 or newer device running code of `kernel` built for compute_90 or
-/// newer (cudaFuncGetAttributes' ptxVersion, asked once a device: older PTX JIT-compiled for the
-/// device has no pdlWait, and would read the partials before they are written), with a
-/// runtime that captures the dependency into CUDA graphs (12.3). Host.
-template <typename K> inline cudaError_t nbFinishOverlaps(K kernel, bool* yes) {
-    *yes = false;
-#if CUDART_VERSION >= 12030
-    int dev = 0, ptx = 0;
-    DeviceProps d;
-    WARPKIT_TRY(currentDevice(&dev, &d));
-    if (d.cc < 90) return cudaSuccess;
-    const void* key = reinterpret_cast<const void*>(kernel);
-    if (!hostCacheGet(key, dev, kNbPtxVersionKey, 0, &ptx)) {
-        cudaFuncAttributes a;
-        WARPKIT_TRY(cudaFuncGetAttributes(&a, kernel));
-        ptx = a.ptxVersion;
-        hostCachePut(key, dev, kNbPtxVersionKey, 0, ptx);
-    }
-    *yes = ptx >= 90;
-#else
-    (void)kernel;
-#endif
-    return cudaSuccess;
-}
-
 /// Both calls: the checks, the workspace rule, then the main kernel and the final sums.
 template <typename T, typename R> inline cudaError_t rowNormBackward(NbAddParams<T, R> p, bool rms, T* dw, T* db,
                                                                      void* workspace, size_t* workspaceBytes,
@@ -225,8 +196,12 @@ template <typename T, typename R> inline cudaError_t rowNormBackward(NbAddParams
     // The final sum after the register path's kernel (which lets it in early) with Programmatic
     // Dependent Launch; after the split path's kernels (a cooperative one among them), plainly.
     bool overlap = false;
-    if (rows > 0 && arrays > 0 && pl.path == NbRegs)
-        WARPKIT_TRY(nbFinishOverlaps(normBackwardFinishKernel<T>, &overlap));
+    if (rows > 0 && arrays > 0 && pl.path == NbRegs) {
+        int dev = 0;
+        DeviceProps d;
+        WARPKIT_TRY(currentDevice(&dev, &d));
+        WARPKIT_TRY(pdlAllowed(normBackwardFinishKernel<T>, dev, d.cc, &overlap));
+    }
     if (rows > 0) {
         float* ws = reinterpret_cast<float*>(alignUp16(workspace));
         const size_t n = (size_t)pl.parts * (size_t)cols;

@@ -173,18 +173,6 @@ template <typename S> inline SegList<S> segList(void* ws, SegSizes z) {
     return l;
 }
 
-/// The architecture `kernel`'s code on device `dev` was built for (cudaFuncAttributes'
-/// binaryVersion: 90 for sm_90), asked once per kernel and device. Host.
-template <typename K> inline cudaError_t segBinaryVersion(K kernel, int dev, int* version) {
-    const void* key = reinterpret_cast<const void*>(kernel);
-    if (hostCacheGet(key, dev, -2, 0, version)) return cudaSuccess;
-    cudaFuncAttributes at;
-    WARPKIT_TRY(cudaFuncGetAttributes(&at, kernel));
-    *version = at.binaryVersion;
-    hostCachePut(key, dev, -2, 0, *version);
-    return cudaSuccess;
-}
-
 /// launchKernel, with programmatic stream serialisation when `early`: the kernel's blocks may be
 /// placed while the previous kernel runs (once it calls pdlLaunchDependents) and wait for it in
 /// pdlWait. Returns the launch's own error. Host.
@@ -218,10 +206,10 @@ inline cudaError_t segmentLaunch(const A& a, SegOffsets<O> off, long long segmen
     // or newer: pairs of up to chunkRows rows go to that kernel directly, not through the list.
     long long directRows = 0;
     if constexpr (SegChunkStaged<A>::value) {
-        int version = 0;
+        int arch = 0;
         if (longs && heads == 1 && kSegmentRules[p.rule].minMean > 0)
-            WARPKIT_TRY(segBinaryVersion(segmentChunkStagedKernel<LT, A, O>, dev, &version));
-        directRows = version >= 80 ? p.chunkRows : 0;
+            WARPKIT_TRY(kernelPtxArch(segmentChunkStagedKernel<LT, A, O>, dev, &arch));
+        directRows = arch >= 80 ? p.chunkRows : 0;
     }
     auto group = segmentGroupKernel<BT, LT, A, O>;
     WARPKIT_TRY(gridBlocks(group, BT, segments * heads, BT, 1ll << 30, &blocks));
@@ -230,26 +218,24 @@ inline cudaError_t segmentLaunch(const A& a, SegOffsets<O> off, long long segmen
     if (!longs) return cudaSuccess;
     // The no-room kernel: one block an SM at most; with no no-room steps (segments that do not
     // overlap) each warp reads one count and exits, so the launch costs about its own latency.
-    // On sm_90 it and the staged chunk kernel are launched programmatically (code built for sm_90
+    // On sm_90 it and the staged chunk kernel are launched programmatically (code compiled for sm_90
     // only): their blocks are placed while the kernel before runs and wait for it where they need
     // its results (pdlWait), so each launch's latency overlaps the kernel before it, and the
     // staged kernel's direct pairs run beside the group kernel.
     auto noRoom = segmentNoRoomKernel<BT, LT, A, O>;
-    int version = 0;
-    if (props.cc >= 90) WARPKIT_TRY(segBinaryVersion(noRoom, dev, &version));
+    bool early = false;
+    WARPKIT_TRY(pdlAllowed(noRoom, dev, props.cc, &early));
     WARPKIT_TRY(gridBlocks(noRoom, BT, z.words, BT / 32, props.sms, &blocks));
-    WARPKIT_TRY(
-        segLaunch(noRoom, blocks, BT, stream, version >= 90, a, off, segments, heads, items, p.chunkRows, list));
+    WARPKIT_TRY(segLaunch(noRoom, blocks, BT, stream, early, a, off, segments, heads, items, p.chunkRows, list));
     // One head: the rows staged in shared memory, for G6's direct pairs (and the listed chunks
     // after them) and for every fold but an addition (tuning.md, "G6 / G1 long pairs": the staged
     // kernel measured slower than segmentChunkKernel on the sums' listed chunks).
     if constexpr (SegChunkStaged<A>::value) {
         if (heads == 1 && (directRows > 0 || !SegAddFold<A>::value)) {
             auto staged = segmentChunkStagedKernel<LT, A, O>;
-            version = 0;
-            if (props.cc >= 90) WARPKIT_TRY(segBinaryVersion(staged, dev, &version));
+            WARPKIT_TRY(pdlAllowed(staged, dev, props.cc, &early));
             WARPKIT_TRY(gridBlocks(staged, LT, z.chunks + (directRows > 0 ? segments : 0), 1, 1ll << 30, &blocks));
-            return segLaunch(staged, blocks, LT, stream, version >= 90, a, off, segments, items, p.longRows, directRows,
+            return segLaunch(staged, blocks, LT, stream, early, a, off, segments, items, p.longRows, directRows,
                              p.chunkRows, list);
         }
     }
