@@ -3,7 +3,7 @@
 // once every block of the kernel before it in the stream (the primary) has called
 // pdlLaunchDependents or exited; the dependent calls pdlWait before it reads anything the primary
 // writes. pdlAllowed says on the host whether a kernel may be launched that way, kernelPtxArch what
-// its code was compiled for. Internal: the device segment and norm backward calls use them.
+// its code was compiled for, pdlLaunch launches it so. Internal: the device segment and norm backward calls use them.
 #pragma once
 
 #include "config.cuh"
@@ -62,6 +62,22 @@ template <typename K> inline cudaError_t pdlAllowed(K kernel, int dev, int cc, b
     (void)kernel, (void)dev, (void)cc;
 #endif
     return cudaSuccess;
+}
+
+/// A launch of `kernel` on grid x block threads, with programmatic stream serialisation when
+/// `early` (pdlAllowed): its blocks may be placed while the stream's previous kernel runs (once that
+/// one calls pdlLaunchDependents) and wait for it in pdlWait. Returns the launch's own error. Host.
+template <typename... Params, typename... Args> inline cudaError_t
+pdlLaunch(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStream_t stream, bool early, Args... args) {
+    cudaLaunchAttribute at[1];
+    at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    at[0].val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = grid;
+    cfg.blockDim = block;
+    cfg.stream = stream;
+    if (early) cfg.attrs = at, cfg.numAttrs = 1;
+    return cudaLaunchKernelEx(&cfg, kernel, args...);
 }
 
 } // namespace detail

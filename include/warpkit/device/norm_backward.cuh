@@ -60,6 +60,7 @@
 #pragma once
 
 #include "../detail/host.cuh"
+#include "../detail/pdl.cuh"
 #include "detail/norm_backward_kernels.cuh"
 #include "detail/norm_backward_split.cuh"
 
@@ -217,16 +218,9 @@ template <typename T, typename R> inline cudaError_t rowNormBackward(NbAddParams
     const int k = arrays;
     f.src[0] = dw != nullptr ? p.pw : p.pb, f.out[0] = dw != nullptr ? dw : db, f.src[1] = p.pb, f.out[1] = db;
     if (k == 0) return cudaSuccess;
-    cudaLaunchConfig_t cfg = {};
     const int perBlock = kNbFinishThreads / pl.finish;
-    cfg.gridDim = dim3((unsigned)((cols + perBlock - 1) / perBlock), (unsigned)k);
-    cfg.blockDim = dim3(kNbFinishThreads);
-    cfg.stream = stream;
-    cudaLaunchAttribute pdl;
-    pdl.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    pdl.val.programmaticStreamSerializationAllowed = 1;
-    if (overlap) cfg.attrs = &pdl, cfg.numAttrs = 1;
-    return cudaLaunchKernelEx(&cfg, normBackwardFinishKernel<T>, f);
+    return pdlLaunch(normBackwardFinishKernel<T>, dim3((unsigned)((cols + perBlock - 1) / perBlock), (unsigned)k),
+                     dim3(kNbFinishThreads), stream, overlap, f);
 }
 
 /// The mixed Add calls' result type: cudaError_t where R is not T (the same-type calls take R = T).

@@ -173,24 +173,6 @@ template <typename S> inline SegList<S> segList(void* ws, SegSizes z) {
     return l;
 }
 
-/// launchKernel, with programmatic stream serialisation when `early`: the kernel's blocks may be
-/// placed while the previous kernel runs (once it calls pdlLaunchDependents) and wait for it in
-/// pdlWait. Returns the launch's own error. Host.
-template <typename... Params, typename... Args> inline cudaError_t
-segLaunch(void (*kernel)(Params...), int blocks, int threads, cudaStream_t stream, bool early, Args... args) {
-    if (!early) return launchKernel(kernel, blocks, threads, stream, args...);
-    cudaLaunchAttribute at[1];
-    at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    at[0].val.programmaticStreamSerializationAllowed = 1;
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3((unsigned)blocks);
-    cfg.blockDim = dim3((unsigned)threads);
-    cfg.stream = stream;
-    cfg.attrs = at;
-    cfg.numAttrs = 1;
-    return cudaLaunchKernelEx(&cfg, kernel, args...);
-}
-
 /// Runs the plan's kernels for algorithm A (see segment_plan.cuh for the stages).
 template <int BT, int LT, typename A, typename O>
 inline cudaError_t segmentLaunch(const A& a, SegOffsets<O> off, long long segments, int heads, long long items,
@@ -218,15 +200,16 @@ inline cudaError_t segmentLaunch(const A& a, SegOffsets<O> off, long long segmen
     if (!longs) return cudaSuccess;
     // The no-room kernel: one block an SM at most; with no no-room steps (segments that do not
     // overlap) each warp reads one count and exits, so the launch costs about its own latency.
-    // On sm_90 it and the staged chunk kernel are launched programmatically (code compiled for sm_90
-    // only): their blocks are placed while the kernel before runs and wait for it where they need
+    // On sm_90 it and the staged chunk kernel are launched programmatically (pdlAllowed: code compiled
+    // for sm_90): their blocks are placed while the kernel before runs and wait for it where they need
     // its results (pdlWait), so each launch's latency overlaps the kernel before it, and the
     // staged kernel's direct pairs run beside the group kernel.
     auto noRoom = segmentNoRoomKernel<BT, LT, A, O>;
     bool early = false;
     WARPKIT_TRY(pdlAllowed(noRoom, dev, props.cc, &early));
     WARPKIT_TRY(gridBlocks(noRoom, BT, z.words, BT / 32, props.sms, &blocks));
-    WARPKIT_TRY(segLaunch(noRoom, blocks, BT, stream, early, a, off, segments, heads, items, p.chunkRows, list));
+    WARPKIT_TRY(pdlLaunch(noRoom, dim3((unsigned)blocks), dim3(BT), stream, early, a, off, segments, heads, items,
+                          p.chunkRows, list));
     // One head: the rows staged in shared memory, for G6's direct pairs (and the listed chunks
     // after them) and for every fold but an addition (tuning.md, "G6 / G1 long pairs": the staged
     // kernel measured slower than segmentChunkKernel on the sums' listed chunks).
@@ -235,8 +218,8 @@ inline cudaError_t segmentLaunch(const A& a, SegOffsets<O> off, long long segmen
             auto staged = segmentChunkStagedKernel<LT, A, O>;
             WARPKIT_TRY(pdlAllowed(staged, dev, props.cc, &early));
             WARPKIT_TRY(gridBlocks(staged, LT, z.chunks + (directRows > 0 ? segments : 0), 1, 1ll << 30, &blocks));
-            return segLaunch(staged, blocks, LT, stream, early, a, off, segments, items, p.longRows, directRows,
-                             p.chunkRows, list);
+            return pdlLaunch(staged, dim3((unsigned)blocks), dim3(LT), stream, early, a, off, segments, items,
+                             p.longRows, directRows, p.chunkRows, list);
         }
     }
     auto chunk = segmentChunkKernel<LT, A>;
