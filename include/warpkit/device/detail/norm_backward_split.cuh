@@ -9,7 +9,7 @@
 // first): each row's sums over its slices (nbSliceSums, the same order in every block), then the
 // slice's dx from a second read. normBackwardOnePassKernel (N2, dx wanted, the grid resident at
 // once): the first kernel's blocks, each row's slice pairs exchanged through the sums, dx from the
-// row's slots kept in shared memory (one read), written nbPublishAhead rows behind the row whose
+// row's slots kept in shared memory (one read), written kNbPublishAhead rows behind the row whose
 // sums go out, so that no block waits on a row the others have only just published.
 //
 // The sums: a record of two 64-bit words a row and slice, each word a float of the pair with a
@@ -79,12 +79,12 @@ __global__ void __launch_bounds__(kNbSliceThreads, nbMinBlocks<T, Vec, true>(kNb
     }
 }
 
-/// Rows the one-pass kernel publishes ahead of the one whose dx it writes (N2), for rows of T: row
+/// Rows the one-pass kernel publishes ahead of the one whose dx it writes (N2, D): row
 /// r's slice sums go out before it waits on row r - D's totals, so the wait overlaps a row's work
 /// and finds the other slices' records mostly there (the slices' blocks no longer move in lockstep).
 /// The rows in between wait in shared memory (NbHeld): D + 1 rows of a thread's slots, 16 KB (fp32)
 /// or 8 KB (16-bit) a row a block.
-template <typename T> WARPKIT_HD constexpr int nbPublishAhead() { return 1; }
+constexpr int kNbPublishAhead = 1;
 
 /// Stage (one-pass split kernel): row `row`'s totals of its slices' pairs into tot, once every
 /// slice has published its own. Every thread reads one record at a time (thread k slice k, then k +
@@ -117,7 +117,7 @@ template <typename T> WARPKIT_DEVICE void nbRowTotals(const NormBackwardParams<T
 }
 
 /// The one-pass kernel's rows held for their dx: the last D + 1 whose sums went out (D:
-/// nbPublishAhead; the oldest's dx is due), the calling thread's dy and x slots of each in a ring in
+/// kNbPublishAhead; the oldest's dx is due), the calling thread's dy and x slots of each in a ring in
 /// shared memory ([slot][dy's C slots, then x's][thread], 16 bytes an entry: a warp's accesses are
 /// 512 contiguous bytes), their statistics in registers (the same in every thread), oldest first.
 /// A thread reads back only what it wrote: no barrier. (Held in registers, the fp32 form spilled at
@@ -160,13 +160,13 @@ WARPKIT_DEVICE void nbHeldRow(const NbHeld<C, D>& h, long long row, int t, NbRow
 /// Stage (the split path's blocks, both kernels): block (s, b) takes slice s of part b's rows one at
 /// a time (the next row's loads in flight): each row's slice sums published (nbPublishSums), its dw
 /// / db terms in registers, then the part's partials of the slice. With OnePass, each row's dx from
-/// its slots too, nbPublishAhead rows behind: the row held (nbHoldRow) once its sums are out, then
+/// its slots too, kNbPublishAhead rows behind: the row held (nbHoldRow) once its sums are out, then
 /// the totals of the row that many before (nbRowTotals) and its dx (nbHeldRow, nbStoreRow). Every
 /// thread of the block calls.
 template <bool OnePass, typename T, bool Vec, bool Res, typename R>
 WARPKIT_DEVICE void nbSliceRows(const NormBackwardParams<T>& p, const NbRes<T, Res, R>& res) {
     constexpr int Gs = kNbSliceThreads, W = vectorElems<T>(), C = kNbElems / W; // slots of a vector either way
-    constexpr int D = OnePass ? nbPublishAhead<T>() : 0;
+    constexpr int D = OnePass ? kNbPublishAhead : 0;
     __shared__ float red[2][Gs / 32][2];
     const int t = (int)threadIdx.x, c0 = (int)blockIdx.x * kNbSliceCols;
     long long r0, r1;

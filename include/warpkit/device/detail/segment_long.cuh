@@ -33,7 +33,7 @@ template <int LT, typename A> WARPKIT_DEVICE void longPairByWarp(const A& a, lon
                                                                  long long rows, int heads, long long chunkRows) {
     using S = typename A::State;
     const int lane = (int)laneId(), h = (int)(pair % heads);
-    const long long chunks = (rows + chunkRows - 1) / chunkRows, per = (chunks + LT - 1) / LT;
+    const long long chunks = segCeilDiv(rows, chunkRows), per = (chunks + LT - 1) / LT;
     S top = a.identity();
 #pragma unroll 1
     for (int w = 0; w < LT / 32; ++w) {
@@ -131,7 +131,7 @@ template <int LT, typename A> WARPKIT_DEVICE void segmentChunkFold(const A& a, i
     const long long r1 = r0 + chunkRows < en.rows ? r0 + chunkRows : en.rows;
     const S part =
         blockTree<LT>(a, foldRows<A, SegChunkBatch<A>::value>(a, en.begin, en.head, heads, r0 + threadIdx.x, r1, LT));
-    const long long n = (en.rows + chunkRows - 1) / chunkRows;
+    const long long n = segCeilDiv(en.rows, chunkRows);
     if (n > 1) return segmentChunkJoin<LT>(a, list, c, e, en, n, part);
     // a pair of one chunk: the join's fold over its one partial, with no count and no round trip
     // through L2 (the same bits)
