@@ -43,6 +43,8 @@ template <typename T> struct SoftmaxBackwardParams {
     static constexpr bool kReduceWarp = false;
     // Warp path: segments of one vector a lane first (R1).
     static constexpr int kWarpChunks = 1;
+    static constexpr int kLoadHint = LoadStreaming; // y and dy read once; dx stored as usual (K7)
+    static constexpr int kStoreHint = StoreDefault;
     const T* y;
     const T* dy;
     T* dx;

@@ -116,8 +116,8 @@ WARPKIT_DEVICE void forEachPiece(const RowPart& p, FV fv, FE fe) {
 
 /// loadShare of the part's slots from row q of another array, whose rows may be aligned
 /// differently from the split's row: 16-byte loads where q's body is aligned (always when
-/// Aligned), else element by element. Empty slots get `fill`.
-template <int C, int E, bool Aligned, typename T, int K>
+/// Aligned), else element by element, with load hint Hint. Empty slots get `fill`.
+template <int C, int E, bool Aligned, int Hint = LoadReadOnly, typename T, int K>
 WARPKIT_DEVICE void loadPart(T (&v)[K], const T* q, const RowPart& p, T fill) {
     constexpr int V = vectorElems<T>();
     const bool vec = Aligned || (((size_t)(q + p.s.head)) & 15) == 0;
@@ -125,19 +125,19 @@ WARPKIT_DEVICE void loadPart(T (&v)[K], const T* q, const RowPart& p, T fill) {
     for (int c = 0; c < C; ++c) {
         const bool ok = partHasVector(p, c);
         Vector16<T> x;
-        if (ok) x = loadVectorAt<LoadReadOnly>(q + partVectorColumn<T>(p, c), vec);
+        if (ok) x = loadVectorAt<Hint>(q + partVectorColumn<T>(p, c), vec);
 #pragma unroll
         for (int k = 0; k < V; ++k) v[c * V + k] = ok ? x.e[k] : fill;
     }
 #pragma unroll
     for (int j = 0; j < E; ++j)
-        v[C * V + j] = partHasExtra(p, j) ? loadScalar<LoadReadOnly>(q + partExtraColumn<T>(p, j)) : fill;
+        v[C * V + j] = partHasExtra(p, j) ? loadScalar<Hint>(q + partExtraColumn<T>(p, j)) : fill;
 }
 
 /// A full part's loads (RowPart::full): the calling thread's C body vectors first + t + c*G of the
 /// 16-byte aligned row q, one 16-byte load each with no bounds test; `fill` in every slot when !ok
-/// (a row past the end, whose q is not read).
-template <int C, typename T, int K>
+/// (a row past the end, whose q is not read). Hint: the loads' cache hint.
+template <int C, int Hint = LoadReadOnly, typename T, int K>
 WARPKIT_DEVICE void loadFull(T (&v)[K], const T* q, int first, int t, int G, bool ok, T fill) {
     static_assert(K == C * vectorElems<T>(), "loadFull: the register array must hold K = C * vectorElems<T>()");
     constexpr int V = vectorElems<T>();
@@ -145,7 +145,7 @@ WARPKIT_DEVICE void loadFull(T (&v)[K], const T* q, int first, int t, int G, boo
     if (ok) {
 #pragma unroll
         for (int c = 0; c < C; ++c) {
-            const Vector16<T> x = loadVector<LoadReadOnly>(at + c * G * V);
+            const Vector16<T> x = loadVector<Hint>(at + c * G * V);
 #pragma unroll
             for (int k = 0; k < V; ++k) v[c * V + k] = x.e[k];
         }
@@ -154,8 +154,10 @@ WARPKIT_DEVICE void loadFull(T (&v)[K], const T* q, int first, int t, int G, boo
         for (int j = 0; j < K; ++j) v[j] = fill;
     }
 }
-/// A full part's stores: loadFull's slots to the 16-byte aligned row q, one 16-byte store each.
-template <int C, typename T, int K> WARPKIT_DEVICE void storeFull(T* q, const T (&v)[K], int first, int t, int G) {
+/// A full part's stores: loadFull's slots to the 16-byte aligned row q, one 16-byte store each,
+/// with store hint Hint.
+template <int C, int Hint = StoreDefault, typename T, int K>
+WARPKIT_DEVICE void storeFull(T* q, const T (&v)[K], int first, int t, int G) {
     static_assert(K == C * vectorElems<T>(), "storeFull: the register array must hold K = C * vectorElems<T>()");
     constexpr int V = vectorElems<T>();
     T* at = q + (first + t) * V;
@@ -164,7 +166,7 @@ template <int C, typename T, int K> WARPKIT_DEVICE void storeFull(T* q, const T 
         Vector16<T> x;
 #pragma unroll
         for (int k = 0; k < V; ++k) x.e[k] = v[c * V + k];
-        storeVector(at + c * G * V, x);
+        storeVector<Hint>(at + c * G * V, x);
     }
 }
 
@@ -193,7 +195,7 @@ template <int N, int Hint, typename Q> WARPKIT_DEVICE RowVec<Q, N> loadRowVec(co
 /// loadPart from an array q of a narrower type Q (the row's split is of T): each body slot's
 /// vectorElems<T>() elements of Q by one access where q's body is aligned to it (always when
 /// Aligned: rowsAlignedAs<T>), else element by element, each widened exactly to T (T is float).
-template <int C, int E, bool Aligned, typename T, typename Q, int K>
+template <int C, int E, bool Aligned, int Hint = LoadReadOnly, typename T, typename Q, int K>
 WARPKIT_DEVICE void loadPart(T (&v)[K], const Q* q, const RowPart& p, T fill) {
     static_assert(sizeof(Q) < sizeof(T), "loadPart: a second input type Q must be narrower than the row's T");
     constexpr int V = vectorElems<T>();
@@ -202,16 +204,15 @@ WARPKIT_DEVICE void loadPart(T (&v)[K], const Q* q, const RowPart& p, T fill) {
     for (int c = 0; c < C; ++c) {
         const bool ok = partHasVector(p, c);
         RowVec<Q, V> x;
-        if (ok) x = loadRowVec<V, LoadReadOnly>(q + partVectorColumn<T>(p, c), vec);
+        if (ok) x = loadRowVec<V, Hint>(q + partVectorColumn<T>(p, c), vec);
 #pragma unroll
         for (int k = 0; k < V; ++k) v[c * V + k] = ok ? Arith<T>::from_acc(Arith<Q>::to_acc(x.e[k])) : fill;
     }
 #pragma unroll
     for (int j = 0; j < E; ++j)
-        v[C * V + j] =
-            partHasExtra(p, j)
-                ? Arith<T>::from_acc(Arith<Q>::to_acc(loadScalar<LoadReadOnly>(q + partExtraColumn<T>(p, j))))
-                : fill;
+        v[C * V + j] = partHasExtra(p, j)
+                           ? Arith<T>::from_acc(Arith<Q>::to_acc(loadScalar<Hint>(q + partExtraColumn<T>(p, j))))
+                           : fill;
 }
 
 /// N per-column parameters (LayerNorm's w or b) from columns [col, col + N) of q as floats: `dflt`
