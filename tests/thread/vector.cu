@@ -4,8 +4,8 @@
 // GPU: loadShare / storeShare for every alignment offset and lengths 0..100, four element sizes,
 // group sizes 2, 3, 32 and 128 (each element lands in exactly one slot, empty slots hold the fill,
 // stores write exactly the run, with vector stores when the destination's alignment matches and
-// element stores when it does not), and loadVector / storeVector / loadScalar / storeScalar with
-// every cache hint.
+// element stores when it does not), and loadVector / storeVector / loadScalar (1, 2, 4 and 8 bytes) /
+// storeScalar with every cache hint.
 #include "../common.cuh"
 #include <warpkit/thread/vector.cuh>
 #include <vector>
@@ -138,12 +138,20 @@ Test(vector, share_every_alignment_and_length) {
     cr_expect(bad == 0, "loadShare / storeShare: %d mismatches", bad);
 }
 
-// Copy n 16-byte vectors and n scalars with each hint combination.
-template <int LH, int SH> __global__ void hint_kernel(const float* src, float* dst, const __half* hs, __half* hd, int n) {
+// Copy n 16-byte vectors and n scalars of 2 bytes with each hint combination; `scalars`: instead,
+// bytes 0, 4..7 and 8..15 of each vector as scalars of 1, 4 and 8 bytes.
+template <int LH, int SH>
+__global__ void hint_kernel(const float* src, float* dst, const __half* hs, __half* hd, int n, bool scalars) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) {
+    if (i < n && !scalars) {
         warpkit::storeVector<SH>(dst + 4 * i, warpkit::loadVector<LH>(src + 4 * i));
         warpkit::storeScalar<SH>(hd + i, warpkit::loadScalar<LH>(hs + i));
+    } else if (i < n) {
+        warpkit::storeScalar<SH>(reinterpret_cast<unsigned char*>(dst + 4 * i),
+                                 warpkit::loadScalar<LH>(reinterpret_cast<const unsigned char*>(src + 4 * i)));
+        warpkit::storeScalar<SH>(dst + 4 * i + 1, warpkit::loadScalar<LH>(src + 4 * i + 1));
+        warpkit::storeScalar<SH>(reinterpret_cast<double*>(dst + 4 * i + 2),
+                                 warpkit::loadScalar<LH>(reinterpret_cast<const double*>(src + 4 * i + 2)));
     }
 }
 
@@ -160,13 +168,25 @@ template <int LH, int SH> static void hint_case(int* bad) {
     wk_upload(dha, ha.data(), n);
     wk_poison(db, 4 * n);
     wk_poison(dhb, n);
-    hint_kernel<LH, SH><<<(n + 127) / 128, 128>>>(da, db, dha, dhb, n);
+    hint_kernel<LH, SH><<<(n + 127) / 128, 128>>>(da, db, dha, dhb, n, false);
     WK_LAUNCHED();
     wk_download(b.data(), db, 4 * n);
     wk_download(hb.data(), dhb, n);
     if ((memcmp(a.data(), b.data(), 4 * n * sizeof(float)) != 0 || memcmp(ha.data(), hb.data(), n * sizeof(__half)) != 0) &&
         (*bad)++ < 3)
         cr_log_error("load hint %d, store hint %d: the copy differs", LH, SH);
+    // The scalar copies of 1, 4 and 8 bytes into the poisoned output (the vectors' bytes 0, 4..7, 8..15).
+    wk_poison(db, 4 * n);
+    hint_kernel<LH, SH><<<(n + 127) / 128, 128>>>(da, db, dha, dhb, n, true);
+    WK_LAUNCHED();
+    wk_download(b.data(), db, 4 * n);
+    int diff = 0;
+    for (int k = 0; k < n; ++k) {
+        const unsigned char* x = reinterpret_cast<const unsigned char*>(&a[4 * k]);
+        const unsigned char* y = reinterpret_cast<const unsigned char*>(&b[4 * k]);
+        diff += x[0] != y[0] || memcmp(x + 4, y + 4, 12) != 0;
+    }
+    if (diff && (*bad)++ < 3) cr_log_error("load hint %d, store hint %d: %d scalar copies differ", LH, SH, diff);
     cudaFree(da);
     cudaFree(db);
     cudaFree(dha);
@@ -180,5 +200,7 @@ Test(vector, cache_hints) {
     hint_case<warpkit::LoadReadOnly, warpkit::StoreDefault>(&bad);
     hint_case<warpkit::LoadStreaming, warpkit::StoreStreaming>(&bad);
     hint_case<warpkit::LoadDefault, warpkit::StoreStreaming>(&bad);
+    hint_case<warpkit::LoadL2Only, warpkit::StoreDefault>(&bad);
+    hint_case<warpkit::LoadReadOnlyEvictFirst, warpkit::StoreDefault>(&bad);
     cr_expect(bad == 0, "vector I/O with cache hints: %d failures", bad);
 }

@@ -26,6 +26,8 @@
 //   LoadStreaming   ld.global.cs: evict-first, for data read once
 //   LoadL2Only      ld.global.cg: cached in L2, not L1: data read once, or written by other blocks of
 //                   the running kernel (after their __threadfence), which a stale L1 line could hide
+//   LoadReadOnlyEvictFirst  ld.global.nc with an L2 evict-first cache policy (sm_80+; sm_75: plain
+//                   ld.global.nc): read-only data read once, whose L2 lines go before others'
 //   StoreDefault    st.global
 //   StoreStreaming  st.global.cs: evict-first, for data not read again soon
 #pragma once
@@ -38,7 +40,7 @@ namespace warpkit {
 template <typename T> WARPKIT_HD constexpr int vectorElems() { return (int)(16 / sizeof(T)); }
 
 /// Cache hints for loads (see the header comment).
-enum LoadHint { LoadDefault = 0, LoadReadOnly = 1, LoadStreaming = 2, LoadL2Only = 3 };
+enum LoadHint { LoadDefault = 0, LoadReadOnly = 1, LoadStreaming = 2, LoadL2Only = 3, LoadReadOnlyEvictFirst = 4 };
 /// Cache hints for stores (see the header comment).
 enum StoreHint { StoreDefault = 0, StoreStreaming = 1 };
 
@@ -61,9 +63,52 @@ template <> struct RawWord<4> { using type = unsigned; };
 template <> struct RawWord<8> { using type = unsigned long long; };
 template <> struct RawWord<16> { using type = uint4; };
 
+#if WARPKIT_ARCH >= 800
+/// An L2 cache policy that makes the lines a load brings in the first to be evicted (sm_80+).
+WARPKIT_DEVICE unsigned long long l2EvictFirstPolicy() {
+    unsigned long long q;
+    asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(q));
+    return q;
+}
+/// One read-only load of W with L2 policy q (ld.global.nc.L2::cache_hint).
+WARPKIT_DEVICE uint4 loadNcPolicy(const uint4* p, unsigned long long q) {
+    uint4 w;
+    asm("ld.global.nc.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+        : "=r"(w.x), "=r"(w.y), "=r"(w.z), "=r"(w.w)
+        : "l"(p), "l"(q));
+    return w;
+}
+WARPKIT_DEVICE unsigned long long loadNcPolicy(const unsigned long long* p, unsigned long long q) {
+    unsigned long long w;
+    asm("ld.global.nc.L2::cache_hint.u64 %0, [%1], %2;" : "=l"(w) : "l"(p), "l"(q));
+    return w;
+}
+WARPKIT_DEVICE unsigned loadNcPolicy(const unsigned* p, unsigned long long q) {
+    unsigned w;
+    asm("ld.global.nc.L2::cache_hint.u32 %0, [%1], %2;" : "=r"(w) : "l"(p), "l"(q));
+    return w;
+}
+WARPKIT_DEVICE unsigned short loadNcPolicy(const unsigned short* p, unsigned long long q) {
+    unsigned short w;
+    asm("ld.global.nc.L2::cache_hint.u16 %0, [%1], %2;" : "=h"(w) : "l"(p), "l"(q));
+    return w;
+}
+WARPKIT_DEVICE unsigned char loadNcPolicy(const unsigned char* p, unsigned long long q) {
+    unsigned short w;
+    asm("ld.global.nc.L2::cache_hint.u8 %0, [%1], %2;" : "=h"(w) : "l"(p), "l"(q));
+    return (unsigned char)w;
+}
+#endif
+
 template <int Hint, typename W> WARPKIT_DEVICE W loadWord(const W* p) {
     if constexpr (Hint == LoadReadOnly) return __ldg(p);
-    else if constexpr (Hint == LoadStreaming) return __ldcs(p);
+    else if constexpr (Hint == LoadReadOnlyEvictFirst) {
+#if WARPKIT_ARCH >= 800
+        return loadNcPolicy(p, l2EvictFirstPolicy()); // ptxas folds the policies into one uniform register
+#else
+        return __ldg(p);
+#endif
+    } else if constexpr (Hint == LoadStreaming) return __ldcs(p);
     else if constexpr (Hint == LoadL2Only) return __ldcg(p);
     else return *p;
 }
