@@ -49,8 +49,6 @@ template <typename T, typename R = T> struct AddNormParams {
     static constexpr bool kOutFast = false; // the staged path does not run (two inputs)
     static constexpr bool kReduceWarp = false;
     static constexpr int kWarpChunks = 2;
-    static constexpr int kLoadHint = LoadStreaming; // x and r read once; y stored as usual (K7)
-    static constexpr int kStoreHint = StoreDefault;
     // R25's warp of 6 vectors a lane on unaligned fp32 rows spilled 8 bytes with the two inputs:
     // those rows take R1's warp of 8 vectors a lane instead (row_op.cuh).
     static constexpr bool kWarpFitUnaligned = false;

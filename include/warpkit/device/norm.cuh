@@ -40,8 +40,8 @@
 // with warp lanes of 2 vectors or more; RMSNorm's w is staged beside its rows (R22), LayerNorm's w
 // and b are read from memory, by one 16-byte load each a vector when both are given and aligned
 // (device/detail/row_staged.cuh). Aligned rows that fill every slot of a register plan run its
-// full-row kernel (no slot tested; K5), with the general kernel's bits. The register paths read x
-// with evict-first loads and store y with plain ones (K7).
+// full-row kernel (no slot tested; K5), with the general kernel's bits. The full-row kernels read x
+// through the read-only path with an L2 evict-first policy and store y with plain stores (K7).
 #pragma once
 
 #include "detail/row_launch.cuh"
@@ -63,9 +63,9 @@ template <typename T> struct NormParams {
     static constexpr bool kOutFast = true; // rowOutFastOk: w and b given and aligned
     static constexpr bool kReduceWarp = false;
     static constexpr bool kFullRows = true; // full-row kernels (K5)
-    // Register paths: x is read once (evict-first), y stored as usual for the kernel that reads it next (K7).
-    static constexpr int kLoadHint = LoadStreaming;
-    static constexpr int kStoreHint = StoreDefault;
+    // Full-row kernels: x read once through the read-only path, its L2 lines evicted first; y stored
+    // as usual for the kernel that reads it next (K7).
+    static constexpr int kLoadHint = LoadReadOnlyEvictFirst;
     // Warp path: 2 vectors a lane (R1).
     static constexpr int kWarpChunks = 2;
     const T* x;

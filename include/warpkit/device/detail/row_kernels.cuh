@@ -7,9 +7,9 @@
 //   rowReduceWarpKernel per-row outputs only: a warp per row streams it once
 // The staged kernel (rowOpStagedKernel, sm_90: a cluster per row, each block's slice bulk-copied to
 // shared memory) is in row_staged.cuh. Which one runs a shape: row_plan.cuh; their launches:
-// row_launch.cuh. The register paths (warp and block) read the row inputs with P's load hint and
-// store the outputs with its store hint (RowLoadHint / RowStoreHint, row_op.cuh); the streamed path,
-// which reads each element twice, keeps its read-only loads. Internal.
+// row_launch.cuh. The full-row forms of the register paths read the row inputs with P's load hint
+// (RowLoadHint, row_op.cuh); the general forms and the streamed path (each element read twice) keep
+// the read-only loads. Internal.
 #pragma once
 
 #include "row_op.cuh"
@@ -49,7 +49,7 @@ __global__ void __launch_bounds__(Threads, rowWarpMinBlocks(Threads)) rowOpWarpK
                   "rowOpWarpKernel: Threads must be a multiple of 32 and of W, at most 1024");
     static_assert(!Full || Aligned, "rowOpWarpKernel: Full rows must be Aligned");
     constexpr int NI = P::kInputs, segs = Threads / W;
-    constexpr int LH = RowLoadHint<P>::value, SH = RowStoreHint<P>::value;
+    constexpr int LH = Full ? RowLoadHint<P>::value : LoadReadOnly;
     const int seg = (int)threadIdx.x / W, l = (int)threadIdx.x % W;
     const long long row0 = (long long)blockIdx.x * rowWarpRowsPerBlock<T, W, C, Aligned>(Threads) + seg;
     if constexpr (Full && S::R == 1 && W == 32)
@@ -69,9 +69,9 @@ __global__ void __launch_bounds__(Threads, rowWarpMinBlocks(Threads)) rowOpWarpK
             const int n = ok ? cols : 0; // a row past the end: every slot empty
             const VectorSplit sp = Aligned ? VectorSplit{0, 0, n / S::V} : vectorSplit(x, n);
             part[r] = rowPart(sp, l, W, 0, -1, true);
-            loadShare<C, S::E, LH>(v[r][0], x, sp, l, W, rowFill(p, 0), 0, -1);
+            loadShare<C, S::E, LoadReadOnly>(v[r][0], x, sp, l, W, rowFill(p, 0), 0, -1);
             if constexpr (NI > 1)
-                loadPart<C, S::E, Aligned, LH>(v[r][1], rowInput1(p, ok ? row : 0), part[r], rowFill(p, 1));
+                loadPart<C, S::E, Aligned>(v[r][1], rowInput1(p, ok ? row : 0), part[r], rowFill(p, 1));
         }
     }
 #pragma unroll
@@ -88,8 +88,8 @@ __global__ void __launch_bounds__(Threads, rowWarpMinBlocks(Threads)) rowOpWarpK
         const long long row = row0 + (long long)r * segs;
         T* y = row < rows ? rowOutput(p, row) : nullptr;
         if (y == nullptr) continue;
-        if constexpr (Full) storeFull<C, SH>(y, v[r][0], 0, l, W);
-        else storeShare<C, S::E, SH>(y, part[r].s, v[r][0], l, W, 0, -1);
+        if constexpr (Full) storeFull<C>(y, v[r][0], 0, l, W);
+        else storeShare<C, S::E>(y, part[r].s, v[r][0], l, W, 0, -1);
     }
 }
 
@@ -103,7 +103,7 @@ template <typename P, int Threads, int C, bool Aligned, bool Full = false> __glo
     using T = typename P::Elem;
     static_assert(!Full || Aligned, "rowOpBlockKernel: Full rows must be Aligned");
     constexpr int NI = P::kInputs, E = Aligned ? 0 : 1, K = C * vectorElems<T>() + E;
-    constexpr int LH = RowLoadHint<P>::value, SH = RowStoreHint<P>::value;
+    constexpr int LH = Full ? RowLoadHint<P>::value : LoadReadOnly;
     __shared__ ClusterExchange<typename P::Exchange> xch;
     unsigned round = clusterExchangeInit(xch);
     const unsigned nb = clusterBlocks(), rank = clusterBlockRank();
@@ -115,7 +115,7 @@ template <typename P, int Threads, int C, bool Aligned, bool Full = false> __glo
     const RowPart part = rowPart(sp, t, Threads, first, first + slice, rank == 0, Full);
     T v[NI][K];
     if constexpr (Full) loadFull<C, LH>(v[0], x0, first, t, Threads, true, rowFill(p, 0));
-    else loadShare<C, E, LH>(v[0], x0, sp, t, Threads, rowFill(p, 0), first, part.end, rank == 0);
+    else loadShare<C, E, LoadReadOnly>(v[0], x0, sp, t, Threads, rowFill(p, 0), first, part.end, rank == 0);
     if constexpr (NI > 1) loadPart<C, E, Aligned, LH>(v[1], rowInput1(p, row), part, rowFill(p, 1));
     float x[NI][K];
     rowToFloat(v, x);
@@ -125,8 +125,8 @@ template <typename P, int Threads, int C, bool Aligned, bool Full = false> __glo
     T* y = rowOutput(p, row);
     if (y == nullptr) return;
     rowFromFloat(x[0], v[0]);
-    if constexpr (Full) storeFull<C, SH>(y, v[0], first, t, Threads);
-    else storeShare<C, E, SH>(y, sp, v[0], t, Threads, first, part.end, rank == 0);
+    if constexpr (Full) storeFull<C>(y, v[0], first, t, Threads);
+    else storeShare<C, E>(y, sp, v[0], t, Threads, first, part.end, rank == 0);
 }
 
 // ---- 3. streamed path: any GPU, any length ----------------------------------------------------------

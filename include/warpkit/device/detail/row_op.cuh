@@ -54,9 +54,8 @@
 //   R25's fit shape on unaligned rows (default: true): P::kWarpFitUnaligned false leaves that
 //                                        instantiation out, and such rows take R1's warp plan
 //                                        (device/add_norm.cuh: two inputs there spilled)
-//   cache hints of the register paths (defaults: LoadReadOnly, StoreDefault): P::kLoadHint for the
-//                                        row inputs' loads, P::kStoreHint for the outputs' stores
-//                                        (thread/vector.cuh's hints; K7: the norms read x once)
+//   load hint of the full-row kernels (default: LoadReadOnly): P::kLoadHint for the row inputs'
+//                                        loads (a thread/vector.cuh LoadHint; K7: the norms read x once)
 #pragma once
 
 #include "row_part.cuh"
@@ -168,17 +167,13 @@ template <typename P> struct RowWarpFitUnaligned<P, RowVoid<decltype(P::kWarpFit
     static constexpr bool value = P::kWarpFitUnaligned;
 };
 
-/// The register paths' (warp and block kernels') hint for the row inputs' loads: P::kLoadHint where
-/// P names one (a LoadHint), else LoadReadOnly. Per-column arrays keep their own (cached) loads.
+/// The full-row kernels' hint for the row inputs' loads: P::kLoadHint where P names one (a
+/// LoadHint), else LoadReadOnly. Per-column arrays keep their own (cached) loads; the general
+/// kernels read the rows through the read-only path (K7: the L2 policy of LoadReadOnlyEvictFirst
+/// tipped two of them, at 48 and 128 registers, into spills).
 template <typename P, typename = void> struct RowLoadHint { static constexpr int value = LoadReadOnly; };
 template <typename P> struct RowLoadHint<P, RowVoid<decltype(P::kLoadHint)>> {
     static constexpr int value = P::kLoadHint;
-};
-/// The register paths' hint for the per-element outputs' stores: P::kStoreHint where P names one
-/// (a StoreHint), else StoreDefault.
-template <typename P, typename = void> struct RowStoreHint { static constexpr int value = StoreDefault; };
-template <typename P> struct RowStoreHint<P, RowVoid<decltype(P::kStoreHint)>> {
-    static constexpr int value = P::kStoreHint;
 };
 
 #define WARPKIT_DETAIL_ROW_HOOK(NAME, EXPR)                                                      \

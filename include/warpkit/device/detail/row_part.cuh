@@ -154,10 +154,8 @@ WARPKIT_DEVICE void loadFull(T (&v)[K], const T* q, int first, int t, int G, boo
         for (int j = 0; j < K; ++j) v[j] = fill;
     }
 }
-/// A full part's stores: loadFull's slots to the 16-byte aligned row q, one 16-byte store each,
-/// with store hint Hint.
-template <int C, int Hint = StoreDefault, typename T, int K>
-WARPKIT_DEVICE void storeFull(T* q, const T (&v)[K], int first, int t, int G) {
+/// A full part's stores: loadFull's slots to the 16-byte aligned row q, one 16-byte store each.
+template <int C, typename T, int K> WARPKIT_DEVICE void storeFull(T* q, const T (&v)[K], int first, int t, int G) {
     static_assert(K == C * vectorElems<T>(), "storeFull: the register array must hold K = C * vectorElems<T>()");
     constexpr int V = vectorElems<T>();
     T* at = q + (first + t) * V;
@@ -166,7 +164,7 @@ WARPKIT_DEVICE void storeFull(T* q, const T (&v)[K], int first, int t, int G) {
         Vector16<T> x;
 #pragma unroll
         for (int k = 0; k < V; ++k) x.e[k] = v[c * V + k];
-        storeVector<Hint>(at + c * G * V, x);
+        storeVector(at + c * G * V, x);
     }
 }
 
