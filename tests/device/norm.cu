@@ -418,32 +418,26 @@ Test(device_norm, full_rows_plan) {
 template <typename T> static int norm_full_rows(const int* widths, int n) {
     constexpr int V = warpkit::vectorElems<T>();
     int bad = 0, salt = 0;
-    for (int i = 0; i < n; ++i) {
-        for (int d : {0, -V, V, -1, 1}) {
-            if (d != 0 && wk_thin(i, 3)) continue; // racecheck: the neighbours of every third width
-            const int c = widths[i] + d;
-            const long long rows = c >= 8192 ? 3 : 37;
-            for (int k = 0; k < 8; ++k) {
-                if (d != 0 && k % 2 == 1) continue;
-                const bool rms = k % 4 == 3, useW = k % 4 != 1, useB = k % 4 != 2 && !rms, stats = k % 2 == 0;
-                NormCase a{rms, rows,   c,    (long long)c, (long long)c, 0,     0,       0,
-                           0,   k == 4, useW, useB,         stats,        1e-5f, k + salt};
-                if (k == 6) a.ldx = a.ldy = c + V;
-                bad += norm_case<T>("full rows", a, 0xf000ull + salt++);
-            }
-            if (d != 0) continue;
-            for (int k = 0; k < 5; ++k) { // one pointer or ld off 16 bytes: the general kernels
-                NormCase m{k == 4, rows,  c,    (long long)c, (long long)c, 0,     0,    0,
-                           0,      false, true, true,         true,         1e-5f, 4 + k};
-                if (k == 0) m.offX = 1;
-                if (k == 1) m.offY = 2;
-                if (k == 2) m.ldx = m.ldy = c + 1;
-                if (k == 3) m.offW = 1;
-                if (k == 4) m.offB = 3; // RMSNorm reads no b: full again
-                bad += norm_case<T>("full rows (general kernel beside)", m, 0xf400ull + salt++);
-            }
+    row_full_shapes(widths, n, V, [&](int c, int d, long long rows) {
+        for (int k = 0; k < 8; ++k) {
+            if (d != 0 && k % 2 == 1) continue;
+            const bool rms = k % 4 == 3, useW = k % 4 != 1, useB = k % 4 != 2 && !rms, stats = k % 2 == 0;
+            NormCase a{rms, rows,   c,    (long long)c, (long long)c, 0,     0,       0,
+                       0,   k == 4, useW, useB,         stats,        1e-5f, k + salt};
+            if (k == 6) a.ldx = a.ldy = c + V;
+            bad += norm_case<T>("full rows", a, 0xf000ull + salt++);
         }
-    }
+        if (d != 0) return;
+        for (int k = 0; k < 5; ++k) { // one pointer or ld off 16 bytes: the general kernels
+            NormCase m{k == 4, rows, c, (long long)c, (long long)c, 0, 0, 0, 0, false, true, true, true, 1e-5f, 4 + k};
+            if (k == 0) m.offX = 1;
+            if (k == 1) m.offY = 2;
+            if (k == 2) m.ldx = m.ldy = c + 1;
+            if (k == 3) m.offW = 1;
+            if (k == 4) m.offB = 3; // RMSNorm reads no b: full again
+            bad += norm_case<T>("full rows (general kernel beside)", m, 0xf400ull + salt++);
+        }
+    });
     return bad;
 }
 
@@ -452,9 +446,7 @@ template <typename T> static int norm_full_rows(const int* widths, int n) {
 /// (NaN as NaN).
 template <typename T> static int norm_full_same(const int* widths, int n) {
     using namespace warpkit::detail;
-    int dev = 0, bad = 0;
-    DeviceProps d;
-    WK_CUDA(currentDevice(&dev, &d));
+    int bad = 0;
     for (int i = 0; i < n; ++i) {
         const int c = widths[i];
         const long long rows = c >= 8192 ? 3 : 45;
@@ -481,17 +473,7 @@ template <typename T> static int norm_full_same(const int* widths, int n) {
                 const NormParams<T> p{
                     dx, dy[full], dw,      rms ? nullptr : db, rms ? nullptr : ds[full], ds[full] + rows, c,
                     c,  1e-5f,    rms == 1};
-                const RowPlan pl = rowPlanFor(rowOpQuery(p, rows, c, d.sms, d.clusters, false));
-                if (!rowRunsFull(pl, p, c, true)) continue; // a device whose plan does not fill (no clusters)
-                const cudaError_t e =
-                    pl.path == RowWarp
-                        ? (full ? rowWarpShapes<NormParams<T>, true, true>(pl, p, rows, c, 0)
-                                : rowWarpShapes<NormParams<T>, true>(pl, p, rows, c, 0))
-                        : (full ? rowBlockShapes<NormParams<T>, true, true>(pl, p, rows, c, d.clusters, dev, 0)
-                                : rowBlockShapes<NormParams<T>, true>(pl, p, rows, c, d.clusters, dev, 0));
-                cr_expect(e == cudaSuccess, "%s cols %d: launch returned %s", wk_type_name<T>(), c,
-                          cudaGetErrorString(e));
-                WK_CUDA(cudaDeviceSynchronize());
+                if (!row_run_full(p, rows, c, full == 1)) continue;
                 hy[full].resize(nx);
                 hs[full].resize(2 * rows);
                 wk_download(hy[full].data(), dy[full], nx);

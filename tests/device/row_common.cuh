@@ -3,7 +3,8 @@
 //  - row_draw_shape / row_draw_ld: the fuzzers' random row shapes and strides;
 //  - row_fuzz: the fuzz loop over float, __half and __nv_bfloat16, as one expectation;
 //  - row_thinned, row_props, row_forced_plans, row_many_rows, row_expect_paths: the `paths` tests'
-//    pieces.
+//    pieces;
+//  - row_full_shapes, row_run_full: the full-row kernels' tests.
 #pragma once
 
 #include "../common.cuh"
@@ -55,6 +56,39 @@ static inline std::vector<int> row_thinned(const std::vector<int>& cols) {
     for (size_t i = 0; i < cols.size(); ++i)
         if (!wk_thin((int)i, 3)) kept.push_back(cols[i]);
     return kept;
+}
+
+/// The full-row tests' shapes: each of the n widths (d = 0) and its neighbours a vector (V elements)
+/// and an element short and over (d = -V, V, -1, 1; under racecheck those of every third width,
+/// wk_thin): fn(c, d, rows) with c = width + d, rows 3 from 8192 columns, else 37.
+template <typename F> static inline void row_full_shapes(const int* widths, int n, int V, F fn) {
+    for (int i = 0; i < n; ++i)
+        for (int d : {0, -V, V, -1, 1}) {
+            if (d != 0 && wk_thin(i, 3)) continue;
+            const int c = widths[i] + d;
+            fn(c, d, c >= 8192 ? 3LL : 37LL);
+        }
+}
+
+/// Runs p (aligned rows x cols) through the full-row kernel (`full`) or the general aligned kernel
+/// of the dispatcher's plan on the current device, and waits for it; false (nothing run) where that
+/// plan's rows do not fill it (rowRunsFull: a device without clusters, say).
+template <typename P> static inline bool row_run_full(const P& p, long long rows, int cols, bool full) {
+    using namespace warpkit::detail;
+    int dev = 0;
+    DeviceProps d;
+    WK_CUDA(currentDevice(&dev, &d));
+    const RowPlan pl = rowPlanFor(rowOpQuery(p, rows, cols, d.sms, d.clusters, false));
+    if (!rowRunsFull(pl, p, cols, true)) return false;
+    const cudaError_t e =
+        pl.path == RowWarp
+            ? (full ? rowWarpShapes<P, true, true>(pl, p, rows, cols, 0) : rowWarpShapes<P, true>(pl, p, rows, cols, 0))
+            : (full ? rowBlockShapes<P, true, true>(pl, p, rows, cols, d.clusters, dev, 0)
+                    : rowBlockShapes<P, true>(pl, p, rows, cols, d.clusters, dev, 0));
+    cr_expect(e == cudaSuccess, "cols %d: the %s kernel's launch returned %s", cols, full ? "full-row" : "general",
+              cudaGetErrorString(e));
+    WK_CUDA(cudaDeviceSynchronize());
+    return true;
 }
 
 /// The current device's properties, as the dispatchers see them.

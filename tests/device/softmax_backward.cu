@@ -9,6 +9,10 @@
 //                and forced warp, block, cluster and streamed plans on 3 rows.
 //   specials:    y from rows with NaN, +inf, all -inf and partly -inf logits (zeros, -inf and NaN in
 //                y), NaN and inf in dy, on every path.
+//   full_rows:   the full-row kernels (aligned rows of exactly a plan's slots) at their boundary (a
+//                vector or an element short or over, y, dy, dx or an ld off 16 bytes: the general
+//                kernels) against the reference, and bit for bit against the general kernels;
+//                full_rows_plan (host only) pins which calls take them.
 //   bad_args:    every bad argument returns cudaErrorInvalidValue and writes nothing.
 //   concurrent:  two host threads on two streams at once.
 #include "row_common.cuh"
@@ -207,6 +211,133 @@ Test(device_softmax_backward, specials) {
     WK_REQUIRE_GPU();
     const int bad = sb_specials<float>() + sb_specials<__half>() + sb_specials<__nv_bfloat16>();
     cr_expect(bad == 0, "rowSoftmaxBackward special rows: %d mismatches", bad);
+}
+
+/// Widths whose aligned rows fill every slot of their plan on an H100-sized device (132 SMs, clusters),
+/// few rows (warp segments of 8 to 32 lanes x 1 to 8 vectors, fp32 768's R25 shape, blocks and
+/// clusters of blocks); bf16 768 (32 lanes x 4 vectors, 1024 slots) is not full.
+static const int kSbFull[] = {32, 64, 128, 256, 512, 768, 1024, 2048, 4096, 8192, 16384, 32768};
+static const int kNSbFull = sizeof(kSbFull) / sizeof(kSbFull[0]);
+
+/// Whether the call of y, dy, dx (row strides ld) of rows x cols takes a full-row kernel on a device
+/// of 132 SMs with clusters.
+template <typename T> static bool sb_runs_full(const T* y, const T* dy, T* dx, long long rows, int cols, long long ldy,
+                                               long long lddy, long long lddx) {
+    using namespace warpkit::detail;
+    const SoftmaxBackwardParams<T> p{y, dy, dx, ldy, lddy, lddx, false};
+    return rowRunsFull(rowPlanFor(rowOpQuery(p, rows, cols, 132, true, false)), p, cols, rowAligned(p, cols));
+}
+
+/// Which calls take the full-row kernels (host only; no pointer is read): the widths above and the
+/// 16384 x 1024 rows of torch_ops (fp32: the warp segment of 32 lanes x 8 vectors, bf16: x 4) do,
+/// rows past the block path's (the staged path), a vector or an element short or over, and any
+/// pointer or ld off 16 bytes do not.
+template <typename T> static int sb_full_plans(void) {
+    constexpr int V = warpkit::vectorElems<T>();
+    alignas(16) static T buf[64];
+    T *y = buf, *d = buf + 16, *x = buf + 32;
+    int bad = 0;
+    for (int c : kSbFull) {
+        const bool full = sizeof(T) == 4 || c != 768;
+        if (sb_runs_full(y, d, x, 45, c, c, c, c) != full)
+            cr_log_error("%s cols %d: full-row kernel %d, want %d", wk_type_name<T>(), c, !full, full), ++bad;
+        const bool no[] = {
+            sb_runs_full(y, d, x, 45, c - V, c, c, c),        sb_runs_full(y, d, x, 45, c + 1, c + 1, c + 1, c + 1),
+            sb_runs_full(y, d, x, 45, c - 1, c, c, c),        sb_runs_full(y + 1, d, x, 45, c, c, c, c),
+            sb_runs_full(y, d + 1, x, 45, c, c, c, c),        sb_runs_full(y, d, x + 1, 45, c, c, c, c),
+            sb_runs_full(y, d, x, 45, c, c + 1, c + 1, c + 1)};
+        for (int k = 0; k < 7; ++k)
+            if (no[k]) cr_log_error("%s cols %d: case %d takes the full-row kernel", wk_type_name<T>(), c, k), ++bad;
+    }
+    if (!sb_runs_full(y, d, x, 16384, 1024, 1024, 1024, 1024))
+        cr_log_error("%s 16384 x 1024: no full-row kernel", wk_type_name<T>()), ++bad;
+    if (sb_runs_full(y, d, x, 16384, 16384, 16384, 16384, 16384))
+        cr_log_error("%s 16384 x 16384 (staged): a full-row kernel", wk_type_name<T>()), ++bad;
+    return bad;
+}
+
+Test(device_softmax_backward, full_rows_plan) {
+    const int bad = sb_full_plans<float>() + sb_full_plans<__half>() + sb_full_plans<__nv_bfloat16>();
+    cr_expect(bad == 0, "rowSoftmaxBackward full-row kernel selection: %d wrong", bad);
+}
+
+/// The full-row kernels against the reference at their boundary (the full widths, a vector and an
+/// element short and over: those take the general kernels, as do y, dy, dx or ld off 16 bytes), every
+/// kind, in place over dy and y, the NaN / inf patterns of dy (modes 9, 10) among the rows.
+template <typename T> static int sb_full_rows(void) {
+    constexpr int V = warpkit::vectorElems<T>();
+    int bad = 0, salt = 0;
+    row_full_shapes(kSbFull, kNSbFull, V, [&](int c, int d, long long rows) {
+        for (int k = 0; k < 4; ++k) {
+            SbCase a{k, rows, c, (long long)c, (long long)c, (long long)c, 0, 0, 0, k % 3, 7 + k};
+            bad += sb_case<T>("full rows", a, 0x5f000ull + salt++);
+        }
+        if (d != 0) return;
+        for (int k = 0; k < 4; ++k) { // one pointer or ld off 16 bytes: the general kernels
+            SbCase m{k, rows, c, (long long)c, (long long)c, (long long)c, k == 0, k == 1 ? 2 : 0, k == 2 ? 3 : 0,
+                     0, 9};
+            if (k == 3) m.ldy = m.lddy = m.lddx = c + 1;
+            bad += sb_case<T>("full rows (general kernel beside)", m, 0x5f400ull + salt++);
+        }
+    });
+    return bad;
+}
+
+/// The full-row kernels give the general aligned kernels' bits: the same rows (NaN and inf among
+/// them) through both instantiations of the dispatcher's plan, dx compared bit for bit (NaN as NaN).
+template <typename T> static int sb_full_same(void) {
+    using namespace warpkit::detail;
+    int bad = 0, ran = 0;
+    for (int c : kSbFull) {
+        const long long rows = c >= 8192 ? 3 : 45;
+        const size_t n = (size_t)rows * c;
+        wk_rng r = wk_rng_make(0x5f800ull + c);
+        std::vector<T> hy(n), hd(n);
+        for (size_t j = 0; j < n; ++j) {
+            hy[j] = wk_from_double<T>(wk_uniform(&r, 0.0, 2.0 / c));
+            hd[j] = wk_from_double<T>(wk_uniform(&r, -9.0, 9.0));
+        }
+        hd[(size_t)wk_int(&r, 0, c - 1)] = wk_from_double<T>(NAN);               // row 0: NaN
+        hd[(size_t)c + wk_int(&r, 0, c - 1)] = wk_from_double<T>(INFINITY);      // row 1: inf
+        hy[(size_t)2 * c + wk_int(&r, 0, c - 1)] = wk_from_double<T>(-INFINITY); // row 2: -inf in y
+        T* dy = wk_alloc<T>(n);
+        T* dd = wk_alloc<T>(n);
+        T* dx[2] = {wk_alloc<T>(n), wk_alloc<T>(n)};
+        wk_upload(dy, hy.data(), n);
+        wk_upload(dd, hd.data(), n);
+        for (int lg = 0; lg < 2; ++lg) {
+            std::vector<T> hx[2];
+            for (int full = 0; full < 2; ++full) {
+                wk_poison(dx[full], n);
+                const SoftmaxBackwardParams<T> p{dy, dd, dx[full], c, c, c, lg == 1};
+                if (!row_run_full(p, rows, c, full == 1)) continue;
+                hx[full].resize(n);
+                wk_download(hx[full].data(), dx[full], n);
+            }
+            if (hx[0].empty() || hx[1].empty()) continue;
+            ++ran;
+            int diff = 0;
+            for (size_t j = 0; j < n; ++j) {
+                const double a = wk_to_double(hx[0][j]), b = wk_to_double(hx[1][j]);
+                diff += !((isnan(a) && isnan(b)) || memcmp(&a, &b, sizeof a) == 0);
+            }
+            if (diff) {
+                cr_log_error("%s %s cols %d: full and general kernels differ in %d values", wk_type_name<T>(),
+                             lg ? "log" : "plain", c, diff);
+                bad += diff;
+            }
+        }
+        for (void* q : {(void*)dy, (void*)dd, (void*)dx[0], (void*)dx[1]}) cudaFree(q);
+    }
+    if (ran == 0 && row_props().clusters) cr_log_error("%s: no width ran a full-row kernel", wk_type_name<T>()), ++bad;
+    return bad;
+}
+
+Test(device_softmax_backward, full_rows) {
+    WK_REQUIRE_GPU();
+    const int bad = sb_full_rows<float>() + sb_full_rows<__half>() + sb_full_rows<__nv_bfloat16>() +
+                    sb_full_same<float>() + sb_full_same<__half>() + sb_full_same<__nv_bfloat16>();
+    cr_expect(bad == 0, "rowSoftmaxBackward full rows: %d mismatches", bad);
 }
 
 Test(device_softmax_backward, bad_args) {

@@ -24,7 +24,9 @@
 // bad arguments (rows < 0, cols < 0, an ld < cols, null pointers with rows and cols > 0, an unknown kind, dx
 // == dy or dx == y with a different ld) return cudaErrorInvalidValue and launch nothing. Paths:
 // the row family's rules (device/detail/row_plan.cuh; docs/design.md); staged rows stage y and dy
-// both when dy's rows are aligned as y's, else take register clusters (R15).
+// both when dy's rows are aligned as y's, else take register clusters (R15). Aligned rows that fill
+// every slot of a register plan run its full-row kernel (no slot tested; K5, K7), with the general
+// kernel's bits.
 #pragma once
 
 #include "detail/row_launch.cuh"
@@ -41,10 +43,9 @@ template <typename T> struct SoftmaxBackwardParams {
     static constexpr int kColumns = 0;
     static constexpr bool kOutFast = false;
     static constexpr bool kReduceWarp = false;
+    static constexpr bool kFullRows = true; // full-row kernels (K5, K7)
     // Warp path: segments of one vector a lane first (R1).
     static constexpr int kWarpChunks = 1;
-    static constexpr int kLoadHint = LoadStreaming; // y and dy read once; dx stored as usual (K7)
-    static constexpr int kStoreHint = StoreDefault;
     const T* y;
     const T* dy;
     T* dx;
