@@ -25,6 +25,8 @@
 #include "../common.cuh"
 #include <warpkit/device/segment.cuh>
 #include <algorithm>
+#include <limits>
+#include <type_traits>
 #include <vector>
 
 using warpkit::detail::Arith;
@@ -338,6 +340,12 @@ template <typename T> static void reduce_case(const std::vector<long long>& off,
             }
         }
         if (nan) mx = mn = NAN;
+        if constexpr (std::is_integral<T>::value) { // the header: an empty segment's Max / Min is the lowest / highest
+            if (g.n == 0) {
+                mx = (double)std::numeric_limits<T>::lowest();
+                mn = (double)std::numeric_limits<T>::max();
+            }
+        }
         const double tol = (double)(g.n + 40) * 0x1p-24 * asum / (1 + fabs(sum)) + wk_eps<T>();
         const double gs = wk_to_double(got[s]), gmx = wk_to_double(got[segs + s]),
                      gmn = wk_to_double(got[2 * segs + s]);
