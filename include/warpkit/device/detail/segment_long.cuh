@@ -217,11 +217,40 @@ template <int LT, typename A> struct SegDirectMinBlocks {
     static constexpr int value = SegChunkBatch<A>::kOneWord ? 1536 / LT : SegChunkMinBlocks<LT, A>::value;
 };
 
+/// foldRows' fold (one head) of rows first, first + LT, ... below `rows` < 2^31 from element `base`,
+/// with every load of a batch in flight before its first fold: full batches load unpredicated,
+/// the last one clamps its loads to the thread's last row (in bounds, the same sectors) and
+/// predicates only its folds. (Per-element predicates on the loads leave too few predicate
+/// registers, and ptxas then folds half a batch before issuing the rest of its loads.)
+template <int LT, typename A, int kBatch>
+WARPKIT_DEVICE typename A::State segDirectFold(const A& a, long long base, int first, int rows) {
+    typename A::State st = a.identity();
+    int r = first;
+    for (; r + (kBatch - 1) * LT < rows; r += kBatch * LT) {
+        typename A::Elem x[kBatch];
+#pragma unroll
+        for (int k = 0; k < kBatch; ++k) x[k] = a.load(base + r + k * LT);
+#pragma unroll
+        for (int k = 0; k < kBatch; ++k) st = a.take(st, x[k], r + k * LT);
+    }
+    if (r < rows) {
+        const int n = (rows - 1 - r) / LT; // the thread's rows here: r, ..., r + n * LT (n < kBatch)
+        const long long b = base + r;
+        typename A::Elem x[kBatch];
+#pragma unroll
+        for (int k = 0; k < kBatch; ++k) x[k] = a.load(b + (unsigned)((k < n ? k : n) * LT));
+#pragma unroll
+        for (int k = 0; k < kBatch; ++k)
+            if (k <= n) st = a.take(st, x[k], r + k * LT);
+    }
+    return st;
+}
+
 /// Stage 1b (one head, one-pass algorithms, a plan with directRows): the pairs of longRows + 1 to
 /// directRows <= chunkRows rows, which the group kernel leaves alone, a block a segment (segments
 /// blockIdx.x, + gridDim.x, ...: a grid of one block a segment, so the hardware hands the blocks
 /// out as SMs free up, whatever the lengths' spread), straight from the offsets, in registers:
-/// thread t folds rows t, t + LT, ... (foldRows, SegChunkBatch loads in flight), then the block
+/// thread t folds rows t, t + LT, ... (segDirectFold, SegChunkBatch loads in flight), then the block
 /// tree and a one-chunk pair's second tree: a listed chunk's order, so the same bits as the chunk
 /// kernels give the pair of one chunk. It needs nothing of the group kernel, so it runs beside it
 /// (launched programmatically); block 0 waits for it (pdlWait) before it exits, so that this grid
@@ -239,7 +268,7 @@ template <int LT, typename A, typename O> __global__ void __launch_bounds__(LT, 
         const long long rows = segmentClip(ob, oe, items, &b); // the same in every thread
         if (rows <= longRows || rows > directRows) continue;   // the group kernel's or listed
         const typename A::State part =
-            blockTree<LT>(a, foldRows<A, SegChunkBatch<A>::value>(a, b, 0, 1, threadIdx.x, rows, LT));
+            blockTree<LT>(a, segDirectFold<LT, A, SegChunkBatch<A>::value>(a, b, (int)threadIdx.x, (int)rows));
         if (threadIdx.x < 32) {
             const typename A::State total = segOneChunkTotal<LT>(a, part);
             if (threadIdx.x == 0) a.finish(s, total);

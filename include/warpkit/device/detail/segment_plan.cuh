@@ -140,12 +140,14 @@ inline SegmentPlan segmentPlan(SegmentKind kind, int elemBytes, int heads, long 
 }
 
 /// Whether the dispatcher has kernels for the plan's block sizes, and its direct pairs are pairs of
-/// one chunk (so they give the chunk kernels' bits). Host only.
+/// one chunk (so they give the chunk kernels' bits) with 32-bit row counts (the direct kernel's).
+/// Host only.
 inline bool segmentPlanCompiled(const SegmentPlan& p) {
     bool shape = false;
     for (const SegmentLaunchShape& s : kSegmentShapes)
         shape = shape || (s.threads == p.threads && s.longThreads == p.longThreads);
-    const bool direct = p.directRows == 0 || (p.directRows > p.longRows && p.directRows <= p.chunkRows);
+    const bool direct =
+        p.directRows == 0 || (p.directRows > p.longRows && p.directRows <= p.chunkRows && p.directRows < (1ll << 31));
     return shape && direct && p.perLane >= 1 && p.longRows >= 1 && p.chunkRows >= 1 && p.sliceGroup >= 0 &&
            (p.sliceGroup & (p.sliceGroup - 1)) == 0;
 }
