@@ -10,7 +10,8 @@
 //   * outputs poisoned first: rows in no segment, and empty segments' softmax rows, stay poisoned;
 //   * same bits on every call, from two streams at once, and for overlapping long segments that
 //     run on the chunk kernels or (no room left in the workspace) on single warps; long one-head
-//     segments at every 4-byte misalignment (the staged chunk kernel) give the same bits;
+//     segments at every 4-byte misalignment (the staged chunk kernel) give the same bits; rule G6's
+//     direct pairs (a block a pair) in double, long long and __half, and the same bits as listed;
 //   * more listed chunks than the chunk kernels' blocks (each block takes several); tiny segments
 //     at every misalignment; a call of only empty segments;
 //   * 64-bit offsets past 2^31 through a virtual base (the data pointer moved back by 2^31 + 5
@@ -24,6 +25,8 @@
 #include "../common.cuh"
 #include <warpkit/device/segment.cuh>
 #include <algorithm>
+#include <limits>
+#include <type_traits>
 #include <vector>
 
 using warpkit::detail::Arith;
@@ -337,6 +340,12 @@ template <typename T> static void reduce_case(const std::vector<long long>& off,
             }
         }
         if (nan) mx = mn = NAN;
+        if constexpr (std::is_integral<T>::value) { // the header: an empty segment's Max / Min is the lowest / highest
+            if (g.n == 0) {
+                mx = (double)std::numeric_limits<T>::lowest();
+                mn = (double)std::numeric_limits<T>::max();
+            }
+        }
         const double tol = (double)(g.n + 40) * 0x1p-24 * asum / (1 + fabs(sum)) + wk_eps<T>();
         const double gs = wk_to_double(got[s]), gmx = wk_to_double(got[segs + s]),
                      gmn = wk_to_double(got[2 * segs + s]);
@@ -638,6 +647,122 @@ Test(device_segment, long_pairs_same_bits_any_alignment_and_executor) {
                           got[copies + c], got[2 * copies + c], want[0], want[1], want[2]);
         }
         for (void* q : {(void*)din, (void*)dout, (void*)darg, (void*)db, (void*)de, (void*)dcsr}) WK_CUDA(cudaFree(q));
+    }
+}
+
+/// One pair of the rows hx, `shift` (0..7) elements into the data, given once by CSR offsets (rule
+/// G6: a direct pair) and as 64 overlapping copies by begin/end arrays (rule G1: listed chunks, most
+/// copies on the no-room kernel's warps): the sum and the ArgMax give the same bits both ways and
+/// at every shift (*wantSum, *wantArg: shift 0's, set and checked against the host at shift 0).
+template <typename T> static void direct_same_bits(const std::vector<T>& hx, int shift, T* wantSum,
+                                                   warpkit::ValueIndex<T>* wantArg, const char* what) {
+    namespace wkd = warpkit::detail;
+    const int copies = 64;
+    const long long len = (long long)hx.size(), items = len + 8;
+    const wkd::SegmentPlan csrPlan = wkd::segmentPlan(wkd::SegReduce, (int)sizeof(T), 1, 1, items, true);
+    const wkd::SegmentPlan listPlan = wkd::segmentPlan(wkd::SegReduce, (int)sizeof(T), 1, copies, items, false);
+    cr_assert(len > csrPlan.longRows && len <= csrPlan.directRows && len > listPlan.longRows &&
+                  listPlan.directRows == 0,
+              "%s len %lld: not direct by CSR (rule %s) and listed by begin/end arrays (rule %s)", what, len,
+              wkd::kSegmentRules[csrPlan.rule].id, wkd::kSegmentRules[listPlan.rule].id);
+    T* din = wk_alloc<T>(items);
+    T* dout = wk_alloc<T>(copies);
+    auto* darg = wk_alloc<warpkit::ValueIndex<T>>(copies);
+    long long *db = wk_alloc<long long>(copies), *de = wk_alloc<long long>(copies), *dcsr = wk_alloc<long long>(2);
+    wk_poison(din, items);
+    wk_upload(din + shift, hx.data(), len);
+    const std::vector<long long> b(copies, shift), e(copies, shift + len);
+    const long long csr[2] = {shift, shift + len};
+    wk_upload(db, b.data(), copies);
+    wk_upload(de, e.data(), copies);
+    wk_upload(dcsr, csr, 2);
+    auto run = [&](auto offs, long long segs) {
+        size_t q0, q1, bytes;
+        WK_CUDA(warpkit::segmentReduceSum(din, dout, items, offs, segs, nullptr, &q0));
+        WK_CUDA(warpkit::segmentReduceArgMax(din, darg, items, offs, segs, nullptr, &q1));
+        void* w = workspace(
+            [&](void* ww, size_t* bb) {
+                *bb = std::max(q0, q1);
+                return ww == nullptr ? cudaSuccess : cudaErrorInvalidValue;
+            },
+            &bytes);
+        WK_CUDA(warpkit::segmentReduceSum(din, dout, items, offs, segs, w, &bytes));
+        WK_CUDA(warpkit::segmentReduceArgMax(din, darg, items, offs, segs, w, &bytes));
+        WK_LAUNCHED();
+        WK_CUDA(cudaFree(w));
+    };
+    std::vector<T> got(copies);
+    std::vector<warpkit::ValueIndex<T>> arg(copies);
+    run(warpkit::segmentBounds((const long long*)db, (const long long*)de), (long long)copies);
+    wk_download(got.data(), dout, copies);
+    wk_download(arg.data(), darg, copies);
+    run((const long long*)dcsr, 1ll);
+    T csrSum;
+    warpkit::ValueIndex<T> csrArg;
+    wk_download(&csrSum, dout, 1);
+    wk_download(&csrArg, darg, 1);
+    if (shift == 0) {
+        *wantSum = csrSum;
+        *wantArg = csrArg;
+        double sum = 0, asum = 0;
+        for (const T& v : hx) sum += wk_to_double(v), asum += fabs(wk_to_double(v));
+        const double tol = (double)(len + 40) * 0x1p-24 * asum / (1 + fabs(sum)) + wk_eps<T>();
+        cr_assert(wk_close(wk_to_double(csrSum), sum, tol), "%s len %lld: sum %.9g want %.9g", what, len,
+                  wk_to_double(csrSum), sum);
+        const long long at =
+            std::max_element(hx.begin(), hx.end(),
+                             [](const T& x, const T& y) { return wk_to_double(x) < wk_to_double(y); }) -
+            hx.begin();
+        cr_assert(csrArg.index == (int)at, "%s len %lld: ArgMax index %d want %lld", what, len, csrArg.index, at);
+    }
+    // value and index apart: ValueIndex<double> / <__half> have padding bytes no kernel writes
+    auto sameArg = [](const warpkit::ValueIndex<T>& a, const warpkit::ValueIndex<T>& b) {
+        return memcmp(&a.value, &b.value, sizeof(T)) == 0 && a.index == b.index;
+    };
+    cr_assert(memcmp(&csrSum, wantSum, sizeof(T)) == 0 && sameArg(csrArg, *wantArg),
+              "%s len %lld shift %d: CSR sum %a, at shift 0 %a", what, len, shift, wk_to_double(csrSum),
+              wk_to_double(*wantSum));
+    for (int c = 0; c < copies; ++c)
+        cr_assert(memcmp(&got[c], &csrSum, sizeof(T)) == 0 && sameArg(arg[c], csrArg),
+                  "%s len %lld shift %d copy %d: sum %a, CSR %a; ArgMax %d, CSR %d", what, len, shift, c,
+                  wk_to_double(got[c]), wk_to_double(csrSum), arg[c].index, csrArg.index);
+    for (void* q : {(void*)din, (void*)dout, (void*)darg, (void*)db, (void*)de, (void*)dcsr}) WK_CUDA(cudaFree(q));
+}
+
+/// Direct pairs (rule G6: a block a pair of 257 to 16384 rows, read straight from the offsets) in
+/// 8-byte and 16-bit types: mean 4096 and every boundary length against the host (double, long
+/// long, int offsets, misaligned), and the same bits as listed chunks (direct_same_bits) in double
+/// and __half at every misalignment.
+Test(device_segment, direct_pairs_wide_and_narrow_types) {
+    WK_REQUIRE_GPU();
+    for (int d : {4, 7}) {
+        wk_rng r = wk_rng_make(0xd1ec + d);
+        const std::vector<long long> off = distribution(d, wk_quick() ? 40000 : 200000, &r);
+        const long long segs = (long long)off.size() - 1, items = off.back();
+        const warpkit::detail::SegmentPlan p =
+            warpkit::detail::segmentPlan(warpkit::detail::SegReduce, 8, 1, segs, items, true);
+        cr_assert(p.directRows > p.longRows, "%s: the plan (rule %s) has no direct pairs", kDistName[d],
+                  warpkit::detail::kSegmentRules[p.rule].id);
+        char what[96];
+        snprintf(what, sizeof what, "%s double", kDistName[d]);
+        reduce_case<double>(off, items, d == 4, 1, true, &r, what);
+        snprintf(what, sizeof what, "%s long long", kDistName[d]);
+        reduce_case<long long>(off, items, d == 7, 1, false, &r, what);
+    }
+    wk_rng r = wk_rng_make(0xd1ed);
+    for (long long len : {2044ll, 9001ll, 16384ll}) {
+        std::vector<double> hd(len);
+        std::vector<__half> hh(len);
+        for (auto& v : hd) v = wk_uniform(&r, -3, 3) * (double)(1 << wk_int(&r, 0, 30)); // the order shows in bits
+        for (auto& v : hh) v = wk_from_double<__half>(wk_uniform(&r, -3, 3) * (double)(1 << wk_int(&r, 0, 8)));
+        double wantD = 0;
+        __half wantH{};
+        warpkit::ValueIndex<double> argD{};
+        warpkit::ValueIndex<__half> argH{};
+        for (int shift = 0; shift < 8; ++shift) {
+            direct_same_bits<double>(hd, shift, &wantD, &argD, "double");
+            direct_same_bits<__half>(hh, shift, &wantH, &argH, "half");
+        }
     }
 }
 

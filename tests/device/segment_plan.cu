@@ -20,11 +20,12 @@ const int kSizes[] = {2, 4, 8};
 const int kHeads[] = {1, 2, 3, 4, 8, 16, 17, 32, 64, 1000};
 
 std::string planText(const SegmentPlan& p) {
-    char b[160], slice[32] = "";
+    char b[192], slice[32] = "", direct[32] = "";
     if (p.sliceGroup > 0) snprintf(slice, sizeof slice, " sliceGroup=%d", p.sliceGroup);
-    snprintf(b, sizeof b, "%s threads=%d perLane=%d longRows=%lld chunkRows=%lld longThreads=%d%s%s",
+    if (p.directRows > 0) snprintf(direct, sizeof direct, " directRows=%lld", p.directRows);
+    snprintf(b, sizeof b, "%s threads=%d perLane=%d longRows=%lld chunkRows=%lld longThreads=%d%s%s%s",
              kSegmentRules[p.rule].id, p.threads, p.perLane, p.longRows, p.chunkRows, p.longThreads,
-             p.flat ? " flat" : "", slice);
+             p.flat ? " flat" : "", slice, direct);
     return b;
 }
 

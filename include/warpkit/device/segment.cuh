@@ -184,47 +184,52 @@ inline cudaError_t segmentLaunch(const A& a, SegOffsets<O> off, long long segmen
     int blocks = 0, dev = 0;
     DeviceProps props;
     WARPKIT_TRY(currentDevice(&dev, &props));
-    // Long on average (a rule with minMean), one head, and the staged chunk kernel built for sm_80
-    // or newer: pairs of up to chunkRows rows go to that kernel directly, not through the list.
-    long long directRows = 0;
-    if constexpr (SegChunkStaged<A>::value) {
-        int arch = 0;
-        if (longs && heads == 1 && kSegmentRules[p.rule].minMean > 0)
-            WARPKIT_TRY(kernelPtxArch(segmentChunkStagedKernel<LT, A, O>, dev, &arch));
-        directRows = arch >= 80 ? p.chunkRows : 0;
-    }
+    // A plan with directRows (long on average), one head, a one-pass algorithm: the pairs of up to
+    // directRows rows go to the direct kernel, not through the list.
+    const long long directRows = longs && heads == 1 && SegDirect<A>::value ? p.directRows : 0;
     auto group = segmentGroupKernel<BT, LT, A, O>;
     WARPKIT_TRY(gridBlocks(group, BT, segments * heads, BT, 1ll << 30, &blocks));
     WARPKIT_TRY(launchKernel(group, blocks, BT, stream, a, off, segments, heads, items, p.perLane, p.longRows,
                              p.chunkRows, directRows, p.sliceGroup, list));
     if (!longs) return cudaSuccess;
+    // On sm_90 the direct, no-room and chunk kernels are launched programmatically
+    // (pdlAllowed: code compiled for sm_90): their blocks are placed while the kernel before runs and
+    // wait for it where they need its results (pdlWait), so each launch's latency overlaps the kernel
+    // before it, and the direct pairs run beside the group kernel.
+    bool early = false;
+    // The direct pairs: a block a segment (up to 2^30 blocks, each then taking every 2^30-th). Ahead
+    // of the no-room kernel, whose blocks would hold an SM's registers in pdlWait meanwhile.
+    if constexpr (SegDirect<A>::value) {
+        if (directRows > 0) {
+            auto direct = segmentDirectKernel<LT, A, O>;
+            WARPKIT_TRY(pdlAllowed(direct, dev, props.cc, &early));
+            const unsigned grid = (unsigned)(segments < (1ll << 30) ? segments : 1ll << 30);
+            WARPKIT_TRY(pdlLaunch(direct, dim3(grid), dim3(LT), stream, early, a, off, segments, items, p.longRows,
+                                  directRows));
+        }
+    }
     // The no-room kernel: one block an SM at most; with no no-room steps (segments that do not
     // overlap) each warp reads one count and exits, so the launch costs about its own latency.
-    // On sm_90 it and the staged chunk kernel are launched programmatically (pdlAllowed: code compiled
-    // for sm_90): their blocks are placed while the kernel before runs and wait for it where they need
-    // its results (pdlWait), so each launch's latency overlaps the kernel before it, and the
-    // staged kernel's direct pairs run beside the group kernel.
     auto noRoom = segmentNoRoomKernel<BT, LT, A, O>;
-    bool early = false;
     WARPKIT_TRY(pdlAllowed(noRoom, dev, props.cc, &early));
     WARPKIT_TRY(gridBlocks(noRoom, BT, z.words, BT / 32, props.sms, &blocks));
     WARPKIT_TRY(pdlLaunch(noRoom, dim3((unsigned)blocks), dim3(BT), stream, early, a, off, segments, heads, items,
                           p.chunkRows, list));
-    // One head: the rows staged in shared memory, for G6's direct pairs (and the listed chunks
-    // after them) and for every fold but an addition (tuning.md, "G6 / G1 long pairs": the staged
-    // kernel measured slower than segmentChunkKernel on the sums' listed chunks).
+    // One head: the listed chunks' rows staged in shared memory for every fold but an addition
+    // (tuning.md, "G6 / G1 long pairs": the staged kernel measured slower than segmentChunkKernel on
+    // the sums' listed chunks).
     if constexpr (SegChunkStaged<A>::value) {
-        if (heads == 1 && (directRows > 0 || !SegAddFold<A>::value)) {
-            auto staged = segmentChunkStagedKernel<LT, A, O>;
+        if (heads == 1 && !SegAddFold<A>::value) {
+            auto staged = segmentChunkStagedKernel<LT, A>;
             WARPKIT_TRY(pdlAllowed(staged, dev, props.cc, &early));
-            WARPKIT_TRY(gridBlocks(staged, LT, z.chunks + (directRows > 0 ? segments : 0), 1, 1ll << 30, &blocks));
-            return pdlLaunch(staged, dim3((unsigned)blocks), dim3(LT), stream, early, a, off, segments, items,
-                             p.longRows, directRows, p.chunkRows, list);
+            WARPKIT_TRY(gridBlocks(staged, LT, z.chunks, 1, 1ll << 30, &blocks));
+            return pdlLaunch(staged, dim3((unsigned)blocks), dim3(LT), stream, early, a, p.chunkRows, list);
         }
     }
     auto chunk = segmentChunkKernel<LT, A>;
+    WARPKIT_TRY(pdlAllowed(chunk, dev, props.cc, &early));
     WARPKIT_TRY(gridBlocks(chunk, LT, z.chunks, 1, 1ll << 30, &blocks));
-    WARPKIT_TRY(launchKernel(chunk, blocks, LT, stream, a, heads, p.chunkRows, list));
+    WARPKIT_TRY(pdlLaunch(chunk, dim3((unsigned)blocks), dim3(LT), stream, early, a, heads, p.chunkRows, list));
     if constexpr (!A::kTwoPass) return cudaSuccess;
     auto write = segmentWriteKernel<LT, A>;
     WARPKIT_TRY(gridBlocks(write, LT, z.chunks, 1, 1ll << 30, &blocks));

@@ -391,22 +391,27 @@ template <typename A> struct SegChunkStaged {
     static constexpr bool value = SegStaged<A>::value && sizeof(typename A::Elem) == 4;
 };
 
-/// Whether A's fold is one addition (the sum reductions): without direct pairs, their listed chunks
-/// go to segmentChunkKernel, not the staged kernel (segment.cuh, segmentLaunch).
+/// Whether a one-head call's pairs of longRows + 1 to plan.directRows rows go to the direct kernel
+/// (segmentDirectKernel, segment_long.cuh: a block a pair, from the offsets) instead of the list:
+/// the one-pass algorithms (their result is the pair's total, nothing to write per element).
+template <typename A> struct SegDirect { static constexpr bool value = !A::kTwoPass; };
+
+/// Whether A's fold is one addition (the sum reductions): their listed chunks go to
+/// segmentChunkKernel, not the staged kernel (segment.cuh, segmentLaunch).
 template <typename A> struct SegAddFold { static constexpr bool value = false; };
 template <typename T, typename Acc, typename Out> struct SegAddFold<SegReduceAlgo<T, Acc, Out, Sum, false>> {
     static constexpr bool value = true;
 };
 
 /// Stage 1: lane groups over the short pairs (see segment_plan.cuh); long pairs are listed, the
-/// steps with pairs that find no room appended to list.noRoom for stage 1b. Pairs of longRows + 1
-/// to directRows rows are left to the staged chunk kernel, which reads their offsets itself.
+/// steps with pairs that find no room appended to list.noRoom for stage 1c. Pairs of longRows + 1
+/// to directRows rows are left to the direct kernel, which reads their offsets itself.
 template <int BT, int LT, typename A, typename O> __global__ void __launch_bounds__(BT, SegGroupMinBlocks<A>::value)
     segmentGroupKernel(A a, SegOffsets<O> off, long long segments, int heads, long long items, int perLane,
                        long long longRows, long long chunkRows, long long directRows, int sliceGroup,
                        SegList<typename A::State> list) {
     WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentGroupKernel");
-    pdlLaunchDependents(); // the no-room kernel's blocks may wait beside this grid (pdlWait)
+    pdlLaunchDependents(); // the next kernel's blocks (direct or no-room) may be placed beside this grid
     const int lane = (int)laneId();
     const long long pairs = segments * heads, stride = (long long)gridDim.x * BT;
     const long long g0 = ((long long)blockIdx.x * BT + threadIdx.x) / 32 * 32;
@@ -430,8 +435,8 @@ template <int BT, int LT, typename A, typename O> __global__ void __launch_bound
         nb = nb1;
         ne = ne1;
         segmentBoundsAt(off, segmentOfPair(next, heads), next < pairs ? segments : 0, &nb1, &ne1);
-        long long directMax = 0; // a compile-time 0 where there is no staged chunk kernel
-        if constexpr (SegChunkStaged<A>::value) directMax = directRows;
+        long long directMax = 0; // a compile-time 0 where there is no direct kernel
+        if constexpr (SegDirect<A>::value) directMax = directRows;
         const bool isLong = rows > longRows && (directMax == 0 || rows > directMax); // listed (else short or direct)
         bool toBlock = false; // the softmax's block and slice tiers: listed once a segment, by head 0
         if constexpr (SegBlockSoftmax<A>::value) {

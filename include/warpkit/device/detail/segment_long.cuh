@@ -1,9 +1,10 @@
-// warpkit/device/detail/segment_long.cuh: the kernels of the listed long pairs behind
-// device/segment.cuh: stage 1b (the pairs that found no room, a warp each), stage 2 (the listed
-// chunks' partials and totals), stage 3 (two-pass algorithms: the chunks' outputs) and stage 4
-// (the softmax's block tier: a segment a block, segment_block.cuh), and the no-room warps'
-// emulation of the chunk kernels (chunkByWarp, longPairByWarp). Stage 1 and the long-pair math
-// they share are in segment_kernels.cuh. Internal: include warpkit/device/segment.cuh.
+// warpkit/device/detail/segment_long.cuh: the kernels of the long pairs behind device/segment.cuh:
+// stage 1b (the direct pairs, a block each from the offsets), stage 1c (the pairs that found no
+// room, a warp each), stage 2 (the listed chunks' partials and totals), stage 3 (two-pass
+// algorithms: the chunks' outputs) and stage 4 (the softmax's block tier: a segment a block,
+// segment_block.cuh), and the no-room warps' emulation of the chunk kernels (chunkByWarp,
+// longPairByWarp). Stage 1 and the long-pair math they share are in segment_kernels.cuh.
+// Internal: include warpkit/device/segment.cuh.
 #pragma once
 
 #include "segment_slice.cuh"
@@ -55,7 +56,7 @@ template <int LT, typename A> WARPKIT_DEVICE void longPairByWarp(const A& a, lon
     if constexpr (A::kTwoPass) writeRows(a, a.prepare(total), base, h, heads, lane, rows, 32);
 }
 
-/// Stage 1b (when pairs can be long): the long pairs that found no room in the list (only
+/// Stage 1c (when pairs can be long): the long pairs that found no room in the list (only
 /// segments that overlap), each by a whole warp (longPairByWarp); warp w takes the no-room steps
 /// w, w + warps, ... the group kernel appended. With none (every call whose segments do not
 /// overlap) each warp reads the count and exits. Apart from the group kernel, whose steps then
@@ -168,6 +169,7 @@ template <typename S, typename F> WARPKIT_DEVICE void forListedChunks(const SegL
 template <int LT, typename A> __global__ void __launch_bounds__(LT, SegChunkMinBlocks<LT, A>::value)
     segmentChunkKernel(A a, int heads, long long chunkRows, SegList<typename A::State> list) {
     WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentChunkKernel");
+    pdlWait(); // the group kernel's list (when launched programmatically: segmentLaunch)
     forListedChunks(list, [&](long long c, int e, const SegEntry& en) {
         segmentChunkFold<LT>(a, heads, chunkRows, list, c, e, en);
     });
@@ -192,29 +194,101 @@ template <typename S> WARPKIT_DEVICE SegChunkRows segChunkRows(const SegList<S>&
     return r;
 }
 
-/// A staged piece: rows [row0, row0 + n) of entry e's pair (e == -1: no piece, the block is done;
-/// e == -2: a direct pair, its index in c), part of chunk c; row row0 + i sits at slot mis + i of
-/// its stage; `last` when it ends the chunk.
+/// A staged piece: rows [row0, row0 + n) of entry e's pair (e == -1: no piece, the block is done),
+/// part of chunk c; row row0 + i sits at slot mis + i of its stage; `last` when it ends the chunk.
 struct SegPiece {
     long long c, row0;
     int e, n, mis, last;
 };
 
+/// A pair of one chunk: segmentChunkFold's block tree over thread 0's partial `part`, by warp 0
+/// alone with no barrier (each other warp's value is the tree of 32 identities): the same bits, and
+/// the other warps need not wait. The threads of warp 0 call; thread 0 gets the pair's total.
+template <int LT, typename A> WARPKIT_DEVICE typename A::State segOneChunkTotal(const A& a, typename A::State part) {
+    using S = typename A::State;
+    const S id = a.identity(), ids = warpTree(a, id);
+    const S t0 = warpTree(a, threadIdx.x == 0 ? a.merge(id, part) : id);
+    return warpTree(a, threadIdx.x == 0 ? t0 : (threadIdx.x < LT / 32 ? ids : id));
+}
+
+/// Blocks of the direct kernel an SM holds at least: for a one-word state and element 1536 threads
+/// (40 registers: the batch of loads and little else, no list), else the chunk kernel's.
+template <int LT, typename A> struct SegDirectMinBlocks {
+    static constexpr int value = SegChunkBatch<A>::kOneWord ? 1536 / LT : SegChunkMinBlocks<LT, A>::value;
+};
+
+/// foldRows' fold (one head) of rows first, first + LT, ... below `rows` < 2^31 from element `base`,
+/// with every load of a batch in flight before its first fold: full batches load unpredicated,
+/// the last one clamps its loads to the thread's last row (in bounds, the same sectors) and
+/// predicates only its folds. (Per-element predicates on the loads leave too few predicate
+/// registers, and ptxas then folds half a batch before issuing the rest of its loads.)
+template <int LT, typename A, int kBatch>
+WARPKIT_DEVICE typename A::State segDirectFold(const A& a, long long base, int first, int rows) {
+    typename A::State st = a.identity();
+    int r = first;
+    for (; r + (kBatch - 1) * LT < rows; r += kBatch * LT) {
+        typename A::Elem x[kBatch];
+#pragma unroll
+        for (int k = 0; k < kBatch; ++k) x[k] = a.load(base + r + k * LT);
+#pragma unroll
+        for (int k = 0; k < kBatch; ++k) st = a.take(st, x[k], r + k * LT);
+    }
+    if (r < rows) {
+        const int n = (rows - 1 - r) / LT; // the thread's rows here: r, ..., r + n * LT (n < kBatch)
+        const long long b = base + r;
+        typename A::Elem x[kBatch];
+#pragma unroll
+        for (int k = 0; k < kBatch; ++k) x[k] = a.load(b + (unsigned)((k < n ? k : n) * LT));
+#pragma unroll
+        for (int k = 0; k < kBatch; ++k)
+            if (k <= n) st = a.take(st, x[k], r + k * LT);
+    }
+    return st;
+}
+
+/// Stage 1b (one head, one-pass algorithms, a plan with directRows): the pairs of longRows + 1 to
+/// directRows <= chunkRows rows, which the group kernel leaves alone, a block a segment (segments
+/// blockIdx.x, + gridDim.x, ...: a grid of one block a segment, so the hardware hands the blocks
+/// out as SMs free up, whatever the lengths' spread), straight from the offsets, in registers:
+/// thread t folds rows t, t + LT, ... (segDirectFold, SegChunkBatch loads in flight), then the block
+/// tree and a one-chunk pair's second tree: a listed chunk's order, so the same bits as the chunk
+/// kernels give the pair of one chunk. It needs nothing of the group kernel, so it runs beside it
+/// (launched programmatically); block 0 waits for it (pdlWait) before it exits, so that this grid
+/// completes only after the group kernel has, and a kernel that waits for this one (the no-room
+/// kernel, then the chunk kernels) waits for the list too.
+template <int LT, typename A, typename O> __global__ void __launch_bounds__(LT, SegDirectMinBlocks<LT, A>::value)
+    segmentDirectKernel(A a, SegOffsets<O> off, long long segments, long long items, long long longRows,
+                        long long directRows) {
+    WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentDirectKernel");
+    static_assert(!A::kTwoPass, "segmentDirectKernel: A must be a one-pass algorithm (kTwoPass false)");
+    pdlLaunchDependents();
+    for (long long s = blockIdx.x; s < segments; s += gridDim.x) {
+        long long ob = 0, oe = 0, b = 0;
+        segmentBoundsAt(off, s, segments, &ob, &oe);
+        const long long rows = segmentClip(ob, oe, items, &b); // the same in every thread
+        if (rows <= longRows || rows > directRows) continue;   // the group kernel's or listed
+        const typename A::State part =
+            blockTree<LT>(a, segDirectFold<LT, A, SegChunkBatch<A>::value>(a, b, (int)threadIdx.x, (int)rows));
+        if (threadIdx.x < 32) {
+            const typename A::State total = segOneChunkTotal<LT>(a, part);
+            if (threadIdx.x == 0) a.finish(s, total);
+        }
+    }
+    if (blockIdx.x == 0) pdlWait();
+}
+
 /// Stage 2 for one head (SegChunkStaged, sm_80 and newer): the same chunks, folds and bits as
 /// segmentChunkKernel, the rows brought to shared memory by 16-byte cp.async (4-byte ones for the
 /// run's unaligned ends) in pieces of kSegPieceRows x LT rows, kSegStages - 1 pieces ahead across
-/// the block's work, so the loads of the next pieces (of this chunk or the next) are in flight
+/// the block's chunks, so the loads of the next pieces (of this chunk or the next) are in flight
 /// during a piece's fold and a chunk's block tree. Thread t folds rows t, t + LT, ... of each piece
 /// in order from the stage, so thread t of a chunk folds the rows foldRows gives it, in its order.
-/// First the direct pairs (directRows > 0: pairs of longRows + 1 to directRows <= chunkRows rows,
-/// which the group kernel leaves alone), segments blockIdx.x, + gridDim.x, ... from the offsets, each
-/// one chunk: they need nothing of the kernels before, so they run before pdlWait; then the
-/// listed chunks. Before sm_80: segmentChunkKernel's body (the plan then gives directRows 0).
-template <int LT, typename A, typename O> __global__ void __launch_bounds__(LT, SegChunkMinBlocks<LT, A>::value)
-    segmentChunkStagedKernel(A a, SegOffsets<O> off, long long segments, long long items, long long longRows,
-                             long long directRows, long long chunkRows, SegList<typename A::State> list) {
+/// Before sm_80: segmentChunkKernel's body.
+template <int LT, typename A> __global__ void __launch_bounds__(LT, SegChunkMinBlocks<LT, A>::value)
+    segmentChunkStagedKernel(A a, long long chunkRows, SegList<typename A::State> list) {
     WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentChunkStagedKernel");
     static_assert(SegChunkStaged<A>::value, "segmentChunkStagedKernel: A must read one array of 4-byte elements");
+    pdlWait(); // the group kernel's list (when launched programmatically: segmentLaunch)
 #if WARPKIT_ARCH >= 800
     using S = typename A::State;
     using T = typename A::Elem;
@@ -222,52 +296,22 @@ template <int LT, typename A, typename O> __global__ void __launch_bounds__(LT, 
     __shared__ alignas(16) T stage[kSegStages][PR + 4];
     __shared__ SegPiece piece[kSegStages];
     const T* src = segStageSource(a);
-    const long long step = gridDim.x;
-    // the producer: unit c (a direct pair's segment, then a listed chunk), rows [r, r1) of its pair
-    // from element `base` still to stage. Direct: segment c + step's offsets are loaded a segment
-    // ahead. Listed: the next chunk's entry and the owner of the one after a chunk ahead
-    // (forListedChunks' order); one head, so a pair's chunks are consecutive in the list
-    bool direct = directRows > 0;
-    long long c = blockIdx.x, r = 0, r1 = 0, base = 0, chunks = 0, nb = 0, ne = 0;
-    SegChunkRows cur{-1, 0, 0, 0}, next{-1, 0, 0, 0};
-    int owner = -1;
-    auto directRowsOf = [&] { // segment c (offsets nb, ne): its rows if direct, else none
-        long long b = 0;
-        const long long rows = c < segments ? segmentClip(nb, ne, items, &b) : 0;
-        const bool mine = rows > longRows && rows <= directRows;
-        base = b;
-        r = 0;
-        r1 = mine ? rows : 0;
-        segmentBoundsAt(off, c + step, segments, &nb, &ne);
-    };
+    // the producer: chunk c, rows [r, r1) of its pair from element `base` still to stage; the next
+    // chunk's entry and the owner of the one after loaded a chunk ahead (forListedChunks' order);
+    // one head, so a pair's chunks are consecutive in the list
+    const long long step = gridDim.x, chunks = segListChunks(list);
+    long long c = blockIdx.x, r = 0, r1 = 0, base = 0;
+    SegChunkRows cur = segChunkRows(list, segmentOwnerAt(list, c, chunks));
+    SegChunkRows next = segChunkRows(list, segmentOwnerAt(list, c + step, chunks));
+    int owner = segmentOwnerAt(list, c + 2 * step, chunks);
     auto chunkRowsOf = [&] { // the rows of chunk c, none past the list or without an owner
         r = c < chunks && cur.e >= 0 ? (c - cur.base) * chunkRows : 0;
         r1 = c < chunks && cur.e >= 0 ? (r + chunkRows < cur.rows ? r + chunkRows : cur.rows) : 0;
         base = cur.begin;
     };
-    auto startList = [&] { // the listed chunks, once the kernels before have finished
-        direct = false;
-        pdlWait();
-        chunks = segListChunks(list);
-        c = blockIdx.x;
-        cur = segChunkRows(list, segmentOwnerAt(list, c, chunks));
-        next = segChunkRows(list, segmentOwnerAt(list, c + step, chunks));
-        owner = segmentOwnerAt(list, c + 2 * step, chunks);
-        chunkRowsOf();
-    };
-    if (direct) {
-        segmentBoundsAt(off, c, segments, &nb, &ne);
-        directRowsOf();
-    } else {
-        startList();
-    }
+    chunkRowsOf();
     auto issue = [&](int k) { // the next piece into stage k, then one group (empty when done)
-        while (direct && r >= r1) {
-            c += step;
-            if (c < segments) directRowsOf();
-            else startList();
-        }
-        while (!direct && r >= r1 && c < chunks) {
+        while (r >= r1 && c < chunks) {
             c += step;
             cur = next;
             next = segChunkRows(list, owner);
@@ -285,7 +329,7 @@ template <int LT, typename A, typename O> __global__ void __launch_bounds__(LT, 
                 else
                     for (int i = lo < 0 ? 0 : lo; i < lo + 4 && i < n; ++i) asyncCopy4(b + mis + i, q + i);
             }
-            if (threadIdx.x == 0) piece[k] = SegPiece{c, r, direct ? -2 : cur.e, n, mis, r + n >= r1};
+            if (threadIdx.x == 0) piece[k] = SegPiece{c, r, cur.e, n, mis, r + n >= r1};
             r += n;
         } else if (threadIdx.x == 0) {
             piece[k].e = -1;
@@ -300,13 +344,13 @@ template <int LT, typename A, typename O> __global__ void __launch_bounds__(LT, 
         asyncCopyWait(kSegStages - 2);
         __syncthreads(); // stage k is visible, and every thread is past stage k - 1's reads
         const SegPiece& p = piece[k];
-        if (p.e == -1) break;
+        if (p.e < 0) break;
         issue(k == 0 ? kSegStages - 1 : k - 1);
         const T* b = stage[k] + p.mis;
         const int n = p.n;
         const long long row0 = p.row0;
-        SegEntry en{}; // the entry of a listed chunk this piece ends, loaded during the fold
-        if (p.last && p.e >= 0) en = list.entries[p.e];
+        SegEntry en{}; // the entry of the chunk this piece ends, loaded during the fold
+        if (p.last) en = list.entries[p.e];
 #pragma unroll
         for (int j = 0; j < kSegPieceRows; ++j) {
             const int i = (int)threadIdx.x + j * LT;
@@ -317,23 +361,16 @@ template <int LT, typename A, typename O> __global__ void __launch_bounds__(LT, 
             acc = a.identity();
             if (en.rows > chunkRows) {
                 segmentChunkJoin<LT>(a, list, p.c, p.e, en, segCeilDiv(en.rows, chunkRows), part);
-            } else if (threadIdx.x < 32) {
-                // a pair of one chunk (every direct pair): segmentChunkFold's block tree over thread
-                // 0's partial, by warp 0 alone with no barrier (each other warp's value is the tree
-                // of 32 identities): the same bits, and the other warps go on to the next piece
-                const S id = a.identity(), ids = warpTree(a, id);
-                const S t0 = warpTree(a, threadIdx.x == 0 ? a.merge(id, part) : id);
-                const S total = warpTree(a, threadIdx.x == 0 ? t0 : (threadIdx.x < LT / 32 ? ids : id));
+            } else if (threadIdx.x < 32) { // a pair of one chunk: the other warps go on to the next piece
+                const S total = segOneChunkTotal<LT>(a, part);
                 if (threadIdx.x == 0) {
-                    a.finish(p.e >= 0 ? en.pair : p.c, total);
-                    if (p.e >= 0) list.totals[p.e] = total;
+                    a.finish(en.pair, total);
+                    list.totals[p.e] = total;
                 }
             }
         }
     }
 #else
-    (void)off, (void)segments, (void)items, (void)longRows, (void)directRows;
-    pdlWait();
     forListedChunks(
         list, [&](long long c, int e, const SegEntry& en) { segmentChunkFold<LT>(a, 1, chunkRows, list, c, e, en); });
 #endif

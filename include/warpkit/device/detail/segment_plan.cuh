@@ -14,19 +14,21 @@
 //      segments that overlap) is appended to a no-room list; the offsets load two steps ahead,
 //      and a step starts its next step's rows toward L2;
 //   then only when some segment can be long (items > longRows):
-//   1b. the no-room kernel: each listed pair by a whole warp, with the chunk kernels' math (an
+//   1b. for a plan with `directRows` (one head, reduce and log-sum-exp): the direct kernel, a grid
+//      of one block of `longThreads` threads a segment, takes the pairs of longRows + 1 to
+//      directRows <= chunkRows rows straight from the offsets (the group kernel leaves them alone)
+//      and folds each in registers with a one-chunk pair's order (the same bits as listed);
+//   1c. the no-room kernel: each listed pair by a whole warp, with the chunk kernels' math (an
 //      empty list, the usual case, costs one count read a warp on one block an SM);
 //   2. the chunk kernel: blocks of `longThreads` threads over the listed chunks (grid-stride, the
 //      next chunk's entry loaded ahead), each chunk's partial into the workspace; the last chunk of
 //      a pair to finish folds the partials in chunk order; for one head and a one-pass algorithm of
-//      4-byte elements (sm_80+) the rows go through shared memory in pieces by cp.async, three
-//      pieces ahead across the block's chunks, with the same folds (segmentChunkStagedKernel;
-//      a sum without direct pairs keeps the plain kernel, which measured faster for it);
-//      under a rule for long means (minMean > 0) that kernel also takes the pairs of longRows + 1
-//      to chunkRows rows straight from the offsets (one chunk each, the same bits), which the group
-//      kernel then leaves alone; on sm_90 it and the no-room kernel are launched programmatically
-//      (placed while the kernel before runs, waiting for it in pdlWait only before the list),
-//      so those direct pairs run beside the group kernel;
+//      4-byte elements other than a sum (sm_80+) the rows go through shared memory in pieces by
+//      cp.async, three pieces ahead across the block's chunks, with the same folds
+//      (segmentChunkStagedKernel; the sums keep the plain kernel, which measured faster for them);
+//      on sm_90 the direct, no-room and chunk kernels are launched programmatically (placed while
+//      the kernel before runs, waiting for it in pdlWait only where they need the list), so the
+//      direct pairs run beside the group kernel;
 //   3. for the per-element outputs (softmax, its backward): the write kernel over the same chunks;
 //   4. the softmax: a long segment of at most kSegBlockMaxElems elements (rows x heads) with 1, 2,
 //      4, 8 or 16 heads is listed once instead of by chunks, and done by one block of the block
@@ -64,21 +66,23 @@ struct SegmentLaunchShape {
 constexpr SegmentLaunchShape kSegmentShapes[] = {{256, 256}, {128, 128}};
 
 struct SegmentPlan {
-    int rule;            // index into kSegmentRules (its id: kSegmentRules[rule].id)
-    int threads;         // group kernel block size
-    int perLane;         // rows a lane of a group aims for (the lane-group width G follows)
-    long long longRows;  // pairs longer than this go to the chunk kernels
-    long long chunkRows; // rows a chunk
-    int longThreads;     // chunk kernels' block size
-    bool flat;           // the flat pass (segment_flat.cuh) instead of all of the above
-    int sliceGroup;      // the softmax's slice tier: slices merged a group (a power of two; 0: no slice tier)
+    int rule;             // index into kSegmentRules (its id: kSegmentRules[rule].id)
+    int threads;          // group kernel block size
+    int perLane;          // rows a lane of a group aims for (the lane-group width G follows)
+    long long longRows;   // pairs longer than this go to the chunk kernels
+    long long chunkRows;  // rows a chunk
+    int longThreads;      // chunk kernels' block size
+    bool flat;            // the flat pass (segment_flat.cuh) instead of all of the above
+    int sliceGroup;       // the softmax's slice tier: slices merged a group (a power of two; 0: no slice tier)
+    long long directRows; // one head, reduce / lse: pairs of longRows + 1 to this many rows direct (0: none)
 };
 
 /// One rule: the first whose conditions hold gives the plan. Conditions: the call kind (a mask of
 /// 1 << SegmentKind), the element size in bytes (a mask of 1 << size), heads in [minHeads, maxHeads],
 /// for maxMean > 0: CSR offsets and items <= maxMean * segments (the flat pass), and for
 /// minMean > 0: items >= minMean * segments (long on average). sliceGroup applies to the softmax
-/// only (the plan gives 0 for the other kinds).
+/// only (the plan gives 0 for the other kinds); directRows to the one-pass kinds, reduce and
+/// log-sum-exp (0 for the others).
 struct SegmentRule {
     const char* id;
     unsigned kinds;
@@ -89,6 +93,7 @@ struct SegmentRule {
     int longThreads;
     long long maxMean, minMean;
     int sliceGroup;
+    long long directRows;
 };
 
 constexpr unsigned kSegAnyKind = 0xfu, kSegReadOnly = 1u << SegReduce | 1u << SegLogSumExp;
@@ -101,13 +106,13 @@ constexpr unsigned kSegAnySize = 1u << 2 | 1u << 4 | 1u << 8 | 1u << 16, kSegSma
 // mean length says most pairs are long anyway: the group kernel's 32-lane pairs go one at a time
 // in a warp, so its few warps' medium pairs would otherwise set its time.
 constexpr SegmentRule kSegmentRules[] = {
-    // id   kinds            sizes          heads      thr  perLane longRows chunkRows longThr maxMean minMean slcGrp
-    {"G5", 1u << SegReduce, kSegSmallSize, 1, 1, 256, 8, 1024, 16384, 256, 64, 0, 0}, // short on average: flat
-    {"G6", kSegReadOnly, kSegAnySize, 1, 1, 256, 8, 256, 16384, 256, 0, 2048, 0},     // long on average: reduce, lse
-    {"G1", kSegReadOnly, kSegAnySize, 1, 1, 256, 8, 1024, 16384, 256, 0, 0, 0},       // one head: reduce, lse
-    {"G2", kSegWrites, kSegAnySize, 1, 1, 256, 8, 1024, 8192, 256, 0, 0, 32},         // one head: softmax, backward
-    {"G3", kSegAnyKind, kSegAnySize, 2, 16, 256, 8, 1024, 2048, 256, 0, 0, 32},       // a few heads: rows are wider
-    {"G4", kSegAnyKind, kSegAnySize, 17, 1 << 30, 128, 256, 256, 256, 128, 0, 0, 0},  // many heads: a lane a pair
+    // id   kinds            sizes          heads   thr  perLane longRows chunkRows longThr maxMean minMean slc direct
+    {"G5", 1u << SegReduce, kSegSmallSize, 1, 1, 256, 8, 1024, 16384, 256, 64, 0, 0, 0}, // short on average: flat
+    {"G6", kSegReadOnly, kSegAnySize, 1, 1, 256, 8, 256, 16384, 256, 0, 2048, 0, 16384}, // long on average: reduce, lse
+    {"G1", kSegReadOnly, kSegAnySize, 1, 1, 256, 8, 1024, 16384, 256, 0, 0, 0, 0},       // one head: reduce, lse
+    {"G2", kSegWrites, kSegAnySize, 1, 1, 256, 8, 1024, 8192, 256, 0, 0, 32, 0},         // one head: softmax, backward
+    {"G3", kSegAnyKind, kSegAnySize, 2, 16, 256, 8, 1024, 2048, 256, 0, 0, 32, 0},       // a few heads: rows are wider
+    {"G4", kSegAnyKind, kSegAnySize, 17, 1 << 30, 128, 256, 256, 256, 128, 0, 0, 0, 0},  // many heads: a lane a pair
 };
 constexpr int kSegmentRuleCount = (int)(sizeof(kSegmentRules) / sizeof(kSegmentRules[0]));
 
@@ -115,10 +120,11 @@ constexpr int kSegmentRuleCount = (int)(sizeof(kSegmentRules) / sizeof(kSegmentR
 /// segments over `items` rows (csr: CSR offsets, not begin/end arrays). Host only.
 inline SegmentPlan segmentPlan(SegmentKind kind, int elemBytes, int heads, long long segments = 0, long long items = 0,
                                bool csr = false) {
-    auto plan = [&](int i, bool flat) { // sliceGroup: the softmax's only
+    auto plan = [&](int i, bool flat) { // sliceGroup: the softmax's only; directRows: the one-pass kinds'
         const SegmentRule& r = kSegmentRules[i];
         const int slice = kind == SegSoftmax ? r.sliceGroup : 0;
-        return SegmentPlan{i, r.threads, r.perLane, r.longRows, r.chunkRows, r.longThreads, flat, slice};
+        const long long direct = kind == SegReduce || kind == SegLogSumExp ? r.directRows : 0;
+        return SegmentPlan{i, r.threads, r.perLane, r.longRows, r.chunkRows, r.longThreads, flat, slice, direct};
     };
     for (int i = 0; i < kSegmentRuleCount; ++i) {
         const SegmentRule& r = kSegmentRules[i];
@@ -133,12 +139,16 @@ inline SegmentPlan segmentPlan(SegmentKind kind, int elemBytes, int heads, long 
     return plan(kSegmentRuleCount - 1, false); // no rule: the most general one
 }
 
-/// Whether the dispatcher has kernels for the plan's block sizes. Host only.
+/// Whether the dispatcher has kernels for the plan's block sizes, and its direct pairs are pairs of
+/// one chunk (so they give the chunk kernels' bits) with 32-bit row counts (the direct kernel's).
+/// Host only.
 inline bool segmentPlanCompiled(const SegmentPlan& p) {
     bool shape = false;
     for (const SegmentLaunchShape& s : kSegmentShapes)
         shape = shape || (s.threads == p.threads && s.longThreads == p.longThreads);
-    return shape && p.perLane >= 1 && p.longRows >= 1 && p.chunkRows >= 1 && p.sliceGroup >= 0 &&
+    const bool direct =
+        p.directRows == 0 || (p.directRows > p.longRows && p.directRows <= p.chunkRows && p.directRows < (1ll << 31));
+    return shape && direct && p.perLane >= 1 && p.longRows >= 1 && p.chunkRows >= 1 && p.sliceGroup >= 0 &&
            (p.sliceGroup & (p.sliceGroup - 1)) == 0;
 }
 
