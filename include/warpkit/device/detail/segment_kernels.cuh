@@ -108,25 +108,38 @@ template <typename A> struct SegMerge {
 };
 
 /// Runs v(element, index, row) for rows first, first + step, ... below `end` of the pair at
-/// (base, h), in row order, kBatch rows a batch with the batch's loads in flight together (a
-/// short tail too: its loads are predicated, not taken one at a time); returns v (a visitor holds
-/// its state by value, so nothing of it needs an address). Rows and element indices advance by
-/// additions: no 64-bit multiply an element.
+/// (base, h), in row order, kBatch rows a batch with every load of a batch in flight before its
+/// first visit: full batches load unpredicated; the last batch (rows i, ..., i + n step, n <
+/// kBatch) clamps its loads to row i + n step (in bounds, the same sectors) and predicates only
+/// its visits. (A predicate on each load leaves too few predicate registers, and ptxas then visits
+/// half a batch before issuing the rest of its loads.) Returns v (a visitor holds its state by
+/// value, so nothing of it needs an address). Rows and element indices advance by additions: no
+/// 64-bit multiply an element. kBatch * step < 2^31 (step is a block or a lane group).
 template <int kBatch, typename A, typename V> WARPKIT_DEVICE V forRows(const A& a, long long base, int h, int heads,
                                                                        long long first, long long end, long long step,
                                                                        V v) {
     const long long di = step * heads;
-    for (long long i = first, idx = (base + first) * heads + h; i < end; i += kBatch * step, idx += kBatch * di) {
+    long long i = first, idx = (base + first) * heads + h;
+    for (; i + (kBatch - 1) * step < end; i += kBatch * step, idx += kBatch * di) {
         typename A::Elem x[kBatch];
         long long r = i, j = idx;
 #pragma unroll
-        for (int k = 0; k < kBatch; ++k, r += step, j += di)
-            if (r < end) x[k] = a.load(j);
-        r = i;
+        for (int k = 0; k < kBatch; ++k, j += di) x[k] = a.load(j);
+        j = idx;
+#pragma unroll
+        for (int k = 0; k < kBatch; ++k, r += step, j += di) v(x[k], j, r);
+    }
+    if (i < end) {
+        const int n = (int)((unsigned)(end - 1 - i) / (unsigned)step);
+        const long long last = idx + n * di;
+        typename A::Elem x[kBatch];
+        long long r = i, j = idx;
+#pragma unroll
+        for (int k = 0; k < kBatch; ++k, j += di) x[k] = a.load(k < n ? j : last);
         j = idx;
 #pragma unroll
         for (int k = 0; k < kBatch; ++k, r += step, j += di)
-            if (r < end) v(x[k], j, r);
+            if (k <= n) v(x[k], j, r);
     }
     return v;
 }

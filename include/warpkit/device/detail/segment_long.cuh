@@ -218,10 +218,9 @@ template <int LT, typename A> struct SegDirectMinBlocks {
 };
 
 /// foldRows' fold (one head) of rows first, first + LT, ... below `rows` < 2^31 from element `base`,
-/// with every load of a batch in flight before its first fold: full batches load unpredicated,
-/// the last one clamps its loads to the thread's last row (in bounds, the same sectors) and
-/// predicates only its folds. (Per-element predicates on the loads leave too few predicate
-/// registers, and ptxas then folds half a batch before issuing the rest of its loads.)
+/// with forRows' batches (full batches load unpredicated, the last one clamps its loads to the
+/// thread's last row and predicates only its folds) in 32-bit row arithmetic, so that the direct
+/// kernel fits its 40 registers.
 template <int LT, typename A, int kBatch>
 WARPKIT_DEVICE typename A::State segDirectFold(const A& a, long long base, int first, int rows) {
     typename A::State st = a.identity();
