@@ -107,14 +107,32 @@ template <typename A> struct SegMerge {
     }
 };
 
+/// forRows' last batch: rows i, i + step, ..., i + n step (n < kB) at element indices idx, idx +
+/// di, ...; every load clamped to the last of them (in bounds, the same sectors), only the visits
+/// predicated. Returns v.
+template <int kB, typename A, typename V>
+WARPKIT_DEVICE V forLastRows(const A& a, long long i, long long idx, long long step, long long di, int n, V v) {
+    const long long last = idx + n * di;
+    typename A::Elem x[kB];
+    long long r = i, j = idx;
+#pragma unroll
+    for (int k = 0; k < kB; ++k, j += di) x[k] = a.load(k < n ? j : last);
+    j = idx;
+#pragma unroll
+    for (int k = 0; k < kB; ++k, r += step, j += di)
+        if (k <= n) v(x[k], j, r);
+    return v;
+}
+
 /// Runs v(element, index, row) for rows first, first + step, ... below `end` of the pair at
 /// (base, h), in row order, kBatch rows a batch with every load of a batch in flight before its
-/// first visit: full batches load unpredicated; the last batch (rows i, ..., i + n step, n <
-/// kBatch) clamps its loads to row i + n step (in bounds, the same sectors) and predicates only
-/// its visits. (A predicate on each load leaves too few predicate registers, and ptxas then visits
-/// half a batch before issuing the rest of its loads.) Returns v (a visitor holds its state by
-/// value, so nothing of it needs an address). Rows and element indices advance by additions: no
-/// 64-bit multiply an element. kBatch * step < 2^31 (step is a block or a lane group).
+/// first visit: full batches load unpredicated; the last batch clamps its loads (forLastRows; half
+/// a batch when it holds at most kBatch / 2 rows and kBatch >= 16, so a short pair does not issue
+/// 16 loads for a few rows). (A predicate on each load leaves too few predicate registers, and
+/// ptxas then visits half a batch before issuing the rest of its loads.) Returns v (a visitor
+/// holds its state by value, so nothing of it needs an address). Rows and element indices advance
+/// by additions: no 64-bit multiply an element. kBatch * step < 2^31 (step is a block or a lane
+/// group).
 template <int kBatch, typename A, typename V> WARPKIT_DEVICE V forRows(const A& a, long long base, int h, int heads,
                                                                        long long first, long long end, long long step,
                                                                        V v) {
@@ -129,19 +147,12 @@ template <int kBatch, typename A, typename V> WARPKIT_DEVICE V forRows(const A& 
 #pragma unroll
         for (int k = 0; k < kBatch; ++k, r += step, j += di) v(x[k], j, r);
     }
-    if (i < end) {
-        const int n = (int)((unsigned)(end - 1 - i) / (unsigned)step);
-        const long long last = idx + n * di;
-        typename A::Elem x[kBatch];
-        long long r = i, j = idx;
-#pragma unroll
-        for (int k = 0; k < kBatch; ++k, j += di) x[k] = a.load(k < n ? j : last);
-        j = idx;
-#pragma unroll
-        for (int k = 0; k < kBatch; ++k, r += step, j += di)
-            if (k <= n) v(x[k], j, r);
-    }
-    return v;
+    if (i >= end) return v;
+    // the last batch's rows, less one: at most kBatch - 2 (kBatch rows are a full batch)
+    const int n = (int)((unsigned)(end - 1 - i) / (unsigned)step);
+    if constexpr (kBatch >= 16)
+        if (n < kBatch / 2) return forLastRows<kBatch / 2>(a, i, idx, step, di, n, v);
+    return forLastRows<kBatch>(a, i, idx, step, di, n, v);
 }
 
 template <typename A> struct FoldVisitor {
@@ -171,6 +182,11 @@ template <typename A> struct SegChunkBatch {
     static constexpr bool kTwoWords = sizeof(typename A::State) <= 8 && sizeof(typename A::Elem) <= 4;
     static constexpr int value = kOneWord ? (WARPKIT_ARCH >= 900 ? 16 : 12) : kTwoWords ? 12 : 8;
 };
+
+/// The lane-group fold's loads in flight a lane (segmentTier): 16 for a one-word state and element
+/// (a lane's 9-16 rows of a 32-lane pair, 257-512 rows, in one round trip, not two), else 8 (the
+/// group kernel's 80 registers).
+template <typename A> struct SegTierBatch { static constexpr int value = SegChunkBatch<A>::kOneWord ? 16 : 8; };
 
 /// The outputs of those rows (two-pass algorithms), 4 loads in flight (8 spill in the write kernel).
 template <typename A, int kBatch = 4, typename F> WARPKIT_DEVICE void
@@ -332,7 +348,7 @@ template <typename A> WARPKIT_DEVICE void segmentTier(const A& a, int G, unsigne
         const int src = k < count ? (int)__fns(tier, 0u, k + 1) : 0;
         const long long pb = shflIdx(b, src), pp = g + src;
         const int prSrc = shflIdx(mine, src), pr = k < count ? prSrc : 0, ph = shflIdx(head, src);
-        typename A::State st = foldRows(a, pb, ph, heads, j, pr, G);
+        typename A::State st = foldRows<A, SegTierBatch<A>::value>(a, pb, ph, heads, j, pr, G);
         st = warpSegmentedReduce(st, SegMerge<A>{a}, seg);
         if (pr > 0) {
             if (j == 0) a.finish(pp, st);
