@@ -138,6 +138,7 @@ template <int kBatch, typename A, typename V> WARPKIT_DEVICE V forRows(const A& 
                                                                        V v) {
     const long long di = step * heads;
     long long i = first, idx = (base + first) * heads + h;
+#pragma unroll 1 // one batch in flight at a time: unrolled batches cost registers, so blocks an SM
     for (; i + (kBatch - 1) * step < end; i += kBatch * step, idx += kBatch * di) {
         typename A::Elem x[kBatch];
         long long r = i, j = idx;
