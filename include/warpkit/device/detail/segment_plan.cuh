@@ -42,7 +42,7 @@
 // No host pass over the offsets and no host synchronisation: the host knows only the segment,
 // head and item counts. The plan depends on the call kind, the element size and the heads; the
 // workspace's room for listed pairs and chunks on the counts (device/segment.cuh, segSizes).
-// The last chunk folds the partials in a fixed tree (segment_kernels.cuh), so the bits never
+// The last chunk folds the partials in a fixed tree (segment_long.cuh, segmentChunkJoin), so the bits never
 // depend on which block finished first.
 //
 // The plan is one host-only function over a constexpr rule table (kSegmentRules); each rule has
@@ -100,7 +100,7 @@ constexpr unsigned kSegAnyKind = 0xfu, kSegReadOnly = 1u << SegReduce | 1u << Se
 constexpr unsigned kSegWrites = 1u << SegSoftmax | 1u << SegSoftmaxBackward;
 constexpr unsigned kSegAnySize = 1u << 2 | 1u << 4 | 1u << 8 | 1u << 16, kSegSmallSize = 1u << 2 | 1u << 4;
 
-// perLane matches the fold's batch of 8 loads in flight (segment_kernels.cuh, forRows). Long
+// perLane matches the fold's batch of 8 loads in flight (segment_fold.cuh, forRows). Long
 // pairs are those a whole block serves better than one warp; a chunk holds several thousand
 // elements, so the chunk partials stay a small part of the traffic. G6 lowers longRows when the
 // mean length says most pairs are long anyway: the group kernel's 32-lane pairs go one at a time
