@@ -93,6 +93,9 @@ have_pkgconfig=0; command -v pkg-config >/dev/null && have_pkgconfig=1
     [ -f "$src" ] || continue
     ptx=$(ptx_out "$src")
     spawn "$ptx" "$NVCC" -std=c++17 -Iinclude -arch="$(ptx_arch "$src")" -ptx "$src" -o "$ptx"
+    grep -q '^// @nospill' "$src" &&
+      spawn "${ptx%.ptx}.cubin" "$NVCC" -std=c++17 -Iinclude -arch="$(ptx_arch "$src")" -Xptxas -v -cubin "$src" \
+        -o "${ptx%.ptx}.cubin"
   done
   for src in tests/sass/*.cu; do
     [ -f "$src" ] || continue
@@ -189,6 +192,8 @@ done
 #   // @arch sm_XX                      target (default sm_90)
 #   // @expect KERNEL OP N PATTERN      the .entry KERNEL holds N lines matching PATTERN (OP: == <= >=)
 #   // @nolocal                         no .local state space anywhere in the file's PTX
+#   // @nospill                         ptxas -v for the target: no kernel spills or has a stack frame
+#                                       (the resource check of section 2 judges only CHECK_ARCH)
 # Kernels are extern "C", so their PTX names are the source names.
 echo "== ptx"
 # The body ends at the brace that closes the entry (inline asm puts its own { } lines inside).
@@ -205,6 +210,16 @@ for src in tests/ptx/*.cu; do
   if grep -q '^// @nolocal' "$src"; then
     if grep -q '\.local' "$ptx"; then bad "ptx: $(basename "$src") uses .local"
     else ok "ptx: $(basename "$src") has no .local"; fi
+  fi
+  if grep -q '^// @nospill' "$src"; then
+    cubin=${ptx%.ptx}.cubin
+    if [ "$(collect "$cubin")" -ne 0 ]; then bad "ptxas $arch: $src does not compile" "$(head -n 3 "$cubin.log")"
+    else
+      offenders=$(grep -E 'bytes stack frame' "$cubin.log" |
+        grep -vE '^\s*(ptxas info\s*:\s*)?0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads' | head -n 3)
+      if [ -n "$offenders" ]; then bad "ptxas $arch: $(basename "$src") spills" "$offenders"
+      else ok "ptxas $arch: $(basename "$src") has no spills, no stack frame"; fi
+    fi
   fi
   while read -r kern op n pat; do
     body=$(ptx_body "$ptx" "$kern")

@@ -471,7 +471,8 @@ template <int BT, typename A> __global__ void __launch_bounds__(BT, 2)
                 if (nr.e >= 0) segSlicePrefetch(segSliceGeom(a, nr.en, heads, lg), nr.k);
             };
             if (r.e >= 0)
-                segSliceItem<BT>(a, list, r.e, segSliceGeom(a, r.en, heads, lg), r.k, r.write, heads, red, ahead);
+                segSliceItem<BT>(a, list, r.e, segSliceGeom(a, r.en, heads, lg), r.k, cur >= slots, heads, red,
+                                 ahead); // B items from ticket `slots` on (segSliceRef)
             else ahead();
             __syncthreads(); // every thread has read `taken` before it changes
             if (threadIdx.x == 0) taken[0] = (long long)after;

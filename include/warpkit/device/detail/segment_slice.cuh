@@ -208,18 +208,18 @@ WARPKIT_DEVICE void segSliceItem(const SegSoftmaxAlgo<T, Kind>& a, const SegList
 
 /// Slice ticket t of the list's `slots` slots (2 slots tickets): t < slots the A item of slot t, else
 /// the B item of slot 2 slots - 1 - t (header comment); its owner entry e (-1 past the tickets or for
-/// a slot with no segment), whether it writes, its slot k within the segment (a window when k < S)
-/// and the entry's begin, rows and first slot (not its count, which other blocks change).
+/// a slot with no segment), its slot k within the segment (a window when k < S) and the entry's
+/// begin, rows and first slot (not its count, which other blocks change). Whether it writes (t >= slots)
+/// is left to the caller, which holds t: kept here, the flag spilled on sm_80 across the item.
 struct SegSliceRef {
     int e;
-    bool write;
     long long k;
     SegEntry en;
 };
 template <typename S> WARPKIT_DEVICE SegSliceRef segSliceRef(const SegList<S>& l, long long t, long long slots) {
     const bool write = t >= slots;
     const long long slot = write ? 2 * slots - 1 - t : t;
-    SegSliceRef r{t < 2 * slots ? l.sliceOwner[slot] : -1, write, 0, SegEntry{}};
+    SegSliceRef r{t < 2 * slots ? l.sliceOwner[slot] : -1, 0, SegEntry{}};
     if (r.e >= 0) {
         r.en.begin = l.entries[r.e].begin;
         r.en.rows = l.entries[r.e].rows;
