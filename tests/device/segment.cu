@@ -880,7 +880,7 @@ Test(device_segment, g6_short_segments_same_bits_any_alignment) {
 }
 
 /// G6 with overlapping segments past the room: 140 begin/end copies of one pair of 299995 rows (19
-/// chunks each; the workspace, sized for segments that do not overlap, lists about 60 of them)
+/// chunks each; the workspace, sized for segments that do not overlap, has room for 8 of them)
 /// among a few short and empty segments. The copies that find no room are folded by their direct
 /// kernel block with the chunk kernels' order: every copy gives the same bits for sum, max,
 /// log-sum-exp and ArgMax, the same as the pair by CSR alone (listed, with room), and the short
@@ -902,6 +902,8 @@ Test(device_segment, g6_overlapping_past_the_room) {
         asCsr.push_back(items);
         expect_g6(asCsr, items, 4, false, "overlapping copies");
         expect_g6(single, items, 4, true, "one pair by CSR");
+        const long long room = warpkit::detail::segRoom(warpkit::detail::SegReduce, 4, 1, segs, items, false).chunks;
+        cr_assert(room < copies * 19, "room for every copy (%lld chunks): no copy would be folded unlisted", room);
     }
     float* din = wk_alloc<float>(items);
     float* dout = wk_alloc<float>(3 * segs);
