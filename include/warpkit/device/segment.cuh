@@ -68,7 +68,7 @@
 #pragma once
 
 #include "detail/segment_plan.cuh"
-#include "detail/segment_long.cuh"
+#include "detail/segment_direct.cuh"
 #include "detail/segment_flat_run.cuh"
 
 namespace warpkit {

@@ -273,7 +273,7 @@ template <typename A> struct SegChunkStaged {
 };
 
 /// Whether a one-head call under a plan with directRows (rule G6) goes to the direct kernel
-/// (segmentDirectKernel, segment_long.cuh: a block a segment, from the offsets) instead of the
+/// (segmentDirectKernel, segment_direct.cuh: a block a segment, from the offsets) instead of the
 /// group kernel: the one-pass algorithms (their result is the pair's total, nothing to write per
 /// element).
 template <typename A> struct SegDirect { static constexpr bool value = !A::kTwoPass; };
