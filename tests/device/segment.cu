@@ -568,6 +568,37 @@ Test(device_segment, overlapping_same_bits_on_any_executor) {
     for (void* p : {(void*)din, (void*)dout, (void*)db, (void*)de, w}) WK_CUDA(cudaFree(p));
 }
 
+/// segmentReduceSum into out[0, segs) and segmentReduceArgMax into arg, and with All segmentReduceMax
+/// into out + stride and segmentLogSumExp into out + 2 * stride, on one workspace filled with
+/// garbage: the largest of the calls' queries (the CSR sum and max ask for the flat pass's room,
+/// which can exceed log-sum-exp's).
+template <bool All, typename T, typename Offs> static void reduce_calls(const T* in, T* out,
+                                                                        warpkit::ValueIndex<T>* arg, long long items,
+                                                                        Offs offs, long long segs, long long stride) {
+    size_t q[4] = {0, 0, 0, 0}, bytes;
+    WK_CUDA(warpkit::segmentReduceSum(in, out, items, offs, segs, nullptr, &q[0]));
+    WK_CUDA(warpkit::segmentReduceArgMax(in, arg, items, offs, segs, nullptr, &q[1]));
+    if constexpr (All) {
+        WK_CUDA(warpkit::segmentReduceMax(in, out, items, offs, segs, nullptr, &q[2]));
+        WK_CUDA(warpkit::segmentLogSumExp(in, out, items, offs, segs, 1, nullptr, &q[3]));
+    }
+    const size_t most = std::max(std::max(q[0], q[1]), std::max(q[2], q[3]));
+    void* w = workspace(
+        [&](void* ww, size_t* bb) {
+            *bb = most;
+            return ww == nullptr ? cudaSuccess : cudaErrorInvalidValue;
+        },
+        &bytes);
+    WK_CUDA(warpkit::segmentReduceSum(in, out, items, offs, segs, w, &bytes));
+    WK_CUDA(warpkit::segmentReduceArgMax(in, arg, items, offs, segs, w, &bytes));
+    if constexpr (All) {
+        WK_CUDA(warpkit::segmentReduceMax(in, out + stride, items, offs, segs, w, &bytes));
+        WK_CUDA(warpkit::segmentLogSumExp(in, out + 2 * stride, items, offs, segs, 1, w, &bytes));
+    }
+    WK_LAUNCHED();
+    WK_CUDA(cudaFree(w));
+}
+
 /// Long one-head pairs (the chunk kernels: one chunk, a whole one, two and three) at every 4-byte
 /// misalignment: sum, max, ArgMax and log-sum-exp give the same bits at each, and the same as 200
 /// overlapping copies by begin/end arrays, most of which find no room in the workspace and run on
@@ -595,26 +626,7 @@ Test(device_segment, long_pairs_same_bits_any_alignment_and_executor) {
             const long long csrOff[2] = {shift, shift + len};
             wk_upload(dcsr, csrOff, 2);
             auto run = [&](auto offs, long long segs) {
-                // one workspace for the four calls: the largest of their queries (the CSR sum and
-                // max ask for the flat pass's room, which can exceed log-sum-exp's)
-                size_t q[4], bytes;
-                WK_CUDA(warpkit::segmentReduceSum(din, dout, items, offs, segs, nullptr, &q[0]));
-                WK_CUDA(warpkit::segmentReduceMax(din, dout, items, offs, segs, nullptr, &q[1]));
-                WK_CUDA(warpkit::segmentLogSumExp(din, dout, items, offs, segs, 1, nullptr, &q[2]));
-                WK_CUDA(warpkit::segmentReduceArgMax(din, darg, items, offs, segs, nullptr, &q[3]));
-                const size_t most = std::max(std::max(q[0], q[1]), std::max(q[2], q[3]));
-                void* w = workspace(
-                    [&](void* ww, size_t* bb) {
-                        *bb = most;
-                        return ww == nullptr ? cudaSuccess : cudaErrorInvalidValue;
-                    },
-                    &bytes);
-                WK_CUDA(warpkit::segmentReduceSum(din, dout, items, offs, segs, w, &bytes));
-                WK_CUDA(warpkit::segmentReduceMax(din, dout + copies, items, offs, segs, w, &bytes));
-                WK_CUDA(warpkit::segmentLogSumExp(din, dout + 2 * copies, items, offs, segs, 1, w, &bytes));
-                WK_CUDA(warpkit::segmentReduceArgMax(din, darg, items, offs, segs, w, &bytes));
-                WK_LAUNCHED();
-                WK_CUDA(cudaFree(w));
+                reduce_calls<true>((const float*)din, dout, darg, items, offs, segs, copies);
             };
             std::vector<float> got(3 * copies);
             std::vector<warpkit::ValueIndex<float>> arg(copies);
@@ -676,21 +688,7 @@ template <typename T> static void direct_same_bits(const std::vector<T>& hx, int
     wk_upload(db, b.data(), copies);
     wk_upload(de, e.data(), copies);
     wk_upload(dcsr, csr, 2);
-    auto run = [&](auto offs, long long segs) {
-        size_t q0, q1, bytes;
-        WK_CUDA(warpkit::segmentReduceSum(din, dout, items, offs, segs, nullptr, &q0));
-        WK_CUDA(warpkit::segmentReduceArgMax(din, darg, items, offs, segs, nullptr, &q1));
-        void* w = workspace(
-            [&](void* ww, size_t* bb) {
-                *bb = std::max(q0, q1);
-                return ww == nullptr ? cudaSuccess : cudaErrorInvalidValue;
-            },
-            &bytes);
-        WK_CUDA(warpkit::segmentReduceSum(din, dout, items, offs, segs, w, &bytes));
-        WK_CUDA(warpkit::segmentReduceArgMax(din, darg, items, offs, segs, w, &bytes));
-        WK_LAUNCHED();
-        WK_CUDA(cudaFree(w));
-    };
+    auto run = [&](auto offs, long long segs) { reduce_calls<false>((const T*)din, dout, darg, items, offs, segs, 0); };
     std::vector<T> got(copies);
     std::vector<warpkit::ValueIndex<T>> arg(copies);
     run(warpkit::segmentBounds((const long long*)db, (const long long*)de), (long long)copies);
@@ -764,6 +762,197 @@ Test(device_segment, direct_pairs_wide_and_narrow_types) {
             direct_same_bits<__half>(hh, shift, &wantH, &argH, "half");
         }
     }
+}
+
+/// Rule G6's plan for these CSR offsets (reduce, `elemBytes`-byte values, one head), asserted G6.
+static void expect_g6(const std::vector<long long>& off, long long items, int elemBytes, bool csr, const char* what) {
+    namespace wkd = warpkit::detail;
+    const wkd::SegmentPlan p = wkd::segmentPlan(wkd::SegReduce, elemBytes, 1, (long long)off.size() - 1, items, csr);
+    cr_assert(p.directRows > 0 && !p.flat, "%s: the plan is rule %s, not G6", what, wkd::kSegmentRules[p.rule].id);
+}
+
+/// Rule G6 runs every segment on the direct kernel: empty and short ones (1 to 256 rows, which
+/// the group kernel took before) among direct and listed ones (past 16384 rows: the chunk
+/// kernels, the list built by the direct kernel), against the host for every reduction, log-sum-
+/// exp and the types of the family, by CSR (int and long long) and begin/end arrays; and a G6 call
+/// whose list stays empty: no segment past 16384 rows, all segments empty, and items <= 16384 (no
+/// list at all: one kernel).
+Test(device_segment, g6_short_empty_and_listed_segments) {
+    WK_REQUIRE_GPU();
+    wk_rng r = wk_rng_make(0x96);
+    std::vector<long long> len;
+    const long long shortLens[] = {0, 1, 2, 7, 31, 32, 33, 100, 255, 256, 257, 0, 0};
+    const long long longLens[] = {16384, 16385, 40000, 70001, 5000, 8191, 32768, 20000};
+    for (int rep = 0; rep < 6; ++rep) {
+        for (long long l : shortLens) len.push_back(l);
+        len.push_back(longLens[rep % 8]);
+        len.push_back(longLens[(rep + 3) % 8]);
+    }
+    std::vector<long long> off(len.size() + 1, 0);
+    for (size_t i = 0; i < len.size(); ++i) off[i + 1] = off[i] + len[i];
+    const long long items = off.back();
+    expect_g6(off, items, 4, true, "short, empty and listed");
+    expect_g6(off, items, 4, false, "short, empty and listed by begin/end");
+    reduce_case<float>(off, items, true, 1, true, &r, "G6 short, empty and listed float int");
+    reduce_case<float>(off, items, false, 3, false, &r, "G6 short, empty and listed float begin/end", true);
+    reduce_case<__half>(off, items, false, 1, true, &r, "G6 short, empty and listed half");
+    reduce_case<double>(off, items, true, 1, false, &r, "G6 short, empty and listed double");
+    reduce_case<long long>(off, items, false, 0, false, &r, "G6 short, empty and listed long long");
+    softmax_case<float>(off, items, 1, false, 1, true, &r, "G6 short, empty and listed (log-sum-exp)");
+    softmax_case<__nv_bfloat16>(off, items, 1, true, 0, false, &r, "G6 short, empty and listed bf16 (log-sum-exp)");
+    // the list stays empty: every segment of at most 16384 rows (some short, some empty)
+    std::vector<long long> none(1, 0);
+    for (int s = 0; s < 300; ++s)
+        none.push_back(none.back() + (s % 5 == 0 ? 0 : s % 5 == 1 ? 17 : wk_int(&r, 2000, 16384)));
+    expect_g6(none, none.back(), 4, true, "nothing listed");
+    reduce_case<float>(none, none.back(), false, 2, true, &r, "G6 nothing listed");
+    // every segment empty (CSR offsets all equal, rows in none of them)
+    const std::vector<long long> empty(101, 5000);
+    expect_g6(empty, 300000, 4, true, "all empty");
+    reduce_case<float>(empty, 300000, true, 0, false, &r, "G6 all empty");
+    // items <= 16384: no segment can be listed, the direct kernel alone
+    const std::vector<long long> small = {0, 3, 3, 4000, 9001, 12000}; // 5 segments: mean 2400
+    expect_g6(small, 12000, 4, true, "items <= directRows");
+    reduce_case<float>(small, 12000, false, 1, true, &r, "G6 items <= directRows");
+    reduce_case<float>(small, 12000, true, 2, false, &r, "G6 items <= directRows begin/end", true);
+    softmax_case<float>(small, 12000, 1, true, 3, true, &r, "G6 items <= directRows (log-sum-exp)");
+}
+
+/// Under G6 a short segment's order depends on its length alone: the same rows (values whose
+/// sum shows the order in its bits) at 8 alignments in one call, by CSR and by begin/end arrays,
+/// give the same sum and ArgMax bits, for lengths 1 to 256 (the group kernel's before G6 ran them
+/// on the direct kernel) and 257 to 16384.
+Test(device_segment, g6_short_segments_same_bits_any_alignment) {
+    WK_REQUIRE_GPU();
+    wk_rng r = wk_rng_make(0x97);
+    const long long lens[] = {1, 2, 5, 31, 32, 33, 64, 100, 200, 255, 256, 257, 3000, 16384};
+    for (long long len : lens) {
+        std::vector<float> row(len);
+        for (auto& v : row) v = (float)wk_uniform(&r, -3, 3) * (float)(1 << wk_int(&r, 0, 20));
+        // 8 copies at shifts 0..7 (each after a gap of 4096 + shift zeros, so the mean stays past 2048)
+        std::vector<float> hx;
+        std::vector<long long> off(1, 0);
+        for (int c = 0; c < 8; ++c) {
+            hx.resize(hx.size() + 4096 + c, 0.0f);
+            off.push_back((long long)hx.size()); // segment 2c: the gap
+            hx.insert(hx.end(), row.begin(), row.end());
+            off.push_back((long long)hx.size()); // segment 2c + 1: the copy
+        }
+        const long long items = (long long)hx.size(), segs = (long long)off.size() - 1;
+        expect_g6(off, items, 4, true, "copies");
+        float* din = wk_alloc<float>(items);
+        float* dout = wk_alloc<float>(segs);
+        auto* darg = wk_alloc<warpkit::ValueIndex<float>>(segs);
+        long long* doff = wk_alloc<long long>(off.size());
+        wk_upload(din, hx.data(), items);
+        wk_upload(doff, off.data(), off.size());
+        auto run = [&](auto offs, std::vector<float>* sum, std::vector<warpkit::ValueIndex<float>>* arg) {
+            wk_poison(dout, segs);
+            wk_poison(darg, segs);
+            reduce_calls<false>((const float*)din, dout, darg, items, offs, segs, 0);
+            sum->resize(segs);
+            arg->resize(segs);
+            wk_download(sum->data(), dout, segs);
+            wk_download(arg->data(), darg, segs);
+        };
+        std::vector<float> csr, bnd;
+        std::vector<warpkit::ValueIndex<float>> csrArg, bndArg;
+        run((const long long*)doff, &csr, &csrArg);
+        run(warpkit::segmentBounds((const long long*)doff, (const long long*)doff + 1), &bnd, &bndArg);
+        double sum = 0, asum = 0;
+        for (float v : row) sum += v, asum += fabs(v);
+        const long long at = std::max_element(row.begin(), row.end()) - row.begin();
+        cr_assert(fabs(csr[1] - sum) <= (double)(len + 40) * 0x1p-24 * asum, "len %lld: sum %.9g want %.9g", len,
+                  csr[1], sum);
+        cr_assert(csrArg[1].index == (int)at, "len %lld: ArgMax %d want %lld", len, csrArg[1].index, at);
+        for (int c = 0; c < 8; ++c)
+            for (const auto* v : {&csr, &bnd}) {
+                const auto& g = *v;
+                const auto& ga = v == &csr ? csrArg : bndArg;
+                cr_assert(memcmp(&g[2 * c + 1], &csr[1], 4) == 0 && memcmp(&ga[2 * c + 1], &csrArg[1], 8) == 0,
+                          "len %lld copy %d (%s): sum %a ArgMax %d, copy 0 %a %d", len, c,
+                          v == &csr ? "CSR" : "begin/end", g[2 * c + 1], ga[2 * c + 1].index, csr[1], csrArg[1].index);
+                cr_assert(g[2 * c] == 0.0f && ga[2 * c].index == 0, "len %lld gap %d: sum %g ArgMax %d", len, c,
+                          g[2 * c], ga[2 * c].index);
+            }
+        for (void* q : {(void*)din, (void*)dout, (void*)darg, (void*)doff}) WK_CUDA(cudaFree(q));
+    }
+}
+
+/// G6 with overlapping segments past the room: 140 begin/end copies of one pair of 299995 rows (19
+/// chunks each; the workspace, sized for segments that do not overlap, has room for 8 of them)
+/// among a few short and empty segments. The copies that find no room are folded by their direct
+/// kernel block with the chunk kernels' order: every copy gives the same bits for sum, max,
+/// log-sum-exp and ArgMax, the same as the pair by CSR alone (listed, with room), and the short
+/// and empty segments their own results.
+Test(device_segment, g6_overlapping_past_the_room) {
+    WK_REQUIRE_GPU();
+    const long long items = 300000, copies = 140, segs = copies + 4;
+    std::vector<float> hx(items);
+    wk_rng r = wk_rng_make(0x98);
+    for (auto& v : hx) v = (float)wk_uniform(&r, -3, 3) * (float)(1 << wk_int(&r, 0, 12));
+    std::vector<long long> b(segs, 3), e(segs, items - 2);
+    b[copies] = 10, e[copies] = 10;         // empty
+    b[copies + 1] = 50, e[copies + 1] = 40; // end below begin: empty
+    b[copies + 2] = 7, e[copies + 2] = 8;   // one row
+    b[copies + 3] = 100, e[copies + 3] = 300;
+    const std::vector<long long> single = {3, items - 2};
+    {
+        std::vector<long long> asCsr(b.begin(), b.end());
+        asCsr.push_back(items);
+        expect_g6(asCsr, items, 4, false, "overlapping copies");
+        expect_g6(single, items, 4, true, "one pair by CSR");
+        const long long room = warpkit::detail::segRoom(warpkit::detail::SegReduce, 4, 1, segs, items, false).chunks;
+        cr_assert(room < copies * 19, "room for every copy (%lld chunks): no copy would be folded unlisted", room);
+    }
+    float* din = wk_alloc<float>(items);
+    float* dout = wk_alloc<float>(3 * segs);
+    auto* darg = wk_alloc<warpkit::ValueIndex<float>>(segs);
+    long long *db = wk_alloc<long long>(segs), *de = wk_alloc<long long>(segs), *dcsr = wk_alloc<long long>(2);
+    wk_upload(din, hx.data(), items);
+    wk_upload(db, b.data(), segs);
+    wk_upload(de, e.data(), segs);
+    wk_upload(dcsr, single.data(), 2);
+    auto run = [&](auto offs, long long n) {
+        wk_poison(dout, 3 * segs);
+        wk_poison(darg, segs);
+        reduce_calls<true>((const float*)din, dout, darg, items, offs, n, segs);
+    };
+    run((const long long*)dcsr, 1ll);
+    float want[3];
+    warpkit::ValueIndex<float> wantArg;
+    wk_download(&want[0], dout, 1);
+    wk_download(&want[1], dout + segs, 1);
+    wk_download(&want[2], dout + 2 * segs, 1);
+    wk_download(&wantArg, darg, 1);
+    run(warpkit::segmentBounds((const long long*)db, (const long long*)de), segs);
+    std::vector<float> got(3 * segs);
+    std::vector<warpkit::ValueIndex<float>> arg(segs);
+    wk_download(got.data(), dout, got.size());
+    wk_download(arg.data(), darg, arg.size());
+    double sum = 0, asum = 0;
+    for (long long i = 3; i < items - 2; ++i) sum += hx[i], asum += fabs(hx[i]);
+    cr_assert(fabs(want[0] - sum) <= (double)(items + 40) * 0x1p-24 * asum, "CSR sum %.9g want %.9g", want[0], sum);
+    for (long long c = 0; c < copies; ++c)
+        cr_assert(memcmp(&got[c], &want[0], 4) == 0 && memcmp(&got[segs + c], &want[1], 4) == 0 &&
+                      memcmp(&got[2 * segs + c], &want[2], 4) == 0 && memcmp(&arg[c], &wantArg, sizeof wantArg) == 0,
+                  "copy %lld: sum/max/lse %a %a %a ArgMax %d, CSR %a %a %a %d", c, got[c], got[segs + c],
+                  got[2 * segs + c], arg[c].index, want[0], want[1], want[2], wantArg.index);
+    for (long long s = copies; s < segs; ++s) {
+        const Seg g = clip(b[s], e[s], items);
+        double ss = 0, as = 0, mx = -INFINITY;
+        long long am = -1;
+        for (long long i = 0; i < g.n; ++i) {
+            ss += hx[g.b + i];
+            as += fabs(hx[g.b + i]);
+            if (am < 0 || hx[g.b + i] > mx) mx = hx[g.b + i], am = i;
+        }
+        cr_assert(fabs(got[s] - ss) <= (double)(g.n + 40) * 0x1p-24 * as && got[segs + s] == (float)mx &&
+                      arg[s].index == (int)am && (g.n > 0 || (got[s] == 0.0f && got[2 * segs + s] == -INFINITY)),
+                  "segment %lld (%lld rows): sum %g max %g lse %g ArgMax %d, want %g %g %lld", s, g.n, got[s],
+                  got[segs + s], got[2 * segs + s], arg[s].index, ss, mx, am);
+    }
+    for (void* q : {(void*)din, (void*)dout, (void*)darg, (void*)db, (void*)de, (void*)dcsr}) WK_CUDA(cudaFree(q));
 }
 
 /// Overlapping softmax segments by begin/end arrays: 64 copies of a block-tier segment (5000 rows)

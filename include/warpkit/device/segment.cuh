@@ -56,16 +56,19 @@
 // alignment; calls in flight at once must not share one. When a segment can be longer than the
 // plan's short-segment limit (items above it), each call clears 48 bytes of it with one
 // cudaMemsetAsync and runs three or four kernels (five for the softmax); otherwise one kernel. The flat pass (rule G5)
-// clears 4 bytes and runs three kernels (four past 2^20 path items).
+// clears 4 bytes and runs three kernels (four past 2^20 path items). Rule G6 (one head, reductions
+// and log-sum-exp, long on average) runs one kernel when items <= 16384, else three (one clears the
+// 48 bytes, no memset).
 //
 // How it works: device/detail/segment_plan.cuh (the stages and the rule table) and
 // segment_kernels.cuh. Overlapping segments are correct; if their long segments need more room
 // than the workspace holds (it is sized for segments that do not overlap), the surplus ones are
-// done by single warps (a kernel of their own), slower but with the same bits.
+// done by single warps (a kernel of their own; under G6 by the block that met them), slower but
+// with the same bits.
 #pragma once
 
 #include "detail/segment_plan.cuh"
-#include "detail/segment_long.cuh"
+#include "detail/segment_direct.cuh"
 #include "detail/segment_flat_run.cuh"
 
 namespace warpkit {
@@ -179,42 +182,46 @@ inline cudaError_t segmentLaunch(const A& a, SegOffsets<O> off, long long segmen
                                  const SegmentPlan& p, SegSizes z, void* ws, cudaStream_t stream) {
     using S = typename A::State;
     const SegList<S> list = segList<S>(ws, z);
-    const bool longs = items > p.longRows; // a pair can be long: the list and its kernels
-    if (longs) WARPKIT_TRY(cudaMemsetAsync(list.counter, 0, 6 * sizeof(unsigned long long), stream));
+    // Rule G6 (a plan with directRows), one head, a one-pass algorithm: every segment goes to the
+    // direct kernel, and only pairs past directRows rows are listed.
+    const bool direct = SegDirect<A>::value && heads == 1 && p.directRows > 0;
+    const bool longs = items > (direct ? p.directRows : p.longRows); // a pair can be listed: the list and its kernels
     int blocks = 0, dev = 0;
     DeviceProps props;
     WARPKIT_TRY(currentDevice(&dev, &props));
-    // A plan with directRows (long on average), one head, a one-pass algorithm: the pairs of up to
-    // directRows rows go to the direct kernel, not through the list.
-    const long long directRows = longs && heads == 1 && SegDirect<A>::value ? p.directRows : 0;
-    auto group = segmentGroupKernel<BT, LT, A, O>;
-    WARPKIT_TRY(gridBlocks(group, BT, segments * heads, BT, 1ll << 30, &blocks));
-    WARPKIT_TRY(launchKernel(group, blocks, BT, stream, a, off, segments, heads, items, p.perLane, p.longRows,
-                             p.chunkRows, directRows, p.sliceGroup, list));
-    if (!longs) return cudaSuccess;
-    // On sm_90 the direct, no-room and chunk kernels are launched programmatically
-    // (pdlAllowed: code compiled for sm_90): their blocks are placed while the kernel before runs and
-    // wait for it where they need its results (pdlWait), so each launch's latency overlaps the kernel
-    // before it, and the direct pairs run beside the group kernel.
+    // On sm_90 the kernels after the first are launched programmatically (pdlAllowed: code compiled
+    // for sm_90): their blocks are placed while the kernel before runs and wait for it where they
+    // need its results (pdlWait), so each launch's latency overlaps the kernel before it.
     bool early = false;
-    // The direct pairs: a block a segment (up to 2^30 blocks, each then taking every 2^30-th). Ahead
-    // of the no-room kernel, whose blocks would hold an SM's registers in pdlWait meanwhile.
     if constexpr (SegDirect<A>::value) {
-        if (directRows > 0) {
-            auto direct = segmentDirectKernel<LT, A, O>;
-            WARPKIT_TRY(pdlAllowed(direct, dev, props.cc, &early));
+        if (direct) {
+            // The counters cleared by a kernel (not a memset), so that the direct kernel's blocks are
+            // placed at once behind it; the direct grid: a block a segment (up to 2^30 blocks, each
+            // then taking every 2^30-th).
+            if (longs) WARPKIT_TRY(launchKernel(segmentClearKernel<S>, 1, 32, stream, list));
+            auto directK = segmentDirectKernel<LT, A, O>;
+            if (longs) WARPKIT_TRY(pdlAllowed(directK, dev, props.cc, &early));
             const unsigned grid = (unsigned)(segments < (1ll << 30) ? segments : 1ll << 30);
-            WARPKIT_TRY(pdlLaunch(direct, dim3(grid), dim3(LT), stream, early, a, off, segments, items, p.longRows,
-                                  directRows));
+            WARPKIT_TRY(pdlLaunch(directK, dim3(grid), dim3(LT), stream, early, a, off, segments, items, p.directRows,
+                                  p.chunkRows, list));
+            if (!longs) return cudaSuccess;
         }
     }
-    // The no-room kernel: one block an SM at most; with no no-room steps (segments that do not
-    // overlap) each warp reads one count and exits, so the launch costs about its own latency.
-    auto noRoom = segmentNoRoomKernel<BT, LT, A, O>;
-    WARPKIT_TRY(pdlAllowed(noRoom, dev, props.cc, &early));
-    WARPKIT_TRY(gridBlocks(noRoom, BT, z.words, BT / 32, props.sms, &blocks));
-    WARPKIT_TRY(pdlLaunch(noRoom, dim3((unsigned)blocks), dim3(BT), stream, early, a, off, segments, heads, items,
-                          p.chunkRows, list));
+    if (!direct) {
+        if (longs) WARPKIT_TRY(cudaMemsetAsync(list.counter, 0, 6 * sizeof(unsigned long long), stream));
+        auto group = segmentGroupKernel<BT, LT, A, O>;
+        WARPKIT_TRY(gridBlocks(group, BT, segments * heads, BT, 1ll << 30, &blocks));
+        WARPKIT_TRY(launchKernel(group, blocks, BT, stream, a, off, segments, heads, items, p.perLane, p.longRows,
+                                 p.chunkRows, p.sliceGroup, list));
+        if (!longs) return cudaSuccess;
+        // The no-room kernel: one block an SM at most; with no no-room steps (segments that do not
+        // overlap) each warp reads one count and exits, so the launch costs about its own latency.
+        auto noRoom = segmentNoRoomKernel<BT, LT, A, O>;
+        WARPKIT_TRY(pdlAllowed(noRoom, dev, props.cc, &early));
+        WARPKIT_TRY(gridBlocks(noRoom, BT, z.words, BT / 32, props.sms, &blocks));
+        WARPKIT_TRY(pdlLaunch(noRoom, dim3((unsigned)blocks), dim3(BT), stream, early, a, off, segments, heads, items,
+                              p.chunkRows, list));
+    }
     // One head: the listed chunks' rows staged in shared memory for every fold but an addition
     // (tuning.md, "G6 / G1 long pairs": the staged kernel measured slower than segmentChunkKernel on
     // the sums' listed chunks).

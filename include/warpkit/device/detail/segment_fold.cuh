@@ -1,7 +1,8 @@
 // warpkit/device/detail/segment_fold.cuh: a pair's rows and their folds, shared by the segment
-// kernels (segment_kernels.cuh, segment_long.cuh, segment_flat.cuh): the offsets, the rows' bounds
-// and clipping, the batched row loops (forRows: foldRows, writeRows) with their batch sizes, and
-// the ordered warp and block trees. Internal: include warpkit/device/segment.cuh.
+// kernels (segment_kernels.cuh, segment_long.cuh, segment_direct.cuh, segment_flat.cuh): the
+// offsets, the rows' bounds and clipping, the batched row loops (forRows: foldRows, writeRows) with
+// their batch sizes, and the ordered warp and block trees. Internal: include
+// warpkit/device/segment.cuh.
 //
 // Pairs. The work items are (segment, head) pairs p = s * heads + h; pair p's rows are those of
 // segment s, clipped to [0, items), and its element of row r sits at index (begin + r) * heads + h.

@@ -10,7 +10,8 @@
 // The pair's total: the same tree over LT virtual threads, thread t folding the chunk partials
 // [t * per, (t + 1) * per) left to right (per = ceil(chunks / LT)). The chunk kernels compute it
 // with LT real threads; a warp of the no-room kernel, when the workspace had no room left for the
-// pair (only possible for segments that overlap), emulates the LT threads one warp at a time. Both
+// pair (only possible for segments that overlap), emulates the LT threads one warp at a time (under
+// rule G6 the direct kernel's block does the pair with LT real threads, chunk after chunk). All
 // give the same bits, so the result never depends on which pairs got room.
 #pragma once
 
@@ -271,9 +272,10 @@ template <typename A> struct SegChunkStaged {
     static constexpr bool value = SegStaged<A>::value && sizeof(typename A::Elem) == 4;
 };
 
-/// Whether a one-head call's pairs of longRows + 1 to plan.directRows rows go to the direct kernel
-/// (segmentDirectKernel, segment_long.cuh: a block a pair, from the offsets) instead of the list:
-/// the one-pass algorithms (their result is the pair's total, nothing to write per element).
+/// Whether a one-head call under a plan with directRows (rule G6) goes to the direct kernel
+/// (segmentDirectKernel, segment_direct.cuh: a block a segment, from the offsets) instead of the
+/// group kernel: the one-pass algorithms (their result is the pair's total, nothing to write per
+/// element).
 template <typename A> struct SegDirect { static constexpr bool value = !A::kTwoPass; };
 
 /// Whether A's fold is one addition (the sum reductions): their listed chunks go to
@@ -284,14 +286,12 @@ template <typename T, typename Acc, typename Out> struct SegAddFold<SegReduceAlg
 };
 
 /// Stage 1: lane groups over the short pairs (see segment_plan.cuh); long pairs are listed, the
-/// steps with pairs that find no room appended to list.noRoom for stage 1c. Pairs of longRows + 1
-/// to directRows rows are left to the direct kernel, which reads their offsets itself.
+/// steps with pairs that find no room appended to list.noRoom for stage 1c.
 template <int BT, int LT, typename A, typename O> __global__ void __launch_bounds__(BT, SegGroupMinBlocks<A>::value)
     segmentGroupKernel(A a, SegOffsets<O> off, long long segments, int heads, long long items, int perLane,
-                       long long longRows, long long chunkRows, long long directRows, int sliceGroup,
-                       SegList<typename A::State> list) {
+                       long long longRows, long long chunkRows, int sliceGroup, SegList<typename A::State> list) {
     WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentGroupKernel");
-    pdlLaunchDependents(); // the next kernel's blocks (direct or no-room) may be placed beside this grid
+    pdlLaunchDependents(); // the next kernel's blocks (the no-room kernel's) may be placed beside this grid
     const int lane = (int)laneId();
     const long long pairs = segments * heads, stride = (long long)gridDim.x * BT;
     const long long g0 = ((long long)blockIdx.x * BT + threadIdx.x) / 32 * 32;
@@ -315,10 +315,9 @@ template <int BT, int LT, typename A, typename O> __global__ void __launch_bound
         nb = nb1;
         ne = ne1;
         segmentBoundsAt(off, segmentOfPair(next, heads), next < pairs ? segments : 0, &nb1, &ne1);
-        long long directMax = 0; // a compile-time 0 where there is no direct kernel
-        if constexpr (SegDirect<A>::value) directMax = directRows;
-        const bool isLong = rows > longRows && (directMax == 0 || rows > directMax); // listed (else short or direct)
-        bool toBlock = false; // the softmax's block and slice tiers: listed once a segment, by head 0
+        const bool isLong = rows > longRows; // listed
+        // the softmax's block and slice tiers: listed once a segment, by head 0
+        bool toBlock = false;
         if constexpr (SegBlockSoftmax<A>::value) {
             // heads divide 32: head 0 is lane - head
             const long long slots = isLong ? segSliceSlots(rows, heads, sliceGroup) : 0;

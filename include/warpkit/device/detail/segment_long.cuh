@@ -1,10 +1,10 @@
 // warpkit/device/detail/segment_long.cuh: the kernels of the long pairs behind device/segment.cuh:
-// stage 1b (the direct pairs, a block each from the offsets), stage 1c (the pairs that found no
-// room, a warp each), stage 2 (the listed chunks' partials and totals), stage 3 (two-pass
-// algorithms: the chunks' outputs) and stage 4 (the softmax's block tier: a segment a block,
-// segment_block.cuh), and the no-room warps' emulation of the chunk kernels (chunkByWarp,
-// longPairByWarp). Stage 1 and the long-pair math they share are in segment_kernels.cuh.
-// Internal: include warpkit/device/segment.cuh.
+// stage 1c (the pairs that found no room, a warp each), stage 2 (the listed chunks' partials and
+// totals), stage 3 (two-pass algorithms: the chunks' outputs) and stage 4 (the softmax's block
+// tier: a segment a block, segment_block.cuh), and the no-room warps' emulation of the chunk
+// kernels (chunkByWarp, longPairByWarp). Stage 1 and the long-pair math they share are in
+// segment_kernels.cuh; stage 1b (rule G6's direct kernel) in segment_direct.cuh. Internal: include
+// warpkit/device/segment.cuh.
 #pragma once
 
 #include "segment_slice.cuh"
@@ -169,7 +169,7 @@ template <typename S, typename F> WARPKIT_DEVICE void forListedChunks(const SegL
 template <int LT, typename A> __global__ void __launch_bounds__(LT, SegChunkMinBlocks<LT, A>::value)
     segmentChunkKernel(A a, int heads, long long chunkRows, SegList<typename A::State> list) {
     WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentChunkKernel");
-    pdlWait(); // the group kernel's list (when launched programmatically: segmentLaunch)
+    pdlWait(); // the list of the kernel before (no-room or direct: segmentLaunch)
     forListedChunks(list, [&](long long c, int e, const SegEntry& en) {
         segmentChunkFold<LT>(a, heads, chunkRows, list, c, e, en);
     });
@@ -211,71 +211,6 @@ template <int LT, typename A> WARPKIT_DEVICE typename A::State segOneChunkTotal(
     return warpTree(a, threadIdx.x == 0 ? t0 : (threadIdx.x < LT / 32 ? ids : id));
 }
 
-/// Blocks of the direct kernel an SM holds at least: for a one-word state and element 1536 threads
-/// (40 registers: the batch of loads and little else, no list), else the chunk kernel's.
-template <int LT, typename A> struct SegDirectMinBlocks {
-    static constexpr int value = SegChunkBatch<A>::kOneWord ? 1536 / LT : SegChunkMinBlocks<LT, A>::value;
-};
-
-/// foldRows' fold (one head) of rows first, first + LT, ... below `rows` < 2^31 from element `base`,
-/// with forRows' batches (full batches load unpredicated, the last one clamps its loads to the
-/// thread's last row and predicates only its folds) in 32-bit row arithmetic, so that the direct
-/// kernel fits its 40 registers.
-template <int LT, typename A, int kBatch>
-WARPKIT_DEVICE typename A::State segDirectFold(const A& a, long long base, int first, int rows) {
-    typename A::State st = a.identity();
-    int r = first;
-    for (; r + (kBatch - 1) * LT < rows; r += kBatch * LT) {
-        typename A::Elem x[kBatch];
-#pragma unroll
-        for (int k = 0; k < kBatch; ++k) x[k] = a.load(base + r + k * LT);
-#pragma unroll
-        for (int k = 0; k < kBatch; ++k) st = a.take(st, x[k], r + k * LT);
-    }
-    if (r < rows) {
-        const int n = (rows - 1 - r) / LT; // the thread's rows here: r, ..., r + n * LT (n < kBatch)
-        const long long b = base + r;
-        typename A::Elem x[kBatch];
-#pragma unroll
-        for (int k = 0; k < kBatch; ++k) x[k] = a.load(b + (unsigned)((k < n ? k : n) * LT));
-#pragma unroll
-        for (int k = 0; k < kBatch; ++k)
-            if (k <= n) st = a.take(st, x[k], r + k * LT);
-    }
-    return st;
-}
-
-/// Stage 1b (one head, one-pass algorithms, a plan with directRows): the pairs of longRows + 1 to
-/// directRows <= chunkRows rows, which the group kernel leaves alone, a block a segment (segments
-/// blockIdx.x, + gridDim.x, ...: a grid of one block a segment, so the hardware hands the blocks
-/// out as SMs free up, whatever the lengths' spread), straight from the offsets, in registers:
-/// thread t folds rows t, t + LT, ... (segDirectFold, SegChunkBatch loads in flight), then the block
-/// tree and a one-chunk pair's second tree: a listed chunk's order, so the same bits as the chunk
-/// kernels give the pair of one chunk. It needs nothing of the group kernel, so it runs beside it
-/// (launched programmatically); block 0 waits for it (pdlWait) before it exits, so that this grid
-/// completes only after the group kernel has, and a kernel that waits for this one (the no-room
-/// kernel, then the chunk kernels) waits for the list too.
-template <int LT, typename A, typename O> __global__ void __launch_bounds__(LT, SegDirectMinBlocks<LT, A>::value)
-    segmentDirectKernel(A a, SegOffsets<O> off, long long segments, long long items, long long longRows,
-                        long long directRows) {
-    WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentDirectKernel");
-    static_assert(!A::kTwoPass, "segmentDirectKernel: A must be a one-pass algorithm (kTwoPass false)");
-    pdlLaunchDependents();
-    for (long long s = blockIdx.x; s < segments; s += gridDim.x) {
-        long long ob = 0, oe = 0, b = 0;
-        segmentBoundsAt(off, s, segments, &ob, &oe);
-        const long long rows = segmentClip(ob, oe, items, &b); // the same in every thread
-        if (rows <= longRows || rows > directRows) continue;   // the group kernel's or listed
-        const typename A::State part =
-            blockTree<LT>(a, segDirectFold<LT, A, SegChunkBatch<A>::value>(a, b, (int)threadIdx.x, (int)rows));
-        if (threadIdx.x < 32) {
-            const typename A::State total = segOneChunkTotal<LT>(a, part);
-            if (threadIdx.x == 0) a.finish(s, total);
-        }
-    }
-    if (blockIdx.x == 0) pdlWait();
-}
-
 /// Stage 2 for one head (SegChunkStaged, sm_80 and newer): the same chunks, folds and bits as
 /// segmentChunkKernel, the rows brought to shared memory by 16-byte cp.async (4-byte ones for the
 /// run's unaligned ends) in pieces of kSegPieceRows x LT rows, kSegStages - 1 pieces ahead across
@@ -287,7 +222,7 @@ template <int LT, typename A> __global__ void __launch_bounds__(LT, SegChunkMinB
     segmentChunkStagedKernel(A a, long long chunkRows, SegList<typename A::State> list) {
     WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentChunkStagedKernel");
     static_assert(SegChunkStaged<A>::value, "segmentChunkStagedKernel: A must read one array of 4-byte elements");
-    pdlWait(); // the group kernel's list (when launched programmatically: segmentLaunch)
+    pdlWait(); // the list of the kernel before (no-room or direct: segmentLaunch)
 #if WARPKIT_ARCH >= 800
     using S = typename A::State;
     using T = typename A::Elem;

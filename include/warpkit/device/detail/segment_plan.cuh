@@ -13,11 +13,16 @@
 //      counted (`chunkRows` rows a chunk); a warp step with long pairs that find no room (only
 //      segments that overlap) is appended to a no-room list; the offsets load two steps ahead,
 //      and a step starts its next step's rows toward L2;
-//   then only when some segment can be long (items > longRows):
-//   1b. for a plan with `directRows` (one head, reduce and log-sum-exp): the direct kernel, a grid
-//      of one block of `longThreads` threads a segment, takes the pairs of longRows + 1 to
-//      directRows <= chunkRows rows straight from the offsets (the group kernel leaves them alone)
-//      and folds each in registers with a one-chunk pair's order (the same bits as listed);
+//   then only when some segment can be long (items > longRows), 1b always where the plan has it:
+//   1b. for a plan with `directRows` (rule G6: one head, reduce and log-sum-exp), in place of 1
+//      and 1c: the direct kernel, a grid of one block of `longThreads` threads a segment, takes
+//      every segment straight from the offsets: an empty one writes its empty value, one of up to
+//      directRows <= chunkRows rows is folded in registers with a one-chunk pair's order (the same
+//      bits as listed; the order depends on the length alone), a longer one is listed by its block
+//      (one atomicAdd on each counter), or, finding no room (only segments that overlap), folded
+//      by that block with the chunk kernels' order; when some segment can be past directRows
+//      (items > directRows) a one-warp kernel clears the counters first (no memset: the direct
+//      kernel is launched programmatically behind it), and stage 2 follows, else nothing more;
 //   1c. the no-room kernel: each listed pair by a whole warp, with the chunk kernels' math (an
 //      empty list, the usual case, costs one count read a warp on one block an SM);
 //   2. the chunk kernel: blocks of `longThreads` threads over the listed chunks (grid-stride, the
@@ -26,9 +31,9 @@
 //      4-byte elements other than a sum (sm_80+) the rows go through shared memory in pieces by
 //      cp.async, three pieces ahead across the block's chunks, with the same folds
 //      (segmentChunkStagedKernel; the sums keep the plain kernel, which measured faster for them);
-//      on sm_90 the direct, no-room and chunk kernels are launched programmatically (placed while
-//      the kernel before runs, waiting for it in pdlWait only where they need the list), so the
-//      direct pairs run beside the group kernel;
+//      on sm_90 the direct (after the clearing kernel), no-room and chunk kernels are launched
+//      programmatically (placed while the kernel before runs, waiting for it in pdlWait only where
+//      they need the list or the counters);
 //   3. for the per-element outputs (softmax, its backward): the write kernel over the same chunks;
 //   4. the softmax: a long segment of at most kSegBlockMaxElems elements (rows x heads) with 1, 2,
 //      4, 8 or 16 heads is listed once instead of by chunks, and done by one block of the block
@@ -69,7 +74,7 @@ struct SegmentPlan {
     int rule;             // index into kSegmentRules (its id: kSegmentRules[rule].id)
     int threads;          // group kernel block size
     int perLane;          // rows a lane of a group aims for (the lane-group width G follows)
-    long long longRows;   // pairs longer than this go to the chunk kernels
+    long long longRows;   // pairs longer than this go to the chunk kernels (G6: past directRows; this sizes the list)
     long long chunkRows;  // rows a chunk
     int longThreads;      // chunk kernels' block size
     bool flat;            // the flat pass (segment_flat.cuh) instead of all of the above
@@ -102,9 +107,8 @@ constexpr unsigned kSegAnySize = 1u << 2 | 1u << 4 | 1u << 8 | 1u << 16, kSegSma
 
 // perLane matches the fold's batch of 8 loads in flight (segment_fold.cuh, forRows). Long
 // pairs are those a whole block serves better than one warp; a chunk holds several thousand
-// elements, so the chunk partials stay a small part of the traffic. G6 lowers longRows when the
-// mean length says most pairs are long anyway: the group kernel's 32-lane pairs go one at a time
-// in a warp, so its few warps' medium pairs would otherwise set its time.
+// elements, so the chunk partials stay a small part of the traffic. G6 runs no group kernel (its
+// direct kernel takes every segment); its longRows only sizes the list's room (segSizes).
 constexpr SegmentRule kSegmentRules[] = {
     // id   kinds            sizes          heads   thr  perLane longRows chunkRows longThr maxMean minMean slc direct
     {"G5", 1u << SegReduce, kSegSmallSize, 1, 1, 256, 8, 1024, 16384, 256, 64, 0, 0, 0}, // short on average: flat

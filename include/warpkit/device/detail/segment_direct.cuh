@@ -1,0 +1,140 @@
+// warpkit/device/detail/segment_direct.cuh: rule G6's kernels behind device/segment.cuh (stage 1b
+// of segment_plan.cuh): the kernel that clears the list's counters, and the direct kernel, a block
+// a segment straight from the offsets for every segment (segDirectFold in registers; a pair past
+// directRows listed by its block for the chunk kernels of segment_long.cuh, or folded by it in
+// their order when it finds no room: segDirectLong). Internal: include warpkit/device/segment.cuh.
+#pragma once
+
+#include "segment_long.cuh"
+
+namespace warpkit {
+namespace detail {
+
+/// Blocks of the direct kernel an SM holds at least: for a one-word state and element 1536 threads
+/// (40 registers: the batch of loads and little else, no list), else the chunk kernel's.
+template <int LT, typename A> struct SegDirectMinBlocks {
+    static constexpr int value = SegChunkBatch<A>::kOneWord ? 1536 / LT : SegChunkMinBlocks<LT, A>::value;
+};
+
+/// foldRows' fold (one head) of rows first, first + LT, ... below `rows` < 2^31 from element `base`,
+/// with forRows' batches (full batches load unpredicated, the last one clamps its loads to the
+/// thread's last row and predicates only its folds) in 32-bit row arithmetic, so that the direct
+/// kernel fits its 40 registers. Row r is row `at` + r of its segment (what take sees).
+template <int LT, typename A, int kBatch>
+WARPKIT_DEVICE typename A::State segDirectFold(const A& a, long long base, int first, int rows, long long at) {
+    typename A::State st = a.identity();
+    int r = first;
+    for (; r + (kBatch - 1) * LT < rows; r += kBatch * LT) {
+        typename A::Elem x[kBatch];
+#pragma unroll
+        for (int k = 0; k < kBatch; ++k) x[k] = a.load(base + r + k * LT);
+#pragma unroll
+        for (int k = 0; k < kBatch; ++k) st = a.take(st, x[k], at + r + k * LT);
+    }
+    if (r < rows) {
+        const int n = (rows - 1 - r) / LT; // the thread's rows here: r, ..., r + n * LT (n < kBatch)
+        const long long b = base + r;
+        typename A::Elem x[kBatch];
+#pragma unroll
+        for (int k = 0; k < kBatch; ++k) x[k] = a.load(b + (unsigned)((k < n ? k : n) * LT));
+#pragma unroll
+        for (int k = 0; k < kBatch; ++k)
+            if (k <= n) st = a.take(st, x[k], at + r + k * LT);
+    }
+    return st;
+}
+
+/// Rule G6's first kernel when a segment can be listed: the list's six counters cleared (one warp)
+/// in place of a cudaMemsetAsync, so that the direct kernel can be launched programmatically behind
+/// it (its blocks placed at once; only a block that lists a pair waits for this grid, pdlWait).
+template <typename S> __global__ void __launch_bounds__(32) segmentClearKernel(SegList<S> list) {
+    pdlLaunchDependents();
+    if (threadIdx.x < 6) list.counter[threadIdx.x] = 0ull;
+}
+
+/// A pair of more than directRows rows met by the direct kernel: listed for the chunk kernels as
+/// the group kernel lists one (listAppend: one atomicAdd on the entries and one on the chunks,
+/// every chunk handed out below the capacity given its owner, -1 when the pair found no room). A
+/// pair without room (only segments that overlap) is folded here with the chunk kernels' order:
+/// chunk c's partial is the block tree of segDirectFold over its rows (foldRows' order; 4 loads in
+/// flight, so that this rare path fits the direct kernel's registers), thread c / per merges the
+/// partials in chunk order (per = ceil(chunks / LT)), then the block tree: segmentChunkJoin's, so
+/// the same bits as listed, by one block. Every thread of the block calls.
+template <int LT, typename A> WARPKIT_DEVICE void segDirectLong(const A& a, const SegList<typename A::State>& l,
+                                                                long long s, long long b, long long rows,
+                                                                long long chunkRows) {
+    using S = typename A::State;
+    __shared__ long long given[2]; // the pair's entry (-1: no room) and its first chunk
+    __shared__ S part;
+    const long long n = segCeilDiv(rows, chunkRows);
+    pdlWait(); // the counters, cleared by the kernel before (segmentLaunch)
+    if (threadIdx.x == 0) {
+        const long long e = (long long)atomicAdd(l.counter, 1ull);
+        const long long c0 = (long long)atomicAdd(l.counter + 1, (unsigned long long)n);
+        const bool room = e < l.maxEntries && c0 < l.maxChunks && n <= l.maxChunks - c0;
+        if (room) l.entries[e] = SegEntry{s, b, rows, c0, 1, 0u, 0};
+        given[0] = room ? e : -1;
+        given[1] = c0;
+    }
+    __syncthreads();
+    const long long e = given[0], c0 = given[1];
+    for (long long k = threadIdx.x; k < n && c0 + k < l.maxChunks; k += LT) l.owner[c0 + k] = (int)e;
+    if (e < 0) {
+        const long long per = segCeilDiv(n, LT);
+        S acc = a.identity();
+        long long owner = 0, taken = 0; // the thread that merges chunk c: c / per, counted
+#pragma unroll 1
+        for (long long r0 = 0; r0 < rows; r0 += chunkRows) {
+            const int m = (int)(rows - r0 < chunkRows ? rows - r0 : chunkRows);
+            const S p = blockTree<LT>(a, segDirectFold<LT, A, 4>(a, b + r0, (int)threadIdx.x, m, r0));
+            if (threadIdx.x == 0) part = p;
+            __syncthreads();
+            if ((long long)threadIdx.x == owner) acc = a.merge(acc, part);
+            if (++taken == per) owner += 1, taken = 0;
+            __syncthreads(); // part is read before the next chunk's is stored
+        }
+        const S total = blockTree<LT>(a, acc);
+        if (threadIdx.x == 0) a.finish(s, total);
+    }
+    __syncthreads(); // `given` is read before the block's next segment stores it
+}
+
+/// Stage 1b, rule G6 (one head, one-pass algorithms, a plan with directRows): every segment, a
+/// block a segment (segments blockIdx.x, + gridDim.x, ...: a grid of one block a segment, so the
+/// hardware hands the blocks out as SMs free up, whatever the lengths' spread), straight from the
+/// offsets, in place of the group kernel. An empty segment writes its empty value; one of up to
+/// directRows <= chunkRows rows is folded in registers: thread t folds rows t, t + LT, ...
+/// (segDirectFold, SegChunkBatch loads in flight), then the block tree and a one-chunk pair's
+/// second tree: a listed chunk's order, so the same bits as the chunk kernels give a pair of one
+/// chunk, and an order set by the segment's length alone. A longer one is listed for the chunk
+/// kernels (or, without room, folded here: segDirectLong). Before it exits, block 0 waits for the
+/// grid before it (pdlWait: the clearing kernel, when one ran), so this grid completes after that
+/// one and the chunk kernels, which wait for this grid, see the cleared counters too.
+template <int LT, typename A, typename O> __global__ void __launch_bounds__(LT, SegDirectMinBlocks<LT, A>::value)
+    segmentDirectKernel(A a, SegOffsets<O> off, long long segments, long long items, long long directRows,
+                        long long chunkRows, SegList<typename A::State> list) {
+    WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentDirectKernel");
+    static_assert(!A::kTwoPass, "segmentDirectKernel: A must be a one-pass algorithm (kTwoPass false)");
+    pdlLaunchDependents();
+    for (long long s = blockIdx.x; s < segments; s += gridDim.x) {
+        long long ob = 0, oe = 0, b = 0;
+        segmentBoundsAt(off, s, segments, &ob, &oe);
+        const long long rows = segmentClip(ob, oe, items, &b); // the same in every thread
+        if (rows > directRows) {
+            segDirectLong<LT>(a, list, s, b, rows, chunkRows);
+        } else if (rows == 0) {
+            if (threadIdx.x == 0) a.empty(s);
+        } else {
+            const typename A::State part =
+                blockTree<LT>(a, segDirectFold<LT, A, SegChunkBatch<A>::value>(a, b, (int)threadIdx.x, (int)rows, 0));
+            if (threadIdx.x < 32) {
+                const typename A::State total = segOneChunkTotal<LT>(a, part);
+                if (threadIdx.x == 0) a.finish(s, total);
+            }
+        }
+    }
+    if (blockIdx.x == 0) pdlWait();
+}
+
+} // namespace detail
+} // namespace warpkit
