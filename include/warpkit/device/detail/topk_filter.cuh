@@ -320,9 +320,9 @@ constexpr int kTopKBoundLoads = 8;
 /// m x j >= k, and the keys are distinct), so no key below B ranks. B: the slices' j-th keys ranked
 /// by topkSortKept (0 ranks last; no bound when fewer than m are nonzero); then every candidate >= B
 /// is appended to s.merge.stage (kTopKBoundLoads loads in flight a thread), and those are ranked by
-/// counting (at most kTopKRankMerge; `ranked` set) or selected by topkSelectCandidates. No digit
-/// pass depends on how many keys tie in value: random rows keep about k .. 1.3 k keys at j = 1
-/// (slices >= k), bf16 rows too. Returns min(k, keys kept). Every thread of the block calls.
+/// counting (at most kTopKRankMerge; `ranked` set) or selected by topkSelectCandidates. Neither B nor
+/// the ranks depend on how many values tie: random rows keep about 1 .. 1.5 k keys at j = 1 (slices
+/// >= k; bf16 at k = 50 about 3 k). Returns min(k, keys kept). Every thread of the block calls.
 WARPKIT_DEVICE int topkBoundSlices(const unsigned long long* cand, int slices, int k, TopKFilterShared& s,
                                    bool& ranked) {
     const int t = (int)threadIdx.x, total = slices * k;
@@ -346,7 +346,7 @@ WARPKIT_DEVICE int topkBoundSlices(const unsigned long long* cand, int slices, i
             topkAppend(key[r] >= bound, key[r], s.merge.stage, s.merge.sel.count); // bound >= 1: no empty slot
         }
     }
-    __syncthreads(); // B is read by every thread before the ranked writes below
+    __syncthreads(); // the appends and their count done, and B read, before the ranked writes below
     const int n = s.merge.sel.count;
     ranked = n <= kTopKRankMerge;
     if (!ranked) return topkSelectCandidates(s.merge.stage, n, k, s, true);
