@@ -24,7 +24,10 @@
 // values: torch.argmax's outputs) against the read; each line ends with the A rule and the row rule.
 // Many (only when named): the grid's cells of 64, 512 and 4096 rows with k {1, 8, 50, 256}, rowTopK
 // and the read only (sample/topk 0, cub-sort -1).
-// Usage: build/bench/topk [out.csv] [grid] [many] [short] [router] [ordered] [arg]   (tables to run; none named: all)
+// Few (only when named): the grid's cells of 1 and 8 rows with k {1, 8, 50, 256}, rowTopK and the
+// read only (the one-row latency target: <= 10 us).
+// Usage: build/bench/topk [out.csv] [grid] [many] [few] [short] [router] [ordered] [arg]   (tables to run; none named:
+// all but many and few)
 #include "bench.cuh"
 #include <warpkit/device/topk.cuh>
 #include <cub/device/device_segmented_radix_sort.cuh>
@@ -247,6 +250,17 @@ int main(int argc, char** argv) {
                     bench_progress("many %s rows=%lld cols=%d", t ? "bf16" : "fp32", rows, cols);
                     if (t == 0) cell<float>(csv, "fp32", rows, cols, manyK, 4, ws, wsBytes, sink, &cub, false);
                     else cell<__nv_bfloat16>(csv, "bf16", rows, cols, manyK, 4, ws, wsBytes, sink, &cub, false);
+                }
+    }
+    if (argc > 2 && bench_wants(argc, argv, "few")) { // a subset of the grid: only when named
+        printf("few rows (the grid's cells of 1 and 8 rows, k <= 256; no peers)\n%s", head);
+        const int fewK[] = {1, 8, 50, 256};
+        for (int t = 0; t < 2; ++t)
+            for (long long rows : {1LL, 8LL})
+                for (int cols : colsList) {
+                    bench_progress("few %s rows=%lld cols=%d", t ? "bf16" : "fp32", rows, cols);
+                    if (t == 0) cell<float>(csv, "fp32", rows, cols, fewK, 4, ws, wsBytes, sink, &cub, false);
+                    else cell<__nv_bfloat16>(csv, "bf16", rows, cols, fewK, 4, ws, wsBytes, sink, &cub, false);
                 }
     }
     if (bench_wants(argc, argv, "short")) {

@@ -247,6 +247,18 @@ template <typename T, typename Idx> void sweep(unsigned seed) {
                                  {1, 262147, 8},
                                  {1, 131072, 64},
                                  {8, 131075, 16},
+                                 // S4 (rows <= 8, k <= 64): the last block's bound from the slices' ranked
+                                 // keys: one and 8 rows at k = 8 (j = 1), 50 (j = 2), 64 (j = 3), 40 (j = 5;
+                                 // the slices' keys ranked by their sort past 16); a last slice empty, so
+                                 // fewer than m slices hold a j-th key (no bound: the select of every key);
+                                 // one and 8 rows at k = 256 (S3)
+                                 {8, 32000, 8},
+                                 {1, 32000, 50},
+                                 {1, 32000, 64},
+                                 {8, 9000, 40},
+                                 {1, 18433, 18},
+                                 {8, 50257, 256},
+                                 {1, 32001, 256},
                                  // stage 3: kept keys ranked by counting (<= 128: k = 16 x 8 warps) and
                                  // past it (k = 17, 32: the radix select when the warps keep more); k = 2
                                  {5, 5000, 16},
@@ -260,6 +272,7 @@ template <typename T, typename Idx> void sweep(unsigned seed) {
                                  {2, 24001, 40}};
     if (!q) {
         shapes.push_back({1, 262144, 256});
+        shapes.push_back({8, 262147, 50}); // S4: 66 slices a row, j = 1
         shapes.push_back({290, 5000, 100});
         shapes.push_back({4, 100000, 2000});
         shapes.push_back({2, 70001, 9000});

@@ -49,7 +49,9 @@
 //   5. slice merge (topkSelectCandidates): a block radix select over the row's slices x k keys (read
 //      past L1, staged in shared memory), every thread counting each pass, digits from the highest bit
 //      in which the keys vary, bits in which none do skipped; up to 128 keys ranked by counting
-//      (topkRankSlices) instead; k = 1: a block max (topkBestOfSlices).
+//      (topkRankSlices) instead; k = 1: a block max (topkBestOfSlices). Split S4 (few rows): the
+//      slices hand off their keys ranked, and the merge first drops every key below a bound of the
+//      row's k-th taken from the slices' own ranked keys (topkBoundSlices), then ranks or selects.
 // An element is dropped only when its warp has kept k keys above it or the sample holds k elements
 // at or above it (which then pass), so the set merged is a superset of the top k, and the answer
 // (the k largest distinct packed keys) is the same bits for any split. For random data about
@@ -156,6 +158,19 @@ struct TopKBitAnd {
     WARPKIT_DEVICE unsigned long long operator()(unsigned long long a, unsigned long long b) const { return a & b; }
 };
 
+/// Appends key to out[] when `take`, at a place counted by the shared counter (the warp's takes in
+/// lane order, one atomic a warp; the order across warps is the atomics'). All 32 lanes of the warp
+/// call (converged).
+WARPKIT_DEVICE void topkAppend(bool take, unsigned long long key, unsigned long long* out, int& count) {
+    const unsigned ballot = __ballot_sync(WARPKIT_FULL_MASK, take);
+    if (ballot == 0u) return;
+    const int leader = __ffs(ballot) - 1;
+    int at = 0;
+    if (laneId() == (unsigned)leader) at = atomicAdd(&count, __popc(ballot));
+    at = __shfl_sync(WARPKIT_FULL_MASK, at, leader);
+    if (take) out[at + __popc(ballot & laneMaskLt())] = key;
+}
+
 /// The k largest nonzero keys of cand[0 .. m) into s.merge.sel.keys[0 .. n), unsorted, n = min(k,
 /// nonzero keys) returned. Stage 5: cand is a split row's slices x k candidates in the workspace (read
 /// past L1); stage 3: cand is s.merge.stage (inShared). A block radix select: the keys' smallest, their
@@ -233,14 +248,7 @@ WARPKIT_DEVICE int topkSelectCandidates(const unsigned long long* cand, int m, i
     for (int base = 0; base < m; base += kTopKThreads) { // every warp converged: m is the same in all
         const int i = base + t;
         const unsigned long long key = i < m ? (staged ? src[i] : __ldcg(src + i)) : 0ull;
-        const bool take = key != 0ull && key >= prefix;
-        const unsigned ballot = __ballot_sync(WARPKIT_FULL_MASK, take);
-        if (ballot == 0u) continue;
-        const int leader = __ffs(ballot) - 1;
-        int at = 0;
-        if (laneId() == (unsigned)leader) at = atomicAdd(&s.merge.sel.count, __popc(ballot));
-        at = __shfl_sync(WARPKIT_FULL_MASK, at, leader);
-        if (take) s.merge.sel.keys[at + __popc(ballot & laneMaskLt())] = key;
+        topkAppend(key != 0ull && key >= prefix, key, s.merge.sel.keys, s.merge.sel.count);
     }
     __syncthreads();
     return (int)(nonzero < (unsigned)k ? nonzero : (unsigned)k);
@@ -300,6 +308,56 @@ WARPKIT_DEVICE int topkBlockBest(unsigned long long key, TopKFilterShared& s) {
     if (threadIdx.x == 0) s.merge.sel.keys[0] = best;
     __syncthreads();
     return best != 0ull ? 1 : 0;
+}
+
+/// Keys a thread of stage 5's bounded gather (S4) loads before it appends any: one wait on L2 for up
+/// to kTopKThreads x kTopKBoundLoads candidates.
+constexpr int kTopKBoundLoads = 8;
+
+/// Stage 5 under S4: k >= 2, 2 .. kTopKThreads slices, each slice's k keys in rank order in cand
+/// (zeros past its count). With j = ceil(k / slices) and m = ceil(k / j) <= slices, the m-th largest
+/// B of the slices' j-th keys bounds the row's k-th key from below (m slices hold j keys >= B each,
+/// m x j >= k, and the keys are distinct), so no key below B ranks. B: the slices' j-th keys ranked
+/// by topkSortKept (0 ranks last; no bound when fewer than m are nonzero); then every candidate >= B
+/// is appended to s.merge.stage (kTopKBoundLoads loads in flight a thread), and those are ranked by
+/// counting (at most kTopKRankMerge; `ranked` set) or selected by topkSelectCandidates. Neither B nor
+/// the ranks depend on how many values tie: random rows keep about 1 .. 1.5 k keys at j = 1 (slices
+/// >= k; bf16 at k = 50 about 3 k). Returns min(k, keys kept). Every thread of the block calls.
+WARPKIT_DEVICE int topkBoundSlices(const unsigned long long* cand, int slices, int k, TopKFilterShared& s,
+                                   bool& ranked) {
+    const int t = (int)threadIdx.x, total = slices * k;
+    const int j = (k + slices - 1) / slices, m = (k + j - 1) / j;
+    const unsigned long long v = t < slices ? __ldcg(cand + (long long)t * k + (j - 1)) : 0ull;
+    s.merge.sel.keys[t] = v;
+    const int nonzero = __syncthreads_count(v != 0ull); // the keys are written before topkSortKept reads
+    topkSortKept(s, slices);
+    if (t == 0) s.merge.sel.count = 0;
+    __syncthreads(); // ranked, and the runs read, before B is read and the stage written
+    const unsigned long long bound = nonzero >= m ? s.merge.sel.keys[m - 1] : 1ull;
+    for (int base = 0; base < total; base += kTopKThreads * kTopKBoundLoads) { // the same trips in every warp
+        unsigned long long key[kTopKBoundLoads];
+#pragma unroll
+        for (int r = 0; r < kTopKBoundLoads; ++r) {
+            const int i = base + r * kTopKThreads + t;
+            key[r] = i < total ? __ldcg(cand + i) : 0ull;
+        }
+#pragma unroll
+        for (int r = 0; r < kTopKBoundLoads; ++r) {
+            topkAppend(key[r] >= bound, key[r], s.merge.stage, s.merge.sel.count); // bound >= 1: no empty slot
+        }
+    }
+    __syncthreads(); // the appends and their count done, and B read, before the ranked writes below
+    const int n = s.merge.sel.count;
+    ranked = n <= kTopKRankMerge;
+    if (!ranked) return topkSelectCandidates(s.merge.stage, n, k, s, true);
+    if (t < n) { // the same trip count in every lane
+        const unsigned long long key = s.merge.stage[t];
+        int rank = 0;
+        for (int i = 0; i < n; ++i) rank += s.merge.stage[i] > key ? 1 : 0;
+        if (rank < k) s.merge.sel.keys[rank] = key;
+    }
+    __syncthreads();
+    return n < k ? n : k;
 }
 
 /// Stage 5 for k = 1: the largest of a split row's m slice candidates (read past L1) by a block max,
@@ -367,12 +425,22 @@ __global__ void __launch_bounds__(kTopKThreads, Best ? kTopKBestBlocksPerSm : kT
         bool ranked;
         int n = topkBlockMerge<T>(s, st, k, largest, sgn, ranked);
         if (lv.slices > 1) {
+            // S4: the slices' keys in rank order, for the last block's bound
+            const bool bound = !Best && lv.sliceBound && lv.slices <= kTopKThreads && lv.slices * k > kTopKRankMerge;
+            if (bound && !ranked) {
+                topkSortKept(s, n);
+                __syncthreads(); // the ranked keys are written before the hand-off reads them
+            }
             if (!topkFilterHandOff(lv, row, item, s, n)) continue;
             const unsigned long long* cand = lv.cout + row * lv.slices * k;
-            ranked = k == 1 || lv.slices * k <= kTopKRankMerge;
-            n = k == 1   ? topkBestOfSlices(cand, lv.slices, s)
-                : ranked ? topkRankSlices(cand, lv.slices * k, k, s)
-                         : topkSelectCandidates(cand, lv.slices * k, k, s, false);
+            if (bound) {
+                n = topkBoundSlices(cand, lv.slices, k, s, ranked);
+            } else {
+                ranked = k == 1 || lv.slices * k <= kTopKRankMerge;
+                n = k == 1   ? topkBestOfSlices(cand, lv.slices, s)
+                    : ranked ? topkRankSlices(cand, lv.slices * k, k, s)
+                             : topkSelectCandidates(cand, lv.slices * k, k, s, false);
+            }
         }
         topkFilterFinish(io, lv, row, s, n, ranked);
     }

@@ -33,6 +33,10 @@
 //       workspace and the block that finishes a row's last slice merges them by a block radix select
 //       in shared memory (rows x slices x k keys and an arrival word a row: no memset). On 132
 //       SMs, k = 8: 1 row of 262144: 256 slices; 64 rows: 8; 512 rows: 1 (k = 256: 16 slices a row)
+//   S4  S3 for rows <= maxRows (8) and 2 <= k <= maxK (64) with several slices a row: the slices
+//       hand off their k keys in rank order, and the last block bounds the row's k-th key by the
+//       slices' own keys (m slices whose j-th key is at or above B hold m x j >= k keys >= B), so
+//       that it ranks or selects only the keys at or above B
 //   A1-A3 rowArgMax / rowArgMin: T1 one block a row, or the row family (topkArgRule, at the end)
 #pragma once
 
@@ -81,11 +85,14 @@ struct TopKSplitRule {
     int kFactor;      // S2, S3: a slice holds at least kFactor x k elements
     int minSlice;     // S2, S3: a slice holds at least minSlice elements
     int fillPct;      // S3: the last wave of items fills at least this share of the resident blocks
+    int maxRows;      // S4: rows at most this many, and k at most maxK (else S3)
+    int maxK;
 };
 constexpr TopKSplitRule kTopKSplitRules[] = {
-    {"S1", 2, 0, 0, 0, 0},
-    {"S2", 0, 2, 4, kTopKTile, 0},
-    {"S3", 0, 4, 16, 1024, 90},
+    {"S1", 2, 0, 0, 0, 0, 0, 0},
+    {"S2", 0, 2, 4, kTopKTile, 0, 0, 0},
+    {"S3", 0, 4, 16, 1024, 90, 0, 0},
+    {"S4", 0, 4, 16, 1024, 90, 8, 64},
 };
 
 /// rowTopK's plan for one call.
@@ -98,6 +105,7 @@ struct TopKPlan {
     int warpLanes;          // lanes a row (warp select)
     int chunks;             // passes of at most kTopKMaxK ranks (T4: more than one)
     int chunkK;             // ranks a pass: min(k, kTopKMaxK)
+    bool sliceBound;        // S4: the last block of a row bounds its k-th key by the slices' ranked keys
     int levels;             // launches
     int slices[kTopKMaxLevels];
     long long len[kTopKMaxLevels]; // elements a row at each level's input
@@ -167,6 +175,11 @@ inline TopKPlan topkPlan(long long rows, int cols, int k, int sms, bool workspac
         p.splitRule = r.id;
         p.slices[0] = workspace ? topkFillSlices(r, rows, cols, k, sms) : 1;
         if (p.slices[0] > 1) p.workspaceBytes = (size_t)rows * (size_t)p.slices[0] * (size_t)k * 8 + (size_t)rows * 8;
+        const TopKSplitRule& few = kTopKSplitRules[3]; // the same slices
+        if (p.slices[0] > 1 && k >= 2 && k <= few.maxK && rows <= few.maxRows) {
+            p.splitRule = few.id;
+            p.sliceBound = true;
+        }
         return p;
     }
     if (!workspace || p.chunks > 1 || rows >= (long long)whole.minRowsPerSm * sms) {
