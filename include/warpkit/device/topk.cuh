@@ -103,9 +103,10 @@ template <typename T> inline cudaError_t topkLaunchFilter(const TopKPlan& p, con
     unsigned long long* done = slices > 1 ? cand + rows * slices * k : nullptr;
     long long seg = (cols + slices - 1) / slices;
     seg = slices > 1 ? (seg + 63) / 64 * 64 : seg; // slices start 16-byte aligned when the row does
-    const TopKLevel lv = {
-        rows, cols, slices, seg, cols, k, k, nullptr, cand, done, slices > 1 ? arrivalTag() : 0ull, p.sliceBound};
-    void (*kernel)(TopKRows<T>, TopKLevel) = k == 1 ? topkFilterKernel<T, true> : topkFilterKernel<T, false>;
+    const TopKLevel lv = {rows, cols, slices, seg, cols, k, k, nullptr, cand, done, slices > 1 ? arrivalTag() : 0ull};
+    void (*kernel)(TopKRows<T>, TopKLevel) = k == 1         ? topkFilterKernel<T, true, false>
+                                             : p.sliceBound ? topkFilterKernel<T, false, true>
+                                                            : topkFilterKernel<T, false, false>;
     int blocks = 1;
     WARPKIT_TRY(gridBlocks(kernel, kTopKThreads, rows * slices, 1, 1LL << 30, &blocks));
     return launchKernel(kernel, blocks, kTopKThreads, stream, io, lv);
@@ -156,8 +157,7 @@ template <typename T> inline cudaError_t topkRun(const TopKRows<T>& io, long lon
                               i ? buf[(i - 1) & 1] : nullptr,
                               last ? nullptr : buf[i & 1],
                               nullptr,
-                              0ull,
-                              false};
+                              0ull};
         const cudaError_t e = i ? topkLaunch<T, false>(io, lv, stream) : topkLaunch<T, true>(io, lv, stream);
         if (e != cudaSuccess) return e;
     }

@@ -401,9 +401,11 @@ template <typename T> WARPKIT_DEVICE int topkBlockMerge(TopKFilterShared& s, Top
 
 /// The kernel of rules T1 / T2 (k <= kTopKFilterMaxK) under split S3: see the header comment. Best:
 /// lv.k is 1 (rule T1; its own kernel, so that its registers do not bound the k >= 2 kernel's).
-template <typename T, bool Best>
+/// Bound: split S4 (the plan's sliceBound), its own kernel, so that S3's compiles without S4's code.
+template <typename T, bool Best, bool Bound>
 __global__ void __launch_bounds__(kTopKThreads, Best ? kTopKBestBlocksPerSm : kTopKFilterBlocksPerSm)
     topkFilterKernel(TopKRows<T> io, TopKLevel lv) {
+    static_assert(!(Best && Bound), "topkFilterKernel: Bound (S4) needs k >= 2, so Best must be false");
     __shared__ TopKFilterShared s;
     const int k = Best ? 1 : lv.k;
     const bool largest = io.largest;
@@ -426,7 +428,7 @@ __global__ void __launch_bounds__(kTopKThreads, Best ? kTopKBestBlocksPerSm : kT
         int n = topkBlockMerge<T>(s, st, k, largest, sgn, ranked);
         if (lv.slices > 1) {
             // S4: the slices' keys in rank order, for the last block's bound
-            const bool bound = !Best && lv.sliceBound && lv.slices <= kTopKThreads && lv.slices * k > kTopKRankMerge;
+            const bool bound = Bound && lv.slices <= kTopKThreads && lv.slices * k > kTopKRankMerge;
             if (bound && !ranked) {
                 topkSortKept(s, n);
                 __syncthreads(); // the ranked keys are written before the hand-off reads them

@@ -64,7 +64,6 @@ struct TopKLevel {
     unsigned long long* cout;      // candidates out (rows x slices x k), null at the last level
     unsigned long long* done;      // S3: an arrival word a row (device/reduce.cuh's arriveTagged), else null
     unsigned long long tag;        // S3: this call's arrival tag (arrivalTag)
-    bool sliceBound;               // S4: slices hand off ranked keys; the last block merges by their bound
 };
 
 /// A work item: (row, slice). Blocks step through items grid-stride with 32-bit divisions only

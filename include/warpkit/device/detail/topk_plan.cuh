@@ -105,7 +105,7 @@ struct TopKPlan {
     int warpLanes;          // lanes a row (warp select)
     int chunks;             // passes of at most kTopKMaxK ranks (T4: more than one)
     int chunkK;             // ranks a pass: min(k, kTopKMaxK)
-    bool sliceBound;        // S4: the last block of a row bounds its k-th key by the slices' ranked keys
+    bool sliceBound;        // S4 (topkFilterKernel's Bound instance): the row's last block bounds its k-th key
     int levels;             // launches
     int slices[kTopKMaxLevels];
     long long len[kTopKMaxLevels]; // elements a row at each level's input
