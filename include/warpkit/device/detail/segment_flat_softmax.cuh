@@ -8,16 +8,19 @@
 // marks become each thread's 32 tail bits as for the reductions (flatStage, flatTakeMarks). The
 // nonempty segments that end in the tile are ranked in order by a block scan of the threads' end
 // counts (rank r: 0 .. nEnds - 1; at most kFlatTile / 2 of them, as a tile holds an element for each);
-// a thread folds its 32 elements (the online-softmax state), and at each end but its run's first,
-// whose segment began inside the run, puts the segment's state (8 bytes) in a shared array at the
-// end's rank. The block scan of (ended, partial) pairs then completes each run's first end, which
-// is the tile's head when its segment began before the tile (then recorded for stage 2, as the
-// reductions' head). After a barrier the threads turn the states into factors in place (the max
-// and the scale or log-sum, 8 bytes), rank t + 128 j by thread t. After another, every element between the
-// head's end and the last end is in a segment whose factors are in the array: thread t writes
-// elements t, t + 128, ... of that range (coalesced), its rank from its run's rank base and tail
-// bits. The head's elements (before its end) and the tail's (after the last end) are deferred: the
-// tile records where they lie.
+// each segment's max and sum live in two shared arrays at its rank. Two segmented folds over a
+// thread's 32 elements, each one short loop with no branch per element: first the maxima (each end
+// puts its segment's max at its rank; a block scan of (ended, max) completes each run's first end,
+// and the last thread puts the tail's max after the last rank), then, after a barrier, the sums of
+// exp(x - max) with each element's own segment max read by its rank (no rescaling; a block scan of
+// (ended, sum) completes the first ends). The tile's head (its segment began before the tile) gets
+// the state (max, sum) of its elements in the tile, recorded for stage 2 as the reductions' head; the
+// tail likewise. fp32 plain kinds keep exp(x - max) in x's slot. After a barrier the threads turn
+// the states into factors in place (the max and the scale or log-sum), rank t + 128 j by thread t.
+// After another, every element between the head's end and the last end is in a segment whose
+// factors are in the arrays: thread t writes elements t, t + 128, ... of that range (coalesced),
+// its rank from its run's rank base and tail bits. The head's elements (before its end) and the
+// tail's (after the last end) are deferred: the tile records where they lie.
 // Stage 2 (the reductions' fixup kernel): where a reduction writes a tile m's head segment's result,
 // the softmax puts its factors in the workspace at m (every tile whose head segment began before it,
 // including one whose head ended exactly at its start: the tiles before read them).
@@ -69,9 +72,10 @@ template <typename A> WARPKIT_DEVICE FlatFactors flatFactors(const A& a, Softmax
 /// SoftmaxFactors for a.store from FlatFactors: the fields the Kind's output reads are the same.
 WARPKIT_DEVICE SoftmaxFactors flatExpand(FlatFactors f) { return SoftmaxFactors{f.max, f.k, f.k, 0.0f}; }
 
-/// Where rank r's factors live in the tile's array: r with its low 4 bits xor its 32-block, so the
-/// threads of a warp, each at its own run of ranks (32 apart at mean length 1), hit different banks.
-WARPKIT_HD constexpr int flatFactorSlot(int r) { return r ^ ((r >> 5) & 15); }
+/// Where rank r's max and sum (then factors) live in the tile's arrays of 4-byte slots: r with its
+/// low 5 bits xor its 32-block, so the threads of a warp, each at its own run of ranks (32 apart at
+/// mean length 1), hit different banks; consecutive ranks (the store pass) stay in different banks.
+WARPKIT_HD constexpr int flatFactorSlot(int r) { return r ^ ((r >> 5) & 31); }
 
 /// Whether the flat pass may run algorithm a: not the softmax in place (stage 2's rewrite of a
 /// tile's segments for offsets out of order would read outputs). Host.
@@ -98,47 +102,29 @@ WARPKIT_DEVICE int flatCountScan(int n, int* total) {
     return before + incl - n;
 }
 
-/// Stage 1, part 2 of the softmax: a thread's run, elements [base, base + n) of the tile (all 32
-/// when Full) from xs, bit k of `tails` set where a segment ends, its first end of rank `rank`,
-/// folded left to right from the identity; each end but the first puts its segment's state in st
-/// at its rank (two words: max, sum), *first gets the fold up to the first end. Returns the fold
-/// after the last end.
-template <bool Full, typename A> WARPKIT_DEVICE SoftmaxState flatSoftmaxRun(const A& a, const typename A::Elem* xs,
-                                                                            int base, int n, unsigned tails, int rank,
-                                                                            float2* st, SoftmaxState* first) {
-    const typename A::Elem* run = xs + flatPad(base);
-    SoftmaxState acc = a.identity();
-    if (tails == 0u) { // no end in the run: a whole one 8 values an update (one max, one rescale)
-        if constexpr (Full) {
-#pragma unroll
-            for (int c = 0; c < kFlatItems; c += 8) {
-                typename A::Elem v[8];
-#pragma unroll
-                for (int j = 0; j < 8; ++j) v[j] = run[c + j];
-                acc = softmaxStateUpdate(acc, v);
-            }
-        } else {
-#pragma unroll
-            for (int k = 0; k < kFlatItems; ++k)
-                if (k < n) acc = a.take(acc, run[k], 0);
-        }
-        return acc;
-    }
-    const int f = __ffs((int)tails) - 1;
-    // the states only: their factors (a reciprocal or a logarithm each), taken here, would cost the
-    // warp their instructions at nearly every k where any of its lanes has an end (every k at mean 4)
-#pragma unroll
-    for (int k = 0; k < kFlatItems; ++k) {
-        if (Full || k < n) acc = a.take(acc, run[k], 0);
-        if ((tails >> k) & 1u) {
-            if (k == f) *first = acc;
-            else st[flatFactorSlot(rank)] = make_float2(acc.max, acc.sum);
-            ++rank;
-            acc = a.identity();
-        }
-    }
-    return acc;
-}
+/// The segmented maxima's and sums' operators of the block scans (flatBlockScan).
+struct FlatMaxOp {
+    using State = float;
+    WARPKIT_DEVICE float identity() const { return negInf(); }
+    WARPKIT_DEVICE float merge(float x, float y) const { return Max{}(x, y); } // NaN if either is
+};
+struct FlatSumOp {
+    using State = float;
+    WARPKIT_DEVICE float identity() const { return 0.0f; }
+    WARPKIT_DEVICE float merge(float x, float y) const { return x + y; }
+};
+
+/// The max a segment's exponents are taken against: 0 for an all -inf segment (as softmaxFactors),
+/// so that its sum is 0 and its state {-inf, 0}.
+WARPKIT_DEVICE float flatExpMax(float m) { return m == negInf() ? 0.0f : m; }
+
+/// Whether the fold keeps exp(x - max) in x's shared slot for the store pass (the plain kinds of
+/// fp32: the store is then one multiply, with the same bits as SegSoftmaxAlgo::store).
+template <typename A> struct SegFlatKeepExp {
+    static constexpr bool value = IsSame<typename A::Elem, float>::value && (SegFlatSoftmax<A>::kind & SoftmaxLog) == 0;
+};
+
+constexpr int kFlatSoftmaxUnroll = 8; // elements a step of the folds: one copy of each fold's body
 
 /// Stage 1 of the softmax: one tile (see the header comment), s0 and s1 the splits of its two
 /// boundaries, ah what flatAhead loaded for it, xs its elements' buffer, defer[tile] its deferred
@@ -152,10 +138,12 @@ WARPKIT_DEVICE void flatSoftmaxTile(const A& a, SegOffsets<O> o, long long items
                                     long long tile, long long s0, long long s1, const FlatAhead<O>& ah,
                                     SegFlatTile<SoftmaxState>* rec, FlatDefer* defer, unsigned* bad,
                                     unsigned char* marks, typename A::Elem* xs) {
-    using S = SoftmaxState;
-    __shared__ float2 st[kFlatTile / 2]; // by rank (at most kFlatTile / 2 nonempty ends): states, then factors
-    __shared__ int lastEnd;              // the tile's last end (its element), when it has one
+    using T = typename A::Elem;
+    __shared__ float smax[kFlatTile / 2 + 1]; // by slot of rank (at most kFlatTile / 2 ends), and the tail's
+    __shared__ float ssum[kFlatTile / 2];     // by slot of rank: sums, then with smax the factors
+    __shared__ int lastEnd;                   // the tile's last end (its element), when it has one
     static_assert(kFlatThreads * sizeof(uint2) <= kFlatTile, "flatSoftmaxTile: the run table fits the marks");
+    static_assert(kFlatItems % kFlatSoftmaxUnroll == 0, "flatSoftmaxTile: the folds' steps tile a run");
     uint2* runs = reinterpret_cast<uint2*>(marks); // each thread's (rank of its first end, tail bits)
     runs[threadIdx.x] = make_uint2(0u, 0u);        // the tile before's, read before the caller's barrier
     // 1. the tile's span, head, ends and elements (as flatTile); this thread's tail bits
@@ -167,42 +155,104 @@ WARPKIT_DEVICE void flatSoftmaxTile(const A& a, SegOffsets<O> o, long long items
     const int nX = sp.nX, base = (int)threadIdx.x * kFlatItems;
     const bool headInTile = sp.headInTile;
     const int n = nX - base < 0 ? 0 : (nX - base < kFlatItems ? nX - base : kFlatItems);
-    // 2. the ends' ranks: a thread's first end is rank r0
+    // 2. the ends' ranks: a thread's first end is rank r0; a run's slots past the tile's elements
+    //    get -inf, so that every run with elements folds all 32 (max: no change; exp: 0)
     int nEnds = 0;
     const int r0 = flatCountScan(__popc(tails), &nEnds); // its barrier: every thread has taken its marks
     runs[threadIdx.x] = make_uint2((unsigned)r0, tails);
     if (tails != 0u && r0 + __popc(tails) == nEnds) lastEnd = base + 31 - __clz((int)tails);
-    // 3. the run folded; the segments that begin and end in it put their states in st
-    S first = a.identity();
-    const S acc = n == kFlatItems ? flatSoftmaxRun<true>(a, xs, base, n, tails, r0, st, &first)
-                                  : flatSoftmaxRun<false>(a, xs, base, n, tails, r0, st, &first);
-    // 4. the block scan completes each run's first end: the tile's head, or a segment of rank r0
-    FlatCarry<S> all;
-    const FlatCarry<S> before = flatBlockScan(a, FlatCarry<S>{tails != 0u, acc}, &all);
-    if (tails != 0u) {
-        const S v = a.merge(before.v, first);
-        if (!before.ended && headInTile) rec[tile].head = v;
-        else st[flatFactorSlot(r0)] = make_float2(v.max, v.sum);
+    T* run = xs + flatPad(base);
+#pragma unroll 1
+    for (int k = n > 0 ? n : kFlatItems; k < kFlatItems; ++k) run[k] = Arith<T>::from_acc(negInf());
+    const int len = n > 0 ? kFlatItems : 0;
+    // 3. the maxima: each end's fold in smax at its rank (a run's first end completed below). A step
+    //    loads its elements first; an element's rank is r0 plus the ends before it in the run.
+    float m = negInf();
+#pragma unroll 1
+    for (int k = 0, rank = r0; k < len; k += kFlatSoftmaxUnroll) {
+        const unsigned bits = tails >> k;
+        float v[kFlatSoftmaxUnroll];
+        int q[kFlatSoftmaxUnroll];
+#pragma unroll
+        for (int j = 0; j < kFlatSoftmaxUnroll; ++j) {
+            v[j] = Arith<T>::to_acc(run[k + j]);
+            q[j] = flatFactorSlot(rank);
+            rank += (int)((bits >> j) & 1u);
+        }
+#pragma unroll
+        for (int j = 0; j < kFlatSoftmaxUnroll; ++j) {
+            m = Max{}(m, v[j]);
+            if ((bits >> j) & 1u) {
+                smax[q[j]] = m;
+                m = negInf();
+            }
+        }
     }
-    if (threadIdx.x == kFlatThreads - 1) rec[tile].tail = all.v;
-    // 5. each state's factors in place, ranks threadIdx.x + 128 j by this thread, no branch that
-    //    diverges (rank 0 of a head from before the tile holds nothing and is never read)
+    // 4. the block scan of (ended, max) completes each run's first end (rank r0; rank 0 for the
+    //    tile's head: its max over the tile); smax[nEnds] gets the tail's (the elements past the last end)
+    FlatCarry<float> allMax;
+    const FlatCarry<float> maxBefore = flatBlockScan(FlatMaxOp{}, FlatCarry<float>{tails != 0u, m}, &allMax);
+    if (tails != 0u) smax[flatFactorSlot(r0)] = Max{}(maxBefore.v, smax[flatFactorSlot(r0)]);
+    if (threadIdx.x == kFlatThreads - 1) smax[flatFactorSlot(nEnds)] = allMax.v;
+    __syncthreads();
+    // 5. the sums of exp(x - max), each element against its segment's max in the tile (its rank's:
+    //    loaded with the step's elements, no chain from one end to the next); each end's in ssum.
+    //    The fast exp where the store pass takes its own: every term is at most 1 and the max's is
+    //    1 exactly, so the sum's error stays within a few ulps.
+    constexpr bool keepExp = SegFlatKeepExp<A>::value;
+    float sum = 0.0f;
+#pragma unroll 1
+    for (int k = 0, rank = r0; k < len; k += kFlatSoftmaxUnroll) {
+        const unsigned bits = tails >> k;
+        float v[kFlatSoftmaxUnroll], mx[kFlatSoftmaxUnroll];
+        int q[kFlatSoftmaxUnroll];
+#pragma unroll
+        for (int j = 0; j < kFlatSoftmaxUnroll; ++j) {
+            q[j] = flatFactorSlot(rank);
+            rank += (int)((bits >> j) & 1u);
+            v[j] = Arith<T>::to_acc(run[k + j]);
+            mx[j] = smax[q[j]];
+        }
+#pragma unroll
+        for (int j = 0; j < kFlatSoftmaxUnroll; ++j) {
+            const float e = expDiff<keepExp>(v[j], flatExpMax(mx[j]));
+            if constexpr (keepExp) run[k + j] = e;
+            sum += e;
+            if ((bits >> j) & 1u) {
+                ssum[q[j]] = sum;
+                sum = 0.0f;
+            }
+        }
+    }
+    // 6. the block scan of (ended, sum) completes each run's first end: the tile's head (recorded
+    //    for stage 2) or a segment of rank r0; the tail's state recorded
+    FlatCarry<float> allSum;
+    const FlatCarry<float> sumBefore = flatBlockScan(FlatSumOp{}, FlatCarry<float>{tails != 0u, sum}, &allSum);
+    if (tails != 0u) {
+        const float v = sumBefore.v + ssum[flatFactorSlot(r0)];
+        if (!sumBefore.ended && headInTile) rec[tile].head = SoftmaxState{smax[flatFactorSlot(r0)], v};
+        else ssum[flatFactorSlot(r0)] = v;
+    }
+    if (threadIdx.x == kFlatThreads - 1) rec[tile].tail = SoftmaxState{smax[flatFactorSlot(nEnds)], allSum.v};
+    // 7. each state's factors in place, ranks threadIdx.x + 128 j by this thread, no branch that
+    //    diverges (rank 0 of a head from before the tile holds a partial and is never read)
     const int lo = headInTile ? (int)(c1 - x0) : 0;
     __syncthreads();
     const int hi = nEnds > 0 ? lastEnd + 1 : 0;
     if (threadIdx.x == 0) defer[tile] = FlatDefer{FlatFactors{0.0f, 0.0f}, x0, lo, hi, nX};
     for (int r = (int)threadIdx.x; r < nEnds; r += kFlatThreads) {
-        const float2 v = st[flatFactorSlot(r)];
-        const FlatFactors f = flatFactors(a, SoftmaxState{v.x, v.y});
-        st[flatFactorSlot(r)] = make_float2(f.max, f.k);
+        const int q = flatFactorSlot(r);
+        const FlatFactors f = flatFactors(a, SoftmaxState{smax[q], ssum[q]});
+        smax[q] = f.max;
+        ssum[q] = f.k;
     }
     __syncthreads();
-    // 6. the elements between the head's end and the last end, one coalesced pass
+    // 8. the elements between the head's end and the last end, one coalesced pass
     for (int i = lo + (int)threadIdx.x; i < hi; i += kFlatThreads) {
         const uint2 r = runs[i >> 5];
-        const int rank = (int)r.x + __popc(r.y & ((1u << (i & 31)) - 1u));
-        const float2 f = st[flatFactorSlot(rank)];
-        a.store(flatExpand(FlatFactors{f.x, f.y}), x0 + i, xs[flatPad(i)]);
+        const int q = flatFactorSlot((int)r.x + __popc(r.y & ((1u << (i & 31)) - 1u)));
+        if constexpr (keepExp) a.y[x0 + i] = xs[flatPad(i)] * ssum[q]; // exp(x - max) * scale
+        else a.store(flatExpand(FlatFactors{smax[q], ssum[q]}), x0 + i, xs[flatPad(i)]);
     }
 }
 
