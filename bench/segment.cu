@@ -11,8 +11,10 @@
 // column is the plan's (G5: the flat pass). For sum and max, `alt` times the other pass on the same
 // call: the flat pass where the plan takes the lane groups, the lane groups (G1 / G6, as for
 // begin/end arrays) where it takes the flat pass, so one run places G5's mean limit. For softmax,
-// `alt` (G2c / G3c) times the same plan without the slice tier (sliceGroup 0: the segments past
-// 32768 elements on the chunk kernels), timed alternately with the call in the same run.
+// `alt` on the cells of the flat pass (G7: one head, mean up to 64) times the group kernels (G2,
+// as for begin/end arrays or in place); elsewhere (G2c / G3c) the same plan without the slice tier
+// (sliceGroup 0: the segments past 32768 elements on the chunk kernels); timed alternately with
+// the call in the same run.
 // Op and distribution names after the CSV path keep only those ops and distributions (either list
 // empty: all of them), e.g. `./build/bench/segment out.csv softmax powerlaw giant`.
 //   ./build/bench/segment [out.csv [op | distribution]...]
@@ -71,6 +73,28 @@ static const char* softmaxNoSlice(const float* x, float* y, long long rows, cons
         return id;
     }
     BENCH_CUDA((wkd::segmentLaunch<256, 256>(a, so, segs, heads, rows, p, z, *ws, 0)));
+    return nullptr;
+}
+
+/// The fp32 plain softmax on the group kernels (G2: the plan for begin/end arrays, one head) where
+/// the plan takes the flat pass (G7): its id, and a launch of it into y with workspace *ws (grown as
+/// needed).
+static const char* softmaxGroup(const float* x, float* y, long long rows, const long long* off, long long segs,
+                                void** ws, size_t* cap, bool run) {
+    const wkd::SegSoftmaxAlgo<float, warpkit::SoftmaxPlain> a{{x}, y};
+    const wkd::SegOffsets<long long> so{off, off + 1};
+    const wkd::SegmentPlan p = wkd::segmentPlan(wkd::SegSoftmax, 4, 1, segs, rows, false);
+    const wkd::SegSizes z = wkd::segRoom(wkd::SegSoftmax, 4, 1, segs, rows, false);
+    if (!run) {
+        const size_t need = wkd::segWorkspaceBytes<warpkit::SoftmaxState>(z);
+        if (need > *cap) {
+            if (*ws) BENCH_CUDA(cudaFree(*ws));
+            BENCH_CUDA(cudaMalloc(ws, need));
+            *cap = need;
+        }
+        return wkd::kSegmentRules[p.rule].id;
+    }
+    BENCH_CUDA((wkd::segmentLaunch<256, 256>(a, so, segs, 1, rows, p, z, *ws, 0)));
     return nullptr;
 }
 
@@ -206,10 +230,14 @@ int main(int argc, char** argv) {
                         bench_pair_median_ms(
                             wk, [&] { BENCH_CUDA(cub(cubWs, &cb)); }, &msWk, &msCub);
                     } else {
-                        alt = softmaxNoSlice(x, y, rows, doff, segs, heads, &altWs, &altCap, false);
+                        const bool flat = wkd::segmentPlan(wkd::SegSoftmax, 4, heads, segs, rows, true).flat;
+                        auto other = [&](bool run) {
+                            if (flat) return softmaxGroup(x, y, rows, doff, segs, &altWs, &altCap, run);
+                            return softmaxNoSlice(x, y, rows, doff, segs, heads, &altWs, &altCap, run);
+                        };
+                        alt = other(false);
                         bench_pair_median_ms(
-                            wk, [&] { softmaxNoSlice(x, y, rows, doff, segs, heads, &altWs, &altCap, true); }, &msWk,
-                            &msAlt);
+                            wk, [&] { other(true); }, &msWk, &msAlt);
                     }
                     const warpkit::detail::SegmentPlan plan =
                         warpkit::detail::segmentPlan(op == 2 ? warpkit::detail::SegSoftmax : warpkit::detail::SegReduce,

@@ -17,7 +17,9 @@
 //   * 64-bit offsets past 2^31 through a virtual base (the data pointer moved back by 2^31 + 5
 //     elements: the addresses are never formed outside the real rows, which the clipping proves);
 //   * the flat pass (rule G5): tiles spanned, empty runs, offsets going back (also on grids of 1-3
-//     blocks, each then taking many tiles in turn), several grid shapes;
+//     blocks, each then taking many tiles in turn), several grid shapes; the softmax's (G7): the
+//     same, segments ending on both sides of every kind of tile boundary, past 256 tiles, all
+//     four kinds with all -inf segments, in place (the group kernels) with good and bad offsets;
 //   * the softmax's block and slice tiers: lengths around their limits, heads 1 to 17, y at another
 //     alignment than x and in place with the same bits, nothing written on either side of y's run;
 //     one giant segment among empty ones, NaN / +inf in one head of a long segment;
@@ -396,7 +398,7 @@ Test(device_segment, softmax_every_distribution) {
             char what[96];
             snprintf(what, sizeof what, "%s heads %d float", kDistName[d], heads);
             softmax_case<float>(off, off.back(), heads, hi % 2 == 0, hi, d >= 5, &r, what);
-            if (hi == 1 || hi == 2) {
+            if (hi <= 2) { // heads 1: the softmax's flat pass (G7) up to a mean of 64
                 snprintf(what, sizeof what, "%s heads %d half", kDistName[d], heads);
                 softmax_case<__half>(off, off.back(), heads, false, 1, false, &r, what);
                 snprintf(what, sizeof what, "%s heads %d bf16", kDistName[d], heads);
@@ -1487,6 +1489,218 @@ Test(device_segment, flat_whole_groups_same_bits) {
               "the flat pass is not chosen (mean %.1f)", (double)items / (double)segs);
     reduce_case<float>(off, items, true, 1, true, &r, "flat whole groups");
     flat_sum_on_grids(off, 0, {1LL << 30, 1, 3}, &r);
+}
+
+// ---- the softmax's flat pass (rule G7) ----------------------------------------------------------------------
+/// CSR offsets with a mean length under 64 whose segments' ends fall on every side of tile
+/// boundaries (4096 path items: a segment's elements and then its end): the end item the last of a
+/// tile (d = -1), the first of the next (d = 0: the last element ends the tile), one either side,
+/// sometimes followed by empty segments; short segments between them.
+static std::vector<long long> tile_edge_offsets(int reps, wk_rng* r) {
+    std::vector<long long> off(1, 0);
+    long long p = 0; // path items so far: ends and elements
+    auto push = [&](long long len) {
+        off.push_back(off.back() + len);
+        p += len + 1;
+    };
+    for (int rep = 0; rep < reps; ++rep)
+        for (long long d = -2; d <= 1; ++d) {
+            const long long t = (p + 4096 + 4095) / 4096; // a boundary at least a tile ahead
+            push(t * 4096 + d - p);                       // its end item at t 4096 + d
+            for (int e = 0; e < (rep % 2) * 3; ++e) push(0);
+            for (int k = 0; k < 3000; ++k) push(wk_int(r, 0, 3));
+        }
+    return off;
+}
+
+/// The flat pass alone (segmentFlatLaunch) of the fp32 plain softmax over CSR offsets `off` whose
+/// rows [base, items) hold data (x and y moved back by base, never dereferenced outside them),
+/// y one element off x's alignment, on each grid cap of `grids`: the same bits on every call,
+/// each segment against the host (every segment's rows distinct, empty ones by offsets that go back
+/// too), rows of no segment still poisoned.
+static void flat_softmax_on_grids(const std::vector<long long>& off, long long base, long long items,
+                                  const std::vector<long long>& grids, wk_rng* r, const char* what) {
+    namespace wkd = warpkit::detail;
+    const long long rows = items - base, segs = (long long)off.size() - 1;
+    std::vector<float> hx(rows);
+    for (auto& v : hx) v = (float)wk_uniform(r, -4, 4);
+    float* din = wk_alloc<float>(rows + 1);
+    float* dy = wk_alloc<float>(rows + 2);
+    long long* doff = wk_alloc<long long>(off.size());
+    wk_upload(din, hx.data(), rows);
+    wk_upload(doff, off.data(), off.size());
+    const wkd::SegSoftmaxAlgo<float, warpkit::SoftmaxPlain> a{{din - base}, dy + 1 - base};
+    const wkd::SegOffsets<long long> so{doff, doff + 1};
+    void* w = NULL;
+    WK_CUDA(cudaMalloc(&w, wkd::segFlatBytes<warpkit::SoftmaxState>(segs, items, true)));
+    std::vector<float> first(rows + 2), got(rows + 2);
+    for (size_t run = 0; run < grids.size(); ++run) {
+        wk_poison(dy, rows + 2);
+        WK_CUDA(wkd::segmentFlatLaunch(a, so, segs, items, w, 0, grids[run]));
+        WK_LAUNCHED();
+        wk_download(run ? got.data() : first.data(), dy, rows + 2);
+        cr_assert(run == 0 || memcmp(first.data(), got.data(), (rows + 2) * 4) == 0,
+                  "%s: call %zu (grid cap %lld) differs from call 0 (grid cap %lld)", what, run, grids[run], grids[0]);
+    }
+    std::vector<char> covered(rows + 2, 0);
+    for (long long s = 0; s < segs; ++s) {
+        const Seg g = clip(off[s], off[s + 1], items);
+        std::vector<double> x(g.n), want;
+        double lse;
+        for (long long i = 0; i < g.n; ++i) x[i] = hx[g.b + i - base];
+        ref_softmax(x, 0, &want, &lse);
+        for (long long i = 0; i < g.n; ++i) {
+            const long long at = g.b + i - base + 1;
+            covered[at] = 1;
+            cr_assert(out_close<float>(first[at], want[i], out_tol<float>()),
+                      "%s: segment %lld (%lld rows at %lld) row %lld: %.9g want %.9g", what, s, g.n, g.b, i, first[at],
+                      want[i]);
+        }
+    }
+    unsigned poison;
+    memset(&poison, 0xA5, 4);
+    for (long long i = 0; i < rows + 2; ++i)
+        cr_assert(covered[i] || memcmp(&first[i], &poison, 4) == 0, "%s: y[%lld] (in no segment) written", what, i - 1);
+    for (void* q : {(void*)din, (void*)dy, (void*)doff, w}) WK_CUDA(cudaFree(q));
+}
+
+/// segmentSoftmax in place (y == x) of kind `kind` over CSR offsets whose segments' rows are
+/// distinct: each segment against the host, the same bits on a second call (x uploaded again).
+template <typename T>
+static void in_place_case(const std::vector<long long>& off, long long items, int kind, wk_rng* r, const char* what) {
+    const long long segs = (long long)off.size() - 1;
+    std::vector<T> hx(items), got(items), again(items);
+    for (auto& v : hx) v = pick<T>(r, true);
+    T* d = wk_alloc<T>(items + 1);
+    long long* doff = wk_alloc<long long>(off.size());
+    wk_upload(doff, off.data(), off.size());
+    auto call = [&](void* w, size_t* b) {
+        return warpkit::segmentSoftmax((const T*)d, d, items, (const long long*)doff, segs, 1,
+                                       (warpkit::SoftmaxKind)kind, w, b);
+    };
+    size_t bytes;
+    void* w = workspace(call, &bytes);
+    for (int run = 0; run < 2; ++run) {
+        wk_upload(d, hx.data(), items);
+        WK_CUDA(call(w, &bytes));
+        WK_LAUNCHED();
+        wk_download(run ? again.data() : got.data(), d, items);
+    }
+    cr_assert(memcmp(got.data(), again.data(), items * sizeof(T)) == 0, "%s: two calls differ", what);
+    for (long long s = 0; s < segs; ++s) {
+        const Seg g = clip(off[s], off[s + 1], items);
+        std::vector<double> x(g.n), want;
+        double lse;
+        bool allNegInf = g.n > 0;
+        for (long long i = 0; i < g.n; ++i) {
+            x[i] = wk_to_double(hx[g.b + i]);
+            allNegInf = allNegInf && x[i] == -INFINITY;
+        }
+        ref_softmax(x, kind & 1, &want, &lse);
+        if (allNegInf && (kind & 2)) want.assign(g.n, (kind & 1) ? -INFINITY : 0.0);
+        for (long long i = 0; i < g.n; ++i) {
+            const double gv = wk_to_double(got[g.b + i]);
+            cr_assert(out_close<T>(gv, want[i], out_tol<T>()), "%s seg %lld row %lld (len %lld): %.9g want %.9g", what,
+                      s, i, g.n, gv, want[i]);
+        }
+    }
+    for (void* q : {(void*)d, (void*)doff, w}) WK_CUDA(cudaFree(q));
+}
+
+/// The offsets' parts [a, end] and [0, a] swapped, the end moved 5 past it (clipped): every row in
+/// exactly one segment, one decreasing pair (past the end, then 0), so the flat pass finds the
+/// offsets out of order and redoes every segment.
+static std::vector<long long> rotated(const std::vector<long long>& off) {
+    const size_t a = off.size() / 3;
+    std::vector<long long> o(off.begin() + a, off.end());
+    o.back() += 5;
+    o.insert(o.end(), off.begin(), off.begin() + a + 1);
+    return o;
+}
+
+/// The softmax's flat pass (G7): segments spanning one tile, two, many, and more than 256 tiles
+/// (stage 2a) among short ones and runs of 5000 empty segments (whole tiles of empty ones), fp32
+/// at every misalignment with int and long long offsets, __half, bf16, NaN and +-inf; all four kinds
+/// with all -inf segments; two streams; the pass alone on grids of 1 and 3 blocks, the same bits.
+Test(device_segment, flat_softmax_spanning_tiles) {
+    WK_REQUIRE_GPU();
+    wk_rng r = wk_rng_make(0xf1b0);
+    std::vector<long long> off(1, 0);
+    const long long giant = wk_quick_level() >= 2 ? 1100000 : 2300000; // past 512 tiles: a whole group inside
+    for (int s = 0; s < (wk_quick() ? 60000 : 200000); ++s) {
+        const long long k = wk_int(&r, 0, 999);
+        const long long len = k == 0 ? wk_int(&r, 4000, 40000) : k < 3 ? 0 : wk_int(&r, 0, 3);
+        if (k >= 1 && k <= 3)
+            for (int e = 0; e < 5000; ++e) off.push_back(off.back());
+        off.push_back(off.back() + len);
+        if (s == 1000) off.push_back(off.back() + giant);
+    }
+    const long long items = off.back(), segs = (long long)off.size() - 1;
+    const warpkit::detail::SegmentPlan plan =
+        warpkit::detail::segmentPlan(warpkit::detail::SegSoftmax, 4, 1, segs, items, true);
+    cr_assert(plan.flat && strcmp(warpkit::detail::kSegmentRules[plan.rule].id, "G7") == 0,
+              "the softmax's flat pass is not chosen (mean %.1f)", (double)items / (double)segs);
+    for (int shift = 0; shift < 4; ++shift) {
+        char what[64];
+        snprintf(what, sizeof what, "flat softmax shift %d", shift);
+        softmax_case<float>(off, items, 1, shift % 2 == 0, shift, shift >= 2, &r, what);
+    }
+    softmax_case<__half>(off, items, 1, false, 1, true, &r, "flat softmax half");
+    softmax_case<__nv_bfloat16>(off, items, 1, true, 3, true, &r, "flat softmax bf16");
+    kinds_case<float>(off, 1, &r, "flat softmax kinds float", true);
+    kinds_case<__half>(off, 1, &r, "flat softmax kinds half", true);
+    const std::vector<long long> mean4 = distribution(1, wk_quick() ? 20000 : 200000, &r);
+    kinds_case<float>(mean4, 1, &r, "flat softmax kinds mean 4 float");
+    kinds_case<__nv_bfloat16>(mean4, 1, &r, "flat softmax kinds mean 4 bf16");
+    two_streams_case(off, 1, wk_quick() ? 2 : 6, &r, "flat softmax");
+    flat_softmax_on_grids(off, 0, items, {1LL << 30, 1, 3}, &r, "spanning tiles on grids");
+}
+
+/// The softmax's flat pass where segments end on both sides of tile boundaries (tile_edge_offsets),
+/// by element and by end item, then empty segments or not; every kind.
+Test(device_segment, flat_softmax_tile_edges) {
+    WK_REQUIRE_GPU();
+    wk_rng r = wk_rng_make(0xf1b1);
+    const std::vector<long long> off = tile_edge_offsets(wk_quick() ? 4 : 12, &r);
+    const long long items = off.back(), segs = (long long)off.size() - 1;
+    cr_assert(warpkit::detail::segmentPlan(warpkit::detail::SegSoftmax, 4, 1, segs, items, true).flat,
+              "the softmax's flat pass is not chosen (mean %.1f)", (double)items / (double)segs);
+    softmax_case<float>(off, items, 1, false, 1, true, &r, "tile edges");
+    softmax_case<__half>(off, items, 1, true, 0, false, &r, "tile edges half");
+    kinds_case<float>(off, 1, &r, "tile edges kinds", true);
+    kinds_case<__nv_bfloat16>(off, 1, &r, "tile edges kinds bf16", true);
+    flat_softmax_on_grids(off, 0, items, {1LL << 30, 1, 2, 5, 97}, &r, "tile edges on grids");
+}
+
+/// The softmax's flat pass on offsets that go back (rotated: one decreasing pair, one offset past
+/// the rows): each segment its own softmax on several grids; in place (the group kernels) with
+/// offsets in order and going back; 64-bit offsets past 2^31 (the data moved back by 2^31 + 5 rows),
+/// rows before the first segment in none (never written).
+Test(device_segment, flat_softmax_going_back_in_place_past_2_31) {
+    WK_REQUIRE_GPU();
+    wk_rng r = wk_rng_make(0xf1b2);
+    std::vector<long long> off = distribution(0, wk_quick() ? 30000 : 200000, &r);
+    for (int k = 0; k < 3; ++k) off.push_back(off.back() + wk_int(&r, 4000, 12000));
+    for (int k = 0; k < 5000; ++k) off.push_back(off.back() + wk_int(&r, 0, 3));
+    const long long items = off.back();
+    const std::vector<long long> back = rotated(off);
+    cr_assert(
+        warpkit::detail::segmentPlan(warpkit::detail::SegSoftmax, 4, 1, (long long)back.size() - 1, items, true).flat,
+        "the softmax's flat pass is not chosen");
+    softmax_case<float>(back, items, 1, false, 2, true, &r, "flat softmax going back");
+    softmax_case<__half>(back, items, 1, true, 1, false, &r, "flat softmax going back half");
+    flat_softmax_on_grids(back, 0, items, {1LL << 30, 1, 3}, &r, "going back on grids");
+    for (int kind = 0; kind < 4; ++kind) {
+        char what[64];
+        snprintf(what, sizeof what, "in place kind %d", kind);
+        in_place_case<float>(off, items, kind, &r, what);
+        snprintf(what, sizeof what, "in place going back kind %d", kind);
+        in_place_case<__half>(back, items, kind, &r, what);
+    }
+    const long long base = wk_quick_level() >= 2 ? 5 : (1LL << 31) + 5;
+    std::vector<long long> far = distribution(1, wk_quick() ? 30000 : 200000, &r);
+    for (auto& o : far) o += base + 7; // rows [base, base + 7) in no segment
+    flat_softmax_on_grids(far, base, far.back(), {1LL << 30, 1LL << 30, 1, 97}, &r, "past 2^31 on grids");
 }
 
 /// Bad arguments: host only, no GPU needed (every check comes before any CUDA call).

@@ -29,6 +29,22 @@ std::string planText(const SegmentPlan& p) {
     return b;
 }
 
+/// Whether the flat pass has kernels for a call of `kind` over elements of `size` bytes (SegFlatAlgo
+/// of the algorithm segmentRun builds: fp32 / fp16 stand for the sizes).
+bool flatCompiled(int kind, int size) {
+    if (kind == SegReduce) {
+        return size == 4   ? SegFlatAlgo<SegReduceAlgo<float, float, float, warpkit::Sum, false>>::value
+               : size == 2 ? SegFlatAlgo<SegReduceAlgo<__half, float, __half, warpkit::Sum, false>>::value
+                           : false;
+    }
+    if (kind == SegSoftmax) {
+        return size == 4   ? SegFlatAlgo<SegSoftmaxAlgo<float, warpkit::SoftmaxLog>>::value
+               : size == 2 ? SegFlatAlgo<SegSoftmaxAlgo<__half, warpkit::SoftmaxPlain>>::value
+                           : false;
+    }
+    return false;
+}
+
 std::string allPlans(bool* allCompiled, bool used[]) {
     std::string out = "# segmentPlan answers (tests/device/segment_plan.cu): kind size heads: rule and plan; then the\n"
                       "# workspace room (long pairs, chunks) for segments x items.\n";
@@ -52,6 +68,10 @@ std::string allPlans(bool* allCompiled, bool used[]) {
                 for (bool csr : {true, false}) {
                     const SegmentPlan p = segmentPlan((SegmentKind)k, sz, 1, 1000, items, csr);
                     used[p.rule] = true;
+                    if (!segmentPlanCompiled(p) || (p.flat && !flatCompiled(k, sz))) {
+                        *allCompiled = false;
+                        out += "NOT COMPILED: ";
+                    }
                     char b[96];
                     snprintf(b, sizeof b, "%s %d 1 segments=1000 items=%lld %s: ", kKindName[k], sz, items,
                              csr ? "csr" : "bounds");
@@ -78,6 +98,23 @@ std::string allPlans(bool* allCompiled, bool used[]) {
                      z.chunks, segWorkspaceBytes<float>(z));
             out += b;
         }
+    // the softmax's workspace (one head, CSR: the flat pass's room up to a mean of 64, G2's past it,
+    // the larger of the two asked for either way), never less as segments or items grow
+    const long long segsList[] = {1, 1000, 1000000}, itemsList[] = {0, 4096, 64000, 64001, 1LL << 24, 1LL << 26};
+    size_t room[3][6];
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 6; ++j) {
+            const long long segs = segsList[i], items = itemsList[j];
+            size_t& bytes = room[i][j];
+            warpkit::segmentSoftmax((const float*)nullptr, (float*)nullptr, items, (const long long*)nullptr, segs, 1,
+                                    warpkit::SoftmaxPlain, nullptr, &bytes);
+            const bool less = (j > 0 && bytes < room[i][j - 1]) || (i > 0 && bytes < room[i - 1][j]);
+            char b[160];
+            snprintf(b, sizeof b, "room softmax f32 csr heads=1 segments=%lld items=%lld: %s bytes=%zu%s\n", segs,
+                     items, kSegmentRules[segmentPlan(SegSoftmax, 4, 1, segs, items, true).rule].id, bytes,
+                     less ? " DECREASED" : "");
+            out += b;
+        }
     return out;
 }
 
@@ -88,5 +125,7 @@ Test(device_segment_plan, golden) {
     const std::string got = allPlans(&compiled, used);
     cr_expect(compiled, "a segment plan has no compiled kernel (see the NOT COMPILED lines):\n%s", got.c_str());
     for (int i = 0; i < kSegmentRuleCount; ++i) cr_expect(used[i], "rule %s is never chosen", kSegmentRules[i].id);
+    cr_expect(got.find("DECREASED") == std::string::npos, "a workspace size decreased as the counts grew:\n%s",
+              got.c_str());
     wk_golden_check(kGoldenPath, got);
 }

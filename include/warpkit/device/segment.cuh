@@ -35,8 +35,9 @@
 //
 // Determinism: the same input gives the same bits on every call, on any stream, whatever the
 // timing and launch shape: every value is combined in a fixed order that depends only on the
-// plan (segment_plan.cuh) and the segment's length, or, for the flat pass of short segments (rule
-// G5: CSR offsets, one head, a reduction), on the clipped offsets (segment_flat.cuh), or, for the
+// plan (segment_plan.cuh) and the segment's length, or, for the flat pass of short segments (rules
+// G5 and G7: CSR offsets, one head, a reduction or the softmax), on the clipped offsets
+// (segment_flat.cuh, segment_flat_softmax.cuh), or, for the
 // softmax's block and slice tiers, also on x's address modulo 16 bytes at the segment
 // (segment_block.cuh, segment_slice.cuh), never on the device, the grid or which block ran first.
 // No float atomics are used.
@@ -56,9 +57,10 @@
 // alignment; calls in flight at once must not share one. When a segment can be longer than the
 // plan's short-segment limit (items above it), each call clears 48 bytes of it with one
 // cudaMemsetAsync and runs three or four kernels (five for the softmax); otherwise one kernel. The flat pass (rule G5)
-// clears 4 bytes and runs three kernels (four past 2^20 path items). Rule G6 (one head, reductions
-// and log-sum-exp, long on average) runs one kernel when items <= 16384, else three (one clears the
-// 48 bytes, no memset).
+// clears 4 bytes and runs three kernels (four past 2^20 path items); the softmax's (G7, not taken in
+// place) one more, which writes the elements of the segments that span its tiles. Rule G6 (one
+// head, reductions and log-sum-exp, long on average) runs one kernel when items <= 16384, else three
+// (one clears the 48 bytes, no memset).
 //
 // How it works: device/detail/segment_plan.cuh (the stages and the rule table) and
 // segment_kernels.cuh. Overlapping segments are correct; if their long segments need more room
@@ -267,7 +269,8 @@ template <typename A, typename Offs> inline cudaError_t segmentRun(const A& a, S
         // A call that can take the flat pass asks for the larger of its two workspaces, so the size
         // never decreases as the counts grow, whichever pass the mean length picks.
         const bool flatCapable = SegFlatAlgo<A>::value && segmentPlan(kind, elemBytes, heads, 1, 0, true).flat;
-        const size_t group = segWorkspaceBytes<S>(z), flat = flatCapable ? segFlatBytes<S>(segments, items) : 0;
+        const size_t group = segWorkspaceBytes<S>(z);
+        const size_t flat = flatCapable ? segFlatBytes<S>(segments, items, SegFlatSoftmax<A>::value) : 0;
         const size_t need = group > flat ? group : flat;
         if (ws == nullptr) {
             *wsBytes = need;
@@ -277,8 +280,9 @@ template <typename A, typename Offs> inline cudaError_t segmentRun(const A& a, S
             return cudaErrorInvalidValue;
         if (segments == 0) return cudaSuccess;
         const SegOffsets<O> off = segOffsets(offsets);
+        // The softmax in place (y == x) takes its flat rule's group-kernel fields (G7's are G2's).
         if constexpr (SegFlatAlgo<A>::value)
-            if (p.flat) return segmentFlatLaunch(a, off, segments, items, ws, stream);
+            if (p.flat && segFlatAllowed(a)) return segmentFlatLaunch(a, off, segments, items, ws, stream);
         if (p.threads == 256 && p.longThreads == 256)
             return segmentLaunch<256, 256>(a, off, segments, heads, items, p, z, ws, stream);
         if (p.threads == 128 && p.longThreads == 128)

@@ -34,6 +34,9 @@
 // (its stage-2a fold), so a segment over a million tiles is a few thousand items; 32 lanes fold
 // consecutive items (8 loads in flight), then warpTree in lane order.
 //
+// The softmax (rule G7) takes the same stages with its own tile and a stage 3 that writes the
+// elements of the segments that span tiles: segment_flat_softmax.cuh.
+//
 // Determinism: every combining order depends only on the clipped offsets (through the tiles of
 // the path) and the constants here, never on the device, grid, stream or timing.
 //
@@ -147,9 +150,11 @@ template <typename T> WARPKIT_HD constexpr bool flatAsyncElems() {
 /// Blocks of the tile kernel an SM holds at least (launch bounds): 7 for 4-byte values (72
 /// registers; 29.5 KB of shared memory a block, so 7 fit), 6 for 16-bit values and for ArgMax /
 /// ArgMin (80 registers: the rows). Each holds a batch of 4 segment ends a thread (flatStage) and
-/// the next tile's first ends with no spill on sm_75 to sm_90.
+/// the next tile's first ends with no spill on sm_75 to sm_90. The softmax (two-pass: its tile's
+/// 16 KB of factors beside the elements, 37.5 KB a block for 4-byte values, so 6 fit) 6.
 template <typename A> WARPKIT_HD constexpr int flatMinBlocks() {
-    return sizeof(typename A::Elem) == 4 && !SegFlatRows<A>::value ? 7 : 6;
+    if constexpr (A::kTwoPass) return 6;
+    else return sizeof(typename A::Elem) == 4 && !SegFlatRows<A>::value ? 7 : 6;
 }
 
 /// The elements p[0 .. nX) to elems[flatPad(i)] by cp.async, element threadIdx.x + 128 m by this
@@ -265,7 +270,7 @@ template <int K, typename A, typename O> WARPKIT_DEVICE bool flatEnds(const A& a
             if (b[u] == e[u]) a.empty(s0 + j);
             else if (ends) marks[e[u] - 1] = 1;
             if constexpr (SegFlatStaged<A>::value) segAt[j] = (unsigned short)(ends && b[u] >= 0 ? e[u] - 1 : 0xffff);
-            else if (ends) segAt[flatSegPad(e[u] - 1)] = (unsigned short)j;
+            else if (ends && !A::kTwoPass) segAt[flatSegPad(e[u] - 1)] = (unsigned short)j; // softmax: ranks
         }
     }
     return true;
@@ -283,7 +288,7 @@ template <typename A, typename O> WARPKIT_DEVICE bool flatStage(const A& a, SegO
                                                                 unsigned short* segAt, typename A::Elem* elems) {
     using T = typename A::Elem;
     constexpr int kBatch = 4; // pairs a thread: their loads fit flatMinBlocks' registers
-    if constexpr (flatAsyncElems<T>()) flatCopyElems(a.in + x0, nX, elems);
+    if constexpr (flatAsyncElems<T>()) flatCopyElems(segStageSource(a) + x0, nX, elems);
     const long long lo = x0 > 0 ? x0 - 1 : 0, hi = x0 + nX + 1 < items ? x0 + nX + 1 : items;
     const O* ob = o.begin + s0;
     bool ok = nS == 0 || flatEnds(a, ah.b, ah.e, s0, nS, 0, lo, hi, x0, nX, true, marks, segAt);
@@ -302,7 +307,7 @@ template <typename A, typename O> WARPKIT_DEVICE bool flatStage(const A& a, SegO
         }
     }
     if constexpr (flatAsyncElems<T>()) asyncCopyWait(0);
-    else flatLoadElems(a.in + x0, nX, elems);
+    else flatLoadElems(segStageSource(a) + x0, nX, elems);
     return ok;
 }
 
@@ -387,6 +392,43 @@ WARPKIT_DEVICE typename A::State flatRun(const A& at, typename A::Elem* xs, int 
     return acc;
 }
 
+/// A tile's span (flatSpan: its first element x0, nS segment ends, nX elements) and head: segment s0
+/// when it ends in the tile and began before it (headOpen; headInTile when it has elements in the
+/// tile: its partial is the fold up to its end, else the identity); its tail is segment s1.
+struct FlatSpan {
+    long long x0;
+    int nS, nX;
+    bool headOpen, headInTile;
+};
+
+/// Stage 1's first steps, for every kind of tile: the span and head (*sp), the tile's ends and
+/// elements into shared memory (flatStage), its record's head and tail segments (and the head's
+/// partial, the identity, when it has no elements in the tile), and this thread's 32 marks as
+/// tail bits (*tails; flatTakeMarks). Returns false when the tile finds the offsets out of order:
+/// the call is flagged and the marks cleared. Every thread of the block calls.
+template <typename A, typename O>
+WARPKIT_DEVICE bool flatOpen(const A& a, SegOffsets<O> o, long long items, long long e0, long long path, long long tile,
+                             long long s0, long long s1, const FlatAhead<O>& ah, SegFlatTile<typename A::State>* rec,
+                             unsigned* bad, unsigned char* marks, unsigned short* segAt, typename A::Elem* xs,
+                             FlatSpan* sp, unsigned* tails) {
+    // 1. the tile's path items: s1 - s0 segment ends and the elements x0 .. x0 + nX
+    bool inOrder = flatSpan(e0, path, tile, s0, s1, &sp->x0, &sp->nS, &sp->nX);
+    // 2. the tile's head and tail
+    sp->headOpen = sp->nS > 0 && ah.c0 < sp->x0;
+    sp->headInTile = sp->headOpen && ah.c1 > sp->x0;
+    // 3. ends and elements into shared memory; a tile with offsets out of order flags the call
+    inOrder = flatStage(a, o, items, s0, sp->nS, sp->x0, sp->nX, ah, marks, segAt, xs) && inOrder;
+    if (threadIdx.x == 0) {
+        rec[tile].headSeg = sp->headOpen ? s0 : -1;
+        rec[tile].tailSeg = s1;
+        if (!sp->headInTile) rec[tile].head = a.identity(); // every record's head written: stage 2 reads them all
+    }
+    const bool ok = __syncthreads_and(inOrder) != 0;
+    *tails = flatTakeMarks(marks, (int)threadIdx.x * kFlatItems);
+    if (!ok && threadIdx.x == 0) *bad = 1u;
+    return ok;
+}
+
 /// Stage 1: one tile (see the header comment), s0 and s1 the splits of its two boundaries, ah what
 /// flatAhead loaded for it, xs its elements' buffer; marks all 0 on entry and on return. Every
 /// thread of the block calls.
@@ -396,30 +438,14 @@ WARPKIT_DEVICE void flatTile(const A& a, SegOffsets<O> o, long long items, long 
                              unsigned* bad, unsigned char* marks, typename A::Elem* xs) {
     using S = typename A::State;
     __shared__ unsigned short segAt[flatSegPad(kFlatTile)];
-    // 1. the tile's path items: s1 - s0 segment ends and the elements x0 .. x0 + nX
-    long long x0 = 0;
-    int nS = 0, nX = 0;
-    bool inOrder = flatSpan(e0, path, tile, s0, s1, &x0, &nS, &nX);
-    // 2. the tile's head: segment s0 when it ends in the tile and began before it (its partial is
-    //    the fold up to its end, the identity when that is the tile's start); its tail: segment s1
-    const long long c0 = ah.c0, c1 = ah.c1;
-    const bool headOpen = nS > 0 && c0 < x0, headInTile = headOpen && c1 > x0;
-    // 3. ends and elements into shared memory; a tile with offsets out of order flags the call
-    inOrder = flatStage(a, o, items, s0, nS, x0, nX, ah, marks, segAt, xs) && inOrder;
-    if (threadIdx.x == 0) {
-        rec[tile].headSeg = headOpen ? s0 : -1;
-        rec[tile].tailSeg = s1;
-        if (!headInTile) rec[tile].head = a.identity(); // every record's head written: stage 2 reads them all
-    }
-    const int base = (int)threadIdx.x * kFlatItems;
-    if (!__syncthreads_and(inOrder)) {
-        flatTakeMarks(marks, base);
-        if (threadIdx.x == 0) *bad = 1u;
-        return;
-    }
+    FlatSpan sp;
+    unsigned tails = 0u;
+    if (!flatOpen(a, o, items, e0, path, tile, s0, s1, ah, rec, bad, marks, segAt, xs, &sp, &tails)) return;
+    const long long x0 = sp.x0, c0 = ah.c0, c1 = ah.c1;
+    const int nS = sp.nS, nX = sp.nX, base = (int)threadIdx.x * kFlatItems;
+    const bool headInTile = sp.headInTile;
     // 4. this thread's run of elements [base, base + n), folded in registers
     const int n = nX - base < 0 ? 0 : (nX - base < kFlatItems ? nX - base : kFlatItems);
-    const unsigned tails = flatTakeMarks(marks, base);
     int start = 0; // rows of ArgMax / ArgMin: where the segment holding element base began
     if constexpr (SegFlatRows<A>::value) {
         // the tile's first element is in segment s0 (begun at c0), or, when s0 ends at the tile's

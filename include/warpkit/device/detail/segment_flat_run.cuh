@@ -1,10 +1,11 @@
 // warpkit/device/detail/segment_flat_run.cuh: the flat pass's kernels: stage 0 (the tiles' splits),
 // stage 1 (the tile loop, each tile's first ends loaded a tile ahead), stages 2a and 2 (the folds of
-// the segments that span tiles), and its host launcher; the pass is described, and stage 1's tile
-// defined, in segment_flat.cuh. Internal: include warpkit/device/segment.cuh.
+// the segments that span tiles), stage 3 of the softmax (segment_flat_softmax.cuh) and the host
+// launcher; the pass is described, and stage 1's tile defined, in segment_flat.cuh (the softmax's
+// in segment_flat_softmax.cuh). Internal: include warpkit/device/segment.cuh.
 #pragma once
 
-#include "segment_flat.cuh"
+#include "segment_flat_softmax.cuh"
 
 namespace warpkit {
 namespace detail {
@@ -67,10 +68,11 @@ template <typename O> WARPKIT_DEVICE FlatAhead<O> flatAhead(SegOffsets<O> o, lon
 
 /// Stage 1 kernel: tiles blockIdx.x, blockIdx.x + gridDim.x, ... of the path. Before a tile is
 /// done, the next one's first ends and head offsets (flatAhead) are asked for, so they are in
-/// flight while the tile is folded and scanned; the splits load two tiles ahead.
+/// flight while the tile is folded and scanned; the splits load two tiles ahead. The softmax's
+/// tiles (flatSoftmaxTile) record their deferred elements in defer (unused otherwise).
 template <typename A, typename O> __global__ void __launch_bounds__(kFlatThreads, flatMinBlocks<A>())
     segmentFlatKernel(A a, SegOffsets<O> o, long long segments, long long items, long long tiles,
-                      const long long* splits, SegFlatTile<typename A::State>* rec, unsigned* bad) {
+                      const long long* splits, SegFlatTile<typename A::State>* rec, FlatDefer* defer, unsigned* bad) {
     WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentFlatKernel");
     using T = typename A::Elem;
     __shared__ alignas(16) unsigned char marks[kFlatTile];
@@ -87,7 +89,9 @@ template <typename A, typename O> __global__ void __launch_bounds__(kFlatThreads
     for (; t < tiles; t = n, n += gridDim.x) {
         const long long m = n + gridDim.x, m0 = m < tiles ? splits[m] : 0, m1 = m < tiles ? splits[m + 1] : 0;
         const FlatAhead<O> next = flatAhead(o, items, e0, path, tiles, n, n0, n1);
-        flatTile(a, o, items, e0, path, t, s0, s1, ah, rec, bad, marks, xs);
+        if constexpr (SegFlatSoftmax<A>::value)
+            flatSoftmaxTile(a, o, items, e0, path, t, s0, s1, ah, rec, defer, bad, marks, xs);
+        else flatTile(a, o, items, e0, path, t, s0, s1, ah, rec, bad, marks, xs);
         __syncthreads(); // shared memory is written again by the next tile
         ah = next;
         s0 = n0;
@@ -185,10 +189,11 @@ template <typename A> WARPKIT_DEVICE bool flatFixupShort(const A& a, const SegFl
 
 /// Stage 2 kernel: the fixups (a thread a tile, flatFixupShort; the warp together for each longer
 /// run among its 32 tiles, flatFixupRun, one after the other), or, when a tile found the offsets out
-/// of order, every segment by a warp (lanes strided, warpTree in lane order).
+/// of order, every segment by a warp (lanes strided, warpTree in lane order; the softmax then a
+/// write pass). A tile's head result goes out, or, for the softmax, its factors to defer[m].
 template <typename A, typename O> __global__ void __launch_bounds__(kFlatThreads)
     segmentFlatFixupKernel(A a, SegOffsets<O> o, long long segments, long long items, long long tiles,
-                           const SegFlatTile<typename A::State>* rec, const typename A::State* groups,
+                           const SegFlatTile<typename A::State>* rec, const typename A::State* groups, FlatDefer* defer,
                            const unsigned* bad) {
     WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentFlatFixupKernel");
     const long long warps = (long long)gridDim.x * (kFlatThreads / 32);
@@ -204,7 +209,11 @@ template <typename A, typename O> __global__ void __launch_bounds__(kFlatThreads
                 const typename A::State r = flatFixupRun(a, rec, groups, m0 + src);
                 if ((int)laneId() == src) v = r;
             }
-            if (seg >= 0) a.finish(seg, v);
+            if constexpr (SegFlatSoftmax<A>::value) {
+                if (seg >= 0) defer[m].f = flatFactors(a, v);
+            } else if (seg >= 0) {
+                a.finish(seg, v);
+            }
         }
         return;
     }
@@ -212,6 +221,7 @@ template <typename A, typename O> __global__ void __launch_bounds__(kFlatThreads
         long long b = 0;
         const long long rows = segmentClip((long long)o.begin[s], (long long)o.end[s], items, &b);
         const typename A::State v = warpTree(a, foldRows(a, b, 0, 1, laneId(), rows, 32));
+        if constexpr (SegFlatSoftmax<A>::value) writeRows(a, a.prepare(v), b, 0, 1, laneId(), rows, 32);
         if (laneId() == 0) {
             if (rows == 0) a.empty(s);
             else a.finish(s, v);
@@ -219,11 +229,15 @@ template <typename A, typename O> __global__ void __launch_bounds__(kFlatThreads
     }
 }
 
-/// Whether algorithm A has a flat pass: the reductions of elements of at most 4 bytes (a tile's
-/// elements and ends then fit the 48 KB of static shared memory).
+/// Whether algorithm A has a flat pass: the reductions and the softmax of elements of at most 4
+/// bytes (a tile's elements and ends, and the softmax's factors, then fit the 48 KB of static
+/// shared memory).
 template <typename A> struct SegFlatAlgo { static constexpr bool value = false; };
 template <typename T, typename V, typename Out, typename Op, bool Arg>
 struct SegFlatAlgo<SegReduceAlgo<T, V, Out, Op, Arg>> {
+    static constexpr bool value = sizeof(T) <= 4;
+};
+template <typename T, int Kind> struct SegFlatAlgo<SegSoftmaxAlgo<T, Kind>> {
     static constexpr bool value = sizeof(T) <= 4;
 };
 
@@ -233,14 +247,16 @@ inline long long segFlatTiles(long long segments, long long items) {
     return ((segments < cap ? segments : cap) + (items < cap ? items : cap)) / kFlatTile + 1;
 }
 /// The flat pass's workspace: the flag, then a record a tile, the tiles' splits (tiles + 1) and
-/// the groups' folds, from its first 16-byte boundary.
-template <typename S> inline size_t segFlatBytes(long long segments, long long items) {
-    const size_t tiles = (size_t)segFlatTiles(segments, items);
+/// the groups' folds, from its first 16-byte boundary; for the softmax (defer) then a FlatDefer a
+/// tile.
+template <typename S> inline size_t segFlatBytes(long long segments, long long items, bool defer = false) {
+    const size_t tiles = (size_t)segFlatTiles(segments, items), groups = (tiles / kFlatGroup + 1) * sizeof(S);
     return 15 + 16 + alignUp16(tiles * sizeof(SegFlatTile<S>)) + alignUp16((tiles + 1) * sizeof(long long)) +
-           (tiles / kFlatGroup + 1) * sizeof(S);
+           (defer ? alignUp16(groups) + tiles * sizeof(FlatDefer) : groups);
 }
 
-/// Runs the flat pass (CSR offsets): stages 0 (which clears the flag), 1, 2a and 2. maxBlocks caps
+/// Runs the flat pass (CSR offsets): stages 0 (which clears the flag), 1, 2a, 2 and for the softmax
+/// 3. maxBlocks caps
 /// every grid (tests use it to show the bits do not depend on the grid). Host.
 template <typename A, typename O>
 inline cudaError_t segmentFlatLaunch(const A& a, SegOffsets<O> off, long long segments, long long items, void* ws,
@@ -252,6 +268,8 @@ inline cudaError_t segmentFlatLaunch(const A& a, SegOffsets<O> off, long long se
     const long long tiles = segFlatTiles(segments, items);
     long long* splits = reinterpret_cast<long long*>(p + 16 + alignUp16((size_t)tiles * sizeof(SegFlatTile<S>)));
     S* groups = reinterpret_cast<S*>(reinterpret_cast<char*>(splits) + alignUp16((size_t)(tiles + 1) * 8));
+    FlatDefer* defer = reinterpret_cast<FlatDefer*>(reinterpret_cast<char*>(groups) +
+                                                    alignUp16((size_t)(tiles / kFlatGroup + 1) * sizeof(S)));
     int blocks = 0;
     auto splitKernel = segmentFlatSplitKernel<O>;
     WARPKIT_TRY(gridBlocks(splitKernel, kFlatThreads, tiles + 1, kFlatThreads / 32, maxBlocks, &blocks));
@@ -259,7 +277,7 @@ inline cudaError_t segmentFlatLaunch(const A& a, SegOffsets<O> off, long long se
     auto tileKernel = segmentFlatKernel<A, O>;
     WARPKIT_TRY(gridBlocks(tileKernel, kFlatThreads, tiles, 1, maxBlocks, &blocks));
     WARPKIT_TRY(launchKernel(tileKernel, blocks, kFlatThreads, stream, a, off, segments, items, tiles,
-                             (const long long*)splits, rec, bad));
+                             (const long long*)splits, rec, defer, bad));
     if (tiles > kFlatGroup) { // a run can hold a whole group
         auto group = segmentFlatGroupKernel<A>;
         WARPKIT_TRY(gridBlocks(group, kFlatThreads, tiles / kFlatGroup, kFlatThreads / 32, maxBlocks, &blocks));
@@ -269,8 +287,15 @@ inline cudaError_t segmentFlatLaunch(const A& a, SegOffsets<O> off, long long se
     auto fixup = segmentFlatFixupKernel<A, O>;
     // a thread a tile needs tiles / 128 blocks; 4 times that keeps warps for the per-segment fallback
     WARPKIT_TRY(gridBlocks(fixup, kFlatThreads, tiles, 32, maxBlocks, &blocks));
-    return launchKernel(fixup, blocks, kFlatThreads, stream, a, off, segments, items, tiles, (const SegFlatTile<S>*)rec,
-                        (const S*)groups, (const unsigned*)bad);
+    WARPKIT_TRY(launchKernel(fixup, blocks, kFlatThreads, stream, a, off, segments, items, tiles,
+                             (const SegFlatTile<S>*)rec, (const S*)groups, defer, (const unsigned*)bad));
+    if constexpr (SegFlatSoftmax<A>::value) { // stage 3: a warp a tile
+        auto write = segmentFlatWriteKernel<A>;
+        WARPKIT_TRY(gridBlocks(write, kFlatThreads, tiles, kFlatThreads / 32, maxBlocks, &blocks));
+        return launchKernel(write, blocks, kFlatThreads, stream, a, tiles, (const SegFlatTile<S>*)rec,
+                            (const FlatDefer*)defer, (const unsigned*)bad);
+    }
+    return cudaSuccess;
 }
 
 } // namespace detail

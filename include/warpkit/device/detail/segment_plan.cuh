@@ -43,7 +43,10 @@
 //      slices a group), then a pass that writes (the slice tier, segment_slice.cuh).
 // Rule G5 replaces all of that for short segments on average (a reduction, one head, CSR
 // offsets, items <= maxMean * segments): the flat pass of segment_flat.cuh, kernels over fixed
-// tiles of the merge path of segment ends and elements, whatever the lengths' spread.
+// tiles of the merge path of segment ends and elements, whatever the lengths' spread. Rule G7 does
+// the same for the softmax (segment_flat_softmax.cuh: a tile writes its whole segments, a last
+// kernel the elements of those that span tiles); in place (y == x) it runs its group-kernel
+// fields, which are G2's.
 // No host pass over the offsets and no host synchronisation: the host knows only the segment,
 // head and item counts. The plan depends on the call kind, the element size and the heads; the
 // workspace's room for listed pairs and chunks on the counts (device/segment.cuh, segSizes).
@@ -111,7 +114,8 @@ constexpr unsigned kSegAnySize = 1u << 2 | 1u << 4 | 1u << 8 | 1u << 16, kSegSma
 // direct kernel takes every segment); its longRows only sizes the list's room (segSizes).
 constexpr SegmentRule kSegmentRules[] = {
     // id   kinds            sizes          heads   thr  perLane longRows chunkRows longThr maxMean minMean slc direct
-    {"G5", 1u << SegReduce, kSegSmallSize, 1, 1, 256, 8, 1024, 16384, 256, 64, 0, 0, 0}, // short on average: flat
+    {"G5", 1u << SegReduce, kSegSmallSize, 1, 1, 256, 8, 1024, 16384, 256, 64, 0, 0, 0},  // short on average: flat
+    {"G7", 1u << SegSoftmax, kSegSmallSize, 1, 1, 256, 8, 1024, 8192, 256, 64, 0, 32, 0}, // short on average: flat
     {"G6", kSegReadOnly, kSegAnySize, 1, 1, 256, 8, 256, 16384, 256, 0, 2048, 0, 16384}, // long on average: reduce, lse
     {"G1", kSegReadOnly, kSegAnySize, 1, 1, 256, 8, 1024, 16384, 256, 0, 0, 0, 0},       // one head: reduce, lse
     {"G2", kSegWrites, kSegAnySize, 1, 1, 256, 8, 1024, 8192, 256, 0, 0, 32, 0},         // one head: softmax, backward

@@ -1,0 +1,289 @@
+// warpkit/device/detail/segment_flat_softmax.cuh: the flat pass of the segment softmax (plan rule
+// G7: plain and log, one head, CSR offsets, short segments on average): stage 1's tile for a
+// two-pass algorithm and stage 3, which writes the elements of the segments that span tiles. The
+// merge path, the tiles and stages 0, 2a and 2 are the reductions' (segment_flat.cuh,
+// segment_flat_run.cuh). Internal: include warpkit/device/segment.cuh.
+//
+// Stage 1 (flatSoftmaxTile, one block a tile). The ends and elements go to shared memory and the
+// marks become each thread's 32 tail bits as for the reductions (flatStage, flatTakeMarks). The
+// nonempty segments that end in the tile are ranked in order by a block scan of the threads' end
+// counts (rank r: 0 .. nEnds - 1; at most kFlatTile / 2 of them, as a tile holds an element for each);
+// each segment's max and sum live in two shared arrays at its rank. Two segmented folds over a
+// thread's 32 elements, each one short loop with no branch per element: first the maxima (each end
+// puts its segment's max at its rank; a block scan of (ended, max) completes each run's first end,
+// and the last thread puts the tail's max after the last rank), then, after a barrier, the sums of
+// exp(x - max) with each element's own segment max read by its rank (no rescaling; a block scan of
+// (ended, sum) completes the first ends). The tile's head (its segment began before the tile) gets
+// the state (max, sum) of its elements in the tile, recorded for stage 2 as the reductions' head; the
+// tail likewise. fp32 plain kinds keep exp(x - max) in x's slot. After a barrier the threads turn
+// the states into factors in place (the max and the scale or log-sum), rank t + 128 j by thread t.
+// After another, every element between the head's end and the last end is in a segment whose
+// factors are in the arrays: thread t writes elements t, t + 128, ... of that range (coalesced),
+// its rank from its run's rank base and tail bits. The head's elements (before its end) and the
+// tail's (after the last end) are deferred: the tile records where they lie.
+// Stage 2 (the reductions' fixup kernel): where a reduction writes a tile m's head segment's result,
+// the softmax puts its factors in the workspace at m (every tile whose head segment began before it,
+// including one whose head ended exactly at its start: the tiles before read them).
+// Stage 3 (segmentFlatWriteKernel, a warp a tile): tile m's deferred head elements with its own
+// factors, its deferred tail elements with those of the tile u whose head segment is m's tail
+// segment (u = m + 1 unless the segment spans several tiles: then a search of the tiles' tails).
+// So every element is read once and written once from DRAM except those of the segments that span
+// a tile boundary (read twice). Stage 3 does nothing when a tile found the offsets out of order:
+// stage 2 then does every segment by a warp, a fold and a write pass, after stage 1's tiles in
+// stream order, so the result does not depend on which tiles wrote first. That rewrite reads x
+// again, so an in-place call (y == x) takes the group kernels instead (segFlatAllowed).
+#pragma once
+
+#include "segment_flat.cuh"
+
+namespace warpkit {
+namespace detail {
+
+/// Whether A is the segment softmax (the flat pass's two-pass algorithm), and its Kind.
+template <typename A> struct SegFlatSoftmax {
+    static constexpr bool value = false;
+    static constexpr int kind = SoftmaxPlain;
+};
+template <typename T, int Kind> struct SegFlatSoftmax<SegSoftmaxAlgo<T, Kind>> {
+    static constexpr bool value = true;
+    static constexpr int kind = Kind;
+};
+
+/// A segment's softmax factors as the flat pass keeps them: the max and the one other factor the
+/// Kind's output uses (SegSoftmaxAlgo::store: the scale, or log-sum for a log Kind), 8 bytes.
+struct FlatFactors {
+    float max, k;
+};
+
+/// A tile's deferred elements (stage 3): those of [x0, x0 + pre) (its head segment's, with f) and
+/// of [x0 + post, x0 + n) (its tail segment's, with the factors of the tile that segment ends in).
+/// f is written by stage 2 for every tile with a head segment; the rest by stage 1.
+struct FlatDefer {
+    FlatFactors f;
+    long long x0;
+    int pre, post, n;
+};
+
+/// The flat pass's factors of state s (a.prepare's, less what the Kind's output does not read).
+template <typename A> WARPKIT_DEVICE FlatFactors flatFactors(const A& a, SoftmaxState s) {
+    const SoftmaxFactors f = a.prepare(s);
+    return FlatFactors{f.max, (SegFlatSoftmax<A>::kind & SoftmaxLog) ? f.logSum : f.scale};
+}
+/// SoftmaxFactors for a.store from FlatFactors: the fields the Kind's output reads are the same.
+WARPKIT_DEVICE SoftmaxFactors flatExpand(FlatFactors f) { return SoftmaxFactors{f.max, f.k, f.k, 0.0f}; }
+
+/// Where rank r's max and sum (then factors) live in the tile's arrays of 4-byte slots: r with its
+/// low 5 bits xor its 32-block, so the threads of a warp, each at its own run of ranks (32 apart at
+/// mean length 1), hit different banks; consecutive ranks (the store pass) stay in different banks.
+WARPKIT_HD constexpr int flatFactorSlot(int r) { return r ^ ((r >> 5) & 31); }
+
+/// Whether the flat pass may run algorithm a: not the softmax in place (stage 2's rewrite of a
+/// tile's segments for offsets out of order would read outputs). Host.
+template <typename A> inline bool segFlatAllowed(const A&) { return true; }
+template <typename T, int Kind> inline bool segFlatAllowed(const SegSoftmaxAlgo<T, Kind>& a) {
+    return (const void*)a.x != (const void*)a.y;
+}
+
+/// Exclusive scan of n over the block in thread order; *total gets the block's sum. Every thread
+/// calls, with a barrier of the block between two calls.
+WARPKIT_DEVICE int flatCountScan(int n, int* total) {
+    __shared__ int warps[kFlatThreads / 32];
+    const int lane = (int)laneId(), warp = (int)threadIdx.x / 32;
+    const int incl = warpInclusiveScan(n, Sum{});
+    if (lane == 31) warps[warp] = incl;
+    __syncthreads(); // warps[] is written again a tile later, past that tile's barriers
+    int before = 0, all = 0;
+#pragma unroll
+    for (int w = 0; w < kFlatThreads / 32; ++w) {
+        before += w < warp ? warps[w] : 0;
+        all += warps[w];
+    }
+    *total = all;
+    return before + incl - n;
+}
+
+/// The segmented maxima's and sums' operators of the block scans (flatBlockScan).
+struct FlatMaxOp {
+    using State = float;
+    WARPKIT_DEVICE float identity() const { return negInf(); }
+    WARPKIT_DEVICE float merge(float x, float y) const { return Max{}(x, y); } // NaN if either is
+};
+struct FlatSumOp {
+    using State = float;
+    WARPKIT_DEVICE float identity() const { return 0.0f; }
+    WARPKIT_DEVICE float merge(float x, float y) const { return x + y; }
+};
+
+/// The max a segment's exponents are taken against: 0 for an all -inf segment (as softmaxFactors),
+/// so that its sum is 0 and its state {-inf, 0}.
+WARPKIT_DEVICE float flatExpMax(float m) { return m == negInf() ? 0.0f : m; }
+
+/// Whether the fold keeps exp(x - max) in x's shared slot for the store pass (the plain kinds of
+/// fp32: the store is then one multiply, with the same bits as SegSoftmaxAlgo::store).
+template <typename A> struct SegFlatKeepExp {
+    static constexpr bool value = IsSame<typename A::Elem, float>::value && (SegFlatSoftmax<A>::kind & SoftmaxLog) == 0;
+};
+
+constexpr int kFlatSoftmaxUnroll = 8; // elements a step of the folds: one copy of each fold's body
+
+/// Stage 1 of the softmax: one tile (see the header comment), s0 and s1 the splits of its two
+/// boundaries, ah what flatAhead loaded for it, xs its elements' buffer, defer[tile] its deferred
+/// elements. marks: all 0 on entry but their first 1 KB, which holds the tile before's run table
+/// (each thread's rank base and tail bits, read by its store pass) and is cleared here, before the
+/// first barrier; the caller puts a barrier between two tiles. (In the marks, not an array of its
+/// own, the table leaves 37.5 KB of shared memory a block for 4-byte values: 6 blocks an SM.)
+/// Every thread of the block calls.
+template <typename A, typename O>
+WARPKIT_DEVICE void flatSoftmaxTile(const A& a, SegOffsets<O> o, long long items, long long e0, long long path,
+                                    long long tile, long long s0, long long s1, const FlatAhead<O>& ah,
+                                    SegFlatTile<SoftmaxState>* rec, FlatDefer* defer, unsigned* bad,
+                                    unsigned char* marks, typename A::Elem* xs) {
+    using T = typename A::Elem;
+    __shared__ float smax[kFlatTile / 2 + 1]; // by slot of rank (at most kFlatTile / 2 ends), and the tail's
+    __shared__ float ssum[kFlatTile / 2];     // by slot of rank: sums, then with smax the factors
+    __shared__ int lastEnd;                   // the tile's last end (its element), when it has one
+    static_assert(kFlatThreads * sizeof(uint2) <= kFlatTile, "flatSoftmaxTile: the run table fits the marks");
+    static_assert(kFlatItems % kFlatSoftmaxUnroll == 0, "flatSoftmaxTile: the folds' steps tile a run");
+    uint2* runs = reinterpret_cast<uint2*>(marks); // each thread's (rank of its first end, tail bits)
+    runs[threadIdx.x] = make_uint2(0u, 0u);        // the tile before's, read before the caller's barrier
+    // 1. the tile's span, head, ends and elements (as flatTile); this thread's tail bits
+    FlatSpan sp;
+    unsigned tails = 0u;
+    if (!flatOpen(a, o, items, e0, path, tile, s0, s1, ah, rec, bad, marks, (unsigned short*)nullptr, xs, &sp, &tails))
+        return;
+    const long long x0 = sp.x0, c1 = ah.c1;
+    const int nX = sp.nX, base = (int)threadIdx.x * kFlatItems;
+    const bool headInTile = sp.headInTile;
+    const int n = nX - base < 0 ? 0 : (nX - base < kFlatItems ? nX - base : kFlatItems);
+    // 2. the ends' ranks: a thread's first end is rank r0; a run's slots past the tile's elements
+    //    get -inf, so that every run with elements folds all 32 (max: no change; exp: 0)
+    int nEnds = 0;
+    const int r0 = flatCountScan(__popc(tails), &nEnds); // its barrier: every thread has taken its marks
+    runs[threadIdx.x] = make_uint2((unsigned)r0, tails);
+    if (tails != 0u && r0 + __popc(tails) == nEnds) lastEnd = base + 31 - __clz((int)tails);
+    T* run = xs + flatPad(base);
+#pragma unroll 1
+    for (int k = n > 0 ? n : kFlatItems; k < kFlatItems; ++k) run[k] = Arith<T>::from_acc(negInf());
+    const int len = n > 0 ? kFlatItems : 0;
+    // 3. the maxima: each end's fold in smax at its rank (a run's first end completed below). A step
+    //    loads its elements first; an element's rank is r0 plus the ends before it in the run.
+    float m = negInf();
+#pragma unroll 1
+    for (int k = 0, rank = r0; k < len; k += kFlatSoftmaxUnroll) {
+        const unsigned bits = tails >> k;
+        float v[kFlatSoftmaxUnroll];
+        int q[kFlatSoftmaxUnroll];
+#pragma unroll
+        for (int j = 0; j < kFlatSoftmaxUnroll; ++j) {
+            v[j] = Arith<T>::to_acc(run[k + j]);
+            q[j] = flatFactorSlot(rank);
+            rank += (int)((bits >> j) & 1u);
+        }
+#pragma unroll
+        for (int j = 0; j < kFlatSoftmaxUnroll; ++j) {
+            m = Max{}(m, v[j]);
+            if ((bits >> j) & 1u) {
+                smax[q[j]] = m;
+                m = negInf();
+            }
+        }
+    }
+    // 4. the block scan of (ended, max) completes each run's first end (rank r0; rank 0 for the
+    //    tile's head: its max over the tile); smax[nEnds] gets the tail's (the elements past the last end)
+    FlatCarry<float> allMax;
+    const FlatCarry<float> maxBefore = flatBlockScan(FlatMaxOp{}, FlatCarry<float>{tails != 0u, m}, &allMax);
+    if (tails != 0u) smax[flatFactorSlot(r0)] = Max{}(maxBefore.v, smax[flatFactorSlot(r0)]);
+    if (threadIdx.x == kFlatThreads - 1) smax[flatFactorSlot(nEnds)] = allMax.v;
+    __syncthreads();
+    // 5. the sums of exp(x - max), each element against its segment's max in the tile (its rank's:
+    //    loaded with the step's elements, no chain from one end to the next); each end's in ssum.
+    //    The fast exp where the store pass takes its own: every term is at most 1 and the max's is
+    //    1 exactly, so the sum's error stays within a few ulps.
+    constexpr bool keepExp = SegFlatKeepExp<A>::value;
+    float sum = 0.0f;
+#pragma unroll 1
+    for (int k = 0, rank = r0; k < len; k += kFlatSoftmaxUnroll) {
+        const unsigned bits = tails >> k;
+        float v[kFlatSoftmaxUnroll], mx[kFlatSoftmaxUnroll];
+        int q[kFlatSoftmaxUnroll];
+#pragma unroll
+        for (int j = 0; j < kFlatSoftmaxUnroll; ++j) {
+            q[j] = flatFactorSlot(rank);
+            rank += (int)((bits >> j) & 1u);
+            v[j] = Arith<T>::to_acc(run[k + j]);
+            mx[j] = smax[q[j]];
+        }
+#pragma unroll
+        for (int j = 0; j < kFlatSoftmaxUnroll; ++j) {
+            const float e = expDiff<keepExp>(v[j], flatExpMax(mx[j]));
+            if constexpr (keepExp) run[k + j] = e;
+            sum += e;
+            if ((bits >> j) & 1u) {
+                ssum[q[j]] = sum;
+                sum = 0.0f;
+            }
+        }
+    }
+    // 6. the block scan of (ended, sum) completes each run's first end: the tile's head (recorded
+    //    for stage 2) or a segment of rank r0; the tail's state recorded
+    FlatCarry<float> allSum;
+    const FlatCarry<float> sumBefore = flatBlockScan(FlatSumOp{}, FlatCarry<float>{tails != 0u, sum}, &allSum);
+    if (tails != 0u) {
+        const float v = sumBefore.v + ssum[flatFactorSlot(r0)];
+        if (!sumBefore.ended && headInTile) rec[tile].head = SoftmaxState{smax[flatFactorSlot(r0)], v};
+        else ssum[flatFactorSlot(r0)] = v;
+    }
+    if (threadIdx.x == kFlatThreads - 1) rec[tile].tail = SoftmaxState{smax[flatFactorSlot(nEnds)], allSum.v};
+    // 7. each state's factors in place, ranks threadIdx.x + 128 j by this thread, no branch that
+    //    diverges (rank 0 of a head from before the tile holds a partial and is never read)
+    const int lo = headInTile ? (int)(c1 - x0) : 0;
+    __syncthreads();
+    const int hi = nEnds > 0 ? lastEnd + 1 : 0;
+    if (threadIdx.x == 0) defer[tile] = FlatDefer{FlatFactors{0.0f, 0.0f}, x0, lo, hi, nX};
+    for (int r = (int)threadIdx.x; r < nEnds; r += kFlatThreads) {
+        const int q = flatFactorSlot(r);
+        const FlatFactors f = flatFactors(a, SoftmaxState{smax[q], ssum[q]});
+        smax[q] = f.max;
+        ssum[q] = f.k;
+    }
+    __syncthreads();
+    // 8. the elements between the head's end and the last end, one coalesced pass
+    for (int i = lo + (int)threadIdx.x; i < hi; i += kFlatThreads) {
+        const uint2 r = runs[i >> 5];
+        const int q = flatFactorSlot((int)r.x + __popc(r.y & ((1u << (i & 31)) - 1u)));
+        if constexpr (keepExp) a.y[x0 + i] = xs[flatPad(i)] * ssum[q]; // exp(x - max) * scale
+        else a.store(flatExpand(FlatFactors{smax[q], ssum[q]}), x0 + i, xs[flatPad(i)]);
+    }
+}
+
+/// Stage 3 kernel (a warp a tile, grid-stride): the deferred elements of every tile (see the
+/// header comment), each range lane-strided with 8 loads in flight; nothing when the offsets went
+/// back (stage 2 then wrote every segment).
+template <typename A> __global__ void __launch_bounds__(kFlatThreads)
+    segmentFlatWriteKernel(A a, long long tiles, const SegFlatTile<SoftmaxState>* rec, const FlatDefer* defer,
+                           const unsigned* bad) {
+    const long long warps = (long long)gridDim.x * (kFlatThreads / 32);
+    if (*bad != 0u) return;
+    for (long long m = ((long long)blockIdx.x * kFlatThreads + threadIdx.x) / 32; m < tiles; m += warps) {
+        const FlatDefer d = defer[m];
+        const long long s = rec[m].tailSeg;
+        const bool nextHead = m + 1 < tiles && rec[m + 1].headSeg == s; // the usual case: s ends in m + 1
+        const FlatFactors nf = m + 1 < tiles ? defer[m + 1].f : d.f;
+        if (d.pre > 0) writeRows<A, 8>(a, flatExpand(d.f), d.x0, 0, 1, (long long)laneId(), d.pre, 32);
+        if (d.post >= d.n) continue;
+        FlatFactors f = nf;
+        if (!nextHead) { // s spans tiles: the first tile after m whose tail is past s (tailSeg never decreases)
+            long long lo = m + 1, hi = tiles - 1;
+            while (lo < hi) {
+                const long long mid = (lo + hi) / 2;
+                if (rec[mid].tailSeg <= s) lo = mid + 1;
+                else hi = mid;
+            }
+            f = defer[lo].f;
+        }
+        writeRows<A, 8>(a, flatExpand(f), d.x0 + d.post, 0, 1, (long long)laneId(), d.n - d.post, 32);
+    }
+}
+
+} // namespace detail
+} // namespace warpkit
