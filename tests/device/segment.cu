@@ -1328,6 +1328,9 @@ Test(device_segment, mean1_misaligned_and_all_empty) {
     const std::vector<long long> empty(100001, 500);
     reduce_case<float>(empty, 1000, false, 0, false, &r, "all empty");
     softmax_case<float>(empty, 1000, 3, true, 1, false, &r, "all empty");
+    // no items: every segment is empty (the plan takes the group kernel, one launch, not the flat pass)
+    reduce_case<float>(empty, 0, false, 1, false, &r, "no items");
+    softmax_case<float>(empty, 0, 1, false, 1, false, &r, "no items");
 }
 
 /// The flat pass (plan rule G5: a reduction over CSR offsets with a mean length of at most 64):

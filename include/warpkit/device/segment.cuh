@@ -268,7 +268,7 @@ template <typename A, typename Offs> inline cudaError_t segmentRun(const A& a, S
         const SegSizes z = segRoom(kind, elemBytes, heads, segments, items, segIsCsr(offsets));
         // A call that can take the flat pass asks for the larger of its two workspaces, so the size
         // never decreases as the counts grow, whichever pass the mean length picks.
-        const bool flatCapable = SegFlatAlgo<A>::value && segmentPlan(kind, elemBytes, heads, 1, 0, true).flat;
+        const bool flatCapable = SegFlatAlgo<A>::value && segmentPlan(kind, elemBytes, heads, 1, 1, true).flat;
         const size_t group = segWorkspaceBytes<S>(z);
         const size_t flat = flatCapable ? segFlatBytes<S>(segments, items, SegFlatSoftmax<A>::value) : 0;
         const size_t need = group > flat ? group : flat;

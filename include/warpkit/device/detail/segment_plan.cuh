@@ -87,7 +87,9 @@ struct SegmentPlan {
 
 /// One rule: the first whose conditions hold gives the plan. Conditions: the call kind (a mask of
 /// 1 << SegmentKind), the element size in bytes (a mask of 1 << size), heads in [minHeads, maxHeads],
-/// for maxMean > 0: CSR offsets and items <= maxMean * segments (the flat pass), and for
+/// for maxMean > 0: CSR offsets and 0 < items <= maxMean * segments (the flat pass: with no items
+/// every segment is empty, which the group kernel writes in one launch where the flat pass takes
+/// three or four), and for
 /// minMean > 0: items >= minMean * segments (long on average). sliceGroup applies to the softmax
 /// only (the plan gives 0 for the other kinds); directRows to the one-pass kinds, reduce and
 /// log-sum-exp (0 for the others).
@@ -138,7 +140,7 @@ inline SegmentPlan segmentPlan(SegmentKind kind, int elemBytes, int heads, long 
         const SegmentRule& r = kSegmentRules[i];
         const bool kindOk = (r.kinds >> (int)kind) & 1u;
         const bool sizeOk = elemBytes > 0 && elemBytes < 32 && ((r.elemSizes >> elemBytes) & 1u);
-        const bool meanOk = r.maxMean == 0 || (csr && segments > 0 && items >= 0 && segments < (1ll << 61) &&
+        const bool meanOk = r.maxMean == 0 || (csr && segments > 0 && items > 0 && segments < (1ll << 61) &&
                                                items < (1ll << 61) && (items + r.maxMean - 1) / r.maxMean <= segments);
         const bool longOk = r.minMean == 0 || (segments > 0 && items / r.minMean >= segments);
         if (kindOk && sizeOk && meanOk && longOk && heads >= r.minHeads && heads <= r.maxHeads)
