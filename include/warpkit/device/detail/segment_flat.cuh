@@ -70,6 +70,18 @@ template <typename S> struct SegFlatTile {
     S head, tail;
 };
 
+/// The first tile k in [lo, hi] whose tail segment is past s (rec[k].tailSeg > s; tailSeg never
+/// decreases along the tiles), hi when no tile before it is: a binary search.
+template <typename S>
+WARPKIT_DEVICE long long flatFirstTailPast(const SegFlatTile<S>* rec, long long lo, long long hi, long long s) {
+    while (lo < hi) {
+        const long long mid = (lo + hi) / 2;
+        if (rec[mid].tailSeg <= s) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
 /// The clipped offset c[j] (j in [0, segments]); CSR offsets only (end = begin + 1).
 template <typename O> WARPKIT_DEVICE long long flatOffset(SegOffsets<O> o, long long j, long long items) {
     const long long v = (long long)o.begin[j];
@@ -330,19 +342,33 @@ WARPKIT_DEVICE unsigned flatTakeMarks(unsigned char* marks, int base) {
     return bits;
 }
 
-/// ArgMax / ArgMin: where the segment holding element `base` of the tile began (relative to the
-/// tile): just after the last end of the threads before, else tileStart. Every thread calls.
-WARPKIT_DEVICE int flatRunStart(unsigned tails, int base, int tileStart) {
+/// Exclusive scan of the threads' v over the block in thread order with op (associative and
+/// commutative): thread 0 gets seed, thread t seed op v_0 op ... op v_(t-1); *total gets v_0 op ...
+/// op v_(n-1). Every thread calls, with a barrier of the block between two calls of one Op.
+template <typename Op> WARPKIT_DEVICE int flatIntScan(int v, Op op, int seed, int* total) {
     __shared__ int warps[kFlatThreads / 32];
     const int lane = (int)laneId(), warp = (int)threadIdx.x / 32;
-    const int mine = tails ? base + 32 - __clz((int)tails) : tileStart; // just after its last end
-    const int incl = warpInclusiveScan(mine, Max{});
+    const int incl = warpInclusiveScan(v, op);
     if (lane == 31) warps[warp] = incl;
     __syncthreads(); // the next write of warps[] is a tile later, past that tile's barriers
-    int before = shflUp(incl, 1);
-    if (lane == 0) before = tileStart;
-    for (int w = 0; w < warp; ++w) before = before > warps[w] ? before : warps[w];
+    const int up = shflUp(incl, 1);
+    int before = lane == 0 ? seed : op(seed, up), all = warps[0];
+#pragma unroll
+    for (int w = 0; w < kFlatThreads / 32; ++w) {
+        if (w < warp) before = op(before, warps[w]);
+        if (w > 0) all = op(all, warps[w]);
+    }
+    *total = all;
     return before;
+}
+
+/// ArgMax / ArgMin: where the segment holding element `base` of the tile began (relative to the
+/// tile): just after the last end of the threads before, else tileStart (at most 0, below every
+/// such position). Every thread calls.
+WARPKIT_DEVICE int flatRunStart(unsigned tails, int base, int tileStart) {
+    const int mine = tails ? base + 32 - __clz((int)tails) : tileStart; // just after its last end
+    int last = 0;
+    return flatIntScan(mine, Max{}, tileStart, &last);
 }
 
 /// Stage 1, part 2: a thread's run, elements [base, base + n) of the tile (all 32 when Full) from

@@ -149,15 +149,8 @@ flatFixupRun(const A& a, const SegFlatTile<typename A::State>* rec, const typena
     using S = typename A::State;
     const long long s = rec[m].headSeg;
     long long k = m - 1;
-    if (k > 0 && rec[k - 1].tailSeg == s) { // a long segment: the first tile of the run by a search
-        long long lo = 0, hi = k - 1;
-        while (lo < hi) {
-            const long long mid = (lo + hi) / 2;
-            if (rec[mid].tailSeg < s) lo = mid + 1;
-            else hi = mid;
-        }
-        k = lo;
-    }
+    if (k > 0 && rec[k - 1].tailSeg == s)
+        k = flatFirstTailPast(rec, 0, k - 1, s - 1); // a long segment: the run's first tile
     // the run's items: nL tails, then the whole groups [ga, gb), then nR tails
     const long long ga = (k + kFlatGroup - 1) / kFlatGroup, gb = m / kFlatGroup, whole = ga < gb ? gb - ga : 0;
     const long long nL = whole ? ga * kFlatGroup - k : m - k, nR = whole ? m - gb * kFlatGroup : 0;

@@ -84,24 +84,6 @@ template <typename T, int Kind> inline bool segFlatAllowed(const SegSoftmaxAlgo<
     return (const void*)a.x != (const void*)a.y;
 }
 
-/// Exclusive scan of n over the block in thread order; *total gets the block's sum. Every thread
-/// calls, with a barrier of the block between two calls.
-WARPKIT_DEVICE int flatCountScan(int n, int* total) {
-    __shared__ int warps[kFlatThreads / 32];
-    const int lane = (int)laneId(), warp = (int)threadIdx.x / 32;
-    const int incl = warpInclusiveScan(n, Sum{});
-    if (lane == 31) warps[warp] = incl;
-    __syncthreads(); // warps[] is written again a tile later, past that tile's barriers
-    int before = 0, all = 0;
-#pragma unroll
-    for (int w = 0; w < kFlatThreads / 32; ++w) {
-        before += w < warp ? warps[w] : 0;
-        all += warps[w];
-    }
-    *total = all;
-    return before + incl - n;
-}
-
 /// The segmented maxima's and sums' operators of the block scans (flatBlockScan).
 struct FlatMaxOp {
     using State = float;
@@ -158,7 +140,7 @@ WARPKIT_DEVICE void flatSoftmaxTile(const A& a, SegOffsets<O> o, long long items
     // 2. the ends' ranks: a thread's first end is rank r0; a run's slots past the tile's elements
     //    get -inf, so that every run with elements folds all 32 (max: no change; exp: 0)
     int nEnds = 0;
-    const int r0 = flatCountScan(__popc(tails), &nEnds); // its barrier: every thread has taken its marks
+    const int r0 = flatIntScan(__popc(tails), Sum{}, 0, &nEnds); // its barrier: every thread has taken its marks
     runs[threadIdx.x] = make_uint2((unsigned)r0, tails);
     if (tails != 0u && r0 + __popc(tails) == nEnds) lastEnd = base + 31 - __clz((int)tails);
     T* run = xs + flatPad(base);
@@ -272,15 +254,7 @@ template <typename A> __global__ void __launch_bounds__(kFlatThreads)
         if (d.pre > 0) writeRows<A, 8>(a, flatExpand(d.f), d.x0, 0, 1, (long long)laneId(), d.pre, 32);
         if (d.post >= d.n) continue;
         FlatFactors f = nf;
-        if (!nextHead) { // s spans tiles: the first tile after m whose tail is past s (tailSeg never decreases)
-            long long lo = m + 1, hi = tiles - 1;
-            while (lo < hi) {
-                const long long mid = (lo + hi) / 2;
-                if (rec[mid].tailSeg <= s) lo = mid + 1;
-                else hi = mid;
-            }
-            f = defer[lo].f;
-        }
+        if (!nextHead) f = defer[flatFirstTailPast(rec, m + 1, tiles - 1, s)].f; // s spans tiles
         writeRows<A, 8>(a, flatExpand(f), d.x0 + d.post, 0, 1, (long long)laneId(), d.n - d.post, 32);
     }
 }
