@@ -259,6 +259,9 @@ template <typename T, typename Idx> void sweep(unsigned seed) {
                                  {1, 18433, 18},
                                  {8, 50257, 256},
                                  {1, 32001, 256},
+                                 // S4's gather past its first batch (256 x 8 keys, loaded with the slices'
+                                 // j-th keys): 97 slices x 40 = 3880 keys, a partial second batch
+                                 {2, 100003, 40},
                                  // stage 3: kept keys ranked by counting (<= 128: k = 16 x 8 warps) and
                                  // past it (k = 17, 32: the radix select when the warps keep more); k = 2
                                  {5, 5000, 16},
@@ -316,6 +319,24 @@ template <typename T, typename Idx> void shortSweep(unsigned seed) {
         runCase<T, Idx>(&rng, {9001, 300, 32}, 0, 301, Ties, false);
         runCase<T, Idx>(&rng, {4001, 1024, 1}, 2, 1024, Specials, true);
     }
+}
+
+/// Split S4 only (1-8 rows, 2 <= k <= 64, several slices a row: the last block's bound and the
+/// hand-off without per-thread fences), every pattern, both orders, fp32 and bf16: a short test for
+/// the sanitizers. The first batch of the gather only (256 x 8 = 2048 keys), a partial second (97 x
+/// 40), two full (64 x 64), j = 2, j = 3 and 8 rows.
+Test(device_topk, slice_bound) {
+    WK_REQUIRE_GPU();
+    wk_rng rng = wk_rng_make(0x70e);
+    const Shape shapes[] = {{1, 262147, 8}, {2, 100003, 40}, {1, 131072, 64}, {1, 32000, 50}, {8, 32000, 64}};
+    int i = 0;
+    for (const Shape& s : shapes)
+        for (int pi = 0; pi < kPatterns; ++pi, ++i) {
+            const Pattern p = (Pattern)pi;
+            const long long ld = s.cols + (i % 4 == 1 ? 3 : 0);
+            if (p != RoundEqual) runCase<float, int>(&rng, s, i % 3, ld, p, i % 2 == 0);
+            runCase<__nv_bfloat16, long long>(&rng, s, (i + 1) % 3, ld, p, i % 2 == 1);
+        }
 }
 
 Test(device_topk, short_rows) {
@@ -709,7 +730,8 @@ Test(device_topk, split_workspace_states) {
     const Shape shapes[][2] = {{{1, 262147, 8}, {3, 100001, 1}},
                                {{5, 70001, 200}, {1, 262144, 256}},
                                {{64, 32000, 1}, {13, 50257, 50}},
-                               {{2, 4097, 1}, {7, 9001, 16}}};
+                               {{2, 4097, 1}, {7, 9001, 16}},
+                               {{8, 131075, 16}, {2, 100003, 40}}}; // S4 after S4
     const int fills[] = {0x00, 0x5c, 0xff};
     long long maxN = 0; // the largest rows x cols of any shape above
     for (const auto& pair : shapes)

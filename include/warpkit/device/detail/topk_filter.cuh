@@ -43,9 +43,9 @@
 //      (of every lane's key);
 //   4. finish (topkFilterFinish): the outputs, ranked (topkSortKept, unless stage 3 ranked them), or
 //      the mask. With several slices a row, each slice leaves its k keys in the workspace; the block
-//      that finishes the row's last slice (an arrival word a row, after a __threadfence, counted
-//      under the call's tag as device/reduce.cuh's and left clean by that block: no memset) runs
-//      stage 5 and then 4;
+//      that finishes the row's last slice (an arrival word a row, after a __threadfence, S4: after
+//      a barrier and thread 0's acq_rel arrival; counted under the call's tag as device/reduce.cuh's
+//      and left clean by that block: no memset) runs stage 5 and then 4;
 //   5. slice merge (topkSelectCandidates): a block radix select over the row's slices x k keys (read
 //      past L1, staged in shared memory), every thread counting each pass, digits from the highest bit
 //      in which the keys vary, bits in which none do skipped; up to 128 keys ranked by counting
@@ -121,11 +121,16 @@ template <typename T> WARPKIT_DEVICE void topkFilterFinish(const TopKRows<T>& io
 /// Stage 4 of a slice of a split row: its k keys to the workspace (zeros past n); returns true in the
 /// block that finished the row's last slice (its writes then see every slice's). Every thread calls.
 /// The row's arrival word needs no zeroing: it is counted under the call's tag (device/reduce.cuh),
-/// and the last block leaves it clean for the next call.
+/// and the last block leaves it clean for the next call. Fenced (S3): every thread fences its write
+/// and, in the last block, its later reads (two fence.sc.gpu on the row's critical path); else (S4)
+/// only the barriers and thread 0's acq_rel arrival order them, as deviceReduceKernel's hand-off: the
+/// barrier orders the block's writes before the release, whose cumulativity publishes them, and the
+/// barrier after the acquire orders the block's later reads after it.
+template <bool Fenced = true>
 WARPKIT_DEVICE bool topkFilterHandOff(const TopKLevel& lv, long long row, long long item, TopKFilterShared& s, int n) {
     const int t = (int)threadIdx.x;
     if (t < lv.k) lv.cout[item * lv.k + t] = t < n ? s.merge.sel.keys[t] : 0ull;
-    __threadfence();
+    if (Fenced) __threadfence();
     __syncthreads();
     if (t == 0) {
         s.last = arriveTagged(lv.done + row, lv.tag) == (unsigned)lv.slices - 1u;
@@ -133,7 +138,7 @@ WARPKIT_DEVICE bool topkFilterHandOff(const TopKLevel& lv, long long row, long l
     }
     __syncthreads();
     const bool last = s.last != 0;
-    if (last) __threadfence();
+    if (Fenced && last) __threadfence();
     return last;
 }
 
@@ -325,8 +330,17 @@ constexpr int kTopKBoundLoads = 8;
 /// >= k; bf16 at k = 50 about 3 k). Returns min(k, keys kept). Every thread of the block calls.
 WARPKIT_DEVICE int topkBoundSlices(const unsigned long long* cand, int slices, int k, TopKFilterShared& s,
                                    bool& ranked) {
+    constexpr int Batch = kTopKThreads * kTopKBoundLoads;
     const int t = (int)threadIdx.x, total = slices * k;
     const int j = (k + slices - 1) / slices, m = (k + j - 1) / j;
+    // the gather's first batch is loaded with the j-th keys (one wait on L2 for both: all of them
+    // when slices x k <= Batch) and held in registers over the bound's sort
+    unsigned long long key[kTopKBoundLoads];
+#pragma unroll
+    for (int r = 0; r < kTopKBoundLoads; ++r) {
+        const int i = r * kTopKThreads + t;
+        key[r] = i < total ? __ldcg(cand + i) : 0ull;
+    }
     const unsigned long long v = t < slices ? __ldcg(cand + (long long)t * k + (j - 1)) : 0ull;
     s.merge.sel.keys[t] = v;
     const int nonzero = __syncthreads_count(v != 0ull); // the keys are written before topkSortKept reads
@@ -334,16 +348,17 @@ WARPKIT_DEVICE int topkBoundSlices(const unsigned long long* cand, int slices, i
     if (t == 0) s.merge.sel.count = 0;
     __syncthreads(); // ranked, and the runs read, before B is read and the stage written
     const unsigned long long bound = nonzero >= m ? s.merge.sel.keys[m - 1] : 1ull;
-    for (int base = 0; base < total; base += kTopKThreads * kTopKBoundLoads) { // the same trips in every warp
-        unsigned long long key[kTopKBoundLoads];
+    for (int base = 0;;) { // the same trips in every warp
+#pragma unroll
+        for (int r = 0; r < kTopKBoundLoads; ++r) {
+            topkAppend(key[r] >= bound, key[r], s.merge.stage, s.merge.sel.count); // bound >= 1: no empty slot
+        }
+        base += Batch;
+        if (base >= total) break;
 #pragma unroll
         for (int r = 0; r < kTopKBoundLoads; ++r) {
             const int i = base + r * kTopKThreads + t;
             key[r] = i < total ? __ldcg(cand + i) : 0ull;
-        }
-#pragma unroll
-        for (int r = 0; r < kTopKBoundLoads; ++r) {
-            topkAppend(key[r] >= bound, key[r], s.merge.stage, s.merge.sel.count); // bound >= 1: no empty slot
         }
     }
     __syncthreads(); // the appends and their count done, and B read, before the ranked writes below
@@ -433,7 +448,7 @@ __global__ void __launch_bounds__(kTopKThreads, Best ? kTopKBestBlocksPerSm : kT
                 topkSortKept(s, n);
                 __syncthreads(); // the ranked keys are written before the hand-off reads them
             }
-            if (!topkFilterHandOff(lv, row, item, s, n)) continue;
+            if (!topkFilterHandOff<!Bound>(lv, row, item, s, n)) continue;
             const unsigned long long* cand = lv.cout + row * lv.slices * k;
             if (bound) {
                 n = topkBoundSlices(cand, lv.slices, k, s, ranked);
