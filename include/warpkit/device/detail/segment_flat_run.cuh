@@ -62,11 +62,11 @@ template <typename O> WARPKIT_DEVICE FlatAhead<O> flatAhead(SegOffsets<O> o, lon
     if (tile < tiles) flatSpan(e0, path, tile, s0, s1, &x0, &nS, &nX);
     FlatAhead<O> h;
     if (nS > 0) {
-        flatEndLoads(o.begin + s0, nS, 0, h.b, h.e);
+        flatEndLoads<kFlatAheadEnds>(o.begin + s0, nS, 0, h.v);
         h.c0 = flatOffset(o, s0, items);
         h.c1 = flatOffset(o, s0 + 1, items);
     } else {
-        for (int u = 0; u < kFlatAheadEnds; ++u) h.b[u] = h.e[u] = O(0);
+        for (int u = 0; u <= kFlatAheadEnds; ++u) h.v[u] = O(0);
         h.c0 = tile < tiles ? flatOffset(o, s0, items) : 0;
         h.c1 = x0;
     }

@@ -133,67 +133,66 @@ WARPKIT_DEVICE bool flatSpan(long long e0, long long path, long long tile, long 
 }
 
 /// What a tile needs first, loaded a tile ahead (flatAhead) so it arrives while the tile before is
-/// folded: the offsets of its first kFlatAheadEnds segment ends, pairs threadIdx.x + 128 u (as
-/// flatEnds loads them), and its head's clipped offsets c0 = c[s0], c1 = c[s0 + 1] (x0 with no end).
+/// folded: the offsets of its first kFlatAheadEnds kFlatThreads segment ends (as flatEndLoads loads
+/// them: v[u] = ob[kFlatAheadEnds threadIdx.x + u]), and its head's clipped offsets c0 = c[s0],
+/// c1 = c[s0 + 1] (x0 with no end).
 constexpr int kFlatAheadEnds = 2;
 template <typename O> struct FlatAhead {
-    O b[kFlatAheadEnds], e[kFlatAheadEnds];
+    O v[kFlatAheadEnds + 1];
     long long c0, c1;
 };
 
-/// The offsets of segment ends base + threadIdx.x + 128 u (u < K) of a tile with nS >= 1 ends from
-/// ob (its first segment's begin), unconditional (a thread past nS reads segment nS - 1's pair
-/// again), so all 2 K loads are in flight together (behind a branch each they went one round trip
-/// a pair).
-template <int K, typename O> WARPKIT_DEVICE void flatEndLoads(const O* ob, int nS, int base, O (&b)[K], O (&e)[K]) {
+/// The offsets of a batch of K kFlatThreads segment ends of a tile with nS >= 1 ends from ob (its
+/// first segment's begin): thread t takes ends base + K t + u (u < K), whose pairs are (v[u],
+/// v[u + 1]) with v[u] = ob[base + K t + u] (u <= K; the index clipped to nS, a valid offset), so K
+/// pairs cost K + 1 registers of offsets, not 2 K, and a batch of 1024 ends fits where 512 did.
+/// Unconditional, so all K + 1 loads are in flight together (behind a branch each they went one
+/// round trip a pair). A warp's loads span 32 K + 1 consecutive offsets (every sector they touch is
+/// used).
+template <int K, typename O> WARPKIT_DEVICE void flatEndLoads(const O* ob, int nS, int base, O (&v)[K + 1]) {
+    const int j0 = base + K * (int)threadIdx.x;
 #pragma unroll
-    for (int u = 0; u < K; ++u) {
-        const int j = base + (int)threadIdx.x + u * kFlatThreads;
-        b[u] = ob[j < nS ? j : nS - 1];
-        e[u] = ob[(j < nS ? j : nS - 1) + 1];
-    }
+    for (int u = 0; u <= K; ++u) v[u] = ob[j0 + u < nS ? j0 + u : nS];
 }
 
-/// Stage 1, part 1a: segments s0 + base + j (j < K kFlatThreads, and s0 + j < s0 + nS), their
-/// offsets ob0, ob1 from flatEndLoads, read as the clipped offsets relative to the tile,
-/// (b, e) = (c[s0 + j], c[s0 + j + 1]) - x0, a thread a segment: an empty one is written, one whose
-/// last element e - 1 is in the tile gets marks[e - 1] = 1 and segAt[flatSegPad(e - 1)] = j (staged:
-/// segAt[j] = e - 1, or 0xffff for a segment with nothing to write from the tile: empty, the head,
-/// or an end at the tile's start). Every thread calls; returns whether every pair of the block so
-/// far is in order (b <= e, each end inside the tile), the marks and slots then written.
-template <int K, typename A, typename O> WARPKIT_DEVICE bool flatEnds(const A& a, const O (&ob0)[K], const O (&ob1)[K],
-                                                                      long long s0, int nS, int base, long long lo,
-                                                                      long long hi, long long x0, int nX, bool ok,
-                                                                      unsigned char* marks, unsigned short* segAt) {
-    const int j0 = base + (int)threadIdx.x;
-    int b[K], e[K];
+/// Stage 1, part 1a: segments s0 + j, j = base + K threadIdx.x + u (u < K, and j < nS), their
+/// offsets v[u], v[u + 1] from flatEndLoads, read as the clipped offsets relative to the tile,
+/// (b, e) = (c[s0 + j], c[s0 + j + 1]) - x0, a thread its K segments: an empty one is written, one
+/// whose last element e - 1 is in the tile gets marks[e - 1] = 1 and segAt[flatSegPad(e - 1)] = j
+/// (staged: segAt[j] = e - 1, or 0xffff for a segment with nothing to write from the tile: empty,
+/// the head, or an end at the tile's start). Every thread calls; returns whether every pair of the
+/// block so far is in order (b <= e, each end inside the tile), the marks and slots then written.
+template <int K, typename A, typename O>
+WARPKIT_DEVICE bool flatEnds(const A& a, const O (&v)[K + 1], long long s0, int nS, int base, long long lo,
+                             long long hi, long long x0, int nX, bool ok, unsigned char* marks, unsigned short* segAt) {
+    const int j0 = base + K * (int)threadIdx.x;
+    int r[K + 1];
 #pragma unroll
-    for (int u = 0; u < K; ++u) {
-        b[u] = flatRel(ob0[u], lo, hi, x0);
-        e[u] = flatRel(ob1[u], lo, hi, x0);
-        if (j0 + u * kFlatThreads < nS) ok = ok && b[u] <= e[u] && e[u] >= 0 && e[u] <= nX;
-    }
+    for (int u = 0; u <= K; ++u) r[u] = flatRel(v[u], lo, hi, x0);
+#pragma unroll
+    for (int u = 0; u < K; ++u)
+        if (j0 + u < nS) ok = ok && r[u] <= r[u + 1] && r[u + 1] >= 0 && r[u + 1] <= nX;
     // A batch's marks and slots are written only while every pair so far, in the whole block, is in
     // order: two nonempty segments can share an end only across a pair out of order (e < b) between
     // them, which a batch up to the later one's has then seen (no two writes to one slot).
     if (__syncthreads_and(ok) == 0) return false; // the tile is flagged: stage 2 redoes every segment
 #pragma unroll
     for (int u = 0; u < K; ++u) {
-        const int j = j0 + u * kFlatThreads;
+        const int j = j0 + u, b = r[u], e = r[u + 1];
         if (j < nS) {
-            const bool ends = b[u] < e[u] && e[u] >= 1 && e[u] <= nX;
-            if (b[u] == e[u]) a.empty(s0 + j);
-            else if (ends) marks[e[u] - 1] = 1;
-            if constexpr (SegFlatStaged<A>::value) segAt[j] = (unsigned short)(ends && b[u] >= 0 ? e[u] - 1 : 0xffff);
-            else if (ends && !A::kTwoPass) segAt[flatSegPad(e[u] - 1)] = (unsigned short)j; // softmax: ranks
+            const bool ends = b < e && e >= 1 && e <= nX;
+            if (b == e) a.empty(s0 + j);
+            else if (ends) marks[e - 1] = 1;
+            if constexpr (SegFlatStaged<A>::value) segAt[j] = (unsigned short)(ends && b >= 0 ? e - 1 : 0xffff);
+            else if (ends && !A::kTwoPass) segAt[flatSegPad(e - 1)] = (unsigned short)j; // softmax: ranks
         }
     }
     return true;
 }
 
 /// Stage 1, part 1: the tile's nS segment ends (flatEnds: the first kFlatAheadEnds a thread loaded
-/// ahead in ah, then batches of 4 a thread while more than 256 are left, else 2, so longer segments
-/// load few spare pairs) and its elements x0 .. x0 + nX, which go to elems[flatPad(i)]: with
+/// ahead in ah, then batches of 8 a thread while more than 256 are left, else 2, so longer segments
+/// load few spare offsets) and its elements x0 .. x0 + nX, which go to elems[flatPad(i)]: with
 /// flatAsyncElems by cp.async issued before the ends and waited for after them; otherwise by
 /// flatLoadElems after the ends. They are in shared memory for the block after its next barrier.
 /// Returns whether the offsets are in order (b <= e, and each end inside the tile).
@@ -202,22 +201,22 @@ template <typename A, typename O> WARPKIT_DEVICE bool flatStage(const A& a, SegO
                                                                 const FlatAhead<O>& ah, unsigned char* marks,
                                                                 unsigned short* segAt, typename A::Elem* elems) {
     using T = typename A::Elem;
-    constexpr int kBatch = 4; // pairs a thread: their loads fit flatMinBlocks' registers
+    constexpr int kBatch = 8; // ends a thread: their 9 offsets fit flatMinBlocks' registers
     if constexpr (flatAsyncElems<T>()) flatCopyElems(segStageSource(a) + x0, nX, elems);
     const long long lo = x0 > 0 ? x0 - 1 : 0, hi = x0 + nX + 1 < items ? x0 + nX + 1 : items;
     const O* ob = o.begin + s0;
-    bool ok = nS == 0 || flatEnds(a, ah.b, ah.e, s0, nS, 0, lo, hi, x0, nX, true, marks, segAt);
+    bool ok = nS == 0 || flatEnds<kFlatAheadEnds>(a, ah.v, s0, nS, 0, lo, hi, x0, nX, true, marks, segAt);
 #pragma unroll 1
     for (int base = kFlatAheadEnds * kFlatThreads; ok && base < nS;) { // nS and base the same in every thread
         if (nS - base > 2 * kFlatThreads) {
-            O b[kBatch], e[kBatch];
-            flatEndLoads(ob, nS, base, b, e);
-            ok = flatEnds(a, b, e, s0, nS, base, lo, hi, x0, nX, ok, marks, segAt);
+            O v[kBatch + 1];
+            flatEndLoads<kBatch>(ob, nS, base, v);
+            ok = flatEnds<kBatch>(a, v, s0, nS, base, lo, hi, x0, nX, ok, marks, segAt);
             base += kBatch * kFlatThreads;
         } else {
-            O b[2], e[2];
-            flatEndLoads(ob, nS, base, b, e);
-            ok = flatEnds(a, b, e, s0, nS, base, lo, hi, x0, nX, ok, marks, segAt);
+            O v[3];
+            flatEndLoads<2>(ob, nS, base, v);
+            ok = flatEnds<2>(a, v, s0, nS, base, lo, hi, x0, nX, ok, marks, segAt);
             base += 2 * kFlatThreads;
         }
     }
