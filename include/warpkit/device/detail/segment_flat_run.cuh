@@ -1,8 +1,9 @@
 // warpkit/device/detail/segment_flat_run.cuh: the flat pass's kernels: stage 0 (the tiles' splits),
 // stage 1 (the tile loop, each tile's first ends loaded a tile ahead), stages 2a and 2 (the folds of
 // the segments that span tiles), stage 3 of the softmax (segment_flat_softmax.cuh) and the host
-// launcher; the pass is described, and stage 1's tile defined, in segment_flat.cuh (the softmax's
-// in segment_flat_softmax.cuh). Internal: include warpkit/device/segment.cuh.
+// launcher; the pass is described, and stage 1's tile defined, in segment_flat.cuh and
+// segment_flat_stage.cuh (the softmax's in segment_flat_softmax.cuh). Internal: include
+// warpkit/device/segment.cuh.
 #pragma once
 
 #include "../../detail/pdl.cuh"
