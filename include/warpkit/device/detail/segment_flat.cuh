@@ -13,9 +13,10 @@
 // Stage 0 (segmentFlatSplitKernel, a warp a tile boundary): the split of every tile boundary, by a
 // search of the offsets, into the workspace (it also clears the flag below), so that a tile starts
 // with one load of its two splits (loaded two tiles ahead), not a chain of dependent searches.
-// Stage 1 (segmentFlatKernel, one block a tile, grid-stride): a thread a segment end of the tile
-// (coalesced offset loads, a batch's loads in flight together) writes the empty segments and marks
-// the last element of the others in a byte map, with the end's number beside it; the tile's
+// Stage 1 (segmentFlatKernel, one block a tile, grid-stride): a thread up to 8 consecutive ends
+// of the tile (segment_flat_stage.cuh: 9 offsets, a batch's loads in flight together) writes the
+// empty segments and marks the last element of the others in a byte map, with the end's number
+// beside it (staged: the empty ones and the results go out later, in one pass); the tile's
 // elements (at most kFlatTile) go to shared memory by cp.async (sm_80+, 4-byte elements) issued
 // before its ends are read, else by 16-byte loads after the ends. Thread t then folds the
 // elements [32t, 32t + 32) left to right from the identity in registers, restarting after each
@@ -25,7 +26,8 @@
 // began before the tile and ends in it is the tile's head (its partial to the workspace); the fold
 // of the elements after the tile's last end is the tile's tail. Results go to out from the thread
 // that has them, or, when the state is the element type (fp32 / int sums, max, min), into the slot
-// of their last element and out in one coalesced pass (SegFlatStaged).
+// of their last element and out, with the tile's empty segments, in one coalesced pass
+// (SegFlatStaged).
 // Stage 2a (segmentFlatGroupKernel, a warp a group of kFlatGroup tiles, only with more tiles than
 // that): a group whose tiles all end inside one segment gets the fold of their tails in order.
 // Stage 2 (segmentFlatFixupKernel, a thread a tile; a warp a tile for runs of several tiles): a
@@ -267,7 +269,8 @@ WARPKIT_DEVICE void flatTile(const A& a, SegOffsets<O> o, long long items, long 
         __syncthreads();
         for (int j = (int)threadIdx.x; j < nS; j += kFlatThreads) {
             const int p = segAt[j];
-            if (p != 0xffff) at.finish(j, xs[flatPad(p)]);
+            if (p == kFlatEmpty) at.empty(j);
+            else if (p != kFlatNone) at.finish(j, xs[flatPad(p)]);
         }
     }
 }

@@ -39,6 +39,10 @@ template <typename A> struct SegFlatStaged {
     static constexpr bool value = IsSame<typename A::State, typename A::Elem>::value;
 };
 
+/// A staged tile's segAt[j] for segment s0 + j when it is empty (kFlatEmpty) or has nothing to write
+/// from the tile (kFlatNone); otherwise its last element's slot (below kFlatTile).
+constexpr unsigned short kFlatEmpty = 0xfffe, kFlatNone = 0xffff;
+
 /// Where slot p of a tile's segment numbers (segAt) lives: a 16-bit slot of padding every 64, so
 /// the threads of a warp, each at its own 32 elements, read different banks.
 WARPKIT_HD constexpr int flatSegPad(int p) { return p + ((p >> 6) << 1); }
@@ -159,8 +163,9 @@ template <int K, typename O> WARPKIT_DEVICE void flatEndLoads(const O* ob, int n
 /// offsets v[u], v[u + 1] from flatEndLoads, read as the clipped offsets relative to the tile,
 /// (b, e) = (c[s0 + j], c[s0 + j + 1]) - x0, a thread its K segments: an empty one is written, one
 /// whose last element e - 1 is in the tile gets marks[e - 1] = 1 and segAt[flatSegPad(e - 1)] = j
-/// (staged: segAt[j] = e - 1, or 0xffff for a segment with nothing to write from the tile: empty,
-/// the head, or an end at the tile's start). Every thread calls; returns whether every pair of the
+/// (staged: segAt[j] = e - 1, kFlatEmpty for an empty one, written then with the results in one
+/// coalesced pass, or kFlatNone for one with nothing to write from the tile: the head, or an end at
+/// the tile's start). Every thread calls; returns whether every pair of the
 /// block so far is in order (b <= e, each end inside the tile), the marks and slots then written.
 template <int K, typename A, typename O>
 WARPKIT_DEVICE bool flatEnds(const A& a, const O (&v)[K + 1], long long s0, int nS, int base, long long lo,
@@ -181,10 +186,13 @@ WARPKIT_DEVICE bool flatEnds(const A& a, const O (&v)[K + 1], long long s0, int 
         const int j = j0 + u, b = r[u], e = r[u + 1];
         if (j < nS) {
             const bool ends = b < e && e >= 1 && e <= nX;
-            if (b == e) a.empty(s0 + j);
-            else if (ends) marks[e - 1] = 1;
-            if constexpr (SegFlatStaged<A>::value) segAt[j] = (unsigned short)(ends && b >= 0 ? e - 1 : 0xffff);
-            else if (ends && !A::kTwoPass) segAt[flatSegPad(e - 1)] = (unsigned short)j; // softmax: ranks
+            if (ends) marks[e - 1] = 1;
+            if constexpr (SegFlatStaged<A>::value) {
+                segAt[j] = (unsigned short)(b == e ? kFlatEmpty : ends && b >= 0 ? e - 1 : kFlatNone);
+            } else {
+                if (b == e) a.empty(s0 + j);
+                if (ends && !A::kTwoPass) segAt[flatSegPad(e - 1)] = (unsigned short)j; // softmax: ranks
+            }
         }
     }
     return true;
