@@ -1475,6 +1475,36 @@ Test(device_segment, flat_boundary_lengths) {
     }
 }
 
+/// The flat pass's split search (a grid of probes fixed by the segment count, 32 times finer a
+/// round) at segment counts either side of powers of 32, and its tiles' end batches (256 ends a
+/// tile loaded ahead, then 1024 or 256 at a time) at every count of ends a tile: lengths whose
+/// mean steps through 0 .. 16 along the offsets, int and long long offsets, ArgMax / ArgMin and
+/// 16-bit values (reduce_case), and the same bits on grids of 1, 2 and 7 blocks and the resident.
+Test(device_segment, flat_split_grid_and_end_batches) {
+    WK_REQUIRE_GPU();
+    wk_rng r = wk_rng_make(0xf1ac);
+    for (long long segs : {31LL, 32LL, 33LL, 1023LL, 1024LL, 1025LL, 32767LL, 32768LL, 32769LL}) {
+        std::vector<long long> off(1, 0);
+        for (long long s = 0; s < segs; ++s) off.push_back(off.back() + wk_int(&r, 0, 2));
+        char what[64];
+        snprintf(what, sizeof what, "flat split, %lld segments", segs);
+        if (off.back() > 0) reduce_case<float>(off, off.back(), segs % 2 == 0, 1, false, &r, what);
+        flat_sum_on_grids(off, 0, {1LL << 30, 1, 2}, &r);
+    }
+    const int maxLen[] = {0, 1, 2, 3, 4, 5, 6, 8, 12, 16, 32};
+    std::vector<long long> off(1, 0);
+    for (int rep = 0; rep < (wk_quick() ? 2 : 6); ++rep)
+        for (int m : maxLen) // about 3 tiles at each mean m / 2 (m = 0: every segment empty)
+            for (int k = 0; k < 3 * 4096 / (m / 2 + 1); ++k) off.push_back(off.back() + wk_int(&r, 0, m));
+    const long long items = off.back(), segs = (long long)off.size() - 1;
+    cr_assert(warpkit::detail::segmentPlan(warpkit::detail::SegReduce, 4, 1, segs, items, true).flat,
+              "the flat pass is not chosen (mean %.1f)", (double)items / (double)segs);
+    reduce_case<float>(off, items, false, 2, true, &r, "flat end batches");
+    reduce_case<float>(off, items, true, 0, false, &r, "flat end batches, int offsets");
+    reduce_case<__half>(off, items, false, 1, true, &r, "flat end batches half");
+    flat_sum_on_grids(off, 0, {1LL << 30, 1, 2, 7}, &r);
+}
+
 /// Long segments through the flat pass: runs of more than 256 tiles (a million rows) that take
 /// whole groups' folds (stage 2a), among short segments (mean under 64): right against the host,
 /// and the same bits on one block, three blocks and the full grid.

@@ -8,13 +8,15 @@
 // grid or block count enters), so a tile does at most kFlatTile elements and segment ends, how
 // ever many segments are empty. The tiles' split points come from a search of the offsets.
 //
-// The kernels (stages 0, 1, 2a, 2) are in segment_flat_run.cuh; stage 1's device functions here.
+// The kernels (stages 0, 1, 2a, 2) are in segment_flat_run.cuh; the tile's constants, layout and
+// loads (stage 1's part 1) in segment_flat_stage.cuh; its fold and block scan (part 2) here.
 // Stage 0 (segmentFlatSplitKernel, a warp a tile boundary): the split of every tile boundary, by a
 // search of the offsets, into the workspace (it also clears the flag below), so that a tile starts
 // with one load of its two splits (loaded two tiles ahead), not a chain of dependent searches.
-// Stage 1 (segmentFlatKernel, one block a tile, grid-stride): a thread a segment end of the tile
-// (coalesced offset loads, a batch's loads in flight together) writes the empty segments and marks
-// the last element of the others in a byte map, with the end's number beside it; the tile's
+// Stage 1 (segmentFlatKernel, one block a tile, grid-stride): a thread up to 8 consecutive ends
+// of the tile (segment_flat_stage.cuh: 9 offsets, a batch's loads in flight together) writes the
+// empty segments and marks the last element of the others in a byte map, with the end's number
+// beside it (staged: the empty ones and the results go out later, in one pass); the tile's
 // elements (at most kFlatTile) go to shared memory by cp.async (sm_80+, 4-byte elements) issued
 // before its ends are read, else by 16-byte loads after the ends. Thread t then folds the
 // elements [32t, 32t + 32) left to right from the identity in registers, restarting after each
@@ -24,7 +26,8 @@
 // began before the tile and ends in it is the tile's head (its partial to the workspace); the fold
 // of the elements after the tile's last end is the tile's tail. Results go to out from the thread
 // that has them, or, when the state is the element type (fp32 / int sums, max, min), into the slot
-// of their last element and out in one coalesced pass (SegFlatStaged).
+// of their last element and out, with the tile's empty segments, in one coalesced pass
+// (SegFlatStaged).
 // Stage 2a (segmentFlatGroupKernel, a warp a group of kFlatGroup tiles, only with more tiles than
 // that): a group whose tiles all end inside one segment gets the fold of their tails in order.
 // Stage 2 (segmentFlatFixupKernel, a thread a tile; a warp a tile for runs of several tiles): a
@@ -47,20 +50,10 @@
 // result, in a fixed order.
 #pragma once
 
-#include "../../detail/async.cuh"
-#include "../../thread/vector.cuh"
-#include "segment_kernels.cuh"
+#include "segment_flat_stage.cuh"
 
 namespace warpkit {
 namespace detail {
-
-constexpr int kFlatThreads = 128, kFlatItems = 32;   // 32 elements a thread: its fixed cost a tile over more
-constexpr int kFlatTile = kFlatThreads * kFlatItems; // path items a tile: fixed, so the bits are too
-constexpr int kFlatGroup = 256;                      // tiles a group (stage 2a): fixed too
-
-/// Where shared-memory slot i of a tile's elements lives: a word of padding every 32, so the threads
-/// of a warp, each at its own 32 elements, fall in different banks (unpadded: 32-way conflicts).
-WARPKIT_HD constexpr int flatPad(int i) { return i + (i >> 5); }
 
 /// A tile's record in the workspace: its head (the segment open at its start that ends in it, -1
 /// for none, and that segment's partial over the tile) and its tail (the segment open at its end,
@@ -80,12 +73,6 @@ WARPKIT_DEVICE long long flatFirstTailPast(const SegFlatTile<S>* rec, long long 
         else hi = mid;
     }
     return lo;
-}
-
-/// The clipped offset c[j] (j in [0, segments]); CSR offsets only (end = begin + 1).
-template <typename O> WARPKIT_DEVICE long long flatOffset(SegOffsets<O> o, long long j, long long items) {
-    const long long v = (long long)o.begin[j];
-    return v < 0 ? 0 : (v > items ? items : v);
 }
 
 /// A thread's (ended, partial) pair for the block scan: `ended` when an end lies in its run.
@@ -121,225 +108,6 @@ flatBlockScan(const A& a, FlatCarry<typename A::State> mine, FlatCarry<typename 
     *all = flatJoin(a, before, incl);
     // warps[] is written again a tile later, past that tile's barriers (flatTile's step 3)
     return flatJoin(a, before, excl);
-}
-
-/// Whether A's fold needs each element's row in its segment (ArgMax / ArgMin).
-template <typename A> struct SegFlatRows { static constexpr bool value = false; };
-template <typename T, typename V, typename Out, typename Op> struct SegFlatRows<SegReduceAlgo<T, V, Out, Op, true>> {
-    static constexpr bool value = true;
-};
-
-/// Whether A's results go out through shared memory (State and Elem one type: a segment's result
-/// takes its last element's slot once that is folded): then every result of a tile is written by
-/// one coalesced pass, not by the thread that folds its end (at mean 1, 32 sectors a store).
-template <typename A> struct SegFlatStaged {
-    static constexpr bool value = IsSame<typename A::State, typename A::Elem>::value;
-};
-
-/// Where slot p of a tile's segment numbers (segAt) lives: a 16-bit slot of padding every 64, so
-/// the threads of a warp, each at its own 32 elements, read different banks.
-WARPKIT_HD constexpr int flatSegPad(int p) { return p + ((p >> 6) << 1); }
-
-/// Offset v clipped to [lo, hi] (the clip range [0, items] narrowed to the tile's elements and one
-/// more each side), relative to the tile's first element x0: exact for every offset of a tile in
-/// order, whose ends lie in [x0, x0 + nX].
-template <typename O> WARPKIT_DEVICE int flatRel(O v, long long lo, long long hi, long long x0) {
-    const long long w = (long long)v;
-    return (int)((w < lo ? lo : (w > hi ? hi : w)) - x0);
-}
-
-/// Whether a tile's elements go to shared memory by 4-byte cp.async, issued before its ends are
-/// read, so they are in flight with the ends' loads and no register holds an element (sm_80 and
-/// newer, 4-byte elements); otherwise by 16-byte loads after the ends.
-template <typename T> WARPKIT_HD constexpr bool flatAsyncElems() {
-#if WARPKIT_ARCH >= 800
-    return sizeof(T) == 4;
-#else
-    return false;
-#endif
-}
-
-/// Blocks of the tile kernel an SM holds at least (launch bounds): 7 for 4-byte values (72
-/// registers; 29.5 KB of shared memory a block, so 7 fit), 6 for 16-bit values and for ArgMax /
-/// ArgMin (80 registers: the rows). Each holds a batch of 4 segment ends a thread (flatStage) and
-/// the next tile's first ends with no spill on sm_75 to sm_90. The softmax (two-pass: its tile's
-/// 16 KB of factors beside the elements, 37.5 KB a block for 4-byte values, so 6 fit) 6.
-template <typename A> WARPKIT_HD constexpr int flatMinBlocks() {
-    if constexpr (A::kTwoPass) return 6;
-    else return sizeof(typename A::Elem) == 4 && !SegFlatRows<A>::value ? 7 : 6;
-}
-
-/// The elements p[0 .. nX) to elems[flatPad(i)] by cp.async, element threadIdx.x + 128 m by this
-/// thread (its slot flatPad(threadIdx.x) + 132 m: a warp's slots consecutive), in one group the
-/// thread waits for (asyncCopyWait) before the block's next barrier makes them visible.
-template <typename T> WARPKIT_DEVICE void flatCopyElems(const T* p, int nX, T* elems) {
-    static_assert(kFlatThreads % 32 == 0, "flatCopyElems: whole warps, so flatPad is linear in m");
-    T* at = elems + flatPad((int)threadIdx.x);
-    const T* from = p + threadIdx.x;
-    const int n = nX - (int)threadIdx.x;
-#pragma unroll 8
-    for (int m = 0; m * kFlatThreads < n; ++m) asyncCopy4(at + m * flatPad(kFlatThreads), from + m * kFlatThreads);
-    asyncCopyCommit();
-}
-
-/// The elements p[0 .. nX) to elems[flatPad(i)] through registers, 16-byte loads where the
-/// alignment allows.
-template <typename T> WARPKIT_DEVICE void flatLoadElems(const T* p, int nX, T* elems) {
-    constexpr int V = vectorElems<T>();
-    const VectorSplit sp = vectorSplit(p, nX);
-    const int head = sp.head, body = (int)sp.vectors;
-    if ((int)threadIdx.x < head) elems[flatPad((int)threadIdx.x)] = p[threadIdx.x]; // head, tail: below V
-    // A thread's vectors lie 128 V elements apart, a multiple of 32: their slots are consecutive
-    // for all of them (7 threads in 8; all when p is aligned) or straddle a pad for all of them.
-    if (((head + (int)threadIdx.x * V) & 31) + V <= 32) {
-#pragma unroll 4
-        for (int j = (int)threadIdx.x; j < body; j += kFlatThreads) {
-            const Vector16<T> v = loadVector(p + head + j * V);
-            T* at = elems + flatPad(head + j * V);
-#pragma unroll
-            for (int k = 0; k < V; ++k) at[k] = v.e[k];
-        }
-    } else {
-#pragma unroll 4
-        for (int j = (int)threadIdx.x; j < body; j += kFlatThreads) {
-            const Vector16<T> v = loadVector(p + head + j * V);
-#pragma unroll
-            for (int k = 0; k < V; ++k) elems[flatPad(head + j * V + k)] = v.e[k];
-        }
-    }
-    const int tail = head + body * V + (int)threadIdx.x;
-    if (tail < nX) elems[flatPad(tail)] = p[tail];
-}
-
-/// The path item where tile boundary t lies (t = tiles: the path's end).
-WARPKIT_DEVICE long long flatDiagonal(long long t, long long path) {
-    return t * kFlatTile < path ? t * kFlatTile : path;
-}
-
-/// A tile's span: its path items [d0, d1) hold s1 - s0 segment ends (*nS) and the elements *x0 ..
-/// *x0 + *nX (both counts 0 when the splits are out of order). Returns whether they are in order.
-WARPKIT_DEVICE bool flatSpan(long long e0, long long path, long long tile, long long s0, long long s1, long long* x0,
-                             int* nS, int* nX) {
-    const long long d0 = flatDiagonal(tile, path), d1 = flatDiagonal(tile + 1, path);
-    const long long x1 = e0 + d1 - s1;
-    *x0 = e0 + d0 - s0;
-    const bool inOrder = s1 >= s0 && x1 >= *x0;
-    *nS = inOrder ? (int)(s1 - s0) : 0;
-    *nX = inOrder ? (int)(x1 - *x0) : 0;
-    return inOrder;
-}
-
-/// What a tile needs first, loaded a tile ahead (flatAhead) so it arrives while the tile before is
-/// folded: the offsets of its first kFlatAheadEnds segment ends, pairs threadIdx.x + 128 u (as
-/// flatEnds loads them), and its head's clipped offsets c0 = c[s0], c1 = c[s0 + 1] (x0 with no end).
-constexpr int kFlatAheadEnds = 2;
-template <typename O> struct FlatAhead {
-    O b[kFlatAheadEnds], e[kFlatAheadEnds];
-    long long c0, c1;
-};
-
-/// The offsets of segment ends base + threadIdx.x + 128 u (u < K) of a tile with nS >= 1 ends from
-/// ob (its first segment's begin), unconditional (a thread past nS reads segment nS - 1's pair
-/// again), so all 2 K loads are in flight together (behind a branch each they went one round trip
-/// a pair).
-template <int K, typename O> WARPKIT_DEVICE void flatEndLoads(const O* ob, int nS, int base, O (&b)[K], O (&e)[K]) {
-#pragma unroll
-    for (int u = 0; u < K; ++u) {
-        const int j = base + (int)threadIdx.x + u * kFlatThreads;
-        b[u] = ob[j < nS ? j : nS - 1];
-        e[u] = ob[(j < nS ? j : nS - 1) + 1];
-    }
-}
-
-/// Stage 1, part 1a: segments s0 + base + j (j < K kFlatThreads, and s0 + j < s0 + nS), their
-/// offsets ob0, ob1 from flatEndLoads, read as the clipped offsets relative to the tile,
-/// (b, e) = (c[s0 + j], c[s0 + j + 1]) - x0, a thread a segment: an empty one is written, one whose
-/// last element e - 1 is in the tile gets marks[e - 1] = 1 and segAt[flatSegPad(e - 1)] = j (staged:
-/// segAt[j] = e - 1, or 0xffff for a segment with nothing to write from the tile: empty, the head,
-/// or an end at the tile's start). Every thread calls; returns whether every pair of the block so
-/// far is in order (b <= e, each end inside the tile), the marks and slots then written.
-template <int K, typename A, typename O> WARPKIT_DEVICE bool flatEnds(const A& a, const O (&ob0)[K], const O (&ob1)[K],
-                                                                      long long s0, int nS, int base, long long lo,
-                                                                      long long hi, long long x0, int nX, bool ok,
-                                                                      unsigned char* marks, unsigned short* segAt) {
-    const int j0 = base + (int)threadIdx.x;
-    int b[K], e[K];
-#pragma unroll
-    for (int u = 0; u < K; ++u) {
-        b[u] = flatRel(ob0[u], lo, hi, x0);
-        e[u] = flatRel(ob1[u], lo, hi, x0);
-        if (j0 + u * kFlatThreads < nS) ok = ok && b[u] <= e[u] && e[u] >= 0 && e[u] <= nX;
-    }
-    // A batch's marks and slots are written only while every pair so far, in the whole block, is in
-    // order: two nonempty segments can share an end only across a pair out of order (e < b) between
-    // them, which a batch up to the later one's has then seen (no two writes to one slot).
-    if (__syncthreads_and(ok) == 0) return false; // the tile is flagged: stage 2 redoes every segment
-#pragma unroll
-    for (int u = 0; u < K; ++u) {
-        const int j = j0 + u * kFlatThreads;
-        if (j < nS) {
-            const bool ends = b[u] < e[u] && e[u] >= 1 && e[u] <= nX;
-            if (b[u] == e[u]) a.empty(s0 + j);
-            else if (ends) marks[e[u] - 1] = 1;
-            if constexpr (SegFlatStaged<A>::value) segAt[j] = (unsigned short)(ends && b[u] >= 0 ? e[u] - 1 : 0xffff);
-            else if (ends && !A::kTwoPass) segAt[flatSegPad(e[u] - 1)] = (unsigned short)j; // softmax: ranks
-        }
-    }
-    return true;
-}
-
-/// Stage 1, part 1: the tile's nS segment ends (flatEnds: the first kFlatAheadEnds a thread loaded
-/// ahead in ah, then batches of 4 a thread while more than 256 are left, else 2, so longer segments
-/// load few spare pairs) and its elements x0 .. x0 + nX, which go to elems[flatPad(i)]: with
-/// flatAsyncElems by cp.async issued before the ends and waited for after them; otherwise by
-/// flatLoadElems after the ends. They are in shared memory for the block after its next barrier.
-/// Returns whether the offsets are in order (b <= e, and each end inside the tile).
-template <typename A, typename O> WARPKIT_DEVICE bool flatStage(const A& a, SegOffsets<O> o, long long items,
-                                                                long long s0, int nS, long long x0, int nX,
-                                                                const FlatAhead<O>& ah, unsigned char* marks,
-                                                                unsigned short* segAt, typename A::Elem* elems) {
-    using T = typename A::Elem;
-    constexpr int kBatch = 4; // pairs a thread: their loads fit flatMinBlocks' registers
-    if constexpr (flatAsyncElems<T>()) flatCopyElems(segStageSource(a) + x0, nX, elems);
-    const long long lo = x0 > 0 ? x0 - 1 : 0, hi = x0 + nX + 1 < items ? x0 + nX + 1 : items;
-    const O* ob = o.begin + s0;
-    bool ok = nS == 0 || flatEnds(a, ah.b, ah.e, s0, nS, 0, lo, hi, x0, nX, true, marks, segAt);
-#pragma unroll 1
-    for (int base = kFlatAheadEnds * kFlatThreads; ok && base < nS;) { // nS and base the same in every thread
-        if (nS - base > 2 * kFlatThreads) {
-            O b[kBatch], e[kBatch];
-            flatEndLoads(ob, nS, base, b, e);
-            ok = flatEnds(a, b, e, s0, nS, base, lo, hi, x0, nX, ok, marks, segAt);
-            base += kBatch * kFlatThreads;
-        } else {
-            O b[2], e[2];
-            flatEndLoads(ob, nS, base, b, e);
-            ok = flatEnds(a, b, e, s0, nS, base, lo, hi, x0, nX, ok, marks, segAt);
-            base += 2 * kFlatThreads;
-        }
-    }
-    if constexpr (flatAsyncElems<T>()) asyncCopyWait(0);
-    else flatLoadElems(segStageSource(a) + x0, nX, elems);
-    return ok;
-}
-
-/// The 32 marks from marks[base] (bytes of 0 or 1) as bits 0 .. 31, which are then cleared for
-/// the next tile. A thread its own run; the multiply gathers a word's four bytes into 4 bits
-/// (b0 + b1 2^8 + b2 2^16 + b3 2^24 times 0x01020408: b_i lands on bit 24 + i, every other product
-/// on a bit of its own below 24 or past 31, so nothing carries).
-WARPKIT_DEVICE unsigned flatTakeMarks(unsigned char* marks, int base) {
-    static_assert(kFlatItems == 32, "flatTakeMarks: a run of 32 marks");
-    uint4* at = reinterpret_cast<uint4*>(marks + base);
-    unsigned bits = 0u;
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-        const uint4 m = at[h];
-        at[h] = make_uint4(0u, 0u, 0u, 0u);
-        bits |= ((m.x * 0x01020408u) >> 24 | (m.y * 0x01020408u) >> 24 << 4 | (m.z * 0x01020408u) >> 24 << 8 |
-                 (m.w * 0x01020408u) >> 24 << 12)
-                << (16 * h);
-    }
-    return bits;
 }
 
 /// Exclusive scan of the threads' v over the block in thread order with op (associative and
@@ -501,7 +269,8 @@ WARPKIT_DEVICE void flatTile(const A& a, SegOffsets<O> o, long long items, long 
         __syncthreads();
         for (int j = (int)threadIdx.x; j < nS; j += kFlatThreads) {
             const int p = segAt[j];
-            if (p != 0xffff) at.finish(j, xs[flatPad(p)]);
+            if (p == kFlatEmpty) at.empty(j);
+            else if (p != kFlatNone) at.finish(j, xs[flatPad(p)]);
         }
     }
 }

@@ -1,41 +1,49 @@
 // warpkit/device/detail/segment_flat_run.cuh: the flat pass's kernels: stage 0 (the tiles' splits),
 // stage 1 (the tile loop, each tile's first ends loaded a tile ahead), stages 2a and 2 (the folds of
 // the segments that span tiles), stage 3 of the softmax (segment_flat_softmax.cuh) and the host
-// launcher; the pass is described, and stage 1's tile defined, in segment_flat.cuh (the softmax's
-// in segment_flat_softmax.cuh). Internal: include warpkit/device/segment.cuh.
+// launcher; the pass is described, and stage 1's tile defined, in segment_flat.cuh and
+// segment_flat_stage.cuh (the softmax's in segment_flat_softmax.cuh). Internal: include
+// warpkit/device/segment.cuh.
 #pragma once
 
+#include "../../detail/pdl.cuh"
 #include "segment_flat_softmax.cuh"
 
 namespace warpkit {
 namespace detail {
 
 /// The merge-path split of diagonal d: the number of segment ends taken before path item d (the
-/// smallest s with E[s] > c[0] + d - 1 - s). A warp searches together, 32 probes a round. Every
-/// lane calls; every lane gets it.
+/// smallest s with E[s] > c[0] + d - 1 - s, in [max(0, d - elems), min(d, segments)]). A warp
+/// searches together, 32 probes a round, on a grid of positions fixed by `segments` alone: the
+/// split lies in [base, base + 32 step), lane l probes base + (l + 1) step - 1, and the first probe
+/// not taken leaves a range of `step` (its last probe, never taken, is the range's top). So the
+/// first rounds of every boundary probe the same few offsets (L2 hits), and only the last two of a
+/// search read offsets of their own (about 40 sectors a boundary, where probes spread over
+/// [max(0, d - elems), min(d, segments)] read about 130). Probes outside that range are not loaded
+/// (taken below it, not taken from its top up), so the result lies in it for any offsets, and is
+/// the exact split for offsets in order. Every lane calls; every lane gets it.
 template <typename O> WARPKIT_DEVICE long long flatSplit(SegOffsets<O> o, long long segments, long long items,
                                                          long long e0, long long elems, long long d) {
-    long long lo = d - elems > 0 ? d - elems : 0, hi = d < segments ? d : segments;
-    const int lane = (int)laneId();
-    while (lo < hi) {
-        const long long step = (hi - lo + 31) / 32, p = lo + lane * step;
-        const bool probe = p < hi;
-        const bool taken = probe && flatOffset(o, p + 1, items) <= e0 + d - 1 - p;
-        const unsigned notTaken = __ballot_sync(WARPKIT_FULL_MASK, probe && !taken);
-        const unsigned probes = __ballot_sync(WARPKIT_FULL_MASK, probe);
-        const int first = notTaken ? __ffs(notTaken) - 1 : __popc(probes); // the first probe not taken
-        const long long pFirst = shflIdx(p, first < 32 ? first : 0);
-        if (first > 0) lo += (first - 1) * step + 1;
-        if (notTaken) hi = pFirst;
+    const long long lo = d - elems > 0 ? d - elems : 0, hi = d < segments ? d : segments;
+    long long step = 1, base = 0;
+    while (step <= segments / 32) step *= 32; // 32 step > segments: [0, 32 step) holds every split
+    const long long lane = laneId();
+    for (;; step /= 32) {
+        const long long p = base + (lane + 1) * step - 1;
+        const bool taken = p < lo || (p < hi && flatOffset(o, p + 1, items) <= e0 + d - 1 - p);
+        const unsigned notTaken = ~__ballot_sync(WARPKIT_FULL_MASK, taken); // lane 31's probe never is
+        base += (long long)(__ffs((int)notTaken) - 1) * step;
+        if (step == 1) return base;
     }
-    return lo;
 }
 
 /// Stage 0 kernel: splits[t] = the split of tile boundary t, t in [0, tiles], a warp each; clears
-/// the flag of offsets out of order (*bad), which the later stages read.
+/// the flag of offsets out of order (*bad), which the later stages read. Lets stage 1's blocks in
+/// at once (pdlLaunchDependents: they wait for this grid in pdlWait).
 template <typename O> __global__ void __launch_bounds__(kFlatThreads)
     segmentFlatSplitKernel(SegOffsets<O> o, long long segments, long long items, long long tiles, long long* splits,
                            unsigned* bad) {
+    pdlLaunchDependents();
     if (blockIdx.x == 0 && threadIdx.x == 0) *bad = 0u;
     const long long e0 = flatOffset(o, 0, items), eN = flatOffset(o, segments, items);
     const long long elems = eN > e0 ? eN - e0 : 0, path = segments + elems;
@@ -55,11 +63,11 @@ template <typename O> WARPKIT_DEVICE FlatAhead<O> flatAhead(SegOffsets<O> o, lon
     if (tile < tiles) flatSpan(e0, path, tile, s0, s1, &x0, &nS, &nX);
     FlatAhead<O> h;
     if (nS > 0) {
-        flatEndLoads(o.begin + s0, nS, 0, h.b, h.e);
+        flatEndLoads<kFlatAheadEnds>(o.begin + s0, nS, 0, h.v);
         h.c0 = flatOffset(o, s0, items);
         h.c1 = flatOffset(o, s0 + 1, items);
     } else {
-        for (int u = 0; u < kFlatAheadEnds; ++u) h.b[u] = h.e[u] = O(0);
+        for (int u = 0; u <= kFlatAheadEnds; ++u) h.v[u] = O(0);
         h.c0 = tile < tiles ? flatOffset(o, s0, items) : 0;
         h.c1 = x0;
     }
@@ -69,7 +77,9 @@ template <typename O> WARPKIT_DEVICE FlatAhead<O> flatAhead(SegOffsets<O> o, lon
 /// Stage 1 kernel: tiles blockIdx.x, blockIdx.x + gridDim.x, ... of the path. Before a tile is
 /// done, the next one's first ends and head offsets (flatAhead) are asked for, so they are in
 /// flight while the tile is folded and scanned; the splits load two tiles ahead. The softmax's
-/// tiles (flatSoftmaxTile) record their deferred elements in defer (unused otherwise).
+/// tiles (flatSoftmaxTile) record their deferred elements in defer (unused otherwise). On sm_90 it
+/// may start while stage 0 runs (pdlLaunch): its first steps read only the offsets, then every
+/// thread waits for stage 0 (pdlWait) before the splits and the flag.
 template <typename A, typename O> __global__ void __launch_bounds__(kFlatThreads, flatMinBlocks<A>())
     segmentFlatKernel(A a, SegOffsets<O> o, long long segments, long long items, long long tiles,
                       const long long* splits, SegFlatTile<typename A::State>* rec, FlatDefer* defer, unsigned* bad) {
@@ -80,10 +90,12 @@ template <typename A, typename O> __global__ void __launch_bounds__(kFlatThreads
     T* const xs = reinterpret_cast<T*>(raw);
     const long long e0 = flatOffset(o, 0, items), eN = flatOffset(o, segments, items);
     const long long path = segments + (eN > e0 ? eN - e0 : 0);
-    long long t = blockIdx.x, s0 = t < tiles ? splits[t] : 0, s1 = t < tiles ? splits[t + 1] : 0;
-    long long n = t + gridDim.x, n0 = n < tiles ? splits[n] : 0, n1 = n < tiles ? splits[n + 1] : 0;
     uint4* mine = reinterpret_cast<uint4*>(marks + threadIdx.x * kFlatItems);
     mine[0] = mine[1] = make_uint4(0u, 0u, 0u, 0u);
+    pdlLaunchDependents(); // the next stage's blocks wait for this grid in pdlWait
+    pdlWait();             // the splits and the cleared flag of stage 0
+    long long t = blockIdx.x, s0 = t < tiles ? splits[t] : 0, s1 = t < tiles ? splits[t + 1] : 0;
+    long long n = t + gridDim.x, n0 = n < tiles ? splits[n] : 0, n1 = n < tiles ? splits[n + 1] : 0;
     FlatAhead<O> ah = flatAhead(o, items, e0, path, tiles, t, s0, s1);
     __syncthreads();
     for (; t < tiles; t = n, n += gridDim.x) {
@@ -130,11 +142,13 @@ template <typename A> WARPKIT_DEVICE void flatGroup(const A& a, const SegFlatTil
 }
 
 /// Stage 2a kernel: the whole groups (tiles / kFlatGroup), a warp each; nothing when the offsets
-/// went back (stage 2 then reads none).
+/// went back (stage 2 then reads none). Waits for stage 1 (pdlWait) and lets stage 2 in at once.
 template <typename A> __global__ void __launch_bounds__(kFlatThreads)
     segmentFlatGroupKernel(A a, long long tiles, const SegFlatTile<typename A::State>* rec, typename A::State* groups,
                            const unsigned* bad) {
     const long long warps = (long long)gridDim.x * (kFlatThreads / 32);
+    pdlLaunchDependents();
+    pdlWait(); // stage 1's records (every thread, so that this grid's end implies stage 1's)
     if (*bad != 0u) return;
     for (long long g = ((long long)blockIdx.x * kFlatThreads + threadIdx.x) / 32; g < tiles / kFlatGroup; g += warps)
         flatGroup(a, rec, g, groups);
@@ -183,12 +197,14 @@ template <typename A> WARPKIT_DEVICE bool flatFixupShort(const A& a, const SegFl
 /// Stage 2 kernel: the fixups (a thread a tile, flatFixupShort; the warp together for each longer
 /// run among its 32 tiles, flatFixupRun, one after the other), or, when a tile found the offsets out
 /// of order, every segment by a warp (lanes strided, warpTree in lane order; the softmax then a
-/// write pass). A tile's head result goes out, or, for the softmax, its factors to defer[m].
+/// write pass). A tile's head result goes out, or, for the softmax, its factors to defer[m]. Waits
+/// for the stage before it first (pdlWait).
 template <typename A, typename O> __global__ void __launch_bounds__(kFlatThreads)
     segmentFlatFixupKernel(A a, SegOffsets<O> o, long long segments, long long items, long long tiles,
                            const SegFlatTile<typename A::State>* rec, const typename A::State* groups, FlatDefer* defer,
                            const unsigned* bad) {
     WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentFlatFixupKernel");
+    pdlWait(); // the records of stages 1 and 2a
     const long long warps = (long long)gridDim.x * (kFlatThreads / 32);
     const long long w0 = ((long long)blockIdx.x * kFlatThreads + threadIdx.x) / 32;
     if (*bad == 0u) {
@@ -249,8 +265,10 @@ template <typename S> inline size_t segFlatBytes(long long segments, long long i
 }
 
 /// Runs the flat pass (CSR offsets): stages 0 (which clears the flag), 1, 2a, 2 and for the softmax
-/// 3. maxBlocks caps
-/// every grid (tests use it to show the bits do not depend on the grid). Host.
+/// 3. maxBlocks caps every grid (tests use it to show the bits do not depend on the grid). On sm_90
+/// (code compiled for it: pdlAllowed) stages 1, 2a and 2 are launched programmatically: each one's
+/// blocks are placed as the kernel before ends and wait for it (pdlWait), so a launch's latency
+/// overlaps the kernel before it. Host.
 template <typename A, typename O>
 inline cudaError_t segmentFlatLaunch(const A& a, SegOffsets<O> off, long long segments, long long items, void* ws,
                                      cudaStream_t stream, long long maxBlocks = 1ll << 30) {
@@ -263,25 +281,31 @@ inline cudaError_t segmentFlatLaunch(const A& a, SegOffsets<O> off, long long se
     S* groups = reinterpret_cast<S*>(reinterpret_cast<char*>(splits) + alignUp16((size_t)(tiles + 1) * 8));
     FlatDefer* defer = reinterpret_cast<FlatDefer*>(reinterpret_cast<char*>(groups) +
                                                     alignUp16((size_t)(tiles / kFlatGroup + 1) * sizeof(S)));
-    int blocks = 0;
+    int blocks = 0, dev = 0;
+    bool early = false;
+    DeviceProps props;
+    WARPKIT_TRY(currentDevice(&dev, &props));
     auto splitKernel = segmentFlatSplitKernel<O>;
     WARPKIT_TRY(gridBlocks(splitKernel, kFlatThreads, tiles + 1, kFlatThreads / 32, maxBlocks, &blocks));
     WARPKIT_TRY(launchKernel(splitKernel, blocks, kFlatThreads, stream, off, segments, items, tiles, splits, bad));
     auto tileKernel = segmentFlatKernel<A, O>;
     WARPKIT_TRY(gridBlocks(tileKernel, kFlatThreads, tiles, 1, maxBlocks, &blocks));
-    WARPKIT_TRY(launchKernel(tileKernel, blocks, kFlatThreads, stream, a, off, segments, items, tiles,
-                             (const long long*)splits, rec, defer, bad));
+    WARPKIT_TRY(pdlAllowed(tileKernel, dev, props.cc, &early));
+    WARPKIT_TRY(pdlLaunch(tileKernel, dim3((unsigned)blocks), dim3(kFlatThreads), stream, early, a, off, segments,
+                          items, tiles, (const long long*)splits, rec, defer, bad));
     if (tiles > kFlatGroup) { // a run can hold a whole group
         auto group = segmentFlatGroupKernel<A>;
         WARPKIT_TRY(gridBlocks(group, kFlatThreads, tiles / kFlatGroup, kFlatThreads / 32, maxBlocks, &blocks));
-        WARPKIT_TRY(launchKernel(group, blocks, kFlatThreads, stream, a, tiles, (const SegFlatTile<S>*)rec, groups,
-                                 (const unsigned*)bad));
+        WARPKIT_TRY(pdlAllowed(group, dev, props.cc, &early));
+        WARPKIT_TRY(pdlLaunch(group, dim3((unsigned)blocks), dim3(kFlatThreads), stream, early, a, tiles,
+                              (const SegFlatTile<S>*)rec, groups, (const unsigned*)bad));
     }
     auto fixup = segmentFlatFixupKernel<A, O>;
     // a thread a tile needs tiles / 128 blocks; 4 times that keeps warps for the per-segment fallback
     WARPKIT_TRY(gridBlocks(fixup, kFlatThreads, tiles, 32, maxBlocks, &blocks));
-    WARPKIT_TRY(launchKernel(fixup, blocks, kFlatThreads, stream, a, off, segments, items, tiles,
-                             (const SegFlatTile<S>*)rec, (const S*)groups, defer, (const unsigned*)bad));
+    WARPKIT_TRY(pdlAllowed(fixup, dev, props.cc, &early));
+    WARPKIT_TRY(pdlLaunch(fixup, dim3((unsigned)blocks), dim3(kFlatThreads), stream, early, a, off, segments, items,
+                          tiles, (const SegFlatTile<S>*)rec, (const S*)groups, defer, (const unsigned*)bad));
     if constexpr (SegFlatSoftmax<A>::value) { // stage 3: a warp a tile
         auto write = segmentFlatWriteKernel<A>;
         WARPKIT_TRY(gridBlocks(write, kFlatThreads, tiles, kFlatThreads / 32, maxBlocks, &blocks));
