@@ -1705,6 +1705,37 @@ Test(device_segment, flat_softmax_tile_edges) {
     flat_softmax_on_grids(off, 0, items, {1LL << 30, 1, 2, 5, 97}, &r, "tile edges on grids");
 }
 
+/// The softmax's flat pass with tiles of every fold run (flatFoldRun: 8, 16, 24 and 32 elements a
+/// thread, by the tile's element count): regions of some 12 tiles each at mean lengths 0.1 to 31
+/// (below 1: segments of 0 or 1 rows), so tiles hold 370 to 4000 elements; NaN and +-inf, fp32 at
+/// two misalignments, __half, bf16, every kind; the pass alone on grids of 1 and 3 blocks.
+Test(device_segment, flat_softmax_fold_runs) {
+    WK_REQUIRE_GPU();
+    wk_rng r = wk_rng_make(0xf1b3);
+    std::vector<long long> off(1, 0);
+    const double means[] = {0.1, 0.3, 0.5, 0.6, 1.0, 1.4, 2.2, 3.0, 7.0, 31.0, 0.8, 1.7};
+    const long long pathPerRegion = (wk_quick() ? 6 : 12) * 4096LL;
+    for (double mu : means) {
+        const long long segs = (long long)((double)pathPerRegion / (1.0 + mu));
+        for (long long s = 0; s < segs; ++s) {
+            const long long len = mu < 1.0 ? (wk_uniform(&r, 0, 1) < mu ? 1 : 0) : wk_int(&r, 0, (long long)(2 * mu));
+            off.push_back(off.back() + len);
+        }
+    }
+    const long long items = off.back(), segs = (long long)off.size() - 1;
+    const warpkit::detail::SegmentPlan plan =
+        warpkit::detail::segmentPlan(warpkit::detail::SegSoftmax, 4, 1, segs, items, true);
+    cr_assert(plan.flat && strcmp(warpkit::detail::kSegmentRules[plan.rule].id, "G7") == 0,
+              "the softmax's flat pass is not chosen (mean %.1f)", (double)items / (double)segs);
+    softmax_case<float>(off, items, 1, true, 0, true, &r, "fold runs");
+    softmax_case<float>(off, items, 1, false, 3, true, &r, "fold runs shift 3");
+    softmax_case<__half>(off, items, 1, false, 1, true, &r, "fold runs half");
+    softmax_case<__nv_bfloat16>(off, items, 1, true, 2, true, &r, "fold runs bf16");
+    kinds_case<float>(off, 1, &r, "fold runs kinds", true);
+    kinds_case<__nv_bfloat16>(off, 1, &r, "fold runs kinds bf16", true);
+    flat_softmax_on_grids(off, 0, items, {1LL << 30, 1, 3}, &r, "fold runs on grids");
+}
+
 /// The softmax's flat pass on offsets that go back (rotated: one decreasing pair, one offset past
 /// the rows): each segment its own softmax on several grids; in place (the group kernels) with
 /// offsets in order and going back; 64-bit offsets past 2^31 (the data moved back by 2^31 + 5 rows),

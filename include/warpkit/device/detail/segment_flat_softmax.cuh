@@ -9,7 +9,8 @@
 // nonempty segments that end in the tile are ranked in order by a block scan of the threads' end
 // counts (rank r: 0 .. nEnds - 1; at most kFlatTile / 2 of them, as a tile holds an element for each);
 // each segment's max and sum live in two shared arrays at its rank. Two segmented folds over a
-// thread's 32 elements, each one short loop with no branch per element: first the maxima (each end
+// thread's fold run (R consecutive elements, R = 8 .. 32 by the tile's element count, so that every
+// warp folds: flatFoldRun), each one short loop with no branch per element: first the maxima (each end
 // puts its segment's max at its rank; a block scan of (ended, max) completes each run's first end,
 // and the last thread puts the tail's max after the last rank), then, after a barrier, the sums of
 // exp(x - max) with each element's own segment max read by its rank (no rescaling; a block scan of
@@ -108,6 +109,19 @@ template <typename A> struct SegFlatKeepExp {
 
 constexpr int kFlatSoftmaxUnroll = 8; // elements a step of the folds: one copy of each fold's body
 
+/// The elements a thread folds (R, its fold run [R t, R t + R)) in a tile of nX elements: the least
+/// multiple of kFlatSoftmaxUnroll that covers them with every thread, so that all the warps fold
+/// (at mean 1 a tile holds about 2048 elements: R 16 or 24, not 32). A step of the folds (8
+/// elements from a multiple of 8) lies in one 32-block of the padded slots, so its slots are
+/// consecutive; the start slots flatPad(R t) of a warp's lanes fall in 32 banks for R 8, 16 and 32,
+/// at most 2 lanes a bank for R 24.
+WARPKIT_HD constexpr int flatFoldRun(int nX) {
+    constexpr int U = kFlatSoftmaxUnroll * kFlatThreads;
+    return nX <= U ? kFlatSoftmaxUnroll : (nX + U - 1) / U * kFlatSoftmaxUnroll;
+}
+static_assert(flatFoldRun(kFlatTile) == kFlatItems && kFlatItems % kFlatSoftmaxUnroll == 0,
+              "flatFoldRun: a full tile folds the aligned 32-element runs");
+
 /// Stage 1 of the softmax: one tile (see the header comment), s0 and s1 the splits of its two
 /// boundaries, ah what flatAhead loaded for it, xs its elements' buffer, defer[tile] its deferred
 /// elements. marks: all 0 on entry but their first 1 KB, which holds the tile before's run table
@@ -136,28 +150,45 @@ WARPKIT_DEVICE void flatSoftmaxTile(const A& a, SegOffsets<O> o, long long items
     const long long x0 = sp.x0, c1 = ah.c1;
     const int nX = sp.nX, base = (int)threadIdx.x * kFlatItems;
     const bool headInTile = sp.headInTile;
-    const int n = nX - base < 0 ? 0 : (nX - base < kFlatItems ? nX - base : kFlatItems);
-    // 2. the ends' ranks: a thread's first end is rank r0; a run's slots past the tile's elements
-    //    get -inf, so that every run with elements folds all 32 (max: no change; exp: 0)
+    // 2. the ends' ranks: aligned run t's first end is rank r0 (the run table, read by the store
+    //    pass). The folds take runs of R elements (fold run t: elements [R t, R t + R)), R the
+    //    multiple of 8 that spreads the tile's elements over all the threads (8 .. 32): at mean 1 a
+    //    tile holds about 2048 elements, and 32-element runs left warps 2 and 3 idle at the scans'
+    //    barriers. A fold run's bits and first rank come from the run table (a barrier of its own
+    //    when R < 32). A fold run's slots past the tile's elements get -inf, so that every run with
+    //    elements folds all R (max: no change; exp: 0).
     int nEnds = 0;
     const int r0 = flatIntScan(__popc(tails), Sum{}, 0, &nEnds); // its barrier: every thread has taken its marks
     runs[threadIdx.x] = make_uint2((unsigned)r0, tails);
     if (tails != 0u && r0 + __popc(tails) == nEnds) lastEnd = base + 31 - __clz((int)tails);
-    T* run = xs + flatPad(base);
+    const int R = flatFoldRun(nX);
+    const int start = (int)threadIdx.x * R;
+    unsigned bitsAll = tails; // the fold run's end bits (bit k: element start + k)
+    int rank0 = r0;           // the rank of its first end
+    if (R < kFlatItems) {     // R is the same in every thread
+        __syncthreads();
+        const uint2 w0 = runs[start >> 5],
+                    w1 = runs[(start >> 5) + 1 < kFlatThreads ? (start >> 5) + 1 : kFlatThreads - 1];
+        const int sh = start & 31;
+        bitsAll = (unsigned)((((unsigned long long)w1.y << 32) | w0.y) >> sh) & ((1u << R) - 1u);
+        rank0 = (int)w0.x + __popc(w0.y & ((1u << sh) - 1u));
+    }
+    const int nf = nX - start < 0 ? 0 : (nX - start < R ? nX - start : R);
 #pragma unroll 1
-    for (int k = n > 0 ? n : kFlatItems; k < kFlatItems; ++k) run[k] = Arith<T>::from_acc(negInf());
-    const int len = n > 0 ? kFlatItems : 0;
+    for (int k = nf > 0 ? nf : R; k < R; ++k) xs[flatPad(start + k)] = Arith<T>::from_acc(negInf());
+    const int len = nf > 0 ? R : 0;
     // 3. the maxima: each end's fold in smax at its rank (a run's first end completed below). A step
-    //    loads its elements first; an element's rank is r0 plus the ends before it in the run.
+    //    loads its elements first; an element's rank is rank0 plus the ends before it in the run.
     float m = negInf();
 #pragma unroll 1
-    for (int k = 0, rank = r0; k < len; k += kFlatSoftmaxUnroll) {
-        const unsigned bits = tails >> k;
+    for (int k = 0, rank = rank0; k < len; k += kFlatSoftmaxUnroll) {
+        const unsigned bits = bitsAll >> k;
+        T* const step = xs + flatPad(start + k); // 8 slots in one 32-block: consecutive
         float v[kFlatSoftmaxUnroll];
         int q[kFlatSoftmaxUnroll];
 #pragma unroll
         for (int j = 0; j < kFlatSoftmaxUnroll; ++j) {
-            v[j] = Arith<T>::to_acc(run[k + j]);
+            v[j] = Arith<T>::to_acc(step[j]);
             q[j] = flatFactorSlot(rank);
             rank += (int)((bits >> j) & 1u);
         }
@@ -170,11 +201,11 @@ WARPKIT_DEVICE void flatSoftmaxTile(const A& a, SegOffsets<O> o, long long items
             }
         }
     }
-    // 4. the block scan of (ended, max) completes each run's first end (rank r0; rank 0 for the
+    // 4. the block scan of (ended, max) completes each run's first end (rank rank0; rank 0 for the
     //    tile's head: its max over the tile); smax[nEnds] gets the tail's (the elements past the last end)
     FlatCarry<float> allMax;
-    const FlatCarry<float> maxBefore = flatBlockScan(FlatMaxOp{}, FlatCarry<float>{tails != 0u, m}, &allMax);
-    if (tails != 0u) smax[flatFactorSlot(r0)] = Max{}(maxBefore.v, smax[flatFactorSlot(r0)]);
+    const FlatCarry<float> maxBefore = flatBlockScan(FlatMaxOp{}, FlatCarry<float>{bitsAll != 0u, m}, &allMax);
+    if (bitsAll != 0u) smax[flatFactorSlot(rank0)] = Max{}(maxBefore.v, smax[flatFactorSlot(rank0)]);
     if (threadIdx.x == kFlatThreads - 1) smax[flatFactorSlot(nEnds)] = allMax.v;
     __syncthreads();
     // 5. the sums of exp(x - max), each element against its segment's max in the tile (its rank's:
@@ -184,21 +215,22 @@ WARPKIT_DEVICE void flatSoftmaxTile(const A& a, SegOffsets<O> o, long long items
     constexpr bool keepExp = SegFlatKeepExp<A>::value;
     float sum = 0.0f;
 #pragma unroll 1
-    for (int k = 0, rank = r0; k < len; k += kFlatSoftmaxUnroll) {
-        const unsigned bits = tails >> k;
+    for (int k = 0, rank = rank0; k < len; k += kFlatSoftmaxUnroll) {
+        const unsigned bits = bitsAll >> k;
+        T* const step = xs + flatPad(start + k); // 8 slots in one 32-block: consecutive
         float v[kFlatSoftmaxUnroll], mx[kFlatSoftmaxUnroll];
         int q[kFlatSoftmaxUnroll];
 #pragma unroll
         for (int j = 0; j < kFlatSoftmaxUnroll; ++j) {
             q[j] = flatFactorSlot(rank);
             rank += (int)((bits >> j) & 1u);
-            v[j] = Arith<T>::to_acc(run[k + j]);
+            v[j] = Arith<T>::to_acc(step[j]);
             mx[j] = smax[q[j]];
         }
 #pragma unroll
         for (int j = 0; j < kFlatSoftmaxUnroll; ++j) {
             const float e = expDiff<keepExp>(v[j], flatExpMax(mx[j]));
-            if constexpr (keepExp) run[k + j] = e;
+            if constexpr (keepExp) step[j] = e;
             sum += e;
             if ((bits >> j) & 1u) {
                 ssum[q[j]] = sum;
@@ -207,13 +239,13 @@ WARPKIT_DEVICE void flatSoftmaxTile(const A& a, SegOffsets<O> o, long long items
         }
     }
     // 6. the block scan of (ended, sum) completes each run's first end: the tile's head (recorded
-    //    for stage 2) or a segment of rank r0; the tail's state recorded
+    //    for stage 2) or a segment of rank rank0; the tail's state recorded
     FlatCarry<float> allSum;
-    const FlatCarry<float> sumBefore = flatBlockScan(FlatSumOp{}, FlatCarry<float>{tails != 0u, sum}, &allSum);
-    if (tails != 0u) {
-        const float v = sumBefore.v + ssum[flatFactorSlot(r0)];
-        if (!sumBefore.ended && headInTile) rec[tile].head = SoftmaxState{smax[flatFactorSlot(r0)], v};
-        else ssum[flatFactorSlot(r0)] = v;
+    const FlatCarry<float> sumBefore = flatBlockScan(FlatSumOp{}, FlatCarry<float>{bitsAll != 0u, sum}, &allSum);
+    if (bitsAll != 0u) {
+        const float v = sumBefore.v + ssum[flatFactorSlot(rank0)];
+        if (!sumBefore.ended && headInTile) rec[tile].head = SoftmaxState{smax[flatFactorSlot(rank0)], v};
+        else ssum[flatFactorSlot(rank0)] = v;
     }
     if (threadIdx.x == kFlatThreads - 1) rec[tile].tail = SoftmaxState{smax[flatFactorSlot(nEnds)], allSum.v};
     // 7. each state's factors in place, ranks threadIdx.x + 128 j by this thread, no branch that
