@@ -12,8 +12,6 @@
 //                 cells on an H100), printed as x copy 16 lengths a line, then the lengths >= 32 below
 //                 0.90x copy (the target) as a miss list; and 1,048,576 x 77 rows in fp32 and bf16.
 // Bandwidth counts one read and one write of the tensor. Prints the tables, writes CSV (argv[1]).
-//   3b. fewpol (only when named): the few-rows cells on register clusters of > 8 blocks, the plan's
-//                 kernel under each cluster scheduling policy (default, spread, load-balancing; R26).
 // Tables named after the CSV path run alone: `build/bench/softmax out.csv short few`.
 #include <warpkit/device/softmax.cuh>
 #include "bench.cuh"
@@ -97,49 +95,6 @@ template <typename T> static void few(int ti, Ctx* c, T* x, T* y, void* cx, void
                     bench_tbps(2.0 * bytes, cms), cms);
         }
     bench_progress("%s few rows done", kTypeName[ti]);
-}
-
-/// Table 3b (only when named, "fewpol"): the few-rows cells whose plan is a register cluster of more
-/// than 8 blocks, that plan's kernel launched directly with each cluster scheduling policy (R26):
-/// the default (no attribute), spread (what rowSoftmax asks for now at a block an SM or fewer) and
-/// load-balancing (what it asked for before), beside the call and a copy of the same bytes.
-template <typename T, int Threads, int Values>
-static float time_policy(const T* x, T* y, long long rows, int cols, const warpkit::detail::RowPlan& p, int policy) {
-    constexpr int C = Values / (16 / (int)sizeof(T));
-    auto kern = warpkit::detail::softmaxBlockKernel<T, warpkit::SoftmaxPlain, Threads, C, true>;
-    BENCH_CUDA(cudaFuncSetAttribute(kern, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-    warpkit::detail::RowLaunch l;
-    warpkit::detail::rowLaunchConfig(&l, rows * p.blocks, Threads, 0, p.blocks, (cudaClusterSchedulingPolicy)policy, 0);
-    return bench_median_ms([&] {
-        BENCH_CUDA(cudaLaunchKernelEx(&l.cfg, kern, x, y, cols, (long long)cols, (long long)cols, false, p.slice));
-    });
-}
-template <typename T> static void few_policies(int ti, Ctx* c, T* x, T* y, void* cx, void* cy) {
-    int dev = 0;
-    warpkit::detail::DeviceProps d;
-    BENCH_CUDA(warpkit::detail::currentDevice(&dev, &d));
-    constexpr int V = 16 / (int)sizeof(T);
-    for (int rows : kFewRows)
-        for (int cols : kVocab) {
-            const warpkit::detail::RowPlan p = warpkit::detail::rowPlanFor(
-                warpkit::detail::rowSoftmaxQuery((int)sizeof(T), rows, cols, d.sms, d.clusters));
-            if (p.path != warpkit::detail::RowBlock || p.blocks <= 8 || cols % V != 0) continue;
-            float ms[3] = {0, 0, 0};
-            for (int pol = 0; pol < 3; ++pol) {
-                if (p.threads == 256 && p.chunks == 16 / V) ms[pol] = time_policy<T, 256, 16>(x, y, rows, cols, p, pol);
-                else if (p.threads == 512 && p.chunks == 16 / V)
-                    ms[pol] = time_policy<T, 512, 16>(x, y, rows, cols, p, pol);
-                else if (p.threads == 512 && p.chunks == 32 / V)
-                    ms[pol] = time_policy<T, 512, 32>(x, y, rows, cols, p, pol);
-            }
-            const size_t bytes = (size_t)rows * cols * sizeof(T);
-            const float cms = time_copy(cy, cx, bytes), call = time_softmax(x, y, rows, cols);
-            printf("| %-4s | %4d | %6d | %2dx%-4d | %7.2f | %7.2f | %7.2f | %7.2f | %7.2f |\n", kTypeName[ti], rows,
-                   cols, p.blocks, p.threads, call * 1e3, ms[0] * 1e3, ms[1] * 1e3, ms[2] * 1e3, cms * 1e3);
-            fprintf(c->csv, "fewpol,%s,%d,%d,%.5f,%.5f,%.5f,%.5f,,%.5f\n", kTypeName[ti], rows, cols, call, ms[0],
-                    ms[1], ms[2], cms);
-        }
-    bench_progress("%s few-rows policies done", kTypeName[ti]);
 }
 
 template <typename T> static void fill(T* x, size_t n, int ti) { bench_fill_random(x, n, 42 + ti, -8.f, 8.f); }
@@ -237,13 +192,6 @@ int main(int argc, char** argv) {
                "|------|------|--------|---------|---------|-------|------|\n");
         each_type(x, n, 6, [&](auto* xt, int ti) { few(ti, &c, xt, (decltype(xt))y, cx, cy); });
         m3 = c.misses - m1 - m2;
-    }
-    if (argc > 2 && bench_wants(argc, argv, "fewpol")) { // only when named
-        printf("\n3b. few long rows, register clusters of > 8 blocks: the plan's kernel under each cluster scheduling "
-               "policy (R26), us\n");
-        printf("| type | rows |   cols | blocks  | call    | default | spread  | balance | copy    |\n"
-               "|------|------|--------|---------|---------|---------|---------|---------|---------|\n");
-        each_type(x, n, 6, [&](auto* xt, int ti) { few_policies(ti, &c, xt, (decltype(xt))y, cx, cy); });
     }
     if (bench_wants(argc, argv, "short")) {
         printf("\n4. short rows: every length 1 .. %d, rows = 2^26 / cols; x copy, each timed alternately with a "

@@ -34,14 +34,13 @@ inline cudaError_t launchRowChunks(long long rows, long long rowsPerLaunch, Laun
 }
 
 /// A launch configuration: grid x = `blocks`, `threads` a block, `smem` dynamic shared memory,
-/// clusters of `clusterN` along x (no cluster attribute when clusterN == 0: a GPU without them),
-/// scheduled with `policy` (no attribute for the default; R26: rowClusterPolicy).
+/// clusters of `clusterN` along x (no cluster attribute when clusterN == 0: a GPU without them).
 struct RowLaunch {
     cudaLaunchConfig_t cfg;
     cudaLaunchAttribute attr[2];
 };
-inline void rowLaunchConfig(RowLaunch* l, long long blocks, int threads, int smem, int clusterN,
-                            cudaClusterSchedulingPolicy policy, cudaStream_t stream) {
+inline void rowLaunchConfig(RowLaunch* l, long long blocks, int threads, int smem, int clusterN, bool balance,
+                            cudaStream_t stream) {
     l->cfg = cudaLaunchConfig_t{};
     l->cfg.gridDim = dim3((unsigned)blocks);
     l->cfg.blockDim = dim3((unsigned)threads);
@@ -55,9 +54,9 @@ inline void rowLaunchConfig(RowLaunch* l, long long blocks, int threads, int sme
         l->attr[0].val.clusterDim.y = 1;
         l->attr[0].val.clusterDim.z = 1;
         l->cfg.numAttrs = 1;
-        if (policy != cudaClusterSchedulingPolicyDefault) {
+        if (balance) {
             l->attr[1].id = cudaLaunchAttributeClusterSchedulingPolicyPreference;
-            l->attr[1].val.clusterSchedulingPolicyPreference = policy;
+            l->attr[1].val.clusterSchedulingPolicyPreference = cudaClusterSchedulingPolicyLoadBalancing;
             l->cfg.numAttrs = 2;
         }
     }
@@ -77,7 +76,7 @@ template <typename K> inline cudaError_t rowClusterFits(K kernel, int dev, int n
     }
     WARPKIT_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
     RowLaunch l;
-    rowLaunchConfig(&l, n, threads, smem, n, cudaClusterSchedulingPolicyDefault, 0);
+    rowLaunchConfig(&l, n, threads, smem, n, false, 0);
     int clusters = 0;
     if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &l.cfg) != cudaSuccess) {
         (void)cudaGetLastError(); // a size the device cannot run at all: not an error of the call
@@ -100,27 +99,14 @@ inline cudaError_t launchRowBlocks(long long rows, long long rowsPerBlock, Launc
     });
 }
 
-/// The cluster scheduling policy of a launch of `blocks` blocks in clusters of `perRow` on device
-/// `dev` (R26): none asked for clusters of up to 8 blocks; past 8, load-balancing when the launch
-/// has more blocks than the device has SMs, else (few rows) spread: a block an SM where it can.
-inline cudaError_t rowClusterPolicy(int dev, long long blocks, int perRow, cudaClusterSchedulingPolicy* policy) {
-    *policy = cudaClusterSchedulingPolicyDefault;
-    if (perRow <= 8) return cudaSuccess;
-    int sms = 0;
-    WARPKIT_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    *policy = blocks > sms ? cudaClusterSchedulingPolicyLoadBalancing : cudaClusterSchedulingPolicySpread;
-    return cudaSuccess;
-}
-
 /// Launches `kern` with `perRow` blocks a row (a cluster when `clusters` and perRow > 1; one block
-/// a row takes no cluster attribute, R23; the cluster scheduling policy: R26), `threads` a block
-/// and `smem` bytes of dynamic shared memory, in as many launches as the grid's x limit needs:
+/// a row takes no cluster attribute, R23), `threads` a block and
+/// `smem` bytes of dynamic shared memory, in as many launches as the grid's x limit needs:
 /// go(cfg, r0) launches the rows from r0 on with configuration cfg (cudaLaunchKernelEx).
 /// cudaErrorInvalidConfiguration when no cluster of perRow blocks can be resident.
 template <typename K, typename Go> inline cudaError_t
 launchRows(K kern, long long rows, int perRow, int threads, int smem, bool clusters, int dev, cudaStream_t st, Go go) {
     WARPKIT_TRY(allowDynamicSmem(kern, dev, smem)); // before the occupancy question, which depends on it
-    const bool cluster = clusters && perRow > 1;
     if (clusters) {
         bool fits = true;
         WARPKIT_TRY(rowClusterFits(kern, dev, perRow, threads, smem, &fits));
@@ -128,10 +114,8 @@ launchRows(K kern, long long rows, int perRow, int threads, int smem, bool clust
     }
     const long long perLaunch = kMaxGridX / perRow;
     return launchRowChunks(rows, perLaunch, [&](long long r0, long long n) {
-        cudaClusterSchedulingPolicy policy = cudaClusterSchedulingPolicyDefault;
-        if (cluster) WARPKIT_TRY(rowClusterPolicy(dev, n * perRow, perRow, &policy));
         RowLaunch l;
-        rowLaunchConfig(&l, n * perRow, threads, smem, cluster ? perRow : 0, policy, st);
+        rowLaunchConfig(&l, n * perRow, threads, smem, clusters && perRow > 1 ? perRow : 0, perRow > 8, st);
         return go(l.cfg, r0);
     });
 }
