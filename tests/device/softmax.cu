@@ -11,7 +11,7 @@
 //                rows that fill whole vectors, every row pattern (NaN, +-inf, all -inf) in each
 //                tile, in place; its fall-backs (misaligned base, ld != cols), rows = 0, and
 //                determinism.
-//   few_long_rows: 1..8 and 17 rows of 32000..151939 columns (R6-R8 clusters, R26's policies),
+//   few_long_rows: 1..8 and 17 rows of 32000..151939 columns (R6, R7, R28, R8 clusters),
 //                every kind, misaligned, row strides, special rows, in place; determinism.
 //   bad_args:    every bad argument returns cudaErrorInvalidValue and writes nothing.
 //   concurrent:  two host threads on two streams at once (and on two devices where there are two).
@@ -202,6 +202,14 @@ template <typename T> static int sm_few_long(void) {
             if (p.path != warpkit::detail::RowBlock || p.blocks <= 8) {
                 cr_log_error("few long %s: 1 x %d planned path %d, %d blocks (want a register cluster of > 8)",
                              wk_type_name<T>(), c, (int)p.path, p.blocks);
+                ++bad;
+            }
+            // R28: rows past 131072 values, a block an SM, on 16 blocks of 512 x 32 values; 17 rows: R8's fewer.
+            const char* id = "";
+            warpkit::detail::rowPlanFor(warpkit::detail::rowSoftmaxQuery((int)sizeof(T), 1, c, d.sms, true), &id);
+            const bool r28 = c / warpkit::vectorElems<T>() * warpkit::vectorElems<T>() > 131072 && d.sms >= 16;
+            if (r28 != (strcmp(id, "R28") == 0) || (r28 && (p.blocks != 16 || p.threads != 512))) {
+                cr_log_error("few long %s: 1 x %d planned %s, %d x %d", wk_type_name<T>(), c, id, p.blocks, p.threads);
                 ++bad;
             }
         }
