@@ -12,6 +12,8 @@
 //                 cells on an H100), printed as x copy 16 lengths a line, then the lengths >= 32 below
 //                 0.90x copy (the target) as a miss list; and 1,048,576 x 77 rows in fp32 and bf16.
 // Bandwidth counts one read and one write of the tensor. Prints the tables, writes CSV (argv[1]).
+//   3b. fewshape (only when named): each few-rows cell's plan beside the block path's compiled shapes
+//                 on the fewest blocks that hold the row and on 16, an empty launch, a shape copy.
 // Tables named after the CSV path run alone: `build/bench/softmax out.csv short few`.
 #include <warpkit/device/softmax.cuh>
 #include "bench.cuh"
@@ -95,6 +97,116 @@ template <typename T> static void few(int ti, Ctx* c, T* x, T* y, void* cx, void
                     bench_tbps(2.0 * bytes, cms), cms);
         }
     bench_progress("%s few rows done", kTypeName[ti]);
+}
+
+/// Table 3b (only when named, "fewshape"): each few-rows cell's plan beside the block path's
+/// compiled shapes (threads x values a thread) on the fewest blocks that hold the row and on 16
+/// (kClusterMaxBlocks), each launched directly (rowBlockShapes: no fallback; "-" where it cannot
+/// run), with the call, a copy of the same bytes, an empty kernel on the plan's grid with and
+/// without its clusters, and a copy in the plan's shape (every load issued, then every store; no
+/// reductions, no exchange): what the launch, the shape's data movement and the rest each cost.
+__global__ void few_empty_kernel() {}
+template <int Threads, int C> __global__ void __launch_bounds__(Threads)
+    few_shape_copy_kernel(const uint4* x, uint4* y, int vecs, int slice, int nb) {
+    const long long row = blockIdx.x / nb;
+    const int first = (int)(blockIdx.x % nb) * slice, end = first + slice < vecs ? first + slice : vecs;
+    uint4 v[C];
+#pragma unroll
+    for (int k = 0; k < C; ++k)
+        if (first + (int)threadIdx.x + k * Threads < end) v[k] = x[row * vecs + first + threadIdx.x + k * Threads];
+#pragma unroll
+    for (int k = 0; k < C; ++k)
+        if (first + (int)threadIdx.x + k * Threads < end) y[row * vecs + first + threadIdx.x + k * Threads] = v[k];
+}
+/// Median ms of `kern` (no arguments but args) on rows x p.blocks blocks of p.threads, clusters of
+/// p.blocks when `cluster`; -1 when it cannot launch.
+template <typename K, typename... A>
+static float time_grid(K kern, long long rows, const warpkit::detail::RowPlan& p, bool cluster, A... args) {
+    BENCH_CUDA(cudaFuncSetAttribute(kern, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+    warpkit::detail::RowLaunch l;
+    warpkit::detail::rowLaunchConfig(&l, rows * p.blocks, p.threads, 0, cluster && p.blocks > 1 ? p.blocks : 0,
+                                     p.blocks > 8, 0);
+    if (cudaLaunchKernelEx(&l.cfg, kern, args...) != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess) {
+        (void)cudaGetLastError();
+        return -1.f;
+    }
+    return bench_median_ms([&] { BENCH_CUDA(cudaLaunchKernelEx(&l.cfg, kern, args...)); });
+}
+template <int Threads, int C> static float time_shape_copy(const void* x, void* y, long long rows, int cols, int V,
+                                                           const warpkit::detail::RowPlan& p) {
+    return time_grid(few_shape_copy_kernel<Threads, C>, rows, p, true, (const uint4*)x, (uint4*)y, cols / V, p.slice,
+                     p.blocks);
+}
+/// Median ms of plan p's block kernel (its shape among the compiled ones), -1 when it cannot run.
+template <typename T>
+static float time_block_plan(const T* x, T* y, long long rows, int cols, const warpkit::detail::RowPlan& p) {
+    using namespace warpkit::detail;
+    int dev = 0;
+    DeviceProps d;
+    BENCH_CUDA(currentDevice(&dev, &d));
+    const SoftmaxRows<T, warpkit::SoftmaxPlain> r{x, y, cols, cols, false};
+    const bool aligned = rowAligned(r, cols);
+    auto go = [&] {
+        return aligned
+                   ? rowBlockShapes<SoftmaxRows<T, warpkit::SoftmaxPlain>, true>(p, r, rows, cols, d.clusters, dev, 0)
+                   : rowBlockShapes<SoftmaxRows<T, warpkit::SoftmaxPlain>, false>(p, r, rows, cols, d.clusters, dev, 0);
+    };
+    if (!rowPlanCompiled(RowClassSoftmax, (int)sizeof(T), 1, false, p) || go() != cudaSuccess ||
+        cudaDeviceSynchronize() != cudaSuccess) {
+        (void)cudaGetLastError();
+        return -1.f;
+    }
+    return bench_median_ms([&] { BENCH_CUDA(go()); });
+}
+static const int kFewShapes[4][2] = {{256, 16}, {512, 16}, {1024, 16}, {512, 32}}; // threads, values a thread
+template <typename T> static void few_shapes(int ti, Ctx* c, T* x, T* y, void* cx, void* cy) {
+    using namespace warpkit::detail;
+    int dev = 0;
+    DeviceProps d;
+    BENCH_CUDA(currentDevice(&dev, &d));
+    constexpr int V = 16 / (int)sizeof(T);
+    for (int rows : kFewRows)
+        for (int cols : kVocab) {
+            const char* id = "";
+            const RowPlan p = rowPlanFor(rowSoftmaxQuery((int)sizeof(T), rows, cols, d.sms, d.clusters), &id);
+            if (p.path != RowBlock) continue;
+            const long long vecs = cols / V;
+            const size_t bytes = (size_t)rows * cols * sizeof(T);
+            const float call = time_softmax(x, y, rows, cols), cms = time_copy(cy, cx, bytes);
+            const float e1 = time_grid(few_empty_kernel, rows, p, false),
+                        ec = time_grid(few_empty_kernel, rows, p, true);
+            float sc = -1.f;
+            if (p.threads == 256 && p.chunks == 16 / V) sc = time_shape_copy<256, 16 / V>(x, y, rows, cols, V, p);
+            if (p.threads == 512 && p.chunks == 16 / V) sc = time_shape_copy<512, 16 / V>(x, y, rows, cols, V, p);
+            if (p.threads == 1024 && p.chunks == 16 / V) sc = time_shape_copy<1024, 16 / V>(x, y, rows, cols, V, p);
+            if (p.threads == 512 && p.chunks == 32 / V) sc = time_shape_copy<512, 32 / V>(x, y, rows, cols, V, p);
+            char plan[32];
+            snprintf(plan, sizeof plan, "%s %dx%dx%d", id, p.blocks, p.threads, p.chunks * V);
+            printf("| %-4s | %4d | %6d | %-14s | %5.2f | %5.2f | %5.2f | %5.2f | %5.2f |", kTypeName[ti], rows, cols,
+                   plan, call * 1e3, cms * 1e3, e1 * 1e3, ec * 1e3, sc * 1e3);
+            fprintf(c->csv, "fewshape,%s,%d,%d,%.5f,,,,,%s %dx%dx%d copy %.5f empty %.5f %.5f scopy %.5f",
+                    kTypeName[ti], rows, cols, call, id, p.blocks, p.threads, p.chunks * V, cms, e1, ec, sc);
+            for (const auto& s : kFewShapes) {
+                const int C = rowValuesChunks(s[1], V);
+                const long long least = (vecs + (long long)s[0] * C - 1) / ((long long)s[0] * C);
+                for (int k = 0; k < 2; ++k) {
+                    const long long n = k == 0 ? least : warpkit::kClusterMaxBlocks;
+                    if (n > warpkit::kClusterMaxBlocks || (k == 1 && least >= warpkit::kClusterMaxBlocks)) {
+                        printf("      -   |");
+                        continue;
+                    }
+                    const RowPlan q = rowBlockPlan(vecs, n, s[0], C);
+                    const float ms = time_block_plan(x, y, rows, cols, q);
+                    const bool mine = q.blocks == p.blocks && q.threads == p.threads && q.chunks == p.chunks;
+                    if (ms < 0) printf(" %2d     - %c|", q.blocks, mine ? '*' : ' ');
+                    else printf(" %2d %5.2f%c|", q.blocks, ms * 1e3, mine ? '*' : ' ');
+                    fprintf(c->csv, " %dx%dx%d %.5f", q.blocks, s[0], s[1], ms);
+                }
+            }
+            printf("\n");
+            fprintf(c->csv, "\n");
+        }
+    bench_progress("%s few-rows shapes done", kTypeName[ti]);
 }
 
 template <typename T> static void fill(T* x, size_t n, int ti) { bench_fill_random(x, n, 42 + ti, -8.f, 8.f); }
@@ -192,6 +304,15 @@ int main(int argc, char** argv) {
                "|------|------|--------|---------|---------|-------|------|\n");
         each_type(x, n, 6, [&](auto* xt, int ti) { few(ti, &c, xt, (decltype(xt))y, cx, cy); });
         m3 = c.misses - m1 - m2;
+    }
+    if (argc > 2 && bench_wants(argc, argv, "fewshape")) { // only when named
+        printf("\n3b. few long rows: the plan (rule, blocks x threads x values a thread) beside the compiled block "
+               "shapes, each on the fewest blocks that hold the row and on 16 (blocks, us; * the plan's), us\n");
+        printf("| type | rows |   cols | plan           | call  | copy  | empty | eclus | scopy | 256x16 a | 256x16 16 "
+               "| 512x16 a | 512x16 16 | 1024x16 a| 1024x16 16| 512x32 a | 512x32 16 |\n"
+               "|------|------|--------|----------------|-------|-------|-------|-------|-------|----------|----------"
+               "|----------|----------|----------|----------|----------|----------|\n");
+        each_type(x, n, 6, [&](auto* xt, int ti) { few_shapes(ti, &c, xt, (decltype(xt))y, cx, cy); });
     }
     if (bench_wants(argc, argv, "short")) {
         printf("\n4. short rows: every length 1 .. %d, rows = 2^26 / cols; x copy, each timed alternately with a "

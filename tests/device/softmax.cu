@@ -11,6 +11,8 @@
 //                rows that fill whole vectors, every row pattern (NaN, +-inf, all -inf) in each
 //                tile, in place; its fall-backs (misaligned base, ld != cols), rows = 0, and
 //                determinism.
+//   few_long_rows: 1..8 and 17 rows of 32000..151939 columns (R6, R7, R28, R8 clusters),
+//                every kind, misaligned, row strides, special rows, in place; determinism.
 //   bad_args:    every bad argument returns cudaErrorInvalidValue and writes nothing.
 //   concurrent:  two host threads on two streams at once (and on two devices where there are two).
 #include "row_common.cuh"
@@ -181,6 +183,76 @@ Test(device_softmax, specials) {
     WK_REQUIRE_GPU();
     const int bad = sm_specials<float>() + sm_specials<__half>() + sm_specials<__nv_bfloat16>();
     cr_expect(bad == 0, "rowSoftmax special rows: %d mismatches", bad);
+}
+
+/// Few long rows (R6-R8 register clusters, launched with R26's scheduling policy: spread while the
+/// launch has at most a block an SM, load-balancing past that): 1..8 rows and 17 rows (past one
+/// block an SM for 16-block clusters) of the vocabulary lengths and odd lengths near them, every
+/// kind, misaligned bases and row strides, special rows (NaN, +inf, all -inf, some -inf, a first
+/// half of -inf), in place; the planner's shape checked (a cluster of more than 8 blocks a row for
+/// the 128K-152K rows); and two calls give the same bits.
+template <typename T> static int sm_few_long(void) {
+    const warpkit::detail::DeviceProps d = row_props();
+    const bool quick = wk_quick();
+    int bad = 0, salt = 0;
+    for (int c : {32000, 50257, 128255, 128256, 131073, 151936, 151939}) {
+        if (d.clusters && c >= 128255) {
+            const warpkit::detail::RowPlan p =
+                warpkit::detail::rowPlanFor(warpkit::detail::rowSoftmaxQuery((int)sizeof(T), 1, c, d.sms, true));
+            if (p.path != warpkit::detail::RowBlock || p.blocks <= 8) {
+                cr_log_error("few long %s: 1 x %d planned path %d, %d blocks (want a register cluster of > 8)",
+                             wk_type_name<T>(), c, (int)p.path, p.blocks);
+                ++bad;
+            }
+            // R28: rows past 131072 values, a block an SM, on 16 blocks of 512 x 32 values; 17 rows: R8's fewer.
+            const char* id = "";
+            warpkit::detail::rowPlanFor(warpkit::detail::rowSoftmaxQuery((int)sizeof(T), 1, c, d.sms, true), &id);
+            const bool r28 = c / warpkit::vectorElems<T>() * warpkit::vectorElems<T>() > 131072 && d.sms >= 16;
+            if (r28 != (strcmp(id, "R28") == 0) || (r28 && (p.blocks != 16 || p.threads != 512))) {
+                cr_log_error("few long %s: 1 x %d planned %s, %d x %d", wk_type_name<T>(), c, id, p.blocks, p.threads);
+                ++bad;
+            }
+        }
+        for (long long rows : {1LL, 2LL, 3LL, 8LL, 17LL}) {
+            if (quick && rows > 3) continue;
+            const int kind = (int)(salt % 4), off = salt % 3 == 0 ? 0 : (int)(salt % 7);
+            const long long ld = salt % 2 ? (long long)c : (long long)c + 3 + salt % 5;
+            SmCase fc{kind, rows, c, ld, ld + (salt % 3), off, (off + 3) % 8, salt % 5 == 4, 4 + salt % 9};
+            bad += sm_case<T>("few long rows", fc, 0xfe000ull + salt, nullptr);
+            ++salt;
+        }
+    }
+    // Determinism: the same call twice, 1 and 8 rows, aligned and not.
+    for (int c : {128256, 151936, 151939}) {
+        for (long long rows : {1LL, 8LL}) {
+            const size_t n = (size_t)rows * c + 1;
+            std::vector<T> hx(n), a(n), b(n);
+            wk_rng r = wk_rng_make(0xfd000ull + c + rows);
+            for (size_t i = 0; i < n; ++i) hx[i] = wk_from_double<T>(wk_uniform(&r, -30.0, 30.0));
+            T* dx = wk_alloc<T>(n);
+            T* dy = wk_alloc<T>(n);
+            wk_upload(dx, hx.data(), n);
+            const int off = c % 2; // odd lengths: a misaligned base too
+            for (std::vector<T>* out : {&a, &b}) {
+                WK_CUDA(warpkit::rowSoftmax(dx + off, dy + off, rows, c));
+                WK_CUDA(cudaDeviceSynchronize());
+                wk_download(out->data(), dy, n);
+            }
+            if (memcmp(a.data() + off, b.data() + off, (size_t)rows * c * sizeof(T)) != 0) {
+                cr_log_error("few long %s: %lld x %d: two calls gave different bits", wk_type_name<T>(), rows, c);
+                ++bad;
+            }
+            cudaFree(dx);
+            cudaFree(dy);
+        }
+    }
+    return bad;
+}
+
+Test(device_softmax, few_long_rows) {
+    WK_REQUIRE_GPU();
+    const int bad = sm_few_long<float>() + sm_few_long<__half>() + sm_few_long<__nv_bfloat16>();
+    cr_expect(bad == 0, "rowSoftmax few long rows: %d mismatches", bad);
 }
 
 /// The short plan for rows of `cols` T (rowShortPlan, the shape R24 gives).

@@ -92,7 +92,6 @@ __global__ void __launch_bounds__(Threads)
     constexpr int E = Aligned ? 0 : 1, K = C * vectorElems<T>() + E;
     __shared__ BlockReduceScratch<float, Threads> red;
     __shared__ ClusterExchange<SoftmaxState> xch;
-    unsigned round = clusterExchangeInit(xch);
     const unsigned nb = clusterBlocks(), rank = clusterBlockRank();
     const long long row = blockIdx.x / nb;
     const T* p = x + row * ldx;
@@ -100,6 +99,9 @@ __global__ void __launch_bounds__(Threads)
     const int first = (int)rank * slice, end = first + slice; // rows are shorter than 2^31 elements
     T v[K];
     loadShare<C, E, LoadReadOnly>(v, p, sp, (int)threadIdx.x, Threads, negInfAs<T>(), first, end, rank == 0);
+    // The exchange's set-up (a block barrier, the cluster arrive) after the loads are issued: its
+    // barrier then overlaps their round trip instead of delaying it (few long rows are latency).
+    unsigned round = clusterExchangeInit(xch);
     auto rmax = [&](float m) { return blockReduce<Threads>(m, Max{}, red); };
     auto rsum = [&](float s) { return blockReduce<Threads>(s, Sum{}, red); };
     if (nb == 1) // a block per row: no exchange, and no rescaling of this block's part

@@ -219,6 +219,7 @@ enum RowShapeKind {
     ShapeOneBlock,
     ShapeBlock,
     ShapeCluster,
+    ShapeClusterOver,
     ShapeStaged,
     ShapeStream,
     ShapeWarpStream,
@@ -227,11 +228,12 @@ enum RowShapeKind {
 };
 /// What a rule builds. ShapeBlock: one block of `threads` x `values` values a thread. ShapeCluster:
 /// blocks of `threads` x `values` over n = ceil(vecs / (threads x chunks)) blocks, no rule when n
-/// is below `arg` or above kClusterMaxBlocks. ShapeStaged: rowStagedFits with aim `arg` bytes (no
-/// rule when it does not fit). ShapeStream: `arg` blocks a row (0: enough for 8 blocks an SM, at
-/// least 2048 vectors a block, at most kClusterMaxBlocks). ShapeShort: rowShortPlan, no rule for
-/// rows of whole vectors (R1 serves them at the copy ceiling). ShapeWarpFit: a warp a row of `arg`
-/// vectors a lane (R25).
+/// is below `arg` or above kClusterMaxBlocks. ShapeClusterOver: blocks of `threads` x `values` over
+/// `arg` blocks (slices of ceil(vecs / arg)), no rule when a slice passes a block. ShapeStaged:
+/// rowStagedFits with aim `arg` bytes (no rule when it does not fit). ShapeStream: `arg` blocks a
+/// row (0: enough for 8 blocks an SM, at least 2048 vectors a block, at most kClusterMaxBlocks).
+/// ShapeShort: rowShortPlan, no rule for rows of whole vectors (R1 serves them at the copy
+/// ceiling). ShapeWarpFit: a warp a row of `arg` vectors a lane (R25).
 struct RowShape {
     RowShapeKind kind;
     int threads, values, arg;
@@ -262,6 +264,9 @@ constexpr RowShape shapeBlock(int threads, int values) { return {ShapeBlock, thr
 constexpr RowShape shapeCluster(int threads, int values, int minBlocks) {
     return {ShapeCluster, threads, values, minBlocks};
 }
+constexpr RowShape shapeClusterOver(int threads, int values, int blocks) {
+    return {ShapeClusterOver, threads, values, blocks};
+}
 constexpr RowShape shapeStaged(int aimBytes) { return {ShapeStaged, kStageThreads, 0, aimBytes}; }
 constexpr RowShape shapeStream(int blocks) { return {ShapeStream, kStreamThreads, 0, blocks}; }
 constexpr RowShape shapeWarpFit(int threads, int chunks) { return {ShapeWarpFit, threads, 0, chunks}; }
@@ -279,6 +284,7 @@ constexpr RowRule kR5           = {"R5",  0, 0,  -1,    kRowNoMax, 0, kRowsAny, 
 constexpr RowRule kR6           = {"R6",  0, 1,  -1,    kRowNoMax, 0, rowsWave(4),    shapeCluster(256, 16, 2)};
 constexpr RowRule kR7           = {"R7",  0, 1,  -1,    kRowNoMax, 0, rowsWave(2),    shapeCluster(512, 16, 2)};
 constexpr RowRule kR8           = {"R8",  0, 1,  131072, kRowNoMax, 0, rowsWave(2),   shapeCluster(512, 32, 2)};
+constexpr RowRule kR28          = {"R28", 0, 1,  131072, kRowNoMax, 0, rowsWave(1),   shapeClusterOver(512, 32, kClusterMaxBlocks)};
 constexpr RowRule kR9           = {"R9",  0, 1,  -1,    8192,      0, kRowsAny,       kShapeOneBlock};
 constexpr RowRule kR10          = {"R10", 4, 1,  8192,  65536,     0, kRowsAny,       shapeCluster(256, 16, 1)};
 constexpr RowRule kR11          = {"R11", 0, 1,  -1,    kRowNoMax, 0, kRowsAny,       shapeStaged(kStageSliceAimBytes)};
@@ -300,8 +306,8 @@ constexpr RowRule kR24h16       = {"R24", 2, -1, -1,    248,       0, kRowsAny, 
 constexpr RowRule kR25          = {"R25", 4, -1, 512,   768,       0, kRowsAny,       kShapeWarpFit};
 
 /// rowSoftmax's rules.
-constexpr RowRule kRowSoftmaxRules[] = {kR24f32, kR24h16, kR1f32, kR1h16, kR4, kR5, kR6,
-                                        kR7,     kR8,     kR9,    kR10,   kR11, kR12};
+constexpr RowRule kRowSoftmaxRules[] = {kR24f32, kR24h16, kR1f32, kR1h16, kR4,  kR5,  kR6,
+                                        kR7,     kR28,    kR8,    kR9,    kR10, kR11, kR12};
 /// The row family's rules for calls with per-element outputs.
 constexpr RowRule kRowOutputRules[] = {kR2,  kR3, kR25, kR1f32, kR1h16, kR4, kR5, kR13,
                                        kR6,  kR7, kR8,  kR9,    kR14,   kR11, kR12};
@@ -346,6 +352,13 @@ inline bool rowRuleShape(const RowRule& r, const RowQuery& q, long long vecs, Ro
         n = (vecs + per - 1) / per;
         if (n < s.arg || n > kClusterMaxBlocks) return false;
         *out = rowBlockPlan(vecs, n, s.threads, rowValuesChunks(s.values, V));
+        break;
+    }
+    case ShapeClusterOver: {
+        const long long per = (long long)s.threads * rowValuesChunks(s.values, V);
+        if ((vecs + s.arg - 1) / s.arg > per) return false;
+        *out = rowBlockPlan(vecs, s.arg, s.threads, rowValuesChunks(s.values, V));
+        n = out->blocks;
         break;
     }
     case ShapeStaged:
