@@ -225,7 +225,8 @@ template <int BT, int H, typename T, int Kind, typename O> __global__ void __lau
         nb = nb1;
         ne = ne1;
         segmentBoundsAt(off, s + 2 * stride, segments, &nb1, &ne1);
-        // 2. long segments: the block and slice tiers, else (no room) the chunk kernels by pairs
+        // 2. long segments: the block and slice tiers, else (no room) the chunk kernels by pairs (a
+        //    call a head; heads 1 to listAppend, so that a lane's chunks stay contiguous)
         const bool isLong = rows > longRows;
         const long long slots = isLong ? segSliceSlots(rows, H, sliceGroup) : 0;
         const bool fits = isLong && (segBlockFits(rows, H) || slots > 0);
@@ -235,7 +236,7 @@ template <int BT, int H, typename T, int Kind, typename O> __global__ void __lau
             unsigned mask = 0u;
 #pragma unroll 1
             for (int h = 0; h < H; ++h)
-                if (listAppend(list, rest, s * H + h, h, H, b, rows, chunkRows)) mask |= 1u << ((lane % L) * H + h);
+                if (listAppend(list, rest, s * H + h, h, 1, b, rows, chunkRows)) mask |= 1u << ((lane % L) * H + h);
 #pragma unroll
             for (int o = 1; o < L; o <<= 1) mask |= shflXor(mask, o); // the lanes of one pair step
             if (mask != 0u && lane % L == 0)
