@@ -78,6 +78,15 @@ template <typename T, int H> WARPKIT_DEVICE void segHeadsStore(T* p, const float
     for (int i = 0; i < R::chunks; ++i) reinterpret_cast<typename R::C*>(p)[i] = c[i];
 }
 
+/// segGroupAll (segment_softmax.cuh) of each of H values, the heads' shuffles of one butterfly step
+/// issued together (independent, so their latencies overlap). All 32 lanes call, with the same G.
+template <int H, typename Op> WARPKIT_DEVICE void segGroupAllHeads(float* v, int G, Op op) {
+#pragma unroll 1
+    for (int o = 1; o < G; o <<= 1)
+#pragma unroll
+        for (int h = 0; h < H; ++h) v[h] = op(v[h], shflXor(v[h], o));
+}
+
 /// The softmax (Kind) of one short segment of `rows` rows (rows <= G * R) at row b, by G lanes, this
 /// one lane j of them (rows j, j + G, ...). rows = 0 writes nothing. All 32 lanes call when G > 1
 /// (the butterflies), with the same G; a lane alone may call with G = 1.
@@ -102,7 +111,10 @@ WARPKIT_DEVICE void segHeadsShort(const SegSoftmaxAlgo<T, Kind>& a, long long b,
         m[h] = v[0][h];
 #pragma unroll
         for (int k = 1; k < R; ++k) m[h] = Max{}(m[h], v[k][h]);
-        m[h] = segGroupAll(m[h], G, Max{});
+    }
+    segGroupAllHeads<H>(m, G, Max{});
+#pragma unroll
+    for (int h = 0; h < H; ++h) {
         const float ms = m[h] == negInf() ? 0.0f : m[h]; // all -inf: every exp is 0 and the sum 0
         s[h] = 0.0f;
 #pragma unroll
@@ -112,7 +124,10 @@ WARPKIT_DEVICE void segHeadsShort(const SegSoftmaxAlgo<T, Kind>& a, long long b,
             if constexpr (!(Kind & SoftmaxLog)) v[k][h] = e;
             s[h] += e;
         }
-        s[h] = segGroupAll(s[h], G, Sum{});
+    }
+    segGroupAllHeads<H>(s, G, Sum{});
+#pragma unroll
+    for (int h = 0; h < H; ++h) {
         const SoftmaxFactors f = softmaxFactors<Kind>(SoftmaxState{m[h], s[h]});
         m[h] = f.max;
         s[h] = (Kind & SoftmaxLog) ? f.logSum : f.scale;
@@ -154,18 +169,25 @@ WARPKIT_DEVICE void segHeadsWide(const SegSoftmaxAlgo<T, Kind>& a, long long b, 
 #pragma unroll
                 for (int h = 0; h < H; ++h) v[k][h] = negInf();
         }
+        float m[H], t[H];
 #pragma unroll
         for (int h = 0; h < H; ++h) {
-            float m = v[0][h];
+            m[h] = v[0][h];
 #pragma unroll
-            for (int k = 1; k < R; ++k) m = Max{}(m, v[k][h]);
-            m = segGroupAll(m, 32, Max{});
-            const float ms = m == negInf() ? 0.0f : m;
-            float s = 0.0f;
+            for (int k = 1; k < R; ++k) m[h] = Max{}(m[h], v[k][h]);
+        }
+        segGroupAllHeads<H>(m, 32, Max{});
 #pragma unroll
-            for (int k = 0; k < R; ++k) s += expDiff<kPrecise>(v[k][h], ms); // -inf past the rows: 0
-            const SoftmaxState st =
-                softmaxStateMerge(SoftmaxState{sm[h], ss[h]}, SoftmaxState{m, segGroupAll(s, 32, Sum{})});
+        for (int h = 0; h < H; ++h) {
+            const float ms = m[h] == negInf() ? 0.0f : m[h];
+            t[h] = 0.0f;
+#pragma unroll
+            for (int k = 0; k < R; ++k) t[h] += expDiff<kPrecise>(v[k][h], ms); // -inf past the rows: 0
+        }
+        segGroupAllHeads<H>(t, 32, Sum{});
+#pragma unroll
+        for (int h = 0; h < H; ++h) {
+            const SoftmaxState st = softmaxStateMerge(SoftmaxState{sm[h], ss[h]}, SoftmaxState{m[h], t[h]});
             sm[h] = st.max;
             ss[h] = st.sum;
         }
