@@ -143,11 +143,11 @@ WARPKIT_DEVICE void segHeadsShort(const SegSoftmaxAlgo<T, Kind>& a, long long b,
 }
 
 /// The softmax (Kind) of one segment of `rows` rows at row b by the whole warp, in windows of 32 * R
-/// rows (rows * H < 2^31): each window's per-head max and sum (butterflies) merged into the head's
+/// rows (R = 1 for 16 heads) (rows * H < 2^31): each window's per-head max and sum (butterflies) merged into the head's
 /// state in window order, then a second read writes. All 32 lanes call, with the same segment.
 template <int H, typename T, int Kind>
 WARPKIT_DEVICE void segHeadsWide(const SegSoftmaxAlgo<T, Kind>& a, long long b, int rows) {
-    constexpr int R = segHeadsRows<H>(), W = 32 * R;
+    constexpr int R = H >= 16 ? 1 : segHeadsRows<H>(), W = 32 * R; // 16 heads: a row (its states spilled at 2)
     constexpr bool kPrecise = sizeof(T) == 4;
     const int lane = (int)laneId();
     const T* x = a.x + b * H;
