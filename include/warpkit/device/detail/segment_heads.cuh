@@ -6,13 +6,13 @@
 // loads 4 or 2 bytes of every 16 or more, and a step of 32 pairs holds 32 / heads segments. This
 // kernel takes segments: a warp step is 32 segments (lane l loads segment g + l's offsets), and a
 // row (its H heads, H * sizeof(T) bytes: 8 to 64) is one to four vector loads of up to 16 bytes.
-//   * A segment of r <= 32 * R rows (R = rows a lane holds: 8 for H <= 4, 4 for H = 8, 2 for H = 16,
-//     so that a lane holds at most 32 values) takes a lane group of G lanes, G the smallest power of
-//     two with G * R >= r; the groups of one width run together (the tiers, 32 / G segments a
-//     round, as the group kernel's). Lane j of a group loads rows j, j + G, ... into registers
-//     (every load before any use), then for each head: the max (an xor butterfly over the G lanes,
-//     max.NaN), the sum of exp(x - max) (max taken as 0 for an all -inf head; plain kinds keep the
-//     exps), a butterfly of sums, softmaxFactors, and the stores, one row a vector store.
+//   * A segment of r <= 32 * R rows (R = rows a lane holds: 8 for H <= 4, 4 for H = 8, 1 for H = 16,
+//     so that a lane holds at most 32 values; 2 rows of 16 heads spilled at 128 registers) takes a lane group of G
+//     lanes, G the smallest power of two with G * R >= r; the groups of one width run together (the tiers, 32 / G
+//     segments a round, as the group kernel's). Lane j of a group loads rows j, j + G, ... into registers (every load
+//     before any use), then for each head: the max (an xor butterfly over the G lanes, max.NaN), the sum of exp(x -
+//     max) (max taken as 0 for an all -inf head; plain kinds keep the exps), a butterfly of sums, softmaxFactors, and
+//     the stores, one row a vector store.
 //   * A segment of 32 * R < r <= longRows rows takes the whole warp by windows of 32 * R rows:
 //     each window's per-head max and sum as above, merged into the head's state in window order;
 //     then a second read writes (softmaxApply).
@@ -32,8 +32,9 @@
 namespace warpkit {
 namespace detail {
 
-/// Rows of a segment a lane holds in registers for H heads: at most 32 values (and 8 rows).
-template <int H> WARPKIT_HD constexpr int segHeadsRows() { return H >= 16 ? 2 : (H >= 8 ? 4 : 8); }
+/// Rows of a segment a lane holds in registers for H heads: at most 32 values and 8 rows (16 heads:
+/// one row; two spilled at the kernel's 128 registers).
+template <int H> WARPKIT_HD constexpr int segHeadsRows() { return H >= 16 ? 1 : (H >= 8 ? 4 : 8); }
 
 /// The vector type of `Bytes` bytes (4, 8 or 16).
 template <int Bytes> struct SegHeadsChunk { using type = unsigned; };
@@ -143,11 +144,11 @@ WARPKIT_DEVICE void segHeadsShort(const SegSoftmaxAlgo<T, Kind>& a, long long b,
 }
 
 /// The softmax (Kind) of one segment of `rows` rows at row b by the whole warp, in windows of 32 * R
-/// rows (R = 1 for 16 heads) (rows * H < 2^31): each window's per-head max and sum (butterflies) merged into the head's
+/// rows (rows * H < 2^31): each window's per-head max and sum (butterflies) merged into the head's
 /// state in window order, then a second read writes. All 32 lanes call, with the same segment.
 template <int H, typename T, int Kind>
 WARPKIT_DEVICE void segHeadsWide(const SegSoftmaxAlgo<T, Kind>& a, long long b, int rows) {
-    constexpr int R = H >= 16 ? 1 : segHeadsRows<H>(), W = 32 * R; // 16 heads: a row (its states spilled at 2)
+    constexpr int R = segHeadsRows<H>(), W = 32 * R;
     constexpr bool kPrecise = sizeof(T) == 4;
     const int lane = (int)laneId();
     const T* x = a.x + b * H;

@@ -132,7 +132,7 @@ constexpr SegmentRule kSegmentRules[] = {
     {"G8", 1u << SegSoftmax, kSegSmallSize, 2, 2, 256, 8, 1024, 2048, 256, 0, 0, 32, 0, true}, // softmax, 2 heads: rows
     {"G8", 1u << SegSoftmax, kSegSmallSize, 4, 4, 256, 8, 1024, 2048, 256, 0, 0, 32, 0, true}, // 4 heads
     {"G8", 1u << SegSoftmax, kSegSmallSize, 8, 8, 256, 4, 1024, 2048, 256, 0, 0, 32, 0, true}, // 8 heads
-    {"G8", 1u << SegSoftmax, kSegSmallSize, 16, 16, 256, 2, 1024, 2048, 256, 0, 0, 32, 0, true}, // 16 heads
+    {"G8", 1u << SegSoftmax, kSegSmallSize, 16, 16, 256, 1, 1024, 2048, 256, 0, 0, 32, 0, true}, // 16 heads
     {"G3", kSegAnyKind, kSegAnySize, 2, 16, 256, 8, 1024, 2048, 256, 0, 0, 32, 0, false}, // a few heads: rows are wider
     {"G4", kSegAnyKind, kSegAnySize, 17, 1 << 30, 128, 256, 256, 256, 128, 0, 0, 0, 0,
      false}, // many heads: a lane a pair
