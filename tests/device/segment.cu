@@ -461,9 +461,9 @@ static void heads_in_place(const std::vector<long long>& off, int heads, wk_rng*
     for (void* q : {(void*)dx, (void*)dy, (void*)doff}) WK_CUDA(cudaFree(q));
 }
 
-/// Rule G8 (the softmax of 2, 4, 8 or 16 heads by segments, a row a vector: segment_heads.cuh):
-/// every distribution (lengths 0, 1, 31, 32, 33, each lane-group width's limit G * R and the
-/// windows' 32 * R for R = 8, 4, 1 rows a lane, long segments to the block and slice tiers), fp32,
+/// Rule G8 (the softmax of 2, 4 or 8 heads by segments, a row a vector: segment_heads.cuh; 16 heads
+/// run G3 beside them): every distribution (lengths 0, 1, 31, 32, 33, each lane-group width's limit
+/// G * R and the windows' 32 * R for R = 8, 4 rows a lane, long segments to the block and slice tiers), fp32,
 /// fp16 and bf16, NaN and +-inf, int and long long offsets; x one row chunk off 16 bytes (fp32 with
 /// 2 heads: still the vector rows), one element off (the group kernel), in place.
 Test(device_segment, softmax_heads_by_rows) {

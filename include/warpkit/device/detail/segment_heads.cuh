@@ -1,4 +1,4 @@
-// warpkit/device/detail/segment_heads.cuh: the softmax's stage 1 for 2, 4, 8 or 16 heads (plan rule
+// warpkit/device/detail/segment_heads.cuh: the softmax's stage 1 for 2, 4 or 8 heads (plan rule
 // G8), in place of the group kernel (segment_kernels.cuh) when x and y are aligned to a row's
 // vector access. Internal: include warpkit/device/segment.cuh.
 //
@@ -6,8 +6,8 @@
 // loads 4 or 2 bytes of every 16 or more, and a step of 32 pairs holds 32 / heads segments. This
 // kernel takes segments: a warp step is 32 segments (lane l loads segment g + l's offsets), and a
 // row (its H heads, H * sizeof(T) bytes: 8 to 64) is one to four vector loads of up to 16 bytes.
-//   * A segment of r <= 32 * R rows (R = rows a lane holds: 8 for H <= 4, 4 for H = 8, 1 for H = 16,
-//     so that a lane holds at most 32 values; 2 rows of 16 heads spilled at 128 registers) takes a lane group of G
+//   * A segment of r <= 32 * R rows (R = rows a lane holds: 8 for H <= 4, 4 for H = 8, so that a
+//     lane holds at most 32 values) takes a lane group of G
 //     lanes, G the smallest power of two with G * R >= r; the groups of one width run together (the tiers, 32 / G
 //     segments a round, as the group kernel's). Lane j of a group loads rows j, j + G, ... into registers (every load
 //     before any use), then for each head: the max (an xor butterfly over the G lanes, max.NaN), the sum of exp(x -
@@ -32,9 +32,9 @@
 namespace warpkit {
 namespace detail {
 
-/// Rows of a segment a lane holds in registers for H heads: at most 32 values and 8 rows (16 heads:
-/// one row; two spilled at the kernel's 128 registers).
-template <int H> WARPKIT_HD constexpr int segHeadsRows() { return H >= 16 ? 1 : (H >= 8 ? 4 : 8); }
+/// Rows of a segment a lane holds in registers for H heads: at most 32 values and 8 rows. (16 heads
+/// stay on G3: one row a lane measured slower than its pairs, tuning.md G8.)
+template <int H> WARPKIT_HD constexpr int segHeadsRows() { return H >= 8 ? 4 : 8; }
 
 /// The vector type of `Bytes` bytes (4, 8 or 16).
 template <int Bytes> struct SegHeadsChunk { using type = unsigned; };
@@ -49,11 +49,11 @@ template <typename T, int H> struct SegHeadsRow {
     using C = typename SegHeadsChunk<chunk>::type;
 };
 
-/// Whether the heads kernel runs a softmax of T with `heads` heads: 2, 4, 8 or 16 heads of 2- or
+/// Whether the heads kernel runs a softmax of T with `heads` heads: 2, 4 or 8 heads of 2- or
 /// 4-byte values, x and y both aligned to a row's chunk (SegHeadsRow). Host.
 template <typename T> inline bool segHeadsAligned(const T* x, const T* y, int heads) {
     const size_t chunk = heads * sizeof(T) >= 16 ? 16 : heads * sizeof(T);
-    return (heads == 2 || heads == 4 || heads == 8 || heads == 16) && (sizeof(T) == 2 || sizeof(T) == 4) &&
+    return (heads == 2 || heads == 4 || heads == 8) && (sizeof(T) == 2 || sizeof(T) == 4) &&
            ((size_t)x % chunk) == 0 && ((size_t)y % chunk) == 0;
 }
 
@@ -228,7 +228,7 @@ WARPKIT_DEVICE void segHeadsWide(const SegSoftmaxAlgo<T, Kind>& a, long long b, 
 template <int BT, int H, typename T, int Kind, typename O> __global__ void __launch_bounds__(BT, 2)
     segmentHeadsKernel(SegSoftmaxAlgo<T, Kind> a, SegOffsets<O> off, long long segments, long long items,
                        long long longRows, long long chunkRows, int sliceGroup, SegList<SoftmaxState> list) {
-    static_assert(H == 2 || H == 4 || H == 8 || H == 16, "segmentHeadsKernel: H is 2, 4, 8 or 16");
+    static_assert(H == 2 || H == 4 || H == 8, "segmentHeadsKernel: H is 2, 4 or 8");
     constexpr int R = segHeadsRows<H>(), L = 32 / H; // L: segments of one 32-pair step
     pdlLaunchDependents();                           // the no-room kernel's blocks may be placed beside this grid
     const int lane = (int)laneId();
@@ -289,7 +289,7 @@ template <int BT, int H, typename T, int Kind, typename O> __global__ void __lau
     }
 }
 
-/// Launches stage 1 for H = heads (2, 4, 8 or 16): the heads kernel, grid as the group kernel's.
+/// Launches stage 1 for H = heads (2, 4 or 8): the heads kernel, grid as the group kernel's.
 template <int BT, typename T, int Kind, typename O>
 inline cudaError_t segmentHeadsLaunch(const SegSoftmaxAlgo<T, Kind>& a, SegOffsets<O> off, long long segments,
                                       int heads, long long items, long long longRows, long long chunkRows,
@@ -302,7 +302,6 @@ inline cudaError_t segmentHeadsLaunch(const SegSoftmaxAlgo<T, Kind>& a, SegOffse
     if (heads == 2) return go(segmentHeadsKernel<BT, 2, T, Kind, O>);
     if (heads == 4) return go(segmentHeadsKernel<BT, 4, T, Kind, O>);
     if (heads == 8) return go(segmentHeadsKernel<BT, 8, T, Kind, O>);
-    if (heads == 16) return go(segmentHeadsKernel<BT, 16, T, Kind, O>);
     return cudaErrorInvalidValue;
 }
 

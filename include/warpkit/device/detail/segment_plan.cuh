@@ -46,7 +46,7 @@
 // tiles of the merge path of segment ends and elements, whatever the lengths' spread. Rule G7 does
 // the same for the softmax (segment_flat_softmax.cuh: a tile writes its whole segments, a last
 // kernel the elements of those that span tiles); in place (y == x) it runs its group-kernel
-// fields, which are G2's. Rule G8 (the softmax with 2, 4, 8 or 16 heads of 2- or 4-byte values)
+// fields, which are G2's. Rule G8 (the softmax with 2, 4 or 8 heads of 2- or 4-byte values)
 // runs stage 1 by segments instead of pairs, a row of heads a vector access (segment_heads.cuh;
 // perLane: the rows a lane holds), where x and y are aligned for it; the later stages as G3's.
 // No host pass over the offsets and no host synchronisation: the host knows only the segment,
@@ -132,7 +132,6 @@ constexpr SegmentRule kSegmentRules[] = {
     {"G8", 1u << SegSoftmax, kSegSmallSize, 2, 2, 256, 8, 1024, 2048, 256, 0, 0, 32, 0, true}, // softmax, 2 heads: rows
     {"G8", 1u << SegSoftmax, kSegSmallSize, 4, 4, 256, 8, 1024, 2048, 256, 0, 0, 32, 0, true}, // 4 heads
     {"G8", 1u << SegSoftmax, kSegSmallSize, 8, 8, 256, 4, 1024, 2048, 256, 0, 0, 32, 0, true}, // 8 heads
-    {"G8", 1u << SegSoftmax, kSegSmallSize, 16, 16, 256, 1, 1024, 2048, 256, 0, 0, 32, 0, true}, // 16 heads
     {"G3", kSegAnyKind, kSegAnySize, 2, 16, 256, 8, 1024, 2048, 256, 0, 0, 32, 0, false}, // a few heads: rows are wider
     {"G4", kSegAnyKind, kSegAnySize, 17, 1 << 30, 128, 256, 256, 256, 128, 0, 0, 0, 0,
      false}, // many heads: a lane a pair
