@@ -12,9 +12,10 @@
 // call: the flat pass where the plan takes the lane groups, the lane groups (G1 / G6, as for
 // begin/end arrays) where it takes the flat pass, so one run places G5's mean limit. For softmax,
 // `alt` on the cells of the flat pass (G7: one head, mean up to 64) times the group kernels (G2,
-// as for begin/end arrays or in place); elsewhere (G2c / G3c) the same plan without the slice tier
-// (sliceGroup 0: the segments past 32768 elements on the chunk kernels); timed alternately with
-// the call in the same run.
+// as for begin/end arrays or in place); on G8's (2, 4, 8, 16 heads: stage 1 by segments) G3's plan
+// (the group kernel by pairs, as for x off a row's alignment); elsewhere (G2c / G3c) the same plan
+// without the slice tier (sliceGroup 0: the segments past 32768 elements on the chunk kernels);
+// timed alternately with the call in the same run.
 // Op and distribution names after the CSV path keep only those ops and distributions (either list
 // empty: all of them), e.g. `./build/bench/segment out.csv softmax powerlaw giant`.
 //   ./build/bench/segment [out.csv [op | distribution]...]
@@ -52,14 +53,23 @@ template <typename Op> static const char* altPass(const float* x, float* y, long
     return nullptr;
 }
 
-/// The fp32 plain softmax's plan without the slice tier (header): its id (the rule's and "c"), and a
-/// launch of it into y with workspace *ws (grown as needed).
+/// The fp32 plain softmax's plan without the slice tier, or for rule G8 G3's plan (header): its id
+/// (the rule's and "c", or G3), and a launch of it into y with workspace *ws (grown as needed).
 static const char* softmaxNoSlice(const float* x, float* y, long long rows, const long long* off, long long segs,
                                   int heads, void** ws, size_t* cap, bool run) {
     const wkd::SegSoftmaxAlgo<float, warpkit::SoftmaxPlain> a{{x}, y};
     const wkd::SegOffsets<long long> so{off, off + 1};
     wkd::SegmentPlan p = wkd::segmentPlan(wkd::SegSoftmax, 4, heads, segs, rows, true);
-    p.sliceGroup = 0;
+    const bool byRows = p.byRows;
+    if (byRows) { // G8: G3's plan (the same fields but perLane), the group kernel by pairs
+        int g3 = 0;
+        while (g3 + 1 < wkd::kSegmentRuleCount && strcmp(wkd::kSegmentRules[g3].id, "G3") != 0) ++g3;
+        p.rule = g3;
+        p.perLane = wkd::kSegmentRules[g3].perLane;
+        p.byRows = false;
+    } else {
+        p.sliceGroup = 0;
+    }
     const wkd::SegSizes z = wkd::segRoom(wkd::SegSoftmax, 4, heads, segs, rows, true);
     if (!run) {
         const size_t need = wkd::segWorkspaceBytes<warpkit::SoftmaxState>(z);
@@ -69,7 +79,7 @@ static const char* softmaxNoSlice(const float* x, float* y, long long rows, cons
             *cap = need;
         }
         static char id[8];
-        snprintf(id, sizeof id, "%sc", wkd::kSegmentRules[p.rule].id);
+        snprintf(id, sizeof id, "%s%s", wkd::kSegmentRules[p.rule].id, byRows ? "" : "c");
         return id;
     }
     BENCH_CUDA((wkd::segmentLaunch<256, 256>(a, so, segs, heads, rows, p, z, *ws, 0)));

@@ -23,6 +23,8 @@
 //   * the softmax's block and slice tiers: lengths around their limits, heads 1 to 17, y at another
 //     alignment than x and in place with the same bits, nothing written on either side of y's run;
 //     one giant segment among empty ones, NaN / +inf in one head of a long segment;
+//   * rule G8 (2, 4, 8, 16 heads by segments, a row a vector): every distribution, x off a row's
+//     alignment (the group kernel) or within it, in place with the same bits;
 //   * bad arguments (host only, pass without a GPU): cudaErrorInvalidValue, nothing written.
 #include "../common.cuh"
 #include <warpkit/device/segment.cuh>
@@ -425,6 +427,70 @@ Test(device_segment, softmax_head_widths) {
             snprintf(what, sizeof what, "%s heads %d %s", kDistName[d], heads, hi == 1 ? "half" : "bf16");
             if (hi == 1) softmax_case<__half>(off, off.back(), heads, true, 1, d >= 5, &r, what);
             else softmax_case<__nv_bfloat16>(off, off.back(), heads, false, 0, true, &r, what);
+        }
+    }
+}
+
+/// x [items, heads] softmax in place (y == x) against the same call out of place: the same bits.
+template <typename T>
+static void heads_in_place(const std::vector<long long>& off, int heads, wk_rng* r, const char* what) {
+    const long long items = off.back(), segs = (long long)off.size() - 1, n = items * heads;
+    std::vector<T> hx(n), want(n), got(n);
+    for (auto& v : hx) v = pick<T>(r, true);
+    T* dx = wk_alloc<T>(n + 1);
+    T* dy = wk_alloc<T>(n + 1);
+    long long* doff = wk_alloc<long long>(off.size());
+    wk_upload(doff, off.data(), off.size());
+    for (int kind = 0; kind < 4; ++kind) {
+        auto call = [&](T* y, void* w, size_t* b) {
+            return warpkit::segmentSoftmax((const T*)dx, y, items, (const long long*)doff, segs, heads,
+                                           (warpkit::SoftmaxKind)kind, w, b);
+        };
+        size_t bytes;
+        void* w = workspace([&](void* ww, size_t* bb) { return call(dy, ww, bb); }, &bytes);
+        wk_upload(dx, hx.data(), n);
+        wk_poison(dy, n);
+        WK_CUDA(call(dy, w, &bytes));
+        WK_CUDA(call(dx, w, &bytes));
+        WK_LAUNCHED();
+        wk_download(want.data(), dy, n);
+        wk_download(got.data(), dx, n);
+        cr_assert(memcmp(got.data(), want.data(), n * sizeof(T)) == 0, "%s kind %d: in place differs", what, kind);
+        WK_CUDA(cudaFree(w));
+    }
+    for (void* q : {(void*)dx, (void*)dy, (void*)doff}) WK_CUDA(cudaFree(q));
+}
+
+/// Rule G8 (the softmax of 2, 4 or 8 heads by segments, a row a vector: segment_heads.cuh; 16 heads
+/// run G3 beside them): every distribution (lengths 0, 1, 31, 32, 33, each lane-group width's limit
+/// G * R and the windows' 32 * R for R = 8, 4 rows a lane, long segments to the block and slice tiers), fp32,
+/// fp16 and bf16, NaN and +-inf, int and long long offsets; x one row chunk off 16 bytes (fp32 with
+/// 2 heads: still the vector rows), one element off (the group kernel), in place.
+Test(device_segment, softmax_heads_by_rows) {
+    WK_REQUIRE_GPU();
+    const int dists[] = {0, 1, 2, 3, 5, 7, 8}, headsList[] = {2, 4, 8, 16};
+    for (int d : dists) {
+        wk_rng r = wk_rng_make(0x8ead + d);
+        const std::vector<long long> off = distribution(d, wk_quick() ? 5000 : 20000, &r);
+        for (int hi = 0; hi < 4; ++hi) {
+            const int heads = headsList[hi];
+            if (heads >= 8 && d == 5 && wk_quick()) continue;
+            char what[96];
+            snprintf(what, sizeof what, "rows %s heads %d float", kDistName[d], heads);
+            softmax_case<float>(off, off.back(), heads, hi % 2 == 0, 0, true, &r, what);
+            snprintf(what, sizeof what, "rows %s heads %d half", kDistName[d], heads);
+            softmax_case<__half>(off, off.back(), heads, hi % 2 == 1, 0, true, &r, what);
+            snprintf(what, sizeof what, "rows %s heads %d bf16", kDistName[d], heads);
+            softmax_case<__nv_bfloat16>(off, off.back(), heads, false, 0, d >= 5, &r, what);
+            if (d == 5) continue;
+            snprintf(what, sizeof what, "rows %s heads %d float, 2 elements off", kDistName[d], heads);
+            softmax_case<float>(off, off.back(), heads, true, 2, true, &r, what);
+            snprintf(what, sizeof what, "rows %s heads %d half, 1 element off", kDistName[d], heads);
+            softmax_case<__half>(off, off.back(), heads, false, 1, true, &r, what);
+            snprintf(what, sizeof what, "rows %s heads %d float in place", kDistName[d], heads);
+            heads_in_place<float>(off, heads, &r, what);
+            snprintf(what, sizeof what, "rows %s heads %d bf16 in place", kDistName[d], heads);
+            heads_in_place<__nv_bfloat16>(off, heads, &r, what);
         }
     }
 }

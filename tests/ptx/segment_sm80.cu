@@ -1,4 +1,4 @@
-// The segment softmax's kernels (the group, chunk, write, no-room, block and slice tiers) on sm_80,
+// The segment softmax's kernels (the group, heads, chunk, write, no-room, block and slice tiers) on sm_80,
 // every kind and element type: no spills and no stack frame (make test's resource check judges
 // only sm_90; the block kernel's log kinds once spilled here at their 128 registers).
 // @arch sm_80

@@ -71,6 +71,7 @@
 
 #include "detail/segment_plan.cuh"
 #include "detail/segment_direct.cuh"
+#include "detail/segment_heads.cuh"
 #include "detail/segment_flat_run.cuh"
 
 namespace warpkit {
@@ -211,10 +212,19 @@ inline cudaError_t segmentLaunch(const A& a, SegOffsets<O> off, long long segmen
     }
     if (!direct) {
         if (longs) WARPKIT_TRY(cudaMemsetAsync(list.counter, 0, 6 * sizeof(unsigned long long), stream));
-        auto group = segmentGroupKernel<BT, LT, A, O>;
-        WARPKIT_TRY(gridBlocks(group, BT, segments * heads, BT, 1ll << 30, &blocks));
-        WARPKIT_TRY(launchKernel(group, blocks, BT, stream, a, off, segments, heads, items, p.perLane, p.longRows,
-                                 p.chunkRows, p.sliceGroup, list));
+        bool byRows = false; // rule G8: stage 1 by segments, a row a vector (segment_heads.cuh)
+        if constexpr (SegRegSoftmax<A>::value) {
+            byRows = p.byRows && segHeadsAligned(a.x, a.y, heads);
+            if (byRows)
+                WARPKIT_TRY(segmentHeadsLaunch<BT>(a, off, segments, heads, items, p.longRows, p.chunkRows,
+                                                   p.sliceGroup, list, stream));
+        }
+        if (!byRows) {
+            auto group = segmentGroupKernel<BT, LT, A, O>;
+            WARPKIT_TRY(gridBlocks(group, BT, segments * heads, BT, 1ll << 30, &blocks));
+            WARPKIT_TRY(launchKernel(group, blocks, BT, stream, a, off, segments, heads, items, p.perLane, p.longRows,
+                                     p.chunkRows, p.sliceGroup, list));
+        }
         if (!longs) return cudaSuccess;
         // The no-room kernel: one block an SM at most; with no no-room steps (segments that do not
         // overlap) each warp reads one count and exits, so the launch costs about its own latency.

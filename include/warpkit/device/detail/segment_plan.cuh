@@ -46,7 +46,9 @@
 // tiles of the merge path of segment ends and elements, whatever the lengths' spread. Rule G7 does
 // the same for the softmax (segment_flat_softmax.cuh: a tile writes its whole segments, a last
 // kernel the elements of those that span tiles); in place (y == x) it runs its group-kernel
-// fields, which are G2's.
+// fields, which are G2's. Rule G8 (the softmax with 2, 4 or 8 heads of 2- or 4-byte values)
+// runs stage 1 by segments instead of pairs, a row of heads a vector access (segment_heads.cuh;
+// perLane: the rows a lane holds), where x and y are aligned for it; the later stages as G3's.
 // No host pass over the offsets and no host synchronisation: the host knows only the segment,
 // head and item counts. The plan depends on the call kind, the element size and the heads; the
 // workspace's room for listed pairs and chunks on the counts (device/segment.cuh, segSizes).
@@ -83,6 +85,7 @@ struct SegmentPlan {
     bool flat;            // the flat pass (segment_flat.cuh) instead of all of the above
     int sliceGroup;       // the softmax's slice tier: slices merged a group (a power of two; 0: no slice tier)
     long long directRows; // one head, reduce / lse: pairs of longRows + 1 to this many rows direct (0: none)
+    bool byRows;          // the softmax's stage 1 by segments, a row a vector (segment_heads.cuh), x and y aligned
 };
 
 /// One rule: the first whose conditions hold gives the plan. Conditions: the call kind (a mask of
@@ -104,6 +107,7 @@ struct SegmentRule {
     long long maxMean, minMean;
     int sliceGroup;
     long long directRows;
+    bool byRows; // stage 1 by the heads kernel (segment_heads.cuh) where x and y allow its vector rows
 };
 
 constexpr unsigned kSegAnyKind = 0xfu, kSegReadOnly = 1u << SegReduce | 1u << SegLogSumExp;
@@ -116,13 +120,21 @@ constexpr unsigned kSegAnySize = 1u << 2 | 1u << 4 | 1u << 8 | 1u << 16, kSegSma
 // direct kernel takes every segment); its longRows only sizes the list's room (segSizes).
 constexpr SegmentRule kSegmentRules[] = {
     // id   kinds            sizes          heads   thr  perLane longRows chunkRows longThr maxMean minMean slc direct
-    {"G5", 1u << SegReduce, kSegSmallSize, 1, 1, 256, 8, 1024, 16384, 256, 64, 0, 0, 0},  // short on average: flat
-    {"G7", 1u << SegSoftmax, kSegSmallSize, 1, 1, 256, 8, 1024, 8192, 256, 64, 0, 32, 0}, // short on average: flat
-    {"G6", kSegReadOnly, kSegAnySize, 1, 1, 256, 8, 256, 16384, 256, 0, 2048, 0, 16384}, // long on average: reduce, lse
-    {"G1", kSegReadOnly, kSegAnySize, 1, 1, 256, 8, 1024, 16384, 256, 0, 0, 0, 0},       // one head: reduce, lse
-    {"G2", kSegWrites, kSegAnySize, 1, 1, 256, 8, 1024, 8192, 256, 0, 0, 32, 0},         // one head: softmax, backward
-    {"G3", kSegAnyKind, kSegAnySize, 2, 16, 256, 8, 1024, 2048, 256, 0, 0, 32, 0},       // a few heads: rows are wider
-    {"G4", kSegAnyKind, kSegAnySize, 17, 1 << 30, 128, 256, 256, 256, 128, 0, 0, 0, 0},  // many heads: a lane a pair
+    // byRows
+    {"G5", 1u << SegReduce, kSegSmallSize, 1, 1, 256, 8, 1024, 16384, 256, 64, 0, 0, 0,
+     false}, // short on average: flat
+    {"G7", 1u << SegSoftmax, kSegSmallSize, 1, 1, 256, 8, 1024, 8192, 256, 64, 0, 32, 0,
+     false}, // short on average: flat
+    {"G6", kSegReadOnly, kSegAnySize, 1, 1, 256, 8, 256, 16384, 256, 0, 2048, 0, 16384,
+     false}, // long on average: reduce, lse
+    {"G1", kSegReadOnly, kSegAnySize, 1, 1, 256, 8, 1024, 16384, 256, 0, 0, 0, 0, false}, // one head: reduce, lse
+    {"G2", kSegWrites, kSegAnySize, 1, 1, 256, 8, 1024, 8192, 256, 0, 0, 32, 0, false},   // one head: softmax, backward
+    {"G8", 1u << SegSoftmax, kSegSmallSize, 2, 2, 256, 8, 1024, 2048, 256, 0, 0, 32, 0, true}, // softmax, 2 heads: rows
+    {"G8", 1u << SegSoftmax, kSegSmallSize, 4, 4, 256, 8, 1024, 2048, 256, 0, 0, 32, 0, true}, // 4 heads
+    {"G8", 1u << SegSoftmax, kSegSmallSize, 8, 8, 256, 4, 1024, 2048, 256, 0, 0, 32, 0, true}, // 8 heads
+    {"G3", kSegAnyKind, kSegAnySize, 2, 16, 256, 8, 1024, 2048, 256, 0, 0, 32, 0, false}, // a few heads: rows are wider
+    {"G4", kSegAnyKind, kSegAnySize, 17, 1 << 30, 128, 256, 256, 256, 128, 0, 0, 0, 0,
+     false}, // many heads: a lane a pair
 };
 constexpr int kSegmentRuleCount = (int)(sizeof(kSegmentRules) / sizeof(kSegmentRules[0]));
 
@@ -134,7 +146,8 @@ inline SegmentPlan segmentPlan(SegmentKind kind, int elemBytes, int heads, long 
         const SegmentRule& r = kSegmentRules[i];
         const int slice = kind == SegSoftmax ? r.sliceGroup : 0;
         const long long direct = kind == SegReduce || kind == SegLogSumExp ? r.directRows : 0;
-        return SegmentPlan{i, r.threads, r.perLane, r.longRows, r.chunkRows, r.longThreads, flat, slice, direct};
+        return SegmentPlan{i,    r.threads, r.perLane, r.longRows, r.chunkRows, r.longThreads,
+                           flat, slice,     direct,    r.byRows};
     };
     for (int i = 0; i < kSegmentRuleCount; ++i) {
         const SegmentRule& r = kSegmentRules[i];
