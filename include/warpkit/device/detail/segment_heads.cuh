@@ -53,8 +53,8 @@ template <typename T, int H> struct SegHeadsRow {
 /// 4-byte values, x and y both aligned to a row's chunk (SegHeadsRow). Host.
 template <typename T> inline bool segHeadsAligned(const T* x, const T* y, int heads) {
     const size_t chunk = heads * sizeof(T) >= 16 ? 16 : heads * sizeof(T);
-    return (heads == 2 || heads == 4 || heads == 8) && (sizeof(T) == 2 || sizeof(T) == 4) &&
-           ((size_t)x % chunk) == 0 && ((size_t)y % chunk) == 0;
+    return (heads == 2 || heads == 4 || heads == 8) && (sizeof(T) == 2 || sizeof(T) == 4) && ((size_t)x % chunk) == 0 &&
+           ((size_t)y % chunk) == 0;
 }
 
 /// Row p's H values as floats (p aligned to the row's chunk).
