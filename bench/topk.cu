@@ -199,7 +199,7 @@ template <typename T> void cell(FILE* csv, const char* tname, long long rows, in
         int dev = 0, sm = 0;
         BENCH_CUDA(cudaGetDevice(&dev));
         BENCH_CUDA(cudaDeviceGetAttribute(&sm, cudaDevAttrMultiProcessorCount, dev));
-        const char* rule = warpkit::detail::topkPlan(rows, cols, k, sm, true).kernelRule;
+        const char* rule = warpkit::detail::topkPlan(rows, cols, k, sm, true, (int)sizeof(T), true).kernelRule;
         printf("%-5s %5lld %7d %5d %9.1f %9.1f %6.2fx %8.2fx %9.1f  %s\n", tname, rows, cols, k, ms * 1e3, readMs * 1e3,
                readMs / ms, sms / ms, *cubMs * 1e3, rule);
         fprintf(csv, "%s,%lld,%d,%d,%.3f,%.3f,%.4f,%.3f,%.3f,%s\n", tname, rows, cols, k, ms * 1e3, readMs * 1e3,

@@ -339,6 +339,46 @@ Test(device_topk, slice_bound) {
         }
 }
 
+/// Rule T0: k = 1 by rowArgMax's kernel (the row family's read-only plans) where the plan takes it
+/// (H100: 1 and 8 rows of 32000 / 128256, 8 of 262147, 64 of 32000, 64 16-bit rows of 128256; 1 fp32
+/// row of 262144 and 64 of 262144 stay on T1), both forms, every pattern (the sweeps', the ordered
+/// rows', the zeros'), both orders, fp32 / fp16 / bf16 with int and long long indices, misaligned rows
+/// and leading dimensions; runCase checks the reference, the two forms' bits and a second call's.
+Test(device_topk, k1_arg_path) {
+    WK_REQUIRE_GPU();
+    wk_rng rng = wk_rng_make(0x70f);
+    int dev = 0, sms = 0, major = 0;
+    WK_CUDA(cudaGetDevice(&dev));
+    WK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    WK_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+    const Shape shapes[] = {{1, 32000, 1}, {8, 32000, 1},  {1, 40001, 1},  {3, 100003, 1}, {8, 128256, 1},
+                            {2, 50257, 1}, {8, 262147, 1}, {64, 32000, 1}, {1, 262144, 1}, {64, 128256, 1}};
+    std::vector<Pattern> patterns;
+    for (int p = 0; p < kPatterns; ++p) patterns.push_back((Pattern)p);
+    for (Pattern p : kOrdered) patterns.push_back(p);
+    for (Pattern p : kArgZeros) patterns.push_back(p);
+    int i = 0, t0 = 0;
+    for (const Shape& s : shapes) {
+        const bool big = (long long)s.rows * s.cols > 1000000;
+        for (Pattern p : patterns) {
+            ++i;
+            if (big && wk_thin(i, 3)) continue;
+            const int type = i % 3, off = i % 3;
+            const long long ld = s.cols + (i % 4 == 1 ? 3 : 0);
+            const bool largest = (i / 3) % 2 == 0;
+            if (type == 0 && p == RoundEqual) continue;
+            const int bytes = type == 0 ? 4 : 2;
+            t0 += warpkit::detail::topkPlan(s.rows, s.cols, 1, sms, true, bytes, major >= 9).kernel ==
+                  warpkit::detail::TopKArg;
+            if (type == 0) runCase<float, int>(&rng, s, off, ld, p, largest);
+            else if (type == 1) runCase<__half, long long>(&rng, s, off, ld, p, largest);
+            else runCase<__nv_bfloat16, int>(&rng, s, off, ld, p, largest);
+            if (i % 2 == 1 && type == 0) runCase<float, long long>(&rng, s, (off + 1) % 3, ld, p, !largest);
+        }
+    }
+    cr_assert(t0 > 0, "no case took rule T0 on this device (%d SMs)", sms);
+}
+
 Test(device_topk, short_rows) {
     WK_REQUIRE_GPU();
     shortSweep<float, long long>(0x709);
@@ -407,6 +447,8 @@ Test(device_topk, argmax_argmin) {
 // ---- rowArgMax / rowArgMin (the row family's runner) against rowTopK with k = 1 --------------------
 // Every plan the row runner picks for a read-only call (a warp, a block, a cluster or the streamed
 // path a row), 16-bit types, leading dimensions, a misaligned first row, rows of each pattern.
+// rowTopK's workspace form: where it takes rule T0 (rowArgMax's kernel) the pair compares the kernel
+// with itself, and argmax_argmin_reference and k1_arg_path check it against the host.
 struct ArgShape {
     long long rows;
     int cols, ld, off;
@@ -447,8 +489,12 @@ template <typename T, typename Idx> int argAgainstTopK(wk_rng* rng) {
             wk_poison(i, s.rows);
             if (largest) WK_CUDA(warpkit::rowArgMax(dx + s.off, v, i, s.rows, s.cols, s.ld));
             else WK_CUDA(warpkit::rowArgMin(dx + s.off, v, i, s.rows, s.cols, s.ld));
-            WK_CUDA(warpkit::rowTopK(dx + s.off, tv, ti, s.rows, s.cols, 1, largest, s.ld));
+            size_t bytes = 0; // the workspace form: without one, rowTopK's k = 1 takes T0 (this kernel) where A2 holds
+            WK_CUDA(warpkit::rowTopK(dx + s.off, tv, ti, s.rows, s.cols, 1, largest, s.ld, nullptr, &bytes));
+            void* ws = wk_alloc<char>(bytes);
+            WK_CUDA(warpkit::rowTopK(dx + s.off, tv, ti, s.rows, s.cols, 1, largest, s.ld, ws, &bytes));
             WK_LAUNCHED();
+            WK_CUDA(cudaFree(ws));
             std::vector<T> gv(s.rows), wv(s.rows);
             std::vector<Idx> gi(s.rows), wi(s.rows);
             wk_download(gv.data(), v, s.rows);
@@ -575,7 +621,9 @@ Test(device_topk, k1_ordered_rows) {
     WK_REQUIRE_GPU();
     wk_rng rng = wk_rng_make(0x70e);
     // 4 x 16384, 2 x 65536 (whole rounds only when aligned: the last element in the last lane of the
-    // last round of warp 7), 300 x 5003 (one block a row), the rest split (S3) with a workspace
+    // last round of warp 7), 300 x 5003 (one block a row), the rest split (S3) with a workspace. On the
+    // H100 rule T0 (rowArgMax's kernel) takes all but fp32 2 x 200003 and 1 x 262147 (T1 split); T1 one
+    // block a row on ordered rows: the rowArgMax part's 4096 rows (A1)
     const Shape shapes[] = {{300, 5003, 1}, {8, 32001, 1}, {2, 200003, 1}, {1, 262147, 1},
                             {3, 4097, 1},   {4, 16384, 1}, {2, 65536, 1}};
     int i = 0;
@@ -726,11 +774,12 @@ static void topkInto(const float* dx, Shape s, int* idx, void* ws, size_t bytes,
 Test(device_topk, split_workspace_states) {
     WK_REQUIRE_GPU();
     wk_rng rng = wk_rng_make(0x70c);
-    // one row of the most slices (the last one empty), k = 1, rows not a multiple of the slices, k = 256
-    const Shape shapes[][2] = {{{1, 262147, 8}, {3, 100001, 1}},
+    // one row of the most slices (the last one empty), k = 1, rows not a multiple of the slices, k = 256;
+    // k = 1 on shapes that stay on T1 (S3) with a workspace on the H100 (T0 elsewhere: no workspace)
+    const Shape shapes[][2] = {{{1, 262147, 8}, {2, 200003, 1}},
                                {{5, 70001, 200}, {1, 262144, 256}},
-                               {{64, 32000, 1}, {13, 50257, 50}},
-                               {{2, 4097, 1}, {7, 9001, 16}},
+                               {{40, 131075, 1}, {13, 50257, 50}},
+                               {{2, 151936, 1}, {7, 9001, 16}},
                                {{8, 131075, 16}, {2, 100003, 40}}}; // S4 after S4
     const int fills[] = {0x00, 0x5c, 0xff};
     long long maxN = 0; // the largest rows x cols of any shape above

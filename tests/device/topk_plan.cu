@@ -40,6 +40,7 @@ bool compiled(const TopKPlan& p, int i) {
         return i == 0 && p.levels == 1 && p.warpK >= 1 && p.warpK <= 32 && (p.warpK & (p.warpK - 1)) == 0 &&
                (p.warpLanes == 8 || p.warpLanes == 32);
     if (p.kernel == TopKFilter) return i == 0 && p.levels == 1;
+    if (p.kernel == TopKArg) return i == 0 && p.levels == 1 && p.slices[0] == 1; // rowArgMax's kernel (T0)
     return p.runK == 8;
 }
 
@@ -49,7 +50,8 @@ void checkPlan(const TopKPlan& p, long long rows, int cols, int k, const char* w
     for (int i = 0; i < p.levels; ++i) {
         cr_expect(compiled(p, i), "%s rows=%lld cols=%d k=%d level %d: no compiled kernel (runK %d)", where, rows, cols,
                   k, i, p.runK);
-        cr_expect(p.kernel == TopKFilter       ? k <= kTopKFilterMaxK
+        cr_expect(p.kernel == TopKArg          ? k == 1 && p.workspaceBytes == 0
+                  : p.kernel == TopKFilter     ? k <= kTopKFilterMaxK
                   : p.kernel == TopKWarp       ? cols <= 32 * p.warpK
                   : p.kernel == TopKWarpSelect ? k <= p.warpK && 2 * k > p.warpK
                                                : p.chunkK <= p.runK * kTopKThreads,
@@ -88,25 +90,56 @@ std::string planText(const TopKPlan& p) {
 
 } // namespace
 
+/// T0 (k = 1 by rowArgMax's kernel) only where rowArgMax takes A2, and its plan has a compiled kernel.
+template <typename T> void checkArgPath(const TopKPlan& p, int prof, long long rows, int cols) {
+    if (p.kernel != TopKArg) return;
+    const Profile& d = kProfiles[prof];
+    const TopKArgRule& rule = topkArgRule(rows, cols, (int)sizeof(T), d.sms);
+    cr_expect(!rule.filter && !rule.outputPlans, "%s rows=%lld cols=%d: T0 where rowArgMax takes %s", d.name, rows,
+              cols, rule.id);
+    const RowArgParams<T> a = {{}, nullptr, nullptr, nullptr, false, 0u, cols};
+    const RowPlan rp = rowPlanFor(rowOpQuery(a, rows, cols, d.sms, kClusters[prof], true));
+    cr_expect(rowPlanCompiled(RowClassOutputs, (int)sizeof(T), RowArgParams<T>::kWarpChunks,
+                              RowArgParams<T>::kReduceWarp, rp),
+              "%s rows=%lld cols=%d: T0's row plan has no compiled kernel", d.name, rows, cols);
+}
+
+/// Both forms' plans (checked) for elements of T on profile prof: "<workspace> | nows <without>".
+template <typename T> std::string formsText(int prof, long long rows, int cols, int k) {
+    const Profile& d = kProfiles[prof];
+    const TopKPlan p = topkPlan(rows, cols, k, d.sms, true, (int)sizeof(T), kClusters[prof]),
+                   q = topkPlan(rows, cols, k, d.sms, false, (int)sizeof(T), kClusters[prof]);
+    checkPlan(p, rows, cols, k, d.name);
+    checkPlan(q, rows, cols, k, d.name);
+    checkArgPath<T>(p, prof, rows, cols);
+    checkArgPath<T>(q, prof, rows, cols);
+    return planText(p) + " | nows " + planText(q);
+}
+
 Test(topk_plan, golden) {
     std::string out =
         "# rowTopK plans (tests/device/topk_plan.cu): kernel.split rule, running keys a thread, then each\n"
-        "# level's slices x input length, workspace bytes; 'nows' = the form without a workspace.\n";
+        "# level's slices x input length, workspace bytes; 'nows' = the form without a workspace; fp32,\n"
+        "# and for k = 1 past 4096 columns (T0 or T1) bf16 too.\n";
     const long long rowsList[] = {1, 2, 8, 64, 263, 264, 4096, 1LL << 20};
     const int colsList[] = {1,    7,    32,   33,   64,    65,    128,    256,    257,    1000,   1024,
                             1025, 4095, 4096, 4097, 32000, 50257, 128256, 151936, 262144, 1 << 20};
     const int kList[] = {1, 2, 8, 9, 32, 33, 50, 256, 257, 1024, 2048, 2049, 4096, 262144};
-    for (const Profile& d : kProfiles)
+    for (int pi = 0; pi < 3; ++pi)
         for (int cols : colsList)
             for (int k : kList) {
                 if (k > cols) continue;
+                const Profile& d = kProfiles[pi];
+                const bool cl = kClusters[pi];
                 for (long long rows : rowsList) {
-                    const TopKPlan p = topkPlan(rows, cols, k, d.sms, true), q = topkPlan(rows, cols, k, d.sms, false);
-                    checkPlan(p, rows, cols, k, d.name);
-                    checkPlan(q, rows, cols, k, d.name);
+                    // the mask (no values or indices out) never takes T0
+                    const TopKPlan m = topkPlan(rows, cols, k, d.sms, true, 0, cl);
+                    cr_expect(m.kernel != TopKArg, "%s rows=%lld cols=%d: the mask on T0", d.name, rows, cols);
                     char head[96];
                     snprintf(head, sizeof head, "%s cols=%d k=%d rows=%lld: ", d.name, cols, k, rows);
-                    out += head + planText(p) + " | nows " + planText(q) + "\n";
+                    out += head + formsText<float>(pi, rows, cols, k);
+                    if (k == 1 && cols > 4096) out += " | bf16 " + formsText<__nv_bfloat16>(pi, rows, cols, k);
+                    out += "\n";
                 }
             }
     wk_golden_check(kGoldenPath, out);
@@ -119,7 +152,7 @@ template <typename T> std::string argPlanText(int i, long long rows, int cols) {
     const TopKArgRule& rule = topkArgRule(rows, cols, (int)sizeof(T), d.sms);
     const char* id = rule.id;
     if (rule.filter) {
-        const TopKPlan p = topkPlan(rows, cols, 1, d.sms, false);
+        const TopKPlan p = topkPlan(rows, cols, 1, d.sms, false, 0, kClusters[i]); // the filter (A1 never T0)
         checkPlan(p, rows, cols, 1, d.name);
         cr_expect(p.kernel == TopKFilter && p.levels == 1 && p.slices[0] == 1 && p.workspaceBytes == 0,
                   "%s rows=%lld cols=%d: A1 is not one filter block a row", d.name, rows, cols);

@@ -21,7 +21,7 @@
 // ldx >= cols, any alignment of x, values and indices. x must not overlap the outputs.
 //
 // Workspace (CUB's two-call rule). With workspace == nullptr the call writes the bytes it needs to
-// *workspaceBytes (at least 1) and returns. The size depends on rows, cols, k and the device. The
+// *workspaceBytes (at least 1) and returns. The size depends on rows, cols, k, the type and the device. The
 // workspace splits a row over several blocks when rows are few (topk_plan.cuh), in one launch and
 // with no memset; it may hold anything on entry (a row's arrival word works as device/reduce.cuh's:
 // exact after any completed call and between replays of a captured graph; on arbitrary content a row
@@ -35,8 +35,9 @@
 // cudaErrorInvalidValue, and nothing is launched or written. Host caches are per device and
 // thread-safe.
 //
-// How it works: device/detail/topk_plan.cuh (rules W1-W4, T1-T4, S1-S3), topk_filter.cuh (k <= 256),
-// topk_kernels.cuh and topk_sample.cuh (rowSample's draw from rowTopK's candidates).
+// How it works: device/detail/topk_plan.cuh (rules W1-W4, T0-T4, S1-S4), topk_filter.cuh (k <= 256),
+// topk_kernels.cuh, topk_sample.cuh (rowSample's draw from rowTopK's candidates) and row_arg.cuh (k = 1
+// by rule T0: rowArgMax's kernel).
 #pragma once
 
 #include "../detail/host.cuh"
@@ -112,6 +113,14 @@ template <typename T> inline cudaError_t topkLaunchFilter(const TopKPlan& p, con
     return launchKernel(kernel, blocks, kTopKThreads, stream, io, lv);
 }
 
+/// Rule T0: rowTopK's k = 1 by rowArgMax's kernel (row_arg.cuh, the row family's read-only plan, A2):
+/// the same answer (the first NaN, else the lowest column of the best value; the value bit for bit).
+template <typename T>
+inline cudaError_t topkLaunchArg(const TopKRows<T>& io, long long rows, int cols, cudaStream_t stream) {
+    const RowArgParams<T> p = {{}, io.x, io.values, io.indices, io.idx64, io.largest ? 0u : 0xffffffffu, io.ldx};
+    return rowOpDispatch(p, rows, cols, stream, true);
+}
+
 /// Plans and runs rowTopK's levels for io over rows x cols, k (the arguments checked: argsOk) with
 /// the two-call workspace rule: useWorkspace selects the form with one; `extra` bytes of it (16-byte
 /// aligned, at *extraPtr) are the caller's (rowSample's candidates), the rest the levels' buffers.
@@ -125,7 +134,8 @@ template <typename T> inline cudaError_t topkRun(const TopKRows<T>& io, long lon
     int dev = 0;
     DeviceProps d = {};
     if (!none) WARPKIT_TRY(currentDevice(&dev, &d));
-    const TopKPlan p = none ? TopKPlan{} : topkPlan(rows, cols, k, d.sms, useWorkspace);
+    const TopKPlan p =
+        none ? TopKPlan{} : topkPlan(rows, cols, k, d.sms, useWorkspace, io.masked ? 0 : (int)sizeof(T), d.clusters);
     if (!none && p.kernelRule[0] == 0) return cudaErrorNotSupported;
     extra = alignUp16(extra);
     const size_t need = extra + p.workspaceBytes + 16; // + alignment slack (and never 0)
@@ -142,6 +152,7 @@ template <typename T> inline cudaError_t topkRun(const TopKRows<T>& io, long lon
         buf[0] = reinterpret_cast<unsigned long long*>(base + extra);
         buf[1] = buf[0] + rows * p.len[1]; // buffer 0's largest user is level 0 (rows x len[1] keys)
     }
+    if (p.kernel == TopKArg) return topkLaunchArg(io, rows, cols, stream);
     if (p.kernel == TopKWarp) return topkLaunchWarp(p.warpK, io, rows, cols, k, stream);
     if (p.kernel == TopKWarpSelect) return topkLaunchWarpSelect(p, io, rows, cols, k, stream);
     if (p.kernel == TopKFilter) return topkLaunchFilter(p, io, rows, cols, k, base + extra, stream);

@@ -43,9 +43,9 @@
 //      (of every lane's key);
 //   4. finish (topkFilterFinish): the outputs, ranked (topkSortKept, unless stage 3 ranked them), or
 //      the mask. With several slices a row, each slice leaves its k keys in the workspace; the block
-//      that finishes the row's last slice (an arrival word a row, after a __threadfence, S4: after
-//      a barrier and thread 0's acq_rel arrival; counted under the call's tag as device/reduce.cuh's
-//      and left clean by that block: no memset) runs stage 5 and then 4;
+//      that finishes the row's last slice (an arrival word a row, after a barrier and thread 0's
+//      acq_rel arrival; counted under the call's tag as device/reduce.cuh's and left clean by that
+//      block: no memset) runs stage 5 and then 4;
 //   5. slice merge (topkSelectCandidates): a block radix select over the row's slices x k keys (read
 //      past L1, staged in shared memory), every thread counting each pass, digits from the highest bit
 //      in which the keys vary, bits in which none do skipped; up to 128 keys ranked by counting
@@ -119,27 +119,25 @@ template <typename T> WARPKIT_DEVICE void topkFilterFinish(const TopKRows<T>& io
 }
 
 /// Stage 4 of a slice of a split row: its k keys to the workspace (zeros past n); returns true in the
-/// block that finished the row's last slice (its writes then see every slice's). Every thread calls.
-/// The row's arrival word needs no zeroing: it is counted under the call's tag (device/reduce.cuh),
-/// and the last block leaves it clean for the next call. Fenced (S3): every thread fences its write
-/// and, in the last block, its later reads (two fence.sc.gpu on the row's critical path); else (S4)
-/// only the barriers and thread 0's acq_rel arrival order them, as deviceReduceKernel's hand-off: the
-/// barrier orders the block's writes before the release, whose cumulativity publishes them, and the
-/// barrier after the acquire orders the block's later reads after it.
-template <bool Fenced = true>
+/// block that finished the row's last slice (its reads then see every slice's writes). Every thread
+/// calls. The row's arrival word needs no zeroing: it is counted under the call's tag
+/// (device/reduce.cuh), and the last block leaves it clean for the next call.
+/// Ordering (PTX memory model), as deviceReduceKernel's hand-off and cooperative groups' grid sync,
+/// with no per-thread fence: the first barrier orders the block's stores before thread 0's arrival;
+/// the arrival is an acq_rel atomic at gpu scope, whose release is cumulative (it covers every write
+/// that precedes it in causality order, the other threads' through the barrier); the last arrival's
+/// acquire reads the release sequence of every earlier slice's arrival (each one a read-modify-write
+/// of the word), and the second barrier orders the last block's later reads (__ldcg) after it.
 WARPKIT_DEVICE bool topkFilterHandOff(const TopKLevel& lv, long long row, long long item, TopKFilterShared& s, int n) {
     const int t = (int)threadIdx.x;
     if (t < lv.k) lv.cout[item * lv.k + t] = t < n ? s.merge.sel.keys[t] : 0ull;
-    if (Fenced) __threadfence();
     __syncthreads();
     if (t == 0) {
         s.last = arriveTagged(lv.done + row, lv.tag) == (unsigned)lv.slices - 1u;
         if (s.last) lv.done[row] = kArrivalClean; // every slice has arrived: none touches the word again
     }
     __syncthreads();
-    const bool last = s.last != 0;
-    if (Fenced && last) __threadfence();
-    return last;
+    return s.last != 0;
 }
 
 /// Stage 5's digit counts: adds to hist the keys of src[0 .. m) under prefix (bits under mask), by
@@ -448,7 +446,7 @@ __global__ void __launch_bounds__(kTopKThreads, Best ? kTopKBestBlocksPerSm : kT
                 topkSortKept(s, n);
                 __syncthreads(); // the ranked keys are written before the hand-off reads them
             }
-            if (!topkFilterHandOff<!Bound>(lv, row, item, s, n)) continue;
+            if (!topkFilterHandOff(lv, row, item, s, n)) continue;
             const unsigned long long* cand = lv.cout + row * lv.slices * k;
             if (bound) {
                 n = topkBoundSlices(cand, lv.slices, k, s, ranked);

@@ -18,6 +18,12 @@
 //   W1  cols <= 1024            a warp a row: the row's packed keys sorted by warpBitonicSort (K = the next
 //                               power of two of cols / 32 a lane), any k; never split
 //   (warp kernels: kTopKWarpRows warps a block)
+//   T0  k = 1, T1's rows, where rowArgMax's plan (A2, the row family) is the faster: rowArgMax's
+//                       kernel (row_arg.cuh: the same answer, the value as well as the column), no
+//                       workspace; with one when its blocks (rows x blocks a row) fit one wave of S3's
+//                       resident blocks and each reads at most 64 KB (32 KB where they fill less than
+//                       half the SMs: there S3 spreads a long row wider); without one wherever rowArgMax
+//                       takes A2 (elsewhere A1 is T1 one block a row). Not for rowTopKMask
 //   T1  k = 1           the threshold filter (topk_filter.cuh): one raw compare an element, survivors
 //                       to a per-warp buffer, the warps' k best merged once a slice
 //   T2  k <= 256        the same kernel
@@ -37,8 +43,11 @@
 //       hand off their k keys in rank order, and the last block bounds the row's k-th key by the
 //       slices' own keys (m slices whose j-th key is at or above B hold m x j >= k keys >= B), so
 //       that it ranks or selects only the keys at or above B
-//   A1-A3 rowArgMax / rowArgMin: T1 one block a row, or the row family (topkArgRule, at the end)
+//   A1-A3 rowArgMax / rowArgMin: T1 one block a row, or the row family (topkArgRule, before topkPlan)
 #pragma once
+
+#include "row_op.cuh"
+#include "row_plan.cuh"
 
 namespace warpkit {
 namespace detail {
@@ -52,7 +61,7 @@ constexpr int kTopKWarpRows = 8; // warps a block of the warp kernels (W1-W4)
 
 constexpr int kTopKFilterMaxK = 256; // k of the filter kernel (T1, T2): at most one kept key a thread
 
-enum TopKKernel { TopKFilter = 0, TopKStream = 1, TopKWarp = 2, TopKWarpSelect = 3 };
+enum TopKKernel { TopKFilter = 0, TopKStream = 1, TopKWarp = 2, TopKWarpSelect = 3, TopKArg = 4 };
 
 /// A kernel rule: cols <= maxCols and k <= maxK take `kernel` with `runK` running keys a thread
 /// (k <= runK x threads; the warp kernels' keys a lane follow from cols or k instead) and, for the
@@ -142,65 +151,6 @@ inline int topkFillSlices(const TopKSplitRule& r, long long rows, int cols, int 
     return (int)best;
 }
 
-/// The plan of rowTopK over rows x cols for k (1 <= k <= cols), on a device of `sms` SMs;
-/// workspace: whether the call may use one (else one block a row). Host only.
-inline TopKPlan topkPlan(long long rows, int cols, int k, int sms, bool workspace) {
-    TopKPlan p = {};
-    p.kernelRule = "";
-    p.splitRule = "";
-    for (const TopKKernelRule& r : kTopKKernelRules)
-        if (cols <= r.maxCols && k <= r.maxK) {
-            p.kernelRule = r.id;
-            p.kernel = r.kernel;
-            p.runK = r.runK;
-            p.warpLanes = r.lanes;
-            break;
-        }
-    if (p.kernelRule[0] == 0) return p;
-    p.chunkK = k < kTopKMaxK ? k : kTopKMaxK;
-    p.chunks = (int)topkCeilDiv(k, p.chunkK);
-    k = p.chunkK; // the levels below are those of one pass
-    const TopKSplitRule& whole = kTopKSplitRules[0];
-    const TopKSplitRule& split = kTopKSplitRules[1];
-    p.len[0] = cols;
-    p.levels = 1;
-    p.slices[0] = 1;
-    if (p.kernel == TopKWarp || p.kernel == TopKWarpSelect) {
-        p.splitRule = "-";
-        for (p.warpK = 1; (p.kernel == TopKWarp ? 32 * p.warpK < cols : p.warpK < k);) p.warpK *= 2;
-        return p;
-    }
-    if (p.kernel == TopKFilter) { // S3: one launch, the last block of a row merges its slices
-        const TopKSplitRule& r = kTopKSplitRules[2];
-        p.splitRule = r.id;
-        p.slices[0] = workspace ? topkFillSlices(r, rows, cols, k, sms) : 1;
-        if (p.slices[0] > 1) p.workspaceBytes = (size_t)rows * (size_t)p.slices[0] * (size_t)k * 8 + (size_t)rows * 8;
-        const TopKSplitRule& few = kTopKSplitRules[3]; // the same slices
-        if (p.slices[0] > 1 && k >= 2 && k <= few.maxK && rows <= few.maxRows) {
-            p.splitRule = few.id;
-            p.sliceBound = true;
-        }
-        return p;
-    }
-    if (!workspace || p.chunks > 1 || rows >= (long long)whole.minRowsPerSm * sms) {
-        p.splitRule = whole.id;
-        return p;
-    }
-    p.splitRule = split.id;
-    size_t buf[2] = {0, 0};
-    for (int i = 0;; ++i) {
-        p.slices[i] = topkSlices(split, rows, p.len[i], k, sms);
-        p.levels = i + 1;
-        if (p.slices[i] == 1 || i + 1 == kTopKMaxLevels) break;
-        p.len[i + 1] = (long long)p.slices[i] * k;
-        const size_t bytes = (size_t)rows * (size_t)p.len[i + 1] * 8;
-        buf[i & 1] = bytes > buf[i & 1] ? bytes : buf[i & 1];
-    }
-    p.slices[p.levels - 1] = 1; // the last level writes the outputs (kFactor >= 2 ends the loop early)
-    p.workspaceBytes = buf[0] + buf[1];
-    return p;
-}
-
 /// rowArgMax / rowArgMin's plan (no workspace: the answer of rowTopK with k = 1). The first rule that
 /// holds:
 ///   A1  cols > 4096 (T1's rows: W4 serves shorter ones) and one block a row fills the last wave of
@@ -234,6 +184,98 @@ inline const TopKArgRule& topkArgRule(long long rows, int cols, int elemBytes, i
             (!r.filter || fill >= s.fillPct * 1000LL))
             return r;
     return kTopKArgRules[2]; // A2 holds for every row: not reached
+}
+
+/// Rule T0: rowTopK's k = 1 by rowArgMax's kernel (A2, the row family's read-only plan) where it is
+/// the faster (see the rules). The row family's plan is asked as rowArgMax asks it (row_arg.cuh).
+struct TopKArgPathRule {
+    const char* id;
+    int maxBlockBytes;    // a block of the row family's plan reads at most this many bytes
+    int spreadBlockBytes; // ... and at most this many where its blocks fill less than half the SMs
+};
+constexpr TopKArgPathRule kTopKArgPath = {"T0", 64 * 1024, 32 * 1024};
+
+/// Whether rowTopK's k = 1 over rows x cols of elemBytes takes T0 (T1's rows: cols > W4's), on a
+/// device of `sms` SMs with or without clusters; workspace: the call's form. Host only.
+inline bool topkArgPath(long long rows, int cols, int elemBytes, int sms, bool clusters, bool workspace) {
+    const TopKArgRule& a = topkArgRule(rows, cols, elemBytes, sms);
+    if (a.filter || a.outputPlans) return false; // A1: T1 itself; A3: not T1's rows
+    if (!workspace) return true;                 // rowArgMax's own choice over T1 one block a row
+    const RowQuery q = {RowClassReduce, elemBytes, RowReadOnlyTraits::kWarpChunks, rows, cols, sms, clusters,
+                        true,           false};
+    const RowPlan p = rowPlanFor(q);
+    const long long blocks = rows * (p.blocks > 0 ? p.blocks : 1);
+    const long long bytes = p.slice > 0 ? (long long)p.slice * 16 : (long long)cols * elemBytes; // a block's read
+    const TopKSplitRule& s = kTopKSplitRules[2];
+    return blocks <= (long long)s.blocksPerSm * sms && bytes <= kTopKArgPath.maxBlockBytes &&
+           (bytes <= kTopKArgPath.spreadBlockBytes || 2 * blocks >= sms);
+}
+
+/// The plan of rowTopK over rows x cols for k (1 <= k <= cols), on a device of `sms` SMs (with
+/// `clusters`: sm_90); workspace: whether the call may use one (else one block a row); argBytes: the
+/// element size where the call may take T0 (values and indices out), 0 where not (the mask). Host only.
+inline TopKPlan topkPlan(long long rows, int cols, int k, int sms, bool workspace, int argBytes, bool clusters) {
+    TopKPlan p = {};
+    p.kernelRule = "";
+    p.splitRule = "";
+    for (const TopKKernelRule& r : kTopKKernelRules)
+        if (cols <= r.maxCols && k <= r.maxK) {
+            p.kernelRule = r.id;
+            p.kernel = r.kernel;
+            p.runK = r.runK;
+            p.warpLanes = r.lanes;
+            break;
+        }
+    if (p.kernelRule[0] == 0) return p;
+    p.chunkK = k < kTopKMaxK ? k : kTopKMaxK;
+    p.chunks = (int)topkCeilDiv(k, p.chunkK);
+    k = p.chunkK; // the levels below are those of one pass
+    const TopKSplitRule& whole = kTopKSplitRules[0];
+    const TopKSplitRule& split = kTopKSplitRules[1];
+    p.len[0] = cols;
+    p.levels = 1;
+    p.slices[0] = 1;
+    if (p.kernel == TopKWarp || p.kernel == TopKWarpSelect) {
+        p.splitRule = "-";
+        for (p.warpK = 1; (p.kernel == TopKWarp ? 32 * p.warpK < cols : p.warpK < k);) p.warpK *= 2;
+        return p;
+    }
+    if (p.kernel == TopKFilter && k == 1 && argBytes > 0 &&
+        topkArgPath(rows, cols, argBytes, sms, clusters, workspace)) { // T0: rowArgMax's kernel, no workspace
+        p.kernelRule = kTopKArgPath.id;
+        p.kernel = TopKArg;
+        p.splitRule = "-";
+        return p;
+    }
+    if (p.kernel == TopKFilter) { // S3: one launch, the last block of a row merges its slices
+        const TopKSplitRule& r = kTopKSplitRules[2];
+        p.splitRule = r.id;
+        p.slices[0] = workspace ? topkFillSlices(r, rows, cols, k, sms) : 1;
+        if (p.slices[0] > 1) p.workspaceBytes = (size_t)rows * (size_t)p.slices[0] * (size_t)k * 8 + (size_t)rows * 8;
+        const TopKSplitRule& few = kTopKSplitRules[3]; // the same slices
+        if (p.slices[0] > 1 && k >= 2 && k <= few.maxK && rows <= few.maxRows) {
+            p.splitRule = few.id;
+            p.sliceBound = true;
+        }
+        return p;
+    }
+    if (!workspace || p.chunks > 1 || rows >= (long long)whole.minRowsPerSm * sms) {
+        p.splitRule = whole.id;
+        return p;
+    }
+    p.splitRule = split.id;
+    size_t buf[2] = {0, 0};
+    for (int i = 0;; ++i) {
+        p.slices[i] = topkSlices(split, rows, p.len[i], k, sms);
+        p.levels = i + 1;
+        if (p.slices[i] == 1 || i + 1 == kTopKMaxLevels) break;
+        p.len[i + 1] = (long long)p.slices[i] * k;
+        const size_t bytes = (size_t)rows * (size_t)p.len[i + 1] * 8;
+        buf[i & 1] = bytes > buf[i & 1] ? bytes : buf[i & 1];
+    }
+    p.slices[p.levels - 1] = 1; // the last level writes the outputs (kFactor >= 2 ends the loop early)
+    p.workspaceBytes = buf[0] + buf[1];
+    return p;
 }
 
 } // namespace detail
