@@ -1,6 +1,7 @@
 // Tests of include/warpkit/cluster/reduce.cuh and cluster/softmax.cuh on sm_90 thread-block
 // clusters of 1..16 blocks: clusterReduce of 4-, 8-, 12-, 16- and 64-byte values, a
-// non-commutative operator (2x2 matrix products mod a prime, so the rank order matters), several
+// non-commutative operator (2x2 matrix products mod a prime, so the rank order matters), clusterGather
+// and clusterPart (every block's part read by every thread, rank-weighted), several
 // rounds back to back with no barrier of the caller's between them, clusterReduceSoftmaxState and
 // clusterSoftmax of rows split over the blocks. Every thread's result is checked. Without
 // clusters (before sm_90) each block is its own cluster: the same kernels check that.
@@ -50,7 +51,9 @@ struct Out {
     Mat mat;
     Tri tri;
     Big big;
+    int gath; // clusterGather / clusterPart: sum over ranks k of (k + 1) * triWeight(block k's value)
 };
+__host__ __device__ int triWeight(Tri t) { return t.s + 3 * t.mx + 7 * t.mn; }
 
 __global__ void cluster_reduce_kernel(Out* out) {
     __shared__ warpkit::ClusterExchange<int> xi;
@@ -61,6 +64,8 @@ __global__ void cluster_reduce_kernel(Out* out) {
     unsigned ri = warpkit::clusterExchangeInit(xi), rd = warpkit::clusterExchangeInit(xd);
     unsigned rm = warpkit::clusterExchangeInit(xm), rt = warpkit::clusterExchangeInit(xt);
     unsigned rb = warpkit::clusterExchangeInit(xb);
+    __shared__ warpkit::ClusterExchange<Tri> xg;
+    unsigned rg = warpkit::clusterExchangeInit(xg);
     const unsigned rank = warpkit::clusterBlockRank();
     for (int q = 0; q < kRounds; ++q) {
         const unsigned g = rank * 7 + q;
@@ -70,6 +75,12 @@ __global__ void cluster_reduce_kernel(Out* out) {
         o.mat = warpkit::clusterReduce(xm, rm, matOf(g), MatMul{});
         o.tri = warpkit::clusterReduce(xt, rt, triOf(g), TriOp{});
         o.big = warpkit::clusterReduce(xb, rb, bigOf(g), BigOp{});
+        const int nb = (int)warpkit::clusterBlocks();
+        o.gath = nb > 1 ? 0 : triWeight(triOf(g));
+        if (nb > 1) {
+            warpkit::clusterGather(xg, rg, triOf(g));
+            for (int k = 0; k < nb; ++k) o.gath += (k + 1) * triWeight(warpkit::clusterPart(xg, rg, k));
+        }
         out[((size_t)blockIdx.x * blockDim.x + threadIdx.x) * kRounds + q] = o;
     }
 }
@@ -137,21 +148,26 @@ Test(cluster, reduce_every_size_type_and_round) {
                 Mat m{1, 0, 0, 1};
                 Tri tr = triOf((unsigned)(q));
                 Big bg = bigOf((unsigned)q);
+                int gw = 0;
                 for (int k = 0; k < cn; ++k) {
                     const unsigned g = (unsigned)(k * 7 + q);
                     s += (int)g;
                     ds += 0.5 * g;
                     m = MatMul{}(m, matOf(g));
                     if (k > 0) { tr = TriOp{}(tr, triOf(g)); bg = BigOp{}(bg, bigOf(g)); }
+                    gw += (k + 1) * triWeight(triOf(g));
                 }
                 for (int t = 0; t < threads; ++t) {
                     const Out& o = h[((size_t)b * threads + t) * kRounds + q];
                     const bool ok = o.sum == s && o.dsum == ds && memcmp(&o.mat, &m, sizeof m) == 0 &&
-                                    memcmp(&o.tri, &tr, sizeof tr) == 0 && memcmp(&o.big, &bg, sizeof bg) == 0;
+                                    memcmp(&o.tri, &tr, sizeof tr) == 0 && memcmp(&o.big, &bg, sizeof bg) == 0 &&
+                                    o.gath == gw;
                     if (!ok && bad++ < 5)
-                        cr_log_error("clusterReduce, clusters of %d: block %d thread %d round %d: sum %d (want %d), dsum %g (%g), "
-                                     "mat %u %u %u %u (%u %u %u %u)", n, b, t, q, o.sum, s, o.dsum, ds, o.mat.a, o.mat.b, o.mat.c,
-                                     o.mat.d, m.a, m.b, m.c, m.d);
+                        cr_log_error("clusterReduce, clusters of %d: block %d thread %d round %d: sum %d (want %d), "
+                                     "dsum %g (%g), "
+                                     "mat %u %u %u %u (%u %u %u %u), gather %d (%d)",
+                                     n, b, t, q, o.sum, s, o.dsum, ds, o.mat.a, o.mat.b, o.mat.c, o.mat.d, m.a, m.b,
+                                     m.c, m.d, o.gath, gw);
                 }
             }
         }

@@ -4,6 +4,8 @@
 //   clusterExchangeInit(x)             every thread, once, at the top of the kernel; returns the round
 //                                      counter (0) that each thread keeps and passes to clusterReduce
 //   clusterReduce(x, round, v, op)     op over the blocks' values, in block-rank order, to every thread
+//   clusterGather(x, round, v)         the exchange alone: every block's value lands in every block;
+//   clusterPart(x, round, k)           then block k's value, read from this block's shared memory
 //   clusterBlockRank(), clusterBlocks() this block's rank in its cluster and the cluster's size
 //
 // How. Each block pushes its value into every block's shared memory with st.async, which
@@ -106,17 +108,16 @@ template <typename T> WARPKIT_DEVICE unsigned clusterExchangeInit(ClusterExchang
     return 0u;
 }
 
-/// op over the values of the cluster's blocks, in block-rank order (op need not be commutative),
-/// handed to every thread of every block. Every thread of every block must call, each block with
-/// its own value (the same in all its threads); `round` is the counter clusterExchangeInit
-/// returned, advanced here. Without a cluster: returns v.
-template <typename T, typename Op>
-WARPKIT_DEVICE T clusterReduce(ClusterExchange<T>& x, unsigned& round, T v, Op op) {
-    WARPKIT_CHECK_EXCHANGE_TYPE(T, "clusterReduce");
+/// clusterReduce's exchange without the reduction: each block's value lands in every block's
+/// shared memory; then clusterPart(x, round, k) reads block k's. Participation as for
+/// clusterReduce, in a cluster of more than one block (clusterBlocks() > 1); the value need only
+/// be right in this block's threads 0..clusterBlocks()-1 (they send it).
+template <typename T> WARPKIT_DEVICE void clusterGather(ClusterExchange<T>& x, unsigned& round, T v) {
+    WARPKIT_CHECK_EXCHANGE_TYPE(T, "clusterGather");
 #if WARPKIT_ARCH >= 900
     const unsigned nb = clusterBlocks();
-    if (nb <= 1) return v;
     constexpr int W = detail::ExchangeWords<T>::value;
+    WARPKIT_DEBUG_CHECK(nb > 1, "clusterGather: the block must be in a cluster of more than one block");
     WARPKIT_DEBUG_CHECK((blockDim.x * blockDim.y * blockDim.z) % 32 == 0,
                         "clusterReduce: blocks must be a whole number of warps (a multiple of 32 threads)");
     const unsigned r = round++, b = r & 1u, t = linearThreadId();
@@ -151,10 +152,32 @@ WARPKIT_DEVICE T clusterReduce(ClusterExchange<T>& x, unsigned& round, T v, Op o
         }
     }
     detail::mbarWait<true>(detail::smemAddr(&x.bar[b]), (r >> 1) & 1u);
-    const int k = (int)(laneId() & 15u);
+#else
+    (void)x;
+    (void)round;
+    (void)v;
+#endif
+}
+
+/// Block k's value (k < clusterBlocks()) of the last clusterGather on x (`round` as it returned).
+template <typename T> WARPKIT_DEVICE T clusterPart(const ClusterExchange<T>& x, unsigned round, int k) {
     T p;
-    __builtin_memcpy(&p, &x.parts[b][k < (int)nb ? k : 0][0], sizeof(T));
-    return warpReduce<16>(p, op, (int)nb);
+    __builtin_memcpy(&p, &x.parts[(round - 1u) & 1u][k][0], sizeof(T));
+    return p;
+}
+
+/// op over the values of the cluster's blocks, in block-rank order (op need not be commutative),
+/// handed to every thread of every block. Every thread of every block must call, each block with
+/// its own value (the same in all its threads); `round` is the counter clusterExchangeInit
+/// returned, advanced here. Without a cluster: returns v.
+template <typename T, typename Op> WARPKIT_DEVICE T clusterReduce(ClusterExchange<T>& x, unsigned& round, T v, Op op) {
+    WARPKIT_CHECK_EXCHANGE_TYPE(T, "clusterReduce");
+#if WARPKIT_ARCH >= 900
+    const unsigned nb = clusterBlocks();
+    if (nb <= 1) return v;
+    clusterGather(x, round, v);
+    const int k = (int)(laneId() & 15u);
+    return warpReduce<16>(clusterPart(x, round, k < (int)nb ? k : 0), op, (int)nb);
 #else
     (void)x;
     (void)round;

@@ -30,6 +30,7 @@
 #include "../detail/host.cuh"
 #include "../detail/async.cuh"
 #include "detail/row_launch.cuh"
+#include "detail/softmax_block.cuh"
 
 namespace warpkit {
 namespace detail {
@@ -84,13 +85,13 @@ __global__ void __launch_bounds__(kRowWarpThreads, 1)
 
 // ---- 2. block path: a block, or a cluster of blocks, per row; the row in registers ---------------
 // Block k of a row's cluster holds body vectors [k*slice, (k+1)*slice), C a thread; block 0 also
-// holds the head and tail elements (none when Aligned, as on the warp path). The blocks swap
-// {max, sum} with clusterReduce.
+// holds the head and tail elements (none when Aligned, as on the warp path). The row's state:
+// softmaxBlockRow (device/detail/softmax_block.cuh), per-warp parts, one barrier, one exchange.
 template <typename T, int Kind, int Threads, int C, bool Aligned>
 __global__ void __launch_bounds__(Threads)
     softmaxBlockKernel(const T* x, T* y, int cols, long long ldx, long long ldy, bool masked, int slice) {
     constexpr int E = Aligned ? 0 : 1, K = C * vectorElems<T>() + E;
-    __shared__ BlockReduceScratch<float, Threads> red;
+    __shared__ SoftmaxState slots[Threads / 32];
     __shared__ ClusterExchange<SoftmaxState> xch;
     const unsigned nb = clusterBlocks(), rank = clusterBlockRank();
     const long long row = blockIdx.x / nb;
@@ -102,12 +103,7 @@ __global__ void __launch_bounds__(Threads)
     // The exchange's set-up (a block barrier, the cluster arrive) after the loads are issued: its
     // barrier then overlaps their round trip instead of delaying it (few long rows are latency).
     unsigned round = clusterExchangeInit(xch);
-    auto rmax = [&](float m) { return blockReduce<Threads>(m, Max{}, red); };
-    auto rsum = [&](float s) { return blockReduce<Threads>(s, Sum{}, red); };
-    if (nb == 1) // a block per row: no exchange, and no rescaling of this block's part
-        softmaxCore<Kind>(v, rmax, rsum, NoCombine{}, masked);
-    else
-        softmaxCore<Kind>(v, rmax, rsum, [&](SoftmaxState s) { return clusterReduceSoftmaxState(xch, round, s); }, masked);
+    softmaxBlockRow<Kind, Threads>(v, slots, xch, round, masked);
     storeShare<C, E>(y + row * ldy, sp, v, (int)threadIdx.x, Threads, first, end, rank == 0);
 }
 

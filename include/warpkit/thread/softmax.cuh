@@ -83,13 +83,15 @@ WARPKIT_HD float exp2Approx(float a) {
 ///   Fast: 2^((x - m) * log2(e) + log2Scale), one FFMA and one ex2.approx: exp(x - m) times
 ///     2^log2Scale, so a softmax scale folds into the exponent. Infinities and NaN pass through
 ///     IEEE rules (x - m = -inf gives 0 for a finite log2Scale, NaN for +inf).
-template <bool Precise = true> WARPKIT_HD float expDiff(float x, float m, float log2Scale = 0.0f) {
+template <bool Precise = true, bool OneMul = false> WARPKIT_HD float expDiff(float x, float m, float log2Scale = 0.0f) {
     if constexpr (Precise) {
         float d = x - m;
         d = d < -110.0f ? -110.0f : d; // keeps NaN; -inf -> -110 (exp = 0) so the split stays finite
 #if defined(__CUDA_ARCH__)
         const float Llo = 1.9259629911e-08f; // log2(e) - kLog2e
-        const float th = d * kLog2e;
+        // OneMul: th's multiply opaque to the compiler, so -th below is a negated operand, not a second
+        // multiply (same bits; off by default: ptxas schedules such kernels with more registers).
+        const float th = OneMul ? __fmul_rn(d, kLog2e) : d * kLog2e;
         const float tl = __fmaf_rn(d, kLog2e, -th) + d * Llo; // the rounding error of th, plus L's
         const float r = exp2Approx(th);
         return __fmaf_rn(r * tl, 0.6931471805599453f, r); // 2^(th + tl) ~ 2^th * (1 + tl ln 2)
@@ -212,8 +214,8 @@ struct NoCombine {};
 /// The state of a row spread over the calling threads' K slots each (unused slots -inf): the max
 /// (rmax reduces a float over the threads holding this part), then the sum of exp(v - max) (rsum).
 /// StoreExp: v[j] becomes exp(v[j] - max) on the way (the plain kinds' numerators). Precise: the
-/// precise exp, else the fast one. NaN or +inf in the row: the sum is NaN.
-template <bool StoreExp, bool Precise, int K, typename RMax, typename RSum>
+/// precise exp, else the fast one (OneMul: expDiff's). NaN or +inf in the row: the sum is NaN.
+template <bool StoreExp, bool Precise, int K, typename RMax, typename RSum, bool OneMul = false>
 WARPKIT_DEVICE SoftmaxState partState(float (&v)[K], RMax rmax, RSum rsum) {
     float m = v[0];
 #pragma unroll
@@ -223,7 +225,7 @@ WARPKIT_DEVICE SoftmaxState partState(float (&v)[K], RMax rmax, RSum rsum) {
     float s = 0.0f;
 #pragma unroll
     for (int j = 0; j < K; ++j) {
-        const float e = expDiff<Precise>(v[j], ms);
+        const float e = expDiff<Precise, OneMul>(v[j], ms);
         if constexpr (StoreExp) v[j] = e;
         s += e;
     }

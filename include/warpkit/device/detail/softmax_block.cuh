@@ -1,0 +1,76 @@
+// warpkit/device/detail/softmax_block.cuh: the body of rowSoftmax's block kernel (a block, or a
+// cluster of blocks, per row; the row in registers): the row's state from per-warp parts with one
+// block barrier and one cluster exchange. Internal.
+//
+// Each warp takes its own part's state (partState over the warp: no block barrier before the
+// exps, so a warp whose loads landed starts its exps while the others' are in flight); lane 0
+// puts it in a slot; after one barrier, softmaxMergeLanes folds the slots into the block's state
+// (warp 0 only, when the block sends it across a cluster); the blocks swap their states with
+// clusterGather, and every warp folds the cluster's parts the same way. Each output is then the
+// warp part's exp times one per-thread factor (the reciprocal sum times exp(part max - row max)).
+// Bits: every fold is a fixed butterfly of commutative operations, so every lane and every run
+// gets the same bits.
+#pragma once
+
+#include "../../cluster/reduce.cuh"
+#include "../../thread/softmax.cuh"
+#include "../../warp/reduce.cuh"
+
+namespace warpkit {
+namespace detail {
+
+/// The state of the W parts held by W-lane segments, lane l of a segment holding part l (empty
+/// parts {-inf, 0}): the max over the lanes, then the sum of each part's sum rescaled to it, one
+/// precise exp a lane. W: a power of two, 1..32; every lane of a segment gets the same bits.
+template <int W> WARPKIT_DEVICE SoftmaxState softmaxMergeLanes(SoftmaxState p) {
+    const float m = warpReduce<W>(p.max, Max{});
+    const float ms = m == negInf() ? 0.0f : m; // all parts empty: every sum is 0
+    // An empty part's exp is 0 (expDiff clamps -inf); NaN or +inf anywhere: the sum is NaN.
+    return SoftmaxState{m, warpReduce<W>(p.sum * expDiff(p.max, ms), Sum{})};
+}
+
+/// Softmax of one row over this block's Threads threads, K values each (io, in place; unused
+/// slots -inf), and over the cluster's blocks when clusterBlocks() > 1 (xch, round as for
+/// clusterGather; clusterExchangeInit first). slots: Threads / 32 states of __shared__ scratch,
+/// used once. masked adds SoftmaxMasked to Kind.
+template <int Kind, int Threads, int K, typename T> WARPKIT_DEVICE void
+softmaxBlockRow(T (&io)[K], SoftmaxState* slots, ClusterExchange<SoftmaxState>& xch, unsigned& round, bool masked) {
+    constexpr int W = Threads / 32;
+    static_assert(Threads % 32 == 0 && W >= 1 && W <= 32 && (W & (W - 1)) == 0,
+                  "softmaxBlockRow: Threads must be 32 times a power of two, at most 1024");
+    float v[K];
+#pragma unroll
+    for (int j = 0; j < K; ++j) v[j] = Arith<T>::to_acc(io[j]);
+    // 16-bit rows take the fast exp, as softmaxCore.
+    auto rmax = [](float m) { return warpReduce<32>(m, Max{}); };
+    auto rsum = [](float s) { return warpReduce<32>(s, Sum{}); };
+    const SoftmaxState part =
+        partState<!(Kind & SoftmaxLog), sizeof(T) == 4, K, decltype(rmax), decltype(rsum), true>(v, rmax, rsum);
+    const unsigned lane = laneId(), warp = linearThreadId() / 32u, nb = clusterBlocks();
+    if (lane == 0) slots[warp] = part;
+    __syncthreads();
+    SoftmaxState row = part;
+    if (nb == 1) {
+        row = softmaxMergeLanes<W>(slots[lane % W]);
+    } else {
+        if (warp == 0) row = softmaxMergeLanes<W>(slots[lane % W]); // threads 0..nb-1 send it
+        clusterGather(xch, round, row);
+        const int k = (int)(lane & 15u);
+        row = softmaxMergeLanes<16>(k < (int)nb ? clusterPart(xch, round, k) : softmaxStateEmpty());
+    }
+    const SoftmaxFactors f = masked ? softmaxFactors<Kind | SoftmaxMasked>(row) : softmaxFactors<Kind>(row);
+    if constexpr (Kind & SoftmaxLog) {
+#pragma unroll
+        for (int j = 0; j < K; ++j) io[j] = Arith<T>::from_acc((v[j] - f.max) - f.logSum);
+    } else {
+        // This warp's exps were relative to its own max. A part of only -inf (its exps all 0) in a
+        // row that has other values gets scale * 0: zeros, or NaN when the row holds a NaN or +inf.
+        const bool partEmpty = part.max == negInf() && row.max != negInf();
+        const float scale = f.scale * (partEmpty ? 0.0f : expDiff(part.max == negInf() ? 0.0f : part.max, f.max));
+#pragma unroll
+        for (int j = 0; j < K; ++j) io[j] = Arith<T>::from_acc(v[j] * scale);
+    }
+}
+
+} // namespace detail
+} // namespace warpkit
