@@ -12,6 +12,8 @@
 //     run on the chunk kernels or (no room left in the workspace) on single warps; long one-head
 //     segments at every 4-byte misalignment (the staged chunk kernel) give the same bits; rule G6's
 //     direct pairs (a block a pair) in double, long long and __half, and the same bits as listed;
+//   * rule G1's warp steps of fewer than 32 pairs (few segments of 200-300 rows): the same bits as
+//     with steps of 32 pairs and other lane positions;
 //   * more listed chunks than the chunk kernels' blocks (each block takes several); tiny segments
 //     at every misalignment; a call of only empty segments;
 //   * 64-bit offsets past 2^31 through a virtual base (the data pointer moved back by 2^31 + 5
@@ -727,6 +729,88 @@ Test(device_segment, long_pairs_same_bits_any_alignment_and_executor) {
                           got[copies + c], got[2 * copies + c], want[0], want[1], want[2]);
         }
         for (void* q : {(void*)din, (void*)dout, (void*)darg, (void*)db, (void*)de, (void*)dcsr}) WK_CUDA(cudaFree(q));
+    }
+}
+
+/// Rule G1's short warp steps (segmentStepPairs: fewer than 32 pairs a step when the call has fewer
+/// than 32 pairs a resident warp): many segments of 200-300 rows from an odd offset (32-lane pairs,
+/// folded one after another in a step), every reduction against the host in fp32 and fp16 by CSR
+/// and begin/end arrays; then sum, max, ArgMax and log-sum-exp give the same bits with steps of
+/// another size and other lane positions: the same segments by begin/end arrays behind 5 empty
+/// ones and followed by enough empty ones for steps of about 32 pairs.
+Test(device_segment, g1_short_steps_same_bits) {
+    WK_REQUIRE_GPU();
+    wk_rng r = wk_rng_make(0x5e61);
+    int dev = 0, sms = 0;
+    WK_CUDA(cudaGetDevice(&dev));
+    WK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    const std::vector<long long> counts =
+        wk_quick() ? std::vector<long long>{300, 5000} : std::vector<long long>{300, 5000, 40000};
+    for (long long segs : counts) {
+        std::vector<long long> off(segs + 1);
+        off[0] = 3;
+        for (long long s = 0; s < segs; ++s) off[s + 1] = off[s] + wk_int(&r, 200, 300);
+        const long long items = off.back() + 2;
+        for (bool csr : {true, false}) {
+            const warpkit::detail::SegmentPlan plan =
+                warpkit::detail::segmentPlan(warpkit::detail::SegReduce, 4, 1, segs, items, csr);
+            cr_assert(strcmp(warpkit::detail::kSegmentRules[plan.rule].id, "G1") == 0 && plan.minStep < 32,
+                      "%lld segments: not rule G1's short steps", segs);
+        }
+        char what[96];
+        snprintf(what, sizeof what, "G1 steps %lld segments float", segs);
+        reduce_case<float>(off, items, segs % 2 == 0, 1, true, &r, what);
+        snprintf(what, sizeof what, "G1 steps %lld segments float begin/end", segs);
+        reduce_case<float>(off, items, false, 3, false, &r, what, true);
+        snprintf(what, sizeof what, "G1 steps %lld segments half", segs);
+        reduce_case<__half>(off, items, true, 1, true, &r, what);
+        snprintf(what, sizeof what, "G1 steps %lld segments half begin/end", segs);
+        reduce_case<__half>(off, items, false, 0, false, &r, what, true);
+
+        // the same bits with other steps: CSR alone, then begin/end arrays with 5 empty segments
+        // first and 32 x 64 x SMs empty ones after (pairs past 32 a resident warp)
+        std::vector<float> hx(items);
+        for (auto& v : hx) v = (float)wk_uniform(&r, -3, 3) * (float)(1 << wk_int(&r, 0, 12)); // order shows in bits
+        const long long lead = 5, segs2 = lead + segs + 32ll * 64 * sms;
+        std::vector<long long> b(segs2, 0), e(segs2, 0);
+        for (long long s = 0; s < segs; ++s) b[lead + s] = off[s], e[lead + s] = off[s + 1];
+        float* din = wk_alloc<float>(items);
+        float* dout = wk_alloc<float>(3 * segs2);
+        auto* darg = wk_alloc<warpkit::ValueIndex<float>>(segs2);
+        long long *dcsr = wk_alloc<long long>(segs + 1), *db = wk_alloc<long long>(segs2),
+                  *de = wk_alloc<long long>(segs2);
+        wk_upload(din, hx.data(), items);
+        wk_upload(dcsr, off.data(), segs + 1);
+        wk_upload(db, b.data(), segs2);
+        wk_upload(de, e.data(), segs2);
+        wk_poison(dout, 3 * segs2);
+        reduce_calls<true>((const float*)din, dout, darg, items, (const long long*)dcsr, segs, segs);
+        std::vector<float> want(3 * segs), got(3 * segs2);
+        std::vector<warpkit::ValueIndex<float>> wantArg(segs), arg(segs2);
+        wk_download(want.data(), dout, want.size());
+        wk_download(wantArg.data(), darg, segs);
+        for (long long s = 0; s < segs; s += 97) { // the log-sum-exp against the host
+            double m = -INFINITY, t = 0;
+            for (long long i = off[s]; i < off[s + 1]; ++i) m = std::max(m, (double)hx[i]);
+            for (long long i = off[s]; i < off[s + 1]; ++i) t += exp((double)hx[i] - m);
+            const double lse = m + log(t);
+            cr_assert(wk_close(want[2 * segs + s], lse, out_tol<float>() * 4), "%lld segments: lse %lld %.9g want %.9g",
+                      segs, s, want[2 * segs + s], lse);
+        }
+        wk_poison(dout, 3 * segs2);
+        reduce_calls<true>((const float*)din, dout, darg, items,
+                           warpkit::segmentBounds((const long long*)db, (const long long*)de), segs2, segs2);
+        wk_download(got.data(), dout, got.size());
+        wk_download(arg.data(), darg, segs2);
+        for (long long s = 0; s < segs; ++s)
+            for (int k = 0; k < 3; ++k)
+                cr_assert(memcmp(&got[k * segs2 + lead + s], &want[k * segs + s], 4) == 0,
+                          "%lld segments: result %d of segment %lld is %a with 32-pair steps, %a alone", segs, k, s,
+                          got[k * segs2 + lead + s], want[k * segs + s]);
+        for (long long s = 0; s < segs; ++s)
+            cr_assert(memcmp(&arg[lead + s], &wantArg[s], sizeof wantArg[s]) == 0,
+                      "%lld segments: ArgMax of segment %lld differs with 32-pair steps", segs, s);
+        for (void* q : {(void*)din, (void*)dout, (void*)darg, (void*)dcsr, (void*)db, (void*)de}) WK_CUDA(cudaFree(q));
     }
 }
 

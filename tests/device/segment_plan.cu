@@ -20,12 +20,13 @@ const int kSizes[] = {2, 4, 8};
 const int kHeads[] = {1, 2, 3, 4, 8, 16, 17, 32, 64, 1000};
 
 std::string planText(const SegmentPlan& p) {
-    char b[192], slice[32] = "", direct[32] = "";
+    char b[192], slice[32] = "", direct[32] = "", step[32] = "";
     if (p.sliceGroup > 0) snprintf(slice, sizeof slice, " sliceGroup=%d", p.sliceGroup);
     if (p.directRows > 0) snprintf(direct, sizeof direct, " directRows=%lld", p.directRows);
-    snprintf(b, sizeof b, "%s threads=%d perLane=%d longRows=%lld chunkRows=%lld longThreads=%d%s%s%s",
+    if (p.minStep < 32) snprintf(step, sizeof step, " minStep=%d", p.minStep);
+    snprintf(b, sizeof b, "%s threads=%d perLane=%d longRows=%lld chunkRows=%lld longThreads=%d%s%s%s%s",
              kSegmentRules[p.rule].id, p.threads, p.perLane, p.longRows, p.chunkRows, p.longThreads,
-             p.flat ? " flat" : "", slice, direct);
+             p.flat ? " flat" : "", slice, direct, step);
     return b;
 }
 
@@ -98,6 +99,20 @@ std::string allPlans(bool* allCompiled, bool used[]) {
                      z.chunks, segWorkspaceBytes<float>(z));
             out += b;
         }
+    // the group kernel's step under G1 (segmentStepPairs): pairs over resident warps (H100: 132 SMs x
+    // 3 blocks x 8 warps = 3168), e.g. 2^24 / 256 = 65605 pairs (mean 256), 2^26 / 256 = 262420;
+    // every step count within the no-room records' room (segSizes' words)
+    const SegmentPlan g1 = segmentPlan(SegReduce, 4, 1, 1000, 256000, false);
+    for (long long warps : {3168LL, 1024LL})
+        for (long long pairs : {1LL, 1000LL, 25344LL, 25345LL, 65605LL, 101376LL, 101377LL, 262420LL, 1LL << 26}) {
+            const int step = segmentStepPairs(g1, pairs, warps);
+            const long long steps = (pairs + step - 1) / step, room = segSizes(g1, pairs, pairs * 2000, 1).words;
+            const long long perWarp = (steps + warps - 1) / warps;
+            char b[160];
+            snprintf(b, sizeof b, "step %s pairs=%lld warps=%lld: %d (steps a warp %lld)%s\n",
+                     kSegmentRules[g1.rule].id, pairs, warps, step, perWarp, steps > room ? " NO ROOM" : "");
+            out += b;
+        }
     // the softmax's workspace (one head, CSR: the flat pass's room up to a mean of 64, G2's past it,
     // the larger of the two asked for either way), never less as segments or items grow
     const long long segsList[] = {1, 1000, 1000000}, itemsList[] = {0, 4096, 64000, 64001, 1LL << 24, 1LL << 26};
@@ -125,6 +140,8 @@ Test(device_segment_plan, golden) {
     const std::string got = allPlans(&compiled, used);
     cr_expect(compiled, "a segment plan has no compiled kernel (see the NOT COMPILED lines):\n%s", got.c_str());
     for (int i = 0; i < kSegmentRuleCount; ++i) cr_expect(used[i], "rule %s is never chosen", kSegmentRules[i].id);
+    cr_expect(got.find("NO ROOM") == std::string::npos, "more group-kernel steps than no-room records:\n%s",
+              got.c_str());
     cr_expect(got.find("DECREASED") == std::string::npos, "a workspace size decreased as the counts grew:\n%s",
               got.c_str());
     wk_golden_check(kGoldenPath, got);

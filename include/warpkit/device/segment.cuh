@@ -119,7 +119,9 @@ template <typename O> inline bool segOffsetsNull(SegmentBounds<O> b) {
                   fn ": offsets must be a CSR array of int or long long, or segmentBounds(begins, ends) of them")
 
 /// The workspace's pieces for state type S: the six counters (48 bytes), the entries, the chunk
-/// owners, the chunk partials, the entry totals, room for a no-room record a warp step (32 pairs),
+/// owners, the chunk partials, the entry totals, room for a no-room record a warp step (32 pairs;
+/// a plan with minStep < 32 adds room for min(pairs / minStep, 2^14) more: its steps number at
+/// most pairs / minStep + 1 and at most pairs / 32 + 1 + resident warps, segmentStepPairs),
 /// and for the softmax's slice tier (plan.sliceGroup > 0) an owner entry a slot, a count a slot and
 /// `heads` states a slot (segment_slice.cuh; two work items a slot), each 16-byte aligned from the
 /// first 16-byte boundary of the workspace. Entries stay below 2^28 (an owner is an int). The slots:
@@ -137,7 +139,9 @@ inline SegSizes segSizes(const SegmentPlan& p, long long segments, long long ite
     c = c < (1ll << 34) / heads ? c * heads + e : (1ll << 36) - 1;
     long long s = e == 0 || p.sliceGroup <= 0 ? 0 : (items < (1ll << 40) / heads ? items * heads : 1ll << 40);
     s = s > kSegBlockMaxElems ? s / kSegSliceSlotElems : 0; // no segment past the block tier: no slots
-    return SegSizes{e, c, e == 0 ? 0 : pairs / 32 + 1, s, s * heads};
+    long long w = pairs / 32 + 1;
+    if (p.minStep < 32) w += (pairs / p.minStep < (1ll << 14) ? pairs / p.minStep : 1ll << 14);
+    return SegSizes{e, c, e == 0 ? 0 : w, s, s * heads};
 }
 inline SegSizes segSizesMax(SegSizes a, SegSizes b) {
     return SegSizes{a.entries > b.entries ? a.entries : b.entries, a.chunks > b.chunks ? a.chunks : b.chunks,
@@ -220,10 +224,17 @@ inline cudaError_t segmentLaunch(const A& a, SegOffsets<O> off, long long segmen
                                                    p.sliceGroup, list, stream));
         }
         if (!byRows) {
+            // The step: 32 pairs, or fewer (one head, minStep < 32) when the call has fewer than 32
+            // pairs a resident warp (segmentStepPairs); never more steps than no-room records fit.
             auto group = segmentGroupKernel<BT, LT, A, O>;
-            WARPKIT_TRY(gridBlocks(group, BT, segments * heads, BT, 1ll << 30, &blocks));
+            const long long pairs = segments * heads;
+            int resident = 0;
+            WARPKIT_TRY(residentBlocks(group, BT, dev, props.sms, &resident));
+            int step = heads == 1 ? segmentStepPairs(p, pairs, (long long)resident * (BT / 32)) : 32;
+            if (longs && (pairs + step - 1) / step > z.words) step = 32;
+            WARPKIT_TRY(gridBlocks(group, BT, pairs, (long long)(BT / 32) * step, 1ll << 30, &blocks));
             WARPKIT_TRY(launchKernel(group, blocks, BT, stream, a, off, segments, heads, items, p.perLane, p.longRows,
-                                     p.chunkRows, p.sliceGroup, list));
+                                     p.chunkRows, p.sliceGroup, step, list));
         }
         if (!longs) return cudaSuccess;
         // The no-room kernel: one block an SM at most; with no no-room steps (segments that do not

@@ -19,7 +19,8 @@
 //   * Longer segments are listed for the block and slice tiers exactly as the group kernel lists
 //     them (segBlockAppend, by the segment's head-0 pair); one that finds no room (only segments
 //     that overlap) lists its H pairs for the chunk kernels (listAppend), and the pair steps of
-//     those without room go to list.noRoom, one entry a 32-pair step (its lanes' masks OR-ed).
+//     those without room go to list.noRoom, one entry a 32-pair step (its first pair, its lanes' masks
+//     OR-ed).
 // Bits: each butterfly combines lanes with a commutative operator, so a group's lanes end with the
 // same bits and the tree depends only on G (a function of the length); the sum over a lane's rows
 // runs in row order; the windows merge in order. The result depends only on the segment's values
@@ -263,7 +264,7 @@ template <int BT, int H, typename T, int Kind, typename O> __global__ void __lau
 #pragma unroll
             for (int o = 1; o < L; o <<= 1) mask |= shflXor(mask, o); // the lanes of one pair step
             if (mask != 0u && lane % L == 0)
-                list.noRoom[atomicAdd(list.counter + 2, 1ull)] = SegNoRoom{s * H / 32, mask};
+                list.noRoom[atomicAdd(list.counter + 2, 1ull)] = SegNoRoom{s * H / 32 * 32, mask};
         }
         // 3. the short segments by tiers of lane-group width G (only the tiers in use)
         const int mine = isLong ? 0 : (int)rows;

@@ -38,9 +38,9 @@ struct SegEntry {
     int head; // the pair's head (pair % heads)
 };
 
-/// A warp step with long pairs that found no room: bit l of `mask` set when pair 32 * step + l did.
+/// A warp step with long pairs that found no room: bit l of `mask` set when pair first + l did.
 struct SegNoRoom {
-    long long step;
+    long long first;
     unsigned mask;
 };
 
@@ -286,21 +286,25 @@ template <typename T, typename Acc, typename Out> struct SegAddFold<SegReduceAlg
 };
 
 /// Stage 1: lane groups over the short pairs (see segment_plan.cuh); long pairs are listed, the
-/// steps with pairs that find no room appended to list.noRoom for stage 1c.
+/// steps with pairs that find no room appended to list.noRoom for stage 1c. A warp step takes
+/// `step` pairs (1..32; 32 for several heads, whose block tier finds head 0 at lane - head), one a
+/// lane: lanes step.. hold none (segmentStepPairs).
 template <int BT, int LT, typename A, typename O> __global__ void __launch_bounds__(BT, SegGroupMinBlocks<A>::value)
     segmentGroupKernel(A a, SegOffsets<O> off, long long segments, int heads, long long items, int perLane,
-                       long long longRows, long long chunkRows, int sliceGroup, SegList<typename A::State> list) {
+                       long long longRows, long long chunkRows, int sliceGroup, int step,
+                       SegList<typename A::State> list) {
     WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentGroupKernel");
     pdlLaunchDependents(); // the next kernel's blocks (the no-room kernel's) may be placed beside this grid
     const int lane = (int)laneId();
-    const long long pairs = segments * heads, stride = (long long)gridDim.x * BT;
-    const long long g0 = ((long long)blockIdx.x * BT + threadIdx.x) / 32 * 32;
+    const long long pairs = segments * heads, stride = (long long)gridDim.x * (BT / 32) * step;
+    const long long g0 = ((long long)blockIdx.x * BT + threadIdx.x) / 32 * step;
+    const bool inStep = lane < step;
     long long nb = 0, ne = 0, nb1 = 0, ne1 = 0;
     // Each step's offsets are loaded two steps ahead, so that a step can start its next step's rows
     // toward L2 (their loads then wait for L2, not DRAM): two steps' rows are in flight a warp.
-    segmentBoundsAt(off, segmentOfPair(g0 + lane, heads), g0 + lane < pairs ? segments : 0, &nb, &ne);
-    segmentBoundsAt(off, segmentOfPair(g0 + stride + lane, heads), g0 + stride + lane < pairs ? segments : 0, &nb1,
-                    &ne1);
+    segmentBoundsAt(off, segmentOfPair(g0 + lane, heads), inStep && g0 + lane < pairs ? segments : 0, &nb, &ne);
+    segmentBoundsAt(off, segmentOfPair(g0 + stride + lane, heads), inStep && g0 + stride + lane < pairs ? segments : 0,
+                    &nb1, &ne1);
     for (long long g = g0; g < pairs; g += stride) {
         // 1. this lane's pair: its rows, and whether it is long; the next step's rows toward L2;
         //    the offsets of the step after
@@ -314,7 +318,7 @@ template <int BT, int LT, typename A, typename O> __global__ void __launch_bound
         }
         nb = nb1;
         ne = ne1;
-        segmentBoundsAt(off, segmentOfPair(next, heads), next < pairs ? segments : 0, &nb1, &ne1);
+        segmentBoundsAt(off, segmentOfPair(next, heads), inStep && next < pairs ? segments : 0, &nb1, &ne1);
         const bool isLong = rows > longRows; // listed
         // the softmax's block and slice tiers: listed once a segment, by head 0
         bool toBlock = false;
@@ -327,8 +331,8 @@ template <int BT, int LT, typename A, typename O> __global__ void __launch_bound
         }
         const unsigned noRoom =
             __ballot_sync(WARPKIT_FULL_MASK, listAppend(list, isLong && !toBlock, p, head, heads, b, rows, chunkRows));
-        if (noRoom != 0u && lane == 0) list.noRoom[atomicAdd(list.counter + 2, 1ull)] = SegNoRoom{g / 32, noRoom};
-        if (p < pairs && rows == 0) a.empty(p);
+        if (noRoom != 0u && lane == 0) list.noRoom[atomicAdd(list.counter + 2, 1ull)] = SegNoRoom{g, noRoom};
+        if (inStep && p < pairs && rows == 0) a.empty(p);
         // 2. the short pairs by tiers: a pair of r rows takes G lanes, G the smallest power of two
         //    with G * perLane >= r (32 at most), so a longer neighbour never widens a pair's group;
         //    only the tiers in use run (segmentTier)

@@ -71,7 +71,7 @@ template <int BT, int LT, typename A, typename O> __global__ void __launch_bound
     for (long long w = ((long long)blockIdx.x * BT + threadIdx.x) / 32; w < steps; w += warps) {
         const SegNoRoom r = list.noRoom[w];
         for (unsigned m = r.mask; m; m &= m - 1) {
-            const long long p = r.step * 32 + __ffs(m) - 1;
+            const long long p = r.first + __ffs(m) - 1;
             long long ob = 0, oe = 0, b = 0;
             segmentBoundsAt(off, p / heads, segments, &ob, &oe);
             const long long rows = segmentClip(ob, oe, items, &b);

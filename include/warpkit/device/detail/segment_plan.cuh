@@ -2,7 +2,9 @@
 // Internal: include warpkit/device/segment.cuh instead.
 //
 // A call over segments runs, on `stream`:
-//   1. the group kernel: each warp takes 32 (segment, head) pairs at a time (grid-stride); a pair
+//   1. the group kernel: each warp takes a step of (segment, head) pairs at a time (grid-stride): 32
+//      pairs, or under a plan with minStep < 32 (G1) fewer when the call has fewer than 32 pairs a
+//      resident warp, spread evenly over the resident warps' steps (segmentStepPairs); a pair
 //      of at most `longRows` rows is done by a lane group of G lanes (G the smallest power of two
 //      giving at most `perLane` rows a lane, 32 at most: set by the pair's own length), a pair of
 //      G = 1 by its own lane in place, the pairs of a wider G taken 32 / G at a time (only the
@@ -85,6 +87,7 @@ struct SegmentPlan {
     bool flat;            // the flat pass (segment_flat.cuh) instead of all of the above
     int sliceGroup;       // the softmax's slice tier: slices merged a group (a power of two; 0: no slice tier)
     long long directRows; // one head, reduce / lse: pairs of longRows + 1 to this many rows direct (0: none)
+    int minStep;          // the fewest pairs a group-kernel warp step takes (32: always 32; segmentStepPairs)
     bool byRows;          // the softmax's stage 1 by segments, a row a vector (segment_heads.cuh), x and y aligned
 };
 
@@ -95,7 +98,8 @@ struct SegmentPlan {
 /// three or four), and for
 /// minMean > 0: items >= minMean * segments (long on average). sliceGroup applies to the softmax
 /// only (the plan gives 0 for the other kinds); directRows to the one-pass kinds, reduce and
-/// log-sum-exp (0 for the others).
+/// log-sum-exp (0 for the others). minStep: the fewest pairs a group-kernel warp step may take
+/// (segmentStepPairs; 32 keeps every step at 32 pairs).
 struct SegmentRule {
     const char* id;
     unsigned kinds;
@@ -107,6 +111,7 @@ struct SegmentRule {
     long long maxMean, minMean;
     int sliceGroup;
     long long directRows;
+    int minStep;
     bool byRows; // stage 1 by the heads kernel (segment_heads.cuh) where x and y allow its vector rows
 };
 
@@ -120,20 +125,23 @@ constexpr unsigned kSegAnySize = 1u << 2 | 1u << 4 | 1u << 8 | 1u << 16, kSegSma
 // direct kernel takes every segment); its longRows only sizes the list's room (segSizes).
 constexpr SegmentRule kSegmentRules[] = {
     // id   kinds            sizes          heads   thr  perLane longRows chunkRows longThr maxMean minMean slc direct
-    // byRows
-    {"G5", 1u << SegReduce, kSegSmallSize, 1, 1, 256, 8, 1024, 16384, 256, 64, 0, 0, 0,
+    // step byRows
+    {"G5", 1u << SegReduce, kSegSmallSize, 1, 1, 256, 8, 1024, 16384, 256, 64, 0, 0, 0, 32,
      false}, // short on average: flat
-    {"G7", 1u << SegSoftmax, kSegSmallSize, 1, 1, 256, 8, 1024, 8192, 256, 64, 0, 32, 0,
+    {"G7", 1u << SegSoftmax, kSegSmallSize, 1, 1, 256, 8, 1024, 8192, 256, 64, 0, 32, 0, 32,
      false}, // short on average: flat
-    {"G6", kSegReadOnly, kSegAnySize, 1, 1, 256, 8, 256, 16384, 256, 0, 2048, 0, 16384,
+    {"G6", kSegReadOnly, kSegAnySize, 1, 1, 256, 8, 256, 16384, 256, 0, 2048, 0, 16384, 32,
      false}, // long on average: reduce, lse
-    {"G1", kSegReadOnly, kSegAnySize, 1, 1, 256, 8, 1024, 16384, 256, 0, 0, 0, 0, false}, // one head: reduce, lse
-    {"G2", kSegWrites, kSegAnySize, 1, 1, 256, 8, 1024, 8192, 256, 0, 0, 32, 0, false},   // one head: softmax, backward
-    {"G8", 1u << SegSoftmax, kSegSmallSize, 2, 2, 256, 8, 1024, 2048, 256, 0, 0, 32, 0, true}, // softmax, 2 heads: rows
-    {"G8", 1u << SegSoftmax, kSegSmallSize, 4, 4, 256, 8, 1024, 2048, 256, 0, 0, 32, 0, true}, // 4 heads
-    {"G8", 1u << SegSoftmax, kSegSmallSize, 8, 8, 256, 4, 1024, 2048, 256, 0, 0, 32, 0, true}, // 8 heads
-    {"G3", kSegAnyKind, kSegAnySize, 2, 16, 256, 8, 1024, 2048, 256, 0, 0, 32, 0, false}, // a few heads: rows are wider
-    {"G4", kSegAnyKind, kSegAnySize, 17, 1 << 30, 128, 256, 256, 256, 128, 0, 0, 0, 0,
+    {"G1", kSegReadOnly, kSegAnySize, 1, 1, 256, 8, 1024, 16384, 256, 0, 0, 0, 0, 8, false}, // one head: reduce, lse
+    {"G2", kSegWrites, kSegAnySize, 1, 1, 256, 8, 1024, 8192, 256, 0, 0, 32, 0, 32,
+     false}, // one head: softmax, backward
+    {"G8", 1u << SegSoftmax, kSegSmallSize, 2, 2, 256, 8, 1024, 2048, 256, 0, 0, 32, 0, 32,
+     true}, // softmax, 2 heads: rows
+    {"G8", 1u << SegSoftmax, kSegSmallSize, 4, 4, 256, 8, 1024, 2048, 256, 0, 0, 32, 0, 32, true}, // 4 heads
+    {"G8", 1u << SegSoftmax, kSegSmallSize, 8, 8, 256, 4, 1024, 2048, 256, 0, 0, 32, 0, 32, true}, // 8 heads
+    {"G3", kSegAnyKind, kSegAnySize, 2, 16, 256, 8, 1024, 2048, 256, 0, 0, 32, 0, 32,
+     false}, // a few heads: rows are wider
+    {"G4", kSegAnyKind, kSegAnySize, 17, 1 << 30, 128, 256, 256, 256, 128, 0, 0, 0, 0, 32,
      false}, // many heads: a lane a pair
 };
 constexpr int kSegmentRuleCount = (int)(sizeof(kSegmentRules) / sizeof(kSegmentRules[0]));
@@ -147,7 +155,7 @@ inline SegmentPlan segmentPlan(SegmentKind kind, int elemBytes, int heads, long 
         const int slice = kind == SegSoftmax ? r.sliceGroup : 0;
         const long long direct = kind == SegReduce || kind == SegLogSumExp ? r.directRows : 0;
         return SegmentPlan{i,    r.threads, r.perLane, r.longRows, r.chunkRows, r.longThreads,
-                           flat, slice,     direct,    r.byRows};
+                           flat, slice,     direct,    r.minStep,  r.byRows};
     };
     for (int i = 0; i < kSegmentRuleCount; ++i) {
         const SegmentRule& r = kSegmentRules[i];
@@ -162,6 +170,20 @@ inline SegmentPlan segmentPlan(SegmentKind kind, int elemBytes, int heads, long 
     return plan(kSegmentRuleCount - 1, false); // no rule: the most general one
 }
 
+/// The pairs a warp step of the group kernel takes, for `pairs` pairs over `warps` resident warps
+/// (blocks an SM x SMs x warps a block): 32 for a plan with minStep >= 32; else the pairs spread
+/// evenly over the resident warps' steps, k = ceil(pairs / (32 warps)) steps a warp of
+/// ceil(pairs / (k warps)) <= 32 pairs (at least minStep): a call of fewer than 32 pairs a resident
+/// warp then fills every resident warp (a step's pairs of a 32-lane group are folded one after
+/// another, one round trip each), and no warp takes a step more than another. One head only: a
+/// step of several heads must start at a head 0 (the plans of several heads have minStep 32).
+/// Host only.
+inline int segmentStepPairs(const SegmentPlan& p, long long pairs, long long warps) {
+    if (p.minStep >= 32 || pairs <= 0 || warps <= 0 || pairs >= (1ll << 56) || warps >= (1ll << 24)) return 32;
+    const long long k = (pairs + 32 * warps - 1) / (32 * warps), s = (pairs + k * warps - 1) / (k * warps);
+    return s < p.minStep ? (p.minStep < 1 ? 1 : p.minStep) : (int)s;
+}
+
 /// Whether the dispatcher has kernels for the plan's block sizes, and its direct pairs are pairs of
 /// one chunk (so they give the chunk kernels' bits) with 32-bit row counts (the direct kernel's).
 /// Host only.
@@ -172,7 +194,7 @@ inline bool segmentPlanCompiled(const SegmentPlan& p) {
     const bool direct =
         p.directRows == 0 || (p.directRows > p.longRows && p.directRows <= p.chunkRows && p.directRows < (1ll << 31));
     return shape && direct && p.perLane >= 1 && p.longRows >= 1 && p.chunkRows >= 1 && p.sliceGroup >= 0 &&
-           (p.sliceGroup & (p.sliceGroup - 1)) == 0;
+           (p.sliceGroup & (p.sliceGroup - 1)) == 0 && p.minStep >= 1 && p.minStep <= 32;
 }
 
 } // namespace detail
