@@ -119,7 +119,7 @@ template <typename T> WARPKIT_DEVICE void clusterGather(ClusterExchange<T>& x, u
     constexpr int W = detail::ExchangeWords<T>::value;
     WARPKIT_DEBUG_CHECK(nb > 1, "clusterGather: the block must be in a cluster of more than one block");
     WARPKIT_DEBUG_CHECK((blockDim.x * blockDim.y * blockDim.z) % 32 == 0,
-                        "clusterReduce: blocks must be a whole number of warps (a multiple of 32 threads)");
+                        "clusterGather: blocks must be a whole number of warps (a multiple of 32 threads)");
     const unsigned r = round++, b = r & 1u, t = linearThreadId();
     if (r == 0) {
         __syncwarp(); // .aligned: the warp's threads execute the wait together
