@@ -55,7 +55,8 @@ def extension(include):
         from torch.utils.cpp_extension import CUDA_HOME, BuildExtension, CUDAExtension
     except ImportError:
         fail("torch is not importable: install torch (a CUDA build) first, then "
-             "pip install --no-build-isolation ./python")
+             "pip install --no-build-isolation ./python with the pip of that Python "
+             "(python3 -m pip install --no-build-isolation ./python)")
     if torch.version.cuda is None:
         fail(f"torch {torch.__version__} is a CPU-only build: the extension needs a CUDA build of torch")
     nvcc = os.path.join(CUDA_HOME, "bin", "nvcc") if CUDA_HOME else None
