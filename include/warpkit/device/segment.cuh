@@ -228,9 +228,12 @@ inline cudaError_t segmentLaunch(const A& a, SegOffsets<O> off, long long segmen
             // pairs a resident warp (segmentStepPairs); never more steps than no-room records fit.
             auto group = segmentGroupKernel<BT, LT, A, O>;
             const long long pairs = segments * heads;
-            int resident = 0;
-            WARPKIT_TRY(residentBlocks(group, BT, dev, props.sms, &resident));
-            int step = heads == 1 ? segmentStepPairs(p, pairs, (long long)resident * (BT / 32)) : 32;
+            int step = 32;
+            if (heads == 1 && p.minStep < 32) { // only then can the resident warps change the step
+                int resident = 0;
+                WARPKIT_TRY(residentBlocks(group, BT, dev, props.sms, &resident));
+                step = segmentStepPairs(p, pairs, (long long)resident * (BT / 32));
+            }
             if (longs && (pairs + step - 1) / step > z.words) step = 32;
             WARPKIT_TRY(gridBlocks(group, BT, pairs, (long long)(BT / 32) * step, 1ll << 30, &blocks));
             WARPKIT_TRY(launchKernel(group, blocks, BT, stream, a, off, segments, heads, items, p.perLane, p.longRows,
