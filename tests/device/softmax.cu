@@ -185,9 +185,29 @@ Test(device_softmax, specials) {
     cr_expect(bad == 0, "rowSoftmax special rows: %d mismatches", bad);
 }
 
-/// Few long rows (R6-R8 register clusters, launched with R26's scheduling policy: spread while the
-/// launch has at most a block an SM, load-balancing past that): 1..8 rows and 17 rows (past one
-/// block an SM for 16-block clusters) of the vocabulary lengths and odd lengths near them, every
+/// Whether rowSoftmax over rows x c, at element `off` of an allocation of seeded values uniform in
+/// [-lim, lim], gives the same bits on two calls.
+template <typename T> static bool sm_twice_same(long long rows, int c, int off, unsigned long long seed, double lim) {
+    const size_t m = (size_t)rows * c, n = m + off;
+    std::vector<T> hx(n), a(n), b(n);
+    wk_rng r = wk_rng_make(seed);
+    for (size_t i = 0; i < n; ++i) hx[i] = wk_from_double<T>(wk_uniform(&r, -lim, lim));
+    T* dx = wk_alloc<T>(n);
+    T* dy = wk_alloc<T>(n);
+    wk_upload(dx, hx.data(), n);
+    for (std::vector<T>* out : {&a, &b}) {
+        WK_CUDA(warpkit::rowSoftmax(dx + off, dy + off, rows, c));
+        WK_CUDA(cudaDeviceSynchronize());
+        wk_download(out->data(), dy, n);
+    }
+    const bool same = memcmp(a.data() + off, b.data() + off, m * sizeof(T)) == 0;
+    cudaFree(dx);
+    cudaFree(dy);
+    return same;
+}
+
+/// Few long rows (R6-R8 and R28 register clusters): 1..8 rows and 17 rows (past one block an SM
+/// for 16-block clusters) of the vocabulary lengths and odd lengths near them, every
 /// kind, misaligned bases and row strides, special rows (NaN, +inf, all -inf, some -inf, a first
 /// half of -inf), in place; the planner's shape checked (a cluster of more than 8 blocks a row for
 /// the 128K-152K rows); and two calls give the same bits.
@@ -225,25 +245,10 @@ template <typename T> static int sm_few_long(void) {
     // Determinism: the same call twice, 1 and 8 rows, aligned and not.
     for (int c : {128256, 151936, 151939}) {
         for (long long rows : {1LL, 8LL}) {
-            const size_t n = (size_t)rows * c + 1;
-            std::vector<T> hx(n), a(n), b(n);
-            wk_rng r = wk_rng_make(0xfd000ull + c + rows);
-            for (size_t i = 0; i < n; ++i) hx[i] = wk_from_double<T>(wk_uniform(&r, -30.0, 30.0));
-            T* dx = wk_alloc<T>(n);
-            T* dy = wk_alloc<T>(n);
-            wk_upload(dx, hx.data(), n);
-            const int off = c % 2; // odd lengths: a misaligned base too
-            for (std::vector<T>* out : {&a, &b}) {
-                WK_CUDA(warpkit::rowSoftmax(dx + off, dy + off, rows, c));
-                WK_CUDA(cudaDeviceSynchronize());
-                wk_download(out->data(), dy, n);
-            }
-            if (memcmp(a.data() + off, b.data() + off, (size_t)rows * c * sizeof(T)) != 0) {
+            if (!sm_twice_same<T>(rows, c, c % 2, 0xfd000ull + c + rows, 30.0)) { // odd lengths: misaligned too
                 cr_log_error("few long %s: %lld x %d: two calls gave different bits", wk_type_name<T>(), rows, c);
                 ++bad;
             }
-            cudaFree(dx);
-            cudaFree(dy);
         }
     }
     return bad;
@@ -317,24 +322,10 @@ template <typename T> static int sm_short_determinism(void) {
     int bad = 0;
     for (int c : {5, 11, 21, 33, 62, 63, 77, 130, 161, 197, 250}) {
         const long long rows = 3001;
-        const size_t n = (size_t)rows * c;
-        std::vector<T> hx(n), a(n), b(n);
-        wk_rng r = wk_rng_make(0x57000ull + c);
-        for (size_t i = 0; i < n; ++i) hx[i] = wk_from_double<T>(wk_uniform(&r, -20.0, 20.0));
-        T* dx = wk_alloc<T>(n);
-        T* dy = wk_alloc<T>(n);
-        wk_upload(dx, hx.data(), n);
-        for (std::vector<T>* out : {&a, &b}) {
-            WK_CUDA(warpkit::rowSoftmax(dx, dy, rows, c));
-            WK_CUDA(cudaDeviceSynchronize());
-            wk_download(out->data(), dy, n);
-        }
-        if (memcmp(a.data(), b.data(), n * sizeof(T)) != 0) {
+        if (!sm_twice_same<T>(rows, c, 0, 0x57000ull + c, 20.0)) {
             cr_log_error("short %s: %lld x %d: two calls gave different bits", wk_type_name<T>(), rows, c);
             ++bad;
         }
-        cudaFree(dx);
-        cudaFree(dy);
     }
     return bad;
 }
