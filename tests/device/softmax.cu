@@ -11,7 +11,7 @@
 //                rows that fill whole vectors, every row pattern (NaN, +-inf, all -inf) in each
 //                tile, in place; its fall-backs (misaligned base, ld != cols), rows = 0, and
 //                determinism.
-//   few_long_rows: 1..8 and 17 rows of 32000..151939 columns (R6, R7, R28, R8 clusters),
+//   few_long_rows: 1..8 and 17 rows of 32000..262144 columns (R6, R7, R28, R8 clusters),
 //                every kind, misaligned, row strides, special rows, in place; determinism.
 //   bad_args:    every bad argument returns cudaErrorInvalidValue and writes nothing.
 //   concurrent:  two host threads on two streams at once (and on two devices where there are two).
@@ -207,7 +207,8 @@ template <typename T> static bool sm_twice_same(long long rows, int c, int off, 
 }
 
 /// Few long rows (R6-R8 and R28 register clusters): 1..8 rows and 17 rows (past one block an SM
-/// for 16-block clusters) of the vocabulary lengths and odd lengths near them, every
+/// for 16-block clusters) of the vocabulary lengths and odd lengths near them, R28's longest rows
+/// (196613: 6-7 of a thread's 8 fp32 vector slots hold values; 262144: every slot), every
 /// kind, misaligned bases and row strides, special rows (NaN, +inf, all -inf, some -inf, a first
 /// half of -inf), in place; the planner's shape checked (a cluster of more than 8 blocks a row for
 /// the 128K-152K rows); and two calls give the same bits.
@@ -215,7 +216,7 @@ template <typename T> static int sm_few_long(void) {
     const warpkit::detail::DeviceProps d = row_props();
     const bool quick = wk_quick();
     int bad = 0, salt = 0;
-    for (int c : {32000, 50257, 128255, 128256, 131073, 151936, 151939}) {
+    for (int c : {32000, 50257, 128255, 128256, 131073, 151936, 151939, 196613, 262139, 262144}) {
         if (d.clusters && c >= 128255) {
             const warpkit::detail::RowPlan p =
                 warpkit::detail::rowPlanFor(warpkit::detail::rowSoftmaxQuery((int)sizeof(T), 1, c, d.sms, true));
@@ -243,7 +244,7 @@ template <typename T> static int sm_few_long(void) {
         }
     }
     // Determinism: the same call twice, 1 and 8 rows, aligned and not.
-    for (int c : {128256, 151936, 151939}) {
+    for (int c : {128256, 151936, 151939, 262139}) {
         for (long long rows : {1LL, 8LL}) {
             if (!sm_twice_same<T>(rows, c, c % 2, 0xfd000ull + c + rows, 30.0)) { // odd lengths: misaligned too
                 cr_log_error("few long %s: %lld x %d: two calls gave different bits", wk_type_name<T>(), rows, c);

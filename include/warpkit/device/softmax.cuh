@@ -87,8 +87,16 @@ __global__ void __launch_bounds__(kRowWarpThreads, 1)
 // Block k of a row's cluster holds body vectors [k*slice, (k+1)*slice), C a thread; block 0 also
 // holds the head and tail elements (none when Aligned, as on the warp path). The row's state:
 // softmaxBlockRow (device/detail/softmax_block.cuh), per-warp parts, one barrier, one exchange.
+// Each instance held to the registers of its values (32 a thread for 16 values, 64 for 32): the
+// blocks an SM the plans count on (R4, R6-R10, R28). sm_80's plain head/tail forms spill a few
+// bytes at 32, and sm_75 has half the threads an SM: there, ptxas's choice.
+template <typename T, int Kind, int C, int Threads, bool Aligned> constexpr int softmaxBlockMinBlocks() {
+    return WARPKIT_ARCH >= 900 || (WARPKIT_ARCH >= 800 && (Aligned || (Kind & SoftmaxLog)))
+               ? 65536 / (Threads * (C * vectorElems<T>() <= 16 ? 32 : 64))
+               : 1;
+}
 template <typename T, int Kind, int Threads, int C, bool Aligned>
-__global__ void __launch_bounds__(Threads)
+__global__ void __launch_bounds__(Threads, softmaxBlockMinBlocks<T, Kind, C, Threads, Aligned>())
     softmaxBlockKernel(const T* x, T* y, int cols, long long ldx, long long ldy, bool masked, int slice) {
     constexpr int E = Aligned ? 0 : 1, K = C * vectorElems<T>() + E;
     __shared__ SoftmaxState slots[Threads / 32];
@@ -103,7 +111,10 @@ __global__ void __launch_bounds__(Threads)
     // The exchange's set-up (a block barrier, the cluster arrive) after the loads are issued: its
     // barrier then overlaps their round trip instead of delaying it (few long rows are latency).
     unsigned round = clusterExchangeInit(xch);
-    softmaxBlockRow<Kind, Threads>(v, slots, xch, round, masked);
+    // This thread's vector slots that hold values (loadShare's: i = first + t + c x Threads < end).
+    const int vend = end > (int)sp.vectors ? (int)sp.vectors : end, i0 = first + (int)threadIdx.x;
+    const int live = i0 < vend ? (vend - i0 + Threads - 1) / Threads : 0;
+    softmaxBlockRow<Kind, Threads, C>(v, live < C ? live : C, slots, xch, round, masked);
     storeShare<C, E>(y + row * ldy, sp, v, (int)threadIdx.x, Threads, first, end, rank == 0);
 }
 

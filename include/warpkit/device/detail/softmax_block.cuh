@@ -2,11 +2,11 @@
 // cluster of blocks, per row; the row in registers): the row's state from per-warp parts with one
 // block barrier and one cluster exchange. Internal.
 //
-// Each warp takes its own part's state (partState over the warp: no block barrier before the
-// exps, so a warp whose loads landed starts its exps while the others' are in flight); lane 0
-// puts it in a slot; after one barrier, softmaxMergeLanes folds the slots into the block's state
-// (warp 0 only, when the block sends it across a cluster); the blocks swap their states with
-// clusterGather, and every warp folds the cluster's parts the same way. Each output is then the
+// Each warp takes its own part's state (its max, then the exps of the slots that hold values: no
+// block barrier before the exps, so a warp whose loads landed starts its exps while the others'
+// are in flight); lane 0 puts it in a slot; after one barrier, softmaxMergeLanes folds the slots
+// into the block's state (warp 0 only, when the block sends it across a cluster); the blocks swap
+// their states with clusterGather, and every warp folds the cluster's parts the same way. Each output is then the
 // warp part's exp times one per-thread factor (the reciprocal sum times exp(part max - row max)).
 // Bits: every fold is a fixed butterfly of commutative operations, so every lane and every run
 // gets the same bits.
@@ -14,6 +14,7 @@
 
 #include "../../cluster/reduce.cuh"
 #include "../../thread/softmax.cuh"
+#include "../../thread/vector.cuh"
 #include "../../warp/reduce.cuh"
 
 namespace warpkit {
@@ -29,23 +30,48 @@ template <int W> WARPKIT_DEVICE SoftmaxState softmaxMergeLanes(SoftmaxState p) {
     return SoftmaxState{m, warpReduce<W>(p.sum * expDiff(p.max, ms), Sum{})};
 }
 
-/// Softmax of one row over this block's Threads threads, K values each (io, in place; unused
-/// slots -inf), and over the cluster's blocks when clusterBlocks() > 1 (xch, round as for
-/// clusterGather; clusterExchangeInit first). slots: Threads / 32 states of __shared__ scratch,
-/// used once. masked adds SoftmaxMasked to Kind.
-template <int Kind, int Threads, int K, typename T> WARPKIT_DEVICE void
-softmaxBlockRow(T (&io)[K], SoftmaxState* slots, ClusterExchange<SoftmaxState>& xch, unsigned& round, bool masked) {
-    constexpr int W = Threads / 32;
+/// Softmax of one row over this block's Threads threads, C vectors (K = C x V values, plus a head/
+/// tail slot when K > C x V) each (io, in place; unused slots -inf), and over the cluster's blocks
+/// when clusterBlocks() > 1 (xch, round as for clusterGather; clusterExchangeInit first). live: how
+/// many of this thread's C vector slots hold values (the first `live`); the others get no exps, so
+/// a short last slice (R28's: 4.6 of 8 vectors a thread at fp32 151936) costs no exps of -inf.
+/// Same bits as with every slot's exp (each of those adds exactly 0). slots: Threads / 32 states
+/// of __shared__ scratch, used once. masked adds SoftmaxMasked to Kind.
+template <int Kind, int Threads, int C, typename T, int K>
+WARPKIT_DEVICE void softmaxBlockRow(T (&io)[K], int live, SoftmaxState* slots, ClusterExchange<SoftmaxState>& xch,
+                                    unsigned& round, bool masked) {
+    constexpr int W = Threads / 32, V = vectorElems<T>(), E = K - C * V;
     static_assert(Threads % 32 == 0 && W >= 1 && W <= 32 && (W & (W - 1)) == 0,
                   "softmaxBlockRow: Threads must be 32 times a power of two, at most 1024");
+    static_assert(C >= 1 && (E == 0 || E == 1), "softmaxBlockRow: K must be C * vectorElems<T>() (+ 1 head/tail slot)");
+    constexpr bool Plain = !(Kind & SoftmaxLog), Precise = sizeof(T) == 4; // 16-bit rows: the fast exp
     float v[K];
 #pragma unroll
     for (int j = 0; j < K; ++j) v[j] = Arith<T>::to_acc(io[j]);
-    // 16-bit rows take the fast exp, as softmaxCore.
-    auto rmax = [](float m) { return warpReduce<32>(m, Max{}); };
-    auto rsum = [](float s) { return warpReduce<32>(s, Sum{}); };
-    const SoftmaxState part =
-        partState<!(Kind & SoftmaxLog), sizeof(T) == 4, K, decltype(rmax), decltype(rsum), true>(v, rmax, rsum);
+    // The warp's max (empty slots are -inf), then its exps and their sum (partState's order).
+    float m = v[0];
+#pragma unroll
+    for (int j = 1; j < K; ++j) m = Max{}(m, v[j]);
+    m = warpReduce<32>(m, Max{});
+    const float ms = m == negInf() ? 0.0f : m; // all -inf: every exp is 0 and the sum 0
+    float s = 0.0f;
+#pragma unroll
+    for (int c = 0; c < C; ++c) {
+        if (c < live) {
+#pragma unroll
+            for (int k = 0; k < V; ++k) {
+                const float e = expDiff<Precise, true>(v[c * V + k], ms);
+                if constexpr (Plain) v[c * V + k] = e;
+                s += e;
+            }
+        }
+    }
+    if constexpr (E == 1) {
+        const float e = expDiff<Precise, true>(v[C * V], ms);
+        if constexpr (Plain) v[C * V] = e;
+        s += e;
+    }
+    const SoftmaxState part{m, warpReduce<32>(s, Sum{})};
     const unsigned lane = laneId(), warp = linearThreadId() / 32u, nb = clusterBlocks();
     if (lane == 0) slots[warp] = part;
     __syncthreads();
@@ -59,7 +85,7 @@ softmaxBlockRow(T (&io)[K], SoftmaxState* slots, ClusterExchange<SoftmaxState>& 
         row = softmaxMergeLanes<16>(k < (int)nb ? clusterPart(xch, round, k) : softmaxStateEmpty());
     }
     const SoftmaxFactors f = masked ? softmaxFactors<Kind | SoftmaxMasked>(row) : softmaxFactors<Kind>(row);
-    if constexpr (Kind & SoftmaxLog) {
+    if constexpr (!Plain) {
 #pragma unroll
         for (int j = 0; j < K; ++j) io[j] = Arith<T>::from_acc((v[j] - f.max) - f.logSum);
     } else {
