@@ -20,11 +20,27 @@
 namespace warpkit {
 namespace detail {
 
+/// The max of v over the whole warp, NaN-propagating (max.NaN's bits: any NaN gives 0x7fffffff),
+/// every lane gets it. sm_80+: one redux.sync on an order-preserving integer image of the float
+/// (negatives' magnitude bits flipped) instead of 5 dependent shuffle + max steps.
+WARPKIT_DEVICE float warpMaxAll(float v) {
+#if WARPKIT_ARCH >= 800
+    const unsigned b = v != v ? 0x7fffffffu : __float_as_uint(v);
+    const int k = (int)((b & 0x80000000u) ? b ^ 0x7fffffffu : b);
+    const unsigned r = (unsigned)__reduce_max_sync(0xffffffffu, k);
+    return __uint_as_float((r & 0x80000000u) ? r ^ 0x7fffffffu : r);
+#else
+    return warpReduce<32>(v, Max{});
+#endif
+}
+
 /// The state of the W parts held by W-lane segments, lane l of a segment holding part l (empty
 /// parts {-inf, 0}): the max over the lanes, then the sum of each part's sum rescaled to it, one
 /// precise exp a lane. W: a power of two, 1..32; every lane of a segment gets the same bits.
+/// The segments must hold the same parts (lane l's part is lane l % W's), so the max is taken over
+/// the whole warp at once (warpMaxAll).
 template <int W> WARPKIT_DEVICE SoftmaxState softmaxMergeLanes(SoftmaxState p) {
-    const float m = warpReduce<W>(p.max, Max{});
+    const float m = warpMaxAll(p.max);
     const float ms = m == negInf() ? 0.0f : m; // all parts empty: every sum is 0
     // An empty part's exp is 0 (expDiff clamps -inf); NaN or +inf anywhere: the sum is NaN.
     return SoftmaxState{m, warpReduce<W>(p.sum * expDiff(p.max, ms), Sum{})};
@@ -52,7 +68,8 @@ WARPKIT_DEVICE void softmaxBlockRow(T (&io)[K], int live, SoftmaxState* slots, C
     float m = v[0];
 #pragma unroll
     for (int j = 1; j < K; ++j) m = Max{}(m, v[j]);
-    m = warpReduce<32>(m, Max{});
+    // The head/tail forms take the shuffles: redux.sync's uniform registers spilled fp32 128 / 256 x 4.
+    m = E == 0 ? warpMaxAll(m) : warpReduce<32>(m, Max{});
     const float ms = m == negInf() ? 0.0f : m; // all -inf: every exp is 0 and the sum 0
     float s = 0.0f;
 #pragma unroll
