@@ -208,9 +208,9 @@ template <typename T> static bool sm_twice_same(long long rows, int c, int off, 
 
 /// Few long rows (R6-R8 and R28 register clusters): 1..8 rows and 17 rows (past one block an SM
 /// for 16-block clusters) of the vocabulary lengths and odd lengths near them, R28's longest rows
-/// (196613: 6-7 of a thread's 8 fp32 vector slots hold values; 262144: every slot), every
-/// kind, misaligned bases and row strides, special rows (NaN, +inf, all -inf, some -inf, a first
-/// half of -inf), in place; the planner's shape checked (a cluster of more than 8 blocks a row for
+/// (196613: 6-7 of a thread's 8 fp32 vector slots hold values; 262144: every slot), rows of only
+/// negative values, every kind, misaligned bases and row strides, special rows (NaN, +inf, all
+/// -inf, some -inf, a first half of -inf), in place; the planner's shape checked (a cluster of more than 8 blocks a row for
 /// the 128K-152K rows); and two calls give the same bits.
 template <typename T> static int sm_few_long(void) {
     const warpkit::detail::DeviceProps d = row_props();
@@ -241,6 +241,27 @@ template <typename T> static int sm_few_long(void) {
             SmCase fc{kind, rows, c, ld, ld + (salt % 3), off, (off + 3) % 8, salt % 5 == 4, 4 + salt % 9};
             bad += sm_case<T>("few long rows", fc, 0xfe000ull + salt, nullptr);
             ++salt;
+        }
+    }
+    // Rows of only negative values (negative warp, block and cluster maxima: the integer image of
+    // a negative float in the kernel's max), every kind, aligned and not.
+    for (int c : {32000, 128256, 151939}) {
+        for (int kind = 0; kind < 4; ++kind) {
+            const long long rows = 2;
+            const int off = kind % 2;
+            const size_t n = (size_t)rows * c + off;
+            std::vector<T> hx(n), hy(n);
+            wk_rng r = wk_rng_make(0xfc000ull + c + kind);
+            for (size_t i = 0; i < n; ++i) hx[i] = wk_from_double<T>(wk_uniform(&r, -60.0, -0.5));
+            T* dx = wk_alloc<T>(n);
+            T* dy = wk_alloc<T>(n);
+            wk_upload(dx, hx.data(), n);
+            WK_CUDA(warpkit::rowSoftmax(dx + off, dy + off, rows, c, (SoftmaxKind)kind, c, c));
+            WK_CUDA(cudaDeviceSynchronize());
+            wk_download(hy.data(), dy, n);
+            bad += check_rows_ld("few long rows (negative)", kind, hx.data() + off, c, hy.data() + off, c, rows, c);
+            cudaFree(dx);
+            cudaFree(dy);
         }
     }
     // Determinism: the same call twice, 1 and 8 rows, aligned and not.
