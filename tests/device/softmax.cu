@@ -210,8 +210,8 @@ template <typename T> static bool sm_twice_same(long long rows, int c, int off, 
 /// for 16-block clusters) of the vocabulary lengths and odd lengths near them, R28's longest rows
 /// (196613: 6-7 of a thread's 8 fp32 vector slots hold values; 262144: every slot), rows of only
 /// negative values, every kind, misaligned bases and row strides, special rows (NaN, +inf, all
-/// -inf, some -inf, a first half of -inf), in place; the planner's shape checked (a cluster of more than 8 blocks a row for
-/// the 128K-152K rows); and two calls give the same bits.
+/// -inf, some -inf, a first half of -inf), in place; the planner's shape checked (a cluster of
+/// more than 8 blocks a row for the 128K-152K rows); and two calls give the same bits.
 template <typename T> static int sm_few_long(void) {
     const warpkit::detail::DeviceProps d = row_props();
     const bool quick = wk_quick();
