@@ -73,10 +73,26 @@ template <typename A> WARPKIT_DEVICE FlatFactors flatFactors(const A& a, Softmax
 /// SoftmaxFactors for a.store from FlatFactors: the fields the Kind's output reads are the same.
 WARPKIT_DEVICE SoftmaxFactors flatExpand(FlatFactors f) { return SoftmaxFactors{f.max, f.k, f.k, 0.0f}; }
 
-/// Where rank r's max and sum (then factors) live in the tile's arrays of 4-byte slots: r with its
-/// low 5 bits xor its 32-block, so the threads of a warp, each at its own run of ranks (32 apart at
-/// mean length 1), hit different banks; consecutive ranks (the store pass) stay in different banks.
-WARPKIT_HD constexpr int flatFactorSlot(int r) { return r ^ ((r >> 5) & 31); }
+/// A fold's step at element j of a run (mask = 1 << j, a constant once unrolled; bits: the run's
+/// end bits from the step's first element): when bit j is set (a segment ends there), acc goes to
+/// the shared slot at address *at, acc becomes reset and *at advances a slot. A bit test and three
+/// predicated instructions: as C++, the test went through shifts and a select for each use, or the
+/// store behind a branch with the array's address recomputed under it (about 10 instructions an
+/// element).
+WARPKIT_DEVICE void flatEndIf(unsigned bits, unsigned mask, float& acc, float reset, unsigned& at) {
+    asm volatile("{\n.reg .pred p;\n.reg .b32 t;\nand.b32 t, %2, %4;\nsetp.ne.b32 p, t, 0;\n"
+                 "@p st.shared.f32 [%1], %0;\n@p mov.f32 %0, %3;\n@p add.u32 %1, %1, 4;\n}"
+                 : "+f"(acc), "+r"(at)
+                 : "r"(bits), "f"(reset), "r"(mask)
+                 : "memory");
+}
+/// r + 1 when bits & mask (a constant once unrolled) is nonzero, else r: a bit test and a predicated add.
+WARPKIT_DEVICE int flatCountIf(unsigned bits, unsigned mask, int r) {
+    asm("{\n.reg .pred p;\n.reg .b32 t;\nand.b32 t, %1, %2;\nsetp.ne.b32 p, t, 0;\n@p add.s32 %0, %0, 1;\n}"
+        : "+r"(r)
+        : "r"(bits), "r"(mask));
+    return r;
+}
 
 /// Whether the flat pass may run algorithm a: not the softmax in place (stage 2's rewrite of a
 /// tile's segments for offsets out of order would read outputs). Host.
@@ -135,8 +151,8 @@ WARPKIT_DEVICE void flatSoftmaxTile(const A& a, SegOffsets<O> o, long long items
                                     SegFlatTile<SoftmaxState>* rec, FlatDefer* defer, unsigned* bad,
                                     unsigned char* marks, typename A::Elem* xs) {
     using T = typename A::Elem;
-    __shared__ float smax[kFlatTile / 2 + 1]; // by slot of rank (at most kFlatTile / 2 ends), and the tail's
-    __shared__ float ssum[kFlatTile / 2];     // by slot of rank: sums, then with smax the factors
+    __shared__ float smax[kFlatTile / 2 + 1]; // by rank (at most kFlatTile / 2 ends), and the tail's
+    __shared__ float ssum[kFlatTile / 2];     // by rank: sums, then with smax the factors
     __shared__ int lastEnd;                   // the tile's last end (its element), when it has one
     static_assert(kFlatThreads * sizeof(uint2) <= kFlatTile, "flatSoftmaxTile: the run table fits the marks");
     static_assert(kFlatItems % kFlatSoftmaxUnroll == 0, "flatSoftmaxTile: the folds' steps tile a run");
@@ -178,35 +194,29 @@ WARPKIT_DEVICE void flatSoftmaxTile(const A& a, SegOffsets<O> o, long long items
     for (int k = nf > 0 ? nf : R; k < R; ++k) xs[flatPad(start + k)] = Arith<T>::from_acc(negInf());
     const int len = nf > 0 ? R : 0;
     // 3. the maxima: each end's fold in smax at its rank (a run's first end completed below). A step
-    //    loads its elements first; an element's rank is rank0 plus the ends before it in the run.
+    //    loads its elements first; an end's slot address advances by one at each end (no per-element
+    //    rank or slot arithmetic), its store predicated.
     float m = negInf();
+    unsigned at = smemAddr(smax + rank0);
 #pragma unroll 1
-    for (int k = 0, rank = rank0; k < len; k += kFlatSoftmaxUnroll) {
+    for (int k = 0; k < len; k += kFlatSoftmaxUnroll) {
         const unsigned bits = bitsAll >> k;
-        T* const step = xs + flatPad(start + k); // 8 slots in one 32-block: consecutive
+        const T* const step = xs + flatPad(start + k); // 8 slots in one 32-block: consecutive
         float v[kFlatSoftmaxUnroll];
-        int q[kFlatSoftmaxUnroll];
 #pragma unroll
-        for (int j = 0; j < kFlatSoftmaxUnroll; ++j) {
-            v[j] = Arith<T>::to_acc(step[j]);
-            q[j] = flatFactorSlot(rank);
-            rank += (int)((bits >> j) & 1u);
-        }
+        for (int j = 0; j < kFlatSoftmaxUnroll; ++j) v[j] = Arith<T>::to_acc(step[j]);
 #pragma unroll
         for (int j = 0; j < kFlatSoftmaxUnroll; ++j) {
             m = Max{}(m, v[j]);
-            if ((bits >> j) & 1u) {
-                smax[q[j]] = m;
-                m = negInf();
-            }
+            flatEndIf(bits, 1u << j, m, negInf(), at);
         }
     }
     // 4. the block scan of (ended, max) completes each run's first end (rank rank0; rank 0 for the
     //    tile's head: its max over the tile); smax[nEnds] gets the tail's (the elements past the last end)
     FlatCarry<float> allMax;
     const FlatCarry<float> maxBefore = flatBlockScan(FlatMaxOp{}, FlatCarry<float>{bitsAll != 0u, m}, &allMax);
-    if (bitsAll != 0u) smax[flatFactorSlot(rank0)] = Max{}(maxBefore.v, smax[flatFactorSlot(rank0)]);
-    if (threadIdx.x == kFlatThreads - 1) smax[flatFactorSlot(nEnds)] = allMax.v;
+    if (bitsAll != 0u) smax[rank0] = Max{}(maxBefore.v, smax[rank0]);
+    if (threadIdx.x == kFlatThreads - 1) smax[nEnds] = allMax.v;
     __syncthreads();
     // 5. the sums of exp(x - max), each element against its segment's max in the tile (its rank's:
     //    loaded with the step's elements, no chain from one end to the next); each end's in ssum.
@@ -214,28 +224,24 @@ WARPKIT_DEVICE void flatSoftmaxTile(const A& a, SegOffsets<O> o, long long items
     //    1 exactly, so the sum's error stays within a few ulps.
     constexpr bool keepExp = SegFlatKeepExp<A>::value;
     float sum = 0.0f;
+    unsigned sumAt = smemAddr(ssum + rank0);
 #pragma unroll 1
     for (int k = 0, rank = rank0; k < len; k += kFlatSoftmaxUnroll) {
         const unsigned bits = bitsAll >> k;
         T* const step = xs + flatPad(start + k); // 8 slots in one 32-block: consecutive
         float v[kFlatSoftmaxUnroll], mx[kFlatSoftmaxUnroll];
-        int q[kFlatSoftmaxUnroll];
 #pragma unroll
         for (int j = 0; j < kFlatSoftmaxUnroll; ++j) {
-            q[j] = flatFactorSlot(rank);
-            rank += (int)((bits >> j) & 1u);
             v[j] = Arith<T>::to_acc(step[j]);
-            mx[j] = smax[q[j]];
+            mx[j] = smax[rank];
+            rank = flatCountIf(bits, 1u << j, rank);
         }
 #pragma unroll
         for (int j = 0; j < kFlatSoftmaxUnroll; ++j) {
-            const float e = expDiff<keepExp>(v[j], flatExpMax(mx[j]));
-            if constexpr (keepExp) step[j] = e;
-            sum += e;
-            if ((bits >> j) & 1u) {
-                ssum[q[j]] = sum;
-                sum = 0.0f;
-            }
+            const float x = expDiff<keepExp>(v[j], flatExpMax(mx[j]));
+            if constexpr (keepExp) step[j] = x;
+            sum += x;
+            flatEndIf(bits, 1u << j, sum, 0.0f, sumAt);
         }
     }
     // 6. the block scan of (ended, sum) completes each run's first end: the tile's head (recorded
@@ -243,11 +249,11 @@ WARPKIT_DEVICE void flatSoftmaxTile(const A& a, SegOffsets<O> o, long long items
     FlatCarry<float> allSum;
     const FlatCarry<float> sumBefore = flatBlockScan(FlatSumOp{}, FlatCarry<float>{bitsAll != 0u, sum}, &allSum);
     if (bitsAll != 0u) {
-        const float v = sumBefore.v + ssum[flatFactorSlot(rank0)];
-        if (!sumBefore.ended && headInTile) rec[tile].head = SoftmaxState{smax[flatFactorSlot(rank0)], v};
-        else ssum[flatFactorSlot(rank0)] = v;
+        const float v = sumBefore.v + ssum[rank0];
+        if (!sumBefore.ended && headInTile) rec[tile].head = SoftmaxState{smax[rank0], v};
+        else ssum[rank0] = v;
     }
-    if (threadIdx.x == kFlatThreads - 1) rec[tile].tail = SoftmaxState{smax[flatFactorSlot(nEnds)], allSum.v};
+    if (threadIdx.x == kFlatThreads - 1) rec[tile].tail = SoftmaxState{smax[nEnds], allSum.v};
     // 7. each state's factors in place, ranks threadIdx.x + 128 j by this thread, no branch that
     //    diverges (rank 0 of a head from before the tile holds a partial and is never read)
     const int lo = headInTile ? (int)(c1 - x0) : 0;
@@ -255,16 +261,17 @@ WARPKIT_DEVICE void flatSoftmaxTile(const A& a, SegOffsets<O> o, long long items
     const int hi = nEnds > 0 ? lastEnd + 1 : 0;
     if (threadIdx.x == 0) defer[tile] = FlatDefer{FlatFactors{0.0f, 0.0f}, x0, lo, hi, nX};
     for (int r = (int)threadIdx.x; r < nEnds; r += kFlatThreads) {
-        const int q = flatFactorSlot(r);
-        const FlatFactors f = flatFactors(a, SoftmaxState{smax[q], ssum[q]});
-        smax[q] = f.max;
-        ssum[q] = f.k;
+        const FlatFactors f = flatFactors(a, SoftmaxState{smax[r], ssum[r]});
+        smax[r] = f.max;
+        ssum[r] = f.k;
     }
     __syncthreads();
     // 8. the elements between the head's end and the last end, one coalesced pass
+    //    (i & 31 is the same for every i of a thread: kFlatThreads is a multiple of 32)
+    const unsigned below = (1u << ((lo + (int)threadIdx.x) & 31)) - 1u;
     for (int i = lo + (int)threadIdx.x; i < hi; i += kFlatThreads) {
         const uint2 r = runs[i >> 5];
-        const int q = flatFactorSlot((int)r.x + __popc(r.y & ((1u << (i & 31)) - 1u)));
+        const int q = (int)r.x + __popc(r.y & below);
         if constexpr (keepExp) a.y[x0 + i] = xs[flatPad(i)] * ssum[q]; // exp(x - max) * scale
         else a.store(flatExpand(FlatFactors{smax[q], ssum[q]}), x0 + i, xs[flatPad(i)]);
     }
