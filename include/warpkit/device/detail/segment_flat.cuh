@@ -218,7 +218,7 @@ WARPKIT_DEVICE bool flatOpen(const A& a, SegOffsets<O> o, long long items, long 
         if (!sp->headInTile) rec[tile].head = a.identity(); // every record's head written: stage 2 reads them all
     }
     const bool ok = __syncthreads_and(inOrder) != 0;
-    *tails = flatTakeMarks(marks, (int)threadIdx.x * kFlatItems);
+    *tails = flatTakeMarks(marks);
     if (!ok && threadIdx.x == 0) *bad = 1u;
     return ok;
 }

@@ -85,13 +85,14 @@ template <typename A, typename O> __global__ void __launch_bounds__(kFlatThreads
                       const long long* splits, SegFlatTile<typename A::State>* rec, FlatDefer* defer, unsigned* bad) {
     WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentFlatKernel");
     using T = typename A::Elem;
-    __shared__ alignas(16) unsigned char marks[kFlatTile];
+    constexpr int kMarkBytes = SegFlatSoftmax<A>::value ? kFlatTile : kFlatMarkBytes; // the softmax's run table
+    __shared__ alignas(16) unsigned char marks[kMarkBytes];
     __shared__ alignas(16) unsigned char raw[flatPad(kFlatTile) * sizeof(T)];
     T* const xs = reinterpret_cast<T*>(raw);
     const long long e0 = flatOffset(o, 0, items), eN = flatOffset(o, segments, items);
     const long long path = segments + (eN > e0 ? eN - e0 : 0);
-    uint4* mine = reinterpret_cast<uint4*>(marks + threadIdx.x * kFlatItems);
-    mine[0] = mine[1] = make_uint4(0u, 0u, 0u, 0u);
+    for (int i = (int)threadIdx.x; i < kMarkBytes / 16; i += kFlatThreads)
+        reinterpret_cast<uint4*>(marks)[i] = make_uint4(0u, 0u, 0u, 0u);
     pdlLaunchDependents(); // the next stage's blocks wait for this grid in pdlWait
     pdlWait();             // the splits and the cleared flag of stage 0
     long long t = blockIdx.x, s0 = t < tiles ? splits[t] : 0, s1 = t < tiles ? splits[t + 1] : 0;
