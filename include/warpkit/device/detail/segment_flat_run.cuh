@@ -291,6 +291,10 @@ inline cudaError_t segmentFlatLaunch(const A& a, SegOffsets<O> off, long long se
     WARPKIT_TRY(launchKernel(splitKernel, blocks, kFlatThreads, stream, off, segments, items, tiles, splits, bad));
     auto tileKernel = segmentFlatKernel<A, O>;
     WARPKIT_TRY(gridBlocks(tileKernel, kFlatThreads, tiles, 1, maxBlocks, &blocks));
+    // as many tiles a block (give or take one) in as many rounds: no short last round, whose few
+    // blocks would take a second slow tile (runs of empty segments at both ends of the path)
+    const long long rounds = (tiles + blocks - 1) / blocks;
+    blocks = (int)((tiles + rounds - 1) / rounds);
     WARPKIT_TRY(pdlAllowed(tileKernel, dev, props.cc, &early));
     WARPKIT_TRY(pdlLaunch(tileKernel, dim3((unsigned)blocks), dim3(kFlatThreads), stream, early, a, off, segments,
                           items, tiles, (const long long*)splits, rec, defer, bad));
