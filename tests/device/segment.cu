@@ -1587,6 +1587,28 @@ Test(device_segment, flat_going_back_any_grid) {
     flat_sum_on_grids(off, 0, {1LL << 30, 1, 2, 3}, &r);
 }
 
+/// The flat pass alone on mean-1 offsets (about 2048 ends a tile: 256 loaded ahead, then batches
+/// of 1024) with one pair out of order in a tile's first batch, its second, or at its last end:
+/// a tile's threads check their own pairs (no barrier a batch) and go on writing marks and slots
+/// while another has found one out of order; the tile is flagged and every segment done again.
+/// Then the same offsets in order on the same workspace (the flag cleared). Each segment its own
+/// sum, the same bits on grids of 1 and 2 blocks and the resident ones.
+Test(device_segment, flat_going_back_in_a_late_batch) {
+    WK_REQUIRE_GPU();
+    wk_rng r = wk_rng_make(0xf1ad);
+    std::vector<long long> off(1, 0);
+    for (int s = 0; s < 6 * 2048; ++s) off.push_back(off.back() + wk_int(&r, 0, 2));
+    flat_sum_on_grids(off, 0, {1LL << 30, 1, 2}, &r);
+    for (long long at : {100LL, 1500LL, 2040LL, 4096LL + 1300LL}) {
+        std::vector<long long> back = off;
+        back[at] = back[at] > 40 ? back[at] - 40 : 0; // segment at - 1 goes back, segment at overlaps
+        flat_sum_on_grids(back, 0, {1LL << 30, 1, 2}, &r);
+        std::vector<long long> ahead = off;
+        ahead[at] += 3000; // segment at - 1 ends past the tile, segment at goes back
+        flat_sum_on_grids(ahead, 0, {1LL << 30, 1}, &r);
+    }
+}
+
 /// The flat pass around its limits: lengths 0, 1, 31, 32, 33, 63, 64, 65 and both sides of a
 /// tile (4096 path items), each among short ones (mean under 64, so the plan is G5), with NaN and
 /// inf, int and long long offsets; a mean of exactly 64 (G5) and just over it (G1), with the same

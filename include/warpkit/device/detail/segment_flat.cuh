@@ -15,16 +15,17 @@
 // with one load of its two splits (loaded two tiles ahead), not a chain of dependent searches.
 // Stage 1 (segmentFlatKernel, one block a tile, grid-stride): a thread up to 8 consecutive ends
 // of the tile (segment_flat_stage.cuh: 9 offsets, a batch's loads in flight together) writes the
-// empty segments and marks the last element of the others in a byte map, with the end's number
-// beside it (staged: the empty ones and the results go out later, in one pass); the tile's
-// elements (at most kFlatTile) go to shared memory by cp.async (sm_80+, 4-byte elements) issued
-// before its ends are read, else by 16-byte loads after the ends. Thread t then folds the
-// elements [32t, 32t + 32) left to right from the identity in registers, restarting after each
-// marked element (its 32 marks as one word; a run without one folds with no test); a segment that
-// starts and ends inside the run is done there. A block scan of (ended, partial) pairs, in thread
-// order, gives each thread the partial of the segment its first end closes. Segment s0 when it
-// began before the tile and ends in it is the tile's head (its partial to the workspace); the fold
-// of the elements after the tile's last end is the tile's tail. Results go to out from the thread
+// empty segments and marks the last element of the others in a bit map (a word a thread's 32
+// elements), with the end's number beside it (staged: the empty ones and the results go out
+// later, in one pass); the tile's elements (at most kFlatTile) go to shared memory by cp.async
+// (sm_80+, 4-byte elements) issued before its ends are read, else by 16-byte loads after the
+// ends. Thread t then folds the elements [32t, 32t + 32) left to right from the identity in
+// registers, restarting after each marked element (its word of marks; a run without one folds
+// with no test); a segment that starts and ends inside the run is done there. A block scan of
+// (ended, partial) pairs, in thread order, gives each thread the partial of the segment its first
+// end closes. Segment s0 when it began before the tile and ends in it is the tile's head (its
+// partial to the workspace); the fold of the elements after the tile's last end is the tile's
+// tail. Results go to out from the thread
 // that has them, or, when the state is the element type (fp32 / int sums, max, min), into the slot
 // of their last element and out, with the tile's empty segments, in one coalesced pass
 // (SegFlatStaged).
@@ -218,7 +219,7 @@ WARPKIT_DEVICE bool flatOpen(const A& a, SegOffsets<O> o, long long items, long 
         if (!sp->headInTile) rec[tile].head = a.identity(); // every record's head written: stage 2 reads them all
     }
     const bool ok = __syncthreads_and(inOrder) != 0;
-    *tails = flatTakeMarks(marks, (int)threadIdx.x * kFlatItems);
+    *tails = flatTakeMarks(marks);
     if (!ok && threadIdx.x == 0) *bad = 1u;
     return ok;
 }

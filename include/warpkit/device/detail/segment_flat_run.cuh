@@ -85,13 +85,14 @@ template <typename A, typename O> __global__ void __launch_bounds__(kFlatThreads
                       const long long* splits, SegFlatTile<typename A::State>* rec, FlatDefer* defer, unsigned* bad) {
     WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentFlatKernel");
     using T = typename A::Elem;
-    __shared__ alignas(16) unsigned char marks[kFlatTile];
+    constexpr int kMarkBytes = SegFlatSoftmax<A>::value ? kFlatTile : kFlatMarkBytes; // the softmax's run table
+    __shared__ alignas(16) unsigned char marks[kMarkBytes];
     __shared__ alignas(16) unsigned char raw[flatPad(kFlatTile) * sizeof(T)];
     T* const xs = reinterpret_cast<T*>(raw);
     const long long e0 = flatOffset(o, 0, items), eN = flatOffset(o, segments, items);
     const long long path = segments + (eN > e0 ? eN - e0 : 0);
-    uint4* mine = reinterpret_cast<uint4*>(marks + threadIdx.x * kFlatItems);
-    mine[0] = mine[1] = make_uint4(0u, 0u, 0u, 0u);
+    for (int i = (int)threadIdx.x; i < kMarkBytes / 16; i += kFlatThreads)
+        reinterpret_cast<uint4*>(marks)[i] = make_uint4(0u, 0u, 0u, 0u);
     pdlLaunchDependents(); // the next stage's blocks wait for this grid in pdlWait
     pdlWait();             // the splits and the cleared flag of stage 0
     long long t = blockIdx.x, s0 = t < tiles ? splits[t] : 0, s1 = t < tiles ? splits[t + 1] : 0;
@@ -290,6 +291,10 @@ inline cudaError_t segmentFlatLaunch(const A& a, SegOffsets<O> off, long long se
     WARPKIT_TRY(launchKernel(splitKernel, blocks, kFlatThreads, stream, off, segments, items, tiles, splits, bad));
     auto tileKernel = segmentFlatKernel<A, O>;
     WARPKIT_TRY(gridBlocks(tileKernel, kFlatThreads, tiles, 1, maxBlocks, &blocks));
+    // as many tiles a block (give or take one) in as many rounds: no short last round, whose few
+    // blocks would take a second slow tile (runs of empty segments at both ends of the path)
+    const long long rounds = (tiles + blocks - 1) / blocks;
+    blocks = (int)((tiles + rounds - 1) / rounds);
     WARPKIT_TRY(pdlAllowed(tileKernel, dev, props.cc, &early));
     WARPKIT_TRY(pdlLaunch(tileKernel, dim3((unsigned)blocks), dim3(kFlatThreads), stream, early, a, off, segments,
                           items, tiles, (const long long*)splits, rec, defer, bad));

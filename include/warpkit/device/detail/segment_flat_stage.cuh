@@ -66,26 +66,56 @@ template <typename T> WARPKIT_HD constexpr bool flatAsyncElems() {
 #endif
 }
 
-/// Blocks of the tile kernel an SM holds at least (launch bounds): 7 for 4-byte values (72
-/// registers; 29.5 KB of shared memory a block, so 7 fit), 6 for 16-bit values and for ArgMax /
-/// ArgMin (80 registers: the rows). Each holds a batch of 4 segment ends a thread (flatStage) and
-/// the next tile's first ends with no spill on sm_75 to sm_90. The softmax (two-pass: its tile's
-/// 16 KB of factors beside the elements, 37.5 KB a block for 4-byte values, so 6 fit) 6.
+/// Blocks of the tile kernel an SM holds at least (launch bounds): for 4-byte values 8 on sm_90 (64
+/// registers; 25.3 KB of shared memory a block with the marks as bits, so 8 fit in 228 KB) and 7
+/// before it (72 registers), 6 for 16-bit values and for ArgMax / ArgMin (80 registers: the rows).
+/// Each holds a batch of 8 segment ends a thread (flatStage) and the next tile's first ends with no
+/// spill on sm_75 to sm_90. The softmax (two-pass: its tile's 16 KB of factors beside the elements,
+/// 37.5 KB a block for 4-byte values, so 6 fit) 6.
 template <typename A> WARPKIT_HD constexpr int flatMinBlocks() {
+#if WARPKIT_ARCH >= 900
+    constexpr int kWide = 8;
+#else
+    constexpr int kWide = 7;
+#endif
     if constexpr (A::kTwoPass) return 6;
-    else return sizeof(typename A::Elem) == 4 && !SegFlatRows<A>::value ? 7 : 6;
+    else return sizeof(typename A::Elem) == 4 && !SegFlatRows<A>::value ? kWide : 6;
 }
 
-/// The elements p[0 .. nX) to elems[flatPad(i)] by cp.async, element threadIdx.x + 128 m by this
+/// 4 bytes from global src to shared dst by cp.async when take, else 4 zero bytes to dst with no
+/// global read (src-size 0); src a valid address either way. sm_80 and newer (nothing on sm_75).
+WARPKIT_DEVICE void flatCopy4(void* dst, const void* src, bool take) {
+#if WARPKIT_ARCH >= 800
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(smemAddr(dst)), "l"(src), "r"(take ? 4 : 0)
+                 : "memory");
+#else
+    (void)dst, (void)src, (void)take;
+#endif
+}
+
+/// The elements p[0 .. nX) to elems[flatPad(i)] by cp.async, element threadIdx.x + 128 m of a
 /// thread (its slot flatPad(threadIdx.x) + 132 m: a warp's slots consecutive), in one group the
-/// thread waits for (asyncCopyWait) before the block's next barrier makes them visible.
+/// thread waits for (asyncCopyWait) before the block's next barrier makes them visible. Copies go
+/// in groups of 8 with one branch a group: past nX a copy zero-fills its slot (below flatPad of
+/// kFlatTile) and reads nothing. On sm_90 each branch target before a cp.async costs 3 issue slots
+/// (ptxas pads it), so a branch a copy cost about 5 instructions a copy where this costs 1.
 template <typename T> WARPKIT_DEVICE void flatCopyElems(const T* p, int nX, T* elems) {
     static_assert(kFlatThreads % 32 == 0, "flatCopyElems: whole warps, so flatPad is linear in m");
+    constexpr int kGroup = 8;
+    static_assert(kFlatItems % kGroup == 0, "flatCopyElems: whole groups of a thread's kFlatItems copies");
     T* at = elems + flatPad((int)threadIdx.x);
     const T* from = p + threadIdx.x;
     const int n = nX - (int)threadIdx.x;
-#pragma unroll 8
-    for (int m = 0; m * kFlatThreads < n; ++m) asyncCopy4(at + m * flatPad(kFlatThreads), from + m * kFlatThreads);
+#pragma unroll
+    for (int g = 0; g < kFlatItems / kGroup; ++g) {
+        if (g * kGroup * kFlatThreads >= n) break;
+#pragma unroll
+        for (int k = 0; k < kGroup; ++k) {
+            const int m = g * kGroup + k;
+            const bool take = m * kFlatThreads < n;
+            flatCopy4(at + m * flatPad(kFlatThreads), take ? from + m * kFlatThreads : from, take);
+        }
+    }
     asyncCopyCommit();
 }
 
@@ -159,14 +189,38 @@ template <int K, typename O> WARPKIT_DEVICE void flatEndLoads(const O* ob, int n
     for (int u = 0; u <= K; ++u) v[u] = ob[j0 + u < nS ? j0 + u : nS];
 }
 
+/// The tile's marks: bit i % 32 of word i / 32 set when a segment ends at element i (thread t's 32
+/// elements are word t). kFlatMarkBytes of shared memory: 512 for the reductions, which frees 3.5 KB
+/// of a byte map (8 blocks an SM on sm_90); the softmax keeps kFlatTile bytes, whose first 1 KB
+/// also holds its run table (segment_flat_softmax.cuh).
+constexpr int kFlatMarkBytes = kFlatTile / 8;
+
+/// When p: the bits `bit` or-ed into the shared word at CTA address `word` (marks of several
+/// threads share a word). Predicated, no branch; the address is a 32-bit shared one, so the
+/// compiler does not rebuild the generic window base at every end.
+WARPKIT_DEVICE void flatMark(unsigned word, unsigned bit, bool p) {
+    asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %2, 0;\n\t@q red.shared.or.b32 [%0], %1;\n\t}" ::"r"(word),
+                 "r"(bit), "r"((unsigned)p)
+                 : "memory");
+}
+/// When p: the 16-bit v to the shared slot at CTA address `at` (predicated, as flatMark).
+WARPKIT_DEVICE void flatStoreSlot(unsigned at, unsigned v, bool p) {
+    asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %2, 0;\n\t@q st.shared.u16 [%0], %1;\n\t}" ::"r"(at),
+                 "h"((unsigned short)v), "r"((unsigned)p)
+                 : "memory");
+}
+
 /// Stage 1, part 1a: segments s0 + j, j = base + K threadIdx.x + u (u < K, and j < nS), their
 /// offsets v[u], v[u + 1] from flatEndLoads, read as the clipped offsets relative to the tile,
 /// (b, e) = (c[s0 + j], c[s0 + j + 1]) - x0, a thread its K segments: an empty one is written, one
-/// whose last element e - 1 is in the tile gets marks[e - 1] = 1 and segAt[flatSegPad(e - 1)] = j
-/// (staged: segAt[j] = e - 1, kFlatEmpty for an empty one, written then with the results in one
-/// coalesced pass, or kFlatNone for one with nothing to write from the tile: the head, or an end at
-/// the tile's start). Every thread calls; returns whether every pair of the
-/// block so far is in order (b <= e, each end inside the tile), the marks and slots then written.
+/// whose last element e - 1 is in the tile gets its mark (atomicOr of bit e - 1: ends of several
+/// threads share a word) and segAt[flatSegPad(e - 1)] = j (staged: segAt[j] = e - 1, kFlatEmpty for
+/// an empty one, written then with the results in one coalesced pass, or kFlatNone for one with
+/// nothing to write from the tile: the head, or an end at the tile's start). No barrier: returns ok
+/// and whether this thread's pairs are in order (b <= e, each end inside the tile); flatOpen ANDs
+/// that over the block. Offsets out of order may write marks and slots twice (two segments sharing
+/// an end), but then the tile is flagged, its marks cleared and nothing it staged is read, and stage
+/// 2 writes every segment again after it; every index written stays inside its array.
 template <int K, typename A, typename O>
 WARPKIT_DEVICE bool flatEnds(const A& a, const O (&v)[K + 1], long long s0, int nS, int base, long long lo,
                              long long hi, long long x0, int nX, bool ok, unsigned char* marks, unsigned short* segAt) {
@@ -174,28 +228,28 @@ WARPKIT_DEVICE bool flatEnds(const A& a, const O (&v)[K + 1], long long s0, int 
     int r[K + 1];
 #pragma unroll
     for (int u = 0; u <= K; ++u) r[u] = flatRel(v[u], lo, hi, x0);
+    unsigned good = ok ? 1u : 0u; // b <= e, e in [0, nX] (unsigned: one compare); bit operations
 #pragma unroll
     for (int u = 0; u < K; ++u)
-        if (j0 + u < nS) ok = ok && r[u] <= r[u + 1] && r[u + 1] >= 0 && r[u + 1] <= nX;
-    // A batch's marks and slots are written only while every pair so far, in the whole block, is in
-    // order: two nonempty segments can share an end only across a pair out of order (e < b) between
-    // them, which a batch up to the later one's has then seen (no two writes to one slot).
-    if (__syncthreads_and(ok) == 0) return false; // the tile is flagged: stage 2 redoes every segment
+        good &= (unsigned)((j0 + u >= nS) | ((r[u] <= r[u + 1]) & ((unsigned)r[u + 1] <= (unsigned)nX)));
+    // every offset is used before any write: the K + 1 loads stay in flight together (left to
+    // itself the compiler moves each load to its pair's writes, a round trip a pair)
+    asm volatile("" : "+r"(good)::"memory");
+    const unsigned words = smemAddr(marks), slots = SegFlatStaged<A>::value ? smemAddr(segAt) : 0u;
 #pragma unroll
     for (int u = 0; u < K; ++u) {
         const int j = j0 + u, b = r[u], e = r[u + 1];
-        if (j < nS) {
-            const bool ends = b < e && e >= 1 && e <= nX;
-            if (ends) marks[e - 1] = 1;
-            if constexpr (SegFlatStaged<A>::value) {
-                segAt[j] = (unsigned short)(b == e ? kFlatEmpty : ends && b >= 0 ? e - 1 : kFlatNone);
-            } else {
-                if (b == e) a.empty(s0 + j);
-                if (ends && !A::kTwoPass) segAt[flatSegPad(e - 1)] = (unsigned short)j; // softmax: ranks
-            }
+        const bool in = j < nS, ends = in & (b < e) & ((unsigned)(e - 1) < (unsigned)nX);
+        flatMark(words + 4u * (unsigned)((e - 1) >> 5), 1u << ((e - 1) & 31), ends);
+        if constexpr (SegFlatStaged<A>::value) {
+            const unsigned at = b == e ? kFlatEmpty : ends && b >= 0 ? e - 1 : kFlatNone;
+            flatStoreSlot(slots + 2u * (unsigned)j, at, in);
+        } else if (in) {
+            if (b == e) a.empty(s0 + j);
+            if (ends && !A::kTwoPass) segAt[flatSegPad(e - 1)] = (unsigned short)j; // softmax: ranks
         }
     }
-    return true;
+    return good != 0u;
 }
 
 /// Stage 1, part 1: the tile's nS segment ends (flatEnds: the first kFlatAheadEnds a thread loaded
@@ -213,9 +267,10 @@ template <typename A, typename O> WARPKIT_DEVICE bool flatStage(const A& a, SegO
     if constexpr (flatAsyncElems<T>()) flatCopyElems(segStageSource(a) + x0, nX, elems);
     const long long lo = x0 > 0 ? x0 - 1 : 0, hi = x0 + nX + 1 < items ? x0 + nX + 1 : items;
     const O* ob = o.begin + s0;
+    if constexpr (A::kTwoPass) __syncthreads(); // the softmax's run table (in the marks) cleared first
     bool ok = nS == 0 || flatEnds<kFlatAheadEnds>(a, ah.v, s0, nS, 0, lo, hi, x0, nX, true, marks, segAt);
 #pragma unroll 1
-    for (int base = kFlatAheadEnds * kFlatThreads; ok && base < nS;) { // nS and base the same in every thread
+    for (int base = kFlatAheadEnds * kFlatThreads; ok && base < nS;) { // no barrier inside: ok is per thread
         if (nS - base > 2 * kFlatThreads) {
             O v[kBatch + 1];
             flatEndLoads<kBatch>(ob, nS, base, v);
@@ -233,22 +288,13 @@ template <typename A, typename O> WARPKIT_DEVICE bool flatStage(const A& a, SegO
     return ok;
 }
 
-/// The 32 marks from marks[base] (bytes of 0 or 1) as bits 0 .. 31, which are then cleared for
-/// the next tile. A thread its own run; the multiply gathers a word's four bytes into 4 bits
-/// (b0 + b1 2^8 + b2 2^16 + b3 2^24 times 0x01020408: b_i lands on bit 24 + i, every other product
-/// on a bit of its own below 24 or past 31, so nothing carries).
-WARPKIT_DEVICE unsigned flatTakeMarks(unsigned char* marks, int base) {
+/// This thread's 32 marks (elements 32 threadIdx.x .. + 31) as bits 0 .. 31, then cleared for the
+/// next tile.
+WARPKIT_DEVICE unsigned flatTakeMarks(unsigned char* marks) {
     static_assert(kFlatItems == 32, "flatTakeMarks: a run of 32 marks");
-    uint4* at = reinterpret_cast<uint4*>(marks + base);
-    unsigned bits = 0u;
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-        const uint4 m = at[h];
-        at[h] = make_uint4(0u, 0u, 0u, 0u);
-        bits |= ((m.x * 0x01020408u) >> 24 | (m.y * 0x01020408u) >> 24 << 4 | (m.z * 0x01020408u) >> 24 << 8 |
-                 (m.w * 0x01020408u) >> 24 << 12)
-                << (16 * h);
-    }
+    unsigned* const at = reinterpret_cast<unsigned*>(marks) + threadIdx.x;
+    const unsigned bits = *at;
+    *at = 0u;
     return bits;
 }
 
