@@ -102,11 +102,11 @@ inline int rowShortWays16(int cols, int W) {
 /// kRowShortMaxChunks elements a lane that holds the row. 16-bit rows past one lane: a segment
 /// twice as wide where the first read of a warp's segments takes 4 wavefronts or more (rows of
 /// nearly a multiple of 128 bytes, not whole vectors: their segments share banks), and
-/// ceil(cols / width) elements a lane rounded up to 4, 5, 6 or 8 (the row stage's work is per
-/// slot, and 16-bit tiles hold twice the rows of fp32 ones). A tile of whole rows, at most
-/// kRowShortTileBytes, whose count is a multiple of the segments a block (every pass of the block
-/// over its rows full) and of the rows whose elements fill whole 16-byte vectors (every tile starts
-/// on 16 bytes).
+/// ceil(cols / width) elements a lane rounded up to 4, 5, 6 or 8, or 7 at 32 lanes (the row
+/// stage's work is per slot, and 16-bit tiles hold twice the rows of fp32 ones). A tile of whole
+/// rows, at most kRowShortTileBytes, whose count is a multiple of the segments a block (every pass
+/// of the block over its rows full) and of the rows whose elements fill whole 16-byte vectors
+/// (every tile starts on 16 bytes).
 inline RowPlan rowShortPlan(int V, int cols) {
     RowPlan p{RowShort, 1, 1, kRowShortThreads, 1, 0, 0};
     while (p.chunks < kRowShortMaxChunks && p.chunks < cols) p.chunks *= 2;
@@ -114,7 +114,7 @@ inline RowPlan rowShortPlan(int V, int cols) {
     if (V == 8 && p.width > 1) {
         if (p.width < 32 && cols % V != 0 && rowShortWays16(cols, p.width) >= 4) p.width *= 2;
         const int k = (cols + p.width - 1) / p.width;
-        p.chunks = k <= 4 ? 4 : k <= 6 ? k : kRowShortMaxChunks;
+        p.chunks = k <= 4 ? 4 : k <= 6 || (k == 7 && p.width == 32) ? k : kRowShortMaxChunks;
     }
     int g = V; // V / gcd(cols, V): the rows of one whole number of vectors
     while (g > 1 && cols % (V / (g / 2)) == 0) g /= 2;

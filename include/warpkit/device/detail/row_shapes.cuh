@@ -32,16 +32,16 @@ constexpr int rowWarpShapeRow(int M) { return M == 1 ? 0 : M == 2 ? 1 : 2; }
 constexpr RowWarpShape kRowWarpFitShape = {32, 6};
 
 /// Short-path shapes (rowShortPlan's). fp32: one lane of 1, 2, 4 or 8 elements, then 2..32 lanes of
-/// 8. 16-bit: one lane of 1, 2, 4 or 8, then 2..32 lanes of 5, 6 or 8, and 16 lanes of 4 (rows of
-/// 62 and 63, widened off shared bank conflicts).
+/// 8. 16-bit: one lane of 1, 2, 4 or 8, then 2..32 lanes of 5, 6 or 8, 16 lanes of 4 (rows of 62
+/// and 63, widened off shared bank conflicts) and 32 lanes of 7 (rows of 193..223).
 constexpr int kRowShortShapeCount = 9;
 constexpr RowWarpShape kRowShortShapes[kRowShortShapeCount] = {{1, 1}, {1, 2}, {1, 4},  {1, 8}, {2, 8},
                                                                {4, 8}, {8, 8}, {16, 8}, {32, 8}};
-constexpr int kRowShortShapeCount16 = 20;
+constexpr int kRowShortShapeCount16 = 21;
 // clang-format off
 constexpr RowWarpShape kRowShortShapes16[kRowShortShapeCount16] = {
     {1, 1}, {1, 2}, {1, 4}, {1, 8}, {2, 5}, {2, 6}, {2, 8}, {4, 5}, {4, 6}, {4, 8},
-    {8, 5}, {8, 6}, {8, 8}, {16, 4}, {16, 5}, {16, 6}, {16, 8}, {32, 5}, {32, 6}, {32, 8}};
+    {8, 5}, {8, 6}, {8, 8}, {16, 4}, {16, 5}, {16, 6}, {16, 8}, {32, 5}, {32, 6}, {32, 7}, {32, 8}};
 // clang-format on
 /// The short-path shapes of elements of elemBytes: how many, and the i-th.
 constexpr int rowShortShapeCount(int elemBytes) { return elemBytes == 2 ? kRowShortShapeCount16 : kRowShortShapeCount; }

@@ -80,24 +80,40 @@ template <typename T> WARPKIT_DEVICE void rowShortStore(const uint4* s, T* y, in
     if (t < n - nv * V) storeScalar(y + nv * V + t, reinterpret_cast<const T*>(s)[nv * V + t]);
 }
 
+/// Whether the short path's segments of W lanes, K slots a lane, rotate their slots (R24): 2-byte
+/// elements in two segments a warp of 5 slots (rows of 65..79 elements, 32.5..39.5 words apart)
+/// put both rows' reads of a slot on the same banks (2 wavefronts); the odd segment's slot j then
+/// holds element l + ((j + 1) % K) * W, and the two reads of a slot fall on disjoint banks.
+template <typename T, int W, int K> WARPKIT_HD constexpr bool rowShortRotates() {
+    return sizeof(T) == 2 && W == 16 && K == 5;
+}
+
 /// Stage rows: the tile's nr rows of cols elements in shared memory s, a segment of W lanes a row,
 /// in passes of every segment of the block at once (the same number of passes for every thread, so
 /// that each segment's shuffles see all its lanes; a row past nr is all -inf and not written back).
+/// Lane l's slot j holds element l + j * W, one slot on in the odd segments of rotating shapes.
 template <int W, int K, typename R, typename T>
 WARPKIT_DEVICE void rowShortRowsPass(const R& r, T* s, int nr, int cols) {
     constexpr int segs = kRowShortThreads / W;
+    constexpr bool rot = rowShortRotates<T, W, K>();
     const int seg = (int)threadIdx.x / W, l = (int)threadIdx.x % W;
+    const int sh = rot && (seg & 1) ? W : 0; // the odd segment's first element, and its wrap below
     const int passes = (nr + segs - 1) / segs;
     for (int q = seg; q < passes * segs; q += segs) {
         const bool ok = q < nr;
         T* row = s + q * cols;
         T v[K];
 #pragma unroll
-        for (int j = 0; j < K; ++j) v[j] = ok && l + j * W < cols ? row[l + j * W] : negInfAs<T>();
+        for (int j = 0; j < K; ++j) {
+            const int e = l + j * W + sh - (j == K - 1 ? sh * K : 0);
+            v[j] = ok && e < cols ? row[e] : negInfAs<T>();
+        }
         rowShortRow<W>(r, v);
 #pragma unroll
-        for (int j = 0; j < K; ++j)
-            if (ok && l + j * W < cols) row[l + j * W] = v[j];
+        for (int j = 0; j < K; ++j) {
+            const int e = l + j * W + sh - (j == K - 1 ? sh * K : 0);
+            if (ok && e < cols) row[e] = v[j];
+        }
     }
 }
 
