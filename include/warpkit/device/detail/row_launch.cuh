@@ -136,9 +136,13 @@ inline cudaError_t rowLaunchWarp(const P& p, long long rows, int cols, cudaStrea
 template <int Threads, int C, bool Aligned, bool Full = false, typename P> inline cudaError_t
 rowLaunchBlock(const RowPlan& pl, const P& p, long long rows, int cols, bool clusters, int dev, cudaStream_t st) {
     auto kern = rowOpBlockKernel<P, Threads, C, Aligned, Full>;
-    return launchRows(kern, rows, pl.blocks, Threads, 0, clusters, dev, st,
+    // R30 (sm_90 clusters): shared memory for the column arrays' first pieces, one slot a thread each.
+    constexpr int CP = rowBlockColumnPieces<P, Threads, C, Aligned, Full>();
+    const int nc = CP > 0 && clusters ? rowColumnsInUse(p) : 0;
+    const int smem = nc * CP * Threads * 16;
+    return launchRows(kern, rows, pl.blocks, Threads, smem, clusters, dev, st,
                       [&](const cudaLaunchConfig_t& cfg, long long r0) {
-                          return cudaLaunchKernelEx(&cfg, kern, rowAt(p, r0), cols, pl.slice);
+                          return cudaLaunchKernelEx(&cfg, kern, rowAt(p, r0), cols, pl.slice, nc > 0);
                       });
 }
 

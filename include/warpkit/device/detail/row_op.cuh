@@ -54,6 +54,15 @@
 //   R25's fit shape on unaligned rows (default: true): P::kWarpFitUnaligned false leaves that
 //                                        instantiation out, and such rows take R1's warp plan
 //                                        (device/add_norm.cuh: two inputs there spilled)
+//   block kernel's blocks an SM in blocks of 512 (default: none): P::kBlockMinBlocks512, the launch
+//                                        bounds' minimum blocks of rowOpBlockKernel<P, 512, C, true>
+//                                        (2: at most 64 registers, two blocks an SM; R30)
+//   column pieces the block kernel copies to shared memory (default: 0): P::kBlockColumnPieces,
+//                                        in blocks of 512 on aligned rows: each thread copies its
+//                                        first pieces' column vectors with cp.async as its row loads
+//                                        go out (rowBlockColumnsIssue(p, part, smem), which points p
+//                                        at the copies), so that its outputs wait on no L2 round trip
+//                                        for them (R30)
 //   load hint of the full-row kernels (default: LoadReadOnly): P::kLoadHint for the row inputs'
 //                                        loads (a thread/vector.cuh LoadHint; K7: the norms read x once)
 #pragma once
@@ -67,6 +76,7 @@ namespace detail {
 // parse as template calls (C++17); argument-dependent lookup finds the algorithms' overloads.
 struct RowOpNone;
 template <int C, int E> void rowRegs(RowOpNone*);
+template <int CP> void rowBlockColumnsIssue(RowOpNone*);
 template <int N> void rowStatsAdd(RowOpNone*);
 template <int Threads> void rowStatsTotal(RowOpNone*);
 template <int N> void rowOut(RowOpNone*);
@@ -175,6 +185,30 @@ template <typename P, typename = void> struct RowLoadHint { static constexpr int
 template <typename P> struct RowLoadHint<P, RowVoid<decltype(P::kLoadHint)>> {
     static constexpr int value = P::kLoadHint;
 };
+
+/// rowOpBlockKernel's launch-bounds minimum blocks an SM in blocks of `threads`: P::kBlockMinBlocks512
+/// for blocks of 512 on aligned rows where P names it (sm_90: sm_75 spilled there at 64 registers),
+/// else 0 (no .minnctapersm: ptxas's own register choice; 1 would change it).
+template <typename P, typename = void> struct RowBlockMin512 { static constexpr int value = 0; };
+template <typename P> struct RowBlockMin512<P, RowVoid<decltype(P::kBlockMinBlocks512)>> {
+    static constexpr int value = P::kBlockMinBlocks512;
+};
+template <typename P> WARPKIT_HD constexpr int rowBlockMinBlocks(int threads, bool aligned) {
+    return threads == 512 && aligned && WARPKIT_ARCH >= 900 ? RowBlockMin512<P>::value : 0;
+}
+
+/// The pieces a thread of rowOpBlockKernel<P, Threads, C, Aligned, Full> copies the column vectors
+/// of to shared memory (P::kBlockColumnPieces, at most C; R30): only in blocks of 512, aligned rows,
+/// the general (not full-row) kernel.
+template <typename P, typename = void> struct RowBlockColumnPieces { static constexpr int value = 0; };
+template <typename P> struct RowBlockColumnPieces<P, RowVoid<decltype(P::kBlockColumnPieces)>> {
+    static constexpr int value = P::kBlockColumnPieces;
+};
+template <typename P, int Threads, int C, bool Aligned, bool Full> WARPKIT_HD constexpr int rowBlockColumnPieces() {
+    return Threads == 512 && Aligned && !Full
+               ? (RowBlockColumnPieces<P>::value < C ? RowBlockColumnPieces<P>::value : C)
+               : 0;
+}
 
 #define WARPKIT_DETAIL_ROW_HOOK(NAME, EXPR)                                                      \
     template <typename P, typename = void> struct NAME { static constexpr bool value = false; }; \

@@ -61,6 +61,12 @@ WARPKIT_DEVICE RowPart rowPart(const VectorSplit& s, int t, int G, int first, in
     const int nv = (int)s.vectors; // rows are shorter than 2^31 elements
     return RowPart{s, t, G, first, end < 0 || end > nv ? nv : end, extras && !full, full};
 }
+/// How many of the calling thread's body slots hold a vector (slot c does when c < partPieces: the
+/// slots are first + t + c x G, increasing).
+WARPKIT_DEVICE int partPieces(const RowPart& p) {
+    const int left = p.end - p.first - p.t;
+    return p.full ? 1 << 30 : left > 0 ? (left + p.G - 1) / p.G : 0;
+}
 /// Whether body slot c of the calling thread holds a vector, and the column of its first element.
 WARPKIT_DEVICE bool partHasVector(const RowPart& p, int c) { return p.full || p.first + p.t + c * p.G < p.end; }
 template <typename T> WARPKIT_DEVICE int partVectorColumn(const RowPart& p, int c) {
