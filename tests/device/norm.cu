@@ -15,9 +15,9 @@
 //                (a vector or an element short or over, any pointer or ld off 16 bytes), against
 //                the references and bit for bit against the general kernels; full_rows_plan (host
 //                only) pins which calls take them.
-//   block_columns: R30's copies of w and b in shared memory (fp32 clusters of 512 x 8 vectors):
+//   block_columns: R30's copies of w in shared memory (fp32 clusters of 512 x 8 vectors, b null):
 //                partial clusters, every pattern, with and without w, b and the statistics, in
-//                place, ld past cols, w or b off 16 bytes; bit for bit against w and b read from memory.
+//                place, ld past cols, w or b off 16 bytes; bit for bit against w read from memory.
 //   specials:    NaN, +-inf, all -inf, constant rows, the hard Welford data (1e6 + N(0, 1e-3)) and
 //                near-constant rows a few ulps apart, on every path.
 //   bad_args:    every bad argument returns cudaErrorInvalidValue and writes nothing.
@@ -529,13 +529,14 @@ Test(device_norm, specials) {
 }
 
 /// R30: fp32 register clusters of 512 x 8 vectors (R8 few rows, R15 many: 131073..262147 columns)
-/// copy w and b of each thread's first 6 pieces to shared memory when both are aligned with the
-/// rows' bodies. Against the references: full and partial clusters (262144, 200000 and 131076
-/// columns: threads with 8, fewer than 6 and no pieces), every data pattern over the rows, LayerNorm
-/// with w and b, w alone, b alone, neither, RMSNorm with and without w, the statistics or not, in
-/// place, ld past cols, w or b off 16 bytes (the copies declined, w and b read from memory), the
-/// dispatcher's plan (5 rows) and R15's forced plan (9 rows). Then bit for bit: the same w and b
-/// at an aligned address (copied) and off 16 bytes (read from memory) give the same outputs.
+/// copy w of each thread's first 6 pieces to shared memory when b is null and w is aligned with
+/// the rows' bodies (RMSNorm, LayerNorm with w alone; LayerNorm with w and b reads memory).
+/// Against the references: full and partial clusters (262144, 200000 and 131076 columns: threads
+/// with 8, fewer than 6 and no pieces), every data pattern over the rows, LayerNorm with w and b,
+/// w alone, b alone, neither, RMSNorm with and without w, the statistics or not, in place, ld past
+/// cols, w or b off 16 bytes (the copies declined, w read from memory), the dispatcher's plan (5
+/// rows) and R15's forced plan (9 rows). Then bit for bit (RMSNorm, LayerNorm with w alone): the
+/// same w at an aligned address (copied) and off 16 bytes (read from memory) give the same outputs.
 static int norm_block_columns_case(const NormCase& k, uint64_t seed, bool forced) {
     const RowPlan p = warpkit::detail::rowRegisterPlan(4, k.cols);
     return norm_case<float>(forced ? "block columns (R15 plan)" : "block columns", k, seed, forced ? &p : nullptr);
@@ -545,42 +546,35 @@ static int norm_block_columns_same(int cols, bool rms) {
     const long long rows = 3;
     wk_rng r = wk_rng_make(0xd500ull + (unsigned)cols + (rms ? 1 : 0));
     const size_t n = (size_t)rows * cols;
-    std::vector<float> hx(n), hw(cols + 4), hb(cols + 4), y1(n), y2(n);
+    std::vector<float> hx(n), hw(cols + 4), y1(n), y2(n);
     for (long long q = 0; q < rows; ++q) norm_fill<float>(&r, &hx[q * cols], cols, (int)q * 5);
     for (float& v : hw) v = (float)wk_uniform(&r, -2.0, 2.0);
-    for (float& v : hb) v = (float)wk_uniform(&r, -2.0, 2.0);
     float* dx = wk_alloc<float>(n);
     float* dy = wk_alloc<float>(n);
     float* dw = wk_alloc<float>(2 * (cols + 4));
-    float* db = wk_alloc<float>(2 * (cols + 4));
     wk_upload(dx, hx.data(), n);
-    // w, b at an aligned address, then the same values at one element past the second copy's start.
+    // w at an aligned address, then the same values at one element past the second copy's start.
     wk_upload(dw, hw.data(), cols);
-    wk_upload(db, hb.data(), cols);
     float* wOff = dw + (cols + 4) + 1;
-    float* bOff = db + (cols + 4) + 1;
     wk_upload(wOff, hw.data(), cols);
-    wk_upload(bOff, hb.data(), cols);
     int bad = 0;
     for (int pass = 0; pass < 2; ++pass) {
         const float* w = pass == 0 ? dw : wOff;
-        const float* b = pass == 0 ? db : bOff;
         wk_poison(dy, n);
         const cudaError_t e = rms ? warpkit::rowRmsNorm(dx, dy, rows, cols, w, 1e-5f)
-                                  : warpkit::rowLayerNorm(dx, dy, rows, cols, w, b, 1e-5f);
+                                  : warpkit::rowLayerNorm(dx, dy, rows, cols, w, nullptr, 1e-5f);
         if (e != cudaSuccess) cr_log_error("block columns same: %s", cudaGetErrorString(e)), ++bad;
         WK_CUDA(cudaDeviceSynchronize());
         wk_download(pass == 0 ? y1.data() : y2.data(), dy, n);
     }
     for (size_t i = 0; i < n && bad < 3; ++i)
         if (memcmp(&y1[i], &y2[i], sizeof(float)) != 0)
-            cr_log_error("block columns same %s %d: element %zu: %.9g (aligned w, b) vs %.9g (off 16 bytes)",
+            cr_log_error("block columns same %s %d: element %zu: %.9g (aligned w) vs %.9g (off 16 bytes)",
                          rms ? "rms" : "layer", cols, i, y1[i], y2[i]),
                 ++bad;
     WK_CUDA(cudaFree(dx));
     WK_CUDA(cudaFree(dy));
     WK_CUDA(cudaFree(dw));
-    WK_CUDA(cudaFree(db));
     return bad;
 }
 
@@ -606,7 +600,7 @@ Test(device_norm, block_columns) {
     }
     for (int c : {262144, 200000})
         for (int rms = 0; rms < 2; ++rms) bad += norm_block_columns_same(c, rms == 1);
-    cr_expect(bad == 0, "rowLayerNorm / rowRmsNorm fp32 block clusters with w, b in shared memory (R30): %d mismatches",
+    cr_expect(bad == 0, "rowLayerNorm / rowRmsNorm fp32 block clusters with w in shared memory (R30): %d mismatches",
               bad);
 }
 

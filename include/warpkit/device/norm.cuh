@@ -63,9 +63,9 @@ template <typename T> struct NormParams {
     static constexpr bool kOutFast = true; // rowOutFastOk: w and b given and aligned
     static constexpr bool kReduceWarp = false;
     static constexpr bool kFullRows = true; // full-row kernels (K5)
-    // fp32 register clusters of 512 x 32 values (R15 at 262144 columns): w and b of a thread's first
-    // 6 of 8 pieces copied to shared memory as the row loads (R30: 96 KB a block, two an SM), two
-    // blocks an SM (at most 64 registers).
+    // fp32 register clusters of 512 x 32 values (R15 at 262144 columns): w of a thread's first 6 of
+    // 8 pieces copied to shared memory as the row loads when b is null (R30: 48 KB a block, two an
+    // SM; rowBlockColumnArrays), two blocks an SM (at most 64 registers).
     static constexpr int kBlockColumnPieces = sizeof(T) == 4 ? 6 : 0;
     static constexpr int kBlockMinBlocks512 = sizeof(T) == 4 ? 2 : 0;
     // Full-row kernels: x read once through the read-only path, its L2 lines evicted first; y stored
@@ -82,9 +82,6 @@ template <typename T> struct NormParams {
     long long ldx, ldy;
     float eps;
     bool rms;
-    // Whether the block kernel copied w's (then b's) vectors of its threads' first pieces to the
-    // start of its dynamic shared memory, slot c x threads + t (rowBlockColumnsIssue, R30).
-    bool cs = false;
 };
 
 /// A row's factors: y = ((x - shift) - off) * rstd * w + b (RMSNorm: y = (x - shift) * rstd * w with
@@ -168,69 +165,64 @@ WARPKIT_DEVICE void normOutVec(const NormParams<T>& p, const NormRow& f, float* 
         x[k] = normCentered<S>(x[k], f.shift, f.off) * f.rstd * (W ? w[k] : 1.0f) + (B ? b[k] : 0.0f);
 }
 
-/// normOutVec over the body pieces of a part (then `extra` over its head and tail slots), w given and
-/// aligned where the row's body is, b too or null (0: RMSNorm, one form for both, so that the
-/// kernel holds no second copy); a piece's w and b come from the block's shared copies (p.cs, R30)
-/// where it has them, else from global memory. The same bits as normOutVec and normOut.
-template <int C, int E, int S, typename T, int K, typename FE> WARPKIT_DEVICE void
-normOutPieces(const NormParams<T>& p, const NormRow& f, const RowPart& part, float (&x)[K], FE extra) {
+/// The block kernel's outputs after its copies of w (R30; RMSNorm, LayerNorm with w alone):
+/// normOutVec's branch-free form with b as 0 (the same bits as normOut), w from the block's shared
+/// copies for the first CP body pieces and from global memory for the rest, then `extra` over the
+/// head and tail slots.
+template <int CP, int C, int E, int S, typename T, int K, typename FE> WARPKIT_DEVICE void
+normOutCopied(const NormParams<T>& p, const NormRow& f, const RowPart& part, float (&x)[K], FE extra) {
     constexpr int V = vectorElems<T>();
-    constexpr int CP = NormParams<T>::kBlockColumnPieces < C ? NormParams<T>::kBlockColumnPieces : C;
-    extern __shared__ __align__(16) uint4 wk_row_cols[]; // the copies (rowBlockColumnsIssue)
-    const bool staged = CP > 0 && p.cs, hasB = p.b != nullptr;
+    // The copies (rowBlockColumnsIssue), this thread's own: its wait needs no barrier.
+    extern __shared__ __align__(16) uint4 wk_row_cols[];
+    asyncCopyWait(0);
     const int np = partPieces(part); // this thread's body pieces: c < np (partHasVector)
-    if (staged) asyncCopyWait(0);    // this thread's own copies (rowBlockColumnsIssue): no barrier
 #pragma unroll
     for (int c = 0; c < C; ++c) {
         if (c >= np) break;
-        const int col = partVectorColumn<T>(part, c);
-        Vector16<T> w, b;
-        if (c < CP && staged) {
-            const int i = c * part.G + part.t;
-            const uint4 uw = wk_row_cols[i];
+        Vector16<T> w;
+        if (c < CP) {
+            const uint4 uw = wk_row_cols[c * part.G + part.t];
             __builtin_memcpy(&w, &uw, 16);
-            if (hasB) {
-                const uint4 ub = wk_row_cols[CP * part.G + i];
-                __builtin_memcpy(&b, &ub, 16);
-            }
         } else {
-            w = loadVector(p.w + col);
-            if (hasB) b = loadVector(p.b + col);
+            w = loadVector(p.w + partVectorColumn<T>(part, c));
         }
-        float wf[V], bf[V];
+        float wf[V];
         rowWiden<V>(w.e, wf);
-        if (hasB) rowWiden<V>(b.e, bf);
         float* xs = &x[c * V];
 #pragma unroll
-        for (int k = 0; k < V; ++k)
-            xs[k] = normCentered<S>(xs[k], f.shift, f.off) * f.rstd * wf[k] + (hasB ? bf[k] : 0.0f);
+        for (int k = 0; k < V; ++k) xs[k] = normCentered<S>(xs[k], f.shift, f.off) * f.rstd * wf[k] + 0.0f;
     }
 #pragma unroll
     for (int j = 0; j < E; ++j)
         if (partHasExtra(part, j)) extra(C * V + j, partExtraColumn<T>(part, j));
 }
 
-/// The block kernel's copies (R30): each thread cp.asyncs w's (and b's) vectors of its first CP
-/// body pieces to slots c x G + t (b's after w's CP x G) of `smem` (the dynamic shared memory) and
-/// sets p.cs, when w is given and w and b (where given) are aligned where the row's body is
-/// (normOutPieces' form); otherwise p.cs stays false and the outputs read global memory. sm_80 and
-/// newer.
+/// The body pieces whose w a block group's kernel copied (BlockGroup's Copies; 0: a warp segment).
+template <typename G> struct NormGroupCopies { static constexpr int value = 0; };
+template <int N, typename X, int K> struct NormGroupCopies<BlockGroup<N, X, K>> { static constexpr int value = K; };
+
+/// The column arrays the block kernel copies (R30, the launch's dynamic shared memory: this x
+/// kBlockColumnPieces x threads x 16 bytes): w when it is given and b is not (RMSNorm); none with
+/// b (LayerNorm's w and b, 96 KB a block, left the x loads too little L1: docs/tuning.md R30). Host.
+template <typename T> inline int rowBlockColumnArrays(const NormParams<T>& p) {
+    return p.w != nullptr && p.b == nullptr ? 1 : 0;
+}
+
+/// The block kernel's copies (R30; the launch gave shared memory for them: rowBlockColumnArrays):
+/// each thread cp.asyncs w's vectors of its first CP body pieces to slots c x G + t of `smem` (the
+/// dynamic shared memory) when w is aligned where the row's body is and b is null (normOutCopied's
+/// condition in normRegs); otherwise the outputs read global memory. sm_80 and newer.
 template <int CP, typename T>
-WARPKIT_DEVICE void rowBlockColumnsIssue(NormParams<T>& p, const RowPart& part, uint4* smem) {
+WARPKIT_DEVICE void rowBlockColumnsIssue(const NormParams<T>& p, const RowPart& part, uint4* smem) {
 #if WARPKIT_ARCH >= 800
-    const bool okW = p.w != nullptr && (((size_t)(p.w + part.s.head)) & 15) == 0;
-    const bool okB = p.b == nullptr || (((size_t)(p.b + part.s.head)) & 15) == 0;
-    if (!okW || !okB) return;
+    if (p.w == nullptr || p.b != nullptr || (((size_t)(p.w + part.s.head)) & 15) != 0) return;
     const int np = partPieces(part);
 #pragma unroll 1
     for (int c = 0; c < CP; ++c) {
         if (c >= np) break;
-        const int col = partVectorColumn<T>(part, c), i = c * part.G + part.t;
-        asyncCopy16(&smem[i], p.w + col);
-        if (p.b != nullptr) asyncCopy16(&smem[CP * part.G + i], p.b + col);
+        asyncCopy16(&smem[c * part.G + part.t], p.w + partVectorColumn<T>(part, c));
     }
     asyncCopyCommit();
-    p.cs = true;
 #else
     (void)p, (void)part, (void)smem;
 #endif
@@ -291,6 +283,9 @@ WARPKIT_DEVICE NormRow normRegs(const NormParams<T>& p, const RowPart& part, flo
     // instructions (sm_90, general vs branch-free: fp32 32 lanes x 6 48 vs 71 registers, x 8 63 vs
     // 119; 16-bit 32 lanes x 4 64 vs 80; docs/tuning.md R25).
     constexpr bool fast = C * V <= (GroupIsSegment<G>::value ? 16 : 32);
+    // The pieces whose w the kernel copied (R30: the one kernel that copies, else 0 and none of that
+    // path compiled), when w is aligned and b null (rowBlockColumnsIssue's condition).
+    constexpr int kCopies = NormGroupCopies<G>::value;
     if (part.full) { // a full row (the constant true there): the w and b given are aligned (rowRunsFull)
         auto vec = [&](auto w, auto b) {
             forEachPiece<T, C, E>(
@@ -304,9 +299,8 @@ WARPKIT_DEVICE NormRow normRegs(const NormParams<T>& p, const RowPart& part, flo
         else if (p.w != nullptr) vec(RowBool<true>{}, RowBool<false>{});
         else if (p.b != nullptr) vec(RowBool<false>{}, RowBool<true>{});
         else vec(RowBool<false>{}, RowBool<false>{});
-    } else if (!GroupIsSegment<G>::value && fast && f.vecW && (f.vecB || p.b == nullptr)) {
-        // Block paths (RMSNorm's w alone too), w and b from the shared copies where made (R30).
-        normOutPieces<C, E, kSlots>(p, f, part, x[0], extra);
+    } else if (kCopies > 0 && f.vecW && p.b == nullptr) { // the block kernel copied w (R30)
+        if constexpr (kCopies > 0) normOutCopied<kCopies, C, E, kSlots>(p, f, part, x[0], extra);
     } else if (fast && f.vecW && f.vecB)
         forEachPiece<T, C, E>(
             part, [&](int j, int col) { normOutVec<V, true, true, kSlots>(p, f, &x[0][j], col); }, extra);

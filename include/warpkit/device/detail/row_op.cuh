@@ -54,15 +54,16 @@
 //   R25's fit shape on unaligned rows (default: true): P::kWarpFitUnaligned false leaves that
 //                                        instantiation out, and such rows take R1's warp plan
 //                                        (device/add_norm.cuh: two inputs there spilled)
-//   block kernel's blocks an SM in blocks of 512 (default: none): P::kBlockMinBlocks512, the launch
-//                                        bounds' minimum blocks of rowOpBlockKernel<P, 512, C, true>
-//                                        (2: at most 64 registers, two blocks an SM; R30)
+//   block kernel's blocks an SM where it copies column vectors (default: none): P::kBlockMinBlocks512,
+//                                        the launch bounds' minimum blocks of those kernels (2: at
+//                                        most 64 registers, two blocks of 512 an SM; R30)
 //   column pieces the block kernel copies to shared memory (default: 0): P::kBlockColumnPieces,
-//                                        in blocks of 512 on aligned rows: each thread copies its
+//                                        in blocks of 512 x 8 on aligned rows: each thread copies its
 //                                        first pieces' column vectors with cp.async as its row loads
-//                                        go out (rowBlockColumnsIssue(p, part, smem), which points p
-//                                        at the copies), so that its outputs wait on no L2 round trip
-//                                        for them (R30)
+//                                        go out (rowBlockColumnsIssue(p, part, smem)), so that its
+//                                        outputs (told by the group: BlockGroup's Copies) wait on no
+//                                        L2 round trip for them (R30); host rowBlockColumnArrays(p):
+//                                        the arrays copied (0: none, the kernel without copies runs)
 //   load hint of the full-row kernels (default: LoadReadOnly): P::kLoadHint for the row inputs'
 //                                        loads (a thread/vector.cuh LoadHint; K7: the norms read x once)
 #pragma once
@@ -186,27 +187,30 @@ template <typename P> struct RowLoadHint<P, RowVoid<decltype(P::kLoadHint)>> {
     static constexpr int value = P::kLoadHint;
 };
 
-/// rowOpBlockKernel's launch-bounds minimum blocks an SM in blocks of `threads`: P::kBlockMinBlocks512
-/// for blocks of 512 on aligned rows where P names it (sm_90: sm_75 spilled there at 64 registers),
-/// else 0 (no .minnctapersm: ptxas's own register choice; 1 would change it).
-template <typename P, typename = void> struct RowBlockMin512 { static constexpr int value = 0; };
-template <typename P> struct RowBlockMin512<P, RowVoid<decltype(P::kBlockMinBlocks512)>> {
-    static constexpr int value = P::kBlockMinBlocks512;
-};
-template <typename P> WARPKIT_HD constexpr int rowBlockMinBlocks(int threads, bool aligned) {
-    return threads == 512 && aligned && WARPKIT_ARCH >= 900 ? RowBlockMin512<P>::value : 0;
-}
-
 /// The pieces a thread of rowOpBlockKernel<P, Threads, C, Aligned, Full> copies the column vectors
-/// of to shared memory (P::kBlockColumnPieces, at most C; R30): only in blocks of 512, aligned rows,
-/// the general (not full-row) kernel.
+/// of to shared memory (P::kBlockColumnPieces, at most C; R30): only the general (not full-row)
+/// kernel of 512 threads x 8 vectors on aligned rows (R15c, R8).
 template <typename P, typename = void> struct RowBlockColumnPieces { static constexpr int value = 0; };
 template <typename P> struct RowBlockColumnPieces<P, RowVoid<decltype(P::kBlockColumnPieces)>> {
     static constexpr int value = P::kBlockColumnPieces;
 };
 template <typename P, int Threads, int C, bool Aligned, bool Full> WARPKIT_HD constexpr int rowBlockColumnPieces() {
-    return Threads == 512 && Aligned && !Full
+    return Threads == 512 && C == 8 && Aligned && !Full
                ? (RowBlockColumnPieces<P>::value < C ? RowBlockColumnPieces<P>::value : C)
+               : 0;
+}
+
+/// rowOpBlockKernel's launch-bounds minimum blocks an SM: P::kBlockMinBlocks512 for the kernels that
+/// copy column vectors (Copy, rowBlockColumnPieces) on sm_90, else 0 (no .minnctapersm: ptxas's own
+/// register choice; 1 would change it).
+template <typename P, typename = void> struct RowBlockMin512 { static constexpr int value = 0; };
+template <typename P> struct RowBlockMin512<P, RowVoid<decltype(P::kBlockMinBlocks512)>> {
+    static constexpr int value = P::kBlockMinBlocks512;
+};
+template <typename P, int Threads, int C, bool Aligned, bool Full, bool Copy>
+WARPKIT_HD constexpr int rowBlockMinBlocks() {
+    return Copy && rowBlockColumnPieces<P, Threads, C, Aligned, Full>() > 0 && WARPKIT_ARCH >= 900
+               ? RowBlockMin512<P>::value
                : 0;
 }
 
