@@ -15,6 +15,9 @@
 //                (a vector or an element short or over, any pointer or ld off 16 bytes), against
 //                the references and bit for bit against the general kernels; full_rows_plan (host
 //                only) pins which calls take them.
+//   block_columns: R30's copies of w in shared memory (fp32 clusters of 512 x 8 vectors, b null):
+//                partial clusters, every pattern, with and without w, b and the statistics, in
+//                place, ld past cols, w or b off 16 bytes; bit for bit against w read from memory.
 //   specials:    NaN, +-inf, all -inf, constant rows, the hard Welford data (1e6 + N(0, 1e-3)) and
 //                near-constant rows a few ulps apart, on every path.
 //   bad_args:    every bad argument returns cudaErrorInvalidValue and writes nothing.
@@ -523,6 +526,82 @@ Test(device_norm, specials) {
     WK_REQUIRE_GPU();
     const int bad = norm_specials<float>() + norm_specials<__half>() + norm_specials<__nv_bfloat16>();
     cr_expect(bad == 0, "rowLayerNorm / rowRmsNorm special rows: %d mismatches", bad);
+}
+
+/// R30: fp32 register clusters of 512 x 8 vectors (R8 few rows, R15 many: 131073..262147 columns)
+/// copy w of each thread's first 6 pieces to shared memory when b is null and w is aligned with
+/// the rows' bodies (RMSNorm, LayerNorm with w alone; LayerNorm with w and b reads memory).
+/// Against the references: full and partial clusters (262144, 200000 and 131076 columns: threads
+/// with 8, fewer than 6 and no pieces), every data pattern over the rows, LayerNorm with w and b,
+/// w alone, b alone, neither, RMSNorm with and without w, the statistics or not, in place, ld past
+/// cols, w or b off 16 bytes (the copies declined, w read from memory), the dispatcher's plan (5
+/// rows) and R15's forced plan (9 rows). Then bit for bit (RMSNorm, LayerNorm with w alone): the
+/// same w at an aligned address (copied) and off 16 bytes (read from memory) give the same outputs.
+static int norm_block_columns_case(const NormCase& k, uint64_t seed, bool forced) {
+    const RowPlan p = warpkit::detail::rowRegisterPlan(4, k.cols);
+    return norm_case<float>(forced ? "block columns (R15 plan)" : "block columns", k, seed, forced ? &p : nullptr);
+}
+
+static int norm_block_columns_same(int cols, bool rms) {
+    const long long rows = 3;
+    wk_rng r = wk_rng_make(0xd500ull + (unsigned)cols + (rms ? 1 : 0));
+    const size_t n = (size_t)rows * cols;
+    std::vector<float> hx(n), hw(cols + 4), y1(n), y2(n);
+    for (long long q = 0; q < rows; ++q) norm_fill<float>(&r, &hx[q * cols], cols, (int)q * 5);
+    for (float& v : hw) v = (float)wk_uniform(&r, -2.0, 2.0);
+    float* dx = wk_alloc<float>(n);
+    float* dy = wk_alloc<float>(n);
+    float* dw = wk_alloc<float>(2 * (cols + 4));
+    wk_upload(dx, hx.data(), n);
+    // w at an aligned address, then the same values at one element past the second copy's start.
+    wk_upload(dw, hw.data(), cols);
+    float* wOff = dw + (cols + 4) + 1;
+    wk_upload(wOff, hw.data(), cols);
+    int bad = 0;
+    for (int pass = 0; pass < 2; ++pass) {
+        const float* w = pass == 0 ? dw : wOff;
+        wk_poison(dy, n);
+        const cudaError_t e = rms ? warpkit::rowRmsNorm(dx, dy, rows, cols, w, 1e-5f)
+                                  : warpkit::rowLayerNorm(dx, dy, rows, cols, w, nullptr, 1e-5f);
+        if (e != cudaSuccess) cr_log_error("block columns same: %s", cudaGetErrorString(e)), ++bad;
+        WK_CUDA(cudaDeviceSynchronize());
+        wk_download(pass == 0 ? y1.data() : y2.data(), dy, n);
+    }
+    for (size_t i = 0; i < n && bad < 3; ++i)
+        if (memcmp(&y1[i], &y2[i], sizeof(float)) != 0)
+            cr_log_error("block columns same %s %d: element %zu: %.9g (aligned w) vs %.9g (off 16 bytes)",
+                         rms ? "rms" : "layer", cols, i, y1[i], y2[i]),
+                ++bad;
+    WK_CUDA(cudaFree(dx));
+    WK_CUDA(cudaFree(dy));
+    WK_CUDA(cudaFree(dw));
+    return bad;
+}
+
+Test(device_norm, block_columns) {
+    WK_REQUIRE_GPU();
+    int bad = 0, salt = 0;
+    for (int c : {262144, 200000, 131076}) {
+        const long long ld = c + 8;
+        for (int v = 0; v < 10; ++v) {
+            if (wk_thin(salt, 3)) {
+                ++salt;
+                continue;
+            }
+            const bool rms = v >= 7, forced = v % 2 == 1;
+            const bool useW = v != 3 && v != 9, useB = v != 2 && v != 3;
+            const int offW = v == 4 ? 1 : 0, offB = v == 5 ? 3 : 0;
+            const bool inplace = v == 6;
+            NormCase k{
+                rms,  forced ? 9 : 5, c,          v == 1 ? ld : c, v == 1 ? ld + 4 : c, 0, 0, offW, offB, inplace,
+                useW, useB,           v % 3 != 2, 1e-5f,           salt % kModes};
+            bad += norm_block_columns_case(k, 0xd000ull + salt++, forced);
+        }
+    }
+    for (int c : {262144, 200000})
+        for (int rms = 0; rms < 2; ++rms) bad += norm_block_columns_same(c, rms == 1);
+    cr_expect(bad == 0, "rowLayerNorm / rowRmsNorm fp32 block clusters with w in shared memory (R30): %d mismatches",
+              bad);
 }
 
 /// A negative eps is computed with, as torch does: rows whose variance passes |eps| against the

@@ -63,6 +63,11 @@ template <typename T> struct NormParams {
     static constexpr bool kOutFast = true; // rowOutFastOk: w and b given and aligned
     static constexpr bool kReduceWarp = false;
     static constexpr bool kFullRows = true; // full-row kernels (K5)
+    // fp32 register clusters of 512 x 32 values (R15 at 262144 columns): w of a thread's first 6 of
+    // 8 pieces copied to shared memory as the row loads when b is null (R30: 48 KB a block, two an
+    // SM; rowBlockColumnArrays), two blocks an SM (at most 64 registers).
+    static constexpr int kBlockColumnPieces = sizeof(T) == 4 ? 6 : 0;
+    static constexpr int kBlockMinBlocks512 = sizeof(T) == 4 ? 2 : 0;
     // Full-row kernels: x read once through the read-only path, its L2 lines evicted first; y stored
     // as usual for the kernel that reads it next (K7).
     static constexpr int kLoadHint = LoadReadOnlyEvictFirst;
@@ -160,6 +165,69 @@ WARPKIT_DEVICE void normOutVec(const NormParams<T>& p, const NormRow& f, float* 
         x[k] = normCentered<S>(x[k], f.shift, f.off) * f.rstd * (W ? w[k] : 1.0f) + (B ? b[k] : 0.0f);
 }
 
+/// The block kernel's outputs after its copies of w (R30; RMSNorm, LayerNorm with w alone):
+/// normOutVec's branch-free form with b as 0 (the same bits as normOut), w from the block's shared
+/// copies for the first CP body pieces and from global memory for the rest, then `extra` over the
+/// head and tail slots.
+template <int CP, int C, int E, int S, typename T, int K, typename FE> WARPKIT_DEVICE void
+normOutCopied(const NormParams<T>& p, const NormRow& f, const RowPart& part, float (&x)[K], FE extra) {
+    constexpr int V = vectorElems<T>();
+    // The copies (rowBlockColumnsIssue), this thread's own: its wait needs no barrier.
+    extern __shared__ __align__(16) uint4 wk_row_cols[];
+    asyncCopyWait(0);
+    const int np = partPieces(part); // this thread's body pieces: c < np (partHasVector)
+#pragma unroll
+    for (int c = 0; c < C; ++c) {
+        if (c >= np) break;
+        Vector16<T> w;
+        if (c < CP) {
+            const uint4 uw = wk_row_cols[c * part.G + part.t];
+            __builtin_memcpy(&w, &uw, 16);
+        } else {
+            w = loadVector(p.w + partVectorColumn<T>(part, c));
+        }
+        float wf[V];
+        rowWiden<V>(w.e, wf);
+        float* xs = &x[c * V];
+#pragma unroll
+        for (int k = 0; k < V; ++k) xs[k] = normCentered<S>(xs[k], f.shift, f.off) * f.rstd * wf[k] + 0.0f;
+    }
+#pragma unroll
+    for (int j = 0; j < E; ++j)
+        if (partHasExtra(part, j)) extra(C * V + j, partExtraColumn<T>(part, j));
+}
+
+/// The body pieces whose w a block group's kernel copied (BlockGroup's Copies; 0: a warp segment).
+template <typename G> struct NormGroupCopies { static constexpr int value = 0; };
+template <int N, typename X, int K> struct NormGroupCopies<BlockGroup<N, X, K>> { static constexpr int value = K; };
+
+/// The column arrays the block kernel copies (R30, the launch's dynamic shared memory: this x
+/// kBlockColumnPieces x threads x 16 bytes): w when it is given and b is not (RMSNorm); none with
+/// b (LayerNorm's w and b, 96 KB a block, left the x loads too little L1: docs/tuning.md R30). Host.
+template <typename T> inline int rowBlockColumnArrays(const NormParams<T>& p) {
+    return p.w != nullptr && p.b == nullptr ? 1 : 0;
+}
+
+/// The block kernel's copies (R30; the launch gave shared memory for them: rowBlockColumnArrays):
+/// each thread cp.asyncs w's vectors of its first CP body pieces to slots c x G + t of `smem` (the
+/// dynamic shared memory) when w is aligned where the row's body is and b is null (normOutCopied's
+/// condition in normRegs); otherwise the outputs read global memory. sm_80 and newer.
+template <int CP, typename T>
+WARPKIT_DEVICE void rowBlockColumnsIssue(const NormParams<T>& p, const RowPart& part, uint4* smem) {
+#if WARPKIT_ARCH >= 800
+    if (p.w == nullptr || p.b != nullptr || (((size_t)(p.w + part.s.head)) & 15) != 0) return;
+    const int np = partPieces(part);
+#pragma unroll 1
+    for (int c = 0; c < CP; ++c) {
+        if (c >= np) break;
+        asyncCopy16(&smem[c * part.G + part.t], p.w + partVectorColumn<T>(part, c));
+    }
+    asyncCopyCommit();
+#else
+    (void)p, (void)part, (void)smem;
+#endif
+}
+
 /// Register paths: exact two-pass statistics of the part (shifted by the row's first element,
 /// `first(lead)` where lead is this thread's first slot), the parts' {count, mean, m2} merged across
 /// the cluster, then `before()` (every read of the row and every group reduction done), then the
@@ -215,6 +283,9 @@ WARPKIT_DEVICE NormRow normRegs(const NormParams<T>& p, const RowPart& part, flo
     // instructions (sm_90, general vs branch-free: fp32 32 lanes x 6 48 vs 71 registers, x 8 63 vs
     // 119; 16-bit 32 lanes x 4 64 vs 80; docs/tuning.md R25).
     constexpr bool fast = C * V <= (GroupIsSegment<G>::value ? 16 : 32);
+    // The pieces whose w the kernel copied (R30: the one kernel that copies, else 0 and none of that
+    // path compiled), when w is aligned and b null (rowBlockColumnsIssue's condition).
+    constexpr int kCopies = NormGroupCopies<G>::value;
     if (part.full) { // a full row (the constant true there): the w and b given are aligned (rowRunsFull)
         auto vec = [&](auto w, auto b) {
             forEachPiece<T, C, E>(
@@ -228,6 +299,8 @@ WARPKIT_DEVICE NormRow normRegs(const NormParams<T>& p, const RowPart& part, flo
         else if (p.w != nullptr) vec(RowBool<true>{}, RowBool<false>{});
         else if (p.b != nullptr) vec(RowBool<false>{}, RowBool<true>{});
         else vec(RowBool<false>{}, RowBool<false>{});
+    } else if (kCopies > 0 && f.vecW && p.b == nullptr) { // the block kernel copied w (R30)
+        if constexpr (kCopies > 0) normOutCopied<kCopies, C, E, kSlots>(p, f, part, x[0], extra);
     } else if (fast && f.vecW && f.vecB)
         forEachPiece<T, C, E>(
             part, [&](int j, int col) { normOutVec<V, true, true, kSlots>(p, f, &x[0][j], col); }, extra);

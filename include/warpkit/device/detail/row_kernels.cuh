@@ -97,8 +97,11 @@ __global__ void __launch_bounds__(Threads, rowWarpMinBlocks(Threads)) rowOpWarpK
 // Block k of a row's cluster holds body vectors [k*slice, (k+1)*slice), C a thread; block 0 also
 // holds the head and tail elements (none when Aligned). The blocks combine P::Exchange values with
 // clusterReduce. Full (as the warp path's): aligned rows of exactly the cluster's blocks x Threads
-// x C vectors (slice == Threads * C), every slot of every thread holding a vector.
-template <typename P, int Threads, int C, bool Aligned, bool Full = false> __global__ void __launch_bounds__(Threads)
+// x C vectors (slice == Threads * C), every slot of every thread holding a vector. Copy (R30; the
+// launch gave dynamic shared memory for them): P's column vectors of each thread's first pieces
+// are copied there (rowBlockColumnPieces), the group telling P's outputs how many.
+template <typename P, int Threads, int C, bool Aligned, bool Full = false, bool Copy = false>
+__global__ void __launch_bounds__(Threads, rowBlockMinBlocks<P, Threads, C, Aligned, Full, Copy>())
     rowOpBlockKernel(P p, int cols, int slice) {
     using T = typename P::Elem;
     static_assert(!Full || Aligned, "rowOpBlockKernel: Full rows must be Aligned");
@@ -113,13 +116,20 @@ template <typename P, int Threads, int C, bool Aligned, bool Full = false> __glo
     const VectorSplit sp = Aligned ? VectorSplit{0, 0, cols / vectorElems<T>()} : vectorSplit(x0, cols);
     const int first = (int)rank * slice; // rows are shorter than 2^31 elements
     const RowPart part = rowPart(sp, t, Threads, first, first + slice, rank == 0, Full);
+    // R30: the first pieces' column vectors to shared memory, issued before the row's loads (their
+    // addresses then hold no registers beside the row's), landing while those are in flight.
+    constexpr int CP = Copy ? rowBlockColumnPieces<P, Threads, C, Aligned, Full>() : 0;
+    if constexpr (CP > 0) {
+        extern __shared__ __align__(16) uint4 wk_row_cols[];
+        rowBlockColumnsIssue<CP>(p, part, wk_row_cols);
+    }
     T v[NI][K];
     if constexpr (Full) loadFull<C, LH>(v[0], x0, first, t, Threads, true, rowFill(p, 0));
     else loadShare<C, E, LoadReadOnly>(v[0], x0, sp, t, Threads, rowFill(p, 0), first, part.end, rank == 0);
     if constexpr (NI > 1) loadPart<C, E, Aligned, LH>(v[1], rowInput1(p, row), part, rowFill(p, 1));
     float x[NI][K];
     rowToFloat(v, x);
-    BlockGroup<Threads, typename P::Exchange> g{&xch, &round};
+    BlockGroup<Threads, typename P::Exchange, CP> g{&xch, &round};
     const auto f = rowRegs<C, E>(p, row, cols, part, x, g);
     if (rank == 0 && t == 0) rowOutputs(p, f, row);
     T* y = rowOutput(p, row);

@@ -133,10 +133,19 @@ inline cudaError_t rowLaunchWarp(const P& p, long long rows, int cols, cudaStrea
     });
 }
 
-template <int Threads, int C, bool Aligned, bool Full = false, typename P> inline cudaError_t
+template <int Threads, int C, bool Aligned, bool Full = false, bool Copy = false, typename P> inline cudaError_t
 rowLaunchBlock(const RowPlan& pl, const P& p, long long rows, int cols, bool clusters, int dev, cudaStream_t st) {
-    auto kern = rowOpBlockKernel<P, Threads, C, Aligned, Full>;
-    return launchRows(kern, rows, pl.blocks, Threads, 0, clusters, dev, st,
+    // R30 (sm_90 clusters): the kernel that copies the column arrays' first pieces, with shared
+    // memory for them (one slot a thread each), where P's arrays in use allow (rowBlockColumnArrays).
+    constexpr int CP = rowBlockColumnPieces<P, Threads, C, Aligned, Full>();
+    if constexpr (CP > 0 && !Copy) {
+        if (clusters && rowBlockColumnArrays(p) > 0)
+            return rowLaunchBlock<Threads, C, Aligned, Full, true>(pl, p, rows, cols, clusters, dev, st);
+    }
+    auto kern = rowOpBlockKernel<P, Threads, C, Aligned, Full, Copy>;
+    int smem = 0;
+    if constexpr (Copy) smem = rowBlockColumnArrays(p) * CP * Threads * 16;
+    return launchRows(kern, rows, pl.blocks, Threads, smem, clusters, dev, st,
                       [&](const cudaLaunchConfig_t& cfg, long long r0) {
                           return cudaLaunchKernelEx(&cfg, kern, rowAt(p, r0), cols, pl.slice);
                       });

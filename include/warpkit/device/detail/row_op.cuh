@@ -54,6 +54,16 @@
 //   R25's fit shape on unaligned rows (default: true): P::kWarpFitUnaligned false leaves that
 //                                        instantiation out, and such rows take R1's warp plan
 //                                        (device/add_norm.cuh: two inputs there spilled)
+//   block kernel's blocks an SM where it copies column vectors (default: none): P::kBlockMinBlocks512,
+//                                        the launch bounds' minimum blocks of those kernels (2: at
+//                                        most 64 registers, two blocks of 512 an SM; R30)
+//   column pieces the block kernel copies to shared memory (default: 0): P::kBlockColumnPieces,
+//                                        in blocks of 512 x 8 on aligned rows: each thread copies its
+//                                        first pieces' column vectors with cp.async as its row loads
+//                                        go out (rowBlockColumnsIssue(p, part, smem)), so that its
+//                                        outputs (told by the group: BlockGroup's Copies) wait on no
+//                                        L2 round trip for them (R30); host rowBlockColumnArrays(p):
+//                                        the arrays copied (0: none, the kernel without copies runs)
 //   load hint of the full-row kernels (default: LoadReadOnly): P::kLoadHint for the row inputs'
 //                                        loads (a thread/vector.cuh LoadHint; K7: the norms read x once)
 #pragma once
@@ -67,6 +77,7 @@ namespace detail {
 // parse as template calls (C++17); argument-dependent lookup finds the algorithms' overloads.
 struct RowOpNone;
 template <int C, int E> void rowRegs(RowOpNone*);
+template <int CP> void rowBlockColumnsIssue(RowOpNone*);
 template <int N> void rowStatsAdd(RowOpNone*);
 template <int Threads> void rowStatsTotal(RowOpNone*);
 template <int N> void rowOut(RowOpNone*);
@@ -175,6 +186,33 @@ template <typename P, typename = void> struct RowLoadHint { static constexpr int
 template <typename P> struct RowLoadHint<P, RowVoid<decltype(P::kLoadHint)>> {
     static constexpr int value = P::kLoadHint;
 };
+
+/// The pieces a thread of rowOpBlockKernel<P, Threads, C, Aligned, Full> copies the column vectors
+/// of to shared memory (P::kBlockColumnPieces, at most C; R30): only the general (not full-row)
+/// kernel of 512 threads x 8 vectors on aligned rows (R15c, R8).
+template <typename P, typename = void> struct RowBlockColumnPieces { static constexpr int value = 0; };
+template <typename P> struct RowBlockColumnPieces<P, RowVoid<decltype(P::kBlockColumnPieces)>> {
+    static constexpr int value = P::kBlockColumnPieces;
+};
+template <typename P, int Threads, int C, bool Aligned, bool Full> WARPKIT_HD constexpr int rowBlockColumnPieces() {
+    return Threads == 512 && C == 8 && Aligned && !Full
+               ? (RowBlockColumnPieces<P>::value < C ? RowBlockColumnPieces<P>::value : C)
+               : 0;
+}
+
+/// rowOpBlockKernel's launch-bounds minimum blocks an SM: P::kBlockMinBlocks512 for the kernels that
+/// copy column vectors (Copy, rowBlockColumnPieces) on sm_90, else 0 (no .minnctapersm: ptxas's own
+/// register choice; 1 would change it).
+template <typename P, typename = void> struct RowBlockMin512 { static constexpr int value = 0; };
+template <typename P> struct RowBlockMin512<P, RowVoid<decltype(P::kBlockMinBlocks512)>> {
+    static constexpr int value = P::kBlockMinBlocks512;
+};
+template <typename P, int Threads, int C, bool Aligned, bool Full, bool Copy>
+WARPKIT_HD constexpr int rowBlockMinBlocks() {
+    return Copy && rowBlockColumnPieces<P, Threads, C, Aligned, Full>() > 0 && WARPKIT_ARCH >= 900
+               ? RowBlockMin512<P>::value
+               : 0;
+}
 
 #define WARPKIT_DETAIL_ROW_HOOK(NAME, EXPR)                                                      \
     template <typename P, typename = void> struct NAME { static constexpr bool value = false; }; \

@@ -61,6 +61,12 @@ WARPKIT_DEVICE RowPart rowPart(const VectorSplit& s, int t, int G, int first, in
     const int nv = (int)s.vectors; // rows are shorter than 2^31 elements
     return RowPart{s, t, G, first, end < 0 || end > nv ? nv : end, extras && !full, full};
 }
+/// How many of the calling thread's body slots hold a vector (slot c does when c < partPieces: the
+/// slots are first + t + c x G, increasing).
+WARPKIT_DEVICE int partPieces(const RowPart& p) {
+    const int left = p.end - p.first - p.t;
+    return p.full ? 1 << 30 : left > 0 ? (left + p.G - 1) / p.G : 0;
+}
 /// Whether body slot c of the calling thread holds a vector, and the column of its first element.
 WARPKIT_DEVICE bool partHasVector(const RowPart& p, int c) { return p.full || p.first + p.t + c * p.G < p.end; }
 template <typename T> WARPKIT_DEVICE int partVectorColumn(const RowPart& p, int c) {
@@ -250,8 +256,9 @@ template <typename T, typename Q> inline bool rowsAlignedAs(const Q* q, long lon
 
 /// A segment of W lanes holding a whole row (warp path).
 template <int W> struct SegmentGroup {};
-/// A block holding its part of a row; the row's cluster (if any) exchanges X through xch.
-template <int Threads, typename X> struct BlockGroup {
+/// A block holding its part of a row; the row's cluster (if any) exchanges X through xch. Copies:
+/// the body pieces a thread's column vectors were copied to shared memory for (R30; 0: none).
+template <int Threads, typename X, int Copies = 0> struct BlockGroup {
     ClusterExchange<X>* xch;
     unsigned* round;
 };
@@ -275,17 +282,18 @@ template <int W, typename T> WARPKIT_DEVICE float groupFirst(SegmentGroup<W>, fl
     return shflIdx(lane0, 0, W);
 }
 
-template <int Threads, typename X> WARPKIT_DEVICE float groupSum(const BlockGroup<Threads, X>&, float v) {
+template <int Threads, typename X, int K> WARPKIT_DEVICE float groupSum(const BlockGroup<Threads, X, K>&, float v) {
     return blockReduceSum<Threads>(v);
 }
-template <int Threads, typename X> WARPKIT_DEVICE float groupMax(const BlockGroup<Threads, X>&, float v) {
+template <int Threads, typename X, int K> WARPKIT_DEVICE float groupMax(const BlockGroup<Threads, X, K>&, float v) {
     return blockReduceMax<Threads>(v);
 }
-template <int Threads, typename X, int N> WARPKIT_DEVICE void groupSums(const BlockGroup<Threads, X>&, float (&v)[N]) {
+template <int Threads, typename X, int K, int N>
+WARPKIT_DEVICE void groupSums(const BlockGroup<Threads, X, K>&, float (&v)[N]) {
     blockReduceSum<Threads>(v);
 }
-template <int Threads, typename X, typename Op>
-WARPKIT_DEVICE X groupCombine(const BlockGroup<Threads, X>& g, X v, Op op) {
+template <int Threads, typename X, int K, typename Op>
+WARPKIT_DEVICE X groupCombine(const BlockGroup<Threads, X, K>& g, X v, Op op) {
     return clusterReduce(*g.xch, *g.round, v, op);
 }
 /// The group's (and the row's cluster's) reduction of any value by an exact, associative and
@@ -293,18 +301,18 @@ WARPKIT_DEVICE X groupCombine(const BlockGroup<Threads, X>& g, X v, Op op) {
 template <int W, typename V, typename Op> WARPKIT_DEVICE V groupReduce(SegmentGroup<W>, V v, Op op) {
     return warpReduce<W>(v, op);
 }
-template <int Threads, typename X, typename Op>
-WARPKIT_DEVICE X groupReduce(const BlockGroup<Threads, X>& g, X v, Op op) {
+template <int Threads, typename X, int K, typename Op>
+WARPKIT_DEVICE X groupReduce(const BlockGroup<Threads, X, K>& g, X v, Op op) {
     return groupCombine(g, blockReduce<Threads>(v, op), op);
 }
-template <int Threads, typename X> WARPKIT_DEVICE bool groupSplit(const BlockGroup<Threads, X>&) {
+template <int Threads, typename X, int K> WARPKIT_DEVICE bool groupSplit(const BlockGroup<Threads, X, K>&) {
     return clusterBlocks() > 1;
 }
 /// The row's first element as float, read from memory (it lives in one block of the cluster). The
 /// read precedes every block's first exchange, and no block writes before its last, so in-place
 /// calls read it before it is overwritten.
-template <int Threads, typename X, typename T>
-WARPKIT_DEVICE float groupFirst(const BlockGroup<Threads, X>&, float, const T* row) {
+template <int Threads, typename X, int K, typename T>
+WARPKIT_DEVICE float groupFirst(const BlockGroup<Threads, X, K>&, float, const T* row) {
     return Arith<T>::to_acc(loadScalar(row));
 }
 
