@@ -3,7 +3,8 @@
 // (cluster/reduce.cuh), the device scan and the device layer's row kernels use them.
 //   - shared-memory barriers (mbarrier): mbarInit, mbarArrive, mbarWait, sm_80 and newer;
 //   - Hopper (sm_90) bulk copies and their fences, cluster addresses, stagePieces;
-//   - cp.async (sm_80 and newer; nothing on sm_75): asyncCopy16, asyncCopy4, asyncCopyCommit, asyncCopyWait;
+//   - cp.async (sm_80 and newer; nothing on sm_75): asyncCopy16, asyncCopy4, asyncCopy4Fill, asyncCopyCommit,
+//     asyncCopyWait;
 //   - named barriers (bar.sync / bar.arrive), every architecture;
 //   - relaxed GPU-scope 64-bit global loads and stores (coherent in L2, no fence); an acquire
 //     load and a release add (a count that announces data).
@@ -119,6 +120,16 @@ WARPKIT_DEVICE void asyncCopy4(void* dst, const void* src) {
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(smemAddr(dst)), "l"(src) : "memory");
 #else
     (void)dst, (void)src;
+#endif
+}
+/// asyncCopy4 when take, else 4 zero bytes to dst with no global read (src-size 0); src a valid
+/// address either way. sm_80 and newer (nothing on sm_75).
+WARPKIT_DEVICE void asyncCopy4Fill(void* dst, const void* src, bool take) {
+#if WARPKIT_ARCH >= 800
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(smemAddr(dst)), "l"(src), "r"(take ? 4 : 0)
+                 : "memory");
+#else
+    (void)dst, (void)src, (void)take;
 #endif
 }
 /// Closes the calling thread's current group of async copies (an empty group when it issued none).

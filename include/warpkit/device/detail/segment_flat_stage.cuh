@@ -82,17 +82,6 @@ template <typename A> WARPKIT_HD constexpr int flatMinBlocks() {
     else return sizeof(typename A::Elem) == 4 && !SegFlatRows<A>::value ? kWide : 6;
 }
 
-/// 4 bytes from global src to shared dst by cp.async when take, else 4 zero bytes to dst with no
-/// global read (src-size 0); src a valid address either way. sm_80 and newer (nothing on sm_75).
-WARPKIT_DEVICE void flatCopy4(void* dst, const void* src, bool take) {
-#if WARPKIT_ARCH >= 800
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(smemAddr(dst)), "l"(src), "r"(take ? 4 : 0)
-                 : "memory");
-#else
-    (void)dst, (void)src, (void)take;
-#endif
-}
-
 /// The elements p[0 .. nX) to elems[flatPad(i)] by cp.async, element threadIdx.x + 128 m of a
 /// thread (its slot flatPad(threadIdx.x) + 132 m: a warp's slots consecutive), in one group the
 /// thread waits for (asyncCopyWait) before the block's next barrier makes them visible. Copies go
@@ -113,7 +102,7 @@ template <typename T> WARPKIT_DEVICE void flatCopyElems(const T* p, int nX, T* e
         for (int k = 0; k < kGroup; ++k) {
             const int m = g * kGroup + k;
             const bool take = m * kFlatThreads < n;
-            flatCopy4(at + m * flatPad(kFlatThreads), take ? from + m * kFlatThreads : from, take);
+            asyncCopy4Fill(at + m * flatPad(kFlatThreads), take ? from + m * kFlatThreads : from, take);
         }
     }
     asyncCopyCommit();
