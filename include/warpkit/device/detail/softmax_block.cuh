@@ -27,7 +27,7 @@ WARPKIT_DEVICE float warpMaxAll(float v) {
 #if WARPKIT_ARCH >= 800
     const unsigned b = v != v ? 0x7fffffffu : __float_as_uint(v);
     const int k = (int)((b & 0x80000000u) ? b ^ 0x7fffffffu : b);
-    const unsigned r = (unsigned)__reduce_max_sync(0xffffffffu, k);
+    const unsigned r = (unsigned)redux<Max>(WARPKIT_FULL_MASK, k);
     return __uint_as_float((r & 0x80000000u) ? r ^ 0x7fffffffu : r);
 #else
     return warpReduce<32>(v, Max{});
