@@ -22,7 +22,8 @@
 // Bandwidth counts every byte read and written (x, y, w, b, targets, losses, means, rstds); the copy
 // moves half as many bytes (it reads and writes each). The torch peers: bench/torch_rowwise.py.
 // Prints the tables, writes CSV (argv[1]); tables named after the CSV path run alone (grid, llmc, norm):
-// `build/bench/rowwise out.csv llmc` takes about a second.
+// `build/bench/rowwise out.csv llmc` takes about a second; `cols=262144,65536` among them keeps only
+// those widths in the grid (`build/bench/rowwise out.csv grid cols=262144`).
 #include <warpkit/device/cross_entropy.cuh>
 #include <warpkit/device/norm.cuh>
 #include <warpkit/device/softmax.cuh>
@@ -106,6 +107,14 @@ template <typename T> static void cell(int ti, int op, Ctx* c, const Buffers& m,
             tb, copy, tb / copy);
 }
 
+static int g_gridCols[16], g_gridColsN = 0; // argv's cols=a,b,...: the grid's widths (none: all)
+
+static bool grid_wants_cols(int cols) {
+    for (int i = 0; i < g_gridColsN; ++i)
+        if (g_gridCols[i] == cols) return true;
+    return g_gridColsN == 0;
+}
+
 template <typename T> static void grid(int ti, Ctx* c, const Buffers& m) {
     const size_t n = (size_t)1 << 26;
     bench_fill_random((T*)m.a, n, 11 + ti, -4.f, 4.f);
@@ -113,9 +122,11 @@ template <typename T> static void grid(int ti, Ctx* c, const Buffers& m) {
     bench_fill_random((T*)m.w, 262144, 31 + ti, 0.5f, 1.5f);
     bench_fill_random((T*)m.bias, 262144, 41 + ti, -0.5f, 0.5f);
     for (int op = 0; op < kOps; ++op) {
-        for (int cols : kCols) cell<T>(ti, op, c, m, (long long)(n / cols), cols);
+        for (int cols : kCols)
+            if (grid_wants_cols(cols)) cell<T>(ti, op, c, m, (long long)(n / cols), cols);
         if (op == CeLoss || op == CeLossGrad)
-            for (int cols : kVocab) cell<T>(ti, op, c, m, (long long)(n / cols), cols);
+            for (int cols : kVocab)
+                if (grid_wants_cols(cols)) cell<T>(ti, op, c, m, (long long)(n / cols), cols);
         if (op == CeLossGrad) bench_fill_random((T*)m.b, n, 21 + ti, -1.f, 1.f); // the gradient overwrote dy
         bench_progress("%s %s done", kTypeName[ti], kOpName[op]);
     }
@@ -468,6 +479,10 @@ template <typename T> static void norm_cells(int ti, Ctx* c, const Buffers& m) {
 }
 
 int main(int argc, char** argv) {
+    for (int i = 2; i < argc; ++i)
+        if (strncmp(argv[i], "cols=", 5) == 0)
+            for (const char* p = argv[i] + 5; *p && g_gridColsN < 16; p = strchr(p, ',') ? strchr(p, ',') + 1 : "")
+                g_gridCols[g_gridColsN++] = atoi(p);
     bench_require_gpu();
     Ctx c{bench_csv(argc, argv, "build/bench/rowwise.csv",
                     "table,op,type,rows,cols,ms,bytes,tbps,copy_tbps,ratio_copy,peer_over_warpkit"),
