@@ -26,8 +26,8 @@
 // and the read only (sample/topk 0, cub-sort -1).
 // Few (only when named): the grid's cells of 1 and 8 rows with k {1, 8, 50, 256}, rowTopK and the
 // read only (the one-row latency target: <= 10 us).
-// Usage: build/bench/topk [out.csv] [grid] [many] [few] [short] [router] [ordered] [arg]   (tables to run; none named:
-// all but many and few)
+// Usage: build/bench/topk [out.csv] [grid] [many] [few] [short] [router] [ordered] [arg] [rows=N]   (tables to run;
+// none named: all but many and few; rows=N keeps only the many / few cells of N rows)
 #include "bench.cuh"
 #include <warpkit/device/topk.cuh>
 #include <cub/device/device_segmented_radix_sort.cuh>
@@ -217,6 +217,13 @@ template <typename T> void cell(FILE* csv, const char* tname, long long rows, in
 
 } // namespace
 
+/// Whether argv's rows=N (if any) names `rows`: the many and few tables then keep only those cells.
+static bool rows_wanted(int argc, char** argv, long long rows) {
+    for (int i = 2; i < argc; ++i)
+        if (strncmp(argv[i], "rows=", 5) == 0) return atoll(argv[i] + 5) == rows;
+    return true;
+}
+
 int main(int argc, char** argv) {
     bench_require_gpu();
     FILE* csv = bench_csv(argc, argv, "build/bench/topk.csv",
@@ -247,6 +254,7 @@ int main(int argc, char** argv) {
         for (int t = 0; t < 2; ++t)
             for (long long rows : {64LL, 512LL, 4096LL})
                 for (int cols : colsList) {
+                    if (!rows_wanted(argc, argv, rows)) continue;
                     bench_progress("many %s rows=%lld cols=%d", t ? "bf16" : "fp32", rows, cols);
                     if (t == 0) cell<float>(csv, "fp32", rows, cols, manyK, 4, ws, wsBytes, sink, &cub, false);
                     else cell<__nv_bfloat16>(csv, "bf16", rows, cols, manyK, 4, ws, wsBytes, sink, &cub, false);
@@ -258,6 +266,7 @@ int main(int argc, char** argv) {
         for (int t = 0; t < 2; ++t)
             for (long long rows : {1LL, 8LL})
                 for (int cols : colsList) {
+                    if (!rows_wanted(argc, argv, rows)) continue;
                     bench_progress("few %s rows=%lld cols=%d", t ? "bf16" : "fp32", rows, cols);
                     if (t == 0) cell<float>(csv, "fp32", rows, cols, fewK, 4, ws, wsBytes, sink, &cub, false);
                     else cell<__nv_bfloat16>(csv, "bf16", rows, cols, fewK, 4, ws, wsBytes, sink, &cub, false);
