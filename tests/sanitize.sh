@@ -54,22 +54,44 @@ runs() {
 # address and no finding, in 7 of 492 runs of device_softmax/concurrent (its cluster kernels);
 # the same test under the same load ran clean natively (184 of 184) and under memcheck (92 of 92),
 # and synccheck runs beside each other only ran clean (400 of 400).
+# Alone, synccheck reports the same "Missing wait" at clusterExchangeInit's arm when clusters run
+# in waves, a cluster starting on SMs whose blocks of an earlier cluster have exited
+# (device_norm/block_columns: 144 blocks of 16-block clusters; 3 of 3 runs). By reading, every
+# armed phase is waited on before its block exits. A test of the exchange alone in waves (branch
+# wk-sync's tests/cluster/waves.cu; H100, 2026-11-27) passes natively, and synccheck reports it
+# with the library's exchange and with variants that end with a cluster barrier or invalidate the
+# mbarrier before exit: the report follows the reuse of the SMs, not the protocol. The tool stops
+# the kernel at the report, so the test then fails on that launch's error. A synccheck run whose
+# every finding is that report counts as "known" below (printed, not passed; make test checks the
+# test's results natively); any other finding fails.
 start=$(date +%s)
 all=$(runs $tools)
 grep -v '^synccheck ' <<<"$all" | xargs -r -P "$jobs" -L 1 bash -c 'run_one "$@"' _
 grep '^synccheck ' <<<"$all" | xargs -r -P "$jobs" -L 1 bash -c 'run_one "$@"' _
 
-pass=0 fail=0
+# Whether a synccheck log holds only the known report above: each finding is a "Missing wait"
+# whose first device frame is clusterExchangeInit's, and each failed assertion is the illegal
+# address the tool leaves when it stops the kernel at that report.
+known_sync() {
+  local n m
+  n=$(grep -c 'Barrier error detected' "$1")
+  m=$(grep -A 6 'Barrier error detected. Missing wait' "$1" | grep -c 'Device Frame: .*clusterExchangeInit')
+  [ "$n" -gt 0 ] && [ "$n" -eq "$m" ] && ! grep -q 'Crashing: [1-9]' "$1" &&
+    [ "$(grep -c 'Assertion Failed' "$1")" -eq "$(grep -c 'an illegal memory access was encountered' "$1")" ]
+}
+pass=0 fail=0 known=0
 for log in "$out"/*.log; do
   [ -f "$log" ] || continue
   name=$(basename "$log" .log)
   rc=$(cat "${log%.log}.rc" 2>/dev/null || echo 1)
   summary=$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -n 1)
   if [ "$rc" -eq 0 ] && ! grep -q 'Failing: [1-9]\|Crashing: [1-9]' "$log"; then pass=$((pass + 1))
+  elif [[ $name == *.synccheck.* ]] && known_sync "$log"; then
+    known=$((known + 1)); echo "  KNOWN $name: $summary (clusterExchangeInit's arm, see tests/sanitize.sh)"
   else fail=$((fail + 1)); echo "  FAIL  $name (exit $rc): $summary"; grep -m 5 -E '=========|\[FAIL\]|\[ERR' "$log"; fi
 done
 echo "slowest runs:"
 for f in "$out"/*.time; do [ -f "$f" ] && echo "$(cat "$f") $(basename "$f" .time)"; done |
   sort -rn | head -n 5 | sed 's/^/  /'
-echo "sanitize: $pass passed, $fail failed ($tools; one run per tool and test; $(( $(date +%s) - start )) s)"
+echo "sanitize: $pass passed, $fail failed, $known known ($tools; one run per tool and test; $(( $(date +%s) - start )) s)"
 [ $fail -eq 0 ] && [ $pass -gt 0 ]
