@@ -261,6 +261,22 @@ WARPKIT_DEVICE int topkSelectCandidates(const unsigned long long* cand, int m, i
 /// instructions each), which beats the radix select's passes and barriers up to here.
 constexpr int kTopKRankMerge = kTopKThreads / 2;
 
+/// Rank by counting (stages 3 and 5, at most kTopKRankMerge keys): `rank` plus the number of
+/// keys[0 .. m) above `key` (the keys are distinct; empty slots, 0, count below every nonzero key).
+/// Unroll4: the loop unrolled by 4 (stage 3, a call a warp's buffer), else as the compiler chooses
+/// (stage 5; an unroll count of 4, 8 or 16 there changes its code). Each thread calls for its own
+/// key, alone (no barrier); the callers give every lane of a warp the same m.
+template <bool Unroll4>
+WARPKIT_DEVICE int topkCountAbove(const unsigned long long* keys, int m, unsigned long long key, int rank) {
+    if (Unroll4) {
+#pragma unroll 4
+        for (int j = 0; j < m; ++j) rank += keys[j] > key ? 1 : 0;
+    } else {
+        for (int j = 0; j < m; ++j) rank += keys[j] > key ? 1 : 0;
+    }
+    return rank;
+}
+
 /// Stage 3 with at most kTopKRankMerge kept keys (total, the warps' kept keys): thread t takes kept
 /// key t and counts the kept keys above it, its rank (the keys are distinct); the keys of rank < k
 /// go to s.merge.sel.keys[rank], ranked already. Returns min(k, total). Every thread of the block
@@ -273,12 +289,7 @@ WARPKIT_DEVICE int topkRankMerge(TopKFilterShared& s, int total, int k) {
         int w = 0, i = t;
         while (i >= s.kept[w]) i -= s.kept[w++];
         key = s.warp[w].keys[i];
-        for (int v = 0; v < kTopKFilterWarps; ++v) {
-            const unsigned long long* keys = s.warp[v].keys;
-            const int m = s.kept[v];
-#pragma unroll 4
-            for (int j = 0; j < m; ++j) rank += keys[j] > key ? 1 : 0;
-        }
+        for (int v = 0; v < kTopKFilterWarps; ++v) rank = topkCountAbove<true>(s.warp[v].keys, s.kept[v], key, rank);
     }
     __syncthreads(); // the buffers are read before the selected keys (their union) are written
     if (t < total && rank < k) s.merge.sel.keys[rank] = key;
@@ -296,10 +307,8 @@ WARPKIT_DEVICE int topkRankSlices(const unsigned long long* cand, int m, int k, 
     if (t < m) s.merge.stage[t] = key;
     // its barriers order the stage's writes before the reads
     const unsigned nonzero = blockReduceSum<kTopKThreads>(key != 0ull ? 1u : 0u);
-    int rank = 0;
-    if (key != 0ull)
-        for (int j = 0; j < m; ++j) rank += s.merge.stage[j] > key ? 1 : 0; // empty slots (0) rank below
-    if (key != 0ull && rank < k) s.merge.sel.keys[rank] = key;              // sel.keys and stage are apart
+    const int rank = key != 0ull ? topkCountAbove<false>(s.merge.stage, m, key, 0) : 0;
+    if (key != 0ull && rank < k) s.merge.sel.keys[rank] = key; // sel.keys and stage are apart
     __syncthreads();
     return (int)(nonzero < (unsigned)k ? nonzero : (unsigned)k);
 }
@@ -365,8 +374,7 @@ WARPKIT_DEVICE int topkBoundSlices(const unsigned long long* cand, int slices, i
     if (!ranked) return topkSelectCandidates(s.merge.stage, n, k, s, true);
     if (t < n) { // the same trip count in every lane
         const unsigned long long key = s.merge.stage[t];
-        int rank = 0;
-        for (int i = 0; i < n; ++i) rank += s.merge.stage[i] > key ? 1 : 0;
+        const int rank = topkCountAbove<false>(s.merge.stage, n, key, 0);
         if (rank < k) s.merge.sel.keys[rank] = key;
     }
     __syncthreads();
