@@ -152,3 +152,52 @@ wkt::Status topkMerge(const at::Tensor& gv, const at::Tensor& gi, bool largest, 
                       const at::Tensor& indices);
 wkt::Status sampleMerge(const at::Tensor& gv, const at::Tensor& gi, double temperature, double topP, double minP,
                         int64_t seed, int64_t offset, const at::Tensor& seedOffset, const at::Tensor& out);
+
+// The per-dtype launches behind those bindings (A: float, at::Half or at::BFloat16; B: a 16-bit
+// residual's beside a float32 x). Each binding checks its arguments, takes the device guard and
+// dispatches on the dtype; <family>_launch.cuh defines its family's launches and
+// <family>_f32.cu, _f16.cu and _bf16.cu instantiate them, one dtype a translation unit, so that
+// the extension's parallel build waits on no file holding every dtype's kernels.
+#define WKT_INSTANTIATE(fn, ...) template decltype(fn<__VA_ARGS__>) fn<__VA_ARGS__>;
+template <typename A> wkt::Status softmaxForwardAs(const at::Tensor& x, const at::Tensor& y, bool log);
+template <typename A>
+wkt::Status softmaxBackwardAs(const at::Tensor& y, const at::Tensor& dy, const at::Tensor& dx, bool log);
+template <typename A> wkt::Status normForwardAs(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b,
+                                                double eps, const at::Tensor& y, const at::Tensor& mean,
+                                                const at::Tensor& rstd, bool rms);
+template <typename A> wkt::Status normBackwardAs(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& w,
+                                                 const at::Tensor& mean, const at::Tensor& rstd, const at::Tensor& dres,
+                                                 const at::Tensor& dx, const at::Tensor& dw, const at::Tensor& db,
+                                                 bool rms);
+template <typename B>
+wkt::Status normBackwardNarrowAs(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& w, const at::Tensor& mean,
+                                 const at::Tensor& rstd, const at::Tensor& dres, const at::Tensor& dx,
+                                 const at::Tensor& dr, const at::Tensor& dw, const at::Tensor& db, bool rms);
+template <typename A, typename B>
+wkt::Status normAddForwardAs(const at::Tensor& x, const at::Tensor& r, const at::Tensor& w, const at::Tensor& b,
+                             double eps, const at::Tensor& h, const at::Tensor& y, const at::Tensor& mean,
+                             const at::Tensor& rstd, bool rms);
+template <typename A>
+wkt::Status topkAs(const at::Tensor& x, int64_t k, bool largest, const at::Tensor& values, const at::Tensor& indices);
+template <typename A> wkt::Status sampleAs(const at::Tensor& logits, double temperature, int64_t topK, double topP,
+                                           double minP, int64_t seed, int64_t offset, const at::Tensor& seedOffset,
+                                           const at::Tensor& out);
+template <typename A> wkt::Status segmentSoftmaxAs(const at::Tensor& x, const at::Tensor& dy, const at::Tensor& offsets,
+                                                   bool log, const at::Tensor& out);
+template <typename A>
+wkt::Status segmentReduceAs(const at::Tensor& x, const at::Tensor& offsets, int64_t op, const at::Tensor& out);
+template <typename A>
+wkt::Status shardStatsAs(const at::Tensor& x, const at::Tensor& target, int64_t shardBegin, const at::Tensor& stats);
+template <typename A>
+wkt::Status shardSoftmaxApplyAs(const at::Tensor& x, const at::Tensor& stats, bool log, const at::Tensor& y);
+template <typename A> wkt::Status shardCrossEntropyFinishAs(const at::Tensor& logits, const at::Tensor& target,
+                                                            const at::Tensor& stats, int64_t shardBegin, int64_t vocab,
+                                                            int64_t ignoreIndex, const at::Tensor& loss,
+                                                            const at::Tensor& grad);
+template <typename A> wkt::Status shardTopKAs(const at::Tensor& x, int64_t k, bool largest, int64_t shardBegin,
+                                              const at::Tensor& values, const at::Tensor& indices);
+template <typename A> wkt::Status topkMergeAs(const at::Tensor& gv, const at::Tensor& gi, bool largest,
+                                              const at::Tensor& values, const at::Tensor& indices);
+template <typename A> wkt::Status sampleMergeAs(const at::Tensor& gv, const at::Tensor& gi, double temperature,
+                                                double topP, double minP, int64_t seed, int64_t offset,
+                                                const at::Tensor& seedOffset, const at::Tensor& out);

@@ -5,12 +5,9 @@
 // forms (warpkit::rowAddLayerNorm / rowAddRmsNorm, device/add_norm.cuh: h = x + r written too;
 // rowLayerNormBackwardAdd / rowRmsNormBackwardAdd: h's gradient added into dx). The add forms take
 // a residual r of float16 / bfloat16 beside a float32 x (autocast's residual stream) without a cast:
-// h = x + r in float32, and the backward writes r's gradient in r's dtype too (dr).
+// h = x + r in float32, and the backward writes r's gradient in r's dtype too (dr). The launches
+// are norm_launch.cuh's, one file a dtype.
 #include "common.h"
-
-#include <warpkit/device/add_norm.cuh>
-#include <warpkit/device/norm.cuh>
-#include <warpkit/device/norm_backward.cuh>
 
 namespace {
 
@@ -48,18 +45,8 @@ wkt::Status normForward(const at::Tensor& x, const at::Tensor& w, const at::Tens
     WKT_REQUIRE(x.sizes() == y.sizes() && x.scalar_type() == y.scalar_type(), "out must match x");
     WKT_REQUIRE(vectorOk(w, x) && vectorOk(b, x), "weight and bias must be contiguous vectors of a row, x's dtype");
     WKT_REQUIRE(statsOk(mean, x) && statsOk(rstd, x), "mean and rstd must be float32 vectors of a value a row");
-    return wkt::forRows(x, [&](auto tag, long long rows, int cols) {
-        using A = decltype(tag);
-        if (rms)
-            return wkt::cudaStatus(warpkit::rowRmsNorm(wkt::ptr<A>(x), wkt::ptr<A>(y), rows, cols, wkt::ptr<A>(w),
-                                                       (float)eps, wkt::fptr(rstd), wkt::ld(x), wkt::ld(y),
-                                                       wkt::stream()),
-                                   "rowRmsNorm");
-        return wkt::cudaStatus(warpkit::rowLayerNorm(wkt::ptr<A>(x), wkt::ptr<A>(y), rows, cols, wkt::ptr<A>(w),
-                                                     wkt::ptr<A>(b), (float)eps, wkt::fptr(mean), wkt::fptr(rstd),
-                                                     wkt::ld(x), wkt::ld(y), wkt::stream()),
-                               "rowLayerNorm");
-    });
+    return wkt::forRows(
+        x, [&](auto tag, long long, int) { return normForwardAs<decltype(tag)>(x, w, b, eps, y, mean, rstd, rms); });
 }
 
 namespace {
@@ -85,51 +72,12 @@ wkt::Status normBackwardRes(const at::Tensor& dy, const at::Tensor& x, const at:
                 "weight and its gradients must be contiguous vectors of a row, x's dtype");
     WKT_REQUIRE(statsOk(mean, x) && statsOk(rstd, x) && wkt::given(rstd) && (rms || wkt::given(mean)),
                 "mean and rstd must be the forward's float32 statistics");
-    if (mixed) {
-        const long long rows = x.size(0);
-        const int cols = (int)x.size(1);
+    if (mixed)
         return forNarrow(x, dr, [&](auto tag) {
-            using B = decltype(tag);
-            return wkt::withWorkspace(x, "rowLayerNormBackwardAdd", [&](void* ws, size_t* bytes) {
-                if (rms)
-                    return warpkit::rowRmsNormBackwardAdd(
-                        wkt::ptr<float>(dy), wkt::ptr<float>(x), wkt::ptr<float>(w), wkt::fptr(rstd),
-                        wkt::ptr<float>(dres), wkt::ptr<float>(dx), wkt::ptr<B>(dr), wkt::ptr<float>(dw), rows, cols,
-                        wkt::ld(dy), wkt::ld(x), wkt::ld(dres), wkt::ld(dx), wkt::ld(dr), ws, bytes, wkt::stream());
-                return warpkit::rowLayerNormBackwardAdd(
-                    wkt::ptr<float>(dy), wkt::ptr<float>(x), wkt::ptr<float>(w), wkt::fptr(mean), wkt::fptr(rstd),
-                    wkt::ptr<float>(dres), wkt::ptr<float>(dx), wkt::ptr<B>(dr), wkt::ptr<float>(dw),
-                    wkt::ptr<float>(db), rows, cols, wkt::ld(dy), wkt::ld(x), wkt::ld(dres), wkt::ld(dx), wkt::ld(dr),
-                    ws, bytes, wkt::stream());
-            });
+            return normBackwardNarrowAs<decltype(tag)>(dy, x, w, mean, rstd, dres, dx, dr, dw, db, rms);
         });
-    }
-    return wkt::forRows(x, [&](auto tag, long long rows, int cols) {
-        using A = decltype(tag);
-        const auto* r = res ? wkt::ptr<A>(dres) : nullptr;
-        const long long ldr = res ? wkt::ld(dres) : 0;
-        if (rms)
-            return wkt::withWorkspace(x, "rowRmsNormBackward", [&](void* ws, size_t* bytes) {
-                if (res)
-                    return warpkit::rowRmsNormBackwardAdd(wkt::ptr<A>(dy), wkt::ptr<A>(x), wkt::ptr<A>(w),
-                                                          wkt::fptr(rstd), r, wkt::ptr<A>(dx), wkt::ptr<A>(dw), rows,
-                                                          cols, wkt::ld(dy), wkt::ld(x), ldr, wkt::ld(dx), ws, bytes,
-                                                          wkt::stream());
-                return warpkit::rowRmsNormBackward(wkt::ptr<A>(dy), wkt::ptr<A>(x), wkt::ptr<A>(w), wkt::fptr(rstd),
-                                                   wkt::ptr<A>(dx), wkt::ptr<A>(dw), rows, cols, wkt::ld(dy),
-                                                   wkt::ld(x), wkt::ld(dx), ws, bytes, wkt::stream());
-            });
-        return wkt::withWorkspace(x, "rowLayerNormBackward", [&](void* ws, size_t* bytes) {
-            if (res)
-                return warpkit::rowLayerNormBackwardAdd(wkt::ptr<A>(dy), wkt::ptr<A>(x), wkt::ptr<A>(w),
-                                                        wkt::fptr(mean), wkt::fptr(rstd), r, wkt::ptr<A>(dx),
-                                                        wkt::ptr<A>(dw), wkt::ptr<A>(db), rows, cols, wkt::ld(dy),
-                                                        wkt::ld(x), ldr, wkt::ld(dx), ws, bytes, wkt::stream());
-            return warpkit::rowLayerNormBackward(wkt::ptr<A>(dy), wkt::ptr<A>(x), wkt::ptr<A>(w), wkt::fptr(mean),
-                                                 wkt::fptr(rstd), wkt::ptr<A>(dx), wkt::ptr<A>(dw), wkt::ptr<A>(db),
-                                                 rows, cols, wkt::ld(dy), wkt::ld(x), wkt::ld(dx), ws, bytes,
-                                                 wkt::stream());
-        });
+    return wkt::forRows(x, [&](auto tag, long long, int) {
+        return normBackwardAs<decltype(tag)>(dy, x, w, mean, rstd, dres, dx, dw, db, rms);
     });
 }
 
@@ -153,37 +101,13 @@ wkt::Status normAddForward(const at::Tensor& x, const at::Tensor& r, const at::T
                 "residual and the outputs must match x (the residual: x's dtype, or 16-bit beside float32)");
     WKT_REQUIRE(vectorOk(w, x) && vectorOk(b, x), "weight and bias must be contiguous vectors of a row, x's dtype");
     WKT_REQUIRE(statsOk(mean, x) && statsOk(rstd, x), "mean and rstd must be float32 vectors of a value a row");
-    if (r.scalar_type() != x.scalar_type()) {
-        const long long rows = x.size(0);
-        const int cols = (int)x.size(1);
+    if (r.scalar_type() != x.scalar_type())
         return forNarrow(x, r, [&](auto tag) {
-            using B = decltype(tag);
-            if (rms)
-                return wkt::cudaStatus(warpkit::rowAddRmsNorm(wkt::ptr<float>(x), wkt::ptr<B>(r), wkt::ptr<float>(h),
-                                                              wkt::ptr<float>(y), rows, cols, wkt::ptr<float>(w),
-                                                              (float)eps, wkt::fptr(rstd), wkt::ld(x), wkt::ld(r),
-                                                              wkt::ld(h), wkt::ld(y), wkt::stream()),
-                                       "rowAddRmsNorm");
-            return wkt::cudaStatus(warpkit::rowAddLayerNorm(
-                                       wkt::ptr<float>(x), wkt::ptr<B>(r), wkt::ptr<float>(h), wkt::ptr<float>(y), rows,
-                                       cols, wkt::ptr<float>(w), wkt::ptr<float>(b), (float)eps, wkt::fptr(mean),
-                                       wkt::fptr(rstd), wkt::ld(x), wkt::ld(r), wkt::ld(h), wkt::ld(y), wkt::stream()),
-                                   "rowAddLayerNorm");
+            return normAddForwardAs<float, decltype(tag)>(x, r, w, b, eps, h, y, mean, rstd, rms);
         });
-    }
-    return wkt::forRows(x, [&](auto tag, long long rows, int cols) {
+    return wkt::forRows(x, [&](auto tag, long long, int) {
         using A = decltype(tag);
-        if (rms)
-            return wkt::cudaStatus(warpkit::rowAddRmsNorm(wkt::ptr<A>(x), wkt::ptr<A>(r), wkt::ptr<A>(h),
-                                                          wkt::ptr<A>(y), rows, cols, wkt::ptr<A>(w), (float)eps,
-                                                          wkt::fptr(rstd), wkt::ld(x), wkt::ld(r), wkt::ld(h),
-                                                          wkt::ld(y), wkt::stream()),
-                                   "rowAddRmsNorm");
-        return wkt::cudaStatus(warpkit::rowAddLayerNorm(wkt::ptr<A>(x), wkt::ptr<A>(r), wkt::ptr<A>(h), wkt::ptr<A>(y),
-                                                        rows, cols, wkt::ptr<A>(w), wkt::ptr<A>(b), (float)eps,
-                                                        wkt::fptr(mean), wkt::fptr(rstd), wkt::ld(x), wkt::ld(r),
-                                                        wkt::ld(h), wkt::ld(y), wkt::stream()),
-                               "rowAddLayerNorm");
+        return normAddForwardAs<A, A>(x, r, w, b, eps, h, y, mean, rstd, rms);
     });
 }
 

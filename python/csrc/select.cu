@@ -1,9 +1,7 @@
 // Selection over the rows of a 2-D tensor: the k largest or smallest (warpkit::rowTopK; k = 1:
 // rowArgMax / rowArgMin, the same answer) and a sampled column (rowSample), device/topk.cuh, CUB's
-// two-call workspace rule.
+// two-call workspace rule. The launches are select_launch.cuh's, one file a dtype.
 #include "common.h"
-
-#include <warpkit/device/topk.cuh>
 
 /// values (optional), indices (int64): rows x k, contiguous: each row's k largest (or smallest),
 /// ranked.
@@ -18,20 +16,8 @@ wkt::Status topk(const at::Tensor& x, int64_t k, bool largest, const at::Tensor&
     if (x.size(0) == 0 || k == 0) return wkt::ok();
     WKT_REQUIRE(k >= 1 && k <= x.size(1), "k out of range for the row length");
     const c10::cuda::CUDAGuard guard(x.device());
-    return wkt::dispatch(x.scalar_type(), [&](auto tag) {
-        using A = decltype(tag);
-        auto* i = static_cast<long long*>(indices.data_ptr());
-        if (k == 1) // one read a row on the row family's runner, no workspace
-            return wkt::cudaStatus(largest ? warpkit::rowArgMax(wkt::ptr<A>(x), wkt::ptr<A>(values), i, x.size(0),
-                                                                (int)x.size(1), wkt::ld(x), wkt::stream())
-                                           : warpkit::rowArgMin(wkt::ptr<A>(x), wkt::ptr<A>(values), i, x.size(0),
-                                                                (int)x.size(1), wkt::ld(x), wkt::stream()),
-                                   largest ? "rowArgMax" : "rowArgMin");
-        return wkt::withWorkspace(x, "rowTopK", [&](void* ws, size_t* bytes) {
-            return warpkit::rowTopK(wkt::ptr<A>(x), wkt::ptr<A>(values), i, x.size(0), (int)x.size(1), (int)k, largest,
-                                    wkt::ld(x), ws, bytes, wkt::stream());
-        });
-    });
+    return wkt::dispatch(x.scalar_type(),
+                         [&](auto tag) { return topkAs<decltype(tag)>(x, k, largest, values, indices); });
 }
 
 /// out[r] (int64) = a column of row r drawn from softmax(logits / temperature) restricted by top-k,
@@ -41,23 +27,9 @@ wkt::Status sample(const at::Tensor& logits, double temperature, int64_t topK, d
                    int64_t offset, const at::Tensor& seedOffset, const at::Tensor& out) {
     WKT_REQUIRE(wkt::rowsOk(logits), "logits must be a CUDA row matrix with a unit element stride");
     WKT_TRY(wkt::samplerArgsOk(out, logits.size(0), seedOffset));
-    const bool byPointer = wkt::given(seedOffset);
     if (logits.size(0) == 0) return wkt::ok();
     const c10::cuda::CUDAGuard guard(logits.device());
     return wkt::dispatch(logits.scalar_type(), [&](auto tag) {
-        using A = decltype(tag);
-        auto* o = static_cast<long long*>(out.data_ptr());
-        const auto* so = byPointer ? static_cast<const unsigned long long*>(seedOffset.data_ptr()) : nullptr;
-        const long long rows = logits.size(0);
-        const int cols = (int)logits.size(1);
-        return wkt::withWorkspace(logits, "rowSample", [&](void* ws, size_t* bytes) {
-            if (byPointer)
-                return warpkit::rowSample(wkt::ptr<A>(logits), o, rows, cols, (float)temperature, (int)topK,
-                                          (float)topP, (float)minP, so, so + 1, wkt::ld(logits), ws, bytes,
-                                          wkt::stream());
-            return warpkit::rowSample(wkt::ptr<A>(logits), o, rows, cols, (float)temperature, (int)topK, (float)topP,
-                                      (float)minP, (unsigned long long)seed, (unsigned long long)offset,
-                                      wkt::ld(logits), ws, bytes, wkt::stream());
-        });
+        return sampleAs<decltype(tag)>(logits, temperature, topK, topP, minP, seed, offset, seedOffset, out);
     });
 }

@@ -3,7 +3,8 @@
 // Statistics are float32 tensors of shape [rows, 2] ({max, sum}) or [rows, 3] ({max, sum,
 // target logit}), [ranks, rows, k] when gathered. The split top-k and sampler: each shard's rows x k
 // candidates with global columns out (rowTopKShard), the gathered [ranks, rows, k] merged into the
-// whole rows' top k (rowTopKMerge) or one drawn token a row (rowSampleMerge).
+// whole rows' top k (rowTopKMerge) or one drawn token a row (rowSampleMerge). The launches of the
+// dtype-templated calls are sharded_launch.cuh's, one file a dtype.
 #include "common.h"
 
 #include <warpkit/device/sharded.cuh>
@@ -26,17 +27,8 @@ wkt::Status shardStats(const at::Tensor& x, const at::Tensor& target, int64_t sh
     WKT_REQUIRE(statsOk(stats, x.size(0), ce ? 3 : 2) && stats.dim() == 2, "stats must be float32 [rows, 2 or 3]");
     WKT_REQUIRE(!ce || wkt::targetsOk(target, x.size(0)),
                 "target must be a contiguous int64 CUDA vector of a class a row");
-    return wkt::forRows(x, [&](auto tag, long long rows, int cols) {
-        using A = decltype(tag);
-        if (!ce)
-            return wkt::cudaStatus(warpkit::rowSoftmaxStats(wkt::ptr<A>(x), (warpkit::SoftmaxState*)stats.data_ptr(),
-                                                            rows, cols, wkt::ld(x), wkt::stream()),
-                                   "rowSoftmaxStats");
-        return wkt::cudaStatus(
-            warpkit::rowSoftmaxStats(wkt::ptr<A>(x), (const long long*)target.data_ptr(), (long long)shardBegin,
-                                     (warpkit::RowShardStats*)stats.data_ptr(), rows, cols, wkt::ld(x), wkt::stream()),
-            "rowSoftmaxStats");
-    });
+    return wkt::forRows(
+        x, [&](auto tag, long long, int) { return shardStatsAs<decltype(tag)>(x, target, shardBegin, stats); });
 }
 
 /// stats [rows, k] = the merge of gathered [ranks, rows, k] in rank order (k = 2 or 3).
@@ -67,14 +59,8 @@ wkt::Status shardSoftmaxApply(const at::Tensor& x, const at::Tensor& stats, bool
     WKT_REQUIRE(wkt::rowsOk(x), "x must be a CUDA row matrix with a unit element stride");
     WKT_REQUIRE(statsOk(stats, x.size(0), 2) && stats.dim() == 2, "stats must be float32 [rows, 2]");
     WKT_REQUIRE(wkt::rowsOk(y) && y.sizes() == x.sizes() && y.scalar_type() == x.scalar_type(), "y must match x");
-    return wkt::forRows(x, [&](auto tag, long long rows, int cols) {
-        using A = decltype(tag);
-        return wkt::cudaStatus(warpkit::rowSoftmaxApply(wkt::ptr<A>(x), wkt::ptr<A>(y),
-                                                        (const warpkit::SoftmaxState*)stats.data_ptr(), rows, cols,
-                                                        log ? warpkit::SoftmaxLog : warpkit::SoftmaxPlain, wkt::ld(x),
-                                                        wkt::ld(y), wkt::stream()),
-                               "rowSoftmaxApply");
-    });
+    return wkt::forRows(x,
+                        [&](auto tag, long long, int) { return shardSoftmaxApplyAs<decltype(tag)>(x, stats, log, y); });
 }
 
 /// loss [rows] of the whole rows and grad (the shard's gradient, gradScale 1) from merged
@@ -90,14 +76,9 @@ wkt::Status shardCrossEntropyFinish(const at::Tensor& logits, const at::Tensor& 
     WKT_REQUIRE(wkt::rowsOk(grad) && grad.sizes() == logits.sizes() && grad.scalar_type() == logits.scalar_type(),
                 "grad must match logits");
     WKT_REQUIRE(shardBegin >= 0 && shardBegin + logits.size(1) <= vocab, "the shard must lie inside [0, vocab)");
-    return wkt::forRows(logits, [&](auto tag, long long rows, int cols) {
-        using A = decltype(tag);
-        return wkt::cudaStatus(
-            warpkit::rowCrossEntropyFinish(wkt::ptr<A>(logits), (const long long*)target.data_ptr(),
-                                           (const warpkit::RowShardStats*)stats.data_ptr(), wkt::fptr(loss),
-                                           wkt::ptr<A>(grad), rows, cols, (long long)shardBegin, (long long)vocab,
-                                           (long long)ignoreIndex, 1.0f, wkt::ld(logits), wkt::ld(grad), wkt::stream()),
-            "rowCrossEntropyFinish");
+    return wkt::forRows(logits, [&](auto tag, long long, int) {
+        return shardCrossEntropyFinishAs<decltype(tag)>(logits, target, stats, shardBegin, vocab, ignoreIndex, loss,
+                                                        grad);
     });
 }
 
@@ -116,12 +97,7 @@ wkt::Status shardTopK(const at::Tensor& x, int64_t k, bool largest, int64_t shar
     if (x.size(0) == 0) return wkt::ok();
     const c10::cuda::CUDAGuard guard(x.device());
     return wkt::dispatch(x.scalar_type(), [&](auto tag) {
-        using A = decltype(tag);
-        return wkt::withWorkspace(x, "rowTopKShard", [&](void* ws, size_t* bytes) {
-            return warpkit::rowTopKShard(wkt::ptr<A>(x), wkt::ptr<A>(values), (long long*)indices.data_ptr(), x.size(0),
-                                         (int)x.size(1), (int)k, largest, (long long)shardBegin, wkt::ld(x), ws, bytes,
-                                         wkt::stream());
-        });
+        return shardTopKAs<decltype(tag)>(x, k, largest, shardBegin, values, indices);
     });
 }
 
@@ -146,14 +122,8 @@ wkt::Status topkMerge(const at::Tensor& gv, const at::Tensor& gi, bool largest, 
                 "values and indices must be contiguous [rows, k] (values of the gathered dtype, indices int64)");
     if (gv.size(1) == 0) return wkt::ok();
     const c10::cuda::CUDAGuard guard(gv.device());
-    return wkt::dispatch(gv.scalar_type(), [&](auto tag) {
-        using A = decltype(tag);
-        return wkt::cudaStatus(warpkit::rowTopKMerge(wkt::ptr<A>(gv), (const long long*)gi.data_ptr(),
-                                                     wkt::ptr<A>(values), (long long*)indices.data_ptr(),
-                                                     (int)gv.size(0), gv.size(1), (int)gv.size(2), largest,
-                                                     wkt::stream()),
-                               "rowTopKMerge");
-    });
+    return wkt::dispatch(gv.scalar_type(),
+                         [&](auto tag) { return topkMergeAs<decltype(tag)>(gv, gi, largest, values, indices); });
 }
 
 /// out[r] (int64) = the token rowSample(whole row r, topK = k, ...) draws, from the gathered shard
@@ -162,23 +132,9 @@ wkt::Status sampleMerge(const at::Tensor& gv, const at::Tensor& gi, double tempe
                         int64_t seed, int64_t offset, const at::Tensor& seedOffset, const at::Tensor& out) {
     WKT_REQUIRE(gatheredOk(gv, gi), "gathered values and indices must be contiguous [ranks, rows, k], indices int64");
     WKT_TRY(wkt::samplerArgsOk(out, gv.size(1), seedOffset));
-    const bool byPointer = wkt::given(seedOffset);
     if (gv.size(1) == 0) return wkt::ok();
     const c10::cuda::CUDAGuard guard(gv.device());
     return wkt::dispatch(gv.scalar_type(), [&](auto tag) {
-        using A = decltype(tag);
-        auto* o = static_cast<long long*>(out.data_ptr());
-        const auto* i = (const long long*)gi.data_ptr();
-        const int ranks = (int)gv.size(0), k = (int)gv.size(2);
-        const auto* so = byPointer ? static_cast<const unsigned long long*>(seedOffset.data_ptr()) : nullptr;
-        if (byPointer)
-            return wkt::cudaStatus(warpkit::rowSampleMerge(wkt::ptr<A>(gv), i, o, ranks, gv.size(1), k,
-                                                           (float)temperature, (float)topP, (float)minP, so, so + 1,
-                                                           wkt::stream()),
-                                   "rowSampleMerge");
-        return wkt::cudaStatus(warpkit::rowSampleMerge(wkt::ptr<A>(gv), i, o, ranks, gv.size(1), k, (float)temperature,
-                                                       (float)topP, (float)minP, (unsigned long long)seed,
-                                                       (unsigned long long)offset, wkt::stream()),
-                               "rowSampleMerge");
+        return sampleMergeAs<decltype(tag)>(gv, gi, temperature, topP, minP, seed, offset, seedOffset, out);
     });
 }

@@ -1,0 +1,4 @@
+// softmax.cu's float16 launches (softmax_launch.cuh).
+#include "softmax_launch.cuh"
+
+WKT_SOFTMAX_LAUNCHES(at::Half)
