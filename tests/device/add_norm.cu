@@ -105,6 +105,8 @@ static int add_case(const char* what, const AddCase& c0, uint64_t seed, const Ro
     float* dsRef = wk_alloc<float>(ns);
     wk_poison(dm, ns);
     wk_poison(ds, ns);
+    wk_poison(dmRef, ns); // the reference writes entries 1 .. rows (RMSNorm: none of dmRef)
+    wk_poison(dsRef, ns);
     const T* w = c.useW ? dw + c.offW : nullptr;
     const T* b = c.useB && !c.rms ? db + c.offB : nullptr;
     float* mp = c.stats && !c.rms ? dm + 1 : nullptr;

@@ -644,6 +644,7 @@ template <typename T> static int nb_alignment(void) {
             T* dwb = wk_alloc<T>(2 * (size_t)cols + 2);
             float* m = wk_alloc<float>(rows);
             float* rs = wk_alloc<float>(rows);
+            wk_poison(dx, n + 1), wk_poison(dwb, 2 * (size_t)cols + 2); // downloaded whole, gaps included
             wk_upload(dy + off, hdy.data(), n), wk_upload(x + off, hx.data(), n), wk_upload(w + off, hw.data(), cols);
             wk_upload(m, hm.data(), rows), wk_upload(rs, hr.data(), rows);
             size_t bytes = 0;

@@ -834,6 +834,8 @@ template <typename T> static void direct_same_bits(const std::vector<T>& hx, int
     auto* darg = wk_alloc<warpkit::ValueIndex<T>>(copies);
     long long *db = wk_alloc<long long>(copies), *de = wk_alloc<long long>(copies), *dcsr = wk_alloc<long long>(2);
     wk_poison(din, items);
+    wk_poison(dout, copies);
+    wk_poison(darg, copies); // downloaded whole: ValueIndex's padding bytes are never written
     wk_upload(din + shift, hx.data(), len);
     const std::vector<long long> b(copies, shift), e(copies, shift + len);
     const long long csr[2] = {shift, shift + len};
