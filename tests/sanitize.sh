@@ -59,11 +59,12 @@ runs() {
 # (device_norm/block_columns: 144 blocks of 16-block clusters; 3 of 3 runs). By reading, every
 # armed phase is waited on before its block exits. A test of the exchange alone in waves (branch
 # wk-sync's tests/cluster/waves.cu; H100, 2026-11-27) passes natively, and synccheck reports it
-# with the library's exchange and with variants that end with a cluster barrier or invalidate the
-# mbarrier before exit: the report follows the reuse of the SMs, not the protocol. The tool stops
-# the kernel at the report, so the test then fails on that launch's error. A synccheck run whose
-# every finding is that report counts as "known" below (printed, not passed; make test checks the
-# test's results natively); any other finding fails.
+# with the library's exchange and with variants that end with a cluster barrier, invalidate the
+# mbarrier before exit or arrive with release semantics; arming after the cluster wait instead
+# drew the second form above. The report follows the reuse of the SMs, not the protocol. The tool
+# stops the kernel at the report, so the test then fails on that launch's error. A synccheck run
+# whose every finding is that report counts as "known" below (printed, not passed; make test
+# checks the test's results natively); any other finding fails.
 start=$(date +%s)
 all=$(runs $tools)
 grep -v '^synccheck ' <<<"$all" | xargs -r -P "$jobs" -L 1 bash -c 'run_one "$@"' _
