@@ -190,6 +190,15 @@ static inline bool bench_wants(int argc, char** argv, const char* table) {
     return false;
 }
 
+/// The value of argv's `name=value` option after the CSV path (`rows=64`: "64"), or NULL; options
+/// select cells within the tables bench_wants picks.
+static inline const char* bench_option(int argc, char** argv, const char* name) {
+    const size_t n = strlen(name);
+    for (int i = 2; i < argc; ++i)
+        if (strncmp(argv[i], name, n) == 0 && argv[i][n] == '=') return argv[i] + n + 1;
+    return NULL;
+}
+
 /// Exit cleanly (status 0) when there is no GPU to time.
 static inline void bench_require_gpu(void) {
     int n = 0;

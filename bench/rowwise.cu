@@ -479,10 +479,11 @@ template <typename T> static void norm_cells(int ti, Ctx* c, const Buffers& m) {
 }
 
 int main(int argc, char** argv) {
-    for (int i = 2; i < argc; ++i)
-        if (strncmp(argv[i], "cols=", 5) == 0)
-            for (const char* p = argv[i] + 5; *p && g_gridColsN < 16; p = strchr(p, ',') ? strchr(p, ',') + 1 : "")
-                g_gridCols[g_gridColsN++] = atoi(p);
+    if (const char* p = bench_option(argc, argv, "cols"))
+        for (; g_gridColsN < 16; ++p) {
+            g_gridCols[g_gridColsN++] = atoi(p);
+            if ((p = strchr(p, ',')) == NULL) break;
+        }
     bench_require_gpu();
     Ctx c{bench_csv(argc, argv, "build/bench/rowwise.csv",
                     "table,op,type,rows,cols,ms,bytes,tbps,copy_tbps,ratio_copy,peer_over_warpkit"),

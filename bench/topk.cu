@@ -217,12 +217,8 @@ template <typename T> void cell(FILE* csv, const char* tname, long long rows, in
 
 } // namespace
 
-/// Whether argv's rows=N (if any) names `rows`: the many and few tables then keep only those cells.
-static bool rows_wanted(int argc, char** argv, long long rows) {
-    for (int i = 2; i < argc; ++i)
-        if (strncmp(argv[i], "rows=", 5) == 0) return atoll(argv[i] + 5) == rows;
-    return true;
-}
+/// Whether the rows=N option (rowsOpt, NULL when not given) keeps the many / few cells of `rows`.
+static bool rows_wanted(const char* rowsOpt, long long rows) { return rowsOpt == NULL || atoll(rowsOpt) == rows; }
 
 int main(int argc, char** argv) {
     bench_require_gpu();
@@ -254,7 +250,7 @@ int main(int argc, char** argv) {
         for (int t = 0; t < 2; ++t)
             for (long long rows : {64LL, 512LL, 4096LL})
                 for (int cols : colsList) {
-                    if (!rows_wanted(argc, argv, rows)) continue;
+                    if (!rows_wanted(bench_option(argc, argv, "rows"), rows)) continue;
                     bench_progress("many %s rows=%lld cols=%d", t ? "bf16" : "fp32", rows, cols);
                     if (t == 0) cell<float>(csv, "fp32", rows, cols, manyK, 4, ws, wsBytes, sink, &cub, false);
                     else cell<__nv_bfloat16>(csv, "bf16", rows, cols, manyK, 4, ws, wsBytes, sink, &cub, false);
@@ -266,7 +262,7 @@ int main(int argc, char** argv) {
         for (int t = 0; t < 2; ++t)
             for (long long rows : {1LL, 8LL})
                 for (int cols : colsList) {
-                    if (!rows_wanted(argc, argv, rows)) continue;
+                    if (!rows_wanted(bench_option(argc, argv, "rows"), rows)) continue;
                     bench_progress("few %s rows=%lld cols=%d", t ? "bf16" : "fp32", rows, cols);
                     if (t == 0) cell<float>(csv, "fp32", rows, cols, fewK, 4, ws, wsBytes, sink, &cub, false);
                     else cell<__nv_bfloat16>(csv, "bf16", rows, cols, fewK, 4, ws, wsBytes, sink, &cub, false);
