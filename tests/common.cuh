@@ -2,7 +2,8 @@
 //  - WK_REQUIRE_GPU(): skip the test with "no CUDA device" where there is none.
 //  - WK_CUDA(call): fail the test on any CUDA error; WK_LAUNCHED(): check the last launch.
 //  - wk_rng: seeded splitmix64 (seed from WARPKIT_SEED, default fixed), printed on failure.
-//  - wk_alloc / wk_upload / wk_download / wk_poison: device buffers; poison is 0xA5 bytes.
+//  - wk_alloc / wk_upload / wk_download / wk_poison / wk_workspace: device buffers; poison is 0xA5
+//    bytes, a workspace 0x5C bytes.
 //  - wk_to_double / wk_from_double: element conversions for the double-precision references.
 //  - wk_close: NaN matches NaN, inf matches the same inf, else |got - want| <= tol * (1 + |want|).
 //  - wk_quick(): true under WARPKIT_QUICK=1 (make sanitize), for smaller sweeps; wk_thin(i, k):
@@ -126,6 +127,15 @@ template <typename T> static inline void wk_upload(T* dst, const T* src, size_t 
 }
 template <typename T> static inline void wk_download(T* dst, const T* src, size_t n) {
     WK_CUDA(cudaMemcpy(dst, src, n * sizeof(T), cudaMemcpyDeviceToHost));
+}
+/// A device call's workspace of `bytes` bytes, filled with 0x5C bytes: a workspace may hold
+/// anything on entry (docs/design.md), and reading it is then defined for compute-sanitizer's
+/// initcheck (the arrival words read their old content by design: device/reduce.cuh).
+static inline void* wk_workspace(size_t bytes) {
+    void* w = wk_alloc<char>(bytes);
+    WK_CUDA(cudaMemset(w, 0x5C, bytes ? bytes : 1));
+    WK_CUDA(cudaDeviceSynchronize());
+    return w;
 }
 /// Fill with 0xA5 bytes: a value no correct output holds (a small negative float, a large negative
 /// int), so an element the kernel failed to write shows up as a mismatch.

@@ -441,7 +441,7 @@ template <typename T> static int sst_gather(const T* dx, long long rows, long lo
                                       &bytes));
         most = bytes > most ? bytes : most;
     }
-    char* ws = wk_alloc<char>(most);
+    char* ws = (char*)wk_workspace(most);
     for (int s = 0; s < n; ++s) {
         bytes = most;
         WK_CUDA(warpkit::rowTopKShard(dx + cut[s], g.v + s * nk, g.i + s * nk, rows, cut[s + 1] - cut[s], k, largest,
@@ -515,7 +515,7 @@ template <typename T> static int sst_case(wk_rng* r, long long rows, int cols, i
     // top-k: the merge of the shards against rowTopK of the whole rows; values bitwise, indices.
     size_t bytes = 0;
     WK_CUDA(warpkit::rowTopK(dx + off, wv, wi, rows, cols, k, largest, ld, nullptr, &bytes));
-    char* ws = wk_alloc<char>(bytes);
+    char* ws = (char*)wk_workspace(bytes);
     WK_CUDA(warpkit::rowTopK(dx + off, wv, wi, rows, cols, k, largest, ld, ws, &bytes));
     wk_poison(mv, nk);
     wk_poison(mi, nk);
@@ -553,7 +553,7 @@ template <typename T> static int sst_case(wk_rng* r, long long rows, int cols, i
     std::vector<long long> hs(rows), hm(rows);
     bytes = 0;
     WK_CUDA(warpkit::rowSample(dx + off, ts, rows, cols, 1.f, k, 1.f, 0.f, 1ull, 0ull, ld, nullptr, &bytes));
-    char* ws2 = wk_alloc<char>(bytes);
+    char* ws2 = (char*)wk_workspace(bytes);
     for (int c8 = 0; c8 < 8 && bad < 3; ++c8)
         for (int sd = 0; sd < (wk_quick() ? 3 : 8) && bad < 3; ++sd) {
             const float T_ = set[c8][0], P = set[c8][1], M = set[c8][2];

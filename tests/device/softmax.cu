@@ -256,6 +256,7 @@ template <typename T> static int sm_few_long(void) {
             T* dx = wk_alloc<T>(n);
             T* dy = wk_alloc<T>(n);
             wk_upload(dx, hx.data(), n);
+            wk_poison(dy, n); // dy[0 .. off) is downloaded too
             WK_CUDA(warpkit::rowSoftmax(dx + off, dy + off, rows, c, (SoftmaxKind)kind, c, c));
             WK_CUDA(cudaDeviceSynchronize());
             wk_download(hy.data(), dy, n);

@@ -163,8 +163,7 @@ template <typename T, typename Idx> void runCase(wk_rng* rng, Shape s, int off, 
     wk_poison(i2, outN);
     size_t bytes = 0;
     WK_CUDA(warpkit::rowTopK(dx + off, v1, i1, s.rows, s.cols, s.k, largest, ld, nullptr, &bytes));
-    void* ws = wk_alloc<char>(bytes);
-    WK_CUDA(cudaMemset(ws, 0x5c, bytes));
+    void* ws = wk_workspace(bytes);
     WK_CUDA(warpkit::rowTopK(dx + off, v1, i1, s.rows, s.cols, s.k, largest, ld, ws, &bytes));
     WK_CUDA(warpkit::rowTopK(dx + off, v2, i2, s.rows, s.cols, s.k, largest, ld));
     WK_LAUNCHED();
@@ -419,7 +418,7 @@ Test(device_topk, argmax_argmin) {
             wk_poison(vmax, rows);
             size_t bytes = 0;
             WK_CUDA(warpkit::rowArgMax(dx, vmax, imax, rows, cols, cols, nullptr, &bytes));
-            void* ws = wk_alloc<char>(bytes);
+            void* ws = wk_workspace(bytes);
             WK_CUDA(warpkit::rowArgMax(dx, vmax, imax, rows, cols, cols, ws, &bytes));
             WK_CUDA(warpkit::rowArgMin(dx, (float*)nullptr, imin, rows, cols, cols));
             WK_LAUNCHED();
@@ -491,7 +490,7 @@ template <typename T, typename Idx> int argAgainstTopK(wk_rng* rng) {
             else WK_CUDA(warpkit::rowArgMin(dx + s.off, v, i, s.rows, s.cols, s.ld));
             size_t bytes = 0; // the workspace form: without one, rowTopK's k = 1 takes T0 (this kernel) where A2 holds
             WK_CUDA(warpkit::rowTopK(dx + s.off, tv, ti, s.rows, s.cols, 1, largest, s.ld, nullptr, &bytes));
-            void* ws = wk_alloc<char>(bytes);
+            void* ws = wk_workspace(bytes);
             WK_CUDA(warpkit::rowTopK(dx + s.off, tv, ti, s.rows, s.cols, 1, largest, s.ld, ws, &bytes));
             WK_LAUNCHED();
             WK_CUDA(cudaFree(ws));
@@ -744,7 +743,7 @@ Test(device_topk, two_streams_same_bits) {
             long long* idx = wk_alloc<long long>(rows * k);
             size_t bytes = 0;
             WK_CUDA(warpkit::rowTopK(dx, (__nv_bfloat16*)nullptr, idx, rows, cols, k, true, cols, nullptr, &bytes, st));
-            void* ws = wk_alloc<char>(bytes);
+            void* ws = wk_workspace(bytes);
             if (run) WK_CUDA(warpkit::rowTopK(dx, (__nv_bfloat16*)nullptr, idx, rows, cols, k, true, cols, st));
             else WK_CUDA(warpkit::rowTopK(dx, (__nv_bfloat16*)nullptr, idx, rows, cols, k, true, cols, ws, &bytes, st));
             WK_CUDA(cudaStreamSynchronize(st));
@@ -804,7 +803,7 @@ Test(device_topk, split_workspace_states) {
             WK_CUDA(warpkit::rowTopK(dx, (float*)nullptr, out[0], b.rows, b.cols, b.k, true, b.cols, nullptr, &bb));
             cr_assert(ba > 16 && bb > 16, "rows=%lld cols=%d k=%d: no split (%zu bytes)", a.rows, a.cols, a.k, ba);
             const size_t bytes = ba > bb ? ba : bb;
-            void* ws = wk_alloc<char>(bytes);
+            void* ws = wk_workspace(bytes);
             WK_CUDA(cudaMemset(ws, fills[f], bytes));
             for (auto& o : out) wk_poison(o, outN);
             WK_CUDA(cudaDeviceSynchronize()); // st does not wait for the legacy stream
@@ -870,7 +869,7 @@ Test(device_topk, bad_arguments) {
     wk_poison(idx, 100);
     size_t bytes = 0;
     WK_CUDA(warpkit::rowTopK(dx, v, idx, 2, 50, 5, true, 50, nullptr, &bytes));
-    void* ws = wk_alloc<char>(bytes);
+    void* ws = wk_workspace(bytes);
     const cudaError_t inv = cudaErrorInvalidValue;
     cr_assert(warpkit::rowTopK(dx, v, idx, 2, 50, 51, true, 50) == inv, "k > cols");
     cr_assert(warpkit::rowTopK(dx, v, idx, 2, 50, 0, true, 50) == inv, "k = 0");
@@ -907,7 +906,7 @@ template <typename T> void maskCase(wk_rng* rng, long long rows, int cols, int k
     if (!inPlace) wk_poison(dy, (size_t)(rows * ldy));
     size_t bytes = 0;
     WK_CUDA(warpkit::rowTopKMask(dx, dy, rows, cols, k, ld, ldy, nullptr, &bytes));
-    void* ws = wk_alloc<char>(bytes);
+    void* ws = wk_workspace(bytes);
     WK_CUDA(warpkit::rowTopKMask(dx, dy, rows, cols, k, ld, ldy, ws, &bytes));
     WK_LAUNCHED();
     std::vector<T> got((size_t)(rows * ldy));
@@ -988,7 +987,7 @@ std::vector<long long> drawCounts(const std::vector<float>& l, long long rows, f
     wk_poison(out, rows);
     size_t bytes = 0;
     WK_CUDA(warpkit::rowSample(dx, out, rows, cols, T, topK, topP, minP, seed, offset, cols, nullptr, &bytes));
-    void* ws = wk_alloc<char>(bytes);
+    void* ws = wk_workspace(bytes);
     WK_CUDA(warpkit::rowSample(dx, out, rows, cols, T, topK, topP, minP, seed, offset, cols, ws, &bytes));
     WK_LAUNCHED();
     tokens->resize(rows);
@@ -1060,7 +1059,7 @@ Test(device_topk, sample_argmax_and_replay) {
     wk_upload(dseed, so, 2);
     size_t bytes = 0;
     WK_CUDA(warpkit::rowSample(dx, out, rows, cols, 1.f, 1000, 0.95f, 0.f, 1234ull, 99ull, cols, nullptr, &bytes));
-    void* ws = wk_alloc<char>(bytes);
+    void* ws = wk_workspace(bytes);
     WK_CUDA(warpkit::rowArgMax(dx, (float*)nullptr, am, rows, cols, cols));
     std::vector<long long> a(rows), g(rows), g2(rows);
     // temperature 0 and a tiny temperature give the argmax
@@ -1102,7 +1101,7 @@ Test(device_topk, sample_bad_arguments) {
     wk_poison(out, 4);
     size_t bytes = 0;
     WK_CUDA(warpkit::rowSample(dx, out, 2, 50, 1.f, 10, 0.9f, 0.f, 1ull, 0ull, 50, nullptr, &bytes));
-    void* ws = wk_alloc<char>(bytes);
+    void* ws = wk_workspace(bytes);
     const cudaError_t inv = cudaErrorInvalidValue;
     cr_assert(warpkit::rowSample(dx, out, 2, 50, -1.f, 10, 0.9f, 0.f, 1ull, 0ull, 50, ws, &bytes) == inv, "T < 0");
     cr_assert(warpkit::rowSample(dx, out, 2, 50, NAN, 10, 0.9f, 0.f, 1ull, 0ull, 50, ws, &bytes) == inv, "T NaN");
@@ -1136,8 +1135,8 @@ Test(device_topk, sample_graph_replay) {
     unsigned long long* so = wk_alloc<unsigned long long>(2);
     size_t bytes = 0;
     WK_CUDA(warpkit::rowSample(dx, out, rows, cols, 1.f, 50, 0.95f, 0.f, so, so + 1, cols, nullptr, &bytes));
-    void* ws = wk_alloc<char>(bytes);
-    void* ws2 = wk_alloc<char>(bytes);
+    void* ws = wk_workspace(bytes);
+    void* ws2 = wk_workspace(bytes);
     cudaStream_t st;
     WK_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
     cudaGraph_t graph;
@@ -1187,7 +1186,7 @@ Test(device_topk, sample_special_rows) {
     int* out = wk_alloc<int>(rows);
     size_t bytes = 0;
     WK_CUDA(warpkit::rowSample(dx, out, rows, cols, 1.f, 0, 1.f, 0.f, 5ull, 0ull, cols, nullptr, &bytes));
-    void* ws = wk_alloc<char>(bytes);
+    void* ws = wk_workspace(bytes);
     for (unsigned long long offset = 0; offset < 20; ++offset) {
         wk_poison(out, rows);
         WK_CUDA(warpkit::rowSample(dx, out, rows, cols, 1.f, 0, 1.f, 0.f, 5ull, offset, cols, ws, &bytes));

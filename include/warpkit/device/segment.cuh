@@ -39,7 +39,9 @@
 // G5 and G7: CSR offsets, one head, a reduction or the softmax), on the clipped offsets
 // (segment_flat.cuh, segment_flat_softmax.cuh), or, for the
 // softmax's block and slice tiers, also on x's address modulo 16 bytes at the segment
-// (segment_block.cuh, segment_slice.cuh), never on the device, the grid or which block ran first.
+// (segment_block.cuh, segment_slice.cuh), and for the softmax of 2, 4 or 8 heads on whether x is
+// aligned to a row's bytes (at most 16: segment_heads.cuh); never on y's address, the device, the
+// grid or which block ran first.
 // No float atomics are used.
 //
 // Conventions (docs/design.md). Host; returns cudaError_t; asynchronous on `stream`; allocates
@@ -218,7 +220,7 @@ inline cudaError_t segmentLaunch(const A& a, SegOffsets<O> off, long long segmen
         if (longs) WARPKIT_TRY(cudaMemsetAsync(list.counter, 0, 6 * sizeof(unsigned long long), stream));
         bool byRows = false; // rule G8: stage 1 by segments, a row a vector (segment_heads.cuh)
         if constexpr (SegRegSoftmax<A>::value) {
-            byRows = p.byRows && segHeadsAligned(a.x, a.y, heads);
+            byRows = p.byRows && segHeadsAligned(a.x, heads);
             if (byRows)
                 WARPKIT_TRY(segmentHeadsLaunch<BT>(a, off, segments, heads, items, p.longRows, p.chunkRows,
                                                    p.sliceGroup, list, stream));

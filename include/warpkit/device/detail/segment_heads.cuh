@@ -1,6 +1,7 @@
 // warpkit/device/detail/segment_heads.cuh: the softmax's stage 1 for 2, 4 or 8 heads (plan rule
-// G8), in place of the group kernel (segment_kernels.cuh) when x and y are aligned to a row's
-// vector access. Internal: include warpkit/device/segment.cuh.
+// G8), in place of the group kernel (segment_kernels.cuh) when x is aligned to a row's vector
+// access (y at any alignment: its rows are then stored element by element). Internal: include
+// warpkit/device/segment.cuh.
 //
 // The group kernel takes (segment, head) pairs: a pair's rows are heads elements apart, so a lane
 // loads 4 or 2 bytes of every 16 or more, and a step of 32 pairs holds 32 / heads segments. This
@@ -51,11 +52,11 @@ template <typename T, int H> struct SegHeadsRow {
 };
 
 /// Whether the heads kernel runs a softmax of T with `heads` heads: 2, 4 or 8 heads of 2- or
-/// 4-byte values, x and y both aligned to a row's chunk (SegHeadsRow). Host.
-template <typename T> inline bool segHeadsAligned(const T* x, const T* y, int heads) {
+/// 4-byte values, x aligned to a row's chunk (SegHeadsRow). y's alignment does not enter, so that
+/// the kernel, and with it the result's bits, never depends on where the output lies. Host.
+template <typename T> inline bool segHeadsAligned(const T* x, int heads) {
     const size_t chunk = heads * sizeof(T) >= 16 ? 16 : heads * sizeof(T);
-    return (heads == 2 || heads == 4 || heads == 8) && (sizeof(T) == 2 || sizeof(T) == 4) && ((size_t)x % chunk) == 0 &&
-           ((size_t)y % chunk) == 0;
+    return (heads == 2 || heads == 4 || heads == 8) && (sizeof(T) == 2 || sizeof(T) == 4) && ((size_t)x % chunk) == 0;
 }
 
 /// Row p's H values as floats (p aligned to the row's chunk).
@@ -69,9 +70,16 @@ template <typename T, int H> WARPKIT_DEVICE void segHeadsLoad(const T* p, float*
     for (int h = 0; h < H; ++h) v[h] = Arith<T>::to_acc(t[h]);
 }
 
-/// Stores H floats as row p's values (p aligned to the row's chunk).
+/// Stores H floats as row p's values: a vector store a chunk where p is aligned to the row's chunk,
+/// else element by element (every row of y has the same alignment, so the branch is uniform), the
+/// same values either way.
 template <typename T, int H> WARPKIT_DEVICE void segHeadsStore(T* p, const float* v) {
     using R = SegHeadsRow<T, H>;
+    if ((reinterpret_cast<size_t>(p) & (size_t)(R::chunk - 1)) != 0) {
+#pragma unroll
+        for (int h = 0; h < H; ++h) p[h] = Arith<T>::from_acc(v[h]);
+        return;
+    }
     typename R::C c[R::chunks];
     T* t = reinterpret_cast<T*>(c);
 #pragma unroll
