@@ -4,7 +4,8 @@
 # Each (tool, test) pair runs as its own process, WARPKIT_SANITIZE_JOBS at a time (default: the
 # CPU count): one uses a small part of a GPU and, under racecheck, can take minutes, so the
 # slowest single test, not the slowest binary, bounds the wall time. The device tests (the
-# longest) start first; the synccheck runs come after all the others (see below).
+# longest) start first; the synccheck runs come after all the others (see below). The runs are
+# spread over every visible GPU (gpus, below).
 # WARPKIT_SANITIZE_TOOLS picks tools (default: all four), and WARPKIT_SANITIZE_ONLY (an extended
 # regex on "binary.tool.test", e.g. 'device_norm\.racecheck') picks runs.
 # WARPKIT_SANITIZE_OUT (default BUILD/sanitize) is where the logs go: give each concurrent run its own.
@@ -21,20 +22,28 @@ rm -rf "$out"; mkdir -p "$out"
 
 # "suite/test" filters of a Criterion binary, from its --list tree.
 list_tests() { "$1" --list 2>/dev/null | awk '/: [0-9]+ tests?$/ {s = $1; sub(":$", "", s); next} {print s "/" $NF}'; }
-# One run: tool, binary, filter; writes $out/<binary>.<tool>.<test>.log and .rc.
+# The GPUs the runs are spread over (CUDA_VISIBLE_DEVICES's list, else every GPU nvidia-smi lists):
+# a tool's run i puts GPU i % count first, where a test's work goes, and keeps the others visible
+# after it for the two-GPU tests. The synccheck runs still meet only each other on any GPU (below).
+gpus=${CUDA_VISIBLE_DEVICES:-$(nvidia-smi --query-gpu=index --format=csv,noheader | paste -sd, -)}
+[ -n "$gpus" ] || gpus=0
+# One run: its number, tool, binary, filter; writes $out/<binary>.<tool>.<test>.log and .rc.
 run_one() {
-  local tool=$1 bin=$2 filter=$3 extra="" log t0
+  local i=$1 tool=$2 bin=$3 filter=$4 extra="" log t0 d k vis
+  IFS=, read -ra d <<<"$gpus"
+  k=$((i % ${#d[@]}))
+  vis=$(IFS=,; v=("${d[@]:k}" "${d[@]:0:k}"); echo "${v[*]}")
   log="$out/$(echo "${bin#"$BUILD"/tests/}" | tr / _).$tool.${filter#*/}"
   [ "$tool" = memcheck ] && extra="--leak-check full"
   t0=$(date +%s)
   # racecheck, by far the slowest tool, runs the thinned sweeps (tests/common.cuh, wk_thin).
-  WARPKIT_QUICK=$([ "$tool" = racecheck ] && echo 2 || echo 1) "$CS" --tool "$tool" $extra --error-exitcode 99 \
+  CUDA_VISIBLE_DEVICES=$vis WARPKIT_QUICK=$([ "$tool" = racecheck ] && echo 2 || echo 1) "$CS" --tool "$tool" $extra --error-exitcode 99 \
     --require-cuda-init no --target-processes all \
     "$bin" -S -j1 --filter "$filter" > "$log.log" 2>&1
   echo $? > "$log.rc"
   echo $(( $(date +%s) - t0 )) > "$log.time"
 }
-export -f run_one; export CS BUILD out
+export -f run_one; export CS BUILD out gpus
 
 ordered=$(printf '%s\n' "$@" | grep '/device/'; printf '%s\n' "$@" | grep -v '/device/')
 # The runs of the given tools, one "tool binary test" line each.
@@ -68,8 +77,8 @@ runs() {
 # checks the test's results natively); any other finding fails.
 start=$(date +%s)
 all=$(runs $tools)
-grep -v '^synccheck ' <<<"$all" | xargs -r -P "$jobs" -L 1 bash -c 'run_one "$@"' _
-grep '^synccheck ' <<<"$all" | xargs -r -P "$jobs" -L 1 bash -c 'run_one "$@"' _
+grep -v '^synccheck ' <<<"$all" | awk 'NF {print c[$1]++, $0}' | xargs -r -P "$jobs" -L 1 bash -c 'run_one "$@"' _
+grep '^synccheck ' <<<"$all" | awk 'NF {print c[$1]++, $0}' | xargs -r -P "$jobs" -L 1 bash -c 'run_one "$@"' _
 
 # Whether a synccheck log holds only the known report above: each finding is a "Missing wait"
 # whose first device frame is clusterExchangeInit's, and each failed assertion is the launch error
