@@ -222,6 +222,7 @@ static bool rows_wanted(const char* rowsOpt, long long rows) { return rowsOpt ==
 
 int main(int argc, char** argv) {
     bench_require_gpu();
+    const char* rowsOpt = bench_option(argc, argv, "rows"); // rows=N: the many / few cells of N rows
     FILE* csv = bench_csv(argc, argv, "build/bench/topk.csv",
                           "type,rows,cols,k,topk_us,read_us,read_over_topk,sample_us,cub_sort_us,rule");
     const long long rowsList[] = {1, 8, 64, 512, 4096};
@@ -250,7 +251,7 @@ int main(int argc, char** argv) {
         for (int t = 0; t < 2; ++t)
             for (long long rows : {64LL, 512LL, 4096LL})
                 for (int cols : colsList) {
-                    if (!rows_wanted(bench_option(argc, argv, "rows"), rows)) continue;
+                    if (!rows_wanted(rowsOpt, rows)) continue;
                     bench_progress("many %s rows=%lld cols=%d", t ? "bf16" : "fp32", rows, cols);
                     if (t == 0) cell<float>(csv, "fp32", rows, cols, manyK, 4, ws, wsBytes, sink, &cub, false);
                     else cell<__nv_bfloat16>(csv, "bf16", rows, cols, manyK, 4, ws, wsBytes, sink, &cub, false);
@@ -262,7 +263,7 @@ int main(int argc, char** argv) {
         for (int t = 0; t < 2; ++t)
             for (long long rows : {1LL, 8LL})
                 for (int cols : colsList) {
-                    if (!rows_wanted(bench_option(argc, argv, "rows"), rows)) continue;
+                    if (!rows_wanted(rowsOpt, rows)) continue;
                     bench_progress("few %s rows=%lld cols=%d", t ? "bf16" : "fp32", rows, cols);
                     if (t == 0) cell<float>(csv, "fp32", rows, cols, fewK, 4, ws, wsBytes, sink, &cub, false);
                     else cell<__nv_bfloat16>(csv, "bf16", rows, cols, fewK, 4, ws, wsBytes, sink, &cub, false);

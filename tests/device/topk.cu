@@ -803,7 +803,7 @@ Test(device_topk, split_workspace_states) {
             WK_CUDA(warpkit::rowTopK(dx, (float*)nullptr, out[0], b.rows, b.cols, b.k, true, b.cols, nullptr, &bb));
             cr_assert(ba > 16 && bb > 16, "rows=%lld cols=%d k=%d: no split (%zu bytes)", a.rows, a.cols, a.k, ba);
             const size_t bytes = ba > bb ? ba : bb;
-            void* ws = wk_workspace(bytes);
+            void* ws = wk_alloc<char>(bytes);
             WK_CUDA(cudaMemset(ws, fills[f], bytes));
             for (auto& o : out) wk_poison(o, outN);
             WK_CUDA(cudaDeviceSynchronize()); // st does not wait for the legacy stream

@@ -22,10 +22,7 @@ struct SumSquares {
 
 template <typename Call> static void* workspace(Call call, size_t* bytes) {
     WK_CUDA(call(nullptr, bytes));
-    void* w = NULL;
-    WK_CUDA(cudaMalloc(&w, *bytes));
-    WK_CUDA(cudaMemset(w, 0x5c, *bytes));
-    return w;
+    return wk_workspace(*bytes);
 }
 
 Test(transform_reduce, sum_of_squares_and_dot) {
