@@ -48,7 +48,8 @@
 // pairs of offsets it reads and its split points, and one that finds them out of order sets a flag
 // in the workspace (cleared by stage 0). Stage 2 then does every segment again by a warp each
 // (lanes strided, warpTree), so decreasing or overlapping CSR offsets give each segment's own
-// result, in a fixed order.
+// result, in a fixed order. A flagged tile's writes to shared memory are discarded, but still
+// each slot has one writer (flatEnds), so no offsets make a race.
 #pragma once
 
 #include "segment_flat_stage.cuh"

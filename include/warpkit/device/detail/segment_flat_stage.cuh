@@ -192,6 +192,17 @@ WARPKIT_DEVICE void flatMark(unsigned word, unsigned bit, bool p) {
                  "r"(bit), "r"((unsigned)p)
                  : "memory");
 }
+/// When p: as flatMark, by an atomic that returns the word before it; returns whether this thread
+/// set the bit (it was clear), so of the threads that mark one bit of a tile exactly one gets true
+/// (not p: false). The one writer of a slot kept by the marked element (flatEnds).
+WARPKIT_DEVICE bool flatMarkFirst(unsigned word, unsigned bit, bool p) {
+    unsigned old = bit; // not p: as if already set
+    asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %3, 0;\n\t@q atom.shared.or.b32 %0, [%1], %2;\n\t}"
+                 : "+r"(old)
+                 : "r"(word), "r"(bit), "r"((unsigned)p)
+                 : "memory");
+    return (old & bit) == 0u;
+}
 /// When p: the 16-bit v to the shared slot at CTA address `at` (predicated, as flatMark).
 WARPKIT_DEVICE void flatStoreSlot(unsigned at, unsigned v, bool p) {
     asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %2, 0;\n\t@q st.shared.u16 [%0], %1;\n\t}" ::"r"(at),
@@ -207,9 +218,12 @@ WARPKIT_DEVICE void flatStoreSlot(unsigned at, unsigned v, bool p) {
 /// an empty one, written then with the results in one coalesced pass, or kFlatNone for one with
 /// nothing to write from the tile: the head, or an end at the tile's start). No barrier: returns ok
 /// and whether this thread's pairs are in order (b <= e, each end inside the tile); flatOpen ANDs
-/// that over the block. Offsets out of order may write marks and slots twice (two segments sharing
-/// an end), but then the tile is flagged, its marks cleared and nothing it staged is read, and stage
-/// 2 writes every segment again after it; every index written stays inside its array.
+/// that over the block. Every shared slot has one writer for any offsets: a staged slot is by j; a
+/// slot by element is written only by the thread whose atomic set its mark (flatMarkFirst), as two
+/// nonempty segments can share an end only where the offsets go back (in a tile that passes, the
+/// clipped offsets rise over all its pairs, and each segment begins at the end before it). A tile
+/// out of order is flagged, its marks cleared and nothing it staged is read, and stage 2 writes
+/// every segment again after it; every index written stays inside its array.
 template <int K, typename A, typename O>
 WARPKIT_DEVICE bool flatEnds(const A& a, const O (&v)[K + 1], long long s0, int nS, int base, long long lo,
                              long long hi, long long x0, int nX, bool ok, unsigned char* marks, unsigned short* segAt) {
@@ -225,17 +239,24 @@ WARPKIT_DEVICE bool flatEnds(const A& a, const O (&v)[K + 1], long long s0, int 
     // itself the compiler moves each load to its pair's writes, a round trip a pair)
     asm volatile("" : "+r"(good)::"memory");
     const unsigned words = smemAddr(marks), slots = SegFlatStaged<A>::value ? smemAddr(segAt) : 0u;
+    constexpr bool byEnd = !SegFlatStaged<A>::value && !A::kTwoPass; // segAt by element (softmax: ranks)
 #pragma unroll
     for (int u = 0; u < K; ++u) {
         const int j = j0 + u, b = r[u], e = r[u + 1];
         const bool in = j < nS, ends = in & (b < e) & ((unsigned)(e - 1) < (unsigned)nX);
-        flatMark(words + 4u * (unsigned)((e - 1) >> 5), 1u << ((e - 1) & 31), ends);
-        if constexpr (SegFlatStaged<A>::value) {
-            const unsigned at = b == e ? kFlatEmpty : ends && b >= 0 ? e - 1 : kFlatNone;
-            flatStoreSlot(slots + 2u * (unsigned)j, at, in);
-        } else if (in) {
-            if (b == e) a.empty(s0 + j);
-            if (ends && !A::kTwoPass) segAt[flatSegPad(e - 1)] = (unsigned short)j; // softmax: ranks
+        const unsigned word = words + 4u * (unsigned)((e - 1) >> 5), bit = 1u << ((e - 1) & 31);
+        if constexpr (byEnd) { // the slot by its mark's first setter: one writer, whatever the offsets
+            const bool first = flatMarkFirst(word, bit, ends);
+            if (in && b == e) a.empty(s0 + j);
+            if (first) segAt[flatSegPad(e - 1)] = (unsigned short)j;
+        } else {
+            flatMark(word, bit, ends);
+            if constexpr (SegFlatStaged<A>::value) {
+                const unsigned at = b == e ? kFlatEmpty : ends && b >= 0 ? e - 1 : kFlatNone;
+                flatStoreSlot(slots + 2u * (unsigned)j, at, in);
+            } else if (in && b == e) {
+                a.empty(s0 + j);
+            }
         }
     }
     return good != 0u;
