@@ -1494,7 +1494,7 @@ Test(device_segment, mean1_misaligned_and_all_empty) {
 /// The flat pass (plan rule G5: a reduction over CSR offsets with a mean length of at most 64):
 /// segments spanning tiles (4096 path items) and blocks among runs of thousands of empty ones, at
 /// every misalignment, int and long long offsets, NaN and inf; offsets that go back (the pass
-/// detects them and redoes every segment by a warp).
+/// detects them and redoes every segment by a warp), also two nonempty segments with one end.
 Test(device_segment, flat_spanning_tiles_and_going_back) {
     WK_REQUIRE_GPU();
     wk_rng r = wk_rng_make(0xf1a7);
@@ -1520,6 +1520,18 @@ Test(device_segment, flat_spanning_tiles_and_going_back) {
     for (size_t i = 1000; i < back.size(); i += 7919) back[i] = back[i] > 300 ? back[i] - 300 : 0;
     back[back.size() / 2] = items + 5; // past items: clipped
     reduce_case<float>(back, items, false, 1, true, &r, "flat, offsets going back");
+    // a nonempty segment repeated just after itself (offsets b, e, b, e): two segments of a tile end
+    // at one element, whose slot (16-bit values keep it by element) has one writer (racecheck)
+    std::vector<long long> dup = off;
+    for (size_t i = 500; i + 3 < dup.size(); i += 5003)
+        if (off[i] > off[i - 1]) {
+            dup[i + 1] = off[i - 1];
+            dup[i + 2] = off[i];
+        }
+    cr_assert(
+        warpkit::detail::segmentPlan(warpkit::detail::SegReduce, 2, 1, (long long)dup.size() - 1, items, true).flat,
+        "the flat pass is not chosen for 16-bit values");
+    reduce_case<__half>(dup, items, true, 3, true, &r, "flat half, a segment repeated");
 }
 
 /// The flat pass alone (segmentFlatLaunch) of an fp32 sum over CSR offsets `off`, whose rows
