@@ -11,7 +11,7 @@
 //                Dependent Launch), poisoned workspace: the direct call's bits, copies right after it too.
 //   finish:      the final sum's kernel alone (N5), bit for bit against the host's float additions in
 //                its order: every lane count, parts past the plan's, -0 / NaN / inf partials.
-//   workspace:   the size query, 0 bytes without dw and db, too small a workspace refused; a
+//   workspace:   the size query, 1 byte (never 0) without dw and db, too small a workspace refused; a
 //                workspace holding another call's split-path sums, flagged ready (they are cleared).
 //   wide:        few rows of 64K columns (rows 1, 2, 255, 256, 257; cols 65535..65537): the one-pass
 //                split kernel's exchange of row sums, and the two kernels for unaligned rows.
@@ -140,7 +140,7 @@ template <typename T, typename R = T> static int nb_case(const char* what, const
     // A workspace for dw / db's partials, and for the split path's row sums (unaligned rows past 4096 columns).
     const bool wantSums =
         (pdw != nullptr || pdb != nullptr || c.cols > warpkit::detail::kNbMaxColsElem) && c.rows > 0 && c.cols > 0;
-    if ((bytes == 0) == wantSums)
+    if (bytes == 0 || (bytes > 1) != wantSums) // never 0: the two-call pattern must not allocate a null workspace
         cr_log_error("%s: workspace %zu bytes for %s", what, bytes, wantSums ? "sums" : "none"), ++bad;
     unsigned char* ws = wk_alloc<unsigned char>(bytes + c.offWs);
     wk_poison(ws, bytes + c.offWs);
@@ -731,9 +731,10 @@ Test(device_norm_backward, bad_args) {
     size_t need = 0;
     WK_CUDA(warpkit::rowLayerNormBackward(a, a, a, a, a, o, o + 64, o + 128, 4, 8, nullptr, &need));
     cr_expect(need > 0, "a workspace for dw and db");
+    // Without dw and db: 1 byte, never 0 (an allocation of 0 bytes may be null, and the call a second query).
     size_t none = 7;
     WK_CUDA(warpkit::rowLayerNormBackward(a, a, a, a, a, o, (float*)nullptr, (float*)nullptr, 4, 8, nullptr, &none));
-    cr_expect(none == 0, "no workspace without dw and db: %zu", none);
+    cr_expect(none == 1, "1 byte without dw and db: %zu", none);
     // RMSNorm's dw alone needs less than LayerNorm's dw and db: each call gets one byte less than its own need.
     size_t needRms = 0;
     WK_CUDA(warpkit::rowRmsNormBackward(a, a, a, a, o, o + 64, 4, 8, nullptr, &needRms));
@@ -821,24 +822,30 @@ Test(device_norm_backward, bad_args) {
                   k, cudaGetErrorString(e1), cudaGetErrorString(e2));
     }
     cudaFree(dr16);
-    // cols = 0: nothing to write (null pointers too), no workspace.
+    // cols = 0: nothing to write (null pointers too), a workspace of 1 byte.
     size_t zero = 5;
     cr_expect(warpkit::rowLayerNormBackward<float>(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
                                                    nullptr, 4, 0, nullptr, &zero) == cudaSuccess &&
-                  zero == 0,
-              "cols 0 query: success, 0 bytes");
+                  zero == 1,
+              "cols 0 query: success, 1 byte (%zu)", zero);
     cr_expect(warpkit::rowLayerNormBackward(a, a, a, a, a, o, o + 64, o + 128, 4, 0, ws, &big) == cudaSuccess,
               "cols 0: no-op");
     cr_expect(warpkit::rowRmsNormBackward(a, a, a, a, o, o + 64, 4, 0, ws, &big) == cudaSuccess, "cols 0: no-op");
     WK_LAUNCHED();
     wk_download(got.data(), o, n);
     cr_expect(memcmp(got.data(), poison.data(), n * sizeof(float)) == 0, "a rejected call or cols 0 wrote an output");
-    // rows = 0: dw and db are zeros (an empty sum), dx untouched; no workspace. Poisoned again so
-    // that this check sees only the rows-0 calls.
+    // rows = 0: dw and db are zeros (an empty sum), dx untouched; a workspace of 1 byte (0 would let the
+    // two-call pattern pass a null workspace: a second query, dw and db never written). Poisoned again
+    // so that this check sees only the rows-0 calls.
     wk_poison(o, n);
+    zero = 5;
     WK_CUDA(warpkit::rowLayerNormBackward<float>(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
                                                  0, 8, nullptr, &zero));
-    cr_expect(zero == 0, "rows 0: no workspace");
+    cr_expect(zero == 1, "rows 0: a workspace of 1 byte (%zu)", zero);
+    size_t short0 = 0;
+    cr_expect(warpkit::rowLayerNormBackward<float>(nullptr, nullptr, nullptr, nullptr, nullptr, o, o + 64, o + 128, 0,
+                                                   8, ws, &short0) == cudaErrorInvalidValue,
+              "rows 0: a workspace of 0 bytes refused (smaller than asked for)");
     WK_CUDA(warpkit::rowLayerNormBackward<float>(nullptr, nullptr, nullptr, nullptr, nullptr, o, o + 64, o + 128, 0, 8,
                                                  ws, &zero));
     WK_CUDA(warpkit::rowRmsNormBackward<float>(nullptr, nullptr, nullptr, nullptr, nullptr, o + 192, 0, 8, ws, &zero));

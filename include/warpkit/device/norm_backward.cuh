@@ -40,8 +40,9 @@
 // alignment (the split path holds the same columns a thread and adds them in the same order).
 //
 // Workspace: CUB's two-call rule (workspace null: *workspaceBytes gets the bytes needed, and
-// nothing runs; else it must be at least that). 0 with rows or cols 0, or without dw and db on
-// rows the register path takes at every alignment (up to 4096 columns). Any alignment.
+// nothing runs; else it must be at least that). 1 byte (never read or written) with rows or cols
+// 0, or without dw and db on rows the register path takes at every alignment (up to 4096 columns):
+// never 0, so that an allocation of the size asked for is not a null pointer. Any alignment.
 // Conventions (docs/design.md): returns cudaError_t; asynchronous on `stream`; allocates nothing;
 // bad arguments (rows < 0, cols < 0, an ld < cols, workspaceBytes null, a workspace too small, null
 // dy, x, rstd or (LayerNorm) mean with rows and cols > 0, dx == dy or dx == x with a different ld;
@@ -185,7 +186,11 @@ template <typename T, typename R> inline cudaError_t rowNormBackward(NbAddParams
          (p.dres != nullptr && (p.dx == nullptr || (p.dx == p.dres && p.lddx != p.lddres)))))
         return cudaErrorInvalidValue;
     const int arrays = (dw != nullptr) + (db != nullptr);
-    const size_t need = normBackwardBytes(rows, cols, arrays, (int)sizeof(T));
+    // At least 1 byte, so that the two-call pattern (query, allocate, call) hands the second call a
+    // non-null workspace even where it needs none: an allocation of 0 bytes may be a null pointer,
+    // and the call would then be a second query that writes nothing.
+    const size_t parts = normBackwardBytes(rows, cols, arrays, (int)sizeof(T));
+    const size_t need = parts > 0 ? parts : 1;
     if (workspace == nullptr) {
         *workspaceBytes = need;
         return cudaSuccess;
