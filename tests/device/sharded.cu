@@ -381,7 +381,13 @@ Test(device_sharded, bad_args) {
     float* fx = (float*)64;
     int bad = sh_bad_calls(fx, fx + 64, (long long*)128, (RowShardStats*)256, (SoftmaxState*)512, fx + 128);
     cr_expect(bad == 0, "%d bad arguments accepted (host checks)", bad);
-    if (!wk_has_gpu()) return;
+    if (!wk_has_gpu()) { // the loss alone reads no logits: null logits, ldGrad unused, passes the checks
+        const cudaError_t e =
+            warpkit::rowCrossEntropyFinish((const float*)nullptr, (long long*)128, (RowShardStats*)256, fx + 128,
+                                           (float*)nullptr, 2, 8, 0, 16, -100, 1.0f, 8, 0);
+        cr_expect(e != cudaErrorInvalidValue, "finish, the loss alone with null logits: refused");
+        return;
+    }
     // On a GPU: real buffers, poisoned, untouched by every bad call; rows = 0 is a no-op.
     const int n = 64;
     float* x = wk_alloc<float>(n);
@@ -395,6 +401,12 @@ Test(device_sharded, bad_args) {
     wk_poison(st, n);
     wk_poison(ss, n);
     bad = sh_bad_calls(x, y, t, st, ss, l);
+    // The loss alone reads no logits: null logits with an unused ldGrad is a valid call (into l2).
+    float* l2 = wk_alloc<float>(n);
+    const std::vector<long long> ht(n, 3);
+    wk_upload(t, ht.data(), n);
+    WK_CUDA(warpkit::rowCrossEntropyFinish((const float*)nullptr, t, st, l2, (float*)nullptr, 2, 8, 0, 16, -100, 1.0f,
+                                           8, 0));
     WK_CUDA(warpkit::rowSoftmaxStats(x, ss, 0, 8, 8));
     WK_CUDA(warpkit::rowStatsMerge(st, st, 3, 0));
     WK_CUDA(warpkit::rowCrossEntropyFinish(x, t, st, l, y, 0, 8, 0, 16, -100, 1.0f, 8, 8));
@@ -414,6 +426,7 @@ Test(device_sharded, bad_args) {
     cudaFree(x);
     cudaFree(y);
     cudaFree(l);
+    cudaFree(l2);
     cudaFree(t);
     cudaFree(st);
     cudaFree(ss);

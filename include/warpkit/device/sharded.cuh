@@ -156,7 +156,7 @@ inline cudaError_t rowCrossEntropyFinish(const T* logits, const long long* targe
         return cudaErrorInvalidValue;
     if (rows == 0) return cudaSuccess;
     if (targets == nullptr || stats == nullptr || (loss == nullptr && grad == nullptr) ||
-        (grad != nullptr && logits == nullptr) || (grad == logits && ldGrad != ldLogits))
+        (grad != nullptr && logits == nullptr) || (grad != nullptr && grad == logits && ldGrad != ldLogits))
         return cudaErrorInvalidValue;
     const detail::ShardFinishParams<T> p{
         {}, {logits, targets, loss, grad, ldLogits, ldGrad, ignoreIndex, 0.0f, gradScale}, stats, shardBegin, vocab};
