@@ -1979,6 +1979,32 @@ Test(device_segment, bad_arguments) {
                                         &small) == inv);
     cr_assert(warpkit::segmentSoftmax(in, out, 100, off, 10, 0, warpkit::SoftmaxPlain, w, &small) == inv);
     cr_assert(warpkit::segmentSoftmax(in, out, 100, off, 10, 2, (warpkit::SoftmaxKind)7, w, &small) == inv);
+    cr_assert(warpkit::segmentSoftmax(in, (float*)nullptr, 100, off, 10, 2, warpkit::SoftmaxLog, w, &small) == inv);
+    cr_assert(warpkit::segmentReduceArgMax(in, (warpkit::ValueIndex<float>*)nullptr, 100, off, 10, w, &small) == inv);
+    cr_assert(warpkit::segmentReduce(in, out, 100, off, -2, warpkit::Sum{}, 0.0f, w, &small) == inv);
+    cr_assert(warpkit::segmentLogSumExp(in, out, 100, off, 10, 0, w, &small) == inv);
+    cr_assert(warpkit::segmentLogSumExp(in, out, -1, off, 10, 4, w, &small) == inv);
+    cr_assert(warpkit::segmentLogSumExp(in, out, 100, off, 1ll << 61, 4, w, &small) == inv); // segments x heads
+    // The backward: dx, y, dy, offsets null; heads 0; an unknown kind.
+    cr_assert(warpkit::segmentSoftmaxBackward(in, in, (float*)nullptr, 100, off, 10, 2, warpkit::SoftmaxPlain, w,
+                                              &small) == inv);
+    cr_assert(warpkit::segmentSoftmaxBackward((const float*)nullptr, in, out, 100, off, 10, 2, warpkit::SoftmaxPlain, w,
+                                              &small) == inv);
+    cr_assert(warpkit::segmentSoftmaxBackward(in, (const float*)nullptr, out, 100, off, 10, 2, warpkit::SoftmaxLog, w,
+                                              &small) == inv);
+    cr_assert(warpkit::segmentSoftmaxBackward(in, in, out, 100, (const int*)nullptr, 10, 2, warpkit::SoftmaxPlain, w,
+                                              &small) == inv);
+    cr_assert(warpkit::segmentSoftmaxBackward(in, in, out, 100, off, 10, 0, warpkit::SoftmaxPlain, w, &small) == inv);
+    cr_assert(warpkit::segmentSoftmaxBackward(in, in, out, 100, off, 10, 2, (warpkit::SoftmaxKind)-1, w, &small) ==
+              inv);
+    // A size query with bad arguments fails and leaves the size alone.
+    size_t kept = 777;
+    cr_assert(warpkit::segmentReduceSum(in, out, 100, off, -1, nullptr, &kept) == inv && kept == 777);
+    cr_assert(warpkit::segmentSoftmax(in, out, 100, off, 10, 0, warpkit::SoftmaxPlain, nullptr, &kept) == inv &&
+              kept == 777);
+    cr_assert(warpkit::segmentSoftmaxBackward(in, in, out, -1, off, 10, 2, warpkit::SoftmaxPlain, nullptr, &kept) ==
+                  inv &&
+              kept == 777);
     // A workspace below the size asked for (items past the short-segment limit need one).
     size_t need = 0;
     cr_assert(warpkit::segmentLogSumExp(in, out, 1 << 20, off, 10, 4, nullptr, &need) == cudaSuccess && need > 16);

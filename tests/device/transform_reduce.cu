@@ -113,11 +113,33 @@ Test(transform_reduce, half_max_abs_empty_and_bad_arguments) {
     WK_CUDA(call(0, w, &bytes));
     wk_download(&got, out, 1);
     cr_expect(got == 0.0f, "n = 0 gives init: %g", got);
+    // Bad arguments: cudaErrorInvalidValue, and out not written.
+    wk_poison(out, 1);
     size_t small = 1;
     cr_expect(call(n, w, &small) == cudaErrorInvalidValue);
     cr_expect(call(-1, w, &bytes) == cudaErrorInvalidValue);
-    cr_expect(warpkit::deviceTransformReduce((const float*)nullptr, (const float*)nullptr, out, 5, Mul{},
-                                             warpkit::Sum{}, 0.0f, w, &bytes) == cudaErrorInvalidValue);
+    cr_expect(call(n, w, nullptr) == cudaErrorInvalidValue, "null workspaceBytes");
+    // Two inputs (a workspace of their own size): a, b or out null with n > 0.
+    const float* fa = reinterpret_cast<const float*>(dh); // device memory, never read by a refused call
+    size_t bytes2 = 0;
+    void* w2 = workspace(
+        [&](void* ws, size_t* s) {
+            return warpkit::deviceTransformReduce(fa, fa, out, 5, Mul{}, warpkit::Sum{}, 0.0f, ws, s);
+        },
+        &bytes2);
+    const char* nulls[] = {"a and b", "a", "b", "out"};
+    for (int k = 0; k < 4; ++k) {
+        const float* a = k <= 1 ? nullptr : fa;
+        const float* b = k == 0 || k == 2 ? nullptr : fa;
+        cr_expect(warpkit::deviceTransformReduce(a, b, k == 3 ? nullptr : out, 5, Mul{}, warpkit::Sum{}, 0.0f, w2,
+                                                 &bytes2) == cudaErrorInvalidValue,
+                  "two inputs, %s null: accepted", nulls[k]);
+    }
+    WK_LAUNCHED();
+    unsigned bits = 0;
+    WK_CUDA(cudaMemcpy(&bits, out, 4, cudaMemcpyDeviceToHost));
+    cr_expect(bits == 0xa5a5a5a5u, "a refused call wrote out (0x%08x)", bits);
+    WK_CUDA(cudaFree(w2));
     WK_CUDA(cudaFree(w));
     cudaFree(dh);
     cudaFree(out);
