@@ -237,6 +237,7 @@ template <typename T> inline cudaError_t rowAddLayerNorm(const T* x, const typen
 }
 
 /// rowAddLayerNorm of contiguous rows x cols matrices (every ld = cols), without the statistics.
+/// Host; asynchronous on `stream`.
 template <typename T>
 inline cudaError_t rowAddLayerNorm(const T* x, const typename detail::NonDeduced<T>::type* r, T* h, T* y,
                                    long long rows, int cols, const typename detail::NonDeduced<T>::type* w,
@@ -257,6 +258,7 @@ inline cudaError_t rowAddRmsNorm(const T* x, const typename detail::NonDeduced<T
 }
 
 /// rowAddRmsNorm of contiguous rows x cols matrices (every ld = cols), without the rstd output.
+/// Host; asynchronous on `stream`.
 template <typename T> inline cudaError_t rowAddRmsNorm(const T* x, const typename detail::NonDeduced<T>::type* r, T* h,
                                                        T* y, long long rows, int cols,
                                                        const typename detail::NonDeduced<T>::type* w, float eps,

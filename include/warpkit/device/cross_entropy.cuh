@@ -291,7 +291,7 @@ inline cudaError_t rowCrossEntropy(const T* logits, const long long* targets, fl
 }
 
 /// The loss alone of a contiguous rows x cols matrix of logits (ld = cols), with PyTorch's
-/// defaults: ignore index -100, no label smoothing.
+/// defaults: ignore index -100, no label smoothing. Host; asynchronous on `stream`.
 template <typename T>
 inline cudaError_t rowCrossEntropy(const T* logits, const long long* targets, float* loss, long long rows, int cols,
                                    cudaStream_t stream = 0) {

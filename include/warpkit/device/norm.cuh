@@ -410,6 +410,7 @@ inline cudaError_t rowLayerNorm(const T* x, T* y, long long rows, int cols, cons
 }
 
 /// rowLayerNorm of a contiguous rows x cols matrix (ld = cols), without the mean and rstd outputs.
+/// Host; asynchronous on `stream`.
 template <typename T>
 inline cudaError_t rowLayerNorm(const T* x, T* y, long long rows, int cols, const typename detail::NonDeduced<T>::type* w,
                                 const typename detail::NonDeduced<T>::type* b, float eps, cudaStream_t stream = 0) {
@@ -426,7 +427,8 @@ inline cudaError_t rowRmsNorm(const T* x, T* y, long long rows, int cols, const 
     return detail::rowNorm(detail::NormParams<T>{x, y, w, nullptr, nullptr, rstd, ldx, ldy, eps, true}, rows, cols, stream);
 }
 
-/// rowRmsNorm of a contiguous rows x cols matrix (ld = cols), without the rstd output.
+/// rowRmsNorm of a contiguous rows x cols matrix (ld = cols), without the rstd output. Host;
+/// asynchronous on `stream`.
 template <typename T>
 inline cudaError_t rowRmsNorm(const T* x, T* y, long long rows, int cols, const typename detail::NonDeduced<T>::type* w, float eps,
                               cudaStream_t stream = 0) {

@@ -291,14 +291,16 @@ template <typename T, typename Op> inline cudaError_t deviceExclusiveScan(const 
     return detail::deviceScanLaunch<true>(in, out, n, op, init, workspace, workspaceBytes, stream);
 }
 
-/// Inclusive prefix sums: out[i] = in[0] + ... + in[i], added in T (integers wrap). Host.
+/// Inclusive prefix sums: out[i] = in[0] + ... + in[i], added in T (integers wrap), in one pass on
+/// `stream`. Host. Workspace, errors, determinism: header comment.
 template <typename T> inline cudaError_t deviceInclusiveSum(const T* in, T* out, long long n, void* workspace,
                                                             size_t* workspaceBytes, cudaStream_t stream = 0) {
     WARPKIT_CHECK_ARITH_TYPE(T, "deviceInclusiveSum");
     return detail::deviceScanLaunch<false>(in, out, n, Sum{}, T{}, workspace, workspaceBytes, stream);
 }
 
-/// Exclusive prefix sums: out[0] = 0, out[i] = in[0] + ... + in[i-1], added in T. Host.
+/// Exclusive prefix sums: out[0] = 0, out[i] = in[0] + ... + in[i-1], added in T, in one pass on
+/// `stream`. Host. Workspace, errors, determinism: header comment.
 template <typename T> inline cudaError_t deviceExclusiveSum(const T* in, T* out, long long n, void* workspace,
                                                             size_t* workspaceBytes, cudaStream_t stream = 0) {
     WARPKIT_CHECK_ARITH_TYPE(T, "deviceExclusiveSum");
