@@ -132,6 +132,22 @@ def test_argument_errors():
         warpkit.sample(x, top_k=5, seed=0)
     with pytest.raises(TypeError, match="offsets"):
         warpkit.segment_softmax(meta(5), torch.empty(3, device="meta"))
+    # rows past the device calls' int columns raise (the int cast would wrap 2^32 + 5 to 5)
+    for f in (lambda t: warpkit.topk(t, 1), lambda t: warpkit.argmax(t, 1), lambda t: warpkit.argmax(t),
+              lambda t: warpkit.sample(t, top_k=1, seed=0)):
+        with pytest.raises(RuntimeError, match="2\\^31 - 1"):
+            f(meta(1, 2**32 + 5))
+    with pytest.raises(RuntimeError, match="2\\^31 - 1"):
+        warpkit.argmax(meta(2, 2**31))
+    assert warpkit.argmax(meta(2, 2**30), 1).shape == (2,) and warpkit.topk(meta(1, 2**31 - 1), 2)[0].shape == (1, 2)
+    for bad in (float("inf"), float("nan"), -1.0):
+        with pytest.raises(ValueError, match="temperature"):
+            warpkit.sample(x, temperature=bad, seed=0)
+    for p, m in ((float("nan"), 0.0), (1.0, float("nan")), (1.5, 0.0), (1.0, 1.5)):
+        with pytest.raises(ValueError, match="top_p"):
+            warpkit.sample(x, top_p=p, min_p=m, seed=0)
+    with pytest.raises(ValueError, match="top_k"):
+        warpkit.sample(x, top_k=-1, seed=0)
 
 
 def test_missing_extension_is_a_clear_error(monkeypatch):
