@@ -301,10 +301,9 @@ template <typename T> inline cudaError_t rowTopKMask(const T* x, T* y, long long
 /// topK = 1 or a tiny topP: the argmax (rowArgMax's column). temperature = +inf: every kept logit
 /// above -inf weighs alike. Special rows, on any setting: a NaN logit: the first NaN's column; a row
 /// of -inf only: column 0; +inf logits: one of them (each weighs 1, the finite ones 0). Arguments:
-/// 0 <= temperature <= +inf,
-/// 0 < topP <= 1, 0 <= minP <= 1, topK >= 0 (checked for any rows; NaN is out of range), and with
-/// rows > 0: topK <= cols, k = topK (or cols) >= 1 and <= 2048 (else cudaErrorNotSupported),
-/// ldx >= cols, logits and out not null; rows >= 0.
+/// 0 <= temperature <= +inf, 0 < topP <= 1, 0 <= minP <= 1, topK >= 0 (checked for any rows; NaN is
+/// out of range), and with rows > 0: topK <= cols, k = topK (or cols) >= 1 and <= 2048 (else
+/// cudaErrorNotSupported), ldx >= cols, logits and out not null; rows >= 0.
 /// Other values, a null workspaceBytes or a too small *workspaceBytes return cudaErrorInvalidValue
 /// with nothing launched or written. Workspace: two-call rule, as rowTopK (it holds the candidates
 /// too). Host; asynchronous on `stream`.
@@ -335,10 +334,10 @@ inline cudaError_t rowSample(const T* logits, Idx* out, long long rows, int cols
 // the lowest column of the maximum. rowArgMin: the smallest, the lowest column of the minimum (NaN
 // only for an all-NaN row: torch.topk's order; torch.argmin and segmentReduceArgMin return the first
 // NaN instead). Zeros rank -0.0 below +0.0 (torch.argmax and cub::ArgMax take them as equal and
-// return the first zero). A row of one column gives column 0. The answer of rowTopK with k = 1, by one read of each row
-// on the row family's runner (device/detail/row_arg.cuh). Both forms take rowTopK's arguments and return its
-// cudaErrorInvalidValue (cols >= 1 when rows > 0); the workspace form's size query answers 16 bytes
-// and the workspace is not used. Host; asynchronous on `stream`.
+// return the first zero). A row of one column gives column 0. The answer of rowTopK with k = 1, by
+// one read of each row on the row family's runner (device/detail/row_arg.cuh). Both forms take
+// rowTopK's arguments and return its cudaErrorInvalidValue (cols >= 1 when rows > 0); the workspace
+// form's size query answers 16 bytes and the workspace is not used. Host; asynchronous on `stream`.
 #define WARPKIT_DETAIL_ROW_ARG(NAME, LARGEST)                                                                        \
     template <typename T, typename Idx> inline cudaError_t NAME(const T* x, T* values, Idx* indices, long long rows, \
                                                                 int cols, long long ldx, void* workspace,            \
