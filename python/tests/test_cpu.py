@@ -1,6 +1,8 @@
 """pytest without a GPU: the package imports without its compiled extension, checks its arguments
 with torch's exception types, and its operators' fake implementations give torch's shapes (meta
 tensors, fake CUDA tensors, make_fx tracing). Skips only where torch is missing."""
+import sys
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -139,6 +141,12 @@ def test_argument_errors():
             f(meta(1, 2**32 + 5))
     with pytest.raises(RuntimeError, match="2\\^31 - 1"):
         warpkit.argmax(meta(2, 2**31))
+    # k as torch takes it: any integer (numpy, a 0-d integer tensor); a float is a TypeError
+    np = sys.modules.get("numpy")  # torch imports it where it is installed
+    for k in (torch.tensor(2),) + ((np.int64(2),) if np else ()):
+        same(warpkit.topk(x, k)[1], torch.topk(x, 2)[1])
+    with pytest.raises(TypeError, match="integer"):
+        warpkit.topk(x, 2.0)
     assert warpkit.argmax(meta(2, 2**30), 1).shape == (2,) and warpkit.topk(meta(1, 2**31 - 1), 2)[0].shape == (1, 2)
     for bad in (float("inf"), float("nan"), -1.0):
         with pytest.raises(ValueError, match="temperature"):

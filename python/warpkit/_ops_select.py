@@ -1,5 +1,6 @@
 """warpkit::topk, warpkit::argmax and warpkit::sample over the rows of a 2-D tensor (rowTopK,
 rowArgMax, rowSample), and the public topk / argmax / sample."""
+import operator
 from typing import Optional, Tuple
 
 import torch
@@ -91,7 +92,11 @@ def topk(x, k, dim=-1, largest=True, sorted=True):
     c.check_tensor(x, name)
     d = c.wrap_dim(dim, x.dim(), name)
     n = 1 if x.dim() == 0 else x.shape[d]
-    if not isinstance(k, int) or k < 0 or k > n:
+    try:
+        k = operator.index(k)  # an int, or any integer as torch takes it (numpy, 0-d integer tensor)
+    except TypeError:
+        raise TypeError(f"warpkit.topk: k must be an integer, got {type(k).__name__}") from None
+    if k < 0 or k > n:
         raise RuntimeError(f"warpkit.topk: selected index k out of range (k = {k}, dimension of {n})")
     _check_cols(n, name)
     x2, shape = c.as_rows(x, d)
