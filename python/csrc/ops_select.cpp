@@ -22,8 +22,15 @@ at::Tensor longs(at::IntArrayRef shape, const at::Tensor& like) {
 }
 
 /// (values, indices): each row's k largest (smallest) values of x, ranked, and their int64 columns.
+/// The device calls take a row's length as an int: longer rows are refused, not wrapped.
+void checkCols(const at::Tensor& x, const char* name) {
+    TORCH_CHECK(x.size(1) <= 2147483647, "warpkit.", name, ": rows of ", x.size(1),
+                " elements; at most 2147483647 (2^31 - 1) are supported");
+}
+
 Tensors2 topkOp(const at::Tensor& x, int64_t k, bool largest) {
     checkDims(x, 2, "topk");
+    checkCols(x, "topk");
     TORCH_CHECK(k >= 0 && k <= x.size(1), "warpkit.topk: selected index k out of range (k = ", k, ", dimension of ",
                 x.size(1), ")");
     const at::Tensor values = at::empty({x.size(0), k}, x.options());
@@ -35,6 +42,7 @@ Tensors2 topkOp(const at::Tensor& x, int64_t k, bool largest) {
 /// Each row's first maximum's column (int64; a NaN counts as the maximum).
 at::Tensor argmaxOp(const at::Tensor& x) {
     checkDims(x, 2, "argmax");
+    checkCols(x, "argmax");
     TORCH_CHECK_INDEX(x.size(0) == 0 || x.size(1) > 0, "warpkit.argmax: Expected reduction dim to have non-zero size.");
     const at::Tensor indices = longs({x.size(0)}, x);
     if (x.size(0)) raise(topk(lastRows(x, x.size(1)), 1, true, at::Tensor(), indices), "argmax");
@@ -46,6 +54,7 @@ at::Tensor argmaxOp(const at::Tensor& x) {
 at::Tensor sampleOp(const at::Tensor& logits, double temperature, int64_t topK, double topP, double minP, int64_t seed,
                     int64_t offset, const OptTensor& seedOffset) {
     checkDims(logits, 2, "sample");
+    checkCols(logits, "sample");
     const at::Tensor out = longs({logits.size(0)}, logits);
     if (logits.size(0))
         raise(sample(lastRows(logits, logits.size(1)), temperature, topK, topP, minP, seed, offset,

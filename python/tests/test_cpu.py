@@ -1,6 +1,8 @@
 """pytest without a GPU: the package imports without its compiled extension, checks its arguments
 with torch's exception types, and its operators' fake implementations give torch's shapes (meta
 tensors, fake CUDA tensors, make_fx tracing). Skips only where torch is missing."""
+import sys
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -132,6 +134,28 @@ def test_argument_errors():
         warpkit.sample(x, top_k=5, seed=0)
     with pytest.raises(TypeError, match="offsets"):
         warpkit.segment_softmax(meta(5), torch.empty(3, device="meta"))
+    # rows past the device calls' int columns raise (the int cast would wrap 2^32 + 5 to 5)
+    for f in (lambda t: warpkit.topk(t, 1), lambda t: warpkit.argmax(t, 1), lambda t: warpkit.argmax(t),
+              lambda t: warpkit.sample(t, top_k=1, seed=0)):
+        with pytest.raises(RuntimeError, match="2\\^31 - 1"):
+            f(meta(1, 2**32 + 5))
+    with pytest.raises(RuntimeError, match="2\\^31 - 1"):
+        warpkit.argmax(meta(2, 2**31))
+    # k as torch takes it: any integer (numpy, a 0-d integer tensor); a float is a TypeError
+    np = sys.modules.get("numpy")  # torch imports it where it is installed
+    for k in (torch.tensor(2),) + ((np.int64(2),) if np else ()):
+        same(warpkit.topk(x, k)[1], torch.topk(x, 2)[1])
+    with pytest.raises(TypeError, match="integer"):
+        warpkit.topk(x, 2.0)
+    assert warpkit.argmax(meta(2, 2**30), 1).shape == (2,) and warpkit.topk(meta(1, 2**31 - 1), 2)[0].shape == (1, 2)
+    for bad in (float("inf"), float("nan"), -1.0):
+        with pytest.raises(ValueError, match="temperature"):
+            warpkit.sample(x, temperature=bad, seed=0)
+    for p, m in ((float("nan"), 0.0), (1.0, float("nan")), (1.5, 0.0), (1.0, 1.5)):
+        with pytest.raises(ValueError, match="top_p"):
+            warpkit.sample(x, top_p=p, min_p=m, seed=0)
+    with pytest.raises(ValueError, match="top_k"):
+        warpkit.sample(x, top_k=-1, seed=0)
 
 
 def test_missing_extension_is_a_clear_error(monkeypatch):

@@ -1,5 +1,6 @@
 """warpkit::topk, warpkit::argmax and warpkit::sample over the rows of a 2-D tensor (rowTopK,
 rowArgMax, rowSample), and the public topk / argmax / sample."""
+import operator
 from typing import Optional, Tuple
 
 import torch
@@ -60,6 +61,12 @@ def _(x):
 
 
 _MAX_CANDIDATES = 2048  # rowSample's candidates a row (device/topk.cuh)
+_MAX_COLS = 2**31 - 1  # the device calls' int cols: longer rows raise (a cast would wrap them silently)
+
+
+def _check_cols(n, name):
+    if n > _MAX_COLS:
+        raise RuntimeError(f"warpkit.{name}: rows of {n} elements; at most {_MAX_COLS} (2^31 - 1) are supported")
 
 
 @torch.library.custom_op("warpkit::sample", mutates_args=())
@@ -76,15 +83,22 @@ def _(logits, temperature, top_k, top_p, min_p, seed, offset, seed_offset):
 def topk(x, k, dim=-1, largest=True, sorted=True):
     """torch.topk(x, k, dim, largest, sorted) with warpkit's rowTopK: (values, indices), always
     ranked (sorted=False gives the same order). Equal values come by lowest index and NaN ranks above
-    every number (first for largest, last for smallest), so the answer is one fixed set in one fixed
-    order (torch's CUDA kernel may order ties differently). The values' gradient is scattered back
-    to their columns. float32, float16, bfloat16 CUDA tensors; 0-d inputs and k = 0 as torch."""
+    every number (first for largest, last for smallest), -0.0 just below +0.0, so the answer is one
+    fixed set in one fixed order (torch's CUDA kernel may order ties differently, and takes the two
+    zeros as equal). k > the dimension raises RuntimeError (no clamp), as torch. The values' gradient
+    is scattered back to their columns. float32, float16, bfloat16 CUDA tensors; 0-d inputs and
+    k = 0 as torch; a dimension of at most 2^31 - 1."""
     name = "topk"
     c.check_tensor(x, name)
     d = c.wrap_dim(dim, x.dim(), name)
     n = 1 if x.dim() == 0 else x.shape[d]
-    if not isinstance(k, int) or k < 0 or k > n:
+    try:
+        k = operator.index(k)  # an int, or any integer as torch takes it (numpy, 0-d integer tensor)
+    except TypeError:
+        raise TypeError(f"warpkit.topk: k must be an integer, got {type(k).__name__}") from None
+    if k < 0 or k > n:
         raise RuntimeError(f"warpkit.topk: selected index k out of range (k = {k}, dimension of {n})")
+    _check_cols(n, name)
     x2, shape = c.as_rows(x, d)
     if not c.eager(x2):
         v, i = _topk(x2, k, bool(largest))
@@ -100,18 +114,22 @@ def topk(x, k, dim=-1, largest=True, sorted=True):
 
 def argmax(x, dim=None, keepdim=False):
     """torch.argmax(x, dim, keepdim) with warpkit's rowArgMax: the first maximum's index, a NaN
-    counting as the maximum (the first NaN), as torch. dim=None: over the flattened tensor. An empty
-    reduced dimension raises IndexError, as torch."""
+    counting as the maximum (the first NaN), as torch. Unlike torch, -0.0 ranks below +0.0 (a +0.0
+    after a -0.0 maximum wins; torch returns the first zero). dim=None: over the flattened tensor. An
+    empty reduced dimension raises IndexError, as torch; a reduced size (dim=None: numel) above
+    2^31 - 1 raises RuntimeError."""
     name = "argmax"
     c.check_tensor(x, name)
     if dim is None:
         if x.numel() == 0:
             raise RuntimeError("warpkit.argmax: Expected reduction dim to be specified for input.numel() == 0.")
+        _check_cols(x.numel(), name)
         i = _argmax(x.reshape(1, -1)).reshape(())
         return i.reshape([1] * x.dim()) if keepdim else i
     d = c.wrap_dim(dim, x.dim(), name)
     if x.dim() and x.shape[d] == 0:
         raise IndexError("warpkit.argmax: Expected reduction dim to have non-zero size.")
+    _check_cols(x.shape[d] if x.dim() else 1, name)
     x2, shape = c.as_rows(x, d)
     i = ext().argmax(x2) if c.eager(x2) else _argmax(x2)
     if x.dim() == 0:
@@ -133,7 +151,10 @@ def sample(logits, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0, seed=None, of
     the same tokens on every run. seed=None draws a seed from torch's CPU generator
     (torch.manual_seed makes it repeatable; no device synchronisation). seed_offset: an int64 CUDA
     tensor {seed, offset} read when the kernel runs, for CUDA graphs (advance it between replays);
-    it replaces seed and offset."""
+    it replaces seed and offset. Candidates rank as topk's (ties by lowest index). Special rows
+    (where torch.multinomial would raise): a row holding NaN gives its first NaN's index, a row of
+    -inf only index 0, +inf logits one of them. temperature must be finite (+inf raises, NaN too);
+    rows of at most 2^31 - 1 logits."""
     name = "sample"
     c.check_tensor(logits, name, "logits")
     if logits.dim() == 0:
@@ -148,6 +169,7 @@ def sample(logits, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0, seed=None, of
                          f"(0: every column, at most {_MAX_CANDIDATES} candidates a row), got {top_k}")
     if n == 0 and logits.numel() == 0 and logits.shape[:-1].numel() > 0:
         raise RuntimeError("warpkit.sample: rows of no columns")
+    _check_cols(n, name)
     if seed_offset is not None:
         if (not isinstance(seed_offset, torch.Tensor) or seed_offset.dtype != torch.int64
                 or seed_offset.numel() != 2 or seed_offset.device != logits.device):

@@ -103,6 +103,7 @@ template <typename T> static T pick(wk_rng* r, bool specials) {
         if (k == 0) x = NAN;
         else if (k == 1) x = INFINITY;
         else if (k < 12) x = -INFINITY;
+        else if (k < 14) x = k == 12 ? -0.0 : 0.0; // ArgMax / ArgMin: equal, the first zero wins
     }
     return wk_from_double<T>(x);
 }
@@ -361,6 +362,16 @@ template <typename T> static void reduce_case(const std::vector<long long>& off,
         cr_assert(arg[s].index == (int)amx && arg[segs + s].index == (int)amn,
                   "%s argmax/argmin seg %lld (len %lld): %d %d want %lld %lld", what, s, g.n, arg[s].index,
                   arg[segs + s].index, amx, amn);
+        // the values: the winner's bits (a NaN's payload, a zero's sign); an empty segment's lowest / highest
+        if (g.n > 0)
+            cr_assert(memcmp(&arg[s].value, &hx[g.b + amx], sizeof(T)) == 0 &&
+                          memcmp(&arg[segs + s].value, &hx[g.b + amn], sizeof(T)) == 0,
+                      "%s argmax/argmin seg %lld (len %lld): values %g %g, not the bits of rows %lld %lld", what, s,
+                      g.n, wk_to_double(arg[s].value), wk_to_double(arg[segs + s].value), amx, amn);
+        else
+            cr_assert(wk_to_double(arg[s].value) == mx && wk_to_double(arg[segs + s].value) == mn,
+                      "%s argmax/argmin of empty seg %lld: values %g %g want %g %g", what, s,
+                      wk_to_double(arg[s].value), wk_to_double(arg[segs + s].value), mx, mn);
         if (g.n == 0) cr_assert(gs == 0 && signbit(gs) == 0, "%s: an empty segment's sum is %g, want +0", what, gs);
     }
     for (void* p : {(void*)din, (void*)dout, (void*)darg, (void*)d64, (void*)d32}) WK_CUDA(cudaFree(p));

@@ -1108,7 +1108,36 @@ Test(device_topk, sample_bad_arguments) {
     cr_assert(warpkit::rowSample(dx, out, 2, 50, 1.f, 10, 0.f, 0.f, 1ull, 0ull, 50, ws, &bytes) == inv, "topP 0");
     cr_assert(warpkit::rowSample(dx, out, 2, 50, 1.f, 10, 1.5f, 0.f, 1ull, 0ull, 50, ws, &bytes) == inv, "topP > 1");
     cr_assert(warpkit::rowSample(dx, out, 2, 50, 1.f, 10, 0.9f, -0.1f, 1ull, 0ull, 50, ws, &bytes) == inv, "minP < 0");
+    cr_assert(warpkit::rowSample(dx, out, 2, 50, 1.f, 10, NAN, 0.f, 1ull, 0ull, 50, ws, &bytes) == inv, "topP NaN");
+    cr_assert(warpkit::rowSample(dx, out, 2, 50, 1.f, 10, 0.9f, NAN, 1ull, 0ull, 50, ws, &bytes) == inv, "minP NaN");
+    cr_assert(warpkit::rowSample(dx, out, 2, 50, 1.f, 10, 0.9f, 1.5f, 1ull, 0ull, 50, ws, &bytes) == inv, "minP > 1");
     cr_assert(warpkit::rowSample(dx, out, 2, 50, 1.f, 51, 0.9f, 0.f, 1ull, 0ull, 50, ws, &bytes) == inv, "topK > cols");
+    cr_assert(warpkit::rowSample(dx, out, 2, 50, 1.f, -1, 0.9f, 0.f, 1ull, 0ull, 50, ws, &bytes) == inv, "topK < 0");
+    cr_assert(warpkit::rowSample(dx, out, -1, 50, 1.f, 10, 0.9f, 0.f, 1ull, 0ull, 50, ws, &bytes) == inv, "rows < 0");
+    cr_assert(warpkit::rowSample(dx, out, 2, 50, 1.f, 10, 0.9f, 0.f, 1ull, 0ull, 49, ws, &bytes) == inv, "ldx < cols");
+    cr_assert(warpkit::rowSample(dx, out, 2, 0, 1.f, 0, 0.9f, 0.f, 1ull, 0ull, 0, ws, &bytes) == inv, "cols = 0");
+    cr_assert(warpkit::rowSample((const float*)nullptr, out, 2, 50, 1.f, 10, 0.9f, 0.f, 1ull, 0ull, 50, ws, &bytes) ==
+                  inv,
+              "null logits");
+    cr_assert(warpkit::rowSample(dx, out, 2, 50, 1.f, 10, 0.9f, 0.f, 1ull, 0ull, 50, ws, (size_t*)nullptr) == inv,
+              "null workspaceBytes");
+    size_t small = bytes - 1;
+    cr_assert(warpkit::rowSample(dx, out, 2, 50, 1.f, 10, 0.9f, 0.f, 1ull, 0ull, 50, ws, &small) == inv,
+              "workspace too small");
+    // the scalars are checked with rows = 0 too (as rowSampleMerge's)
+    cr_assert(warpkit::rowSample(dx, out, 0, 50, -1.f, 10, 0.9f, 0.f, 1ull, 0ull, 50, ws, &bytes) == inv,
+              "rows = 0, T < 0");
+    cr_assert(warpkit::rowSample(dx, out, 0, 50, 1.f, 10, 0.9f, 0.f, 1ull, 0ull, 50, ws, &bytes) == cudaSuccess,
+              "rows = 0");
+    float* dwide = wk_alloc<float>(2 * 3000);
+    size_t wideBytes = 0;
+    cr_assert(warpkit::rowSample(dwide, out, 2, 3000, 1.f, 2049, 0.9f, 0.f, 1ull, 0ull, 3000, nullptr, &wideBytes) ==
+                  cudaErrorNotSupported,
+              "topK > 2048");
+    cr_assert(warpkit::rowSample(dwide, out, 2, 3000, 1.f, 0, 0.9f, 0.f, 1ull, 0ull, 3000, nullptr, &wideBytes) ==
+                  cudaErrorNotSupported,
+              "topK = 0 on rows past 2048 columns");
+    WK_CUDA(cudaFree(dwide));
     cr_assert(warpkit::rowSample(dx, (int*)nullptr, 2, 50, 1.f, 10, 0.9f, 0.f, 1ull, 0ull, 50, ws, &bytes) == inv,
               "null out");
     cr_assert(warpkit::rowSample(dx, out, 2, 50, 1.f, 10, 0.9f, 0.f, (const unsigned long long*)nullptr,
@@ -1170,31 +1199,160 @@ Test(device_topk, sample_graph_replay) {
     for (void* b : {(void*)dx, (void*)out, (void*)ref, (void*)so, ws, ws2}) WK_CUDA(cudaFree(b));
 }
 
-// ---- rowSample on special rows: all -inf, one finite value, NaN, +inf --------------------------------
-Test(device_topk, sample_special_rows) {
-    WK_REQUIRE_GPU();
-    const int cols = 10, rows = 4;
-    std::vector<float> h(rows * cols, -INFINITY);
-    h[1 * cols + 6] = 3.f; // row 1: the one finite value
-    h[2 * cols + 4] = NAN; // row 2: a NaN ranks first and is returned
-    h[2 * cols + 5] = 1.f;
-    h[3 * cols + 8] = INFINITY; // row 3: +inf takes all the weight
-    h[3 * cols + 2] = 100.f;
-    const int want[rows] = {0, 6, 4, 8};
-    float* dx = wk_alloc<float>(h.size());
+// ---- rowSample's edge settings and special rows: T = 0 or +inf, topK = 1, a tiny topP, minP = 1; rows
+// with NaN, of -inf only, of one finite logit, with +inf; rows of one column ---------------------------
+/// The columns rowSample returns for a row under a setting, each of them within 64 draws (host): rank
+/// 0 alone for a NaN or -inf top, T = 0, topK = 1 or a tiny topP; else the kept columns among the
+/// top k: the +inf logits for a +inf top; with T = +inf every logit above -inf (all weigh 1);
+/// with minP = 1 those equal to the top; else those above -inf. Empty (`others`: a weighted draw
+/// over many columns): not checked.
+static std::vector<int> sampleSupport(const std::vector<double>& row, float T, int topK, float topP, float minP,
+                                      bool others) {
+    const int cols = (int)row.size();
+    std::vector<int> order(cols);
+    for (int c = 0; c < cols; ++c) order[c] = c;
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return wk_ranks_before(row[a], row[b], true); });
+    const double top = row[order[0]];
+    if (isnan(top) || top == -INFINITY || T == 0.f || topK == 1 || topP < 1e-3f) return {order[0]};
+    const int k = topK ? topK : cols;
+    std::vector<int> set;
+    for (int j = 0; j < k; ++j) {
+        const double v = row[order[j]];
+        const bool keep = top == INFINITY ? v == INFINITY
+                          : T == INFINITY ? v > -INFINITY
+                          : minP == 1.f   ? v == top
+                                          : v > -INFINITY;
+        if (keep) set.push_back(order[j]);
+    }
+    if (others) return {};
+    std::sort(set.begin(), set.end());
+    return set;
+}
+
+template <typename T, typename Idx> void sampleEdgeCase() {
+    const int cols = 40, rows = 6;
+    const long long ld = cols + 3;
+    std::vector<double> v((size_t)rows * cols);
+    for (int c = 0; c < cols; ++c) {
+        v[0 * cols + c] = (double)((c * 17) % 40 - 20);                                // distinct
+        v[1 * cols + c] = c == 3 || c == 9 ? 7.0 : c % 6 - 1;                          // two equal maxima, ties below
+        v[2 * cols + c] = c == 12 || c == 30 ? NAN : c == 35 ? -NAN : (double)(c % 5); // the first NaN wins
+        v[3 * cols + c] = -INFINITY;                                                   // column 0
+        v[4 * cols + c] = c == 17 ? -3.0 : -INFINITY;                                  // the one finite logit
+        v[5 * cols + c] = c == 5 || c == 22 ? INFINITY : (double)c;                    // one of the +inf logits
+    }
+    std::vector<T> h((size_t)(rows * ld), wk_from_double<T>(0.0));
+    for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < cols; ++c) h[(size_t)(r * ld + c)] = wk_from_double<T>(v[(size_t)r * cols + c]);
+    T* dx = wk_alloc<T>(h.size());
     wk_upload(dx, h.data(), h.size());
-    int* out = wk_alloc<int>(rows);
+    Idx* out = wk_alloc<Idx>(rows);
     size_t bytes = 0;
-    WK_CUDA(warpkit::rowSample(dx, out, rows, cols, 1.f, 0, 1.f, 0.f, 5ull, 0ull, cols, nullptr, &bytes));
+    WK_CUDA(warpkit::rowSample(dx, out, rows, cols, 1.f, 0, 1.f, 0.f, 9ull, 0ull, ld, nullptr, &bytes));
     void* ws = wk_workspace(bytes);
-    for (unsigned long long offset = 0; offset < 20; ++offset) {
-        wk_poison(out, rows);
-        WK_CUDA(warpkit::rowSample(dx, out, rows, cols, 1.f, 0, 1.f, 0.f, 5ull, offset, cols, ws, &bytes));
+    struct Setting {
+        float temp;
+        int topK;
+        float topP, minP;
+        bool others; // rows 0 and 1 drawn over many columns (not checked)
+    };
+    const Setting set[] = {{0.f, 0, 1.f, 0.f, false},      {1.f, 1, 1.f, 0.f, false},      {1.f, 0, 1e-6f, 0.f, false},
+                           {INFINITY, 4, 1.f, 0.f, false}, {INFINITY, 0, 1.f, 0.f, true},  {1.f, 0, 1.f, 1.f, false},
+                           {1.f, 0, 1.f, 0.f, true},       {INFINITY, 1, 0.5f, 1.f, false}};
+    for (const Setting& st : set) {
+        std::vector<std::vector<int>> seen(rows);
+        for (unsigned long long offset = 0; offset < 64; ++offset) {
+            wk_poison(out, rows);
+            WK_CUDA(warpkit::rowSample(dx, out, rows, cols, st.temp, st.topK, st.topP, st.minP, 9ull, offset, ld, ws,
+                                       &bytes));
+            WK_LAUNCHED();
+            Idx got[rows];
+            wk_download(got, out, rows);
+            for (int r = 0; r < rows; ++r) {
+                cr_assert(got[r] >= 0 && got[r] < cols, "%s T=%g topK=%d: row %d token %lld", wk_type_name<T>(),
+                          st.temp, st.topK, r, (long long)got[r]);
+                if (std::find(seen[r].begin(), seen[r].end(), (int)got[r]) == seen[r].end())
+                    seen[r].push_back((int)got[r]);
+            }
+        }
+        for (int r = 0; r < rows; ++r) {
+            const std::vector<double> row(v.begin() + (size_t)r * cols, v.begin() + (size_t)(r + 1) * cols);
+            const std::vector<int> want = sampleSupport(row, st.temp, st.topK, st.topP, st.minP, st.others && r < 2);
+            if (want.empty()) continue;
+            std::sort(seen[r].begin(), seen[r].end());
+            // 64 draws: each column of a support of at most 4 equal weights is seen (missed with odds < 1e-7)
+            cr_assert(seen[r] == want,
+                      "%s T=%g topK=%d topP=%g minP=%g row %d: %zu columns seen, %zu expected (first %d, %d)",
+                      wk_type_name<T>(), st.temp, st.topK, st.topP, st.minP, r, seen[r].size(), want.size(), seen[r][0],
+                      want[0]);
+        }
+    }
+    // rows of one column: column 0 on any setting
+    const T one[3] = {wk_from_double<T>(2.0), wk_from_double<T>(NAN), wk_from_double<T>(-INFINITY)};
+    wk_upload(dx, one, 3);
+    for (float Tm : {0.f, 1.f, INFINITY}) {
+        wk_poison(out, 3);
+        WK_CUDA(warpkit::rowSample(dx, out, 3, 1, Tm, 0, 1.f, 0.f, 9ull, 5ull, 1, ws, &bytes));
         WK_LAUNCHED();
-        int got[rows];
-        wk_download(got, out, rows);
-        for (int r = 0; r < rows; ++r)
-            cr_assert(got[r] == want[r], "offset %llu row %d: token %d, want %d", offset, r, got[r], want[r]);
+        Idx got[3];
+        wk_download(got, out, 3);
+        for (int r = 0; r < 3; ++r)
+            cr_assert(got[r] == 0, "%s T=%g one column, row %d: token %lld", wk_type_name<T>(), Tm, r,
+                      (long long)got[r]);
     }
     for (void* b : {(void*)dx, (void*)out, ws}) WK_CUDA(cudaFree(b));
+}
+
+Test(device_topk, sample_edge_settings) {
+    WK_REQUIRE_GPU();
+    sampleEdgeCase<float, int>();
+    sampleEdgeCase<__half, long long>();
+    sampleEdgeCase<__nv_bfloat16, int>();
+}
+
+// Host-only (runs without a GPU): every refused argument below is refused before the device is
+// asked for anything, and nothing is written (the pointers are never dereferenced).
+Test(device_topk, host_argument_checks) {
+    const float* fx = (const float*)(size_t)0x1000;
+    float* fv = (float*)(size_t)0x2000;
+    int* fi = (int*)(size_t)0x3000;
+    void* fw = (void*)(size_t)0x4000;
+    const cudaError_t inv = cudaErrorInvalidValue;
+    size_t bytes = 1 << 20;
+    cr_expect(warpkit::rowTopK(fx, fv, fi, 2, 50, 0, true, 50, fw, &bytes) == inv, "k = 0");
+    cr_expect(warpkit::rowTopK(fx, fv, fi, 2, 50, 51, false, 50, fw, &bytes) == inv, "k > cols");
+    cr_expect(warpkit::rowTopK(fx, fv, fi, 2, 0, 1, true, 0) == inv, "cols = 0");
+    cr_expect(warpkit::rowTopK(fx, fv, fi, 2, 50, 5, true, 49, fw, &bytes) == inv, "ldx < cols");
+    cr_expect(warpkit::rowTopK(fx, fv, fi, -1, 50, 5, true, 50) == inv, "rows < 0");
+    cr_expect(warpkit::rowTopK(fx, fv, fi, 2, 50, 5, true, 50, fw, (size_t*)nullptr) == inv, "null workspaceBytes");
+    cr_expect(warpkit::rowTopK(fx, fv, fi, 0, 0, 0, true, 0, fw, &bytes) == cudaSuccess, "rows = 0");
+    cr_expect(warpkit::rowArgMax(fx, fv, fi, 2, 0, 0) == inv && warpkit::rowArgMin(fx, fv, fi, 2, 50, 49) == inv,
+              "rowArgMax cols = 0, rowArgMin ldx < cols");
+    cr_expect(warpkit::rowArgMax(fx, fv, (int*)nullptr, 2, 50, 50) == inv, "rowArgMax null indices");
+    cr_expect(warpkit::rowTopKMask(fx, fv, 2, 50, 5, 50, 49, fw, &bytes) == inv, "rowTopKMask ldy < cols");
+    // rowSample: bad scalars for any rows (rows = 0 included), the rest with rows > 0
+    for (long long rows : {0LL, 3LL}) {
+        for (float T : {-1.f, NAN, -INFINITY})
+            cr_expect(warpkit::rowSample(fx, fi, rows, 50, T, 5, 0.9f, 0.f, 1ull, 0ull, 50, fw, &bytes) == inv,
+                      "rows %lld temperature %g", rows, T);
+        for (float P : {0.f, -0.5f, 1.0001f, NAN})
+            cr_expect(warpkit::rowSample(fx, fi, rows, 50, 1.f, 5, P, 0.f, 1ull, 0ull, 50, fw, &bytes) == inv,
+                      "rows %lld topP %g", rows, P);
+        for (float M : {-0.1f, 1.5f, NAN})
+            cr_expect(warpkit::rowSample(fx, fi, rows, 50, 1.f, 5, 0.9f, M, 1ull, 0ull, 50, fw, &bytes) == inv,
+                      "rows %lld minP %g", rows, M);
+        cr_expect(warpkit::rowSample(fx, fi, rows, 50, 1.f, -1, 0.9f, 0.f, 1ull, 0ull, 50, fw, &bytes) == inv,
+                  "rows %lld topK < 0", rows);
+    }
+    cr_expect(warpkit::rowSample(fx, fi, 3, 50, 1.f, 51, 0.9f, 0.f, 1ull, 0ull, 50, fw, &bytes) == inv, "topK > cols");
+    cr_expect(warpkit::rowSample(fx, (int*)nullptr, 3, 50, 1.f, 5, 0.9f, 0.f, 1ull, 0ull, 50, fw, &bytes) == inv,
+              "null out");
+    cr_expect(warpkit::rowSample(fx, fi, 3, 50, 1.f, 5, 0.9f, 0.f, 1ull, 0ull, 49, fw, &bytes) == inv, "ldx < cols");
+    // accepted without a launch: rows = 0 with temperature +inf (a valid setting), and its size query
+    size_t q = 0;
+    cr_expect(warpkit::rowSample(fx, fi, 0, 50, INFINITY, 5, 1.f, 1.f, 1ull, 0ull, 50, nullptr, &q) == cudaSuccess &&
+                  q >= 1,
+              "rows = 0, temperature +inf: size query");
+    cr_expect(warpkit::rowSample(fx, fi, 0, 50, INFINITY, 5, 1.f, 1.f, 1ull, 0ull, 50, fw, &q) == cudaSuccess,
+              "rows = 0, temperature +inf");
 }

@@ -26,8 +26,9 @@
 // Results. An empty segment gets: Sum 0; Max the lowest value (-inf); Min the highest (+inf);
 // the generic form `init`; ArgMax / ArgMin {lowest / highest, index -1}; log-sum-exp -inf; the
 // softmax and its backward write nothing for it. ArgMax / ArgMin give the index within the segment
-// (0 = its first row) of the first maximum / minimum, NaN winning (as torch.argmax); the index is
-// an int, so those two need segments of fewer than 2^31 rows. Softmax NaN and inf rules are
+// (0 = its first row) of the first maximum / minimum and its value's bits, NaN winning (as
+// torch.argmax and torch.argmin), -0.0 equal to +0.0 (the first zero wins; rowArgMax ranks -0.0
+// below +0.0); the index is an int, so those two need segments of fewer than 2^31 rows. Softmax NaN and inf rules are
 // thread/softmax.cuh's (PyTorch's); log-sum-exp follows torch.logsumexp (+inf for a segment holding
 // +inf, NaN for one holding NaN). The generic form's init must be an identity of op (every lane and
 // every chunk starts from it); op must be associative, and need not be commutative (rows are

@@ -236,8 +236,10 @@ inline cudaError_t rowSampleDispatch(const T* logits, Idx* out, long long rows, 
     WARPKIT_CHECK_TOPK_TYPE(T, "rowSample");
     static_assert(IsSame<Idx, int>::value || IsSame<Idx, long long>::value,
                   "rowSample: index type Idx must be int or long long");
+    // the scalars are checked for any rows, as rowSampleMerge's (rows = 0 accepts no bad setting)
+    if (!sampleArgsOk(temperature, topP, minP) || topK < 0) return cudaErrorInvalidValue;
     const int k = topK == 0 ? cols : topK;
-    const bool argsOk = out != nullptr && sampleArgsOk(temperature, topP, minP) && topK >= 0;
+    const bool argsOk = out != nullptr;
     T* values = nullptr;
     int* indices = nullptr;
     const TopKRows<T> io = {logits, ldx, true, nullptr, nullptr, false, nullptr, 0};
@@ -295,9 +297,13 @@ template <typename T> inline cudaError_t rowTopKMask(const T* x, T* y, long long
 /// times the largest (min-p), then to the smallest ranked set of probability at least topP (top-p).
 /// Random numbers: Philox4x32-10, the draw that curand_init(seed, row, offset) + curand_uniform give
 /// (detail/philox.cuh), so a (seed, offset, row) gives the same token on every run and launch shape.
-/// temperature = 0: the argmax. Arguments:
-/// 0 <= temperature (finite), 0 < topP <= 1, 0 <= minP <= 1, 0 <= topK <= cols, and k = topK (or
-/// cols) <= 2048 (else cudaErrorNotSupported), rows >= 0, ldx >= cols, logits and out not null.
+/// The candidates rank as rowTopK's (equal logits by lowest column, NaN first). temperature = 0,
+/// topK = 1 or a tiny topP: the argmax (rowArgMax's column). temperature = +inf: every kept logit
+/// above -inf weighs alike. Special rows, on any setting: a NaN logit: the first NaN's column; a row
+/// of -inf only: column 0; +inf logits: one of them (each weighs 1, the finite ones 0). Arguments:
+/// 0 <= temperature <= +inf, 0 < topP <= 1, 0 <= minP <= 1, topK >= 0 (checked for any rows; NaN is
+/// out of range), and with rows > 0: topK <= cols, k = topK (or cols) >= 1 and <= 2048 (else
+/// cudaErrorNotSupported), ldx >= cols, logits and out not null; rows >= 0.
 /// Other values, a null workspaceBytes or a too small *workspaceBytes return cudaErrorInvalidValue
 /// with nothing launched or written. Workspace: two-call rule, as rowTopK (it holds the candidates
 /// too). Host; asynchronous on `stream`.
@@ -326,10 +332,12 @@ inline cudaError_t rowSample(const T* logits, Idx* out, long long rows, int cols
 
 // rowArgMax (largest, LARGEST = true): each row's largest value and its column: the first NaN, else
 // the lowest column of the maximum. rowArgMin: the smallest, the lowest column of the minimum (NaN
-// only for an all-NaN row). The answer of rowTopK with k = 1, by one read of each row on the row
-// family's runner (device/detail/row_arg.cuh). Both forms take rowTopK's arguments and return its
-// cudaErrorInvalidValue (cols >= 1 when rows > 0); the workspace form's size query answers 16 bytes
-// and the workspace is not used. Host; asynchronous on `stream`.
+// only for an all-NaN row: torch.topk's order; torch.argmin and segmentReduceArgMin return the first
+// NaN instead). Zeros rank -0.0 below +0.0 (torch.argmax and cub::ArgMax take them as equal and
+// return the first zero). A row of one column gives column 0. The answer of rowTopK with k = 1, by
+// one read of each row on the row family's runner (device/detail/row_arg.cuh). Both forms take
+// rowTopK's arguments and return its cudaErrorInvalidValue (cols >= 1 when rows > 0); the workspace
+// form's size query answers 16 bytes and the workspace is not used. Host; asynchronous on `stream`.
 #define WARPKIT_DETAIL_ROW_ARG(NAME, LARGEST)                                                                        \
     template <typename T, typename Idx> inline cudaError_t NAME(const T* x, T* values, Idx* indices, long long rows, \
                                                                 int cols, long long ldx, void* workspace,            \
