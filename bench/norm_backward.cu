@@ -215,7 +215,7 @@ static void mixedCell(FILE* csv, Buffers& m, long long rows, int cols) {
     };
     m.ws = nullptr;
     BENCH_CUDA(run());
-    BENCH_CUDA(cudaMalloc(&m.ws, m.wsBytes > 0 ? m.wsBytes : 16));
+    BENCH_CUDA(cudaMalloc(&m.ws, m.wsBytes));
     const double moved = 4.0 * n * 4 + 2.0 * n; // dy, x, dres read, dx written (fp32); dr written (bf16)
     const double bytes = moved + (double)cols * 4 * 3 + (double)rows * 8;
     const float cms = bench_median_ms(
