@@ -354,3 +354,28 @@ def test_no_host_sync():
         others()
     finally:
         torch.cuda.set_sync_debug_mode(0)
+
+
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two GPUs")
+def test_ops_on_another_device():
+    """Every operator on tensors of cuda:1 while cuda:0 is current (the kernels' device guard, the
+    outputs' device, that device's current stream): the same results as on cuda:0, forward and
+    backward."""
+    leaves, r, t, off, lengths = _graph_inputs()
+    so = torch.tensor([4, 1], device="cuda")
+
+    def run(dev):
+        ls = [v.detach().to(dev).requires_grad_() for v in leaves]
+        rr = r.detach().to(dev).requires_grad_()
+        out = all_grads(all_ops, ls, rr, t.to(dev), off.to(dev), lengths.to(dev))
+        x = ls[0].detach()
+        return out + (warpkit.sample(x, top_k=40, seed_offset=so.to(dev)), warpkit.log_softmax(x, 0),
+                      warpkit.cross_entropy(x, t.to(dev), reduction="none"))
+
+    assert torch.cuda.current_device() == 0
+    want = run("cuda:0")
+    got = run("cuda:1")
+    torch.cuda.synchronize(0)
+    torch.cuda.synchronize(1)
+    assert all(g.device == torch.device("cuda:1") for g in got)
+    same_results([g.to("cuda:0") for g in got], want)
