@@ -231,6 +231,21 @@ def test_compile_fullgraph_matches_eager():
         assert torch.equal(a, c)
 
 
+def capture(step):
+    """(graph, outputs): step warmed up on a side stream (as torch.cuda.graphs documents), then
+    captured in a CUDA graph."""
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(2):
+            step()
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        out = step()
+    return g, out
+
+
 def test_cuda_graph_capture_and_replay():
     x, w, b, t, off = inputs(torch.float32)
     xs = x.clone().requires_grad_()
@@ -244,15 +259,7 @@ def test_cuda_graph_capture_and_replay():
         tok = warpkit.sample(h.detach(), top_k=50, seed_offset=so)
         return loss.detach(), gx, gw, tok, warpkit.topk(h.detach(), 3)[1]
 
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(2):
-            step()
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        out = step()
+    g, out = capture(step)
     with torch.no_grad():
         xs.copy_(x * 0.5)
     want = step()
@@ -287,15 +294,7 @@ def test_cuda_graph_every_op():
         h = warpkit.layer_norm(leaves[0].detach(), (768,), leaves[1].detach(), leaves[2].detach())
         return all_grads(all_ops, leaves, r, t, off, lengths) + (warpkit.sample(h, top_k=50, seed_offset=so),)
 
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(2):
-            step()
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        out = step()
+    g, out = capture(step)
     with torch.no_grad():
         leaves[0].mul_(0.5)
         r.add_(1.0)
