@@ -62,13 +62,13 @@ def all_grads(fn, leaves, r, t, off, lengths):
     return (loss.detach(),) + tuple(grads) + tuple(side)
 
 
-def same_results(got, want):
+def same_results(got, want, rtol=None, atol=None):
     """Integer outputs equal, floating ones within float32 rounding (torch's own kernels between
-    warpkit's may differ between a graph and eager launches)."""
+    warpkit's may differ between a graph and eager launches), or rtol / atol where given."""
     assert len(got) == len(want)
     for a, e in zip(got, want):
         if a.is_floating_point():
-            torch.testing.assert_close(a, e, equal_nan=True)
+            torch.testing.assert_close(a, e, rtol=rtol, atol=atol, equal_nan=True)
         else:
             assert torch.equal(a, e)
 
@@ -310,7 +310,9 @@ def test_compile_fullgraph_backward_every_op():
     leaves, r, t, off, lengths = _graph_inputs()
     torch._dynamo.reset()
     compiled = torch.compile(all_ops, fullgraph=True)
-    same_results(all_grads(compiled, leaves, r, t, off, lengths), all_grads(all_ops, leaves, r, t, off, lengths))
+    # inductor fuses and reorders torch's ops between warpkit's: test_compile_fullgraph_matches_eager's tolerance
+    same_results(all_grads(compiled, leaves, r, t, off, lengths), all_grads(all_ops, leaves, r, t, off, lengths),
+                 rtol=1e-4, atol=1e-4)
     torch._dynamo.reset()
 
 
