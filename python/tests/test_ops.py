@@ -785,9 +785,10 @@ def test_row_strided_inputs_read_in_place():
     x = base[:, 100:868]  # 768 columns, row stride 1000
     w, b = randn(768, dtype=torch.bfloat16, seed=2) + 1, randn(768, dtype=torch.bfloat16, seed=3)
     t = torch.randint(0, 768, (64,), device="cuda")
-    calls = [lambda: warpkit.softmax(x), lambda: warpkit.log_softmax(x, -1), lambda: warpkit.layer_norm(x, (768,), w, b),
-             lambda: warpkit.rms_norm(x, (768,), w), lambda: warpkit.cross_entropy(x, t),
-             lambda: warpkit.cross_entropy(x, t, reduction="none"), lambda: warpkit.topk(x, 8),
+    calls = [lambda: warpkit.softmax(x), lambda: warpkit.log_softmax(x, -1),
+             lambda: warpkit.layer_norm(x, (768,), w, b), lambda: warpkit.rms_norm(x, (768,), w),
+             lambda: warpkit.cross_entropy(x, t), lambda: warpkit.cross_entropy(x, t, reduction="none"),
+             lambda: warpkit.topk(x, 8),
              lambda: warpkit.argmax(x, -1), lambda: warpkit.sample(x, top_k=20, seed=1),
              lambda: warpkit.add_layer_norm(x, x, (768,), w, b)]
     for fn in calls:

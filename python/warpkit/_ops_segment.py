@@ -115,8 +115,9 @@ def segment_reduce(data, reduce, offsets=None, lengths=None):
     gradient (max / min: split evenly between the elements equal to the result; offsets must then
     not decrease).
     reduce: 'sum', 'max', 'min' or 'mean'. An empty segment gives 0 (sum), -inf (max), +inf (min)
-    or NaN (mean); a NaN makes its segment's result NaN (max and min too), as torch. Segments past the data are clipped to it. One of offsets (segments + 1 entries)
-    or lengths (one a segment), int32 or int64, on data's device."""
+    or NaN (mean); a NaN makes its segment's result NaN (max and min too), as torch. Segments past
+    the data are clipped to it ('mean' divides by the clipped length). One of offsets (segments + 1
+    entries) or lengths (one a segment), int32 or int64, on data's device."""
     name = "segment_reduce"
     c.check_tensor(data, name, "data")
     if reduce not in _REDUCE:
