@@ -10,14 +10,15 @@ same seed, weights and batch for every variant, 20 steps each. Prints each varia
 median step time (steps 5 .. 20, CUDA events), the host's time to issue it (in all, and by forward,
 backward and optimizer; for the compiled variants also the graphs compiled and graph breaks) and the
 peak memory, and the largest loss difference from torch eager (bf16 noise is about 1e-2).
-Usage: python3 bench/gpt2_step.py [out.csv] [--steps N] [--profile]. --profile runs one more step of
+Usage: python3 bench/gpt2_step.py [out.csv] [--steps N] [--profile] (--help: these). --profile runs one more step of
 each variant under torch.profiler and prints its GPU time by kernel family (matmul, attention, triton
 = inductor's fused kernels, warpkit, other) and its 12 longest kernels, so two variants' step times
 can be told apart kernel by kernel, its dtype-cast kernels (count and time: with warpkit's mixed-dtype
 add_layer_norm the bf16 residual's cast and its gradient's are gone), and every warpkit kernel.
 Skips cleanly without torch, a GPU or the warpkit package (pip install --no-build-isolation ./python).
-Targets (issue 31): warpkit eager faster than torch eager and no slower than torch compiled (the
-compiled warpkit model is printed too); warpkit's peak memory below torch eager's."""
+Targets (issue 31): warpkit eager faster than torch eager, warpkit compiled no slower than torch
+compiled, warpkit's peak memory below torch eager's; the last lines print each comparison."""
+import argparse
 import csv
 import math
 import os
@@ -208,18 +209,34 @@ def run(torch, name, use_warpkit, compiled, idx, y, steps, profile=False):
             "peak_gib": peak, "graphs": graphs, "host_split": split}
 
 
+def arguments():
+    p = argparse.ArgumentParser(description="A GPT-2-small training step with warpkit's LayerNorms and loss "
+                                "against torch's, eager and compiled (see the module docstring).")
+    p.add_argument("out", nargs="?", default=None, help="the CSV to write (default build/bench/gpt2_step.csv)")
+    p.add_argument("--steps", type=int, default=20, help="training steps of each variant (default 20; the "
+                   "median step time is over steps 5..N)")
+    p.add_argument("--profile", action="store_true", help="one more step of each variant under torch.profiler: "
+                   "GPU time by kernel family, the longest kernels, casts, every warpkit kernel, host time")
+    a = p.parse_args()
+    if a.steps < 1:
+        p.error("--steps must be at least 1")
+    return a
+
+
 def main():
+    args = arguments()  # --help and bad flags exit here, before torch is imported
     out, torch, warpkit = start_warpkit("gpt2_step")
     if torch is None:
         return 0
-    steps = int(sys.argv[sys.argv.index("--steps") + 1]) if "--steps" in sys.argv else 20
+    out = args.out or out
+    steps = args.steps
     g = torch.Generator(device="cuda").manual_seed(1)
     idx = torch.randint(0, V, (B, T), device="cuda", generator=g)
     y = torch.randint(0, V, (B, T), device="cuda", generator=g)
     torch.backends.cuda.matmul.allow_tf32 = True
     variants = [("torch eager", False, False), ("torch compiled", False, True), ("warpkit eager", True, False),
                 ("warpkit compiled", True, True)]
-    res = [run(torch, n, w, c, idx, y, steps, "--profile" in sys.argv) for n, w, c in variants]
+    res = [run(torch, n, w, c, idx, y, steps, args.profile) for n, w, c in variants]
     base = res[0]
     print(f"GPT-2 small step, {B} x {T} tokens, bf16 autocast, {steps} steps, {torch.cuda.get_device_name()}")
     print(f"{'variant':18} {'step ms':>9} {'vs eager':>9} {'host ms':>8} {'peak GiB':>9} {'max |dloss|':>12}  "
@@ -239,6 +256,14 @@ def main():
     print("losses:")
     for r in res:
         print(f"  {r['variant']:18} " + " ".join(f"{v:.4f}" for v in r["losses"]))
+    te, tc, we, wc = res
+    dmax = max(abs(a - b) for r in res[1:] for a, b in zip(r["losses"], te["losses"]))
+    print("targets (issue 31):")
+    print(f"  warpkit eager vs torch eager step:       {te['step_ms'] / we['step_ms']:.3f}x (above 1 wanted)")
+    print(f"  warpkit compiled vs torch compiled step: {tc['step_ms'] / wc['step_ms']:.3f}x (1 or above wanted)")
+    print(f"  peak GiB, warpkit eager vs torch eager:  {we['peak_gib']:.2f} vs {te['peak_gib']:.2f} (below wanted); "
+          f"compiled: {wc['peak_gib']:.2f} vs {tc['peak_gib']:.2f}")
+    print(f"  max |loss - torch eager's| over {steps} steps, every variant: {dmax:.4f} (bf16 noise: about 1e-2)")
     ok = all(all(math.isfinite(v) for v in r["losses"]) for r in res)
     os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
     with open(out, "w", newline="") as f:

@@ -39,6 +39,41 @@ def every_op(x, w, b, t, off):
     return loss, side
 
 
+def all_ops(x, w, b, r, t, off, lengths):
+    """every_op's loss plus the add norms, a negative eps and segment_reduce (max, through its
+    backward) in one loss, and side outputs of the rest (argmax over all, topk over dim 0, the
+    'mean' of segments given by lengths)."""
+    loss, side = every_op(x, w, b, t, off)
+    y, h = warpkit.add_layer_norm(x, r, (768,), w, b)
+    y2, h2 = warpkit.add_rms_norm(h, y, (768,), w)
+    seg = warpkit.segment_reduce(x[:, 1], "max", lengths=lengths)
+    neg = warpkit.layer_norm(x, (768,), w, b, -1e-3)  # a negative eps: torch's ops inside the op's kernel
+    loss = loss + (y2.float() * h2.float()).mean() + seg.float().sum() + neg.sum()
+    hd = h.detach()
+    side = tuple(side) + (warpkit.argmax(hd), warpkit.topk(hd, 3, dim=0)[1],
+                          warpkit.segment_reduce(hd[:, 2], "mean", lengths=lengths))
+    return loss, side
+
+
+def all_grads(fn, leaves, r, t, off, lengths):
+    """fn (all_ops, or a compiled all_ops) and its loss's gradients for leaves (x, w, b) and r:
+    (loss, dx, dw, db, dr, *side outputs)."""
+    loss, side = fn(*leaves, r, t, off, lengths)
+    grads = torch.autograd.grad(loss, list(leaves) + [r])
+    return (loss.detach(),) + tuple(grads) + tuple(side)
+
+
+def same_results(got, want, rtol=None, atol=None):
+    """Integer outputs equal, floating ones within float32 rounding (torch's own kernels between
+    warpkit's may differ between a graph and eager launches), or rtol / atol where given."""
+    assert len(got) == len(want)
+    for a, e in zip(got, want):
+        if a.is_floating_point():
+            torch.testing.assert_close(a, e, rtol=rtol, atol=atol, equal_nan=True)
+        else:
+            assert torch.equal(a, e)
+
+
 def python_frames(fn):
     """The source files of the Python functions one call of fn enters besides fn itself (the
     entries of cProfile's statistics that hold code objects)."""
@@ -149,6 +184,30 @@ def test_opcheck():
         (OPS.segment_softmax, (x[:, :8].contiguous(), off, False)),
         (OPS.segment_reduce, (x[:, 0].detach().contiguous(), off, 0)),
     ]
+    # the rest of the operators: log / smallest / max forms, the add norms, and the backward ops
+    # (detached inputs: they have no backward of their own)
+    xd, r = x.detach(), (x.detach() * 0.5).requires_grad_()
+    y = OPS.softmax(xd, False)
+    _, mean, rstd = OPS.layer_norm(xd, w, b, 1e-5)
+    _, rstd_rms = OPS.rms_norm(xd, w, 1e-6)
+    cases += [
+        (OPS.topk, (x, 5, False)),
+        (OPS.segment_softmax, (x[:, :8].contiguous(), off, True)),
+        (OPS.segment_reduce, (x[:, 0].detach().contiguous(), off.int(), 1)),
+        (OPS.segment_reduce, (x[:, 0].contiguous(), off, 2)),
+        (OPS.add_layer_norm, (x, r, w, b, 1e-5)),
+        (OPS.add_rms_norm, (x, r, w, 1e-5)),
+        (OPS.add_layer_norm, (x.float(), r.detach(), w.float(), b.float(), 1e-5)),  # a bf16 residual of float32 x
+        (OPS.softmax_backward, (y, xd, False)),
+        (OPS.softmax_backward, (y.log(), xd, True)),
+        (OPS.norm_backward, (xd, xd, w, mean, rstd, True, True, False)),
+        (OPS.norm_backward, (xd, xd, None, torch.empty(0, device="cuda"), rstd_rms, False, False, True)),
+        (OPS.norm_backward_add, (xd, xd, w, mean, rstd, xd, True, True, False)),
+        (OPS.norm_backward_add_mixed, (xd.float(), xd.float(), w.float(), mean, rstd, xd.float(), torch.bfloat16,
+                                       True, True, False)),
+        (OPS.segment_softmax_backward, (y[:, :8].contiguous(), xd[:, :8].contiguous(), off, False)),
+        (OPS.sample, (xd, 1.0, 768, 1.0, 0.05, 0, 0, torch.tensor([3, 1], device="cuda"))),
+    ]
     for op, args in cases:
         torch.library.opcheck(op, args)
 
@@ -173,6 +232,21 @@ def test_compile_fullgraph_matches_eager():
         assert torch.equal(a, c)
 
 
+def capture(step):
+    """(graph, outputs): step warmed up on a side stream (as torch.cuda.graphs documents), then
+    captured in a CUDA graph."""
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(2):
+            step()
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        out = step()
+    return g, out
+
+
 def test_cuda_graph_capture_and_replay():
     x, w, b, t, off = inputs(torch.float32)
     xs = x.clone().requires_grad_()
@@ -186,15 +260,7 @@ def test_cuda_graph_capture_and_replay():
         tok = warpkit.sample(h.detach(), top_k=50, seed_offset=so)
         return loss.detach(), gx, gw, tok, warpkit.topk(h.detach(), 3)[1]
 
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(2):
-            step()
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        out = step()
+    g, out = capture(step)
     with torch.no_grad():
         xs.copy_(x * 0.5)
     want = step()
@@ -211,6 +277,46 @@ def test_cuda_graph_capture_and_replay():
     assert not torch.equal(out[3], first)
 
 
+def _graph_inputs():
+    x, w, b, t, off = inputs(torch.float32)
+    leaves = [x.clone().requires_grad_(), w.clone().requires_grad_(), b.clone().requires_grad_()]
+    r = (x * 0.5).bfloat16().requires_grad_()
+    lengths = torch.tensor([10, 0, 30, 24], device="cuda")
+    return leaves, r, t, off, lengths
+
+
+def test_cuda_graph_every_op():
+    """Every operator, forward and backward (all_grads), captured in one CUDA graph: a replay after
+    the input changes gives what an eager call on the new input gives."""
+    leaves, r, t, off, lengths = _graph_inputs()
+    so = torch.tensor([4, 0], device="cuda")
+
+    def step():
+        h = warpkit.layer_norm(leaves[0].detach(), (768,), leaves[1].detach(), leaves[2].detach())
+        return all_grads(all_ops, leaves, r, t, off, lengths) + (warpkit.sample(h, top_k=50, seed_offset=so),)
+
+    g, out = capture(step)
+    with torch.no_grad():
+        leaves[0].mul_(0.5)
+        r.add_(1.0)
+    want = step()
+    g.replay()
+    torch.cuda.synchronize()
+    same_results(out, want)
+
+
+def test_compile_fullgraph_backward_every_op():
+    """torch.compile(fullgraph=True) of all_grads (every operator's forward and backward, the add
+    norms and segment_reduce's gradient included): no graph break, eager's results."""
+    leaves, r, t, off, lengths = _graph_inputs()
+    torch._dynamo.reset()
+    compiled = torch.compile(all_ops, fullgraph=True)
+    # inductor fuses and reorders torch's ops between warpkit's: test_compile_fullgraph_matches_eager's tolerance
+    same_results(all_grads(compiled, leaves, r, t, off, lengths), all_grads(all_ops, leaves, r, t, off, lengths),
+                 rtol=1e-4, atol=1e-4)
+    torch._dynamo.reset()
+
+
 def test_no_host_sync():
     x, w, b, t, off = inputs()
     leaves = [x.float().requires_grad_(), w.float().requires_grad_(), b.float().requires_grad_()]
@@ -225,3 +331,53 @@ def test_no_host_sync():
         warpkit.segment_reduce(leaves[0][:, 0].detach().contiguous(), "mean", offsets=off)
     finally:
         torch.cuda.set_sync_debug_mode(0)
+    # every other form: the add norms, segment_reduce's backward and lengths=, a negative eps, dim=None
+    # argmax, topk over dim 0, a seed drawn on the host, dtype=, the cross-entropy's torch-summed path
+    gl, r, t2, off2, lengths = _graph_inputs()
+    big = torch.randn(40000, 37, device="cuda").requires_grad_()
+    tb = torch.randint(0, 37, (40000,), device="cuda")
+    x3, t3 = torch.randn(4, 11, 6, device="cuda").requires_grad_(), torch.randint(0, 11, (4, 6), device="cuda")
+
+    def others():
+        all_grads(all_ops, gl, r, t2, off2, lengths)
+        warpkit.sample(gl[0].detach(), top_p=0.9)
+        torch.autograd.grad(warpkit.log_softmax(gl[0], 0, dtype=torch.bfloat16).float().sum(), gl[0])
+        for red in ("mean", "sum"):
+            torch.autograd.grad(warpkit.cross_entropy(big, tb, reduction=red), big)
+            torch.autograd.grad(warpkit.cross_entropy(x3, t3, reduction=red, label_smoothing=0.1), x3)
+        for red in ("sum", "max", "min", "mean"):
+            d = gl[0][:, 3]
+            torch.autograd.grad(warpkit.segment_reduce(d, red, lengths=lengths).float().sum(), gl[0])
+
+    others()
+    torch.cuda.synchronize()
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        others()
+    finally:
+        torch.cuda.set_sync_debug_mode(0)
+
+
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two GPUs")
+def test_ops_on_another_device():
+    """Every operator on tensors of cuda:1 while cuda:0 is current (the kernels' device guard, the
+    outputs' device, that device's current stream): the same results as on cuda:0, forward and
+    backward."""
+    leaves, r, t, off, lengths = _graph_inputs()
+    so = torch.tensor([4, 1], device="cuda")
+
+    def run(dev):
+        ls = [v.detach().to(dev).requires_grad_() for v in leaves]
+        rr = r.detach().to(dev).requires_grad_()
+        out = all_grads(all_ops, ls, rr, t.to(dev), off.to(dev), lengths.to(dev))
+        x = ls[0].detach()
+        return out + (warpkit.sample(x, top_k=40, seed_offset=so.to(dev)), warpkit.log_softmax(x, 0),
+                      warpkit.cross_entropy(x, t.to(dev), reduction="none"))
+
+    assert torch.cuda.current_device() == 0
+    want = run("cuda:0")
+    got = run("cuda:1")
+    torch.cuda.synchronize(0)
+    torch.cuda.synchronize(1)
+    assert all(g.device == torch.device("cuda:1") for g in got)
+    same_results([g.to("cuda:0") for g in got], want)

@@ -284,6 +284,8 @@ def test_topk_argmax(dtype):
     f = torch.randperm(256, device="cuda").to(dtype).reshape(16, 16)
     assert torch.equal(warpkit.argmax(f), torch.argmax(f)) and warpkit.argmax(f).shape == ()
     assert warpkit.argmax(torch.tensor(3.0, device="cuda", dtype=dtype)).item() == 0
+    v0, i0 = warpkit.topk(torch.tensor(3.0, device="cuda", dtype=dtype), 0)  # torch's CPU answer (CUDA's is unwritten)
+    assert v0.shape == i0.shape == () and v0.item() == 3.0 and i0.item() == 0
     x = randn(3, 100, dtype=dtype)
     x[1, 40], x[1, 60] = float("nan"), float("nan")
     assert warpkit.argmax(x, 1).tolist() == torch.argmax(x, 1).tolist() and bool(torch.isnan(x[1, warpkit.argmax(x, 1)[1]]))
@@ -501,3 +503,326 @@ def test_add_norm_compile_fullgraph():
     torch.testing.assert_close(lc, le, rtol=1e-5, atol=1e-3)
     for a, e in zip(gc, ge):
         torch.testing.assert_close(a, e, rtol=1e-4, atol=1e-4)
+
+
+# ---- edge cases per operator: special values, strided / expanded inputs, gradients of edge shapes --
+
+NAN, INF = float("nan"), float("inf")
+
+
+def exact(got, want):
+    """The same values (NaN where NaN; -0.0 and +0.0 equal) and shape."""
+    assert got.shape == want.shape, (got.shape, want.shape)
+    torch.testing.assert_close(got, want, rtol=0, atol=0, equal_nan=True)
+
+
+def special_rows(cols, dtype, seed=1):
+    """Rows of cols columns: a NaN, two NaNs and an inf, +inf twice, every value -inf, a -inf among
+    numbers, +inf and -inf, and plain numbers."""
+    x = randn(8, cols, dtype=dtype, seed=seed, scale=3)
+    x[0, 3] = NAN
+    x[1, 5], x[1, cols - 2], x[1, 7] = NAN, NAN, INF
+    x[2, 2], x[2, cols - 1] = INF, INF
+    x[3, :] = -INF
+    x[4, 1] = -INF
+    x[5, 0], x[5, 4] = INF, -INF
+    return x
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("largest", [True, False])
+def test_topk_special_and_strided(dtype, largest):
+    """topk against torch.topk on NaN / inf rows (NaN above every number, as torch), on row-strided,
+    transposed and expanded inputs: the same values (bit copies), and indices that hold them."""
+    x = special_rows(300, dtype)
+    for k in (1, 5, 300):
+        v, i = warpkit.topk(x, k, largest=largest)
+        tv, _ = torch.topk(x, k, largest=largest)
+        exact(v, tv)
+        exact(x.gather(1, i), v)
+    base = randn(40, 700, dtype=dtype, seed=3)
+    for view, dim in ((base[:, 13:613], -1), (base.t(), 0), (base.t(), 1), (base[::2, ::3], 1),
+                      (randn(1, 333, dtype=dtype).expand(6, 333), 1), (randn(333, 1, dtype=dtype).expand(333, 5), 0)):
+        v, i = warpkit.topk(view, 9, dim, largest)
+        tv, _ = torch.topk(view, 9, dim, largest)
+        exact(v, tv)
+        exact(view.gather(dim, i), v)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_argmax_special_and_strided(dtype):
+    x = special_rows(257, dtype)
+    x[6, 10] = x[6, 200] = 50.0  # ties: the first
+    got, want = warpkit.argmax(x, 1), torch.argmax(x, 1)
+    assert torch.equal(got[:3], want[:3]) and torch.equal(got[4:], want[4:]), (got, want)
+    assert got[3].item() == 0  # a row of only -inf: the first column (torch's CUDA answer may differ: no maximum)
+    base = randn(40, 700, dtype=dtype, seed=3)
+    for view, dim in ((base[:, 13:613], 1), (base.t(), 0), (base.t(), 1), (base[::2, ::3], 0),
+                      (randn(1, 333, dtype=dtype).expand(6, 333), 1), (randn(1, 333, dtype=dtype).expand(6, 333), 0)):
+        assert torch.equal(warpkit.argmax(view, dim), torch.argmax(view, dim)), (view.shape, view.stride(), dim)
+        assert torch.equal(warpkit.argmax(view, dim, keepdim=True), torch.argmax(view, dim, keepdim=True))
+    assert torch.equal(warpkit.argmax(base.t()), torch.argmax(base.t()))  # dim=None on a transposed tensor
+    # The documented difference: -0.0 ranks below +0.0 (torch takes the first zero).
+    z = torch.tensor([-1.0, -0.0, 0.0, -2.0], device="cuda", dtype=dtype)
+    assert warpkit.argmax(z).item() == 2 and warpkit.topk(z, 1)[1].item() == 2
+    assert warpkit.topk(z, 4, largest=False)[1].tolist() == [3, 0, 1, 2]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_sample_special_rows_and_shapes(dtype):
+    """The docstring's special rows (where torch.multinomial would raise): a row holding NaN gives its
+    first NaN's column, a row of only -inf column 0, +inf logits one of them; strided logits give the
+    same tokens as their contiguous copy; 1-D logits a 0-d token; no rows an empty result."""
+    x = randn(5, 300, dtype=dtype, scale=2)
+    x[0, 7], x[0, 100] = NAN, NAN
+    x[1, :] = -INF
+    x[2, 50], x[2, 90] = INF, INF
+    for seed in range(4):
+        for kw in (dict(), dict(top_k=20), dict(top_p=0.5, temperature=0.7), dict(min_p=0.1), dict(temperature=0.0)):
+            t = warpkit.sample(x, seed=seed, **kw)
+            assert t[0].item() == 7 and t[1].item() == 0 and t[2].item() in (50, 90), (seed, kw, t[:3])
+            assert bool(((t >= 0) & (t < 300)).all())
+    base = randn(300, 40, dtype=dtype, seed=4, scale=2)
+    for view in (base.t(), base.t()[:, 7:250], base[:, ::2].t(), randn(40, 400, dtype=dtype, seed=5)[:, 50:350]):
+        assert torch.equal(warpkit.sample(view, top_k=30, seed=9), warpkit.sample(view.contiguous(), top_k=30, seed=9))
+    t = warpkit.sample(randn(64, dtype=dtype), seed=1)
+    assert t.shape == () and t.dtype == torch.int64
+    assert warpkit.sample(randn(0, 64, dtype=dtype), seed=1).shape == (0,)
+    assert warpkit.sample(randn(1, 1, dtype=dtype), seed=1).tolist() == [0]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_softmax_grad_edges(dtype):
+    """Gradients against torch's float32 autograd on 0-d, one-element, odd, transposed, row-strided
+    and expanded inputs, NaN / inf rows, and dtype= (the cast's gradient too)."""
+    cases = [((), 0), ((1,), 0), ((7, 3), 0), ((5, 1), 1), ((3, 0), 1), ((0, 4), 0)]
+    for shape, dim in cases:
+        for log in (False, True):
+            op, ref = (warpkit.log_softmax, torch.log_softmax) if log else (warpkit.softmax, torch.softmax)
+            x = randn(*shape, dtype=dtype, scale=2).requires_grad_()
+            xf = x.detach().float().requires_grad_()
+            y, yr = op(x, dim), ref(xf, dim)
+            check(y, yr, dtype)
+            dy = randn(*shape, dtype=dtype, seed=2)
+            (g,) = torch.autograd.grad(y, x, dy)
+            (gr,) = torch.autograd.grad(yr, xf, dy.float())
+            check(g, gr, dtype, scale=4)
+    base = randn(30, 500, dtype=dtype, scale=2)
+    for make, dim in ((lambda b: b[:, 17:417], -1), (lambda b: b.t(), -1), (lambda b: b[::3, ::2], 0),
+                      (lambda b: b[:1].expand(9, 500), -1), (lambda b: b, -1)):
+        for log in (False, True):
+            op, ref = (warpkit.log_softmax, torch.log_softmax) if log else (warpkit.softmax, torch.softmax)
+            b = base.clone()
+            if make(b) is b:
+                b = special_rows(500, dtype)
+            leaf = b.clone().requires_grad_()
+            leaf_f = b.float().requires_grad_()
+            y, yr = op(make(leaf), dim), ref(make(leaf_f), dim)
+            check(y, yr, dtype)
+            dy = randn(*yr.shape, dtype=dtype, seed=5)
+            (g,) = torch.autograd.grad(y, leaf, dy)
+            (gr,) = torch.autograd.grad(yr, leaf_f, dy.float())
+            check(g, gr, dtype, scale=8)
+    x = randn(6, 300, dtype=torch.float32, scale=2).requires_grad_()
+    for out_dtype in DTYPES:
+        for op, ref in ((warpkit.softmax, torch.softmax), (warpkit.log_softmax, torch.log_softmax)):
+            y, yr = op(x, 1, dtype=out_dtype), ref(x, 1, dtype=out_dtype)
+            assert y.dtype == yr.dtype == out_dtype
+            check(y, yr, out_dtype)
+            dy = randn(6, 300, dtype=out_dtype, seed=6)
+            (g,) = torch.autograd.grad(y, x, dy)
+            (gr,) = torch.autograd.grad(yr, x, dy)
+            assert g.dtype == torch.float32
+            check(g, gr, out_dtype, scale=4)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("rms", [False, True])
+def test_norm_grad_edges(dtype, rms):
+    """Norm gradients (x, weight, bias) against torch's float32 autograd on one element, one row,
+    row-strided, transposed and expanded inputs, and a negative eps (torch computes with it)."""
+    cols = 768
+
+    def run(make, x0, ns, eps):
+        leaf, leaf_f = x0.clone().requires_grad_(), x0.float().requires_grad_()
+        w = (randn(*ns, dtype=dtype, seed=3) + 1).requires_grad_()
+        b = randn(*ns, dtype=dtype, seed=4).requires_grad_()
+        wf, bf = w.detach().float().requires_grad_(), b.detach().float().requires_grad_()
+        if rms:
+            y, yr = warpkit.rms_norm(make(leaf), ns, w, eps), F.rms_norm(make(leaf_f), ns, wf, eps)
+            ins, refs = [leaf, w], [leaf_f, wf]
+        else:
+            y, yr = warpkit.layer_norm(make(leaf), ns, w, b, eps), F.layer_norm(make(leaf_f), ns, wf, bf, eps)
+            ins, refs = [leaf, w, b], [leaf_f, wf, bf]
+        check(y, yr, dtype, scale=2)
+        dy = randn(*yr.shape, dtype=dtype, seed=5)
+        for g, gr in zip(torch.autograd.grad(y, ins, dy), torch.autograd.grad(yr, refs, dy.float())):
+            assert g.dtype == dtype
+            check(g, gr, dtype, scale=max(1.0, (yr.numel() / yr.shape[-1]) ** 0.5) * 2)
+
+    run(lambda t: t, randn(1, dtype=dtype), (1,), 1e-5)  # one element: y = b, dx = 0
+    run(lambda t: t, randn(1, 33, dtype=dtype) + 1, (33,), 1e-5)  # one row
+    base = randn(24, 2000, dtype=dtype) + 0.5
+    run(lambda t: t[:, 7:7 + cols], base, (cols,), 1e-5)
+    run(lambda t: t[::2, ::2][:, :cols], base, (cols,), 1e-5)
+    run(lambda t: t.t(), randn(cols, 5, dtype=dtype) + 0.5, (cols,), 1e-5)
+    run(lambda t: t.expand(6, cols), randn(1, cols, dtype=dtype) + 0.5, (cols,), 1e-5)
+    run(lambda t: t, base[:, :cols].contiguous(), (cols,), -1e-3)  # rows of variance >> 1e-3: finite
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("smoothing", [0.0, 0.2])
+def test_cross_entropy_ignore_index_everywhere(dtype, smoothing):
+    """ignore_index as torch in every form: the default, -1, a valid class (0, 5), every reduction, a
+    (N, C, d1) input, a 1-D input with a 0-d target; ignored rows holding NaN / inf (loss 0 as torch;
+    gradient 0, where torch's is NaN: the docstring's difference); expanded and transposed logits."""
+    x = randn(40, 37, dtype=dtype, scale=3)
+    x[3, 4], x[8, :] = NAN, -INF  # ignored rows below
+    t = torch.randint(0, 37, (40,), device="cuda", generator=torch.Generator(device="cuda").manual_seed(2))
+    for ign in (-100, -1, 0, 5):
+        tt = t.clone()
+        tt[::4] = ign
+        tt[3], tt[8] = ign, ign
+        kept = (tt != ign).nonzero().flatten()
+        for red in ("mean", "sum", "none"):
+            xg = x.clone().requires_grad_()
+            xf = x.float().requires_grad_()
+            loss = warpkit.cross_entropy(xg, tt, ignore_index=ign, label_smoothing=smoothing, reduction=red)
+            ref = F.cross_entropy(xf, tt, ignore_index=ign, label_smoothing=smoothing, reduction=red)
+            assert loss.dtype == dtype and loss.shape == ref.shape
+            check(loss, ref, dtype, scale=4 if red != "sum" else 40)
+            assert not torch.isnan(loss).any()  # the NaN / -inf rows are ignored
+            dl = (torch.ones_like(ref) if red != "none" else randn(40, seed=8)).to(loss.dtype)
+            (g,) = torch.autograd.grad(loss, xg, dl)
+            (gr,) = torch.autograd.grad(ref, xf, dl.float())
+            ignored = (tt == ign).nonzero().flatten()
+            assert torch.equal(g[ignored], torch.zeros_like(g[ignored]))
+            close_norm(g[kept], gr[kept], dtype)
+    x3 = randn(4, 11, 6, dtype=dtype, scale=2)
+    t3 = torch.randint(0, 11, (4, 6), device="cuda")
+    t3[1, ::2] = 7
+    for red in ("mean", "sum", "none"):
+        xg, xf = x3.clone().requires_grad_(), x3.float().requires_grad_()
+        loss = warpkit.cross_entropy(xg, t3, ignore_index=7, label_smoothing=smoothing, reduction=red)
+        ref = F.cross_entropy(xf, t3, ignore_index=7, label_smoothing=smoothing, reduction=red)
+        check(loss, ref, dtype, scale=4 if red != "sum" else 24)
+        (g,) = torch.autograd.grad(loss.float().sum(), xg)
+        (gr,) = torch.autograd.grad(ref.sum(), xf)
+        assert g.shape == x3.shape
+        close_norm(g, gr, dtype)
+    x1 = randn(11, dtype=dtype)
+    for tgt in (3, 4):  # (a target neither in range nor ignored would be torch's device-side assertion)
+        t0 = torch.tensor(tgt, device="cuda")
+        for red in ("mean", "sum", "none"):
+            got = warpkit.cross_entropy(x1, t0, ignore_index=4, label_smoothing=smoothing, reduction=red)
+            want = F.cross_entropy(x1.float(), t0, ignore_index=4, label_smoothing=smoothing, reduction=red)
+            assert got.shape == want.shape == ()
+            check(got, want, dtype, scale=4)  # an ignored 0-d target: NaN for 'mean', as torch
+    tv = torch.randint(0, 300, (6,), device="cuda")
+    for view in (randn(1, 300, dtype=dtype).expand(6, 300), randn(300, 6, dtype=dtype).t()):
+        xg = view.detach().requires_grad_()  # an expanded / transposed leaf
+        xf = view.float().requires_grad_()
+        loss = warpkit.cross_entropy(xg, tv, label_smoothing=smoothing)
+        ref = F.cross_entropy(xf, tv, label_smoothing=smoothing)
+        check(loss, ref, dtype, 4)
+        (g,) = torch.autograd.grad(loss, xg)
+        (gr,) = torch.autograd.grad(ref, xf)
+        close_norm(g, gr, dtype)
+    e, te = randn(0, 9, dtype=dtype), torch.empty(0, dtype=torch.int64, device="cuda")
+    assert torch.isnan(warpkit.cross_entropy(e, te)) and torch.isnan(F.cross_entropy(e.float(), te))  # mean of none
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_segment_special_and_strided(dtype):
+    """segment_softmax with NaN / inf inside segments against torch.softmax of each segment, on
+    strided columns; segment_reduce propagating NaN as torch.segment_reduce (values and gradients),
+    offsets past the data clipped ('mean' divides by the clipped length), and empty data."""
+    items, heads = 500, 4
+    base = randn(items, 2 * heads, dtype=dtype, scale=3)
+    base[10, 0], base[40, 1], base[41, 1], base[90, 2] = NAN, INF, INF, -INF
+    base[120:160, 3] = -INF  # a whole segment of -inf in one column: NaN, as torch.softmax
+    offsets = torch.tensor([0, 5, 30, 100, 120, 160, 160, 400, items], device="cuda")
+    for x in (base[:, ::2], base[:, 1:1 + heads], base[:, 0]):
+        for log in (False, True):
+            check(warpkit.segment_softmax(x, offsets, log), seg_ref(x, offsets, log), dtype)
+    data = randn(60, dtype=dtype)
+    data[3], data[25] = NAN, INF
+    lengths = torch.tensor([10, 0, 20, 30], device="cuda")
+    for red in ("sum", "max", "min", "mean"):
+        xg, xr = data.clone().requires_grad_(), data.float().requires_grad_()
+        got = warpkit.segment_reduce(xg, red, lengths=lengths)
+        want = torch.segment_reduce(xr, red, lengths=lengths)
+        keep = lengths > 0
+        check(got[keep], want[keep], dtype, scale=8)
+        assert torch.isnan(got[0]) and (red == "min" or got[2].float().item() == INF)
+        dy = randn(4, dtype=dtype, seed=6)
+        (g,) = torch.autograd.grad(got, xg, dy)
+        (gr,) = torch.autograd.grad(want, xr, dy.float())
+        check(g, gr, dtype)
+        strided = randn(120, dtype=dtype)[::2]
+        check(warpkit.segment_reduce(strided, red, lengths=lengths)[keep],
+              torch.segment_reduce(strided.float(), red, lengths=lengths)[keep], dtype, scale=8)
+    d10 = randn(10, dtype=dtype)
+    past = torch.tensor([0, 4, 25], device="cuda")  # the second segment clipped to rows 4 .. 9
+    for red in ("sum", "max", "min", "mean"):
+        got = warpkit.segment_reduce(d10, red, offsets=past)
+        want = torch.stack([torch.segment_reduce(d10[a:b].float(), red, lengths=torch.tensor([b - a], device="cuda"))[0]
+                            for a, b in ((0, 4), (4, 10))])
+        check(got, want, dtype, scale=4)
+    empty = torch.empty(0, dtype=dtype, device="cuda")
+    zero = torch.tensor([0, 0, 0], device="cuda")
+    exact(warpkit.segment_reduce(empty, "sum", offsets=zero).float(), torch.zeros(2, device="cuda"))
+    exact(warpkit.segment_reduce(empty, "max", offsets=zero).float(), torch.full((2,), -INF, device="cuda"))
+    assert warpkit.segment_softmax(torch.empty(0, 3, dtype=dtype, device="cuda"), zero[:1]).shape == (0, 3)
+
+
+def test_row_strided_inputs_read_in_place():
+    """Row-strided views (a unit element stride, a row stride past the row: what the device calls'
+    leading dimension takes) launch no copy kernel in any row operator's forward."""
+    from torch.profiler import ProfilerActivity, profile
+
+    base = randn(64, 1000, dtype=torch.bfloat16)
+    x = base[:, 100:868]  # 768 columns, row stride 1000
+    w, b = randn(768, dtype=torch.bfloat16, seed=2) + 1, randn(768, dtype=torch.bfloat16, seed=3)
+    t = torch.randint(0, 768, (64,), device="cuda")
+    calls = [lambda: warpkit.softmax(x), lambda: warpkit.log_softmax(x, -1),
+             lambda: warpkit.layer_norm(x, (768,), w, b), lambda: warpkit.rms_norm(x, (768,), w),
+             lambda: warpkit.cross_entropy(x, t), lambda: warpkit.cross_entropy(x, t, reduction="none"),
+             lambda: warpkit.topk(x, 8),
+             lambda: warpkit.argmax(x, -1), lambda: warpkit.sample(x, top_k=20, seed=1),
+             lambda: warpkit.add_layer_norm(x, x, (768,), w, b)]
+    for fn in calls:
+        fn()
+    torch.cuda.synchronize()
+    for k, fn in enumerate(calls):
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            fn()
+            torch.cuda.synchronize()
+        names = [e.name for e in prof.events() if getattr(e, "device_type", None) == torch.autograd.DeviceType.CUDA]
+        assert names, k
+        copies = [n for n in names if "copy" in n.lower() and "warpkit" not in n]
+        assert not copies, (k, copies)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("rms", [False, True])
+def test_norm_backward_deterministic(dtype, rms):
+    """dx, dw and db are the same bits on every call (the parameters' gradients reduced over the rows
+    in a fixed order), for many rows (several blocks add into each column) and the add form too."""
+    for rows, cols in ((8192, 768), (3000, 4097), (64, 65536)):
+        x = randn(rows, cols, dtype=dtype, scale=2).requires_grad_()
+        w = (randn(cols, dtype=dtype, seed=3) + 1).requires_grad_()
+        b = randn(cols, dtype=dtype, seed=4).requires_grad_()
+        r = randn(rows, cols, dtype=dtype, seed=5).requires_grad_()
+        dy = randn(rows, cols, dtype=dtype, seed=6)
+
+        def grads():
+            y = warpkit.rms_norm(x, (cols,), w) if rms else warpkit.layer_norm(x, (cols,), w, b)
+            ins = [x, w] if rms else [x, w, b]
+            y2, h = warpkit.add_rms_norm(x, r, (cols,), w) if rms else warpkit.add_layer_norm(x, r, (cols,), w, b)
+            return (y,) + torch.autograd.grad(y, ins, dy) + torch.autograd.grad([y2, h], ins + [r], [dy, dy])
+
+        first = grads()
+        for _ in range(2):
+            for a, e in zip(grads(), first):
+                assert torch.equal(a, e), (rows, cols)

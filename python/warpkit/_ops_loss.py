@@ -115,8 +115,12 @@ def cross_entropy(input, target, ignore_index=-100, label_smoothing=0.0, reducti
     or (N, d1, ...). reduction 'mean' divides by the rows whose target is not ignore_index (NaN when
     there is none, as torch); 'sum'; 'none'. Differences from torch: class-probability targets and
     weight= are not supported (ValueError); a target out of range that is not ignore_index gives a
-    NaN loss where torch raises a device-side assertion; (N, C, d1, ...) inputs are copied with the
-    class dimension last."""
+    NaN loss where torch raises a device-side assertion; a row whose target is ignore_index gets a
+    zero gradient whatever its logits, where torch's is NaN across a row holding a NaN or +inf or
+    of only -inf (its log_softmax backward); (N, C, d1, ...) inputs are copied with the class
+    dimension last. Positionally the arguments after target are (ignore_index, label_smoothing,
+    reduction), where torch's third is weight: pass them by keyword for a drop-in call. NaN and
+    infinities in kept rows give torch's loss and gradient."""
     name = "cross_entropy"
     c.check_tensor(input, name)
     if weight is not None:

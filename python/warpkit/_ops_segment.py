@@ -115,8 +115,9 @@ def segment_reduce(data, reduce, offsets=None, lengths=None):
     gradient (max / min: split evenly between the elements equal to the result; offsets must then
     not decrease).
     reduce: 'sum', 'max', 'min' or 'mean'. An empty segment gives 0 (sum), -inf (max), +inf (min)
-    or NaN (mean). Segments past the data are clipped to it. One of offsets (segments + 1 entries)
-    or lengths (one a segment), int32 or int64, on data's device."""
+    or NaN (mean); a NaN makes its segment's result NaN (max and min too), as torch. Segments past
+    the data are clipped to it ('mean' divides by the clipped length). One of offsets (segments + 1
+    entries) or lengths (one a segment), int32 or int64, on data's device."""
     name = "segment_reduce"
     c.check_tensor(data, name, "data")
     if reduce not in _REDUCE:
@@ -130,7 +131,8 @@ def segment_reduce(data, reduce, offsets=None, lengths=None):
         offsets = torch.cat([lengths.new_zeros(1), torch.cumsum(lengths, 0).to(lengths.dtype)])
     _check_offsets(offsets, data, name)
     out = _segment_reduce(data, offsets, _REDUCE[reduce])
-    if reduce == "mean":
-        n = (offsets[1:] - offsets[:-1]).clamp(min=0).to(torch.float32)
+    if reduce == "mean":  # each segment's rows, clipped to the data as the device call clips them
+        o = offsets.clamp(0, data.shape[0])
+        n = (o[1:] - o[:-1]).clamp(min=0).to(torch.float32)
         out = (out.float() / n).to(data.dtype)
     return out

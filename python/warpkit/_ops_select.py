@@ -86,8 +86,9 @@ def topk(x, k, dim=-1, largest=True, sorted=True):
     every number (first for largest, last for smallest), -0.0 just below +0.0, so the answer is one
     fixed set in one fixed order (torch's CUDA kernel may order ties differently, and takes the two
     zeros as equal). k > the dimension raises RuntimeError (no clamp), as torch. The values' gradient
-    is scattered back to their columns. float32, float16, bfloat16 CUDA tensors; 0-d inputs and
-    k = 0 as torch; a dimension of at most 2^31 - 1."""
+    is scattered back to their columns. float32, float16, bfloat16 CUDA tensors; k = 0 as torch; a 0-d
+    x gives its value and index 0 for k = 1 and also for k = 0, as torch on the CPU (torch's CUDA
+    kernel leaves that k = 0 result unwritten); a dimension of at most 2^31 - 1."""
     name = "topk"
     c.check_tensor(x, name)
     d = c.wrap_dim(dim, x.dim(), name)
@@ -100,6 +101,8 @@ def topk(x, k, dim=-1, largest=True, sorted=True):
         raise RuntimeError(f"warpkit.topk: selected index k out of range (k = {k}, dimension of {n})")
     _check_cols(n, name)
     x2, shape = c.as_rows(x, d)
+    if x.dim() == 0:
+        k = 1  # torch (CPU) gives a 0-d x's value and index 0 for k = 0 too
     if not c.eager(x2):
         v, i = _topk(x2, k, bool(largest))
     elif torch.is_grad_enabled() and x2.requires_grad:
