@@ -3,7 +3,7 @@
 //  - WK_CUDA(call): fail the test on any CUDA error; WK_LAUNCHED(): check the last launch.
 //  - wk_rng: seeded splitmix64 (seed from WARPKIT_SEED, default fixed), printed on failure.
 //  - wk_alloc / wk_upload / wk_download / wk_poison / wk_workspace: device buffers; poison is 0xA5
-//    bytes, a workspace 0x5C bytes.
+//    bytes, a workspace 0x5C bytes; wk_workspace_any_address: a call's same bits at odd workspaces.
 //  - wk_to_double / wk_from_double: element conversions for the double-precision references.
 //  - wk_close: NaN matches NaN, inf matches the same inf, else |got - want| <= tol * (1 + |want|).
 //  - wk_quick(): true under WARPKIT_QUICK=1 (make sanitize), for smaller sweeps; wk_thin(i, k):
@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <thread>
+#include <vector>
 
 #define WK_CUDA(call)                                                                     \
     do {                                                                                  \
@@ -137,6 +138,43 @@ static inline void* wk_workspace(size_t bytes) {
     WK_CUDA(cudaDeviceSynchronize());
     return w;
 }
+
+/// Runs call (ws, &bytes) with the workspace at base + shift of a buffer of the queried bytes + 16
+/// (cudaMalloc: base 256-byte aligned), shifts 0, 1, 3, 8, 15, the workspace filled with garbage and
+/// the outBytes at out poisoned before each: every shift writes the bytes shift 0 wrote. Returns
+/// mismatches.
+template <typename F>
+static inline int wk_workspace_any_address(F call, const void* out, size_t outBytes, const char* what) {
+    size_t bytes = 0;
+    WK_CUDA(call(nullptr, &bytes));
+    unsigned char* raw = wk_alloc<unsigned char>(bytes + 16);
+    std::vector<unsigned char> want(outBytes), got(outBytes);
+    int bad = 0;
+    for (int shift : {0, 1, 3, 8, 15}) {
+        WK_CUDA(cudaMemset(const_cast<void*>(out), 0xA5, outBytes));
+        WK_CUDA(cudaMemset(raw, shift == 0 ? 0x5C : 0x7B + shift, bytes + 16));
+        size_t b = bytes;
+        const cudaError_t e = call(raw + shift, &b);
+        if (e != cudaSuccess) {
+            cr_log_error("%s: workspace at base + %d: %s", what, shift, cudaGetErrorString(e));
+            (void)cudaGetLastError();
+            ++bad;
+            continue;
+        }
+        WK_LAUNCHED();
+        wk_download(shift == 0 ? want.data() : got.data(), (const unsigned char*)out, outBytes);
+        if (shift > 0 && memcmp(got.data(), want.data(), outBytes) != 0) {
+            size_t at = 0;
+            while (at < outBytes && got[at] == want[at]) ++at;
+            cr_log_error("%s: workspace at base + %d: byte %zu of %zu differs from base + 0's", what, shift, at,
+                         outBytes);
+            ++bad;
+        }
+    }
+    WK_CUDA(cudaFree(raw));
+    return bad;
+}
+
 /// Fill with 0xA5 bytes: a value no correct output holds (a small negative float, a large negative
 /// int), so an element the kernel failed to write shows up as a mismatch.
 /// Waits for the memset, so that work on any stream (non-blocking ones too) sees the poison.

@@ -24,7 +24,9 @@
 //   add_mixed:   their mixed forms (float x, 16-bit residual): dx as above, dr bitwise dx rounded
 //                to the residual's type, nothing outside dr's rows written.
 //   bad_args:    every bad argument returns cudaErrorInvalidValue and writes nothing; cols = 0 a
-//                no-op; rows = 0 writes zeros to dw and db.
+//                no-op; rows = 0 writes zeros to dw and db; the size query refuses bad shapes only.
+//   size_query_without_pointers (host only): the query with null data pointers answers enough for
+//                any dw / db and alignment the call brings, for every form; bad shapes refused.
 // The plan (no GPU needed) is pinned by tests/device/norm_backward_plan.cu.
 #include "../common.cuh"
 #include <warpkit/device/norm_backward.cuh>
@@ -718,6 +720,82 @@ Test(device_norm_backward, rows_ahead) {
     cr_expect(bad == 0, "the register path's rows in flight: %d mismatches", bad);
 }
 
+/// The size query of one form (0 plain, 1 Add; R other than T: the mixed Add) with every data pointer
+/// null (ptrs false), or with made-up addresses (never read by a query) `off` elements past 16-byte
+/// alignment and dw (outs & 1) and db (outs & 2) given.
+template <typename T, typename R = T> static cudaError_t
+nb_query(int form, bool rms, bool ptrs, int outs, int off, long long rows, int cols, long long ld, size_t* bytes) {
+    auto at = [&](int i) { return ptrs ? reinterpret_cast<T*>((size_t)(i + 1) << 32) + off : (T*)nullptr; };
+    const float* st = ptrs ? reinterpret_cast<const float*>((size_t)9 << 32) : nullptr;
+    R* dr = ptrs ? reinterpret_cast<R*>((size_t)10 << 32) + off : nullptr;
+    T *dy = at(0), *x = at(1), *w = at(2), *dx = at(3), *dres = at(6);
+    T* dw = (outs & 1) ? at(4) : nullptr;
+    T* db = (outs & 2) ? at(5) : nullptr;
+    if constexpr (!std::is_same<T, R>::value) {
+        return rms ? warpkit::rowRmsNormBackwardAdd(dy, x, w, st, dres, dx, dr, dw, rows, cols, ld, ld, ld, ld, ld,
+                                                    nullptr, bytes)
+                   : warpkit::rowLayerNormBackwardAdd(dy, x, w, st, st, dres, dx, dr, dw, db, rows, cols, ld, ld, ld,
+                                                      ld, ld, nullptr, bytes);
+    } else if (form == 1) {
+        return rms ? warpkit::rowRmsNormBackwardAdd(dy, x, w, st, dres, dx, dw, rows, cols, ld, ld, ld, ld, nullptr,
+                                                    bytes)
+                   : warpkit::rowLayerNormBackwardAdd(dy, x, w, st, st, dres, dx, dw, db, rows, cols, ld, ld, ld, ld,
+                                                      nullptr, bytes);
+    }
+    return rms ? warpkit::rowRmsNormBackward(dy, x, w, st, dx, dw, rows, cols, ld, ld, ld, nullptr, bytes)
+               : warpkit::rowLayerNormBackward(dy, x, w, st, st, dx, dw, db, rows, cols, ld, ld, ld, nullptr, bytes);
+}
+
+/// Every form, shape and alignment: the query with null pointers succeeds and answers at least what
+/// the query with pointers answers for any dw / db and alignment (so the call accepts it: two-call
+/// rule), exactly that with dw and db both given; shapes still checked. Returns mismatches.
+template <typename T, typename R = T> static int nb_bare_queries(void) {
+    int bad = 0;
+    for (int form = std::is_same<T, R>::value ? 0 : 1; form < 2; ++form)
+        for (int rms = 0; rms < 2; ++rms)
+            for (int cols : kNbCols)
+                for (long long rows : {0LL, 1LL, 3LL, 1000LL, 100000LL}) {
+                    const long long ld = cols + (cols % 3);
+                    size_t bare = 0;
+                    cudaError_t e = nb_query<T, R>(form, rms, false, 0, 0, rows, cols, ld, &bare);
+                    if (e != cudaSuccess || bare < 1) {
+                        cr_log_error("form %d rms %d rows %lld cols %d: null query %s, %zu bytes", form, rms, rows,
+                                     cols, cudaGetErrorString(e), bare);
+                        ++bad;
+                        continue;
+                    }
+                    for (int outs = 0; outs < (rms ? 2 : 4); ++outs)
+                        for (int off = 0; off < 2; ++off) {
+                            size_t real = 0;
+                            e = nb_query<T, R>(form, rms, true, outs, off, rows, cols, ld, &real);
+                            const bool all = outs == (rms ? 1 : 3);
+                            if (e != cudaSuccess || real > bare || (all && real != bare)) {
+                                cr_log_error("form %d rms %d rows %lld cols %d outs %d off %d: %s, %zu bytes (null "
+                                             "query %zu)",
+                                             form, rms, rows, cols, outs, off, cudaGetErrorString(e), real, bare);
+                                ++bad;
+                            }
+                        }
+                    size_t keep = 77;
+                    if (nb_query<T, R>(form, rms, false, 0, 0, rows, cols, cols - 1, &keep) != cudaErrorInvalidValue ||
+                        nb_query<T, R>(form, rms, false, 0, 0, -1 - rows, cols, ld, &keep) != cudaErrorInvalidValue ||
+                        nb_query<T, R>(form, rms, false, 0, 0, rows, cols, ld, nullptr) != cudaErrorInvalidValue ||
+                        keep != 77) {
+                        cr_log_error("form %d rms %d rows %lld cols %d: a bad shape accepted by the null query", form,
+                                     rms, rows, cols);
+                        ++bad;
+                    }
+                }
+    return bad;
+}
+
+// Host only (the size query asks the GPU nothing): CUB's habit of querying with null data pointers.
+Test(device_norm_backward, size_query_without_pointers) {
+    const int bad = nb_bare_queries<float>() + nb_bare_queries<__half>() + nb_bare_queries<__nv_bfloat16>() +
+                    nb_bare_queries<float, __nv_bfloat16>() + nb_bare_queries<float, __half>();
+    cr_expect(bad == 0, "the size query without data pointers: %d mismatches", bad);
+}
+
 Test(device_norm_backward, bad_args) {
     WK_REQUIRE_GPU();
     const int n = 256;
@@ -784,10 +862,13 @@ Test(device_norm_backward, bad_args) {
                   cudaGetErrorString(e1), cudaGetErrorString(e2));
         cr_expect((!bytes || *bytes == keep) && (!bytesRms || *bytesRms == keepRms), "%s: workspaceBytes changed",
                   b.what);
-        cr_expect(warpkit::rowLayerNormBackward(dy, x, a, mean, rstd, dx, o + 64, o + 128, b.rows, b.cols, b.lddy,
-                                                b.ldx, b.lddx, nullptr, bytes) == cudaErrorInvalidValue ||
-                      b.bytes == &small,
-                  "%s: the size query accepted it", b.what);
+        // The size query checks the shape, not the pointers (they may be null there, as in CUB's queries).
+        const bool shape = b.bytes != &small && b.alias == 0 && (b.nulls & 15) == 0;
+        size_t q = 0;
+        const cudaError_t eq = warpkit::rowLayerNormBackward(dy, x, a, mean, rstd, dx, o + 64, o + 128, b.rows, b.cols,
+                                                             b.lddy, b.ldx, b.lddx, nullptr, bytes ? &q : nullptr);
+        cr_expect(shape ? eq == cudaErrorInvalidValue : eq == cudaSuccess, "%s: the size query answered %s", b.what,
+                  cudaGetErrorString(eq));
     }
     // The Add calls: dres null, dx null, lddres < cols, dx = dres with another ld.
     struct BadAdd {

@@ -27,6 +27,7 @@
 //     one giant segment among empty ones, NaN / +inf in one head of a long segment;
 //   * rule G8 (2, 4, 8, 16 heads by segments, a row a vector): every distribution, x off a row's
 //     alignment (the group kernel) or within it, in place with the same bits;
+//   * the workspace at base + 1, 3, 8, 15 (rules G1, G2, G5-G8): the bits of an aligned one;
 //   * bad arguments (host only, pass without a GPU): cudaErrorInvalidValue, nothing written.
 #include "../common.cuh"
 #include <warpkit/device/segment.cuh>
@@ -1971,6 +1972,83 @@ Test(device_segment, flat_softmax_going_back_in_place_past_2_31) {
 }
 
 /// Bad arguments: host only, no GPU needed (every check comes before any CUDA call).
+// ---- any workspace address --------------------------------------------------------------------
+/// The header: any workspace address works (the calls leave 15 bytes of slack and align it). The
+/// reductions (sum, max through begin/end arrays, argmax; float and __half) and the softmax (1 head,
+/// 4 heads __half, the log kind) on distributions whose plans take the flat pass (G5, G7), the group
+/// kernel with long segments listed for the chunk kernels and the softmax's tiers (G1, G2, G8) and
+/// the direct kernel (G6): the same bits at base + 1, 3, 8, 15 as at a 16-byte aligned workspace.
+Test(device_segment, workspace_any_address) {
+    WK_REQUIRE_GPU();
+    const long long total = wk_quick() ? 60000 : 300000;
+    bool seen[16] = {};
+    int bad = 0;
+    for (int d : {0, 2, 4, 6, 8}) { // mean 1, 32, 4096, a giant among empty, boundaries among empty
+        wk_rng r = wk_rng_make(0xa11d + d);
+        const std::vector<long long> off = distribution(d, total, &r);
+        const long long items = off.back(), segs = (long long)off.size() - 1, n4 = 4 * items;
+        std::vector<float> hx(n4);
+        std::vector<__half> hh(n4);
+        for (long long i = 0; i < n4; ++i) hx[i] = pick<float>(&r, false), hh[i] = pick<__half>(&r, false);
+        float* dx = wk_alloc<float>(n4 + 1);
+        __half* dh = wk_alloc<__half>(n4 + 1);
+        wk_upload(dx, hx.data(), n4);
+        wk_upload(dh, hh.data(), n4);
+        long long* d64 = wk_alloc<long long>(off.size());
+        int* d32 = wk_alloc<int>(off.size());
+        wk_upload(d64, off.data(), off.size());
+        std::vector<int> o32(off.begin(), off.end());
+        wk_upload(d32, o32.data(), o32.size());
+        float* fo = wk_alloc<float>(n4 + 1);
+        __half* ho = wk_alloc<__half>(n4 + 1);
+        auto* ao = wk_alloc<warpkit::ValueIndex<__half>>(segs + 1);
+        char what[96];
+        auto run = [&](const char* call, warpkit::detail::SegmentKind kind, int elemBytes, int heads, bool csr, auto go,
+                       const void* out, size_t outBytes) {
+            const warpkit::detail::SegmentPlan p =
+                warpkit::detail::segmentPlan(kind, elemBytes, heads, segs, items, csr);
+            const char* id = warpkit::detail::kSegmentRules[p.rule].id;
+            seen[atoi(id + 1) & 15] = true;
+            snprintf(what, sizeof what, "%s, %s (%s)", kDistName[d], call, id);
+            bad += wk_workspace_any_address(go, out, outBytes, what);
+        };
+        using warpkit::detail::SegReduce;
+        using warpkit::detail::SegSoftmax;
+        run(
+            "sum float", SegReduce, 4, 1, true,
+            [&](void* w, size_t* b) { return warpkit::segmentReduceSum(dx, fo, items, d64, segs, w, b); }, fo,
+            segs * sizeof(float));
+        run(
+            "max float begin/end", SegReduce, 4, 1, false,
+            [&](void* w, size_t* b) {
+                return warpkit::segmentReduceMax(dx + 1, fo, items, warpkit::segmentBounds(d32, d32 + 1), segs, w, b);
+            },
+            fo, segs * sizeof(float));
+        run(
+            "argmax half", SegReduce, 2, 1, true,
+            [&](void* w, size_t* b) { return warpkit::segmentReduceArgMax(dh, ao, items, d32, segs, w, b); }, ao,
+            segs * sizeof(warpkit::ValueIndex<__half>));
+        run(
+            "softmax float", SegSoftmax, 4, 1, true,
+            [&](void* w, size_t* b) {
+                return warpkit::segmentSoftmax(dx, fo, items, d64, segs, 1, warpkit::SoftmaxPlain, w, b);
+            },
+            fo, items * sizeof(float));
+        run(
+            "log softmax half 4 heads", SegSoftmax, 2, 4, true,
+            [&](void* w, size_t* b) {
+                return warpkit::segmentSoftmax(dh, ho, items, d32, segs, 4, warpkit::SoftmaxLog, w, b);
+            },
+            ho, n4 * sizeof(__half));
+        for (void* p : {(void*)dx, (void*)dh, (void*)d64, (void*)d32, (void*)fo, (void*)ho, (void*)ao})
+            WK_CUDA(cudaFree(p));
+    }
+    cr_expect(seen[1] && seen[2] && seen[5] && seen[6] && seen[7] && seen[8],
+              "rules G1 %d, G2 %d, G5 %d, G6 %d, G7 %d, G8 %d: not all reached", seen[1], seen[2], seen[5], seen[6],
+              seen[7], seen[8]);
+    cr_expect(bad == 0, "%d calls wrote other bits with the workspace at an odd address", bad);
+}
+
 Test(device_segment, bad_arguments) {
     const float* in = reinterpret_cast<const float*>(4096);
     float* out = reinterpret_cast<float*>(8192);

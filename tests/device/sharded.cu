@@ -696,3 +696,50 @@ Test(device_sharded, topk_sample_bad_args) {
     cr_expect(bad == 0 && touched == 0, "%d bad arguments accepted, %d bytes written", bad, touched);
     for (void* p : {(void*)x, (void*)v, (void*)i, (void*)tok, (void*)so}) cudaFree(p);
 }
+
+/// rowTopKShard's size query with every data pointer null answers what the query with them answers
+/// (CUB's habit), bad scalars still refused; and its workspace (the candidates) at base + 1, 3, 8,
+/// 15 gives the same bits as at base (wk_workspace_any_address).
+Test(device_sharded, topk_shard_workspace) {
+    WK_REQUIRE_GPU();
+    const cudaError_t inv = cudaErrorInvalidValue;
+    const float* nx = nullptr;
+    float* nv = nullptr;
+    long long* ni = nullptr;
+    wk_rng r = wk_rng_make(0x5a4d);
+    int bad = 0;
+    for (long long rows : {1LL, 3LL, 700LL})
+        for (int cols : {5, 3000, 100000}) {
+            if (rows * cols > 3000000) continue; // 700 rows of 100000: no other path, only time
+            const int k = cols > 1000 ? 300 : 8; // k > cols pads (cols 5)
+            const long long n = rows * cols, nk = rows * k;
+            std::vector<float> h(n);
+            for (auto& v : h) v = (float)wk_uniform(&r, -50.0, 50.0);
+            float* dx = wk_alloc<float>(n);
+            wk_upload(dx, h.data(), n);
+            unsigned char* out = wk_alloc<unsigned char>(nk * 12 + 8);
+            float* v = reinterpret_cast<float*>(out);
+            long long* i = reinterpret_cast<long long*>(out + nk * 4 + (nk % 2) * 4);
+            size_t real = 0, bare = 0, keep = 77;
+            WK_CUDA(warpkit::rowTopKShard((const float*)dx, v, i, rows, cols, k, true, 1000, cols, nullptr, &real));
+            const cudaError_t e = warpkit::rowTopKShard(nx, nv, ni, rows, cols, k, true, 1000, cols, nullptr, &bare);
+            if (e != cudaSuccess || bare != real)
+                cr_log_error("rows %lld cols %d: null query %s, %zu bytes (%zu with pointers)", rows, cols,
+                             cudaGetErrorString(e), bare, real),
+                    ++bad;
+            if (warpkit::rowTopKShard(nx, nv, ni, rows, cols, 0, true, 0, cols, nullptr, &keep) != inv ||
+                warpkit::rowTopKShard(nx, nv, ni, rows, cols, k, true, -1, cols, nullptr, &keep) != inv ||
+                warpkit::rowTopKShard(nx, nv, ni, rows, cols, k, true, 0, cols - 1, nullptr, &keep) != inv ||
+                keep != 77)
+                cr_log_error("rows %lld cols %d: a bad scalar accepted by the null query", rows, cols), ++bad;
+            char what[64];
+            snprintf(what, sizeof what, "rowTopKShard rows %lld cols %d k %d", rows, cols, k);
+            bad += wk_workspace_any_address(
+                [&](void* w, size_t* b) {
+                    return warpkit::rowTopKShard((const float*)dx, v, i, rows, cols, k, true, 1000, cols, w, b);
+                },
+                out, nk * 12 + 8, what);
+            for (void* p : {(void*)dx, (void*)out}) WK_CUDA(cudaFree(p));
+        }
+    cr_expect(bad == 0, "%d mismatches", bad);
+}

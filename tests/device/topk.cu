@@ -6,7 +6,8 @@
 // x at the reference's column). Outputs are poisoned first. Every case runs both forms (with a
 // workspace, which splits few rows over blocks, and without one, one block a row) and checks that
 // they give the same bits, then the workspace form again on the same workspace (its counters must be
-// ready for a second call).
+// ready for a second call). The size query with null data pointers answers the same size; the
+// workspace at an odd address gives the same bits.
 #include "../common.cuh"
 #include "../topk_reference.cuh"
 #include <warpkit/device/topk.cuh>
@@ -857,6 +858,117 @@ Test(device_topk, split_workspace_states) {
     for (auto& o : out) WK_CUDA(cudaFree(o));
     WK_CUDA(cudaStreamDestroy(st));
     WK_CUDA(cudaFree(dx));
+}
+
+// ---- the size query without data pointers; any workspace address --------------------------------
+/// CUB's habit: a size query with every data pointer null answers what the query with them answers
+/// (the size depends on neither the pointers nor their alignment), for rowTopK, rowTopKMask,
+/// rowSample and rowArgMax; the scalars are still checked (the size then left alone).
+Test(device_topk, size_query_without_pointers) {
+    WK_REQUIRE_GPU();
+    float* dx = wk_alloc<float>(16);
+    float* dv = wk_alloc<float>(16);
+    int* di = wk_alloc<int>(16);
+    const float* nx = nullptr;
+    float* nv = nullptr;
+    int* ni = nullptr;
+    const cudaError_t inv = cudaErrorInvalidValue;
+    struct Shape {
+        long long rows;
+        int cols, k;
+    };
+    const Shape shapes[] = {{1, 50, 5}, {2, 5000, 64}, {3, 100000, 300}, {4096, 128, 1}, {5, 3000, 2048}, {0, 10, 3}};
+    int bad = 0;
+    for (const Shape& s : shapes) {
+        size_t got[2][5] = {};
+        for (int q = 0; q < 2; ++q) { // q 1: every data pointer null
+            const float* x = q ? nx : dx + 1;
+            float* v = q ? nv : dv;
+            int* i = q ? ni : di;
+            size_t* b = got[q];
+            const cudaError_t e[5] = {
+                warpkit::rowTopK(x, v, i, s.rows, s.cols, s.k, true, s.cols, nullptr, &b[0]),
+                warpkit::rowTopKMask(x, v, s.rows, s.cols, s.k, s.cols, s.cols, nullptr, &b[1]),
+                warpkit::rowSample(x, i, s.rows, s.cols, 1.f, s.k, 0.9f, 0.f, 1ull, 0ull, s.cols, nullptr, &b[2]),
+                warpkit::rowArgMax(x, v, i, s.rows, s.cols, s.cols, nullptr, &b[3]),
+                warpkit::rowTopK(x, (float*)nullptr, i, s.rows, s.cols, s.k, false, s.cols + 3, nullptr, &b[4])};
+            for (int c = 0; c < 5; ++c)
+                if (e[c] != cudaSuccess)
+                    cr_log_error("rows %lld cols %d k %d, call %d, %s pointers: %s", s.rows, s.cols, s.k, c,
+                                 q ? "null" : "real", cudaGetErrorString(e[c])),
+                        ++bad;
+        }
+        for (int c = 0; c < 5; ++c)
+            if (got[0][c] != got[1][c] || got[1][c] < 1)
+                cr_log_error("rows %lld cols %d k %d, call %d: %zu bytes with pointers, %zu without", s.rows, s.cols,
+                             s.k, c, got[0][c], got[1][c]),
+                    ++bad;
+        if (s.rows == 0) continue;
+        size_t keep = 77;
+        const cudaError_t e[5] = {
+            warpkit::rowTopK(nx, nv, ni, s.rows, s.cols, s.cols + 1, true, s.cols, nullptr, &keep),
+            warpkit::rowTopK(nx, nv, ni, s.rows, s.cols, s.k, true, s.cols - 1, nullptr, &keep),
+            warpkit::rowTopKMask(nx, nv, s.rows, s.cols, s.k, s.cols, s.cols - 1, nullptr, &keep),
+            warpkit::rowSample(nx, ni, s.rows, s.cols, 1.f, s.cols + 1, 0.9f, 0.f, 1ull, 0ull, s.cols, nullptr, &keep),
+            warpkit::rowArgMax(nx, nv, ni, s.rows, s.cols, s.cols - 1, nullptr, &keep)};
+        for (int c = 0; c < 5; ++c)
+            if (e[c] != inv || keep != 77)
+                cr_log_error("rows %lld cols %d: bad scalar %d with null pointers: %s, size %zu", s.rows, s.cols, c,
+                             cudaGetErrorString(e[c]), keep),
+                    ++bad;
+    }
+    cr_expect(bad == 0, "%d size queries without data pointers answered wrong", bad);
+    for (void* p : {(void*)dx, (void*)dv, (void*)di}) WK_CUDA(cudaFree(p));
+}
+
+/// The header: the workspace needs no alignment. rowTopK (rows split over blocks: the levels'
+/// buffers in the workspace), rowTopKMask and rowSample (its candidates in the workspace) with the
+/// workspace at base + 1, 3, 8, 15: the same bits as at base (wk_workspace_any_address).
+Test(device_topk, workspace_any_address) {
+    WK_REQUIRE_GPU();
+    struct Shape {
+        long long rows;
+        int cols, k;
+    };
+    const Shape shapes[] = {{1, 100000, 64}, {2, 300000, 1000}, {3, 5000, 8}, {1, 1 << 21, 300}, {40, 20000, 2048}};
+    wk_rng r = wk_rng_make(0x0dd5);
+    int bad = 0, split = 0;
+    for (const Shape& s : shapes) {
+        const long long n = s.rows * s.cols, nk = s.rows * s.k;
+        std::vector<float> h(n + 1);
+        for (auto& v : h) v = (float)wk_uniform(&r, -100.0, 100.0);
+        float* dx = wk_alloc<float>(n + 1);
+        wk_upload(dx, h.data(), n + 1);
+        unsigned char* out = wk_alloc<unsigned char>(n * 4 + 16); // values then indices, or y, or tokens
+        float* v = reinterpret_cast<float*>(out);
+        int* i = reinterpret_cast<int*>(out + nk * 4);
+        char what[96];
+        size_t bytes = 0;
+        WK_CUDA(warpkit::rowTopK(dx + 1, v, i, s.rows, s.cols, s.k, true, s.cols, nullptr, &bytes));
+        split += bytes > 16; // more than the alignment slack: the levels use the workspace
+        snprintf(what, sizeof what, "rowTopK rows %lld cols %d k %d", s.rows, s.cols, s.k);
+        bad += wk_workspace_any_address(
+            [&](void* w, size_t* b) {
+                return warpkit::rowTopK((const float*)dx + 1, v, i, s.rows, s.cols, s.k, true, s.cols, w, b);
+            },
+            out, nk * 8, what);
+        snprintf(what, sizeof what, "rowTopKMask rows %lld cols %d k %d", s.rows, s.cols, s.k);
+        bad += wk_workspace_any_address(
+            [&](void* w, size_t* b) {
+                return warpkit::rowTopKMask((const float*)dx, v, s.rows, s.cols, s.k, s.cols, s.cols, w, b);
+            },
+            out, n * 4, what);
+        snprintf(what, sizeof what, "rowSample rows %lld cols %d k %d", s.rows, s.cols, s.k);
+        bad += wk_workspace_any_address(
+            [&](void* w, size_t* b) {
+                return warpkit::rowSample((const float*)dx, i, s.rows, s.cols, 1.f, s.k, 0.9f, 0.f, 7ull, 3ull, s.cols,
+                                          w, b);
+            },
+            i, s.rows * 4, what);
+        for (void* p : {(void*)dx, (void*)out}) WK_CUDA(cudaFree(p));
+    }
+    cr_expect(split > 0, "no shape split its rows over blocks (the workspace unused)");
+    cr_expect(bad == 0, "%d calls wrote other bits with the workspace at an odd address", bad);
 }
 
 // ---- bad arguments: cudaErrorInvalidValue, nothing written -------------------------------------------

@@ -40,14 +40,19 @@
 // alignment (the split path holds the same columns a thread and adds them in the same order).
 //
 // Workspace: CUB's two-call rule (workspace null: *workspaceBytes gets the bytes needed, and
-// nothing runs; else it must be at least that). 1 byte (never read or written) with rows or cols
-// 0, or without dw and db on rows the register path takes at every alignment (up to 4096 columns):
-// never 0, so that an allocation of the size asked for is not a null pointer. Any alignment.
+// nothing runs; else it must be at least that). A call with workspace == nullptr checks the shape
+// (rows, cols, the ld's) but not the data pointers, which may be null as in CUB's queries. The size
+// depends on rows, cols, the type and which of dw and db are given, never on alignment: a query
+// with dy, x or rstd null answers the size for dw and db both given (dw alone for RMSNorm), enough
+// for whatever outputs the call then brings; with those inputs given, the size for the dw and db
+// given. 1 byte (never read or written) with rows or cols 0, or without dw and db on rows the
+// register path takes at every alignment (up to 4096 columns): never 0, so that an allocation of
+// the size asked for is not a null pointer. Any alignment of the workspace.
 // Conventions (docs/design.md): returns cudaError_t; asynchronous on `stream`; allocates nothing;
-// bad arguments (rows < 0, cols < 0, an ld < cols, workspaceBytes null, a workspace too small, null
-// dy, x, rstd or (LayerNorm) mean with rows and cols > 0, dx == dy or dx == x with a different ld;
-// the Add calls: a null dres or dx, lddres < cols, dx == dres with a different ld) return
-// cudaErrorInvalidValue and write nothing.
+// bad arguments (rows < 0, cols < 0, an ld < cols, workspaceBytes null, a workspace too small; on
+// the call with a workspace: null dy, x, rstd or (LayerNorm) mean with rows and cols > 0, dx == dy
+// or dx == x with a different ld; the Add calls: a null dres or dx, dx == dres with a different ld;
+// lddres < cols with dres given, on either call) return cudaErrorInvalidValue and write nothing.
 //
 // How it works: device/detail/norm_backward_plan.cuh (rules N1-N5: rows of up to 8192 columns in
 // registers, 8 elements of each input a thread, a warp or a block of threads a row, read once;
@@ -164,28 +169,22 @@ inline cudaError_t nbLaunch(const NbAddParams<T, R>& p, const NormBackwardPlan& 
     }
 }
 
-/// Both calls: the checks, the workspace rule, then the main kernel and the final sums.
-template <typename T, typename R> inline cudaError_t rowNormBackward(NbAddParams<T, R> p, bool rms, T* dw, T* db,
-                                                                     void* workspace, size_t* workspaceBytes,
+/// Both calls: the checks, the workspace rule, then the main kernel and the final sums. add: an Add
+/// call (dres required; the mixed ones too). The size query checks the shape only (the data pointers
+/// may be null there, as in CUB's queries); the call with a workspace checks the pointers.
+template <typename T, typename R> inline cudaError_t rowNormBackward(NbAddParams<T, R> p, bool rms, bool add, T* dw,
+                                                                     T* db, void* workspace, size_t* workspaceBytes,
                                                                      cudaStream_t stream) {
+    constexpr bool mixed = !IsSame<R, T>::value;
     const long long rows = p.rows;
     const int cols = p.cols;
     if (rows < 0 || cols < 0 || p.lddy < cols || p.ldx < cols || p.lddx < cols || workspaceBytes == nullptr ||
-        (p.dres != nullptr && p.lddres < cols))
+        (p.dres != nullptr && p.lddres < cols) || (mixed && p.lddr < cols))
         return cudaErrorInvalidValue;
-    if constexpr (!IsSame<R, T>::value) { // dr: required, its own array
-        const void* dr = p.dr;
-        if (p.lddr < cols ||
-            (rows > 0 && cols > 0 &&
-             (dr == nullptr || p.dres == nullptr || dr == p.dx || dr == p.dy || dr == p.x || dr == p.dres)))
-            return cudaErrorInvalidValue;
-    }
-    if (rows > 0 && cols > 0 &&
-        (p.dy == nullptr || p.x == nullptr || p.rstd == nullptr || (!rms && p.mean == nullptr) ||
-         (p.dx != nullptr && p.dx == p.dy && p.lddx != p.lddy) || (p.dx != nullptr && p.dx == p.x && p.lddx != p.ldx) ||
-         (p.dres != nullptr && (p.dx == nullptr || (p.dx == p.dres && p.lddx != p.lddres)))))
-        return cudaErrorInvalidValue;
-    const int arrays = (dw != nullptr) + (db != nullptr);
+    // A query without the inputs (any of dy, x, rstd null: no call could run with it) cannot tell
+    // which of dw and db the call will bring: it answers for both, enough for any outputs.
+    const bool bare = p.dy == nullptr || p.x == nullptr || p.rstd == nullptr;
+    const int arrays = bare && workspace == nullptr ? (rms ? 1 : 2) : (dw != nullptr) + (db != nullptr);
     // At least 1 byte, so that the two-call pattern (query, allocate, call) hands the second call a
     // non-null workspace even where it needs none: an allocation of 0 bytes may be a null pointer,
     // and the call would then be a second query that writes nothing.
@@ -195,6 +194,18 @@ template <typename T, typename R> inline cudaError_t rowNormBackward(NbAddParams
         *workspaceBytes = need;
         return cudaSuccess;
     }
+    const bool work = rows > 0 && cols > 0;
+    if (work && add && (p.dres == nullptr || p.dx == nullptr || (p.dx == p.dres && p.lddx != p.lddres)))
+        return cudaErrorInvalidValue;
+    if constexpr (mixed) { // dr: required, its own array
+        const void* dr = p.dr;
+        if (work && (dr == nullptr || dr == p.dx || dr == p.dy || dr == p.x || dr == p.dres))
+            return cudaErrorInvalidValue;
+    }
+    if (work &&
+        (p.dy == nullptr || p.x == nullptr || p.rstd == nullptr || (!rms && p.mean == nullptr) ||
+         (p.dx != nullptr && p.dx == p.dy && p.lddx != p.lddy) || (p.dx != nullptr && p.dx == p.x && p.lddx != p.ldx)))
+        return cudaErrorInvalidValue;
     if (*workspaceBytes < need) return cudaErrorInvalidValue;
     if (cols == 0) return cudaSuccess;
     const NormBackwardPlan pl = normBackwardPlan(rows, cols, nbVec(p), (int)sizeof(T));
@@ -258,8 +269,8 @@ inline cudaError_t rowLayerNormBackward(const T* dy, const T* x, const typename 
     else {
         const detail::NormBackwardParams<T> p{dy,   x,    w,   mean, rstd, dx, nullptr, nullptr, nullptr,
                                               rows, lddy, ldx, lddx, cols, 1,  1,       0.0f};
-        return detail::rowNormBackward(detail::NbAddParams<T>{p, nullptr, 0, nullptr, 0}, false, dw, db, workspace,
-                                       workspaceBytes, stream);
+        return detail::rowNormBackward(detail::NbAddParams<T>{p, nullptr, 0, nullptr, 0}, false, false, dw, db,
+                                       workspace, workspaceBytes, stream);
     }
 }
 
@@ -289,7 +300,7 @@ inline cudaError_t rowRmsNormBackward(const T* dy, const T* x, const typename de
     else {
         const detail::NormBackwardParams<T> p{dy,   x,    w,   nullptr, rstd, dx, nullptr, nullptr, nullptr,
                                               rows, lddy, ldx, lddx,    cols, 1,  1,       0.0f};
-        return detail::rowNormBackward(detail::NbAddParams<T>{p, nullptr, 0, nullptr, 0}, true, dw,
+        return detail::rowNormBackward(detail::NbAddParams<T>{p, nullptr, 0, nullptr, 0}, true, false, dw,
                                        static_cast<T*>(nullptr), workspace, workspaceBytes, stream);
     }
 }
@@ -319,11 +330,10 @@ rowLayerNormBackwardAdd(const T* dy, const T* x, const typename detail::NonDeduc
     if constexpr (!detail::IsRowType<T>::value)
         return cudaErrorInvalidValue; // a wrong T: only the assert above reports
     else {
-        if (dres == nullptr && rows > 0 && cols > 0) return cudaErrorInvalidValue;
         const detail::NormBackwardParams<T> p{dy,   x,    w,   mean, rstd, dx, nullptr, nullptr, nullptr,
                                               rows, lddy, ldx, lddx, cols, 1,  1,       0.0f};
-        return detail::rowNormBackward(detail::NbAddParams<T>{p, dres, lddres, nullptr, 0}, false, dw, db, workspace,
-                                       workspaceBytes, stream);
+        return detail::rowNormBackward(detail::NbAddParams<T>{p, dres, lddres, nullptr, 0}, false, true, dw, db,
+                                       workspace, workspaceBytes, stream);
     }
 }
 
@@ -341,10 +351,9 @@ inline cudaError_t rowRmsNormBackwardAdd(const T* dy, const T* x, const typename
     if constexpr (!detail::IsRowType<T>::value)
         return cudaErrorInvalidValue; // a wrong T: only the assert above reports
     else {
-        if (dres == nullptr && rows > 0 && cols > 0) return cudaErrorInvalidValue;
         const detail::NormBackwardParams<T> p{dy,   x,    w,   nullptr, rstd, dx, nullptr, nullptr, nullptr,
                                               rows, lddy, ldx, lddx,    cols, 1,  1,       0.0f};
-        return detail::rowNormBackward(detail::NbAddParams<T>{p, dres, lddres, nullptr, 0}, true, dw,
+        return detail::rowNormBackward(detail::NbAddParams<T>{p, dres, lddres, nullptr, 0}, true, true, dw,
                                        static_cast<T*>(nullptr), workspace, workspaceBytes, stream);
     }
 }
@@ -364,7 +373,7 @@ rowLayerNormBackwardAdd(const T* dy, const T* x, const typename detail::NonDeduc
                         size_t* workspaceBytes, cudaStream_t stream = 0) {
     const detail::NormBackwardParams<T> p{dy,   x,    w,   mean, rstd, dx, nullptr, nullptr, nullptr,
                                           rows, lddy, ldx, lddx, cols, 1,  1,       0.0f};
-    return detail::rowNormBackward(detail::NbAddParams<T, R>{p, dres, lddres, dr, lddr}, false, dw, db, workspace,
+    return detail::rowNormBackward(detail::NbAddParams<T, R>{p, dres, lddres, dr, lddr}, false, true, dw, db, workspace,
                                    workspaceBytes, stream);
 }
 
@@ -378,7 +387,7 @@ rowRmsNormBackwardAdd(const T* dy, const T* x, const typename detail::NonDeduced
                       cudaStream_t stream = 0) {
     const detail::NormBackwardParams<T> p{dy,   x,    w,   nullptr, rstd, dx, nullptr, nullptr, nullptr,
                                           rows, lddy, ldx, lddx,    cols, 1,  1,       0.0f};
-    return detail::rowNormBackward(detail::NbAddParams<T, R>{p, dres, lddres, dr, lddr}, true, dw,
+    return detail::rowNormBackward(detail::NbAddParams<T, R>{p, dres, lddres, dr, lddr}, true, true, dw,
                                    static_cast<T*>(nullptr), workspace, workspaceBytes, stream);
 }
 

@@ -196,7 +196,8 @@ inline cudaError_t rowLogSumExpFinish(const SoftmaxState* stats, float* out, lon
 /// for the smallest). Every rank so writes a rows x k block for the all-gather. rows >= 0; with
 /// rows > 0: cols >= 1, k >= 1, ldx >= cols, shardBegin >= 0, x, values and indices not null.
 /// Workspace: CUB's two-call rule as rowTopK's (workspace == nullptr: *workspaceBytes gets the
-/// size). Bad arguments (a null workspaceBytes or a too small *workspaceBytes too) return
+/// size; that call checks rows, cols, k, shardBegin and ldx, not the pointers, which may be null).
+/// Bad arguments (a null workspaceBytes or a too small *workspaceBytes too) return
 /// cudaErrorInvalidValue with nothing launched or written. Host; asynchronous on `stream`.
 template <typename T, typename Idx> inline cudaError_t rowTopKShard(const T* x, T* values, Idx* indices, long long rows,
                                                                     int cols, int k, bool largest, long long shardBegin,
@@ -204,8 +205,9 @@ template <typename T, typename Idx> inline cudaError_t rowTopKShard(const T* x, 
                                                                     size_t* workspaceBytes, cudaStream_t stream = 0) {
     WARPKIT_CHECK_TOPK_TYPE(T, "rowTopKShard");
     static_assert(detail::IsSame<Idx, long long>::value, "rowTopKShard: index type Idx must be long long (int64)");
+    if (rows > 0 && (k < 1 || shardBegin < 0)) return cudaErrorInvalidValue;
     const int kl = k < cols ? k : cols;
-    const bool argsOk = values != nullptr && indices != nullptr && k >= 1 && shardBegin >= 0;
+    const bool argsOk = values != nullptr && indices != nullptr; // not read by the size query
     const detail::TopKRows<T> io = {x, ldx, largest, nullptr, nullptr, false, nullptr, 0};
     T* cv = nullptr;
     int* ci = nullptr;

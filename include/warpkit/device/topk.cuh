@@ -32,8 +32,9 @@
 // Conventions (docs/design.md). Host; returns cudaError_t; asynchronous on `stream`; allocates
 // nothing. Bad arguments (rows < 0, cols < 0, and with rows > 0: k < 1 or k > cols, ldx < cols, a null
 // x or indices, a null workspaceBytes, *workspaceBytes smaller than the size asked for) return
-// cudaErrorInvalidValue, and nothing is launched or written. Host caches are per device and
-// thread-safe.
+// cudaErrorInvalidValue, and nothing is launched or written. The size query (workspace == nullptr)
+// checks rows, cols, k and the ld's, not the data pointers (CUB's queries pass them null); the size
+// depends on neither the pointers nor their alignment. Host caches are per device and thread-safe.
 //
 // How it works: device/detail/topk_plan.cuh (rules W1-W4, T0-T4, S1-S4), topk_filter.cuh (k <= 256),
 // topk_kernels.cuh, topk_sample.cuh (rowSample's draw from rowTopK's candidates) and row_arg.cuh (k = 1
@@ -121,16 +122,18 @@ inline cudaError_t topkLaunchArg(const TopKRows<T>& io, long long rows, int cols
     return rowOpDispatch(p, rows, cols, stream, true);
 }
 
-/// Plans and runs rowTopK's levels for io over rows x cols, k (the arguments checked: argsOk) with
-/// the two-call workspace rule: useWorkspace selects the form with one; `extra` bytes of it (16-byte
-/// aligned, at *extraPtr) are the caller's (rowSample's candidates), the rest the levels' buffers.
-/// rows = 0 launches nothing (the size query still answers).
+/// Plans and runs rowTopK's levels for io over rows x cols, k with the two-call workspace rule:
+/// useWorkspace selects the form with one; `extra` bytes of it (16-byte aligned, at *extraPtr) are
+/// the caller's (rowSample's candidates), the rest the levels' buffers. argsOk: the caller's checks
+/// of its pointers, read as io.x's, by the call that runs and not by the size query. rows = 0
+/// launches nothing (the size query still answers).
 template <typename T> inline cudaError_t topkRun(const TopKRows<T>& io, long long rows, int cols, int k, bool argsOk,
                                                  bool useWorkspace, void* workspace, size_t* workspaceBytes,
                                                  size_t extra, void** extraPtr, cudaStream_t stream) {
     if (rows < 0 || cols < 0 || (useWorkspace && workspaceBytes == nullptr)) return cudaErrorInvalidValue;
-    const bool none = rows == 0;
-    if (!none && (k < 1 || k > cols || io.ldx < cols || io.x == nullptr || !argsOk)) return cudaErrorInvalidValue;
+    const bool none = rows == 0, query = useWorkspace && workspace == nullptr;
+    if (!none && (k < 1 || k > cols || io.ldx < cols)) return cudaErrorInvalidValue;
+    if (!none && !query && (io.x == nullptr || !argsOk)) return cudaErrorInvalidValue; // the query needs no data
     int dev = 0;
     DeviceProps d = {};
     if (!none) WARPKIT_TRY(currentDevice(&dev, &d));
@@ -139,7 +142,7 @@ template <typename T> inline cudaError_t topkRun(const TopKRows<T>& io, long lon
     if (!none && p.kernelRule[0] == 0) return cudaErrorNotSupported;
     extra = alignUp16(extra);
     const size_t need = extra + p.workspaceBytes + 16; // + alignment slack (and never 0)
-    if (useWorkspace && workspace == nullptr) {
+    if (query) {
         *workspaceBytes = need;
         return cudaSuccess;
     }
@@ -207,7 +210,10 @@ template <typename T> inline cudaError_t topkCandidates(TopKRows<T> io, long lon
     const size_t n = (size_t)(rows > 0 ? rows : 0) * (size_t)(k > 0 ? k : 0);
     const size_t valueBytes = alignUp16(n * sizeof(T));
     const size_t extra = valueBytes + n * sizeof(int);
-    // The first call checks and plans only (no launch: its outputs are not known yet).
+    // The call with a workspace checks the pointers before asking the device anything (the size
+    // query, which needs none of them, does not); the first topkRun checks and plans only (no
+    // launch: its outputs are not known yet).
+    if (workspace != nullptr && rows > 0 && (io.x == nullptr || !argsOk)) return cudaErrorInvalidValue;
     size_t bytes = 0;
     WARPKIT_TRY(topkRun(io, rows, cols, k, argsOk, true, nullptr, &bytes, extra, nullptr, stream));
     if (workspaceBytes == nullptr) return cudaErrorInvalidValue;
@@ -288,8 +294,8 @@ template <typename T> inline cudaError_t rowTopKMask(const T* x, T* y, long long
                                                      cudaStream_t stream = 0) {
     WARPKIT_CHECK_TOPK_TYPE(T, "rowTopKMask");
     const detail::TopKRows<T> io = {x, ldx, true, nullptr, nullptr, false, y, ldy};
-    return detail::topkRun(io, rows, cols, k, y != nullptr && ldy >= cols, true, workspace, workspaceBytes, 0, nullptr,
-                           stream);
+    if (rows > 0 && ldy < cols) return cudaErrorInvalidValue;
+    return detail::topkRun(io, rows, cols, k, y != nullptr, true, workspace, workspaceBytes, 0, nullptr, stream);
 }
 
 /// One token a row (out[r], a column of row r), drawn from softmax(logits / temperature) restricted

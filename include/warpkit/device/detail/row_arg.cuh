@@ -229,12 +229,13 @@ inline cudaError_t rowArgRun(const T* x, T* values, Idx* indices, long long rows
     static_assert(IsSame<Idx, int>::value || IsSame<Idx, long long>::value,
                   "rowArgMax / rowArgMin: index type Idx must be int or long long");
     if (rows < 0 || cols < 0 || (useWorkspace && workspaceBytes == nullptr)) return cudaErrorInvalidValue;
-    if (rows > 0 && (cols < 1 || ldx < cols || x == nullptr || indices == nullptr)) return cudaErrorInvalidValue;
+    if (rows > 0 && (cols < 1 || ldx < cols)) return cudaErrorInvalidValue;
     constexpr size_t kNeed = 16;
-    if (useWorkspace && workspace == nullptr) {
+    if (useWorkspace && workspace == nullptr) { // the size query: no data pointers needed
         *workspaceBytes = kNeed;
         return cudaSuccess;
     }
+    if (rows > 0 && (x == nullptr || indices == nullptr)) return cudaErrorInvalidValue;
     if (useWorkspace && *workspaceBytes < kNeed) return cudaErrorInvalidValue;
     if (rows == 0) return cudaSuccess;
     const RowArgParams<T> p = {{}, x, values, indices, IsSame<Idx, long long>::value, largest ? 0u : 0xffffffffu, ldx};
