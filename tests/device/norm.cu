@@ -21,7 +21,6 @@
 //   specials:    NaN, +-inf, all -inf, constant rows, the hard Welford data (1e6 + N(0, 1e-3)) and
 //                near-constant rows a few ulps apart, on every path.
 //   bad_args:    every bad argument returns cudaErrorInvalidValue and writes nothing.
-//   refused_launch_leaves_no_last_error: launchRows (rowRun's retry) clears a refused launch's error.
 //   concurrent:  two host threads on two streams at once.
 #include "row_common.cuh"
 #include <warpkit/device/norm.cuh>
@@ -624,30 +623,6 @@ Test(device_norm, negative_eps) {
     WK_REQUIRE_GPU();
     const int bad = norm_negative_eps<float>() + norm_negative_eps<__half>() + norm_negative_eps<__nv_bfloat16>();
     cr_expect(bad == 0, "rowLayerNorm / rowRmsNorm with eps < 0: %d mismatches", bad);
-}
-
-/// The kernel refused_launch_leaves_no_last_error asks to launch (never runs).
-__global__ void norm_never_runs(long long) {}
-
-// rowRun (detail/row_launch.cuh) retries a plan whose launch the runtime refuses for its
-// configuration on a smaller plan; a call that then succeeds must leave no error behind for the
-// caller's cudaGetLastError (each launch reports its own error only). No row plan's launch is
-// refused on a whole H100 (clusters past 8 blocks are asked of the occupancy calculator first), so
-// launchRows, the launcher rowRun retries on, is given a refused launch on purpose: blocks of 2048
-// threads, over every GPU's limit. It must return the refusal and leave the last error clear.
-Test(device_norm, refused_launch_leaves_no_last_error) {
-    WK_REQUIRE_GPU();
-    int dev = 0;
-    WK_CUDA(cudaGetDevice(&dev));
-    WK_CUDA(cudaGetLastError()); // nothing left from before
-    auto kern = norm_never_runs;
-    const cudaError_t e = warpkit::detail::launchRows(
-        kern, 5, 1, 2048, 0, false, dev, 0,
-        [&](const cudaLaunchConfig_t& cfg, long long r0) { return cudaLaunchKernelEx(&cfg, kern, r0); });
-    const cudaError_t last = cudaGetLastError();
-    cr_expect(e == cudaErrorInvalidConfiguration, "launchRows of 2048-thread blocks: %s, want %s",
-              cudaGetErrorString(e), cudaGetErrorString(cudaErrorInvalidConfiguration));
-    cr_expect(last == cudaSuccess, "the refused launch left \"%s\" as the last error", cudaGetErrorString(last));
 }
 
 Test(device_norm, bad_args) {

@@ -103,9 +103,7 @@ inline cudaError_t launchRowBlocks(long long rows, long long rowsPerBlock, Launc
 /// a row takes no cluster attribute, R23), `threads` a block and
 /// `smem` bytes of dynamic shared memory, in as many launches as the grid's x limit needs:
 /// go(cfg, r0) launches the rows from r0 on with configuration cfg (cudaLaunchKernelEx).
-/// cudaErrorInvalidConfiguration when no cluster of perRow blocks can be resident (asked of the
-/// occupancy calculator, or the launch's own answer, which is then taken off the runtime's last
-/// error: rowRun retries on it).
+/// cudaErrorInvalidConfiguration when no cluster of perRow blocks can be resident.
 template <typename K, typename Go> inline cudaError_t
 launchRows(K kern, long long rows, int perRow, int threads, int smem, bool clusters, int dev, cudaStream_t st, Go go) {
     WARPKIT_TRY(allowDynamicSmem(kern, dev, smem)); // before the occupancy question, which depends on it
@@ -118,13 +116,7 @@ launchRows(K kern, long long rows, int perRow, int threads, int smem, bool clust
     return launchRowChunks(rows, perLaunch, [&](long long r0, long long n) {
         RowLaunch l;
         rowLaunchConfig(&l, n * perRow, threads, smem, clusters && perRow > 1 ? perRow : 0, perRow > 8, st);
-        const cudaError_t e = go(l.cfg, r0);
-        // rowRun retries a launch refused for its configuration on a smaller plan, and a call that
-        // then succeeds must leave no error behind for the caller's cudaGetLastError. The refused
-        // launch has just set the runtime's per-thread last error to this very code (replacing
-        // whatever it held), so reading it back here clears nothing but that launch's own error.
-        if (e == cudaErrorInvalidConfiguration) (void)cudaGetLastError();
-        return e;
+        return go(l.cfg, r0);
     });
 }
 
@@ -332,7 +324,7 @@ template <typename R> inline cudaError_t rowRun(RowPlan pl, const R& r, long lon
             if (pl.blocks <= 8) return e;
             break;
         }
-        if (e != cudaErrorInvalidConfiguration) return e; // launchRows left no last error behind for it
+        if (e != cudaErrorInvalidConfiguration) return e;
         pl = rowStreamPlan(((long long)cols + vectorElems<T>() - 1) / vectorElems<T>(), d.clusters ? 8 : 1);
     }
 }
