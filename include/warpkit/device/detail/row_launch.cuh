@@ -7,8 +7,10 @@
 //
 // Errors: a launch returns only its own error; a plan without a compiled kernel returns
 // cudaErrorNotSupported (tests/device/row_plan.cu proves none is planned); a cluster that cannot
-// be resident (cudaErrorInvalidConfiguration from launchRows) takes the streamed path in clusters
-// of at most 8.
+// be resident (cudaErrorInvalidConfiguration from launchRows' occupancy question, before any
+// launch) takes the streamed path in clusters of at most 8. That code never comes from the runtime's
+// launch itself (cudaLaunchKernelEx refuses a configuration with cudaErrorInvalidValue or
+// cudaErrorInvalidClusterSize, which are returned as they are), so a retry leaves no error behind.
 // A short plan (R24) for rows that are not packed (rowShortPacked) runs R1's warp plan instead.
 #pragma once
 
