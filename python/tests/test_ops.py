@@ -717,7 +717,10 @@ def test_cross_entropy_ignore_index_everywhere(dtype, smoothing):
             got = warpkit.cross_entropy(x1, t0, ignore_index=4, label_smoothing=smoothing, reduction=red)
             want = F.cross_entropy(x1.float(), t0, ignore_index=4, label_smoothing=smoothing, reduction=red)
             assert got.shape == want.shape == ()
-            check(got, want, dtype, scale=4)  # an ignored 0-d target: NaN for 'mean', as torch
+            if tgt == 4 and red == "mean":  # no kept row: NaN, as torch on the CPU and for batched
+                assert torch.isnan(got)  # inputs (torch's CUDA 1-D kernel gives 0 at smoothing 0)
+                continue
+            check(got, want, dtype, scale=4)
     tv = torch.randint(0, 300, (6,), device="cuda")
     for view in (randn(1, 300, dtype=dtype).expand(6, 300), randn(300, 6, dtype=dtype).t()):
         xg = view.detach().requires_grad_()  # an expanded / transposed leaf
@@ -800,7 +803,9 @@ def test_row_strided_inputs_read_in_place():
             torch.cuda.synchronize()
         names = [e.name for e in prof.events() if getattr(e, "device_type", None) == torch.autograd.DeviceType.CUDA]
         assert names, k
-        copies = [n for n in names if "copy" in n.lower() and "warpkit" not in n]
+        # A copy of x (bf16) would be a same-type or a bf16-to-float copy kernel; a conversion from
+        # float is of a float result (reduction='none''s loss cast to x's dtype, as torch returns).
+        copies = [n for n in names if "copy" in n.lower() and "warpkit" not in n and "lambda(float)" not in n]
         assert not copies, (k, copies)
 
 

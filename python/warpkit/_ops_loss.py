@@ -113,7 +113,8 @@ def cross_entropy(input, target, ignore_index=-100, label_smoothing=0.0, reducti
     input: (C,), (N, C) or (N, C, d1, ...) float32 / float16 / bfloat16 CUDA logits (computed in
     float32; the loss has input's dtype, float32 under CUDA autocast, as torch); target: int64 class indices of shape (), (N,)
     or (N, d1, ...). reduction 'mean' divides by the rows whose target is not ignore_index (NaN when
-    there is none, as torch); 'sum'; 'none'. Differences from torch: class-probability targets and
+    there is none, as torch; torch's CUDA kernel gives 0 instead for a 1-D input whose target is
+    ignored at label_smoothing 0, its CPU kernel NaN); 'sum'; 'none'. Differences from torch: class-probability targets and
     weight= are not supported (ValueError); a target out of range that is not ignore_index gives a
     NaN loss where torch raises a device-side assertion; a row whose target is ignore_index gets a
     zero gradient whatever its logits, where torch's is NaN across a row holding a NaN or +inf or
