@@ -62,8 +62,8 @@
 // cudaMemsetAsync and runs three or four kernels (five for the softmax); otherwise one kernel. The flat pass (rule G5)
 // clears 4 bytes and runs three kernels (four past 2^20 path items); the softmax's (G7, not taken in
 // place) one more, which writes the elements of the segments that span its tiles. Rule G6 (one
-// head, reductions and log-sum-exp, long on average) runs one kernel when items <= 16384, else three
-// (one clears the 48 bytes, no memset).
+// head, reductions and log-sum-exp, long on average) runs one kernel when items <= 16384 (32768 for
+// the reductions of 16-bit values), else three (one clears the 48 bytes, no memset).
 //
 // How it works: device/detail/segment_plan.cuh (the stages and the rule table) and
 // segment_kernels.cuh. Overlapping segments are correct; if their long segments need more room
