@@ -5,8 +5,10 @@
 // Distributions (segment lengths from a hash of the segment index, so bench/torch_segment.py builds
 // the same offsets): uniform with mean 1, 4, 32, 256, 4096 (lengths uniform in [0, 2 mean]);
 // power-law (Zipf-like lengths floor(u^-1.2) - 1 below 10^5, plus 3 segments of max(rows / 16,
-// 1.1 x 10^6) rows); one giant segment among 10^6 empty ones. Total elements
-// (rows x heads) 2^24 and 2^26, fp32, int64 offsets. Softmax takes heads 1 and 4 on every
+// 1.1 x 10^6) rows); one giant segment among 10^6 empty ones; long65536: segments of 65536 rows
+// each (not in the default run: name it). Total elements (rows x heads) 2^24 and 2^26, fp32, int64
+// offsets; `bf16` among the names: the sums and maxima (and CUB's) read bf16 values instead (no
+// softmax, no alt column). Softmax takes heads 1 and 4 on every
 // distribution and 8, 16 on mean 32 and power-law (the whole run stays near a minute). The rule
 // column is the plan's (G5: the flat pass). For sum and max, `alt` times the other pass on the same
 // call: the flat pass where the plan takes the lane groups, the lane groups (G1 / G6, as for
@@ -17,14 +19,15 @@
 // without the slice tier (sliceGroup 0: the segments past 32768 elements on the chunk kernels);
 // timed alternately with the call in the same run.
 // Op and distribution names after the CSV path keep only those ops and distributions (either list
-// empty: all of them), e.g. `./build/bench/segment out.csv softmax powerlaw giant`.
+// empty: all of them but long65536), e.g. `./build/bench/segment out.csv softmax powerlaw giant`,
+// `./build/bench/segment out.csv sum long65536 bf16`.
 //   ./build/bench/segment [out.csv [op | distribution]...]
 #include <warpkit/device/segment.cuh>
 #include "bench.cuh"
 
 #include <cub/device/device_segmented_reduce.cuh>
 
-static const char* kDist[] = {"mean1", "mean4", "mean32", "mean256", "mean4096", "powerlaw", "giant"};
+static const char* kDist[] = {"mean1", "mean4", "mean32", "mean256", "mean4096", "powerlaw", "giant", "long65536"};
 static const char* kOps[] = {"sum", "max", "softmax"};
 
 namespace wkd = warpkit::detail;
@@ -116,6 +119,7 @@ static bool keeps(int argc, char** argv, const char* name, const char* const* na
         bool known = false;
         for (const char* k : kOps) known = known || strcmp(argv[i], k) == 0;
         for (const char* k : kDist) known = known || strcmp(argv[i], k) == 0;
+        if (strcmp(argv[i], "bf16") == 0) continue; // the dtype switch (main)
         if (!known) {
             fprintf(stderr, "unknown op or distribution %s\n", argv[i]);
             exit(1);
@@ -123,7 +127,7 @@ static bool keeps(int argc, char** argv, const char* name, const char* const* na
         for (int j = 0; j < n; ++j) any = any || strcmp(argv[i], names[j]) == 0;
         if (strcmp(argv[i], name) == 0) return true;
     }
-    return !any;
+    return !any && strcmp(name, "long65536") != 0; // long65536 only when named
 }
 
 /// splitmix64 of the segment index: the bench's and torch_segment.py's one source of lengths.
@@ -141,6 +145,10 @@ static std::vector<long long> offsetsFor(int d, long long rows) {
         len = std::min(len, rows - off.back());
         off.push_back(off.back() + len);
     };
+    if (d == 7) { // segments of 65536 rows
+        while (off.back() < rows) push(65536);
+        return off;
+    }
     if (d == 6) { // one giant among 10^6 empty segments
         for (int i = 0; i <= 1000000; ++i) push(i == 500000 ? rows : 0);
         return off;
@@ -161,11 +169,14 @@ static std::vector<long long> offsetsFor(int d, long long rows) {
 
 int main(int argc, char** argv) {
     bench_require_gpu();
+    bool bf16 = false; // the dtype switch: sums and maxima of bf16 values
+    for (int i = 2; i < argc; ++i) bf16 = bf16 || strcmp(argv[i], "bf16") == 0;
     FILE* csv =
         bench_csv(argc, argv, "build/bench/segment.csv",
                   "op,dist,elements,heads,segments,rule,bytes,copy_ms,warpkit_ms,cub_ms,x_copy,x_cub,alt_rule,alt_ms,"
                   "alt_x_copy");
-    printf("fp32, int64 CSR offsets; bytes = values read + written + offsets read; x copy: a copy of the same "
+    printf("%s, int64 CSR offsets;", bf16 ? "bf16 (sum, max)" : "fp32");
+    printf(" bytes = values read + written + offsets read; x copy: a copy of the same "
            "bytes' time over warpkit's; x cub: cub::DeviceSegmentedReduce's time over warpkit's; alt: the "
            "other pass (header)\n");
     printf("| op      | dist     | elements | heads | segments | rule | copy TB/s | warpkit TB/s | x copy | x cub "
@@ -179,6 +190,12 @@ int main(int argc, char** argv) {
     BENCH_CUDA(cudaMalloc(&src, maxN * 4 * 3));
     BENCH_CUDA(cudaMalloc(&dst, maxN * 4 * 3));
     bench_fill_random(x, maxN, 1234, -4.f, 4.f);
+    __nv_bfloat16 *xb = nullptr, *yb = nullptr;
+    if (bf16) {
+        BENCH_CUDA(cudaMalloc(&xb, maxN * 2));
+        BENCH_CUDA(cudaMalloc(&yb, (maxN + maxN / 16) * 2));
+        bench_fill_random(xb, maxN, 1234, -4.f, 4.f);
+    }
     void *ws = nullptr, *cubWs = nullptr, *altWs = nullptr;
     size_t wsCap = 0, cubCap = 0, altCap = 0;
     auto grow = [](void** p, size_t* cap, size_t need) {
@@ -188,12 +205,12 @@ int main(int argc, char** argv) {
         *cap = need;
     };
     for (long long n : {1LL << 24, 1LL << 26})
-        for (int d = 0; d < 7; ++d) {
-            if (!keeps(argc, argv, kDist[d], kDist, 7)) continue;
+        for (int d = 0; d < 8; ++d) {
+            if (!keeps(argc, argv, kDist[d], kDist, 8)) continue;
             for (int heads : {0, 1, 4, 8, 16}) { // 0: the reductions (one head)
                 if (heads >= 8 && d != 2 && d != 5) continue;
                 if (heads == 0 && !keeps(argc, argv, "sum", kOps, 3) && !keeps(argc, argv, "max", kOps, 3)) continue;
-                if (heads > 0 && !keeps(argc, argv, "softmax", kOps, 3)) continue;
+                if (heads > 0 && (bf16 || !keeps(argc, argv, "softmax", kOps, 3))) continue;
                 const long long rows = n / (heads ? heads : 1);
                 const std::vector<long long> off = offsetsFor(d, rows);
                 const long long segs = (long long)off.size() - 1;
@@ -205,6 +222,10 @@ int main(int argc, char** argv) {
                     if (!keeps(argc, argv, kOps[op], kOps, 3)) continue;
                     size_t need = 0;
                     auto call = [&](void* w, size_t* b) {
+                        if (bf16 && op == 0)
+                            return warpkit::segmentReduceSum((const __nv_bfloat16*)xb, yb, rows, doff, segs, w, b);
+                        if (bf16)
+                            return warpkit::segmentReduceMax((const __nv_bfloat16*)xb, yb, rows, doff, segs, w, b);
                         if (op == 0) return warpkit::segmentReduceSum((const float*)x, y, rows, doff, segs, w, b);
                         if (op == 1) return warpkit::segmentReduceMax((const float*)x, y, rows, doff, segs, w, b);
                         return warpkit::segmentSoftmax((const float*)x, y, rows, doff, segs, heads,
@@ -214,7 +235,8 @@ int main(int argc, char** argv) {
                     grow(&ws, &wsCap, need);
                     auto wk = [&] { BENCH_CUDA(call(ws, &need)); };
                     // bytes: values read (+ written for softmax, + one result a segment), offsets read
-                    const double bytes = op == 2 ? 8.0 * n + 8.0 * (segs + 1) : 4.0 * n + 4.0 * segs + 8.0 * (segs + 1);
+                    const double es = bf16 ? 2.0 : 4.0; // bytes an element
+                    const double bytes = op == 2 ? 8.0 * n + 8.0 * (segs + 1) : es * (n + segs) + 8.0 * (segs + 1);
                     const size_t half = (size_t)(bytes / 2);
                     const float msCopy =
                         bench_median_ms([&] { cudaMemcpyAsync(dst, src, half, cudaMemcpyDeviceToDevice); });
@@ -225,10 +247,18 @@ int main(int argc, char** argv) {
                             if (op == 0) return altPass<warpkit::Sum>(x, y, rows, doff, segs, &altWs, &altCap, run);
                             return altPass<warpkit::Max>(x, y, rows, doff, segs, &altWs, &altCap, run);
                         };
-                        alt = other(false);
-                        msAlt = bench_median_ms([&] { other(true); });
+                        if (!bf16) {
+                            alt = other(false);
+                            msAlt = bench_median_ms([&] { other(true); });
+                        }
                         size_t cb = 0;
                         auto cub = [&](void* w, size_t* b) {
+                            if (bf16 && op == 0)
+                                return cub::DeviceSegmentedReduce::Sum(w, *b, (const __nv_bfloat16*)xb, yb, (int)segs,
+                                                                       doff, doff + 1);
+                            if (bf16)
+                                return cub::DeviceSegmentedReduce::Max(w, *b, (const __nv_bfloat16*)xb, yb, (int)segs,
+                                                                       doff, doff + 1);
                             if (op == 0)
                                 return cub::DeviceSegmentedReduce::Sum(w, *b, (const float*)x, y, (int)segs, doff,
                                                                        doff + 1);
@@ -251,7 +281,7 @@ int main(int argc, char** argv) {
                     }
                     const warpkit::detail::SegmentPlan plan =
                         warpkit::detail::segmentPlan(op == 2 ? warpkit::detail::SegSoftmax : warpkit::detail::SegReduce,
-                                                     4, heads ? heads : 1, segs, rows, true);
+                                                     bf16 ? 2 : 4, heads ? heads : 1, segs, rows, true);
                     const char* rule = warpkit::detail::kSegmentRules[plan.rule].id;
                     const double xc = msCopy / msWk, xk = op < 2 ? msCub / msWk : 0.0;
                     const double xa = msCopy / msAlt;
@@ -270,7 +300,7 @@ int main(int argc, char** argv) {
             }
         }
     fclose(csv);
-    for (void* p : {(void*)x, (void*)y, (void*)src, (void*)dst, ws, cubWs, altWs})
+    for (void* p : {(void*)x, (void*)y, (void*)src, (void*)dst, ws, cubWs, altWs, (void*)xb, (void*)yb})
         if (p) BENCH_CUDA(cudaFree(p));
     return 0;
 }

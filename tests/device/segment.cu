@@ -944,7 +944,8 @@ static void expect_g6(const std::vector<long long>& off, long long items, int el
 }
 
 /// Rule G6 runs every segment on the direct kernel: empty and short ones (1 to 256 rows, which
-/// the group kernel took before) among direct and listed ones (past 16384 rows: the chunk
+/// the group kernel took before) among direct and listed ones (past 16384 rows, 32768 for the
+/// reductions of 16-bit values: the chunk
 /// kernels, the list built by the direct kernel), against the host for every reduction, log-sum-
 /// exp and the types of the family, by CSR (int and long long) and begin/end arrays; and a G6 call
 /// whose list stays empty: no segment past 16384 rows, all segments empty, and items <= 16384 (no
@@ -968,6 +969,14 @@ Test(device_segment, g6_short_empty_and_listed_segments) {
     reduce_case<float>(off, items, true, 1, true, &r, "G6 short, empty and listed float int");
     reduce_case<float>(off, items, false, 3, false, &r, "G6 short, empty and listed float begin/end", true);
     reduce_case<__half>(off, items, false, 1, true, &r, "G6 short, empty and listed half");
+    // 16-bit values: direct pairs and chunks of 32768 rows (16385, 20000, 32768 direct; 40000 and
+    // 70001 listed in 2 and 3 chunks), the chunk kernel's 32 loads in flight (sm_90)
+    const warpkit::detail::SegmentPlan p16 =
+        warpkit::detail::segmentPlan(warpkit::detail::SegReduce, 2, 1, (long long)len.size(), items, true);
+    cr_assert(p16.directRows == 32768 && p16.chunkRows == 32768, "16-bit G6: directRows %lld chunkRows %lld",
+              p16.directRows, p16.chunkRows);
+    reduce_case<__nv_bfloat16>(off, items, true, 3, true, &r, "G6 short, empty and listed bf16");
+    reduce_case<__half>(off, items, false, 2, false, &r, "G6 short, empty and listed half begin/end", true);
     reduce_case<double>(off, items, true, 1, false, &r, "G6 short, empty and listed double");
     reduce_case<long long>(off, items, false, 0, false, &r, "G6 short, empty and listed long long");
     softmax_case<float>(off, items, 1, false, 1, true, &r, "G6 short, empty and listed (log-sum-exp)");

@@ -89,9 +89,10 @@ std::string allPlans(bool* allCompiled, bool used[]) {
                          h, segs, items, z.entries, z.chunks, z.slots, segWorkspaceBytes<warpkit::SoftmaxState>(z));
                 out += b;
             }
-    // the room of a reduction over begin/end arrays (no flat pass): G6's or G1's, never less as segments grow
+    // the room of a reduction over begin/end arrays (no flat pass): G6's or G1's, never less as segments
+    // or items grow (items 2047999 -> 2048000 at 1000 segments: G1 -> G6)
     for (long long segs : {1000LL, 32768LL, 32769LL, 1000000LL})
-        for (long long items : {256LL, 257LL, 1025LL, 1LL << 26}) {
+        for (long long items : {256LL, 257LL, 1025LL, 2047999LL, 2048000LL, 1LL << 26}) {
             const SegSizes z = segRoom(SegReduce, 4, 1, segs, items, false);
             char b[160];
             snprintf(b, sizeof b, "room reduce f32 segments=%lld items=%lld: %s entries=%lld chunks=%lld bytes=%zu\n",

@@ -62,8 +62,8 @@
 // cudaMemsetAsync and runs three or four kernels (five for the softmax); otherwise one kernel. The flat pass (rule G5)
 // clears 4 bytes and runs three kernels (four past 2^20 path items); the softmax's (G7, not taken in
 // place) one more, which writes the elements of the segments that span its tiles. Rule G6 (one
-// head, reductions and log-sum-exp, long on average) runs one kernel when items <= 16384, else three
-// (one clears the 48 bytes, no memset).
+// head, reductions and log-sum-exp, long on average) runs one kernel when items <= 16384 (32768 for
+// the reductions of 16-bit values), else three (one clears the 48 bytes, no memset).
 //
 // How it works: device/detail/segment_plan.cuh (the stages and the rule table) and
 // segment_kernels.cuh. Overlapping segments are correct; if their long segments need more room
@@ -151,12 +151,15 @@ inline SegSizes segSizesMax(SegSizes a, SegSizes b) {
                     a.words > b.words ? a.words : b.words, a.slots > b.slots ? a.slots : b.slots,
                     a.slotStates > b.slotStates ? a.slotStates : b.slotStates};
 }
-/// The room a call asks for: the larger of its plan's and the long-mean plan's (rule G6 lists pairs
-/// from a lower length), so it never decreases as segments grow and the plan leaves G6.
+/// The room a call asks for: the largest of its plan's, the long-mean plan's (rule G6 lists pairs
+/// from a lower length) and the plan with no mean (G1's, whose no-room records G6 lacks), so it
+/// never decreases as segments or items grow and the plan leaves or enters G6.
 inline SegSizes segRoom(SegmentKind kind, int elemBytes, int heads, long long segments, long long items, bool csr) {
     const SegmentPlan p = segmentPlan(kind, elemBytes, heads, segments, items, csr);
     const SegmentPlan longMean = segmentPlan(kind, elemBytes, heads, 1, 1ll << 60, csr);
-    return segSizesMax(segSizes(p, segments, items, heads), segSizes(longMean, segments, items, heads));
+    const SegmentPlan noMean = segmentPlan(kind, elemBytes, heads);
+    return segSizesMax(segSizesMax(segSizes(p, segments, items, heads), segSizes(longMean, segments, items, heads)),
+                       segSizes(noMean, segments, items, heads));
 }
 template <typename S> inline size_t segWorkspaceBytes(SegSizes z) {
     if (z.entries == 0) return 1;

@@ -104,7 +104,7 @@ template <int LT, typename A> WARPKIT_DEVICE void segDirectLong(const A& a, cons
 /// hardware hands the blocks out as SMs free up, whatever the lengths' spread), straight from the
 /// offsets, in place of the group kernel. An empty segment writes its empty value; one of up to
 /// directRows <= chunkRows rows is folded in registers: thread t folds rows t, t + LT, ...
-/// (segDirectFold, SegChunkBatch loads in flight), then the block tree and a one-chunk pair's
+/// (segDirectFold, SegChunkBatch::direct loads in flight), then the block tree and a one-chunk pair's
 /// second tree: a listed chunk's order, so the same bits as the chunk kernels give a pair of one
 /// chunk, and an order set by the segment's length alone. A longer one is listed for the chunk
 /// kernels (or, without room, folded here: segDirectLong). Before it exits, block 0 waits for the
@@ -126,7 +126,7 @@ template <int LT, typename A, typename O> __global__ void __launch_bounds__(LT, 
             if (threadIdx.x == 0) a.empty(s);
         } else {
             const typename A::State part =
-                blockTree<LT>(a, segDirectFold<LT, A, SegChunkBatch<A>::value>(a, b, (int)threadIdx.x, (int)rows, 0));
+                blockTree<LT>(a, segDirectFold<LT, A, SegChunkBatch<A>::direct>(a, b, (int)threadIdx.x, (int)rows, 0));
             if (threadIdx.x < 32) {
                 const typename A::State total = segOneChunkTotal<LT>(a, part);
                 if (threadIdx.x == 0) a.finish(s, total);

@@ -125,12 +125,16 @@ foldRows(const A& a, long long base, int h, int heads, long long first, long lon
 
 /// The chunk kernel's loads in flight a thread: for a one-word state and element 16 on sm_90 (a
 /// block then has 16 KB of fp32 in flight a round trip, and a chunk of 16384 rows takes 4 round
-/// trips, not 8) and 12 before sm_90 (16 spill there at 64 registers); 12 for a two-word state
-/// (the softmax state, ArgMax of 32-bit values); 8 otherwise.
+/// trips, not 8), 32 there for 16-bit elements (the same 16 KB: 56 registers, no spills, where 16
+/// took 64), and 12 before sm_90 (16 spill there at 64 registers); 12 for a two-word state (the
+/// softmax state, ArgMax of 32-bit values); 8 otherwise. `direct`: the direct kernel's (at most 16:
+/// 32 spill at its 40 registers).
 template <typename A> struct SegChunkBatch {
     static constexpr bool kOneWord = sizeof(typename A::State) <= 4 && sizeof(typename A::Elem) <= 4;
     static constexpr bool kTwoWords = sizeof(typename A::State) <= 8 && sizeof(typename A::Elem) <= 4;
-    static constexpr int value = kOneWord ? (WARPKIT_ARCH >= 900 ? 16 : 12) : kTwoWords ? 12 : 8;
+    static constexpr int kOneWordBatch = WARPKIT_ARCH < 900 ? 12 : sizeof(typename A::Elem) == 2 ? 32 : 16;
+    static constexpr int value = kOneWord ? kOneWordBatch : kTwoWords ? 12 : 8;
+    static constexpr int direct = value < 16 ? value : 16;
 };
 
 /// The lane-group fold's loads in flight a lane (segmentTier): 16 for a one-word state and element

@@ -122,7 +122,8 @@ constexpr unsigned kSegAnySize = 1u << 2 | 1u << 4 | 1u << 8 | 1u << 16, kSegSma
 // perLane matches the fold's batch of 8 loads in flight (segment_fold.cuh, forRows). Long
 // pairs are those a whole block serves better than one warp; a chunk holds several thousand
 // elements, so the chunk partials stay a small part of the traffic. G6 runs no group kernel (its
-// direct kernel takes every segment); its longRows only sizes the list's room (segSizes).
+// direct kernel takes every segment); its longRows only sizes the list's room (segSizes). G6's
+// reductions of 16-bit values take chunks (and direct pairs) of 32768 rows: 64 KB, as fp32's 16384.
 constexpr SegmentRule kSegmentRules[] = {
     // id   kinds            sizes          heads   thr  perLane longRows chunkRows longThr maxMean minMean slc direct
     // step byRows
@@ -130,6 +131,8 @@ constexpr SegmentRule kSegmentRules[] = {
      false}, // short on average: flat
     {"G7", 1u << SegSoftmax, kSegSmallSize, 1, 1, 256, 8, 1024, 8192, 256, 64, 0, 32, 0, 32,
      false}, // short on average: flat
+    {"G6", 1u << SegReduce, 1u << 2, 1, 1, 256, 8, 256, 32768, 256, 0, 2048, 0, 32768, 32,
+     false}, // long on average, 16-bit reduce: chunks of 64 KB
     {"G6", kSegReadOnly, kSegAnySize, 1, 1, 256, 8, 256, 16384, 256, 0, 2048, 0, 16384, 32,
      false}, // long on average: reduce, lse
     {"G1", kSegReadOnly, kSegAnySize, 1, 1, 256, 8, 1024, 16384, 256, 0, 0, 0, 0, 8, false}, // one head: reduce, lse
