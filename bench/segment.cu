@@ -284,10 +284,10 @@ int main(int argc, char** argv) {
                                                      bf16 ? 2 : 4, heads ? heads : 1, segs, rows, true);
                     const char* rule = warpkit::detail::kSegmentRules[plan.rule].id;
                     const double xc = msCopy / msWk, xk = op < 2 ? msCub / msWk : 0.0;
-                    const double xa = msCopy / msAlt;
+                    const double xa = msAlt > 0 ? msCopy / msAlt : 0.0; // bf16: no alt pass timed
                     char xcub[16] = "    -", xalt[16] = "    -";
                     if (op < 2) snprintf(xcub, sizeof xcub, "%5.2fx", xk);
-                    snprintf(xalt, sizeof xalt, "%5.2fx", xa);
+                    if (msAlt > 0) snprintf(xalt, sizeof xalt, "%5.2fx", xa);
                     printf(
                         "| %-7s | %-8s | 2^%-6d | %5d | %8lld | %-4s | %9.2f | %12.2f | %5.2fx | %s | %-3s | %10s |\n",
                         kOps[op], kDist[d], n == (1LL << 24) ? 24 : 26, heads ? heads : 1, segs, rule,
