@@ -10,9 +10,10 @@
 // offsets; `bf16` among the names: the sums and maxima (and CUB's) read bf16 values instead (no
 // softmax, no alt column). Softmax takes heads 1 and 4 on every
 // distribution and 8, 16 on mean 32 and power-law (the whole run stays near a minute). The rule
-// column is the plan's (G5: the flat pass). For sum and max, `alt` times the other pass on the same
-// call: the flat pass where the plan takes the lane groups, the lane groups (G1 / G6, as for
-// begin/end arrays) where it takes the flat pass, so one run places G5's mean limit. For softmax,
+// column is the plan's (G5: the flat pass; G9: the lane kernel). For sum and max, `alt` times the
+// other pass on the same call: the flat pass where the plan takes the lane groups or the lane
+// kernel, the lane groups (G1 / G6, as for begin/end arrays) where it takes the flat pass, so one
+// run places G5's and G9's mean limits. For softmax,
 // `alt` on the cells of the flat pass (G7: one head, mean up to 64) times the group kernels (G2,
 // as for begin/end arrays or in place); on G8's (2, 4, 8, 16 heads: stage 1 by segments) G3's plan
 // (the group kernel by pairs, as for x off a row's alignment); elsewhere (G2c / G3c) the same plan

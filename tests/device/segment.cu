@@ -27,7 +27,10 @@
 //     one giant segment among empty ones, NaN / +inf in one head of a long segment;
 //   * rule G8 (2, 4, 8, 16 heads by segments, a row a vector): every distribution, x off a row's
 //     alignment (the group kernel) or within it, in place with the same bits;
-//   * the workspace at base + 1, 3, 8, 15 (rules G1, G2, G5-G8): the bits of an aligned one;
+//   * rule G9 (a lane a segment): lengths around its lanes', warps' and chunks' limits among short
+//     segments, every type and reduction, offsets going back, the same bits at any alignment and
+//     for overlapping copies past the workspace's room;
+//   * the workspace at base + 1, 3, 8, 15 (rules G1, G2, G5-G9): the bits of an aligned one;
 //   * bad arguments (host only, pass without a GPU): cudaErrorInvalidValue, nothing written.
 #include "../common.cuh"
 #include <warpkit/device/segment.cuh>
@@ -1136,6 +1139,214 @@ Test(device_segment, g6_overlapping_past_the_room) {
     for (void* q : {(void*)din, (void*)dout, (void*)darg, (void*)db, (void*)de, (void*)dcsr}) WK_CUDA(cudaFree(q));
 }
 
+/// Rule G9's plan for these offsets (reduce, `elemBytes`-byte values, one head), asserted G9.
+static void expect_g9(const std::vector<long long>& off, long long items, int elemBytes, bool csr, const char* what) {
+    namespace wkd = warpkit::detail;
+    const wkd::SegmentPlan p = wkd::segmentPlan(wkd::SegReduce, elemBytes, 1, (long long)off.size() - 1, items, csr);
+    cr_assert(p.laneRows > 0 && !p.flat, "%s: the plan is rule %s, not G9", what, wkd::kSegmentRules[p.rule].id);
+}
+
+/// CSR offsets of the lengths `len`.
+static std::vector<long long> csr_of(const std::vector<long long>& len) {
+    std::vector<long long> off(len.size() + 1, 0);
+    for (size_t i = 0; i < len.size(); ++i) off[i + 1] = off[i] + len[i];
+    return off;
+}
+
+/// Rule G9 (a lane a segment, short on average): segments of 0 to 8 rows with lengths on both
+/// sides of every path boundary among them (laneRows: a lane's own; past it the rest kernel's
+/// warps; past longRows the chunk kernels, one to three chunks), against the host for every
+/// reduction, log-sum-exp and the types of the family, by CSR (int and long long) and begin/end
+/// arrays, misaligned; CSR offsets that go back; a call of at most laneRows items (the lane kernel
+/// alone) and one of only empty segments.
+Test(device_segment, g9_lane_rest_and_listed_segments) {
+    WK_REQUIRE_GPU();
+    namespace wkd = warpkit::detail;
+    wk_rng r = wk_rng_make(0x99);
+    const wkd::SegmentPlan p = wkd::segmentPlan(wkd::SegReduce, 4, 1, 1000, 1000, true);
+    cr_assert(p.laneRows > 0, "a mean of 1: rule %s, not G9", wkd::kSegmentRules[p.rule].id);
+    const long long L = p.laneRows, R = p.longRows, C = p.chunkRows;
+    const long long edges[] = {L - 1, L, L + 1, 100, R - 1, R, R + 1, C, C + 1, 2 * C + 7, 40000};
+    std::vector<long long> len;
+    for (int rep = 0; rep < (wk_quick() ? 1 : 3); ++rep)
+        for (long long l : edges) {
+            len.push_back(l);
+            for (int k = 0; k < 3000; ++k) len.push_back(wk_int(&r, 0, 8));
+        }
+    const std::vector<long long> off = csr_of(len);
+    const long long items = off.back();
+    expect_g9(off, items, 4, true, "G9 edges");
+    expect_g9(off, items, 4, false, "G9 edges by begin/end");
+    expect_g9(off, items, 2, true, "G9 edges 16-bit");
+    reduce_case<float>(off, items, true, 1, true, &r, "G9 float int");
+    reduce_case<float>(off, items, false, 3, false, &r, "G9 float begin/end", true);
+    reduce_case<__half>(off, items, false, 1, true, &r, "G9 half");
+    reduce_case<__nv_bfloat16>(off, items, true, 2, true, &r, "G9 bf16");
+    reduce_case<__nv_bfloat16>(off, items, false, 1, false, &r, "G9 bf16 begin/end", true);
+    reduce_case<double>(off, items, true, 1, false, &r, "G9 double");
+    reduce_case<long long>(off, items, false, 0, false, &r, "G9 long long");
+    softmax_case<float>(off, items, 1, false, 1, true, &r, "G9 (log-sum-exp)");
+    softmax_case<__half>(off, items, 1, true, 0, false, &r, "G9 half (log-sum-exp)");
+    // CSR offsets that go back: every 97th offset moved below the one before (that segment is
+    // empty, the next one starts earlier and overlaps it)
+    std::vector<long long> back = off;
+    for (size_t i = 97; i + 1 < back.size(); i += 97) back[i] = std::max(0LL, back[i - 1] - 5);
+    expect_g9(back, items, 4, true, "G9 offsets going back");
+    reduce_case<float>(back, items, false, 2, true, &r, "G9 offsets going back");
+    // at most laneRows items: no record, no list, the lane kernel alone
+    const std::vector<long long> small = {0, 1, 1, 9, 9, 20, 30, 31, 40, 41, L};
+    expect_g9(small, L, 4, true, "G9 items <= laneRows");
+    reduce_case<float>(small, L, true, 3, true, &r, "G9 items <= laneRows");
+    // every segment empty
+    const std::vector<long long> empty(501, 1000);
+    expect_g9(empty, 3000, 4, true, "G9 all empty");
+    reduce_case<float>(empty, 3000, false, 1, false, &r, "G9 all empty");
+}
+
+/// Under G9 a segment's order depends on its length alone: the same rows (values whose sum shows
+/// the order in its bits) at 8 alignments among short segments, by CSR and by begin/end arrays,
+/// give the same sum and ArgMax bits, for lengths on the lane kernel's lanes (1 to laneRows), the
+/// rest kernel's warps and the chunk kernels.
+Test(device_segment, g9_same_bits_any_alignment) {
+    WK_REQUIRE_GPU();
+    wk_rng r = wk_rng_make(0x9a);
+    const long long lens[] = {1, 5, 63, 64, 65, 300, 1024, 1025, 20000};
+    for (long long len : lens) {
+        std::vector<float> row(len);
+        for (auto& v : row) v = (float)wk_uniform(&r, -3, 3) * (float)(1 << wk_int(&r, 0, 20));
+        // copy c: a gap of c rows, the copy, then 4000 segments of one row (zeros)
+        std::vector<float> hx;
+        std::vector<long long> off(1, 0);
+        for (int c = 0; c < 8; ++c) {
+            hx.resize(hx.size() + c, 0.0f);
+            off.push_back((long long)hx.size()); // segment 4002 c: the gap
+            hx.insert(hx.end(), row.begin(), row.end());
+            off.push_back((long long)hx.size()); // segment 4002 c + 1: the copy
+            for (int k = 0; k < 4000; ++k) {
+                hx.push_back(0.0f);
+                off.push_back((long long)hx.size());
+            }
+        }
+        const long long items = (long long)hx.size(), segs = (long long)off.size() - 1;
+        expect_g9(off, items, 4, true, "copies");
+        float* din = wk_alloc<float>(items);
+        float* dout = wk_alloc<float>(segs);
+        auto* darg = wk_alloc<warpkit::ValueIndex<float>>(segs);
+        long long* doff = wk_alloc<long long>(off.size());
+        wk_upload(din, hx.data(), items);
+        wk_upload(doff, off.data(), off.size());
+        auto run = [&](auto offs, std::vector<float>* sum, std::vector<warpkit::ValueIndex<float>>* arg) {
+            wk_poison(dout, segs);
+            wk_poison(darg, segs);
+            reduce_calls<false>((const float*)din, dout, darg, items, offs, segs, 0);
+            sum->resize(segs);
+            arg->resize(segs);
+            wk_download(sum->data(), dout, segs);
+            wk_download(arg->data(), darg, segs);
+        };
+        std::vector<float> csr, bnd;
+        std::vector<warpkit::ValueIndex<float>> csrArg, bndArg;
+        run((const long long*)doff, &csr, &csrArg);
+        run(warpkit::segmentBounds((const long long*)doff, (const long long*)doff + 1), &bnd, &bndArg);
+        double sum = 0, asum = 0;
+        for (float v : row) sum += v, asum += fabs(v);
+        const long long at = std::max_element(row.begin(), row.end()) - row.begin();
+        cr_assert(fabs(csr[1] - sum) <= (double)(len + 40) * 0x1p-24 * asum, "len %lld: sum %.9g want %.9g", len,
+                  csr[1], sum);
+        cr_assert(csrArg[1].index == (int)at, "len %lld: ArgMax %d want %lld", len, csrArg[1].index, at);
+        for (int c = 0; c < 8; ++c)
+            for (const auto* v : {&csr, &bnd}) {
+                const auto& g = *v;
+                const auto& ga = v == &csr ? csrArg : bndArg;
+                const long long k = 4002LL * c + 1;
+                cr_assert(memcmp(&g[k], &csr[1], 4) == 0 && memcmp(&ga[k], &csrArg[1], 8) == 0,
+                          "len %lld copy %d (%s): sum %a ArgMax %d, copy 0 %a %d", len, c,
+                          v == &csr ? "CSR" : "begin/end", g[k], ga[k].index, csr[1], csrArg[1].index);
+                cr_assert(g[k + 1] == 0.0f && ga[k + 1].index == 0, "len %lld after copy %d: sum %g ArgMax %d", len, c,
+                          g[k + 1], ga[k + 1].index);
+            }
+        for (void* q : {(void*)din, (void*)dout, (void*)darg, (void*)doff}) WK_CUDA(cudaFree(q));
+    }
+}
+
+/// G9 with overlapping segments past the room: 300 begin/end copies of one pair of 40000 rows (3
+/// chunks each; the workspace, sized for segments that do not overlap, has room for some) among
+/// 30000 short segments. The rest kernel lists the copies that find room and folds the others with
+/// the chunk kernels' math: every copy gives the same bits for sum, max, log-sum-exp and ArgMax,
+/// the same as the pair by CSR alone (rule G6: listed), and the short segments their own results.
+Test(device_segment, g9_overlapping_past_the_room) {
+    WK_REQUIRE_GPU();
+    const long long copies = 300, shorts = 30000, pair = 40000;
+    wk_rng r = wk_rng_make(0x9b);
+    std::vector<long long> b, e;
+    for (long long c = 0; c < copies; ++c) b.push_back(3), e.push_back(3 + pair);
+    long long at = 3 + pair;
+    for (long long k = 0; k < shorts; ++k) {
+        const long long n = wk_int(&r, 0, 8);
+        b.push_back(at), e.push_back(at + n);
+        at += n;
+    }
+    const long long items = at, segs = copies + shorts;
+    std::vector<float> hx(items);
+    for (auto& v : hx) v = (float)wk_uniform(&r, -3, 3) * (float)(1 << wk_int(&r, 0, 12));
+    {
+        std::vector<long long> asCsr(b.begin(), b.end());
+        asCsr.push_back(items);
+        expect_g9(asCsr, items, 4, false, "overlapping copies");
+        const long long room = warpkit::detail::segRoom(warpkit::detail::SegReduce, 4, 1, segs, items, false).chunks;
+        cr_assert(room < copies * 3, "room for every copy (%lld chunks): no copy would be folded unlisted", room);
+    }
+    const std::vector<long long> single = {3, 3 + pair};
+    float* din = wk_alloc<float>(items);
+    float* dout = wk_alloc<float>(3 * segs);
+    auto* darg = wk_alloc<warpkit::ValueIndex<float>>(segs);
+    long long *db = wk_alloc<long long>(segs), *de = wk_alloc<long long>(segs), *dcsr = wk_alloc<long long>(2);
+    wk_upload(din, hx.data(), items);
+    wk_upload(db, b.data(), segs);
+    wk_upload(de, e.data(), segs);
+    wk_upload(dcsr, single.data(), 2);
+    auto run = [&](auto offs, long long n) {
+        wk_poison(dout, 3 * segs);
+        wk_poison(darg, segs);
+        reduce_calls<true>((const float*)din, dout, darg, items, offs, n, segs);
+    };
+    run((const long long*)dcsr, 1ll);
+    float want[3];
+    warpkit::ValueIndex<float> wantArg;
+    wk_download(&want[0], dout, 1);
+    wk_download(&want[1], dout + segs, 1);
+    wk_download(&want[2], dout + 2 * segs, 1);
+    wk_download(&wantArg, darg, 1);
+    run(warpkit::segmentBounds((const long long*)db, (const long long*)de), segs);
+    std::vector<float> got(3 * segs);
+    std::vector<warpkit::ValueIndex<float>> arg(segs);
+    wk_download(got.data(), dout, got.size());
+    wk_download(arg.data(), darg, arg.size());
+    double sum = 0, asum = 0;
+    for (long long i = 3; i < 3 + pair; ++i) sum += hx[i], asum += fabs(hx[i]);
+    cr_assert(fabs(want[0] - sum) <= (double)(pair + 40) * 0x1p-24 * asum, "CSR sum %.9g want %.9g", want[0], sum);
+    for (long long c = 0; c < copies; ++c)
+        cr_assert(memcmp(&got[c], &want[0], 4) == 0 && memcmp(&got[segs + c], &want[1], 4) == 0 &&
+                      memcmp(&got[2 * segs + c], &want[2], 4) == 0 && memcmp(&arg[c], &wantArg, sizeof wantArg) == 0,
+                  "copy %lld: sum/max/lse %a %a %a ArgMax %d, CSR %a %a %a %d", c, got[c], got[segs + c],
+                  got[2 * segs + c], arg[c].index, want[0], want[1], want[2], wantArg.index);
+    for (long long s = copies; s < segs; ++s) {
+        const Seg g = clip(b[s], e[s], items);
+        double ss = 0, as = 0, mx = -INFINITY;
+        long long am = -1;
+        for (long long i = 0; i < g.n; ++i) {
+            ss += hx[g.b + i];
+            as += fabs(hx[g.b + i]);
+            if (am < 0 || hx[g.b + i] > mx) mx = hx[g.b + i], am = i;
+        }
+        cr_assert(fabs(got[s] - ss) <= (double)(g.n + 40) * 0x1p-24 * as && got[segs + s] == (float)mx &&
+                      arg[s].index == (int)am && (g.n > 0 || (got[s] == 0.0f && got[2 * segs + s] == -INFINITY)),
+                  "segment %lld (%lld rows): sum %g max %g lse %g ArgMax %d, want %g %g %lld", s, g.n, got[s],
+                  got[segs + s], got[2 * segs + s], arg[s].index, ss, mx, am);
+    }
+    for (void* q : {(void*)din, (void*)dout, (void*)darg, (void*)db, (void*)de, (void*)dcsr}) WK_CUDA(cudaFree(q));
+}
+
 /// Overlapping softmax segments by begin/end arrays: 64 copies of a block-tier segment (5000 rows)
 /// and 16 of a slice-tier one (64000 rows), more than the workspace has room for (it is sized for
 /// segments that do not overlap), so some copies fall back to the chunk kernels or single warps.
@@ -1507,9 +1718,17 @@ Test(device_segment, mean1_misaligned_and_all_empty) {
     const std::vector<long long> empty(100001, 500);
     reduce_case<float>(empty, 1000, false, 0, false, &r, "all empty");
     softmax_case<float>(empty, 1000, 3, true, 1, false, &r, "all empty");
-    // no items: every segment is empty (the plan takes the group kernel, one launch, not the flat pass)
+    // no items: every segment is empty (one launch: the lane kernel for the reduction, the group kernel
+    // for the softmax; not the flat pass)
     reduce_case<float>(empty, 0, false, 1, false, &r, "no items");
     softmax_case<float>(empty, 0, 1, false, 1, false, &r, "no items");
+}
+
+/// Appends one segment that takes the mean length past rule G9's limits (8 rows, 32 for 16-bit
+/// values), so that the flat pass, not the lane kernel, takes a test's short segments.
+static void past_lane_mean(std::vector<long long>* off) {
+    const long long segs = (long long)off->size(), want = 32 * segs + 1; // segments once this one is in
+    off->push_back(std::max(off->back(), want));
 }
 
 /// The flat pass (plan rule G5: a reduction over CSR offsets with a mean length of at most 64):
@@ -1520,13 +1739,14 @@ Test(device_segment, flat_spanning_tiles_and_going_back) {
     WK_REQUIRE_GPU();
     wk_rng r = wk_rng_make(0xf1a7);
     std::vector<long long> off(1, 0);
-    for (int s = 0; s < (wk_quick() ? 60000 : 300000); ++s) {
+    for (int s = 0; s < (wk_quick() ? 60000 : 120000); ++s) {
         const long long k = wk_int(&r, 0, 999);
         const long long len = k == 0 ? wk_int(&r, 4000, 40000) : k < 3 ? 0 : wk_int(&r, 0, 3);
         if (k >= 1 && k <= 3) // a run of empty segments (three in a thousand: a mean length under 2)
             for (int e = 0; e < 5000; ++e) off.push_back(off.back());
         off.push_back(off.back() + len);
     }
+    past_lane_mean(&off);
     const long long items = off.back();
     cr_assert(
         warpkit::detail::segmentPlan(warpkit::detail::SegReduce, 4, 1, (long long)off.size() - 1, items, true).flat,
@@ -1709,6 +1929,7 @@ Test(device_segment, flat_split_grid_and_end_batches) {
     for (int rep = 0; rep < (wk_quick() ? 2 : 6); ++rep)
         for (int m : maxLen) // about 3 tiles at each mean m / 2 (m = 0: every segment empty)
             for (int k = 0; k < 3 * 4096 / (m / 2 + 1); ++k) off.push_back(off.back() + wk_int(&r, 0, m));
+    past_lane_mean(&off);
     const long long items = off.back(), segs = (long long)off.size() - 1;
     cr_assert(warpkit::detail::segmentPlan(warpkit::detail::SegReduce, 4, 1, segs, items, true).flat,
               "the flat pass is not chosen (mean %.1f)", (double)items / (double)segs);
@@ -2052,9 +2273,9 @@ Test(device_segment, workspace_any_address) {
         for (void* p : {(void*)dx, (void*)dh, (void*)d64, (void*)d32, (void*)fo, (void*)ho, (void*)ao})
             WK_CUDA(cudaFree(p));
     }
-    cr_expect(seen[1] && seen[2] && seen[5] && seen[6] && seen[7] && seen[8],
-              "rules G1 %d, G2 %d, G5 %d, G6 %d, G7 %d, G8 %d: not all reached", seen[1], seen[2], seen[5], seen[6],
-              seen[7], seen[8]);
+    cr_expect(seen[1] && seen[2] && seen[5] && seen[6] && seen[7] && seen[8] && seen[9],
+              "rules G1 %d, G2 %d, G5 %d, G6 %d, G7 %d, G8 %d, G9 %d: not all reached", seen[1], seen[2], seen[5],
+              seen[6], seen[7], seen[8], seen[9]);
     cr_expect(bad == 0, "%d calls wrote other bits with the workspace at an odd address", bad);
 }
 

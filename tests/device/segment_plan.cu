@@ -20,13 +20,14 @@ const int kSizes[] = {2, 4, 8};
 const int kHeads[] = {1, 2, 3, 4, 8, 16, 17, 32, 64, 1000};
 
 std::string planText(const SegmentPlan& p) {
-    char b[192], slice[32] = "", direct[32] = "", step[32] = "";
+    char b[224], slice[32] = "", direct[32] = "", step[32] = "", lanes[32] = "";
     if (p.sliceGroup > 0) snprintf(slice, sizeof slice, " sliceGroup=%d", p.sliceGroup);
     if (p.directRows > 0) snprintf(direct, sizeof direct, " directRows=%lld", p.directRows);
     if (p.minStep < 32) snprintf(step, sizeof step, " minStep=%d", p.minStep);
-    snprintf(b, sizeof b, "%s threads=%d perLane=%d longRows=%lld chunkRows=%lld longThreads=%d%s%s%s%s",
+    if (p.laneRows > 0) snprintf(lanes, sizeof lanes, " laneRows=%d", p.laneRows);
+    snprintf(b, sizeof b, "%s threads=%d perLane=%d longRows=%lld chunkRows=%lld longThreads=%d%s%s%s%s%s",
              kSegmentRules[p.rule].id, p.threads, p.perLane, p.longRows, p.chunkRows, p.longThreads,
-             p.flat ? " flat" : "", slice, direct, step);
+             p.flat ? " flat" : "", slice, direct, step, lanes);
     return b;
 }
 
@@ -63,9 +64,10 @@ std::string allPlans(bool* allCompiled, bool used[]) {
                 snprintf(b, sizeof b, "%s %d %d: ", kKindName[k], sz, h);
                 out += b + planText(p) + "\n";
             }
-    for (int k = 0; k < 4; ++k) // the flat pass (CSR only) and G6 by mean length
+    for (int k = 0; k < 4; ++k) // G9, the flat pass (CSR only) and G6 by mean length
         for (int sz : kSizes)
-            for (long long items : {0LL, 64000LL, 64001LL, 2047999LL, 2048000LL, 1LL << 26})
+            for (long long items :
+                 {0LL, 8000LL, 8001LL, 32000LL, 32001LL, 64000LL, 64001LL, 2047999LL, 2048000LL, 1LL << 26})
                 for (bool csr : {true, false}) {
                     const SegmentPlan p = segmentPlan((SegmentKind)k, sz, 1, 1000, items, csr);
                     used[p.rule] = true;
@@ -89,17 +91,22 @@ std::string allPlans(bool* allCompiled, bool used[]) {
                          h, segs, items, z.entries, z.chunks, z.slots, segWorkspaceBytes<warpkit::SoftmaxState>(z));
                 out += b;
             }
-    // the room of a reduction over begin/end arrays (no flat pass): G6's or G1's, never less as segments
-    // or items grow (items 2047999 -> 2048000 at 1000 segments: G1 -> G6)
-    for (long long segs : {1000LL, 32768LL, 32769LL, 1000000LL})
-        for (long long items : {256LL, 257LL, 1025LL, 2047999LL, 2048000LL, 1LL << 26}) {
+    // the room of a reduction over begin/end arrays (no flat pass): G9's, G6's or G1's, never less as
+    // segments or items grow (items 64 -> 65: G9's records; 2047999 -> 2048000 at 1000 segments: G1 -> G6)
+    for (long long segs : {10LL, 1000LL, 32768LL, 32769LL, 1000000LL}) {
+        size_t last = 0;
+        for (long long items : {64LL, 65LL, 80LL, 81LL, 256LL, 257LL, 1025LL, 2047999LL, 2048000LL, 1LL << 26}) {
             const SegSizes z = segRoom(SegReduce, 4, 1, segs, items, false);
-            char b[160];
-            snprintf(b, sizeof b, "room reduce f32 segments=%lld items=%lld: %s entries=%lld chunks=%lld bytes=%zu\n",
+            const size_t bytes = segWorkspaceBytes<float>(z);
+            char b[192];
+            snprintf(b, sizeof b,
+                     "room reduce f32 segments=%lld items=%lld: %s entries=%lld chunks=%lld records=%lld bytes=%zu%s\n",
                      segs, items, kSegmentRules[segmentPlan(SegReduce, 4, 1, segs, items, false).rule].id, z.entries,
-                     z.chunks, segWorkspaceBytes<float>(z));
+                     z.chunks, z.words, bytes, bytes < last ? " DECREASED" : "");
             out += b;
+            last = bytes;
         }
+    }
     // the group kernel's step under G1 (segmentStepPairs): pairs over resident warps (H100: 132 SMs x
     // 3 blocks x 8 warps = 3168), e.g. 2^24 / 256 = 65605 pairs (mean 256), 2^26 / 256 = 262420;
     // every step count within the no-room records' room (segSizes' words)
@@ -130,6 +137,29 @@ std::string allPlans(bool* allCompiled, bool used[]) {
                      items, kSegmentRules[segmentPlan(SegSoftmax, 4, 1, segs, items, true).rule].id, bytes,
                      less ? " DECREASED" : "");
             out += b;
+        }
+    // the reductions' workspace over CSR offsets (G9 up to a mean of 8, or 32 for 16-bit values; the
+    // flat pass to 64; G1; G6), never less as the items grow
+    for (int sz : {2, 4})
+        for (long long segs : {1000LL, 1000000LL}) {
+            size_t last = 0;
+            for (long long mean1000 : {0LL, 8000LL, 8001LL, 32000LL, 32001LL, 64000LL, 64001LL, 2048000LL}) {
+                const long long items = mean1000 * (segs / 1000);
+                size_t bytes = 0;
+                if (sz == 4)
+                    warpkit::segmentReduceSum((const float*)nullptr, (float*)nullptr, items, (const long long*)nullptr,
+                                              segs, nullptr, &bytes);
+                else
+                    warpkit::segmentReduceSum((const __nv_bfloat16*)nullptr, (__nv_bfloat16*)nullptr, items,
+                                              (const long long*)nullptr, segs, nullptr, &bytes);
+                char b[160];
+                snprintf(b, sizeof b, "room reduce %s csr segments=%lld items=%lld: %s bytes=%zu%s\n",
+                         sz == 4 ? "f32" : "bf16", segs, items,
+                         kSegmentRules[segmentPlan(SegReduce, sz, 1, segs, items, true).rule].id, bytes,
+                         bytes < last ? " DECREASED" : "");
+                out += b;
+                last = bytes;
+            }
         }
     return out;
 }

@@ -63,7 +63,10 @@
 // clears 4 bytes and runs three kernels (four past 2^20 path items); the softmax's (G7, not taken in
 // place) one more, which writes the elements of the segments that span its tiles. Rule G6 (one
 // head, reductions and log-sum-exp, long on average) runs one kernel when items <= 16384 (32768 for
-// the reductions of 16-bit values), else three (one clears the 48 bytes, no memset).
+// the reductions of 16-bit values), else three (one clears the 48 bytes, no memset). Rule G9 (one
+// head, reductions and log-sum-exp, at most 8 rows a segment on average, 32 for the reductions of
+// 16-bit values; any offsets) runs one kernel when items <= 64, else three (one clears the 48
+// bytes), and the chunk kernel after them when items > 1024.
 //
 // How it works: device/detail/segment_plan.cuh (the stages and the rule table) and
 // segment_kernels.cuh. Overlapping segments are correct; if their long segments need more room
@@ -73,7 +76,7 @@
 #pragma once
 
 #include "detail/segment_plan.cuh"
-#include "detail/segment_direct.cuh"
+#include "detail/segment_lane.cuh"
 #include "detail/segment_heads.cuh"
 #include "detail/segment_flat_run.cuh"
 
@@ -144,7 +147,9 @@ inline SegSizes segSizes(const SegmentPlan& p, long long segments, long long ite
     s = s > kSegBlockMaxElems ? s / kSegSliceSlotElems : 0; // no segment past the block tier: no slots
     long long w = pairs / 32 + 1;
     if (p.minStep < 32) w += (pairs / p.minStep < (1ll << 14) ? pairs / p.minStep : 1ll << 14);
-    return SegSizes{e, c, e == 0 ? 0 : w, s, s * heads};
+    // the records: no-room steps where a pair can be listed; under G9 a step with a pair past laneRows
+    const bool records = p.laneRows > 0 ? items > p.laneRows : e > 0;
+    return SegSizes{e, c, records ? w : 0, s, s * heads};
 }
 inline SegSizes segSizesMax(SegSizes a, SegSizes b) {
     return SegSizes{a.entries > b.entries ? a.entries : b.entries, a.chunks > b.chunks ? a.chunks : b.chunks,
@@ -152,17 +157,20 @@ inline SegSizes segSizesMax(SegSizes a, SegSizes b) {
                     a.slotStates > b.slotStates ? a.slotStates : b.slotStates};
 }
 /// The room a call asks for: the largest of its plan's, the long-mean plan's (rule G6 lists pairs
-/// from a lower length) and the plan with no mean (G1's, whose no-room records G6 lacks), so it
-/// never decreases as segments or items grow and the plan leaves or enters G6.
+/// from a lower length), the plan with no mean (G1's, whose no-room records G6 lacks) and the
+/// shortest mean's (G9's, whose records start past laneRows items), so it never decreases as
+/// segments or items grow and the plan enters or leaves G6 or G9.
 inline SegSizes segRoom(SegmentKind kind, int elemBytes, int heads, long long segments, long long items, bool csr) {
     const SegmentPlan p = segmentPlan(kind, elemBytes, heads, segments, items, csr);
     const SegmentPlan longMean = segmentPlan(kind, elemBytes, heads, 1, 1ll << 60, csr);
     const SegmentPlan noMean = segmentPlan(kind, elemBytes, heads);
-    return segSizesMax(segSizesMax(segSizes(p, segments, items, heads), segSizes(longMean, segments, items, heads)),
-                       segSizes(noMean, segments, items, heads));
+    const SegmentPlan shortMean = segmentPlan(kind, elemBytes, heads, segments > 0 ? segments : 1, 0, csr);
+    return segSizesMax(
+        segSizesMax(segSizes(p, segments, items, heads), segSizes(longMean, segments, items, heads)),
+        segSizesMax(segSizes(noMean, segments, items, heads), segSizes(shortMean, segments, items, heads)));
 }
 template <typename S> inline size_t segWorkspaceBytes(SegSizes z) {
-    if (z.entries == 0) return 1;
+    if (z.entries == 0 && z.words == 0) return 1;
     return 15 + 48 + alignUp16((size_t)z.entries * sizeof(SegEntry)) + alignUp16((size_t)z.chunks * sizeof(int)) +
            alignUp16((size_t)z.chunks * sizeof(S)) + alignUp16((size_t)z.entries * sizeof(S)) +
            alignUp16((size_t)z.words * sizeof(SegNoRoom)) + alignUp16((size_t)z.slots * 2 * sizeof(int)) +
@@ -198,6 +206,9 @@ inline cudaError_t segmentLaunch(const A& a, SegOffsets<O> off, long long segmen
     // Rule G6 (a plan with directRows), one head, a one-pass algorithm: every segment goes to the
     // direct kernel, and only pairs past directRows rows are listed.
     const bool direct = SegDirect<A>::value && heads == 1 && p.directRows > 0;
+    // Rule G9 (a plan with laneRows), one head, a one-pass algorithm: every segment goes to the lane
+    // kernel, and only pairs past longRows rows are listed.
+    const bool lanes = SegDirect<A>::value && heads == 1 && p.laneRows > 0;
     const bool longs = items > (direct ? p.directRows : p.longRows); // a pair can be listed: the list and its kernels
     int blocks = 0, dev = 0;
     DeviceProps props;
@@ -219,8 +230,24 @@ inline cudaError_t segmentLaunch(const A& a, SegOffsets<O> off, long long segmen
                                   p.chunkRows, list));
             if (!longs) return cudaSuccess;
         }
+        if (lanes) { // as the direct kernel: the counters cleared first when a pair can be recorded
+            const bool lists = items > p.laneRows;
+            if (lists) WARPKIT_TRY(launchKernel(segmentClearKernel<S>, 1, 32, stream, list));
+            auto laneK = segmentLaneKernel<LT, A, O>;
+            if (lists) WARPKIT_TRY(pdlAllowed(laneK, dev, props.cc, &early));
+            WARPKIT_TRY(gridBlocks(laneK, LT, segments, LT, 1ll << 30, &blocks));
+            WARPKIT_TRY(pdlLaunch(laneK, dim3((unsigned)blocks), dim3(LT), stream, early, a, off, segments, items,
+                                  p.laneRows, lists, list));
+            if (!lists) return cudaSuccess;
+            auto rest = segmentLaneRestKernel<BT, LT, A, O>;
+            WARPKIT_TRY(pdlAllowed(rest, dev, props.cc, &early));
+            WARPKIT_TRY(gridBlocks(rest, BT, z.words, BT / 32, 1ll << 30, &blocks));
+            WARPKIT_TRY(pdlLaunch(rest, dim3((unsigned)blocks), dim3(BT), stream, early, a, off, segments, items,
+                                  p.longRows, p.chunkRows, list));
+            if (!longs) return cudaSuccess;
+        }
     }
-    if (!direct) {
+    if (!direct && !lanes) {
         if (longs) WARPKIT_TRY(cudaMemsetAsync(list.counter, 0, 6 * sizeof(unsigned long long), stream));
         bool byRows = false; // rule G8: stage 1 by segments, a row a vector (segment_heads.cuh)
         if constexpr (SegRegSoftmax<A>::value) {
@@ -246,6 +273,8 @@ inline cudaError_t segmentLaunch(const A& a, SegOffsets<O> off, long long segmen
                                      p.chunkRows, p.sliceGroup, step, list));
         }
         if (!longs) return cudaSuccess;
+    }
+    if (!direct && !lanes) {
         // The no-room kernel: one block an SM at most; with no no-room steps (segments that do not
         // overlap) each warp reads one count and exits, so the launch costs about its own latency.
         auto noRoom = segmentNoRoomKernel<BT, LT, A, O>;
@@ -298,7 +327,7 @@ template <typename A, typename Offs> inline cudaError_t segmentRun(const A& a, S
         const SegSizes z = segRoom(kind, elemBytes, heads, segments, items, segIsCsr(offsets));
         // A call that can take the flat pass asks for the larger of its two workspaces, so the size
         // never decreases as the counts grow, whichever pass the mean length picks.
-        const bool flatCapable = SegFlatAlgo<A>::value && segmentPlan(kind, elemBytes, heads, 1, 1, true).flat;
+        const bool flatCapable = SegFlatAlgo<A>::value && segmentFlatCapable(kind, elemBytes, heads);
         const size_t group = segWorkspaceBytes<S>(z);
         const size_t flat = flatCapable ? segFlatBytes<S>(segments, items, SegFlatSoftmax<A>::value) : 0;
         const size_t need = group > flat ? group : flat;

@@ -43,6 +43,13 @@
 //      plan's sliceGroup > 0) is cut into slices of one window each, which the same kernel's blocks
 //      take in turn: a pass of per-head partials, merged in a fixed two-level tree (sliceGroup
 //      slices a group), then a pass that writes (the slice tier, segment_slice.cuh).
+//   1b'. for a plan with `laneRows` (rule G9: one head, reduce and log-sum-exp, the shortest
+//      segments on average, any offsets), in place of 1, 1b and 1c: the lane kernel
+//      (segment_lane.cuh), a lane a segment of up to laneRows rows, the warp steps with longer
+//      ones recorded; then its rest kernel: a warp a record, folding each segment of up to
+//      longRows rows and listing longer ones (without room: folded by the warp with the chunk
+//      kernels' math); the clearing kernel first and the rest kernel only when items > laneRows,
+//      stage 2 only when items > longRows;
 // Rule G5 replaces all of that for short segments on average (a reduction, one head, CSR
 // offsets, items <= maxMean * segments): the flat pass of segment_flat.cuh, kernels over fixed
 // tiles of the merge path of segment ends and elements, whatever the lengths' spread. Rule G7 does
@@ -89,17 +96,18 @@ struct SegmentPlan {
     long long directRows; // one head, reduce / lse: pairs of longRows + 1 to this many rows direct (0: none)
     int minStep;          // the fewest pairs a group-kernel warp step takes (32: always 32; segmentStepPairs)
     bool byRows;          // the softmax's stage 1 by segments, a row a vector (segment_heads.cuh), x and y aligned
+    int laneRows; // one head, reduce / lse: stage 1 by the lane kernel, a lane a pair of up to this many rows (0: none)
 };
 
 /// One rule: the first whose conditions hold gives the plan. Conditions: the call kind (a mask of
 /// 1 << SegmentKind), the element size in bytes (a mask of 1 << size), heads in [minHeads, maxHeads],
-/// for maxMean > 0: CSR offsets and 0 < items <= maxMean * segments (the flat pass: with no items
-/// every segment is empty, which the group kernel writes in one launch where the flat pass takes
-/// three or four), and for
+/// for maxMean > 0: items <= maxMean * segments, and for the flat pass (laneRows 0) also CSR
+/// offsets and items > 0 (with no items every segment is empty, which the group or lane kernel
+/// writes in one launch where the flat pass takes three or four), and for
 /// minMean > 0: items >= minMean * segments (long on average). sliceGroup applies to the softmax
-/// only (the plan gives 0 for the other kinds); directRows to the one-pass kinds, reduce and
-/// log-sum-exp (0 for the others). minStep: the fewest pairs a group-kernel warp step may take
-/// (segmentStepPairs; 32 keeps every step at 32 pairs).
+/// only (the plan gives 0 for the other kinds); directRows and laneRows to the one-pass kinds,
+/// reduce and log-sum-exp (0 for the others). minStep: the fewest pairs a group-kernel warp step
+/// may take (segmentStepPairs; 32 keeps every step at 32 pairs).
 struct SegmentRule {
     const char* id;
     unsigned kinds;
@@ -112,7 +120,8 @@ struct SegmentRule {
     int sliceGroup;
     long long directRows;
     int minStep;
-    bool byRows; // stage 1 by the heads kernel (segment_heads.cuh) where x and y allow its vector rows
+    bool byRows;      // stage 1 by the heads kernel (segment_heads.cuh) where x and y allow its vector rows
+    int laneRows = 0; // stage 1 by the lane kernel (segment_lane.cuh): a lane a pair of up to this many rows
 };
 
 constexpr unsigned kSegAnyKind = 0xfu, kSegReadOnly = 1u << SegReduce | 1u << SegLogSumExp;
@@ -124,9 +133,16 @@ constexpr unsigned kSegAnySize = 1u << 2 | 1u << 4 | 1u << 8 | 1u << 16, kSegSma
 // elements, so the chunk partials stay a small part of the traffic. G6 runs no group kernel (its
 // direct kernel takes every segment); its longRows only sizes the list's room (segSizes). G6's
 // reductions of 16-bit values take chunks (and direct pairs) of 32768 rows: 64 KB, as fp32's 16384.
+// G9 (the lane kernel) runs no group kernel either; its segments past laneRows go to its rest
+// kernel, past longRows to the chunk kernels, so its list is G1's. It comes before G5 and ends
+// lower for 4- and 8-byte values (the flat pass is faster from mean 16) than for 16-bit ones.
 constexpr SegmentRule kSegmentRules[] = {
     // id   kinds            sizes          heads   thr  perLane longRows chunkRows longThr maxMean minMean slc direct
-    // step byRows
+    // step byRows laneRows
+    {"G9", 1u << SegReduce, 1u << 2, 1, 1, 256, 8, 1024, 16384, 256, 32, 0, 0, 0, 32, false,
+     64}, // short on average, 16-bit: a lane a segment
+    {"G9", kSegReadOnly, kSegAnySize, 1, 1, 256, 8, 1024, 16384, 256, 8, 0, 0, 0, 32, false,
+     64}, // short on average: a lane a segment
     {"G5", 1u << SegReduce, kSegSmallSize, 1, 1, 256, 8, 1024, 16384, 256, 64, 0, 0, 0, 32,
      false}, // short on average: flat
     {"G7", 1u << SegSoftmax, kSegSmallSize, 1, 1, 256, 8, 1024, 8192, 256, 64, 0, 32, 0, 32,
@@ -149,28 +165,44 @@ constexpr SegmentRule kSegmentRules[] = {
 };
 constexpr int kSegmentRuleCount = (int)(sizeof(kSegmentRules) / sizeof(kSegmentRules[0]));
 
+/// A rule of the flat pass: a mean limit and no lane kernel.
+constexpr bool segRuleFlat(const SegmentRule& r) { return r.maxMean > 0 && r.laneRows == 0; }
+
 /// The plan for a call of `kind` over elements of `elemBytes` bytes with `heads` heads, `segments`
 /// segments over `items` rows (csr: CSR offsets, not begin/end arrays). Host only.
 inline SegmentPlan segmentPlan(SegmentKind kind, int elemBytes, int heads, long long segments = 0, long long items = 0,
                                bool csr = false) {
-    auto plan = [&](int i, bool flat) { // sliceGroup: the softmax's only; directRows: the one-pass kinds'
+    auto plan = [&](int i) { // sliceGroup: the softmax's only; directRows and laneRows: the one-pass kinds'
         const SegmentRule& r = kSegmentRules[i];
+        const bool oneWay = kind == SegReduce || kind == SegLogSumExp;
         const int slice = kind == SegSoftmax ? r.sliceGroup : 0;
-        const long long direct = kind == SegReduce || kind == SegLogSumExp ? r.directRows : 0;
-        return SegmentPlan{i,    r.threads, r.perLane, r.longRows, r.chunkRows, r.longThreads,
-                           flat, slice,     direct,    r.minStep,  r.byRows};
+        SegmentPlan q{i, r.threads, r.perLane, r.longRows, r.chunkRows, r.longThreads, segRuleFlat(r), slice,
+                      0, r.minStep, r.byRows,  0};
+        if (oneWay) q.directRows = r.directRows, q.laneRows = r.laneRows;
+        return q;
     };
     for (int i = 0; i < kSegmentRuleCount; ++i) {
         const SegmentRule& r = kSegmentRules[i];
         const bool kindOk = (r.kinds >> (int)kind) & 1u;
         const bool sizeOk = elemBytes > 0 && elemBytes < 32 && ((r.elemSizes >> elemBytes) & 1u);
-        const bool meanOk = r.maxMean == 0 || (csr && segments > 0 && items > 0 && segments < (1ll << 61) &&
-                                               items < (1ll << 61) && (items + r.maxMean - 1) / r.maxMean <= segments);
+        const bool flat = segRuleFlat(r); // the flat pass needs CSR offsets and some items
+        const bool meanOk =
+            r.maxMean == 0 || ((csr || !flat) && segments > 0 && (items > 0 || !flat) && segments < (1ll << 61) &&
+                               items < (1ll << 61) && (items + r.maxMean - 1) / r.maxMean <= segments);
         const bool longOk = r.minMean == 0 || (segments > 0 && items / r.minMean >= segments);
-        if (kindOk && sizeOk && meanOk && longOk && heads >= r.minHeads && heads <= r.maxHeads)
-            return plan(i, r.maxMean > 0);
+        if (kindOk && sizeOk && meanOk && longOk && heads >= r.minHeads && heads <= r.maxHeads) return plan(i);
     }
-    return plan(kSegmentRuleCount - 1, false); // no rule: the most general one
+    return plan(kSegmentRuleCount - 1); // no rule: the most general one
+}
+
+/// Whether some rule runs the flat pass for a call of `kind` over elements of `elemBytes` bytes with
+/// `heads` heads (at some mean length): such a call's workspace holds the flat pass's too. Host only.
+inline bool segmentFlatCapable(SegmentKind kind, int elemBytes, int heads) {
+    for (const SegmentRule& r : kSegmentRules)
+        if (segRuleFlat(r) && ((r.kinds >> (int)kind) & 1u) && elemBytes > 0 && elemBytes < 32 &&
+            ((r.elemSizes >> elemBytes) & 1u) && heads >= r.minHeads && heads <= r.maxHeads)
+            return true;
+    return false;
 }
 
 /// The pairs a warp step of the group kernel takes, for `pairs` pairs over `warps` resident warps
@@ -196,7 +228,8 @@ inline bool segmentPlanCompiled(const SegmentPlan& p) {
         shape = shape || (s.threads == p.threads && s.longThreads == p.longThreads);
     const bool direct =
         p.directRows == 0 || (p.directRows > p.longRows && p.directRows <= p.chunkRows && p.directRows < (1ll << 31));
-    return shape && direct && p.perLane >= 1 && p.longRows >= 1 && p.chunkRows >= 1 && p.sliceGroup >= 0 &&
+    const bool lanes = p.laneRows == 0 || (p.directRows == 0 && !p.flat && p.laneRows <= p.longRows);
+    return shape && direct && lanes && p.perLane >= 1 && p.longRows >= 1 && p.chunkRows >= 1 && p.sliceGroup >= 0 &&
            (p.sliceGroup & (p.sliceGroup - 1)) == 0 && p.minStep >= 1 && p.minStep <= 32;
 }
 

@@ -1,0 +1,125 @@
+// warpkit/device/detail/segment_lane.cuh: rule G9's kernel behind device/segment.cuh (stage 1b of
+// segment_plan.cuh, a plan with laneRows): a lane a segment, for short segments on average.
+// Internal: include warpkit/device/segment.cuh.
+//
+// Warp w of the grid-stride loop takes segments 32 w .. 32 w + 31, one a lane. A segment of at
+// most laneRows rows is folded by its own lane, left to right from the identity (segLaneFold); a
+// longer one is recorded for the rest kernel, where a warp folds one of up to longRows rows (lanes
+// strided, warpTree) and lists a longer one for the chunk kernels (listAppend, as the group kernel
+// lists), or, when it finds no room (only segments that overlap), folds it with the chunk
+// kernels' math. Each order depends on the segment's length alone, so the
+// bits never depend on the grid, the device or which warp ran first. Any offsets: begin/end arrays,
+// CSR, offsets that go back or overlap (each segment is read on its own). The lane kernel holds 32
+// registers (2048 threads an SM) and loads each step's offsets during the step before, so its
+// cost is the bytes: no tile, scan or second pass; no warp of it waits on a longer segment, which
+// the rest kernel's warps take after it.
+#pragma once
+
+#include "segment_direct.cuh"
+
+namespace warpkit {
+namespace detail {
+
+/// Blocks of the lane kernel an SM holds at least: 2048 threads for a one-word state and element
+/// (32 registers: its loads in flight set the speed), else the direct kernel's.
+template <int LT, typename A> struct SegLaneMinBlocks {
+    static constexpr int value = SegChunkBatch<A>::kOneWord ? 2048 / LT : SegDirectMinBlocks<LT, A>::value;
+};
+
+/// Left fold of rows [0, rows) of the segment at element `base` by one lane: batches of 4 loads in
+/// flight, then the last rows one at a time (a short segment issues only its own loads).
+template <typename A> WARPKIT_DEVICE typename A::State segLaneFold(const A& a, long long base, int rows) {
+    typename A::State st = a.identity();
+    int r = 0;
+    for (; r + 4 <= rows; r += 4) {
+        typename A::Elem x[4];
+#pragma unroll
+        for (int k = 0; k < 4; ++k) x[k] = a.load(base + r + k);
+#pragma unroll
+        for (int k = 0; k < 4; ++k) st = a.take(st, x[k], r + k);
+    }
+    for (; r < rows; ++r) st = a.take(st, a.load(base + r), r);
+    return st;
+}
+
+/// Stage 1b, rule G9 (one head, one-pass algorithms, a plan with laneRows): every segment, a lane
+/// a segment (see the file's head). `lists`: some segment can be past laneRows (items > laneRows);
+/// then the counters were cleared by the kernel before (segmentClearKernel), which only a warp
+/// that records a step waits for (pdlWait), and block 0 waits before it exits so that the kernels
+/// after, which wait for this grid, see the cleared counters too. A warp step with segments past
+/// laneRows is recorded (list.noRoom: the step's first segment and a mask of its lanes; one
+/// record a step at most) for segmentLaneRestKernel: no warp here waits on
+/// a longer segment, so the grid's warps stay evenly loaded whatever the lengths' spread.
+template <int LT, typename A, typename O> __global__ void __launch_bounds__(LT, SegLaneMinBlocks<LT, A>::value)
+    segmentLaneKernel(A a, SegOffsets<O> off, long long segments, long long items, int laneRows, bool lists,
+                      SegList<typename A::State> list) {
+    WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentLaneKernel");
+    static_assert(!A::kTwoPass, "segmentLaneKernel: A must be a one-pass algorithm (kTwoPass false)");
+    pdlLaunchDependents();
+    const int lane = (int)laneId();
+    const long long stride = (long long)gridDim.x * LT;
+    long long s0 = (long long)blockIdx.x * LT + (threadIdx.x & ~31u), nb = 0, ne = 0;
+    segmentBoundsAt(off, s0 + lane, segments, &nb, &ne);
+    for (; s0 < segments; s0 += stride) {
+        // 1. this lane's segment: empty, or folded here when short; the next step's offsets load
+        //    meanwhile (two round trips a step would otherwise follow each other)
+        const long long s = s0 + lane;
+        long long b = 0;
+        const long long rows = segmentClip(nb, ne, items, &b); // 0 past the last segment
+        segmentBoundsAt(off, s + stride, segments, &nb, &ne);
+        if (s < segments && rows <= laneRows) {
+            if (rows == 0) a.empty(s);
+            else a.finish(s, segLaneFold(a, b, (int)rows));
+        }
+        // 2. the longer ones, recorded for the rest kernel
+        const unsigned rest = __ballot_sync(WARPKIT_FULL_MASK, rows > laneRows);
+        if (lists && rest != 0u && lane == 0) {
+            pdlWait(); // the counters, cleared by the kernel before
+            list.noRoom[atomicAdd(list.counter + 2, 1ull)] = SegNoRoom{s0, rest};
+        }
+    }
+    if (blockIdx.x == 0) pdlWait();
+}
+
+/// Stage 1c of rule G9: the lane kernel's recorded steps, warp w of the grid taking records w,
+/// w + warps, ... (each step's record loads during the one before). A recorded segment past
+/// longRows is listed for the chunk kernels (listAppend); one of up to longRows rows is folded by
+/// the warp (lanes strided, SegTierBatch loads in flight a lane, warpTree in lane order: an order
+/// set by its length), and a listed one that found no room (only segments that overlap) with the
+/// chunk kernels' math (longPairByWarp). Waits for the lane kernel (pdlWait).
+template <int BT, int LT, typename A, typename O> __global__ void __launch_bounds__(BT, 2)
+    segmentLaneRestKernel(A a, SegOffsets<O> off, long long segments, long long items, long long longRows,
+                          long long chunkRows, SegList<typename A::State> list) {
+    WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentLaneRestKernel");
+    pdlLaunchDependents();
+    pdlWait(); // the lane kernel's records
+    const int lane = (int)laneId();
+    const long long steps = (long long)list.counter[2], warps = (long long)gridDim.x * (BT / 32);
+    long long t = ((long long)blockIdx.x * BT + threadIdx.x) / 32;
+    SegNoRoom r = t < steps ? list.noRoom[t] : SegNoRoom{0, 0u};
+    for (; t < steps; t += warps) {
+        const SegNoRoom next = t + warps < steps ? list.noRoom[t + warps] : SegNoRoom{0, 0u};
+        const long long p = r.first + lane;
+        long long ob = 0, oe = 0, b = 0;
+        segmentBoundsAt(off, p, (r.mask >> lane) & 1u ? segments : 0, &ob, &oe);
+        const long long rows = segmentClip(ob, oe, items, &b); // 0 for the lanes not recorded
+        const unsigned noRoom =
+            __ballot_sync(WARPKIT_FULL_MASK, listAppend(list, rows > longRows, p, 0, 1, b, rows, chunkRows));
+#pragma unroll 1
+        for (unsigned m = __ballot_sync(WARPKIT_FULL_MASK, rows > 0 && rows <= longRows); m; m &= m - 1) {
+            const int src = __ffs(m) - 1;
+            const typename A::State st = warpTree(
+                a, foldRows<A, SegTierBatch<A>::value>(a, shflIdx(b, src), 0, 1, lane, shflIdx(rows, src), 32));
+            if (lane == 0) a.finish(r.first + src, st);
+        }
+#pragma unroll 1
+        for (unsigned m = noRoom; m; m &= m - 1) {
+            const int src = __ffs(m) - 1;
+            longPairByWarp<LT>(a, r.first + src, shflIdx(b, src), shflIdx(rows, src), 1, chunkRows);
+        }
+        r = next;
+    }
+}
+
+} // namespace detail
+} // namespace warpkit
