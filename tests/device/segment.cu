@@ -1002,6 +1002,78 @@ Test(device_segment, g6_short_empty_and_listed_segments) {
     softmax_case<float>(small, 12000, 1, true, 3, true, &r, "G6 items <= directRows (log-sum-exp)");
 }
 
+/// 8 copies of a row of `len` values (whose sum shows the order in its bits) at shifts 0..7: copy c
+/// after a gap segment of gap + c zeros and before `ones` segments of one zero each, by CSR offsets.
+struct Copies {
+    std::vector<float> row, hx;
+    std::vector<long long> off, copies, zeros; // CSR offsets; the copies' segments; segments of zeros
+};
+static Copies copies_at_shifts(long long len, long long gap, int ones, wk_rng* r) {
+    Copies c;
+    c.row.resize(len);
+    for (auto& v : c.row) v = (float)wk_uniform(r, -3, 3) * (float)(1 << wk_int(r, 0, 20));
+    c.off.push_back(0);
+    for (int k = 0; k < 8; ++k) {
+        c.hx.resize(c.hx.size() + gap + k, 0.0f);
+        c.off.push_back((long long)c.hx.size()); // the gap
+        if (gap > 0) c.zeros.push_back((long long)c.off.size() - 2);
+        c.hx.insert(c.hx.end(), c.row.begin(), c.row.end());
+        c.off.push_back((long long)c.hx.size()); // the copy
+        c.copies.push_back((long long)c.off.size() - 2);
+        for (int o = 0; o < ones; ++o) {
+            c.hx.push_back(0.0f);
+            c.off.push_back((long long)c.hx.size());
+            if (o == 0) c.zeros.push_back((long long)c.off.size() - 2);
+        }
+    }
+    return c;
+}
+
+/// The sum and ArgMax of the copies by CSR and by begin/end arrays: the first copy's against the
+/// host, every copy's the same bits as the first's, the segments of zeros sum 0 with ArgMax 0.
+static void copies_same_bits(const Copies& c) {
+    const std::vector<float>&hx = c.hx, &row = c.row;
+    const std::vector<long long>&off = c.off, &copies = c.copies, &zeros = c.zeros;
+    const long long items = (long long)hx.size(), segs = (long long)off.size() - 1, len = (long long)row.size();
+    float* din = wk_alloc<float>(items);
+    float* dout = wk_alloc<float>(segs);
+    auto* darg = wk_alloc<warpkit::ValueIndex<float>>(segs);
+    long long* doff = wk_alloc<long long>(off.size());
+    wk_upload(din, hx.data(), items);
+    wk_upload(doff, off.data(), off.size());
+    auto run = [&](auto offs, std::vector<float>* sum, std::vector<warpkit::ValueIndex<float>>* arg) {
+        wk_poison(dout, segs);
+        wk_poison(darg, segs);
+        reduce_calls<false>((const float*)din, dout, darg, items, offs, segs, 0);
+        sum->resize(segs);
+        arg->resize(segs);
+        wk_download(sum->data(), dout, segs);
+        wk_download(arg->data(), darg, segs);
+    };
+    std::vector<float> csr, bnd;
+    std::vector<warpkit::ValueIndex<float>> csrArg, bndArg;
+    run((const long long*)doff, &csr, &csrArg);
+    run(warpkit::segmentBounds((const long long*)doff, (const long long*)doff + 1), &bnd, &bndArg);
+    double sum = 0, asum = 0;
+    for (float v : row) sum += v, asum += fabs(v);
+    const long long at = std::max_element(row.begin(), row.end()) - row.begin(), k0 = copies[0];
+    cr_assert(fabs(csr[k0] - sum) <= (double)(len + 40) * 0x1p-24 * asum, "len %lld: sum %.9g want %.9g", len, csr[k0],
+              sum);
+    cr_assert(csrArg[k0].index == (int)at, "len %lld: ArgMax %d want %lld", len, csrArg[k0].index, at);
+    for (const auto* v : {&csr, &bnd}) {
+        const auto& g = *v;
+        const auto& ga = v == &csr ? csrArg : bndArg;
+        for (long long k : copies)
+            cr_assert(memcmp(&g[k], &csr[k0], 4) == 0 && memcmp(&ga[k], &csrArg[k0], 8) == 0,
+                      "len %lld segment %lld (%s): sum %a ArgMax %d, the first copy %a %d", len, k,
+                      v == &csr ? "CSR" : "begin/end", g[k], ga[k].index, csr[k0], csrArg[k0].index);
+        for (long long k : zeros)
+            cr_assert(g[k] == 0.0f && ga[k].index == 0, "len %lld zeros %lld: sum %g ArgMax %d", len, k, g[k],
+                      ga[k].index);
+    }
+    for (void* q : {(void*)din, (void*)dout, (void*)darg, (void*)doff}) WK_CUDA(cudaFree(q));
+}
+
 /// Under G6 a short segment's order depends on its length alone: the same rows (values whose
 /// sum shows the order in its bits) at 8 alignments in one call, by CSR and by begin/end arrays,
 /// give the same sum and ArgMax bits, for lengths 1 to 256 (the group kernel's before G6 ran them
@@ -1010,57 +1082,69 @@ Test(device_segment, g6_short_segments_same_bits_any_alignment) {
     WK_REQUIRE_GPU();
     wk_rng r = wk_rng_make(0x97);
     const long long lens[] = {1, 2, 5, 31, 32, 33, 64, 100, 200, 255, 256, 257, 3000, 16384};
-    for (long long len : lens) {
-        std::vector<float> row(len);
-        for (auto& v : row) v = (float)wk_uniform(&r, -3, 3) * (float)(1 << wk_int(&r, 0, 20));
-        // 8 copies at shifts 0..7 (each after a gap of 4096 + shift zeros, so the mean stays past 2048)
-        std::vector<float> hx;
-        std::vector<long long> off(1, 0);
-        for (int c = 0; c < 8; ++c) {
-            hx.resize(hx.size() + 4096 + c, 0.0f);
-            off.push_back((long long)hx.size()); // segment 2c: the gap
-            hx.insert(hx.end(), row.begin(), row.end());
-            off.push_back((long long)hx.size()); // segment 2c + 1: the copy
-        }
-        const long long items = (long long)hx.size(), segs = (long long)off.size() - 1;
-        expect_g6(off, items, 4, true, "copies");
-        float* din = wk_alloc<float>(items);
-        float* dout = wk_alloc<float>(segs);
-        auto* darg = wk_alloc<warpkit::ValueIndex<float>>(segs);
-        long long* doff = wk_alloc<long long>(off.size());
-        wk_upload(din, hx.data(), items);
-        wk_upload(doff, off.data(), off.size());
-        auto run = [&](auto offs, std::vector<float>* sum, std::vector<warpkit::ValueIndex<float>>* arg) {
-            wk_poison(dout, segs);
-            wk_poison(darg, segs);
-            reduce_calls<false>((const float*)din, dout, darg, items, offs, segs, 0);
-            sum->resize(segs);
-            arg->resize(segs);
-            wk_download(sum->data(), dout, segs);
-            wk_download(arg->data(), darg, segs);
-        };
-        std::vector<float> csr, bnd;
-        std::vector<warpkit::ValueIndex<float>> csrArg, bndArg;
-        run((const long long*)doff, &csr, &csrArg);
-        run(warpkit::segmentBounds((const long long*)doff, (const long long*)doff + 1), &bnd, &bndArg);
-        double sum = 0, asum = 0;
-        for (float v : row) sum += v, asum += fabs(v);
-        const long long at = std::max_element(row.begin(), row.end()) - row.begin();
-        cr_assert(fabs(csr[1] - sum) <= (double)(len + 40) * 0x1p-24 * asum, "len %lld: sum %.9g want %.9g", len,
-                  csr[1], sum);
-        cr_assert(csrArg[1].index == (int)at, "len %lld: ArgMax %d want %lld", len, csrArg[1].index, at);
-        for (int c = 0; c < 8; ++c)
-            for (const auto* v : {&csr, &bnd}) {
-                const auto& g = *v;
-                const auto& ga = v == &csr ? csrArg : bndArg;
-                cr_assert(memcmp(&g[2 * c + 1], &csr[1], 4) == 0 && memcmp(&ga[2 * c + 1], &csrArg[1], 8) == 0,
-                          "len %lld copy %d (%s): sum %a ArgMax %d, copy 0 %a %d", len, c,
-                          v == &csr ? "CSR" : "begin/end", g[2 * c + 1], ga[2 * c + 1].index, csr[1], csrArg[1].index);
-                cr_assert(g[2 * c] == 0.0f && ga[2 * c].index == 0, "len %lld gap %d: sum %g ArgMax %d", len, c,
-                          g[2 * c], ga[2 * c].index);
-            }
-        for (void* q : {(void*)din, (void*)dout, (void*)darg, (void*)doff}) WK_CUDA(cudaFree(q));
+    for (long long len : lens) { // each copy after a gap of 4096 + shift zeros: the mean stays past 2048
+        const Copies c = copies_at_shifts(len, 4096, 0, &r);
+        expect_g6(c.off, (long long)c.hx.size(), 4, true, "copies");
+        copies_same_bits(c);
     }
+}
+
+/// Overlapping segments by begin/end arrays (b, e), the first `copies` of them the one pair `single`
+/// (CSR offsets of one segment): sum, max, log-sum-exp and ArgMax of every copy the same bits as
+/// the pair's by CSR (that one against the host too), every other segment its own results.
+static void overlapping_copies_check(const std::vector<float>& hx, const std::vector<long long>& b,
+                                     const std::vector<long long>& e, long long copies,
+                                     const std::vector<long long>& single) {
+    const long long items = (long long)hx.size(), segs = (long long)b.size();
+    float* din = wk_alloc<float>(items);
+    float* dout = wk_alloc<float>(3 * segs);
+    auto* darg = wk_alloc<warpkit::ValueIndex<float>>(segs);
+    long long *db = wk_alloc<long long>(segs), *de = wk_alloc<long long>(segs), *dcsr = wk_alloc<long long>(2);
+    wk_upload(din, hx.data(), items);
+    wk_upload(db, b.data(), segs);
+    wk_upload(de, e.data(), segs);
+    wk_upload(dcsr, single.data(), 2);
+    auto run = [&](auto offs, long long n) {
+        wk_poison(dout, 3 * segs);
+        wk_poison(darg, segs);
+        reduce_calls<true>((const float*)din, dout, darg, items, offs, n, segs);
+    };
+    run((const long long*)dcsr, 1ll);
+    float want[3];
+    warpkit::ValueIndex<float> wantArg;
+    wk_download(&want[0], dout, 1);
+    wk_download(&want[1], dout + segs, 1);
+    wk_download(&want[2], dout + 2 * segs, 1);
+    wk_download(&wantArg, darg, 1);
+    run(warpkit::segmentBounds((const long long*)db, (const long long*)de), segs);
+    std::vector<float> got(3 * segs);
+    std::vector<warpkit::ValueIndex<float>> arg(segs);
+    wk_download(got.data(), dout, got.size());
+    wk_download(arg.data(), darg, arg.size());
+    double sum = 0, asum = 0;
+    for (long long i = single[0]; i < single[1]; ++i) sum += hx[i], asum += fabs(hx[i]);
+    cr_assert(fabs(want[0] - sum) <= (double)(single[1] - single[0] + 40) * 0x1p-24 * asum, "CSR sum %.9g want %.9g",
+              want[0], sum);
+    for (long long c = 0; c < copies; ++c)
+        cr_assert(memcmp(&got[c], &want[0], 4) == 0 && memcmp(&got[segs + c], &want[1], 4) == 0 &&
+                      memcmp(&got[2 * segs + c], &want[2], 4) == 0 && memcmp(&arg[c], &wantArg, sizeof wantArg) == 0,
+                  "copy %lld: sum/max/lse %a %a %a ArgMax %d, CSR %a %a %a %d", c, got[c], got[segs + c],
+                  got[2 * segs + c], arg[c].index, want[0], want[1], want[2], wantArg.index);
+    for (long long s = copies; s < segs; ++s) {
+        const Seg g = clip(b[s], e[s], items);
+        double ss = 0, as = 0, mx = -INFINITY;
+        long long am = -1;
+        for (long long i = 0; i < g.n; ++i) {
+            ss += hx[g.b + i];
+            as += fabs(hx[g.b + i]);
+            if (am < 0 || hx[g.b + i] > mx) mx = hx[g.b + i], am = i;
+        }
+        cr_assert(fabs(got[s] - ss) <= (double)(g.n + 40) * 0x1p-24 * as && got[segs + s] == (float)mx &&
+                      arg[s].index == (int)am && (g.n > 0 || (got[s] == 0.0f && got[2 * segs + s] == -INFINITY)),
+                  "segment %lld (%lld rows): sum %g max %g lse %g ArgMax %d, want %g %g %lld", s, g.n, got[s],
+                  got[segs + s], got[2 * segs + s], arg[s].index, ss, mx, am);
+    }
+    for (void* q : {(void*)din, (void*)dout, (void*)darg, (void*)db, (void*)de, (void*)dcsr}) WK_CUDA(cudaFree(q));
 }
 
 /// G6 with overlapping segments past the room: 140 begin/end copies of one pair of 299995 rows (19
@@ -1089,54 +1173,7 @@ Test(device_segment, g6_overlapping_past_the_room) {
         const long long room = warpkit::detail::segRoom(warpkit::detail::SegReduce, 4, 1, segs, items, false).chunks;
         cr_assert(room < copies * 19, "room for every copy (%lld chunks): no copy would be folded unlisted", room);
     }
-    float* din = wk_alloc<float>(items);
-    float* dout = wk_alloc<float>(3 * segs);
-    auto* darg = wk_alloc<warpkit::ValueIndex<float>>(segs);
-    long long *db = wk_alloc<long long>(segs), *de = wk_alloc<long long>(segs), *dcsr = wk_alloc<long long>(2);
-    wk_upload(din, hx.data(), items);
-    wk_upload(db, b.data(), segs);
-    wk_upload(de, e.data(), segs);
-    wk_upload(dcsr, single.data(), 2);
-    auto run = [&](auto offs, long long n) {
-        wk_poison(dout, 3 * segs);
-        wk_poison(darg, segs);
-        reduce_calls<true>((const float*)din, dout, darg, items, offs, n, segs);
-    };
-    run((const long long*)dcsr, 1ll);
-    float want[3];
-    warpkit::ValueIndex<float> wantArg;
-    wk_download(&want[0], dout, 1);
-    wk_download(&want[1], dout + segs, 1);
-    wk_download(&want[2], dout + 2 * segs, 1);
-    wk_download(&wantArg, darg, 1);
-    run(warpkit::segmentBounds((const long long*)db, (const long long*)de), segs);
-    std::vector<float> got(3 * segs);
-    std::vector<warpkit::ValueIndex<float>> arg(segs);
-    wk_download(got.data(), dout, got.size());
-    wk_download(arg.data(), darg, arg.size());
-    double sum = 0, asum = 0;
-    for (long long i = 3; i < items - 2; ++i) sum += hx[i], asum += fabs(hx[i]);
-    cr_assert(fabs(want[0] - sum) <= (double)(items + 40) * 0x1p-24 * asum, "CSR sum %.9g want %.9g", want[0], sum);
-    for (long long c = 0; c < copies; ++c)
-        cr_assert(memcmp(&got[c], &want[0], 4) == 0 && memcmp(&got[segs + c], &want[1], 4) == 0 &&
-                      memcmp(&got[2 * segs + c], &want[2], 4) == 0 && memcmp(&arg[c], &wantArg, sizeof wantArg) == 0,
-                  "copy %lld: sum/max/lse %a %a %a ArgMax %d, CSR %a %a %a %d", c, got[c], got[segs + c],
-                  got[2 * segs + c], arg[c].index, want[0], want[1], want[2], wantArg.index);
-    for (long long s = copies; s < segs; ++s) {
-        const Seg g = clip(b[s], e[s], items);
-        double ss = 0, as = 0, mx = -INFINITY;
-        long long am = -1;
-        for (long long i = 0; i < g.n; ++i) {
-            ss += hx[g.b + i];
-            as += fabs(hx[g.b + i]);
-            if (am < 0 || hx[g.b + i] > mx) mx = hx[g.b + i], am = i;
-        }
-        cr_assert(fabs(got[s] - ss) <= (double)(g.n + 40) * 0x1p-24 * as && got[segs + s] == (float)mx &&
-                      arg[s].index == (int)am && (g.n > 0 || (got[s] == 0.0f && got[2 * segs + s] == -INFINITY)),
-                  "segment %lld (%lld rows): sum %g max %g lse %g ArgMax %d, want %g %g %lld", s, g.n, got[s],
-                  got[segs + s], got[2 * segs + s], arg[s].index, ss, mx, am);
-    }
-    for (void* q : {(void*)din, (void*)dout, (void*)darg, (void*)db, (void*)de, (void*)dcsr}) WK_CUDA(cudaFree(q));
+    overlapping_copies_check(hx, b, e, copies, single);
 }
 
 /// Rule G9's plan for these offsets (reduce, `elemBytes`-byte values, one head), asserted G9.
@@ -1211,61 +1248,10 @@ Test(device_segment, g9_same_bits_any_alignment) {
     WK_REQUIRE_GPU();
     wk_rng r = wk_rng_make(0x9a);
     const long long lens[] = {1, 5, 63, 64, 65, 300, 1024, 1025, 20000};
-    for (long long len : lens) {
-        std::vector<float> row(len);
-        for (auto& v : row) v = (float)wk_uniform(&r, -3, 3) * (float)(1 << wk_int(&r, 0, 20));
-        // copy c: a gap of c rows, the copy, then 4000 segments of one row (zeros)
-        std::vector<float> hx;
-        std::vector<long long> off(1, 0);
-        for (int c = 0; c < 8; ++c) {
-            hx.resize(hx.size() + c, 0.0f);
-            off.push_back((long long)hx.size()); // segment 4002 c: the gap
-            hx.insert(hx.end(), row.begin(), row.end());
-            off.push_back((long long)hx.size()); // segment 4002 c + 1: the copy
-            for (int k = 0; k < 4000; ++k) {
-                hx.push_back(0.0f);
-                off.push_back((long long)hx.size());
-            }
-        }
-        const long long items = (long long)hx.size(), segs = (long long)off.size() - 1;
-        expect_g9(off, items, 4, true, "copies");
-        float* din = wk_alloc<float>(items);
-        float* dout = wk_alloc<float>(segs);
-        auto* darg = wk_alloc<warpkit::ValueIndex<float>>(segs);
-        long long* doff = wk_alloc<long long>(off.size());
-        wk_upload(din, hx.data(), items);
-        wk_upload(doff, off.data(), off.size());
-        auto run = [&](auto offs, std::vector<float>* sum, std::vector<warpkit::ValueIndex<float>>* arg) {
-            wk_poison(dout, segs);
-            wk_poison(darg, segs);
-            reduce_calls<false>((const float*)din, dout, darg, items, offs, segs, 0);
-            sum->resize(segs);
-            arg->resize(segs);
-            wk_download(sum->data(), dout, segs);
-            wk_download(arg->data(), darg, segs);
-        };
-        std::vector<float> csr, bnd;
-        std::vector<warpkit::ValueIndex<float>> csrArg, bndArg;
-        run((const long long*)doff, &csr, &csrArg);
-        run(warpkit::segmentBounds((const long long*)doff, (const long long*)doff + 1), &bnd, &bndArg);
-        double sum = 0, asum = 0;
-        for (float v : row) sum += v, asum += fabs(v);
-        const long long at = std::max_element(row.begin(), row.end()) - row.begin();
-        cr_assert(fabs(csr[1] - sum) <= (double)(len + 40) * 0x1p-24 * asum, "len %lld: sum %.9g want %.9g", len,
-                  csr[1], sum);
-        cr_assert(csrArg[1].index == (int)at, "len %lld: ArgMax %d want %lld", len, csrArg[1].index, at);
-        for (int c = 0; c < 8; ++c)
-            for (const auto* v : {&csr, &bnd}) {
-                const auto& g = *v;
-                const auto& ga = v == &csr ? csrArg : bndArg;
-                const long long k = 4002LL * c + 1;
-                cr_assert(memcmp(&g[k], &csr[1], 4) == 0 && memcmp(&ga[k], &csrArg[1], 8) == 0,
-                          "len %lld copy %d (%s): sum %a ArgMax %d, copy 0 %a %d", len, c,
-                          v == &csr ? "CSR" : "begin/end", g[k], ga[k].index, csr[1], csrArg[1].index);
-                cr_assert(g[k + 1] == 0.0f && ga[k + 1].index == 0, "len %lld after copy %d: sum %g ArgMax %d", len, c,
-                          g[k + 1], ga[k + 1].index);
-            }
-        for (void* q : {(void*)din, (void*)dout, (void*)darg, (void*)doff}) WK_CUDA(cudaFree(q));
+    for (long long len : lens) { // each copy followed by 4000 segments of one row: a mean under 8
+        const Copies c = copies_at_shifts(len, 0, 4000, &r);
+        expect_g9(c.off, (long long)c.hx.size(), 4, true, "copies");
+        copies_same_bits(c);
     }
 }
 
@@ -1297,54 +1283,7 @@ Test(device_segment, g9_overlapping_past_the_room) {
         cr_assert(room < copies * 3, "room for every copy (%lld chunks): no copy would be folded unlisted", room);
     }
     const std::vector<long long> single = {3, 3 + pair};
-    float* din = wk_alloc<float>(items);
-    float* dout = wk_alloc<float>(3 * segs);
-    auto* darg = wk_alloc<warpkit::ValueIndex<float>>(segs);
-    long long *db = wk_alloc<long long>(segs), *de = wk_alloc<long long>(segs), *dcsr = wk_alloc<long long>(2);
-    wk_upload(din, hx.data(), items);
-    wk_upload(db, b.data(), segs);
-    wk_upload(de, e.data(), segs);
-    wk_upload(dcsr, single.data(), 2);
-    auto run = [&](auto offs, long long n) {
-        wk_poison(dout, 3 * segs);
-        wk_poison(darg, segs);
-        reduce_calls<true>((const float*)din, dout, darg, items, offs, n, segs);
-    };
-    run((const long long*)dcsr, 1ll);
-    float want[3];
-    warpkit::ValueIndex<float> wantArg;
-    wk_download(&want[0], dout, 1);
-    wk_download(&want[1], dout + segs, 1);
-    wk_download(&want[2], dout + 2 * segs, 1);
-    wk_download(&wantArg, darg, 1);
-    run(warpkit::segmentBounds((const long long*)db, (const long long*)de), segs);
-    std::vector<float> got(3 * segs);
-    std::vector<warpkit::ValueIndex<float>> arg(segs);
-    wk_download(got.data(), dout, got.size());
-    wk_download(arg.data(), darg, arg.size());
-    double sum = 0, asum = 0;
-    for (long long i = 3; i < 3 + pair; ++i) sum += hx[i], asum += fabs(hx[i]);
-    cr_assert(fabs(want[0] - sum) <= (double)(pair + 40) * 0x1p-24 * asum, "CSR sum %.9g want %.9g", want[0], sum);
-    for (long long c = 0; c < copies; ++c)
-        cr_assert(memcmp(&got[c], &want[0], 4) == 0 && memcmp(&got[segs + c], &want[1], 4) == 0 &&
-                      memcmp(&got[2 * segs + c], &want[2], 4) == 0 && memcmp(&arg[c], &wantArg, sizeof wantArg) == 0,
-                  "copy %lld: sum/max/lse %a %a %a ArgMax %d, CSR %a %a %a %d", c, got[c], got[segs + c],
-                  got[2 * segs + c], arg[c].index, want[0], want[1], want[2], wantArg.index);
-    for (long long s = copies; s < segs; ++s) {
-        const Seg g = clip(b[s], e[s], items);
-        double ss = 0, as = 0, mx = -INFINITY;
-        long long am = -1;
-        for (long long i = 0; i < g.n; ++i) {
-            ss += hx[g.b + i];
-            as += fabs(hx[g.b + i]);
-            if (am < 0 || hx[g.b + i] > mx) mx = hx[g.b + i], am = i;
-        }
-        cr_assert(fabs(got[s] - ss) <= (double)(g.n + 40) * 0x1p-24 * as && got[segs + s] == (float)mx &&
-                      arg[s].index == (int)am && (g.n > 0 || (got[s] == 0.0f && got[2 * segs + s] == -INFINITY)),
-                  "segment %lld (%lld rows): sum %g max %g lse %g ArgMax %d, want %g %g %lld", s, g.n, got[s],
-                  got[segs + s], got[2 * segs + s], arg[s].index, ss, mx, am);
-    }
-    for (void* q : {(void*)din, (void*)dout, (void*)darg, (void*)db, (void*)de, (void*)dcsr}) WK_CUDA(cudaFree(q));
+    overlapping_copies_check(hx, b, e, copies, single);
 }
 
 /// Overlapping softmax segments by begin/end arrays: 64 copies of a block-tier segment (5000 rows)
