@@ -20,10 +20,16 @@
 namespace warpkit {
 namespace detail {
 
-/// Blocks of the lane kernel an SM holds at least: 2048 threads for a one-word state and element
-/// (32 registers: its loads in flight set the speed), else the direct kernel's.
+/// Threads an SM holds on the architecture compiled for (sm_75 1024; sm_86 and sm_89 1536).
+constexpr int kSegSmThreads = WARPKIT_ARCH >= 750 && WARPKIT_ARCH < 800    ? 1024
+                              : WARPKIT_ARCH == 860 || WARPKIT_ARCH == 890 ? 1536
+                                                                           : 2048;
+
+/// Blocks of the lane kernel an SM holds at least: all the threads an SM holds for a one-word
+/// state and element (32 registers on sm_90: its loads in flight set the speed), else the direct
+/// kernel's.
 template <int LT, typename A> struct SegLaneMinBlocks {
-    static constexpr int value = SegChunkBatch<A>::kOneWord ? 2048 / LT : SegDirectMinBlocks<LT, A>::value;
+    static constexpr int value = SegChunkBatch<A>::kOneWord ? kSegSmThreads / LT : SegDirectMinBlocks<LT, A>::value;
 };
 
 /// Left fold of rows [0, rows) of the segment at element `base` by one lane: batches of 4 loads in
