@@ -273,8 +273,6 @@ inline cudaError_t segmentLaunch(const A& a, SegOffsets<O> off, long long segmen
                                      p.chunkRows, p.sliceGroup, step, list));
         }
         if (!longs) return cudaSuccess;
-    }
-    if (!direct && !lanes) {
         // The no-room kernel: one block an SM at most; with no no-room steps (segments that do not
         // overlap) each warp reads one count and exits, so the launch costs about its own latency.
         auto noRoom = segmentNoRoomKernel<BT, LT, A, O>;
