@@ -7,12 +7,12 @@
 // longer one is recorded for the rest kernel, where a warp folds one of up to longRows rows (lanes
 // strided, warpTree) and lists a longer one for the chunk kernels (listAppend, as the group kernel
 // lists), or, when it finds no room (only segments that overlap), folds it with the chunk
-// kernels' math. Each order depends on the segment's length alone, so the
-// bits never depend on the grid, the device or which warp ran first. Any offsets: begin/end arrays,
-// CSR, offsets that go back or overlap (each segment is read on its own). The lane kernel holds 32
-// registers (2048 threads an SM) and loads each step's offsets during the step before, so its
-// cost is the bytes: no tile, scan or second pass; no warp of it waits on a longer segment, which
-// the rest kernel's warps take after it.
+// kernels' math. Each order depends on the segment's length alone, so the bits never depend on the
+// grid, the device or which warp ran first. Any offsets: begin/end arrays, CSR, offsets that go
+// back or overlap (each segment is read on its own). The lane kernel fills an SM with threads (on
+// sm_90 2048 of 32 registers) and loads each step's offsets during the step before, so its cost is
+// the bytes: no tile, scan or second pass; no warp of it waits on a longer segment, which the rest
+// kernel's warps take after it.
 #pragma once
 
 #include "segment_direct.cuh"
