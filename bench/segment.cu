@@ -15,7 +15,8 @@
 // kernel, the lane groups (G1 / G6, as for begin/end arrays) where it takes the flat pass, so one
 // run places G5's and G9's mean limits. For softmax,
 // `alt` on the cells of the flat pass (G7: one head, mean up to 64) times the group kernels (G2,
-// as for begin/end arrays or in place); on G8's (2, 4, 8, 16 heads: stage 1 by segments) G3's plan
+// as for begin/end arrays or in place); on the lane kernel's (G9: one head, mean 2 to 5) the flat
+// pass; on G8's (2, 4, 8, 16 heads: stage 1 by segments) G3's plan
 // (the group kernel by pairs, as for x off a row's alignment); elsewhere (G2c / G3c) the same plan
 // without the slice tier (sliceGroup 0: the segments past 32768 elements on the chunk kernels);
 // timed alternately with the call in the same run.
@@ -87,6 +88,25 @@ static const char* softmaxNoSlice(const float* x, float* y, long long rows, cons
         return id;
     }
     BENCH_CUDA((wkd::segmentLaunch<256, 256>(a, so, segs, heads, rows, p, z, *ws, 0)));
+    return nullptr;
+}
+
+/// The fp32 plain softmax on the flat pass (G7) where the plan takes the lane kernel (G9): its id,
+/// and a launch of it into y with workspace *ws (grown as needed).
+static const char* softmaxFlat(const float* x, float* y, long long rows, const long long* off, long long segs,
+                               void** ws, size_t* cap, bool run) {
+    const wkd::SegSoftmaxAlgo<float, warpkit::SoftmaxPlain> a{{x}, y};
+    const wkd::SegOffsets<long long> so{off, off + 1};
+    if (!run) {
+        const size_t need = wkd::segFlatBytes<warpkit::SoftmaxState>(segs, rows, true);
+        if (need > *cap) {
+            if (*ws) BENCH_CUDA(cudaFree(*ws));
+            BENCH_CUDA(cudaMalloc(ws, need));
+            *cap = need;
+        }
+        return "G7";
+    }
+    BENCH_CUDA(wkd::segmentFlatLaunch(a, so, segs, rows, *ws, 0));
     return nullptr;
 }
 
@@ -271,9 +291,10 @@ int main(int argc, char** argv) {
                         bench_pair_median_ms(
                             wk, [&] { BENCH_CUDA(cub(cubWs, &cb)); }, &msWk, &msCub);
                     } else {
-                        const bool flat = wkd::segmentPlan(wkd::SegSoftmax, 4, heads, segs, rows, true).flat;
+                        const wkd::SegmentPlan sp = wkd::segmentPlan(wkd::SegSoftmax, 4, heads, segs, rows, true);
                         auto other = [&](bool run) {
-                            if (flat) return softmaxGroup(x, y, rows, doff, segs, &altWs, &altCap, run);
+                            if (sp.flat) return softmaxGroup(x, y, rows, doff, segs, &altWs, &altCap, run);
+                            if (sp.laneRows > 0) return softmaxFlat(x, y, rows, doff, segs, &altWs, &altCap, run);
                             return softmaxNoSlice(x, y, rows, doff, segs, heads, &altWs, &altCap, run);
                         };
                         alt = other(false);

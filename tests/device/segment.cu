@@ -1286,6 +1286,105 @@ Test(device_segment, g9_overlapping_past_the_room) {
     overlapping_copies_check(hx, b, e, copies, single);
 }
 
+/// Rule G9's plan for the softmax of these CSR offsets (`elemBytes`-byte values, one head), asserted.
+static void expect_g9_softmax(const std::vector<long long>& off, long long items, int elemBytes, const char* what) {
+    namespace wkd = warpkit::detail;
+    const wkd::SegmentPlan p = wkd::segmentPlan(wkd::SegSoftmax, elemBytes, 1, (long long)off.size() - 1, items, true);
+    cr_assert(p.laneRows > 0 && !p.flat, "%s: the softmax's plan is rule %s, not G9", what,
+              wkd::kSegmentRules[p.rule].id);
+}
+
+/// The softmax under G9 (a mean of 2 to 5, one head): runs of warp steps whose segments are staged
+/// (0 to 8 rows back to back, more than 96 rows a step), too short to stage (0 to 3 rows), with
+/// segments of 9 to 32 rows (a lane group's registers), with segments of 33 to 64 rows (a lane's
+/// fold: the step is not staged), and single segments on both sides of every path boundary (the
+/// rest kernel's warp, its windows, the chunk kernels), against the host for fp32 (int offsets,
+/// misaligned, NaN and inf), half and bf16; a call of one warp step.
+Test(device_segment, g9_softmax_lane_paths) {
+    WK_REQUIRE_GPU();
+    wk_rng r = wk_rng_make(0x9c);
+    std::vector<long long> len;
+    const long long edges[] = {8, 9, 31, 32, 33, 63, 64, 65, 256, 257, 1024, 1025, 8193};
+    for (long long l : edges) len.push_back(l);
+    for (int rep = 0; rep < 2; ++rep) { // two: the edges' rows keep the mean under 5
+        for (int k = 0; k < 3000; ++k) len.push_back(wk_int(&r, 0, 8));
+        for (int k = 0; k < 3000; ++k) len.push_back(wk_int(&r, 0, 3));
+        for (int k = 0; k < 3000; ++k) len.push_back(k % 6 == 0 ? wk_int(&r, 9, 32) : wk_int(&r, 0, 8));
+        for (int k = 0; k < 3000; ++k) len.push_back(k % 40 == 0 ? wk_int(&r, 33, 64) : wk_int(&r, 2, 6));
+    }
+    const std::vector<long long> off = csr_of(len);
+    const long long items = off.back();
+    expect_g9_softmax(off, items, 4, "G9 softmax paths");
+    expect_g9_softmax(off, items, 2, "G9 softmax paths 16-bit");
+    softmax_case<float>(off, items, 1, true, 1, true, &r, "G9 softmax float");
+    softmax_case<__half>(off, items, 1, false, 0, false, &r, "G9 softmax half");
+    softmax_case<__nv_bfloat16>(off, items, 1, false, 3, true, &r, "G9 softmax bf16");
+    const std::vector<long long> step = {0, 3, 7, 7, 15, 20, 21, 29, 40, 42, 50}; // one step, 10 segments
+    expect_g9_softmax(step, 50, 4, "G9 one step");
+    softmax_case<float>(step, 50, 1, false, 2, true, &r, "G9 one step");
+}
+
+/// Under G9 a segment's softmax depends on its length alone: 8 copies of one segment, each among
+/// steps that are staged (neighbours of 4 to 8 rows) or not (neighbours of one row), at 8
+/// alignments, give the same output bits, near the host's, for lengths of a lane, a lane group, a
+/// lane's fold and the rest kernel; the call in place (y == x) gives the same bits.
+Test(device_segment, g9_softmax_same_bits_staged_or_not) {
+    WK_REQUIRE_GPU();
+    wk_rng r = wk_rng_make(0x9d);
+    for (long long L : {1LL, 5LL, 8LL, 9LL, 20LL, 32LL, 33LL, 64LL, 65LL}) {
+        std::vector<float> row(L), hx;
+        for (auto& v : row) v = (float)wk_uniform(&r, -6, 6);
+        std::vector<long long> off = {0}, at;
+        for (int k = 0; k < 8; ++k) {
+            for (int f = 0; f < 40 + k; ++f) { // the neighbours
+                const long long n = k % 2 ? 1 : wk_int(&r, 4, 8);
+                for (long long i = 0; i < n; ++i) hx.push_back((float)wk_uniform(&r, -6, 6));
+                off.push_back((long long)hx.size());
+            }
+            at.push_back((long long)hx.size());
+            hx.insert(hx.end(), row.begin(), row.end());
+            off.push_back((long long)hx.size());
+        }
+        const long long items = (long long)hx.size(), segs = (long long)off.size() - 1;
+        expect_g9_softmax(off, items, 4, "G9 copies");
+        float* dx = wk_alloc<float>(items);
+        float* dy = wk_alloc<float>(items);
+        long long* doff = wk_alloc<long long>(off.size());
+        wk_upload(dx, hx.data(), items);
+        wk_upload(doff, off.data(), off.size());
+        size_t bytes;
+        void* w = workspace(
+            [&](void* ww, size_t* bb) {
+                return warpkit::segmentSoftmax((const float*)dx, dy, items, doff, segs, 1, warpkit::SoftmaxPlain, ww,
+                                               bb);
+            },
+            &bytes);
+        wk_poison(dy, items);
+        WK_CUDA(warpkit::segmentSoftmax((const float*)dx, dy, items, doff, segs, 1, warpkit::SoftmaxPlain, w, &bytes));
+        WK_LAUNCHED();
+        std::vector<float> got(items);
+        wk_download(got.data(), dy, items);
+        std::vector<double> x(row.begin(), row.end()), want;
+        double lse;
+        ref_softmax(x, 0, &want, &lse);
+        for (long long i = 0; i < L; ++i)
+            cr_assert(out_close<float>(got[at[0] + i], want[i], out_tol<float>()),
+                      "length %lld row %lld: %.9g want %.9g", L, i, got[at[0] + i], want[i]);
+        for (int k = 1; k < 8; ++k)
+            cr_assert(memcmp(&got[at[k]], &got[at[0]], L * sizeof(float)) == 0,
+                      "length %lld: copy %d (neighbours of %s) differs from copy 0", L, k,
+                      k % 2 ? "one row" : "4-8 rows");
+        // in place (y == x): the same bits
+        std::vector<float> inPlace(items);
+        wk_upload(dy, hx.data(), items);
+        WK_CUDA(warpkit::segmentSoftmax((const float*)dy, dy, items, doff, segs, 1, warpkit::SoftmaxPlain, w, &bytes));
+        WK_LAUNCHED();
+        wk_download(inPlace.data(), dy, items);
+        cr_assert(memcmp(inPlace.data(), got.data(), items * sizeof(float)) == 0, "length %lld: in place differs", L);
+        for (void* q : {(void*)dx, (void*)dy, (void*)doff, w}) WK_CUDA(cudaFree(q));
+    }
+}
+
 /// Overlapping softmax segments by begin/end arrays: 64 copies of a block-tier segment (5000 rows)
 /// and 16 of a slice-tier one (64000 rows), more than the workspace has room for (it is sized for
 /// segments that do not overlap), so some copies fall back to the chunk kernels or single warps.
@@ -1670,6 +1769,13 @@ static void past_lane_mean(std::vector<long long>* off) {
     off->push_back(std::max(off->back(), want));
 }
 
+/// Appends empty segments that take the mean length under rule G9's softmax limit (2 rows), so
+/// that the flat pass (G7), not the lane kernel, takes a test's softmax.
+static void under_softmax_lane_mean(std::vector<long long>* off) {
+    const long long items = off->back(), segs = (long long)off->size() - 1;
+    for (long long k = segs; k <= items / 2; ++k) off->push_back(items);
+}
+
 /// The flat pass (plan rule G5: a reduction over CSR offsets with a mean length of at most 64):
 /// segments spanning tiles (4096 path items) and blocks among runs of thousands of empty ones, at
 /// every misalignment, int and long long offsets, NaN and inf; offsets that go back (the pass
@@ -2041,6 +2147,7 @@ Test(device_segment, flat_softmax_spanning_tiles) {
         off.push_back(off.back() + len);
         if (s == 1000) off.push_back(off.back() + giant);
     }
+    under_softmax_lane_mean(&off);
     const long long items = off.back(), segs = (long long)off.size() - 1;
     const warpkit::detail::SegmentPlan plan =
         warpkit::detail::segmentPlan(warpkit::detail::SegSoftmax, 4, 1, segs, items, true);
@@ -2055,9 +2162,9 @@ Test(device_segment, flat_softmax_spanning_tiles) {
     softmax_case<__nv_bfloat16>(off, items, 1, true, 3, true, &r, "flat softmax bf16");
     kinds_case<float>(off, 1, &r, "flat softmax kinds float", true);
     kinds_case<__half>(off, 1, &r, "flat softmax kinds half", true);
-    const std::vector<long long> mean4 = distribution(1, wk_quick() ? 20000 : 200000, &r);
-    kinds_case<float>(mean4, 1, &r, "flat softmax kinds mean 4 float");
-    kinds_case<__nv_bfloat16>(mean4, 1, &r, "flat softmax kinds mean 4 bf16");
+    const std::vector<long long> mean4 = distribution(1, wk_quick() ? 20000 : 200000, &r); // the lane kernel (G9)
+    kinds_case<float>(mean4, 1, &r, "G9 softmax kinds mean 4 float");
+    kinds_case<__nv_bfloat16>(mean4, 1, &r, "G9 softmax kinds mean 4 bf16");
     two_streams_case(off, 1, wk_quick() ? 2 : 6, &r, "flat softmax");
     flat_softmax_on_grids(off, 0, items, {1LL << 30, 1, 3}, &r, "spanning tiles on grids");
 }
@@ -2067,7 +2174,8 @@ Test(device_segment, flat_softmax_spanning_tiles) {
 Test(device_segment, flat_softmax_tile_edges) {
     WK_REQUIRE_GPU();
     wk_rng r = wk_rng_make(0xf1b1);
-    const std::vector<long long> off = tile_edge_offsets(wk_quick() ? 4 : 12, &r);
+    std::vector<long long> off = tile_edge_offsets(wk_quick() ? 4 : 12, &r);
+    under_softmax_lane_mean(&off);
     const long long items = off.back(), segs = (long long)off.size() - 1;
     cr_assert(warpkit::detail::segmentPlan(warpkit::detail::SegSoftmax, 4, 1, segs, items, true).flat,
               "the softmax's flat pass is not chosen (mean %.1f)", (double)items / (double)segs);

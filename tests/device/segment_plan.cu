@@ -64,10 +64,10 @@ std::string allPlans(bool* allCompiled, bool used[]) {
                 snprintf(b, sizeof b, "%s %d %d: ", kKindName[k], sz, h);
                 out += b + planText(p) + "\n";
             }
-    for (int k = 0; k < 4; ++k) // G9, the flat pass (CSR only) and G6 by mean length
+    for (int k = 0; k < 4; ++k) // G9 (the softmax: means 2 to 5), the flat pass (CSR only) and G6 by mean length
         for (int sz : kSizes)
-            for (long long items :
-                 {0LL, 8000LL, 8001LL, 32000LL, 32001LL, 64000LL, 64001LL, 2047999LL, 2048000LL, 1LL << 26})
+            for (long long items : {0LL, 2000LL, 5000LL, 5001LL, 8000LL, 8001LL, 32000LL, 32001LL, 64000LL, 64001LL,
+                                    2047999LL, 2048000LL, 1LL << 26})
                 for (bool csr : {true, false}) {
                     const SegmentPlan p = segmentPlan((SegmentKind)k, sz, 1, 1000, items, csr);
                     used[p.rule] = true;

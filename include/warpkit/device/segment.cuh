@@ -206,9 +206,9 @@ inline cudaError_t segmentLaunch(const A& a, SegOffsets<O> off, long long segmen
     // Rule G6 (a plan with directRows), one head, a one-pass algorithm: every segment goes to the
     // direct kernel, and only pairs past directRows rows are listed.
     const bool direct = SegDirect<A>::value && heads == 1 && p.directRows > 0;
-    // Rule G9 (a plan with laneRows), one head, a one-pass algorithm: every segment goes to the lane
-    // kernel, and only pairs past longRows rows are listed.
-    const bool lanes = SegDirect<A>::value && heads == 1 && p.laneRows > 0;
+    // Rule G9 (a plan with laneRows), one head, a one-pass algorithm or the softmax: every segment
+    // goes to the lane kernel, and only pairs past longRows rows are listed.
+    const bool lanes = SegLane<A>::value && heads == 1 && p.laneRows > 0;
     const bool longs = items > (direct ? p.directRows : p.longRows); // a pair can be listed: the list and its kernels
     int blocks = 0, dev = 0;
     DeviceProps props;
@@ -230,6 +230,8 @@ inline cudaError_t segmentLaunch(const A& a, SegOffsets<O> off, long long segmen
                                   p.chunkRows, list));
             if (!longs) return cudaSuccess;
         }
+    }
+    if constexpr (SegLane<A>::value) {
         if (lanes) { // as the direct kernel: the counters cleared first when a pair can be recorded
             const bool lists = items > p.laneRows;
             if (lists) WARPKIT_TRY(launchKernel(segmentClearKernel<S>, 1, 32, stream, list));

@@ -10,10 +10,17 @@
 namespace warpkit {
 namespace detail {
 
+/// Threads an SM holds on the architecture compiled for (sm_75 1024; sm_86 and sm_89 1536).
+constexpr int kSegSmThreads = WARPKIT_ARCH >= 750 && WARPKIT_ARCH < 800    ? 1024
+                              : WARPKIT_ARCH == 860 || WARPKIT_ARCH == 890 ? 1536
+                                                                           : 2048;
+
 /// Blocks of the direct kernel an SM holds at least: for a one-word state and element 1536 threads
-/// (40 registers: the batch of loads and little else, no list), else the chunk kernel's.
+/// (40 registers: the batch of loads and little else, no list) or all an SM holds where that is
+/// fewer, else the chunk kernel's.
 template <int LT, typename A> struct SegDirectMinBlocks {
-    static constexpr int value = SegChunkBatch<A>::kOneWord ? 1536 / LT : SegChunkMinBlocks<LT, A>::value;
+    static constexpr int value = SegChunkBatch<A>::kOneWord ? (kSegSmThreads < 1536 ? kSegSmThreads : 1536) / LT
+                                                            : SegChunkMinBlocks<LT, A>::value;
 };
 
 /// foldRows' fold (one head) of rows first, first + LT, ... below `rows` < 2^31 from element `base`,

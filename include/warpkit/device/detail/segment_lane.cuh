@@ -13,17 +13,22 @@
 // sm_90 2048 of 32 registers) and loads each step's offsets during the step before, so its cost is
 // the bytes: no tile, scan or second pass; no warp of it waits on a longer segment, which the rest
 // kernel's warps take after it.
+//
+// The softmax (segLaneSoftmax) holds a segment's rows in registers: one read and one exp an
+// element (segment_softmax.cuh), by its own lane up to kSegRegRows rows, by a group of
+// kSegLaneGroup lanes up to kSegLaneGroupRows (a step's such segments eight groups at a time), by
+// its lane's fold and a second read up to laneRows. A lane's stores write a few elements of lines
+// that its neighbours' stores write too, so a step whose segments are all in registers and back to
+// back, with more than kSegLaneStageRows rows together, stages its outputs in shared memory and
+// writes them in one coalesced pass. The rest kernel takes a segment of up to 32 kSegRegRows rows
+// in the warp's registers, a longer one of 4-byte values by windows (segmentSoftmaxWide).
 #pragma once
 
 #include "segment_direct.cuh"
+#include "segment_softmax.cuh"
 
 namespace warpkit {
 namespace detail {
-
-/// Threads an SM holds on the architecture compiled for (sm_75 1024; sm_86 and sm_89 1536).
-constexpr int kSegSmThreads = WARPKIT_ARCH >= 750 && WARPKIT_ARCH < 800    ? 1024
-                              : WARPKIT_ARCH == 860 || WARPKIT_ARCH == 890 ? 1536
-                                                                           : 2048;
 
 /// Blocks of the lane kernel an SM holds at least: all the threads an SM holds for a one-word
 /// state and element (32 registers on sm_90: its loads in flight set the speed), else the direct
@@ -31,6 +36,21 @@ constexpr int kSegSmThreads = WARPKIT_ARCH >= 750 && WARPKIT_ARCH < 800    ? 102
 template <int LT, typename A> struct SegLaneMinBlocks {
     static constexpr int value = SegChunkBatch<A>::kOneWord ? kSegSmThreads / LT : SegDirectMinBlocks<LT, A>::value;
 };
+/// The softmax's: 1280 threads an SM (48 registers on sm_90: its registers and lane groups fit
+/// without spilling), or all an SM holds where that is fewer.
+template <int LT, typename T, int K> struct SegLaneMinBlocks<LT, SegSoftmaxAlgo<T, K>> {
+    static constexpr int value = (kSegSmThreads < 1280 ? kSegSmThreads : 1280) / LT;
+};
+
+/// Whether the lane kernel and its rest kernel run algorithm A: the one-pass kinds (reduce,
+/// log-sum-exp) and the softmax.
+template <typename A> struct SegLane { static constexpr bool value = SegDirect<A>::value || SegRegSoftmax<A>::value; };
+
+/// The softmax's lane kernel (segLaneSoftmax): a segment of up to kSegLaneGroupRows rows in the
+/// registers of kSegLaneGroup lanes; a warp step's outputs staged from kSegLaneStageRows rows, in a
+/// stage of kSegLaneStageCap elements a warp.
+constexpr int kSegLaneGroup = 4, kSegLaneGroupRows = kSegLaneGroup * kSegRegRows, kSegLaneStageCap = 512;
+constexpr int kSegLaneStageRows = 96;
 
 /// Left fold of rows [0, rows) of the segment at element `base` by one lane: batches of 4 loads in
 /// flight, then the last rows one at a time (a short segment issues only its own loads).
@@ -48,19 +68,65 @@ template <typename A> WARPKIT_DEVICE typename A::State segLaneFold(const A& a, l
     return st;
 }
 
-/// Stage 1b, rule G9 (one head, one-pass algorithms, a plan with laneRows): every segment, a lane
-/// a segment (see the file's head). `lists`: some segment can be past laneRows (items > laneRows);
-/// then the counters were cleared by the kernel before (segmentClearKernel), which only a warp
-/// that records a step waits for (pdlWait), and block 0 waits before it exits so that the kernels
-/// after, which wait for this grid, see the cleared counters too. A warp step with segments past
-/// laneRows is recorded (list.noRoom: the step's first segment and a mask of its lanes; one
-/// record a step at most) for segmentLaneRestKernel: no warp here waits on
-/// a longer segment, so the grid's warps stay evenly loaded whatever the lengths' spread.
+/// The softmax's warp step (one head): every segment of at most laneRows rows, each in registers
+/// where it fits: up to kSegRegRows rows by its own lane, up to kSegLaneGroupRows by a group of
+/// kSegLaneGroup lanes (the step's such segments eight at a time, as segmentSoftmaxTier's groups);
+/// longer ones by their lane's left fold and a second read. Where the step's segments are all in
+/// registers, each begins where the lane before ends, and together they hold more than
+/// kSegLaneStageRows rows (and fit `stage`, kSegLaneStageCap elements of this warp's), their
+/// outputs are staged in shared memory and written by the warp in one coalesced pass: a lane's own
+/// stores would each write a piece of lines its neighbours write too. Each segment's order depends
+/// on its length alone (staged or not). `valid`: this lane's segment is a segment (lanes past the
+/// last, `last`, are not; lane 0's is). All 32 lanes call.
+template <typename T, int Kind> WARPKIT_DEVICE void segLaneSoftmax(const SegSoftmaxAlgo<T, Kind>& a, T* stage,
+                                                                   bool valid, long long b, long long rows, int last,
+                                                                   int laneRows) {
+    constexpr int G = kSegLaneGroup, GR = kSegLaneGroupRows;
+    const int lane = (int)laneId();
+    // 1. staged or not: the same for every lane
+    const long long end = b + rows, prevEnd = __shfl_up_sync(WARPKIT_FULL_MASK, end, 1);
+    const bool fits = !valid || (rows <= GR && (lane == 0 || b == prevEnd));
+    const long long first = shflIdx(b, 0);
+    const long long total = shflIdx(end, last) - first;
+    const bool staged = __all_sync(WARPKIT_FULL_MASK, fits) && total > kSegLaneStageRows && total <= kSegLaneStageCap;
+    // 2. the segments in registers, written to y or to the stage
+    if (valid && rows > 0 && rows <= kSegRegRows)
+        segmentSoftmaxRegs<T, Kind>(a.x + b, staged ? stage + (b - first) : a.y + b, 1, 0, (int)rows, 1);
+    const unsigned mid = __ballot_sync(WARPKIT_FULL_MASK, valid && rows > kSegRegRows && rows <= GR);
+    const int count = __popc(mid);
+#pragma unroll 1
+    for (int k0 = 0; k0 < count; k0 += 32 / G) {
+        const int k = k0 + lane / G; // this group's segment: mid's k-th lane
+        const int src = k < count ? (int)__fns(mid, 0u, k + 1) : 0;
+        const long long pb = shflIdx(b, src);
+        const int pr = shflIdx((int)rows, src);
+        segmentSoftmaxRegs<T, Kind>(a.x + pb, staged ? stage + (pb - first) : a.y + pb, 1, lane & (G - 1),
+                                    k < count ? pr : 0, G);
+    }
+    // 3. the longer ones by their lane (never staged)
+    if (valid && rows > GR && rows <= laneRows) {
+        const SoftmaxState st = segLaneFold(a, b, (int)rows);
+        writeRows(a, a.prepare(st), b, 0, 1, 0, rows, 1);
+    }
+    if (!staged) return;
+    __syncwarp();
+    for (int i = lane; i < (int)total; i += 32) a.y[first + i] = stage[i];
+    __syncwarp(); // the stage is read before the next step writes it
+}
+
+/// Stage 1b, rule G9 (one head, the one-pass algorithms and the softmax, a plan with laneRows):
+/// every segment, a lane a segment (see the file's head). `lists`: some segment can be past laneRows (items >
+/// laneRows); then the counters were cleared by the kernel before (segmentClearKernel), which only a warp that records
+/// a step waits for (pdlWait), and block 0 waits before it exits so that the kernels after, which wait for this grid,
+/// see the cleared counters too. A warp step with segments past laneRows is recorded (list.noRoom: the step's first
+/// segment and a mask of its lanes; one record a step at most) for segmentLaneRestKernel: no warp here waits on a
+/// longer segment, so the grid's warps stay evenly loaded whatever the lengths' spread.
 template <int LT, typename A, typename O> __global__ void __launch_bounds__(LT, SegLaneMinBlocks<LT, A>::value)
     segmentLaneKernel(A a, SegOffsets<O> off, long long segments, long long items, int laneRows, bool lists,
                       SegList<typename A::State> list) {
     WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentLaneKernel");
-    static_assert(!A::kTwoPass, "segmentLaneKernel: A must be a one-pass algorithm (kTwoPass false)");
+    static_assert(SegLane<A>::value, "segmentLaneKernel: A must be a one-pass algorithm (SegDirect) or the "
+                                     "softmax (SegRegSoftmax)");
     pdlLaunchDependents();
     const int lane = (int)laneId();
     const long long stride = (long long)gridDim.x * LT;
@@ -73,7 +139,11 @@ template <int LT, typename A, typename O> __global__ void __launch_bounds__(LT, 
         long long b = 0;
         const long long rows = segmentClip(nb, ne, items, &b); // 0 past the last segment
         segmentBoundsAt(off, s + stride, segments, &nb, &ne);
-        if (s < segments && rows <= laneRows) {
+        if constexpr (SegRegSoftmax<A>::value) {
+            __shared__ typename A::Elem stage[LT / 32][kSegLaneStageCap];
+            const long long left = segments - s0 - 1;
+            segLaneSoftmax(a, stage[threadIdx.x / 32], s < segments, b, rows, left < 31 ? (int)left : 31, laneRows);
+        } else if (s < segments && rows <= laneRows) {
             if (rows == 0) a.empty(s);
             else a.finish(s, segLaneFold(a, b, (int)rows));
         }
@@ -114,9 +184,20 @@ template <int BT, int LT, typename A, typename O> __global__ void __launch_bound
 #pragma unroll 1
         for (unsigned m = __ballot_sync(WARPKIT_FULL_MASK, rows > 0 && rows <= longRows); m; m &= m - 1) {
             const int src = __ffs(m) - 1;
-            const typename A::State st = warpTree(
-                a, foldRows<A, SegTierBatch<A>::value>(a, shflIdx(b, src), 0, 1, lane, shflIdx(rows, src), 32));
+            const long long sb = shflIdx(b, src), sr = shflIdx(rows, src);
+            if constexpr (SegRegSoftmax<A>::value) { // in registers: one exp an element, or two by windows
+                if (sr <= 32 * kSegRegRows) {
+                    segmentSoftmaxPair(a, sb, 1, lane, (int)sr, 32);
+                    continue;
+                }
+                if constexpr (kSegWideRegs<typename A::Elem>) {
+                    segmentSoftmaxWide(a, sb, 1, (int)sr);
+                    continue;
+                }
+            }
+            const typename A::State st = warpTree(a, foldRows<A, SegTierBatch<A>::value>(a, sb, 0, 1, lane, sr, 32));
             if (lane == 0) a.finish(r.first + src, st);
+            if constexpr (A::kTwoPass) writeRows(a, a.prepare(st), sb, 0, 1, lane, sr, 32);
         }
 #pragma unroll 1
         for (unsigned m = noRoom; m; m &= m - 1) {

@@ -44,12 +44,13 @@
 //      take in turn: a pass of per-head partials, merged in a fixed two-level tree (sliceGroup
 //      slices a group), then a pass that writes (the slice tier, segment_slice.cuh).
 //   1b'. for a plan with `laneRows` (rule G9: one head, reduce and log-sum-exp, the shortest
-//      segments on average, any offsets), in place of 1, 1b and 1c: the lane kernel
-//      (segment_lane.cuh), a lane a segment of up to laneRows rows, the warp steps with longer
-//      ones recorded; then its rest kernel: a warp a record, folding each segment of up to
-//      longRows rows and listing longer ones (without room: folded by the warp with the chunk
-//      kernels' math); the clearing kernel first and the rest kernel only when items > laneRows,
-//      stage 2 only when items > longRows;
+//      segments on average, and the softmax at means 2 to 5; any offsets), in place of 1, 1b and
+//      1c: the lane kernel (segment_lane.cuh), a lane a segment of up to laneRows rows (the
+//      softmax's short ones in registers, by a lane or a group of lanes, a warp step's outputs
+//      staged in shared memory), the warp steps with longer ones recorded; then its rest kernel:
+//      a warp a record, folding each segment of up to longRows rows and listing longer ones
+//      (without room: folded by the warp with the chunk kernels' math); the clearing kernel first
+//      and the rest kernel only when items > laneRows, stages 2 and 3 only when items > longRows;
 // Rule G5 replaces all of that for short segments on average (a reduction, one head, CSR
 // offsets, items <= maxMean * segments): the flat pass of segment_flat.cuh, kernels over fixed
 // tiles of the merge path of segment ends and elements, whatever the lengths' spread. Rule G7 does
@@ -96,7 +97,7 @@ struct SegmentPlan {
     long long directRows; // one head, reduce / lse: pairs of longRows + 1 to this many rows direct (0: none)
     int minStep;          // the fewest pairs a group-kernel warp step takes (32: always 32; segmentStepPairs)
     bool byRows;          // the softmax's stage 1 by segments, a row a vector (segment_heads.cuh), x and y aligned
-    int laneRows; // one head, reduce / lse: stage 1 by the lane kernel, a lane a pair of up to this many rows (0: none)
+    int laneRows; // one head, reduce / lse / softmax: stage 1 by the lane kernel, a lane a pair of up to this many rows
 };
 
 /// One rule: the first whose conditions hold gives the plan. Conditions: the call kind (a mask of
@@ -105,9 +106,9 @@ struct SegmentPlan {
 /// offsets and items > 0 (with no items every segment is empty, which the group or lane kernel
 /// writes in one launch where the flat pass takes three or four), and for
 /// minMean > 0: items >= minMean * segments (long on average). sliceGroup applies to the softmax
-/// only (the plan gives 0 for the other kinds); directRows and laneRows to the one-pass kinds,
-/// reduce and log-sum-exp (0 for the others). minStep: the fewest pairs a group-kernel warp step
-/// may take (segmentStepPairs; 32 keeps every step at 32 pairs).
+/// only (the plan gives 0 for the other kinds); directRows to the one-pass kinds, reduce and
+/// log-sum-exp, laneRows to those and the softmax (0 for the others). minStep: the fewest pairs a group-kernel warp
+/// step may take (segmentStepPairs; 32 keeps every step at 32 pairs).
 struct SegmentRule {
     const char* id;
     unsigned kinds;
@@ -135,7 +136,8 @@ constexpr unsigned kSegAnySize = 1u << 2 | 1u << 4 | 1u << 8 | 1u << 16, kSegSma
 // reductions of 16-bit values take chunks (and direct pairs) of 32768 rows: 64 KB, as fp32's 16384.
 // G9 (the lane kernel) runs no group kernel either; its segments past laneRows go to its rest
 // kernel, past longRows to the chunk kernels, so its list is G1's. It comes before G5 and ends
-// lower for 4- and 8-byte values (the flat pass is faster from mean 16) than for 16-bit ones.
+// lower for 4- and 8-byte values (the flat pass is faster from mean 16) than for 16-bit ones; the
+// softmax's comes before G7 and takes means 2 to 5 (G7 is faster at mean 1 and from mean 6).
 constexpr SegmentRule kSegmentRules[] = {
     // id   kinds            sizes          heads   thr  perLane longRows chunkRows longThr maxMean minMean slc direct
     // step byRows laneRows
@@ -145,6 +147,8 @@ constexpr SegmentRule kSegmentRules[] = {
      64}, // short on average: a lane a segment
     {"G5", 1u << SegReduce, kSegSmallSize, 1, 1, 256, 8, 1024, 16384, 256, 64, 0, 0, 0, 32,
      false}, // short on average: flat
+    {"G9", 1u << SegSoftmax, kSegSmallSize, 1, 1, 256, 8, 1024, 8192, 256, 5, 2, 0, 0, 32, false,
+     64}, // short on average (2 to 5), softmax: a lane a segment
     {"G7", 1u << SegSoftmax, kSegSmallSize, 1, 1, 256, 8, 1024, 8192, 256, 64, 0, 32, 0, 32,
      false}, // short on average: flat
     {"G6", 1u << SegReduce, 1u << 2, 1, 1, 256, 8, 256, 32768, 256, 0, 2048, 0, 32768, 32,
@@ -172,13 +176,15 @@ constexpr bool segRuleFlat(const SegmentRule& r) { return r.maxMean > 0 && r.lan
 /// segments over `items` rows (csr: CSR offsets, not begin/end arrays). Host only.
 inline SegmentPlan segmentPlan(SegmentKind kind, int elemBytes, int heads, long long segments = 0, long long items = 0,
                                bool csr = false) {
-    auto plan = [&](int i) { // sliceGroup: the softmax's only; directRows and laneRows: the one-pass kinds'
+    auto plan = [&](int i) { // sliceGroup: the softmax's only; directRows: the one-pass kinds'; laneRows: theirs
+                             // and the softmax's
         const SegmentRule& r = kSegmentRules[i];
         const bool oneWay = kind == SegReduce || kind == SegLogSumExp;
         const int slice = kind == SegSoftmax ? r.sliceGroup : 0;
         SegmentPlan q{i, r.threads, r.perLane, r.longRows, r.chunkRows, r.longThreads, segRuleFlat(r), slice,
                       0, r.minStep, r.byRows,  0};
-        if (oneWay) q.directRows = r.directRows, q.laneRows = r.laneRows;
+        if (oneWay) q.directRows = r.directRows;
+        if (oneWay || kind == SegSoftmax) q.laneRows = r.laneRows;
         return q;
     };
     for (int i = 0; i < kSegmentRuleCount; ++i) {

@@ -49,17 +49,16 @@ template <typename Op> WARPKIT_DEVICE float segGroupAll(float v, int G, Op op) {
 /// rows <= 32 * kSegRegRows).
 constexpr int kSegRegMaxHeads = 16;
 
-/// The softmax (Kind) of one short pair, rows [0, rows) of the pair whose first element is at
-/// element index `at` (row r at at + r * heads), by G lanes, this one lane j of them (rows j, j + G,
-/// ... below rows; rows <= G * kSegRegRows; rows = 0 writes nothing; heads <= kSegRegMaxHeads).
-/// All 32 lanes call when G > 1 (the butterflies), with the same G; a lane alone may call with G = 1.
-template <typename T, int Kind> WARPKIT_DEVICE void segmentSoftmaxPair(const SegSoftmaxAlgo<T, Kind>& a, long long at,
-                                                                       int heads, int j, int rows, int G) {
+/// The softmax (Kind) of one short pair read from x and written to y (row r at x[r * heads] and
+/// y[r * heads]: y may be a shared-memory stage), by G lanes, this one lane j of them (rows j,
+/// j + G, ... below rows; rows <= G * kSegRegRows; rows = 0 writes nothing; heads <=
+/// kSegRegMaxHeads). All 32 lanes call when G > 1 (the butterflies), with the same G; a lane alone
+/// may call with G = 1.
+template <typename T, int Kind>
+WARPKIT_DEVICE void segmentSoftmaxRegs(const T* x, T* y, int heads, int j, int rows, int G) {
     constexpr int K = kSegRegRows;
     constexpr bool kPrecise = sizeof(T) == 4;
-    const int first = j * heads, step = G * heads; // element offsets: below 2^12
-    const T* x = a.x + at;
-    T* y = a.y + at;
+    const int first = j * heads, step = G * heads;                             // element offsets: below 2^12
     const int mine = rows - j <= 0 ? 0 : (rows - j + G - 1) >> (__ffs(G) - 1); // this lane's rows (G: 2^n)
     float v[K];
 #pragma unroll
@@ -86,6 +85,12 @@ template <typename T, int Kind> WARPKIT_DEVICE void segmentSoftmaxPair(const Seg
         const float r = (Kind & SoftmaxLog) ? (v[k] - f.max) - f.logSum : v[k] * f.scale;
         y[first + k * step] = Arith<T>::from_acc(r);
     }
+}
+
+/// segmentSoftmaxRegs on the pair of algorithm a whose first element is at element index `at`.
+template <typename T, int Kind> WARPKIT_DEVICE void segmentSoftmaxPair(const SegSoftmaxAlgo<T, Kind>& a, long long at,
+                                                                       int heads, int j, int rows, int G) {
+    segmentSoftmaxRegs<T, Kind>(a.x + at, a.y + at, heads, j, rows, G);
 }
 
 /// Whether whole-warp pairs past 32 * kSegRegRows rows of T go by windows (segmentSoftmaxWide):
