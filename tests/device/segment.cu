@@ -1287,11 +1287,15 @@ Test(device_segment, g9_overlapping_past_the_room) {
 }
 
 /// Rule G9's plan for the softmax of these CSR offsets (`elemBytes`-byte values, one head), asserted.
-static void expect_g9_softmax(const std::vector<long long>& off, long long items, int elemBytes, const char* what) {
+/// `lean`: its lean form (a mean up to 2: perLane kSegLaneLeanRows), else the staged one.
+static void expect_g9_softmax(const std::vector<long long>& off, long long items, int elemBytes, const char* what,
+                              bool lean = false) {
     namespace wkd = warpkit::detail;
     const wkd::SegmentPlan p = wkd::segmentPlan(wkd::SegSoftmax, elemBytes, 1, (long long)off.size() - 1, items, true);
     cr_assert(p.laneRows > 0 && !p.flat, "%s: the softmax's plan is rule %s, not G9", what,
               wkd::kSegmentRules[p.rule].id);
+    cr_assert((p.perLane <= wkd::kSegLaneLeanRows) == lean, "%s: G9's %s form, not the %s one", what,
+              lean ? "staged" : "lean", lean ? "lean" : "staged");
 }
 
 /// The softmax under G9 (a mean of 2 to 5, one head): runs of warp steps whose segments are staged
@@ -1324,65 +1328,90 @@ Test(device_segment, g9_softmax_lane_paths) {
     softmax_case<float>(step, 50, 1, false, 2, true, &r, "G9 one step");
 }
 
+/// The softmax under G9's lean form (a mean up to 2, one head): segments of 0 to 4 rows (a lane's
+/// registers), 5 to 64 (a lane's fold and second read) among them, and single segments on both
+/// sides of every path boundary (the rest kernel's warp, its windows, the chunk kernels), against
+/// the host for fp32 (long long offsets, misaligned, NaN and inf), half (int offsets) and bf16.
+Test(device_segment, g9_softmax_lean_paths) {
+    WK_REQUIRE_GPU();
+    wk_rng r = wk_rng_make(0x9e);
+    std::vector<long long> len;
+    const long long edges[] = {4, 5, 63, 64, 65, 256, 257, 1024, 1025, 8193};
+    for (long long l : edges) len.push_back(l);
+    for (int k = 0; k < 20000; ++k) len.push_back(k % 200 == 0 ? wk_int(&r, 5, 64) : wk_int(&r, 0, k % 4 ? 1 : 4));
+    const std::vector<long long> off = csr_of(len);
+    const long long items = off.back();
+    expect_g9_softmax(off, items, 4, "G9 lean paths", true);
+    expect_g9_softmax(off, items, 2, "G9 lean paths 16-bit", true);
+    softmax_case<float>(off, items, 1, false, 1, true, &r, "G9 lean float");
+    softmax_case<__half>(off, items, 1, true, 0, false, &r, "G9 lean half");
+    softmax_case<__nv_bfloat16>(off, items, 1, false, 3, true, &r, "G9 lean bf16");
+}
+
 /// Under G9 a segment's softmax depends on its length alone: 8 copies of one segment, each among
 /// steps that are staged (neighbours of 4 to 8 rows) or not (neighbours of one row), at 8
 /// alignments, give the same output bits, near the host's, for lengths of a lane, a lane group, a
-/// lane's fold and the rest kernel; the call in place (y == x) gives the same bits.
+/// lane's fold and the rest kernel; so do copies among neighbours of 0 to 2 rows (the lean form);
+/// the call in place (y == x) gives the same bits.
 Test(device_segment, g9_softmax_same_bits_staged_or_not) {
     WK_REQUIRE_GPU();
     wk_rng r = wk_rng_make(0x9d);
-    for (long long L : {1LL, 5LL, 8LL, 9LL, 20LL, 32LL, 33LL, 64LL, 65LL}) {
-        std::vector<float> row(L), hx;
-        for (auto& v : row) v = (float)wk_uniform(&r, -6, 6);
-        std::vector<long long> off = {0}, at;
-        for (int k = 0; k < 8; ++k) {
-            for (int f = 0; f < 40 + k; ++f) { // the neighbours
-                const long long n = k % 2 ? 1 : wk_int(&r, 4, 8);
-                for (long long i = 0; i < n; ++i) hx.push_back((float)wk_uniform(&r, -6, 6));
+    for (int lean = 0; lean < 2; ++lean)
+        for (long long L : {1LL, 4LL, 5LL, 8LL, 9LL, 20LL, 32LL, 33LL, 64LL, 65LL}) {
+            std::vector<float> row(L), hx;
+            for (auto& v : row) v = (float)wk_uniform(&r, -6, 6);
+            std::vector<long long> off = {0}, at;
+            for (int k = 0; k < 8; ++k) {
+                for (int f = 0; f < (lean ? 100 : 40) + k; ++f) { // the neighbours
+                    const long long n = lean ? wk_int(&r, 0, 2) : k % 2 ? 1 : wk_int(&r, 4, 8);
+                    for (long long i = 0; i < n; ++i) hx.push_back((float)wk_uniform(&r, -6, 6));
+                    off.push_back((long long)hx.size());
+                }
+                at.push_back((long long)hx.size());
+                hx.insert(hx.end(), row.begin(), row.end());
                 off.push_back((long long)hx.size());
             }
-            at.push_back((long long)hx.size());
-            hx.insert(hx.end(), row.begin(), row.end());
-            off.push_back((long long)hx.size());
+            const long long items = (long long)hx.size(), segs = (long long)off.size() - 1;
+            expect_g9_softmax(off, items, 4, "G9 copies", lean);
+            float* dx = wk_alloc<float>(items);
+            float* dy = wk_alloc<float>(items);
+            long long* doff = wk_alloc<long long>(off.size());
+            wk_upload(dx, hx.data(), items);
+            wk_upload(doff, off.data(), off.size());
+            size_t bytes;
+            void* w = workspace(
+                [&](void* ww, size_t* bb) {
+                    return warpkit::segmentSoftmax((const float*)dx, dy, items, doff, segs, 1, warpkit::SoftmaxPlain,
+                                                   ww, bb);
+                },
+                &bytes);
+            wk_poison(dy, items);
+            WK_CUDA(
+                warpkit::segmentSoftmax((const float*)dx, dy, items, doff, segs, 1, warpkit::SoftmaxPlain, w, &bytes));
+            WK_LAUNCHED();
+            std::vector<float> got(items);
+            wk_download(got.data(), dy, items);
+            std::vector<double> x(row.begin(), row.end()), want;
+            double lse;
+            ref_softmax(x, 0, &want, &lse);
+            for (long long i = 0; i < L; ++i)
+                cr_assert(out_close<float>(got[at[0] + i], want[i], out_tol<float>()),
+                          "length %lld row %lld: %.9g want %.9g", L, i, got[at[0] + i], want[i]);
+            for (int k = 1; k < 8; ++k)
+                cr_assert(memcmp(&got[at[k]], &got[at[0]], L * sizeof(float)) == 0,
+                          "length %lld: copy %d (neighbours of %s) differs from copy 0", L, k,
+                          k % 2 ? "one row" : "4-8 rows");
+            // in place (y == x): the same bits
+            std::vector<float> inPlace(items);
+            wk_upload(dy, hx.data(), items);
+            WK_CUDA(
+                warpkit::segmentSoftmax((const float*)dy, dy, items, doff, segs, 1, warpkit::SoftmaxPlain, w, &bytes));
+            WK_LAUNCHED();
+            wk_download(inPlace.data(), dy, items);
+            cr_assert(memcmp(inPlace.data(), got.data(), items * sizeof(float)) == 0, "length %lld: in place differs%s",
+                      L, lean ? " (lean)" : "");
+            for (void* q : {(void*)dx, (void*)dy, (void*)doff, w}) WK_CUDA(cudaFree(q));
         }
-        const long long items = (long long)hx.size(), segs = (long long)off.size() - 1;
-        expect_g9_softmax(off, items, 4, "G9 copies");
-        float* dx = wk_alloc<float>(items);
-        float* dy = wk_alloc<float>(items);
-        long long* doff = wk_alloc<long long>(off.size());
-        wk_upload(dx, hx.data(), items);
-        wk_upload(doff, off.data(), off.size());
-        size_t bytes;
-        void* w = workspace(
-            [&](void* ww, size_t* bb) {
-                return warpkit::segmentSoftmax((const float*)dx, dy, items, doff, segs, 1, warpkit::SoftmaxPlain, ww,
-                                               bb);
-            },
-            &bytes);
-        wk_poison(dy, items);
-        WK_CUDA(warpkit::segmentSoftmax((const float*)dx, dy, items, doff, segs, 1, warpkit::SoftmaxPlain, w, &bytes));
-        WK_LAUNCHED();
-        std::vector<float> got(items);
-        wk_download(got.data(), dy, items);
-        std::vector<double> x(row.begin(), row.end()), want;
-        double lse;
-        ref_softmax(x, 0, &want, &lse);
-        for (long long i = 0; i < L; ++i)
-            cr_assert(out_close<float>(got[at[0] + i], want[i], out_tol<float>()),
-                      "length %lld row %lld: %.9g want %.9g", L, i, got[at[0] + i], want[i]);
-        for (int k = 1; k < 8; ++k)
-            cr_assert(memcmp(&got[at[k]], &got[at[0]], L * sizeof(float)) == 0,
-                      "length %lld: copy %d (neighbours of %s) differs from copy 0", L, k,
-                      k % 2 ? "one row" : "4-8 rows");
-        // in place (y == x): the same bits
-        std::vector<float> inPlace(items);
-        wk_upload(dy, hx.data(), items);
-        WK_CUDA(warpkit::segmentSoftmax((const float*)dy, dy, items, doff, segs, 1, warpkit::SoftmaxPlain, w, &bytes));
-        WK_LAUNCHED();
-        wk_download(inPlace.data(), dy, items);
-        cr_assert(memcmp(inPlace.data(), got.data(), items * sizeof(float)) == 0, "length %lld: in place differs", L);
-        for (void* q : {(void*)dx, (void*)dy, (void*)doff, w}) WK_CUDA(cudaFree(q));
-    }
 }
 
 /// Overlapping softmax segments by begin/end arrays: 64 copies of a block-tier segment (5000 rows)
@@ -1769,11 +1798,12 @@ static void past_lane_mean(std::vector<long long>* off) {
     off->push_back(std::max(off->back(), want));
 }
 
-/// Appends empty segments that take the mean length under rule G9's softmax limit (2 rows), so
-/// that the flat pass (G7), not the lane kernel, takes a test's softmax.
-static void under_softmax_lane_mean(std::vector<long long>* off) {
-    const long long items = off->back(), segs = (long long)off->size() - 1;
-    for (long long k = segs; k <= items / 2; ++k) off->push_back(items);
+/// Appends one segment that takes the mean length past rule G9's softmax limit (5 rows) to 6, so
+/// that the flat pass (G7), not the lane kernel, takes a test's softmax (also with a few more
+/// segments, as rotated's).
+static void past_softmax_lane_mean(std::vector<long long>* off) {
+    const long long segs = (long long)off->size(); // segments once this one is in
+    off->push_back(std::max(off->back(), 6 * segs));
 }
 
 /// The flat pass (plan rule G5: a reduction over CSR offsets with a mean length of at most 64):
@@ -2147,7 +2177,7 @@ Test(device_segment, flat_softmax_spanning_tiles) {
         off.push_back(off.back() + len);
         if (s == 1000) off.push_back(off.back() + giant);
     }
-    under_softmax_lane_mean(&off);
+    past_softmax_lane_mean(&off);
     const long long items = off.back(), segs = (long long)off.size() - 1;
     const warpkit::detail::SegmentPlan plan =
         warpkit::detail::segmentPlan(warpkit::detail::SegSoftmax, 4, 1, segs, items, true);
@@ -2175,7 +2205,7 @@ Test(device_segment, flat_softmax_tile_edges) {
     WK_REQUIRE_GPU();
     wk_rng r = wk_rng_make(0xf1b1);
     std::vector<long long> off = tile_edge_offsets(wk_quick() ? 4 : 12, &r);
-    under_softmax_lane_mean(&off);
+    past_softmax_lane_mean(&off);
     const long long items = off.back(), segs = (long long)off.size() - 1;
     cr_assert(warpkit::detail::segmentPlan(warpkit::detail::SegSoftmax, 4, 1, segs, items, true).flat,
               "the softmax's flat pass is not chosen (mean %.1f)", (double)items / (double)segs);
@@ -2203,6 +2233,7 @@ Test(device_segment, flat_softmax_fold_runs) {
             off.push_back(off.back() + len);
         }
     }
+    past_softmax_lane_mean(&off);
     const long long items = off.back(), segs = (long long)off.size() - 1;
     const warpkit::detail::SegmentPlan plan =
         warpkit::detail::segmentPlan(warpkit::detail::SegSoftmax, 4, 1, segs, items, true);
@@ -2227,6 +2258,7 @@ Test(device_segment, flat_softmax_going_back_in_place_past_2_31) {
     std::vector<long long> off = distribution(0, wk_quick() ? 30000 : 200000, &r);
     for (int k = 0; k < 3; ++k) off.push_back(off.back() + wk_int(&r, 4000, 12000));
     for (int k = 0; k < 5000; ++k) off.push_back(off.back() + wk_int(&r, 0, 3));
+    past_softmax_lane_mean(&off);
     const long long items = off.back();
     const std::vector<long long> back = rotated(off);
     cr_assert(

@@ -235,7 +235,10 @@ inline cudaError_t segmentLaunch(const A& a, SegOffsets<O> off, long long segmen
         if (lanes) { // as the direct kernel: the counters cleared first when a pair can be recorded
             const bool lists = items > p.laneRows;
             if (lists) WARPKIT_TRY(launchKernel(segmentClearKernel<S>, 1, 32, stream, list));
-            auto laneK = segmentLaneKernel<LT, A, O>;
+            // the softmax's lean form where the plan's perLane allows it (segment_lane.cuh)
+            constexpr int lean = SegRegSoftmax<A>::value ? kSegLaneLeanRows : kSegRegRows;
+            auto laneK = p.perLane <= kSegLaneLeanRows ? segmentLaneKernel<LT, A, O, lean>
+                                                       : segmentLaneKernel<LT, A, O, kSegRegRows>;
             if (lists) WARPKIT_TRY(pdlAllowed(laneK, dev, props.cc, &early));
             WARPKIT_TRY(gridBlocks(laneK, LT, segments, LT, 1ll << 30, &blocks));
             WARPKIT_TRY(pdlLaunch(laneK, dim3((unsigned)blocks), dim3(LT), stream, early, a, off, segments, items,

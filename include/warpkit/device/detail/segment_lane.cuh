@@ -14,8 +14,10 @@
 // the bytes: no tile, scan or second pass; no warp of it waits on a longer segment, which the rest
 // kernel's warps take after it.
 //
-// The softmax (segLaneSoftmax) holds a segment's rows in registers: one read and one exp an
-// element (segment_softmax.cuh), by its own lane up to kSegRegRows rows, by a group of
+// The softmax holds a segment's rows in registers: one read and one exp an element
+// (segment_softmax.cuh). At means up to 2 (a plan's perLane kSegLaneLeanRows: segLaneSoftmaxLean)
+// only by its own lane, up to that many rows, so that the kernel keeps 32 registers; at longer
+// means (segLaneSoftmax) by its own lane up to kSegRegRows rows, by a group of
 // kSegLaneGroup lanes up to kSegLaneGroupRows (a step's such segments eight groups at a time), by
 // its lane's fold and a second read up to laneRows. A lane's stores write a few elements of lines
 // that its neighbours' stores write too, so a step whose segments are all in registers and back to
@@ -30,16 +32,21 @@
 namespace warpkit {
 namespace detail {
 
-/// Blocks of the lane kernel an SM holds at least: all the threads an SM holds for a one-word
-/// state and element (32 registers on sm_90: its loads in flight set the speed), else the direct
-/// kernel's.
-template <int LT, typename A> struct SegLaneMinBlocks {
+/// The softmax's lean lane kernel (a plan's perLane at most this: the means up to 2) holds this
+/// many rows of a segment in a lane's registers, and nothing else in registers or shared memory.
+constexpr int kSegLaneLeanRows = 4;
+
+/// Blocks of the lane kernel an SM holds at least (RK: the softmax's rows a lane holds in
+/// registers): all the threads an SM holds for a one-word state and element and for the lean
+/// softmax (32 registers on sm_90: its loads in flight set the speed), else the direct kernel's.
+template <int LT, typename A, int RK> struct SegLaneMinBlocks {
     static constexpr int value = SegChunkBatch<A>::kOneWord ? kSegSmThreads / LT : SegDirectMinBlocks<LT, A>::value;
 };
-/// The softmax's: 1280 threads an SM (48 registers on sm_90: its registers and lane groups fit
-/// without spilling), or all an SM holds where that is fewer.
-template <int LT, typename T, int K> struct SegLaneMinBlocks<LT, SegSoftmaxAlgo<T, K>> {
-    static constexpr int value = (kSegSmThreads < 1280 ? kSegSmThreads : 1280) / LT;
+/// The softmax's other form: 1280 threads an SM (48 registers on sm_90: its registers and lane
+/// groups fit without spilling), or all an SM holds where that is fewer.
+template <int LT, typename T, int K, int RK> struct SegLaneMinBlocks<LT, SegSoftmaxAlgo<T, K>, RK> {
+    static constexpr int value =
+        RK <= kSegLaneLeanRows ? kSegSmThreads / LT : (kSegSmThreads < 1280 ? kSegSmThreads : 1280) / LT;
 };
 
 /// Whether the lane kernel and its rest kernel run algorithm A: the one-pass kinds (reduce,
@@ -66,6 +73,18 @@ template <typename A> WARPKIT_DEVICE typename A::State segLaneFold(const A& a, l
     }
     for (; r < rows; ++r) st = a.take(st, a.load(base + r), r);
     return st;
+}
+
+/// The lean form of segLaneSoftmax (means up to 2): a segment of up to kSegLaneLeanRows rows in its
+/// lane's registers, a longer one of up to laneRows rows by its lane's fold and a second read; no
+/// lane groups and no stage, so that the kernel keeps 32 registers and every thread an SM holds
+/// (a step of segments this short writes few lines). `valid`: this lane's segment is a segment.
+template <typename T, int Kind> WARPKIT_DEVICE void segLaneSoftmaxLean(const SegSoftmaxAlgo<T, Kind>& a, bool valid,
+                                                                       long long b, long long rows, int laneRows) {
+    if (!valid || rows == 0 || rows > laneRows) return;
+    if (rows <= kSegLaneLeanRows)
+        return segmentSoftmaxRegs<T, Kind, kSegLaneLeanRows>(a.x + b, a.y + b, 1, 0, (int)rows, 1);
+    writeRows(a, a.prepare(segLaneFold(a, b, (int)rows)), b, 0, 1, 0, rows, 1);
 }
 
 /// The softmax's warp step (one head): every segment of at most laneRows rows, each in registers
@@ -115,13 +134,16 @@ template <typename T, int Kind> WARPKIT_DEVICE void segLaneSoftmax(const SegSoft
 }
 
 /// Stage 1b, rule G9 (one head, the one-pass algorithms and the softmax, a plan with laneRows):
-/// every segment, a lane a segment (see the file's head). `lists`: some segment can be past laneRows (items >
-/// laneRows); then the counters were cleared by the kernel before (segmentClearKernel), which only a warp that records
-/// a step waits for (pdlWait), and block 0 waits before it exits so that the kernels after, which wait for this grid,
-/// see the cleared counters too. A warp step with segments past laneRows is recorded (list.noRoom: the step's first
-/// segment and a mask of its lanes; one record a step at most) for segmentLaneRestKernel: no warp here waits on a
-/// longer segment, so the grid's warps stay evenly loaded whatever the lengths' spread.
-template <int LT, typename A, typename O> __global__ void __launch_bounds__(LT, SegLaneMinBlocks<LT, A>::value)
+/// every segment, a lane a segment (see the file's head); RK: the softmax's rows a lane holds in
+/// registers (kSegLaneLeanRows: its lean form). `lists`: some segment can be past laneRows (items
+/// > laneRows); then the counters were cleared by the kernel before (segmentClearKernel), which
+/// only a warp that records a step waits for (pdlWait), and block 0 waits before it exits so that
+/// the kernels after, which wait for this grid, see the cleared counters too. A warp step with
+/// segments past laneRows is recorded (list.noRoom: the step's first segment and a mask of its
+/// lanes; one record a step at most) for segmentLaneRestKernel: no warp here waits on a longer
+/// segment, so the grid's warps stay evenly loaded whatever the lengths' spread.
+template <int LT, typename A, typename O, int RK = kSegRegRows>
+__global__ void __launch_bounds__(LT, SegLaneMinBlocks<LT, A, RK>::value)
     segmentLaneKernel(A a, SegOffsets<O> off, long long segments, long long items, int laneRows, bool lists,
                       SegList<typename A::State> list) {
     WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentLaneKernel");
@@ -139,7 +161,9 @@ template <int LT, typename A, typename O> __global__ void __launch_bounds__(LT, 
         long long b = 0;
         const long long rows = segmentClip(nb, ne, items, &b); // 0 past the last segment
         segmentBoundsAt(off, s + stride, segments, &nb, &ne);
-        if constexpr (SegRegSoftmax<A>::value) {
+        if constexpr (SegRegSoftmax<A>::value && RK <= kSegLaneLeanRows) {
+            segLaneSoftmaxLean(a, s < segments, b, rows, laneRows);
+        } else if constexpr (SegRegSoftmax<A>::value) {
             __shared__ typename A::Elem stage[LT / 32][kSegLaneStageCap];
             const long long left = segments - s0 - 1;
             segLaneSoftmax(a, stage[threadIdx.x / 32], s < segments, b, rows, left < 31 ? (int)left : 31, laneRows);

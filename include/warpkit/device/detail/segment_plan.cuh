@@ -44,10 +44,10 @@
 //      take in turn: a pass of per-head partials, merged in a fixed two-level tree (sliceGroup
 //      slices a group), then a pass that writes (the slice tier, segment_slice.cuh).
 //   1b'. for a plan with `laneRows` (rule G9: one head, reduce and log-sum-exp, the shortest
-//      segments on average, and the softmax at means 2 to 5; any offsets), in place of 1, 1b and
+//      segments on average, and the softmax at means up to 5; any offsets), in place of 1, 1b and
 //      1c: the lane kernel (segment_lane.cuh), a lane a segment of up to laneRows rows (the
-//      softmax's short ones in registers, by a lane or a group of lanes, a warp step's outputs
-//      staged in shared memory), the warp steps with longer ones recorded; then its rest kernel:
+//      softmax's short ones in registers, by a lane or, past mean 2, a group of lanes, with a warp
+//      step's outputs staged in shared memory), the warp steps with longer ones recorded; then its rest kernel:
 //      a warp a record, folding each segment of up to longRows rows and listing longer ones
 //      (without room: folded by the warp with the chunk kernels' math); the clearing kernel first
 //      and the rest kernel only when items > laneRows, stages 2 and 3 only when items > longRows;
@@ -88,7 +88,7 @@ constexpr SegmentLaunchShape kSegmentShapes[] = {{256, 256}, {128, 128}};
 struct SegmentPlan {
     int rule;             // index into kSegmentRules (its id: kSegmentRules[rule].id)
     int threads;          // group kernel block size
-    int perLane;          // rows a lane of a group aims for (the lane-group width G follows)
+    int perLane;          // rows a lane of a group aims for (G follows); G9's softmax: rows a lane holds
     long long longRows;   // pairs longer than this go to the chunk kernels (G6: past directRows; this sizes the list)
     long long chunkRows;  // rows a chunk
     int longThreads;      // chunk kernels' block size
@@ -137,7 +137,8 @@ constexpr unsigned kSegAnySize = 1u << 2 | 1u << 4 | 1u << 8 | 1u << 16, kSegSma
 // G9 (the lane kernel) runs no group kernel either; its segments past laneRows go to its rest
 // kernel, past longRows to the chunk kernels, so its list is G1's. It comes before G5 and ends
 // lower for 4- and 8-byte values (the flat pass is faster from mean 16) than for 16-bit ones; the
-// softmax's comes before G7 and takes means 2 to 5 (G7 is faster at mean 1 and from mean 6).
+// softmax's come before G7 and take means up to 5 (G7 is faster from mean 6): up to 2 the lean
+// form (perLane 4: the rows a lane holds in registers, segment_lane.cuh), then the staged one.
 constexpr SegmentRule kSegmentRules[] = {
     // id   kinds            sizes          heads   thr  perLane longRows chunkRows longThr maxMean minMean slc direct
     // step byRows laneRows
@@ -147,8 +148,10 @@ constexpr SegmentRule kSegmentRules[] = {
      64}, // short on average: a lane a segment
     {"G5", 1u << SegReduce, kSegSmallSize, 1, 1, 256, 8, 1024, 16384, 256, 64, 0, 0, 0, 32,
      false}, // short on average: flat
+    {"G9", 1u << SegSoftmax, kSegSmallSize, 1, 1, 256, 4, 1024, 8192, 256, 2, 0, 0, 0, 32, false,
+     64}, // short on average (up to 2), softmax: a lane a segment, 4 rows in registers (lean)
     {"G9", 1u << SegSoftmax, kSegSmallSize, 1, 1, 256, 8, 1024, 8192, 256, 5, 2, 0, 0, 32, false,
-     64}, // short on average (2 to 5), softmax: a lane a segment
+     64}, // short on average (2 to 5), softmax: a lane a segment, lane groups, staged
     {"G7", 1u << SegSoftmax, kSegSmallSize, 1, 1, 256, 8, 1024, 8192, 256, 64, 0, 32, 0, 32,
      false}, // short on average: flat
     {"G6", 1u << SegReduce, 1u << 2, 1, 1, 256, 8, 256, 32768, 256, 0, 2048, 0, 32768, 32,

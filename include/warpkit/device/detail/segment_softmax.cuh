@@ -54,9 +54,8 @@ constexpr int kSegRegMaxHeads = 16;
 /// j + G, ... below rows; rows <= G * kSegRegRows; rows = 0 writes nothing; heads <=
 /// kSegRegMaxHeads). All 32 lanes call when G > 1 (the butterflies), with the same G; a lane alone
 /// may call with G = 1.
-template <typename T, int Kind>
+template <typename T, int Kind, int K = kSegRegRows>
 WARPKIT_DEVICE void segmentSoftmaxRegs(const T* x, T* y, int heads, int j, int rows, int G) {
-    constexpr int K = kSegRegRows;
     constexpr bool kPrecise = sizeof(T) == 4;
     const int first = j * heads, step = G * heads;                             // element offsets: below 2^12
     const int mine = rows - j <= 0 ? 0 : (rows - j + G - 1) >> (__ffs(G) - 1); // this lane's rows (G: 2^n)
