@@ -34,6 +34,14 @@ static const char* kOps[] = {"sum", "max", "softmax"};
 
 namespace wkd = warpkit::detail;
 
+/// Grows the device buffer *p of *cap bytes to at least `need` bytes (its contents are not kept).
+static void grow(void** p, size_t* cap, size_t need) {
+    if (need <= *cap) return;
+    if (*p) BENCH_CUDA(cudaFree(*p));
+    BENCH_CUDA(cudaMalloc(p, need));
+    *cap = need;
+}
+
 /// The pass the plan did not pick for an fp32 sum / max over CSR offsets (see the header): its
 /// rule id, and a launch of it into y with workspace *ws (grown as needed).
 template <typename Op> static const char* altPass(const float* x, float* y, long long rows, const long long* off,
@@ -46,11 +54,7 @@ template <typename Op> static const char* altPass(const float* x, float* y, long
     const wkd::SegSizes z = wkd::segRoom(wkd::SegReduce, 4, 1, segs, rows, false);
     const size_t need = flat ? wkd::segWorkspaceBytes<float>(z) : wkd::segFlatBytes<float>(segs, rows);
     if (!run) {
-        if (need > *cap) {
-            if (*ws) BENCH_CUDA(cudaFree(*ws));
-            BENCH_CUDA(cudaMalloc(ws, need));
-            *cap = need;
-        }
+        grow(ws, cap, need);
         return flat ? wkd::kSegmentRules[g.rule].id : "G5";
     }
     if (flat) BENCH_CUDA((wkd::segmentLaunch<256, 256>(a, so, segs, 1, rows, g, z, *ws, 0)));
@@ -78,11 +82,7 @@ static const char* softmaxNoSlice(const float* x, float* y, long long rows, cons
     const wkd::SegSizes z = wkd::segRoom(wkd::SegSoftmax, 4, heads, segs, rows, true);
     if (!run) {
         const size_t need = wkd::segWorkspaceBytes<warpkit::SoftmaxState>(z);
-        if (need > *cap) {
-            if (*ws) BENCH_CUDA(cudaFree(*ws));
-            BENCH_CUDA(cudaMalloc(ws, need));
-            *cap = need;
-        }
+        grow(ws, cap, need);
         static char id[8];
         snprintf(id, sizeof id, "%s%s", wkd::kSegmentRules[p.rule].id, byRows ? "" : "c");
         return id;
@@ -99,11 +99,7 @@ static const char* softmaxFlat(const float* x, float* y, long long rows, const l
     const wkd::SegOffsets<long long> so{off, off + 1};
     if (!run) {
         const size_t need = wkd::segFlatBytes<warpkit::SoftmaxState>(segs, rows, true);
-        if (need > *cap) {
-            if (*ws) BENCH_CUDA(cudaFree(*ws));
-            BENCH_CUDA(cudaMalloc(ws, need));
-            *cap = need;
-        }
+        grow(ws, cap, need);
         return "G7";
     }
     BENCH_CUDA(wkd::segmentFlatLaunch(a, so, segs, rows, *ws, 0));
@@ -121,11 +117,7 @@ static const char* softmaxGroup(const float* x, float* y, long long rows, const 
     const wkd::SegSizes z = wkd::segRoom(wkd::SegSoftmax, 4, 1, segs, rows, false);
     if (!run) {
         const size_t need = wkd::segWorkspaceBytes<warpkit::SoftmaxState>(z);
-        if (need > *cap) {
-            if (*ws) BENCH_CUDA(cudaFree(*ws));
-            BENCH_CUDA(cudaMalloc(ws, need));
-            *cap = need;
-        }
+        grow(ws, cap, need);
         return wkd::kSegmentRules[p.rule].id;
     }
     BENCH_CUDA((wkd::segmentLaunch<256, 256>(a, so, segs, 1, rows, p, z, *ws, 0)));
@@ -219,12 +211,6 @@ int main(int argc, char** argv) {
     }
     void *ws = nullptr, *cubWs = nullptr, *altWs = nullptr;
     size_t wsCap = 0, cubCap = 0, altCap = 0;
-    auto grow = [](void** p, size_t* cap, size_t need) {
-        if (need <= *cap) return;
-        if (*p) BENCH_CUDA(cudaFree(*p));
-        BENCH_CUDA(cudaMalloc(p, need));
-        *cap = need;
-    };
     for (long long n : {1LL << 24, 1LL << 26})
         for (int d = 0; d < 8; ++d) {
             if (!keeps(argc, argv, kDist[d], kDist, 8)) continue;
