@@ -65,8 +65,9 @@
 // head, reductions and log-sum-exp, long on average) runs one kernel when items <= 16384 (32768 for
 // the reductions of 16-bit values), else three (one clears the 48 bytes, no memset). Rule G9 (one
 // head, reductions and log-sum-exp, at most 8 rows a segment on average, 32 for the reductions of
-// 16-bit values; any offsets) runs one kernel when items <= 64, else three (one clears the 48
-// bytes), and the chunk kernel after them when items > 1024.
+// 16-bit values, the softmax at most 5; any offsets) runs one kernel when items <= 64, else three
+// (one clears the 48 bytes), and the chunk kernel after them when items > 1024 (the softmax: the
+// chunk, write and block kernels).
 //
 // How it works: device/detail/segment_plan.cuh (the stages and the rule table) and
 // segment_kernels.cuh. Overlapping segments are correct; if their long segments need more room

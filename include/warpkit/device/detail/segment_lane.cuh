@@ -205,20 +205,17 @@ template <int BT, int LT, typename A, typename O> __global__ void __launch_bound
         const long long rows = segmentClip(ob, oe, items, &b); // 0 for the lanes not recorded
         const unsigned noRoom =
             __ballot_sync(WARPKIT_FULL_MASK, listAppend(list, rows > longRows, p, 0, 1, b, rows, chunkRows));
+        unsigned folds = __ballot_sync(WARPKIT_FULL_MASK, rows > 0 && rows <= longRows);
+        if constexpr (SegRegSoftmax<A>::value) { // in registers by the warp, as the group kernel's 32-lane tier
+            const unsigned inRegs =
+                folds & __ballot_sync(WARPKIT_FULL_MASK, rows <= 32 * kSegRegRows || kSegWideRegs<typename A::Elem>);
+            if (inRegs) segmentSoftmaxTier(a, 32, inRegs, b, (int)rows, 0, 1);
+            folds &= ~inRegs;
+        }
 #pragma unroll 1
-        for (unsigned m = __ballot_sync(WARPKIT_FULL_MASK, rows > 0 && rows <= longRows); m; m &= m - 1) {
+        for (unsigned m = folds; m; m &= m - 1) {
             const int src = __ffs(m) - 1;
             const long long sb = shflIdx(b, src), sr = shflIdx(rows, src);
-            if constexpr (SegRegSoftmax<A>::value) { // in registers: one exp an element, or two by windows
-                if (sr <= 32 * kSegRegRows) {
-                    segmentSoftmaxPair(a, sb, 1, lane, (int)sr, 32);
-                    continue;
-                }
-                if constexpr (kSegWideRegs<typename A::Elem>) {
-                    segmentSoftmaxWide(a, sb, 1, (int)sr);
-                    continue;
-                }
-            }
             const typename A::State st = warpTree(a, foldRows<A, SegTierBatch<A>::value>(a, sb, 0, 1, lane, sr, 32));
             if (lane == 0) a.finish(r.first + src, st);
             if constexpr (A::kTwoPass) writeRows(a, a.prepare(st), sb, 0, 1, lane, sr, 32);
