@@ -17,7 +17,8 @@
 // `alt` on the cells of the flat pass (G7: one head, mean up to 64) times the group kernels (G2,
 // as for begin/end arrays or in place); on the lane kernel's (G9: one head, mean 2 to 5) the flat
 // pass; on G8's (2, 4, 8, 16 heads: stage 1 by segments) G3's plan
-// (the group kernel by pairs, as for x off a row's alignment); elsewhere (G2c / G3c) the same plan
+// (the group kernel by pairs, as for x off a row's alignment); on G10's (a team a segment, long on
+// average) the group kernels with its fields (G2's plan for one head, G8's for 4); elsewhere (G2c / G3c) the same plan
 // without the slice tier (sliceGroup 0: the segments past 32768 elements on the chunk kernels);
 // timed alternately with the call in the same run.
 // Op and distribution names after the CSV path keep only those ops and distributions (either list
@@ -62,15 +63,19 @@ template <typename Op> static const char* altPass(const float* x, float* y, long
     return nullptr;
 }
 
-/// The fp32 plain softmax's plan without the slice tier, or for rule G8 G3's plan (header): its id
-/// (the rule's and "c", or G3), and a launch of it into y with workspace *ws (grown as needed).
+/// The fp32 plain softmax's plan without the slice tier, for rule G8 G3's plan, for G10 the group
+/// kernels' (header): its id (the rule's and "c", G3, G2 or G8), and a launch of it into y with
+/// workspace *ws (grown as needed).
 static const char* softmaxNoSlice(const float* x, float* y, long long rows, const long long* off, long long segs,
                                   int heads, void** ws, size_t* cap, bool run) {
     const wkd::SegSoftmaxAlgo<float, warpkit::SoftmaxPlain> a{{x}, y};
     const wkd::SegOffsets<long long> so{off, off + 1};
     wkd::SegmentPlan p = wkd::segmentPlan(wkd::SegSoftmax, 4, heads, segs, rows, true);
-    const bool byRows = p.byRows;
-    if (byRows) { // G8: G3's plan (the same fields but perLane), the group kernel by pairs
+    const bool byRows = p.byRows, team = p.team > 0;
+    if (team) { // G10: the same fields without the team kernel, so G2's plan (one head) or G8's (4 heads)
+        p.team = 0;
+        p.byRows = heads > 1;
+    } else if (byRows) { // G8: G3's plan (the same fields but perLane), the group kernel by pairs
         int g3 = 0;
         while (g3 + 1 < wkd::kSegmentRuleCount && strcmp(wkd::kSegmentRules[g3].id, "G3") != 0) ++g3;
         p.rule = g3;
@@ -84,7 +89,8 @@ static const char* softmaxNoSlice(const float* x, float* y, long long rows, cons
         const size_t need = wkd::segWorkspaceBytes<warpkit::SoftmaxState>(z);
         grow(ws, cap, need);
         static char id[8];
-        snprintf(id, sizeof id, "%s%s", wkd::kSegmentRules[p.rule].id, byRows ? "" : "c");
+        if (team) snprintf(id, sizeof id, "%s", heads > 1 ? "G8" : "G2");
+        else snprintf(id, sizeof id, "%s%s", wkd::kSegmentRules[p.rule].id, byRows ? "" : "c");
         return id;
     }
     BENCH_CUDA((wkd::segmentLaunch<256, 256>(a, so, segs, heads, rows, p, z, *ws, 0)));

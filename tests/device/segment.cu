@@ -1348,6 +1348,110 @@ Test(device_segment, g9_softmax_lean_paths) {
     softmax_case<__nv_bfloat16>(off, items, 1, false, 3, true, &r, "G9 lean bf16");
 }
 
+/// Rule G10's plan for the softmax of these CSR offsets (`elemBytes`-byte values), asserted: a team
+/// of `team` threads a segment.
+static void expect_g10(const std::vector<long long>& off, int heads, int elemBytes, int team, const char* what) {
+    namespace wkd = warpkit::detail;
+    const long long items = off.back(), segs = (long long)off.size() - 1;
+    const wkd::SegmentPlan p = wkd::segmentPlan(wkd::SegSoftmax, elemBytes, heads, segs, items, true);
+    cr_assert(p.team == team, "%s: the softmax's plan is rule %s team %d, not G10 team %d", what,
+              wkd::kSegmentRules[p.rule].id, p.team, team);
+}
+
+/// The softmax under G10 (long on average: a team a segment), one head with a warp, a block of 64
+/// and of 256 a segment (16-bit values: 64), and 4 heads with a block of 64: fillers around the team's mean length and
+/// single segments on both sides of each team's window and four windows (past them listed for the
+/// block tier, and past 32768 elements for the slice tier), against the host for fp32 (NaN and inf,
+/// misaligned, int offsets), half and bf16, two calls with the same bits (softmax_case); y at another
+/// alignment and in place with the same bits (block_tier_bits).
+Test(device_segment, g10_team_paths) {
+    WK_REQUIRE_GPU();
+    wk_rng r = wk_rng_make(0x10a);
+    const long long edges[] = {1,    31,   32,    33,    511,   512,   513,   1023,  1024, 1025,
+                               1535, 1536, 1537,  2047,  2048,  2049,  4095,  4096,  4097, 6143,
+                               6144, 6145, 12289, 24575, 24576, 24577, 32768, 32769, 70001};
+    struct Team {
+        int heads, team, team16; // the team for fp32 and for 16-bit values
+        long long fill, count;   // fillers: count segments of 0 .. 2 fill rows
+    };
+    const Team teams[] = {
+        {1, 32, 32, 150, 3000}, {1, 64, 64, 2000, 400}, {1, 256, 64, 4000, 300}, {4, 64, 64, 300, 300}};
+    for (int t = 0; t < 4; ++t) {
+        const Team& tm = teams[t];
+        std::vector<long long> len;
+        for (long long e : edges) len.push_back(std::max(1LL, e / tm.heads)), len.push_back(0);
+        for (long long k = 0; k < (wk_quick() ? tm.count / 3 : tm.count); ++k)
+            len.push_back(wk_int(&r, 0, 2 * tm.fill));
+        for (size_t i = 1; i < len.size(); i += 7) std::swap(len[i], len[len.size() - i]); // edges among fillers
+        const std::vector<long long> off = csr_of(len);
+        char what[96];
+        snprintf(what, sizeof what, "G10 team %d heads %d", tm.team, tm.heads);
+        expect_g10(off, tm.heads, 4, tm.team, what);
+        expect_g10(off, tm.heads, 2, tm.team16, what);
+        softmax_case<float>(off, off.back(), tm.heads, t % 2 == 0, 1 + t, true, &r, what);
+        softmax_case<__half>(off, off.back(), tm.heads, false, t, t % 2 == 1, &r, what);
+        softmax_case<__nv_bfloat16>(off, off.back(), tm.heads, true, 3, false, &r, what);
+        block_tier_bits<float>(off, tm.heads, t % 4, &r, what);
+        block_tier_bits<__nv_bfloat16>(off, tm.heads, 1 + t, &r, what);
+    }
+}
+
+/// G10 with overlapping segments past the room: begin/end copies of one run [3, 3 + rows) (listed
+/// past a team's four windows; the workspace, sized for segments that do not overlap, holds few), so
+/// the copies without room are done by their team a head at a time (segTeamFold). Every copy writes
+/// the run's softmax, near the host's, in each team and both kinds.
+Test(device_segment, g10_overlapping_past_the_room) {
+    WK_REQUIRE_GPU();
+    wk_rng r = wk_rng_make(0x10b);
+    struct Case {
+        int heads, team;
+        long long rows, copies;
+    };
+    const Case cases[] = {{1, 32, 3000, 12}, {1, 64, 40000, 20}, {1, 256, 100000, 30}, {4, 64, 5000, 20}};
+    for (const Case& c : cases) {
+        const long long items = 3 + c.rows, n = items * c.heads;
+        std::vector<long long> b(c.copies, 3), e(c.copies, 3 + c.rows);
+        namespace wkd = warpkit::detail;
+        const wkd::SegmentPlan p = wkd::segmentPlan(wkd::SegSoftmax, 4, c.heads, c.copies, items, false);
+        cr_assert(p.team == c.team, "copies of %lld rows: rule %s team %d, not G10 team %d", c.rows,
+                  wkd::kSegmentRules[p.rule].id, p.team, c.team);
+        std::vector<float> hx(n);
+        for (auto& v : hx) v = (float)wk_uniform(&r, -6, 6);
+        float* dx = wk_alloc<float>(n);
+        float* dy = wk_alloc<float>(n);
+        long long* db = wk_alloc<long long>(c.copies);
+        long long* de = wk_alloc<long long>(c.copies);
+        wk_upload(dx, hx.data(), n);
+        wk_upload(db, b.data(), c.copies);
+        wk_upload(de, e.data(), c.copies);
+        for (int kind = 0; kind < 2; ++kind) {
+            auto call = [&](void* w, size_t* bytes) {
+                return warpkit::segmentSoftmax((const float*)dx, dy, items, warpkit::segmentBounds(db, de), c.copies,
+                                               c.heads, (warpkit::SoftmaxKind)kind, w, bytes);
+            };
+            size_t bytes;
+            void* w = workspace(call, &bytes);
+            wk_poison(dy, n);
+            WK_CUDA(call(w, &bytes));
+            WK_LAUNCHED();
+            std::vector<float> got(n);
+            wk_download(got.data(), dy, n);
+            for (int h = 0; h < c.heads; ++h) {
+                std::vector<double> x(c.rows), want;
+                double lse;
+                for (long long i = 0; i < c.rows; ++i) x[i] = hx[(3 + i) * c.heads + h];
+                ref_softmax(x, kind, &want, &lse);
+                for (long long i = 0; i < c.rows; ++i)
+                    cr_assert(out_close<float>(got[(3 + i) * c.heads + h], want[i], out_tol<float>() * 4),
+                              "copies of %lld rows, team %d, heads %d, kind %d: row %lld head %d: %.9g want %.9g",
+                              c.rows, c.team, c.heads, kind, i, h, got[(3 + i) * c.heads + h], want[i]);
+            }
+            WK_CUDA(cudaFree(w));
+        }
+        for (void* q : {(void*)dx, (void*)dy, (void*)db, (void*)de}) WK_CUDA(cudaFree(q));
+    }
+}
+
 /// Under G9 a segment's softmax depends on its length alone: 8 copies of one segment, each among
 /// steps that are staged (neighbours of 4 to 8 rows) or not (neighbours of one row), at 8
 /// alignments, give the same output bits, near the host's, for lengths of a lane, a lane group, a
@@ -2284,9 +2388,10 @@ Test(device_segment, flat_softmax_going_back_in_place_past_2_31) {
 // ---- any workspace address --------------------------------------------------------------------
 /// The header: any workspace address works (the calls leave 15 bytes of slack and align it). The
 /// reductions (sum, max through begin/end arrays, argmax; float and __half) and the softmax (1 head,
-/// 4 heads __half, the log kind) on distributions whose plans take the flat pass (G5, G7), the group
-/// kernel with long segments listed for the chunk kernels and the softmax's tiers (G1, G2, G8) and
-/// the direct kernel (G6): the same bits at base + 1, 3, 8, 15 as at a 16-byte aligned workspace.
+/// 4 heads __half, the log kind; 1 head through begin/end arrays) on distributions whose plans take
+/// the flat pass (G5, G7), the group kernel with long segments listed for the chunk kernels and the
+/// softmax's tiers (G1, G2, G8), the direct kernel (G6) and the team kernel (G10): the same bits at
+/// base + 1, 3, 8, 15 as at a 16-byte aligned workspace.
 Test(device_segment, workspace_any_address) {
     WK_REQUIRE_GPU();
     const long long total = wk_quick() ? 60000 : 300000;
@@ -2344,6 +2449,13 @@ Test(device_segment, workspace_any_address) {
             },
             fo, items * sizeof(float));
         run(
+            "softmax float begin/end", SegSoftmax, 4, 1, false,
+            [&](void* w, size_t* b) {
+                return warpkit::segmentSoftmax(dx, fo, items, warpkit::segmentBounds(d64, d64 + 1), segs, 1,
+                                               warpkit::SoftmaxPlain, w, b);
+            },
+            fo, items * sizeof(float));
+        run(
             "log softmax half 4 heads", SegSoftmax, 2, 4, true,
             [&](void* w, size_t* b) {
                 return warpkit::segmentSoftmax(dh, ho, items, d32, segs, 4, warpkit::SoftmaxLog, w, b);
@@ -2352,9 +2464,9 @@ Test(device_segment, workspace_any_address) {
         for (void* p : {(void*)dx, (void*)dh, (void*)d64, (void*)d32, (void*)fo, (void*)ho, (void*)ao})
             WK_CUDA(cudaFree(p));
     }
-    cr_expect(seen[1] && seen[2] && seen[5] && seen[6] && seen[7] && seen[8] && seen[9],
-              "rules G1 %d, G2 %d, G5 %d, G6 %d, G7 %d, G8 %d, G9 %d: not all reached", seen[1], seen[2], seen[5],
-              seen[6], seen[7], seen[8], seen[9]);
+    cr_expect(seen[1] && seen[2] && seen[5] && seen[6] && seen[7] && seen[8] && seen[9] && seen[10],
+              "rules G1 %d, G2 %d, G5 %d, G6 %d, G7 %d, G8 %d, G9 %d, G10 %d: not all reached", seen[1], seen[2],
+              seen[5], seen[6], seen[7], seen[8], seen[9], seen[10]);
     cr_expect(bad == 0, "%d calls wrote other bits with the workspace at an odd address", bad);
 }
 

@@ -20,14 +20,15 @@ const int kSizes[] = {2, 4, 8};
 const int kHeads[] = {1, 2, 3, 4, 8, 16, 17, 32, 64, 1000};
 
 std::string planText(const SegmentPlan& p) {
-    char b[224], slice[32] = "", direct[32] = "", step[32] = "", lanes[32] = "";
+    char b[240], slice[32] = "", direct[32] = "", step[32] = "", lanes[32] = "", team[32] = "";
     if (p.sliceGroup > 0) snprintf(slice, sizeof slice, " sliceGroup=%d", p.sliceGroup);
     if (p.directRows > 0) snprintf(direct, sizeof direct, " directRows=%lld", p.directRows);
     if (p.minStep < 32) snprintf(step, sizeof step, " minStep=%d", p.minStep);
     if (p.laneRows > 0) snprintf(lanes, sizeof lanes, " laneRows=%d", p.laneRows);
-    snprintf(b, sizeof b, "%s threads=%d perLane=%d longRows=%lld chunkRows=%lld longThreads=%d%s%s%s%s%s",
+    if (p.team > 0) snprintf(team, sizeof team, " team=%d", p.team);
+    snprintf(b, sizeof b, "%s threads=%d perLane=%d longRows=%lld chunkRows=%lld longThreads=%d%s%s%s%s%s%s",
              kSegmentRules[p.rule].id, p.threads, p.perLane, p.longRows, p.chunkRows, p.longThreads,
-             p.flat ? " flat" : "", slice, direct, step, lanes);
+             p.flat ? " flat" : "", slice, direct, step, lanes, team);
     return b;
 }
 
@@ -56,7 +57,7 @@ std::string allPlans(bool* allCompiled, bool used[]) {
             for (int h : kHeads) {
                 const SegmentPlan p = segmentPlan((SegmentKind)k, sz, h);
                 used[p.rule] = true;
-                if (!segmentPlanCompiled(p)) {
+                if (!segmentPlanCompiled(p) || !segTeamCompiled(p.team, h)) {
                     *allCompiled = false;
                     out += "NOT COMPILED: ";
                 }
@@ -64,14 +65,17 @@ std::string allPlans(bool* allCompiled, bool used[]) {
                 snprintf(b, sizeof b, "%s %d %d: ", kKindName[k], sz, h);
                 out += b + planText(p) + "\n";
             }
-    for (int k = 0; k < 4; ++k) // G9 (the softmax: means 2 to 5), the flat pass (CSR only) and G6 by mean length
+    // G9 (the softmax: means 2 to 5), the flat pass (CSR only), G6 and G10 (the softmax from means 192,
+    // 512 (16-bit), 1536 and 3072 (fp32) with one head, 192 with 4) by mean length
+    for (int k = 0; k < 4; ++k)
         for (int sz : kSizes)
-            for (long long items : {0LL, 2000LL, 5000LL, 5001LL, 8000LL, 8001LL, 32000LL, 32001LL, 64000LL, 64001LL,
-                                    2047999LL, 2048000LL, 1LL << 26})
+            for (long long items : {0LL,       2000LL,    5000LL,    5001LL,    8000LL,    8001LL,    32000LL,
+                                    32001LL,   64000LL,   64001LL,   191999LL,  192000LL,  511999LL,  512000LL,
+                                    1535999LL, 1536000LL, 2047999LL, 2048000LL, 3071999LL, 3072000LL, 1LL << 26})
                 for (bool csr : {true, false}) {
                     const SegmentPlan p = segmentPlan((SegmentKind)k, sz, 1, 1000, items, csr);
                     used[p.rule] = true;
-                    if (!segmentPlanCompiled(p) || (p.flat && !flatCompiled(k, sz))) {
+                    if (!segmentPlanCompiled(p) || !segTeamCompiled(p.team, 1) || (p.flat && !flatCompiled(k, sz))) {
                         *allCompiled = false;
                         out += "NOT COMPILED: ";
                     }
@@ -80,6 +84,18 @@ std::string allPlans(bool* allCompiled, bool used[]) {
                              csr ? "csr" : "bounds");
                     out += b + planText(p) + "\n";
                 }
+    for (int sz : kSizes) // the softmax of 4 heads: G8 (2- and 4-byte values), then G10 from mean 192
+        for (long long items : {0LL, 32000LL, 191999LL, 192000LL, 1LL << 26}) {
+            const SegmentPlan p = segmentPlan(SegSoftmax, sz, 4, 1000, items, true);
+            used[p.rule] = true;
+            if (!segmentPlanCompiled(p) || !segTeamCompiled(p.team, 4)) {
+                *allCompiled = false;
+                out += "NOT COMPILED: ";
+            }
+            char b[96];
+            snprintf(b, sizeof b, "softmax %d 4 segments=1000 items=%lld csr: ", sz, items);
+            out += b + planText(p) + "\n";
+        }
     for (int h : {1, 4, 16})
         for (long long segs : {1LL, 1000LL, 1000000LL})
             for (long long items : {0LL, 4096LL, 4097LL, 1LL << 24, 1LL << 26, (1LL << 31) + 5}) {

@@ -67,7 +67,9 @@
 // head, reductions and log-sum-exp, at most 8 rows a segment on average, 32 for the reductions of
 // 16-bit values, the softmax at most 5; any offsets) runs one kernel when items <= 64, else three
 // (one clears the 48 bytes), and the chunk kernel after them when items > 1024 (the softmax: the
-// chunk, write and block kernels).
+// chunk, write and block kernels). Rule G10 (the softmax of 1 or 4 heads, long on average) runs one
+// kernel when no segment can be past a team's four windows, else three (one clears the 48 bytes,
+// the team kernel, the block kernel).
 //
 // How it works: device/detail/segment_plan.cuh (the stages and the rule table) and
 // segment_kernels.cuh. Overlapping segments are correct; if their long segments need more room
@@ -78,6 +80,7 @@
 
 #include "detail/segment_plan.cuh"
 #include "detail/segment_lane.cuh"
+#include "detail/segment_team.cuh"
 #include "detail/segment_heads.cuh"
 #include "detail/segment_flat_run.cuh"
 
@@ -218,6 +221,21 @@ inline cudaError_t segmentLaunch(const A& a, SegOffsets<O> off, long long segmen
     // for sm_90): their blocks are placed while the kernel before runs and wait for it where they
     // need its results (pdlWait), so each launch's latency overlaps the kernel before it.
     bool early = false;
+    if constexpr (SegBlockSoftmax<A>::value) {
+        if (p.team > 0) { // rule G10: a team a segment, the longer ones listed for stage 4 (segment_team.cuh)
+            const long long w = z.entries > 2 * z.slots ? z.entries : 2 * z.slots;
+            const int sg = p.sliceGroup, cc = props.cc;
+            if (heads == 1 && p.team == 32)
+                return segmentTeamLaunch<32, 1>(a, off, segments, items, sg, w, list, dev, cc, stream);
+            if (heads == 1 && p.team == 64)
+                return segmentTeamLaunch<64, 1>(a, off, segments, items, sg, w, list, dev, cc, stream);
+            if (heads == 1 && p.team == 256)
+                return segmentTeamLaunch<256, 1>(a, off, segments, items, sg, w, list, dev, cc, stream);
+            if (heads == 4 && p.team == 64)
+                return segmentTeamLaunch<64, 4>(a, off, segments, items, sg, w, list, dev, cc, stream);
+            return cudaErrorInvalidConfiguration; // a plan with no compiled kernel (segTeamCompiled)
+        }
+    }
     if constexpr (SegDirect<A>::value) {
         if (direct) {
             // The counters cleared by a kernel (not a memset), so that the direct kernel's blocks are

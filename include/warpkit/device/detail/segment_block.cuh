@@ -79,10 +79,11 @@ WARPKIT_HD long long segSliceSlots(long long rows, int heads, int group) {
 
 /// op over the slots of one head: the thread's slots (Hs = min(heads, V) distinct), the lanes equal
 /// modulo P = max(heads / V, 1) (an xor butterfly), then the BT / 32 warps in order through red.
-/// Every thread of the block calls; every thread ends with its heads' values in all V slots.
+/// Every thread of the team calls (a team: the block, or BT = 32 one warp, which needs no red and no
+/// barrier); every thread ends with its heads' values in all V slots.
 template <int BT, int V, typename Op>
 WARPKIT_DEVICE void segBlockAll(float (&s)[V], int Hs, int P, Op op, float (&red)[BT / 32][4][8]) {
-    const int lane = (int)laneId(), warp = (int)threadIdx.x / 32;
+    const int lane = (int)laneId(), warp = (int)(threadIdx.x & (BT - 1)) / 32;
 #pragma unroll
     for (int o = V / 2; o >= 1; o >>= 1) // slot j holds head (c + j) mod heads: fold j + o into j
         if (o >= Hs)
@@ -93,19 +94,21 @@ WARPKIT_DEVICE void segBlockAll(float (&s)[V], int Hs, int P, Op op, float (&red
         if (j < Hs)
 #pragma unroll 1
             for (int o = P; o < 32; o <<= 1) s[j] = op(s[j], shflXor(s[j], o));
-    if (lane < P)
+    if constexpr (BT > 32) {
+        if (lane < P)
+#pragma unroll
+            for (int j = 0; j < V; ++j)
+                if (j < Hs) red[warp][lane][j] = s[j];
+        __syncthreads();
 #pragma unroll
         for (int j = 0; j < V; ++j)
-            if (j < Hs) red[warp][lane][j] = s[j];
-    __syncthreads();
+            if (j < Hs) {
+                float acc = red[0][lane & (P - 1)][j];
 #pragma unroll
-    for (int j = 0; j < V; ++j)
-        if (j < Hs) {
-            float acc = red[0][lane & (P - 1)][j];
-#pragma unroll
-            for (int w = 1; w < BT / 32; ++w) acc = op(acc, red[w][lane & (P - 1)][j]);
-            s[j] = acc;
-        }
+                for (int w = 1; w < BT / 32; ++w) acc = op(acc, red[w][lane & (P - 1)][j]);
+                s[j] = acc;
+            }
+    }
 #pragma unroll
     for (int o = 1; o < V; o <<= 1) // back to every slot
         if (o >= Hs)
@@ -122,13 +125,13 @@ template <typename T> struct SegBlockRun {
     int m, n;
 };
 
-/// Thread t's R vectors of the window from vector q0 (q0 + t, q0 + t + BT, ...), as float; elements
-/// outside the run are -inf and not read.
+/// Thread t's R vectors of the window from vector q0 (q0 + t, q0 + t + BT, ...; t the thread's index
+/// in its team of BT threads), as float; elements outside the run are -inf and not read.
 template <int BT, int R, int V, typename T>
 WARPKIT_DEVICE void segBlockLoad(float (&v)[R][V], const SegBlockRun<T>& g, int q0) {
 #pragma unroll
     for (int r = 0; r < R; ++r) {
-        const int q = q0 + r * BT + (int)threadIdx.x, i0 = q * V - g.m;
+        const int q = q0 + r * BT + (int)(threadIdx.x & (BT - 1)), i0 = q * V - g.m;
         if (i0 >= 0 && i0 + V <= g.n) {
             const Vector16<T> w = loadVector(g.xa + q * V);
 #pragma unroll
@@ -146,7 +149,7 @@ template <int BT, int R, int V, typename T, typename F>
 WARPKIT_DEVICE void segBlockStore(const float (&v)[R][V], const SegBlockRun<T>& g, int q0, F out) {
 #pragma unroll
     for (int r = 0; r < R; ++r) {
-        const int q = q0 + r * BT + (int)threadIdx.x, i0 = q * V - g.m;
+        const int q = q0 + r * BT + (int)(threadIdx.x & (BT - 1)), i0 = q * V - g.m;
         if (g.yVec && i0 >= 0 && i0 + V <= g.n) {
             Vector16<T> w;
 #pragma unroll
@@ -162,7 +165,7 @@ WARPKIT_DEVICE void segBlockStore(const float (&v)[R][V], const SegBlockRun<T>& 
 
 /// One window's slot states: mx its heads' maxima, sm their sums of exp(x - max) (max taken as 0 when
 /// it is -inf: every exp is then 0), one exp an element; StoreExp: v becomes those exps (the plain
-/// kinds' numerators). Every thread of the block calls.
+/// kinds' numerators). Every thread of the team calls.
 template <int BT, bool StoreExp, bool Precise, int R, int V> WARPKIT_DEVICE void
 segBlockWindow(float (&v)[R][V], float (&mx)[V], float (&sm)[V], int Hs, int P, float (&red)[2][BT / 32][4][8]) {
 #pragma unroll
@@ -186,13 +189,16 @@ segBlockWindow(float (&v)[R][V], float (&mx)[V], float (&sm)[V], int Hs, int P, 
     segBlockAll<BT>(sm, Hs, P, Sum{}, red[1]);
 }
 
-/// The softmax (Kind) of one segment (rows [begin, begin + rows), rows * heads <= kSegBlockMaxElems,
-/// heads a power of two up to 16) by the whole block (see the header comment); ahead() runs once the
-/// first window's loads are issued (work that can wait on memory beside them). Every thread calls.
-template <int BT, typename T, int Kind, typename F>
+/// The softmax (Kind) of one segment (rows [begin, begin + rows), rows * heads < 2^31 - 16, heads a
+/// power of two up to 16) by a team of BT threads (the block, or BT = 32 a warp), E elements a thread
+/// a window (the block tier: the block, kSegBlockMaxElems elements at most, 32; see the header
+/// comment); ahead() runs once the first window's loads are issued (work that can wait on memory
+/// beside them). Every thread of the team calls.
+template <int BT, int E = 32, typename T, int Kind, typename F>
 WARPKIT_DEVICE void segBlockSoftmax(const SegSoftmaxAlgo<T, Kind>& a, long long begin, int rows, int heads,
                                     float (&red)[2][BT / 32][4][8], F ahead) {
-    constexpr int V = vectorElems<T>(), R = 32 / V, W = BT * R; // vectors a window
+    constexpr int V = vectorElems<T>(), R = E / V, W = BT * R; // vectors a window
+    static_assert(E % V == 0 && R >= 1, "segBlockSoftmax: E (elements a thread) must be a multiple of a vector's");
     constexpr bool kPrecise = sizeof(T) == 4;
     const T* xs = a.x + begin * heads;
     const int m = (int)(((size_t)xs / sizeof(T)) & (V - 1)), n = rows * heads;

@@ -357,6 +357,7 @@ template <int BT, typename A> __global__ void __launch_bounds__(BT, 2)
     if constexpr (SegBlockSoftmax<A>::value) {
         __shared__ float red[2][BT / 32][4][8];
         __shared__ long long taken[2];
+        pdlWait(); // the kernel that listed (launched programmatically behind it under G10)
         const unsigned long long listed = list.counter[0];
         const long long entries = listed < (unsigned long long)list.maxEntries ? (long long)listed : list.maxEntries;
         if (threadIdx.x == 0) {

@@ -51,6 +51,10 @@
 //      a warp a record, folding each segment of up to longRows rows and listing longer ones
 //      (without room: folded by the warp with the chunk kernels' math); the clearing kernel first
 //      and the rest kernel only when items > laneRows, stages 2 and 3 only when items > longRows;
+//   1b''. for a plan with `team` (rule G10: the softmax of 1 or 4 heads, long on average), in place
+//      of 1 to 3: the team kernel (segment_team.cuh), a team (a warp, a block of 64 or of 256
+//      threads) a segment straight from the offsets, in registers up to four windows, longer ones
+//      listed for stage 4 (the clearing kernel first, when a segment can be that long);
 // Rule G5 replaces all of that for short segments on average (a reduction, one head, CSR
 // offsets, items <= maxMean * segments): the flat pass of segment_flat.cuh, kernels over fixed
 // tiles of the merge path of segment ends and elements, whatever the lengths' spread. Rule G7 does
@@ -98,6 +102,7 @@ struct SegmentPlan {
     int minStep;          // the fewest pairs a group-kernel warp step takes (32: always 32; segmentStepPairs)
     bool byRows;          // the softmax's stage 1 by segments, a row a vector (segment_heads.cuh), x and y aligned
     int laneRows; // one head, reduce / lse / softmax: stage 1 by the lane kernel, a lane a pair of up to this many rows
+    int team;     // the softmax: stage 1 by the team kernel (segment_team.cuh), a team of this many threads a segment
 };
 
 /// One rule: the first whose conditions hold gives the plan. Conditions: the call kind (a mask of
@@ -123,6 +128,7 @@ struct SegmentRule {
     int minStep;
     bool byRows;      // stage 1 by the heads kernel (segment_heads.cuh) where x and y allow its vector rows
     int laneRows = 0; // stage 1 by the lane kernel (segment_lane.cuh): a lane a pair of up to this many rows
+    int team = 0;     // stage 1 by the team kernel (segment_team.cuh): a team of this many threads a segment
 };
 
 constexpr unsigned kSegAnyKind = 0xfu, kSegReadOnly = 1u << SegReduce | 1u << SegLogSumExp;
@@ -139,6 +145,8 @@ constexpr unsigned kSegAnySize = 1u << 2 | 1u << 4 | 1u << 8 | 1u << 16, kSegSma
 // lower for 4- and 8-byte values (the flat pass is faster from mean 16) than for 16-bit ones; the
 // softmax's come before G7 and take means up to 5 (G7 is faster from mean 6): up to 2 the lean
 // form (perLane 4: the rows a lane holds in registers, segment_lane.cuh), then the staged one.
+// G10 (a team a segment, segment_team.cuh) takes the softmax of one or 4 heads from mean 192 (G2 or
+// G8 below it): a warp, from mean 1536 (16-bit: 512) a block of 64, fp32 from 3072 a block of 256.
 constexpr SegmentRule kSegmentRules[] = {
     // id   kinds            sizes          heads   thr  perLane longRows chunkRows longThr maxMean minMean slc direct
     // step byRows laneRows
@@ -154,6 +162,16 @@ constexpr SegmentRule kSegmentRules[] = {
      64}, // short on average (2 to 5), softmax: a lane a segment, lane groups, staged
     {"G7", 1u << SegSoftmax, kSegSmallSize, 1, 1, 256, 8, 1024, 8192, 256, 64, 0, 32, 0, 32,
      false}, // short on average: flat
+    {"G10", 1u << SegSoftmax, 1u << 4, 1, 1, 256, 8, 1024, 8192, 256, 0, 3072, 32, 0, 32, false, 0,
+     256}, // long on average, softmax, fp32: a block of 256 a segment
+    {"G10", 1u << SegSoftmax, 1u << 4, 1, 1, 256, 8, 1024, 8192, 256, 0, 1536, 32, 0, 32, false, 0,
+     64}, // fp32: a block of 64 a segment
+    {"G10", 1u << SegSoftmax, 1u << 2, 1, 1, 256, 8, 1024, 8192, 256, 0, 512, 32, 0, 32, false, 0,
+     64}, // 16-bit: a block of 64 a segment
+    {"G10", 1u << SegSoftmax, kSegSmallSize, 1, 1, 256, 8, 1024, 8192, 256, 0, 192, 32, 0, 32, false, 0,
+     32}, // a warp a segment
+    {"G10", 1u << SegSoftmax, kSegSmallSize, 4, 4, 256, 8, 1024, 2048, 256, 0, 192, 32, 0, 32, false, 0,
+     64}, // 4 heads: a block of 64 a segment
     {"G6", 1u << SegReduce, 1u << 2, 1, 1, 256, 8, 256, 32768, 256, 0, 2048, 0, 32768, 32,
      false}, // long on average, 16-bit reduce: chunks of 64 KB
     {"G6", kSegReadOnly, kSegAnySize, 1, 1, 256, 8, 256, 16384, 256, 0, 2048, 0, 16384, 32,
@@ -172,8 +190,8 @@ constexpr SegmentRule kSegmentRules[] = {
 };
 constexpr int kSegmentRuleCount = (int)(sizeof(kSegmentRules) / sizeof(kSegmentRules[0]));
 
-/// A rule of the flat pass: a mean limit and no lane kernel.
-constexpr bool segRuleFlat(const SegmentRule& r) { return r.maxMean > 0 && r.laneRows == 0; }
+/// A rule of the flat pass: a mean limit and no lane or team kernel.
+constexpr bool segRuleFlat(const SegmentRule& r) { return r.maxMean > 0 && r.laneRows == 0 && r.team == 0; }
 
 /// The plan for a call of `kind` over elements of `elemBytes` bytes with `heads` heads, `segments`
 /// segments over `items` rows (csr: CSR offsets, not begin/end arrays). Host only.
@@ -184,10 +202,11 @@ inline SegmentPlan segmentPlan(SegmentKind kind, int elemBytes, int heads, long 
         const SegmentRule& r = kSegmentRules[i];
         const bool oneWay = kind == SegReduce || kind == SegLogSumExp;
         const int slice = kind == SegSoftmax ? r.sliceGroup : 0;
-        SegmentPlan q{i, r.threads, r.perLane, r.longRows, r.chunkRows, r.longThreads, segRuleFlat(r), slice,
-                      0, r.minStep, r.byRows,  0};
+        SegmentPlan q{i,         r.threads, r.perLane, r.longRows, r.chunkRows, r.longThreads, segRuleFlat(r), slice, 0,
+                      r.minStep, r.byRows,  0,         0};
         if (oneWay) q.directRows = r.directRows;
         if (oneWay || kind == SegSoftmax) q.laneRows = r.laneRows;
+        if (kind == SegSoftmax) q.team = r.team;
         return q;
     };
     for (int i = 0; i < kSegmentRuleCount; ++i) {
@@ -228,6 +247,18 @@ inline int segmentStepPairs(const SegmentPlan& p, long long pairs, long long war
     return s < p.minStep ? (p.minStep < 1 ? 1 : p.minStep) : (int)s;
 }
 
+/// The (team, heads) pairs rule G10's dispatcher has kernels for (segment.cuh, segmentLaunch).
+struct SegTeamShape {
+    int team, heads;
+};
+constexpr SegTeamShape kSegTeamShapes[] = {{32, 1}, {64, 1}, {256, 1}, {64, 4}};
+/// Whether a plan with `team` has a kernel for `heads` heads (a plan with no team: always). Host.
+inline bool segTeamCompiled(int team, int heads) {
+    bool ok = team == 0;
+    for (const SegTeamShape& s : kSegTeamShapes) ok = ok || (s.team == team && s.heads == heads);
+    return ok;
+}
+
 /// Whether the dispatcher has kernels for the plan's block sizes, and its direct pairs are pairs of
 /// one chunk (so they give the chunk kernels' bits) with 32-bit row counts (the direct kernel's).
 /// Host only.
@@ -238,8 +269,10 @@ inline bool segmentPlanCompiled(const SegmentPlan& p) {
     const bool direct =
         p.directRows == 0 || (p.directRows > p.longRows && p.directRows <= p.chunkRows && p.directRows < (1ll << 31));
     const bool lanes = p.laneRows == 0 || (p.directRows == 0 && !p.flat && p.laneRows <= p.longRows);
-    return shape && direct && lanes && p.perLane >= 1 && p.longRows >= 1 && p.chunkRows >= 1 && p.sliceGroup >= 0 &&
-           (p.sliceGroup & (p.sliceGroup - 1)) == 0 && p.minStep >= 1 && p.minStep <= 32;
+    const bool teams = p.team == 0 || ((p.team == 32 || p.team == 64 || p.team == 256) && !p.flat && p.laneRows == 0 &&
+                                       p.sliceGroup > 0);
+    return shape && direct && lanes && teams && p.perLane >= 1 && p.longRows >= 1 && p.chunkRows >= 1 &&
+           p.sliceGroup >= 0 && (p.sliceGroup & (p.sliceGroup - 1)) == 0 && p.minStep >= 1 && p.minStep <= 32;
 }
 
 } // namespace detail
