@@ -48,6 +48,18 @@ bool flatCompiled(int kind, int size) {
     return false;
 }
 
+/// Appends plan p of a call with `heads` heads to out after `label`, marks its rule used, and marks
+/// it NOT COMPILED (and *allCompiled false) when it has no kernel (for `flatOk` false: no flat pass).
+void addPlan(std::string* out, bool* allCompiled, bool used[], const SegmentPlan& p, int heads, const char* label,
+             bool flatOk = true) {
+    used[p.rule] = true;
+    if (!segmentPlanCompiled(p) || !segTeamCompiled(p.team, heads) || !flatOk) {
+        *allCompiled = false;
+        *out += "NOT COMPILED: ";
+    }
+    *out += label + planText(p) + "\n";
+}
+
 std::string allPlans(bool* allCompiled, bool used[]) {
     std::string out = "# segmentPlan answers (tests/device/segment_plan.cu): kind size heads: rule and plan; then the\n"
                       "# workspace room (long pairs, chunks) for segments x items.\n";
@@ -55,15 +67,9 @@ std::string allPlans(bool* allCompiled, bool used[]) {
     for (int k = 0; k < 4; ++k)
         for (int sz : kSizes)
             for (int h : kHeads) {
-                const SegmentPlan p = segmentPlan((SegmentKind)k, sz, h);
-                used[p.rule] = true;
-                if (!segmentPlanCompiled(p) || !segTeamCompiled(p.team, h)) {
-                    *allCompiled = false;
-                    out += "NOT COMPILED: ";
-                }
                 char b[64];
                 snprintf(b, sizeof b, "%s %d %d: ", kKindName[k], sz, h);
-                out += b + planText(p) + "\n";
+                addPlan(&out, allCompiled, used, segmentPlan((SegmentKind)k, sz, h), h, b);
             }
     // G9 (the softmax: means 2 to 5), the flat pass (CSR only), G6 and G10 (the softmax from means 192,
     // 512 (16-bit), 1536 and 3072 (fp32) with one head, 192 with 4) by mean length
@@ -74,27 +80,16 @@ std::string allPlans(bool* allCompiled, bool used[]) {
                                     1535999LL, 1536000LL, 2047999LL, 2048000LL, 3071999LL, 3072000LL, 1LL << 26})
                 for (bool csr : {true, false}) {
                     const SegmentPlan p = segmentPlan((SegmentKind)k, sz, 1, 1000, items, csr);
-                    used[p.rule] = true;
-                    if (!segmentPlanCompiled(p) || !segTeamCompiled(p.team, 1) || (p.flat && !flatCompiled(k, sz))) {
-                        *allCompiled = false;
-                        out += "NOT COMPILED: ";
-                    }
                     char b[96];
                     snprintf(b, sizeof b, "%s %d 1 segments=1000 items=%lld %s: ", kKindName[k], sz, items,
                              csr ? "csr" : "bounds");
-                    out += b + planText(p) + "\n";
+                    addPlan(&out, allCompiled, used, p, 1, b, !p.flat || flatCompiled(k, sz));
                 }
     for (int sz : kSizes) // the softmax of 4 heads: G8 (2- and 4-byte values), then G10 from mean 192
         for (long long items : {0LL, 32000LL, 191999LL, 192000LL, 1LL << 26}) {
-            const SegmentPlan p = segmentPlan(SegSoftmax, sz, 4, 1000, items, true);
-            used[p.rule] = true;
-            if (!segmentPlanCompiled(p) || !segTeamCompiled(p.team, 4)) {
-                *allCompiled = false;
-                out += "NOT COMPILED: ";
-            }
             char b[96];
             snprintf(b, sizeof b, "softmax %d 4 segments=1000 items=%lld csr: ", sz, items);
-            out += b + planText(p) + "\n";
+            addPlan(&out, allCompiled, used, segmentPlan(SegSoftmax, sz, 4, 1000, items, true), 4, b);
         }
     for (int h : {1, 4, 16})
         for (long long segs : {1LL, 1000LL, 1000000LL})

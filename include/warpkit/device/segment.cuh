@@ -223,16 +223,16 @@ inline cudaError_t segmentLaunch(const A& a, SegOffsets<O> off, long long segmen
     bool early = false;
     if constexpr (SegBlockSoftmax<A>::value) {
         if (p.team > 0) { // rule G10: a team a segment, the longer ones listed for stage 4 (segment_team.cuh)
-            const long long w = z.entries > 2 * z.slots ? z.entries : 2 * z.slots;
+            const long long e = z.entries, sl = z.slots;
             const int sg = p.sliceGroup, cc = props.cc;
             if (heads == 1 && p.team == 32)
-                return segmentTeamLaunch<32, 1>(a, off, segments, items, sg, w, list, dev, cc, stream);
+                return segmentTeamLaunch<32, 1>(a, off, segments, items, sg, e, sl, list, dev, cc, stream);
             if (heads == 1 && p.team == 64)
-                return segmentTeamLaunch<64, 1>(a, off, segments, items, sg, w, list, dev, cc, stream);
+                return segmentTeamLaunch<64, 1>(a, off, segments, items, sg, e, sl, list, dev, cc, stream);
             if (heads == 1 && p.team == 256)
-                return segmentTeamLaunch<256, 1>(a, off, segments, items, sg, w, list, dev, cc, stream);
+                return segmentTeamLaunch<256, 1>(a, off, segments, items, sg, e, sl, list, dev, cc, stream);
             if (heads == 4 && p.team == 64)
-                return segmentTeamLaunch<64, 4>(a, off, segments, items, sg, w, list, dev, cc, stream);
+                return segmentTeamLaunch<64, 4>(a, off, segments, items, sg, e, sl, list, dev, cc, stream);
             return cudaErrorInvalidConfiguration; // a plan with no compiled kernel (segTeamCompiled)
         }
     }
@@ -324,12 +324,8 @@ inline cudaError_t segmentLaunch(const A& a, SegOffsets<O> off, long long segmen
     auto write = segmentWriteKernel<LT, A>;
     WARPKIT_TRY(gridBlocks(write, LT, z.chunks, 1, 1ll << 30, &blocks));
     WARPKIT_TRY(launchKernel(write, blocks, LT, stream, a, heads, p.chunkRows, list));
-    if constexpr (SegBlockSoftmax<A>::value) { // the softmax's block and slice tiers (stage 4)
-        auto block = segmentBlockKernel<kSegBlockThreads, A>;
-        const long long work = z.entries > 2 * z.slots ? z.entries : 2 * z.slots;
-        WARPKIT_TRY(gridBlocks(block, kSegBlockThreads, work, 1, 1ll << 30, &blocks));
-        return launchKernel(block, blocks, kSegBlockThreads, stream, a, heads, p.sliceGroup, list);
-    }
+    if constexpr (SegBlockSoftmax<A>::value) // the softmax's block and slice tiers (stage 4)
+        return segmentBlockLaunch(a, heads, p.sliceGroup, z.entries, z.slots, list, dev, props.cc, false, stream);
     return cudaSuccess;
 }
 

@@ -420,5 +420,21 @@ template <int BT, typename A> __global__ void __launch_bounds__(BT, 2)
     }
 }
 
+/// Stage 4's launch (the softmax): the block kernel over the list's block-tier entries and slice
+/// tickets (room for `entries` entries and `slots` slots: two tickets a slot), programmatically
+/// behind the kernel before where `programmatic` and pdlAllowed (G10's team kernel), else plainly.
+/// Host.
+template <typename A> inline cudaError_t segmentBlockLaunch(const A& a, int heads, int sliceGroup, long long entries,
+                                                            long long slots, const SegList<typename A::State>& list,
+                                                            int dev, int cc, bool programmatic, cudaStream_t stream) {
+    auto block = segmentBlockKernel<kSegBlockThreads, A>;
+    const long long work = entries > 2 * slots ? entries : 2 * slots;
+    int blocks = 0;
+    bool early = false;
+    WARPKIT_TRY(gridBlocks(block, kSegBlockThreads, work, 1, 1ll << 30, &blocks));
+    if (programmatic) WARPKIT_TRY(pdlAllowed(block, dev, cc, &early));
+    return pdlLaunch(block, dim3((unsigned)blocks), dim3(kSegBlockThreads), stream, early, a, heads, sliceGroup, list);
+}
+
 } // namespace detail
 } // namespace warpkit

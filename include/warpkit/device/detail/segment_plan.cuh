@@ -269,8 +269,9 @@ inline bool segmentPlanCompiled(const SegmentPlan& p) {
     const bool direct =
         p.directRows == 0 || (p.directRows > p.longRows && p.directRows <= p.chunkRows && p.directRows < (1ll << 31));
     const bool lanes = p.laneRows == 0 || (p.directRows == 0 && !p.flat && p.laneRows <= p.longRows);
-    const bool teams = p.team == 0 || ((p.team == 32 || p.team == 64 || p.team == 256) && !p.flat && p.laneRows == 0 &&
-                                       p.sliceGroup > 0);
+    bool team = false; // a team some kernel has (kSegTeamShapes), on no other stage 1
+    for (const SegTeamShape& s : kSegTeamShapes) team = team || s.team == p.team;
+    const bool teams = p.team == 0 || (team && !p.flat && p.laneRows == 0 && p.sliceGroup > 0);
     return shape && direct && lanes && teams && p.perLane >= 1 && p.longRows >= 1 && p.chunkRows >= 1 &&
            p.sliceGroup >= 0 && (p.sliceGroup & (p.sliceGroup - 1)) == 0 && p.minStep >= 1 && p.minStep <= 32;
 }

@@ -109,12 +109,12 @@ __global__ void __launch_bounds__(SegTeam<TT, H, (int)sizeof(typename A::Elem)>:
 }
 
 /// Rule G10's launches: the clearing kernel when a segment can be past a team's four windows, the
-/// team kernel, then stage 4 (the block and slice tiers) for what it listed (blockWork: its work
-/// items, segmentLaunch's); on sm_90 each programmatically behind the one before. Host.
+/// team kernel, then stage 4 (the block and slice tiers) for what it listed (the list's room:
+/// `entries` entries, `slots` slots); on sm_90 each programmatically behind the one before. Host.
 template <int TT, int H, typename A, typename O>
 inline cudaError_t segmentTeamLaunch(const A& a, SegOffsets<O> off, long long segments, long long items, int sliceGroup,
-                                     long long blockWork, const SegList<SoftmaxState>& list, int dev, int cc,
-                                     cudaStream_t stream) {
+                                     long long entries, long long slots, const SegList<SoftmaxState>& list, int dev,
+                                     int cc, cudaStream_t stream) {
     using Team = SegTeam<TT, H, (int)sizeof(typename A::Elem)>;
     constexpr int BT = Team::block, teams = BT / TT;
     const bool longs = items > Team::maxElems / H; // a segment can be listed
@@ -128,11 +128,7 @@ inline cudaError_t segmentTeamLaunch(const A& a, SegOffsets<O> off, long long se
     const unsigned grid = (unsigned)(need < (1ll << 30) ? need : 1ll << 30);
     WARPKIT_TRY(pdlLaunch(team, dim3(grid), dim3(BT), stream, early, a, off, segments, items, sliceGroup, list));
     if (!longs) return cudaSuccess;
-    auto block = segmentBlockKernel<kSegBlockThreads, A>;
-    int blocks = 0;
-    WARPKIT_TRY(gridBlocks(block, kSegBlockThreads, blockWork, 1, 1ll << 30, &blocks));
-    WARPKIT_TRY(pdlAllowed(block, dev, cc, &early));
-    return pdlLaunch(block, dim3((unsigned)blocks), dim3(kSegBlockThreads), stream, early, a, H, sliceGroup, list);
+    return segmentBlockLaunch(a, H, sliceGroup, entries, slots, list, dev, cc, true, stream);
 }
 
 } // namespace detail
