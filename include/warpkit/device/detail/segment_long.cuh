@@ -345,6 +345,15 @@ template <typename S> WARPKIT_DEVICE SegEntry segBlockEntry(const SegList<S>& l,
     return en;
 }
 
+/// A ticket from `counter` below `limit`, or `limit` once a plain read shows them all taken: the
+/// counter only grows, so a read at or past the limit is final, and a grid that finds little or
+/// nothing listed skips most of its atomics on one address (each block took two or four of them).
+/// One thread calls.
+WARPKIT_DEVICE long long segTicket(unsigned long long* counter, long long limit) {
+    if (*(volatile unsigned long long*)counter >= (unsigned long long)limit) return limit;
+    return (long long)atomicAdd(counter, 1ull);
+}
+
 /// Stage 4 (the softmax, when segments can be long): the block tier (segment_block.cuh), the list's
 /// block-tier entries one segment a block at a time, taken in turn (counter[3]); the next segment's
 /// first lines are started toward L2 while this one runs. Then the slice tier (segment_slice.cuh):
@@ -361,15 +370,15 @@ template <int BT, typename A> __global__ void __launch_bounds__(BT, 2)
         const unsigned long long listed = list.counter[0];
         const long long entries = listed < (unsigned long long)list.maxEntries ? (long long)listed : list.maxEntries;
         if (threadIdx.x == 0) {
-            taken[0] = (long long)atomicAdd(list.counter + 3, 1ull);
-            taken[1] = (long long)atomicAdd(list.counter + 3, 1ull);
+            taken[0] = segTicket(list.counter + 3, entries);
+            taken[1] = segTicket(list.counter + 3, entries);
         }
         __syncthreads();
         long long cur = taken[0], next = taken[1];
         SegEntry en = segBlockEntry(list, cur, entries);
         while (cur < entries) {
             __syncthreads(); // every thread has read `taken` before it changes
-            if (threadIdx.x == 0) taken[0] = (long long)atomicAdd(list.counter + 3, 1ull);
+            if (threadIdx.x == 0) taken[0] = segTicket(list.counter + 3, entries);
             const SegEntry nx = segBlockEntry(list, next, entries); // a segment ahead
             // its first 128 bytes a thread toward L2, once this segment's first loads are issued
             auto ahead = [&] {
@@ -390,8 +399,8 @@ template <int BT, typename A> __global__ void __launch_bounds__(BT, 2)
         const long long slots = handed < (unsigned long long)list.maxSlots ? (long long)handed : list.maxSlots;
         __syncthreads(); // every thread has read `taken`
         if (threadIdx.x == 0) {
-            taken[0] = (long long)atomicAdd(list.counter + 5, 1ull);
-            taken[1] = (long long)atomicAdd(list.counter + 5, 1ull);
+            taken[0] = segTicket(list.counter + 5, 2 * slots);
+            taken[1] = segTicket(list.counter + 5, 2 * slots);
         }
         __syncthreads();
         cur = taken[0];
@@ -400,7 +409,7 @@ template <int BT, typename A> __global__ void __launch_bounds__(BT, 2)
         while (cur < 2 * slots) {
             // the ticket after next: thread 0 stores it only once this ticket is done, so that its
             // round trip does not hold up warp 0's window loads
-            const unsigned long long after = threadIdx.x == 0 ? atomicAdd(list.counter + 5, 1ull) : 0ull;
+            const long long after = threadIdx.x == 0 ? segTicket(list.counter + 5, 2 * slots) : 0;
             SegSliceRef nr{};
             auto ahead = [&] { // the next ticket (two dependent loads) and its window toward L2
                 nr = segSliceRef(list, next, slots);
@@ -411,7 +420,7 @@ template <int BT, typename A> __global__ void __launch_bounds__(BT, 2)
                                  ahead); // B items from ticket `slots` on (segSliceRef)
             else ahead();
             __syncthreads(); // every thread has read `taken` before it changes
-            if (threadIdx.x == 0) taken[0] = (long long)after;
+            if (threadIdx.x == 0) taken[0] = after;
             __syncthreads(); // taken[0] is visible
             cur = next;
             next = taken[0];
