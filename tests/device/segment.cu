@@ -1359,11 +1359,11 @@ static void expect_g10(const std::vector<long long>& off, int heads, int elemByt
 }
 
 /// The softmax under G10 (long on average: a team a segment), one head with a warp, a block of 64
-/// and of 256 a segment (16-bit values: 64), and 4 heads with a block of 64: fillers around the team's mean length and
-/// single segments on both sides of each team's window and four windows (past them listed for the
-/// block tier, and past 32768 elements for the slice tier), against the host for fp32 (NaN and inf,
-/// misaligned, int offsets), half and bf16, two calls with the same bits (softmax_case); y at another
-/// alignment and in place with the same bits (block_tier_bits).
+/// and of 256 a segment (16-bit values: 64), and 4 heads with a block of 64 and of 256 (16-bit: 64): fillers around the
+/// team's mean length and single segments on both sides of each team's window and four windows (past them listed for
+/// the block tier, and past 32768 elements for the slice tier), against the host for fp32 (NaN and inf, misaligned, int
+/// offsets), half and bf16, two calls with the same bits (softmax_case); y at another alignment and in place with the
+/// same bits (block_tier_bits).
 Test(device_segment, g10_team_paths) {
     WK_REQUIRE_GPU();
     wk_rng r = wk_rng_make(0x10a);
@@ -1374,9 +1374,12 @@ Test(device_segment, g10_team_paths) {
         int heads, team, team16; // the team for fp32 and for 16-bit values
         long long fill, count;   // fillers: count segments of 0 .. 2 fill rows
     };
-    const Team teams[] = {
-        {1, 32, 32, 150, 3000}, {1, 64, 64, 2000, 400}, {1, 256, 64, 4000, 300}, {4, 64, 64, 300, 300}};
-    for (int t = 0; t < 4; ++t) {
+    const Team teams[] = {{1, 32, 32, 150, 3000},
+                          {1, 64, 64, 2000, 400},
+                          {1, 256, 64, 4000, 300},
+                          {4, 64, 64, 300, 300},
+                          {4, 256, 64, 2500, 200}};
+    for (int t = 0; t < 5; ++t) {
         const Team& tm = teams[t];
         std::vector<long long> len;
         for (long long e : edges) len.push_back(std::max(1LL, e / tm.heads)), len.push_back(0);
@@ -1407,7 +1410,8 @@ Test(device_segment, g10_overlapping_past_the_room) {
         int heads, team;
         long long rows, copies;
     };
-    const Case cases[] = {{1, 32, 3000, 12}, {1, 64, 40000, 20}, {1, 256, 100000, 30}, {4, 64, 5000, 20}};
+    const Case cases[] = {
+        {1, 32, 3000, 12}, {1, 64, 40000, 20}, {1, 256, 100000, 30}, {4, 64, 5000, 20}, {4, 256, 40000, 20}};
     for (const Case& c : cases) {
         const long long items = 3 + c.rows, n = items * c.heads;
         std::vector<long long> b(c.copies, 3), e(c.copies, 3 + c.rows);

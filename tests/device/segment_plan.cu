@@ -50,10 +50,10 @@ bool flatCompiled(int kind, int size) {
 
 /// Appends plan p of a call with `heads` heads to out after `label`, marks its rule used, and marks
 /// it NOT COMPILED (and *allCompiled false) when it has no kernel (for `flatOk` false: no flat pass).
-void addPlan(std::string* out, bool* allCompiled, bool used[], const SegmentPlan& p, int heads, const char* label,
-             bool flatOk = true) {
+void addPlan(std::string* out, bool* allCompiled, bool used[], const SegmentPlan& p, int heads, int size,
+             const char* label, bool flatOk = true) {
     used[p.rule] = true;
-    if (!segmentPlanCompiled(p) || !segTeamCompiled(p.team, heads) || !flatOk) {
+    if (!segmentPlanCompiled(p) || !segTeamCompiled(p.team, heads, size) || !flatOk) {
         *allCompiled = false;
         *out += "NOT COMPILED: ";
     }
@@ -69,27 +69,29 @@ std::string allPlans(bool* allCompiled, bool used[]) {
             for (int h : kHeads) {
                 char b[64];
                 snprintf(b, sizeof b, "%s %d %d: ", kKindName[k], sz, h);
-                addPlan(&out, allCompiled, used, segmentPlan((SegmentKind)k, sz, h), h, b);
+                addPlan(&out, allCompiled, used, segmentPlan((SegmentKind)k, sz, h), h, sz, b);
             }
-    // G9 (the softmax: means 2 to 5), the flat pass (CSR only), G6 and G10 (the softmax from means 192,
-    // 512 (16-bit), 1536 and 3072 (fp32) with one head, 192 with 4) by mean length
+    // G9 (the softmax: means 2 to 5), the flat pass (CSR only), G6 and G10 (the softmax from means 144,
+    // 1536 and 3072 (fp32) with one head, 192 with 4) by mean length
     for (int k = 0; k < 4; ++k)
         for (int sz : kSizes)
-            for (long long items : {0LL,       2000LL,    5000LL,    5001LL,    8000LL,    8001LL,    32000LL,
-                                    32001LL,   64000LL,   64001LL,   191999LL,  192000LL,  511999LL,  512000LL,
-                                    1535999LL, 1536000LL, 2047999LL, 2048000LL, 3071999LL, 3072000LL, 1LL << 26})
+            for (long long items :
+                 {0LL,       2000LL,    5000LL,    5001LL,    8000LL,    8001LL,    32000LL,  32001LL,
+                  64000LL,   64001LL,   143999LL,  144000LL,  191999LL,  192000LL,  511999LL, 512000LL,
+                  1535999LL, 1536000LL, 2047999LL, 2048000LL, 3071999LL, 3072000LL, 1LL << 26})
                 for (bool csr : {true, false}) {
                     const SegmentPlan p = segmentPlan((SegmentKind)k, sz, 1, 1000, items, csr);
                     char b[96];
                     snprintf(b, sizeof b, "%s %d 1 segments=1000 items=%lld %s: ", kKindName[k], sz, items,
                              csr ? "csr" : "bounds");
-                    addPlan(&out, allCompiled, used, p, 1, b, !p.flat || flatCompiled(k, sz));
+                    addPlan(&out, allCompiled, used, p, 1, sz, b, !p.flat || flatCompiled(k, sz));
                 }
-    for (int sz : kSizes) // the softmax of 4 heads: G8 (2- and 4-byte values), then G10 from mean 192
-        for (long long items : {0LL, 32000LL, 191999LL, 192000LL, 1LL << 26}) {
+    for (int sz : kSizes) // the softmax of 4 heads: G8 (2- and 4-byte values), then G10 from mean 192 (fp32:
+                          // a block of 256 from 1536)
+        for (long long items : {0LL, 32000LL, 191999LL, 192000LL, 1535999LL, 1536000LL, 1LL << 26}) {
             char b[96];
             snprintf(b, sizeof b, "softmax %d 4 segments=1000 items=%lld csr: ", sz, items);
-            addPlan(&out, allCompiled, used, segmentPlan(SegSoftmax, sz, 4, 1000, items, true), 4, b);
+            addPlan(&out, allCompiled, used, segmentPlan(SegSoftmax, sz, 4, 1000, items, true), 4, sz, b);
         }
     for (int h : {1, 4, 16})
         for (long long segs : {1LL, 1000LL, 1000000LL})

@@ -233,20 +233,24 @@ inline cudaError_t segmentLaunch(const A& a, SegOffsets<O> off, long long segmen
                 return segmentTeamLaunch<256, 1>(a, off, segments, items, sg, e, sl, list, dev, cc, stream);
             if (heads == 4 && p.team == 64)
                 return segmentTeamLaunch<64, 4>(a, off, segments, items, sg, e, sl, list, dev, cc, stream);
+            if constexpr (sizeof(typename A::Elem) == 4)
+                if (heads == 4 && p.team == 256)
+                    return segmentTeamLaunch<256, 4>(a, off, segments, items, sg, e, sl, list, dev, cc, stream);
             return cudaErrorInvalidConfiguration; // a plan with no compiled kernel (segTeamCompiled)
         }
     }
     if constexpr (SegDirect<A>::value) {
         if (direct) {
             // The counters cleared by a kernel (not a memset), so that the direct kernel's blocks are
-            // placed at once behind it; the direct grid: a block a segment (up to 2^30 blocks, each
-            // then taking every 2^30-th).
+            // placed at once behind it; the direct grids: a block a segment, 2^30 blocks a grid.
             if (longs) WARPKIT_TRY(launchKernel(segmentClearKernel<S>, 1, 32, stream, list));
             auto directK = segmentDirectKernel<LT, A, O>;
             if (longs) WARPKIT_TRY(pdlAllowed(directK, dev, props.cc, &early));
-            const unsigned grid = (unsigned)(segments < (1ll << 30) ? segments : 1ll << 30);
-            WARPKIT_TRY(pdlLaunch(directK, dim3(grid), dim3(LT), stream, early, a, off, segments, items, p.directRows,
-                                  p.chunkRows, list));
+            for (long long first = 0; first < segments; first += 1ll << 30) {
+                const long long n = segments - first < (1ll << 30) ? segments - first : 1ll << 30;
+                WARPKIT_TRY(pdlLaunch(directK, dim3((unsigned)n), dim3(LT), stream, early && first == 0, a, off, first,
+                                      segments, items, p.directRows, p.chunkRows, list));
+            }
             if (!longs) return cudaSuccess;
         }
     }

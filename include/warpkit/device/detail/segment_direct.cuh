@@ -106,10 +106,11 @@ template <int LT, typename A> WARPKIT_DEVICE void segDirectLong(const A& a, cons
     __syncthreads(); // `given` is read before the block's next segment stores it
 }
 
-/// Stage 1b, rule G6 (one head, one-pass algorithms, a plan with directRows): every segment, a
-/// block a segment (segments blockIdx.x, + gridDim.x, ...: a grid of one block a segment, so the
-/// hardware hands the blocks out as SMs free up, whatever the lengths' spread), straight from the
-/// offsets, in place of the group kernel. An empty segment writes its empty value; one of up to
+/// Stage 1b, rule G6 (one head, one-pass algorithms, a plan with directRows): segment `first` +
+/// blockIdx.x by the block (a grid of one block a segment, so the hardware hands the blocks out as
+/// SMs free up, whatever the lengths' spread; no loop: a call with more segments than one grid
+/// holds launches several grids, as G10's team kernel), straight from the offsets, in place of the
+/// group kernel. An empty segment writes its empty value; one of up to
 /// directRows <= chunkRows rows is folded in registers: thread t folds rows t, t + LT, ...
 /// (segDirectFold, SegChunkBatch::direct loads in flight), then the block tree and a one-chunk pair's
 /// second tree: a listed chunk's order, so the same bits as the chunk kernels give a pair of one
@@ -118,26 +119,25 @@ template <int LT, typename A> WARPKIT_DEVICE void segDirectLong(const A& a, cons
 /// grid before it (pdlWait: the clearing kernel, when one ran), so this grid completes after that
 /// one and the chunk kernels, which wait for this grid, see the cleared counters too.
 template <int LT, typename A, typename O> __global__ void __launch_bounds__(LT, SegDirectMinBlocks<LT, A>::value)
-    segmentDirectKernel(A a, SegOffsets<O> off, long long segments, long long items, long long directRows,
-                        long long chunkRows, SegList<typename A::State> list) {
+    segmentDirectKernel(A a, SegOffsets<O> off, long long first, long long segments, long long items,
+                        long long directRows, long long chunkRows, SegList<typename A::State> list) {
     WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentDirectKernel");
     static_assert(!A::kTwoPass, "segmentDirectKernel: A must be a one-pass algorithm (kTwoPass false)");
     pdlLaunchDependents();
-    for (long long s = blockIdx.x; s < segments; s += gridDim.x) {
-        long long ob = 0, oe = 0, b = 0;
-        segmentBoundsAt(off, s, segments, &ob, &oe);
-        const long long rows = segmentClip(ob, oe, items, &b); // the same in every thread
-        if (rows > directRows) {
-            segDirectLong<LT>(a, list, s, b, rows, chunkRows);
-        } else if (rows == 0) {
-            if (threadIdx.x == 0) a.empty(s);
-        } else {
-            const typename A::State part =
-                blockTree<LT>(a, segDirectFold<LT, A, SegChunkBatch<A>::direct>(a, b, (int)threadIdx.x, (int)rows, 0));
-            if (threadIdx.x < 32) {
-                const typename A::State total = segOneChunkTotal<LT>(a, part);
-                if (threadIdx.x == 0) a.finish(s, total);
-            }
+    const long long s = first + blockIdx.x; // below segments: the grid holds no block past the last
+    long long ob = 0, oe = 0, b = 0;
+    segmentBoundsAt(off, s, segments, &ob, &oe);
+    const long long rows = segmentClip(ob, oe, items, &b); // the same in every thread
+    if (rows > directRows) {
+        segDirectLong<LT>(a, list, s, b, rows, chunkRows);
+    } else if (rows == 0) {
+        if (threadIdx.x == 0) a.empty(s);
+    } else {
+        const typename A::State part =
+            blockTree<LT>(a, segDirectFold<LT, A, SegChunkBatch<A>::direct>(a, b, (int)threadIdx.x, (int)rows, 0));
+        if (threadIdx.x < 32) {
+            const typename A::State total = segOneChunkTotal<LT>(a, part);
+            if (threadIdx.x == 0) a.finish(s, total);
         }
     }
     if (blockIdx.x == 0) pdlWait();

@@ -145,8 +145,9 @@ constexpr unsigned kSegAnySize = 1u << 2 | 1u << 4 | 1u << 8 | 1u << 16, kSegSma
 // lower for 4- and 8-byte values (the flat pass is faster from mean 16) than for 16-bit ones; the
 // softmax's come before G7 and take means up to 5 (G7 is faster from mean 6): up to 2 the lean
 // form (perLane 4: the rows a lane holds in registers, segment_lane.cuh), then the staged one.
-// G10 (a team a segment, segment_team.cuh) takes the softmax of one or 4 heads from mean 192 (G2 or
-// G8 below it): a warp, from mean 1536 (16-bit: 512) a block of 64, fp32 from 3072 a block of 256.
+// G10 (a team a segment, segment_team.cuh) takes the softmax of one head from mean 144 and of 4 heads
+// from mean 192 (G2 or G8 below): one head a warp, from mean 1536 a block of 64, fp32 from 3072 a
+// block of 256; 4 heads a block of 64, fp32 from mean 1536 a block of 256.
 constexpr SegmentRule kSegmentRules[] = {
     // id   kinds            sizes          heads   thr  perLane longRows chunkRows longThr maxMean minMean slc direct
     // step byRows laneRows
@@ -164,12 +165,12 @@ constexpr SegmentRule kSegmentRules[] = {
      false}, // short on average: flat
     {"G10", 1u << SegSoftmax, 1u << 4, 1, 1, 256, 8, 1024, 8192, 256, 0, 3072, 32, 0, 32, false, 0,
      256}, // long on average, softmax, fp32: a block of 256 a segment
-    {"G10", 1u << SegSoftmax, 1u << 4, 1, 1, 256, 8, 1024, 8192, 256, 0, 1536, 32, 0, 32, false, 0,
-     64}, // fp32: a block of 64 a segment
-    {"G10", 1u << SegSoftmax, 1u << 2, 1, 1, 256, 8, 1024, 8192, 256, 0, 512, 32, 0, 32, false, 0,
-     64}, // 16-bit: a block of 64 a segment
-    {"G10", 1u << SegSoftmax, kSegSmallSize, 1, 1, 256, 8, 1024, 8192, 256, 0, 192, 32, 0, 32, false, 0,
+    {"G10", 1u << SegSoftmax, kSegSmallSize, 1, 1, 256, 8, 1024, 8192, 256, 0, 1536, 32, 0, 32, false, 0,
+     64}, // a block of 64 a segment
+    {"G10", 1u << SegSoftmax, kSegSmallSize, 1, 1, 256, 8, 1024, 8192, 256, 0, 144, 32, 0, 32, false, 0,
      32}, // a warp a segment
+    {"G10", 1u << SegSoftmax, 1u << 4, 4, 4, 256, 8, 1024, 2048, 256, 0, 1536, 32, 0, 32, false, 0,
+     256}, // 4 heads, fp32: a block of 256 a segment
     {"G10", 1u << SegSoftmax, kSegSmallSize, 4, 4, 256, 8, 1024, 2048, 256, 0, 192, 32, 0, 32, false, 0,
      64}, // 4 heads: a block of 64 a segment
     {"G6", 1u << SegReduce, 1u << 2, 1, 1, 256, 8, 256, 32768, 256, 0, 2048, 0, 32768, 32,
@@ -247,15 +248,21 @@ inline int segmentStepPairs(const SegmentPlan& p, long long pairs, long long war
     return s < p.minStep ? (p.minStep < 1 ? 1 : p.minStep) : (int)s;
 }
 
-/// The (team, heads) pairs rule G10's dispatcher has kernels for (segment.cuh, segmentLaunch).
+/// The (team, heads, element sizes) rule G10's dispatcher has kernels for (segment.cuh,
+/// segmentLaunch; sizes a mask of 1 << bytes). A block of 256 with 4 heads is fp32 only: with 16-bit
+/// values its eight factors a vector spill at 80 registers.
 struct SegTeamShape {
     int team, heads;
+    unsigned sizes;
 };
-constexpr SegTeamShape kSegTeamShapes[] = {{32, 1}, {64, 1}, {256, 1}, {64, 4}};
-/// Whether a plan with `team` has a kernel for `heads` heads (a plan with no team: always). Host.
-inline bool segTeamCompiled(int team, int heads) {
+constexpr SegTeamShape kSegTeamShapes[] = {
+    {32, 1, kSegSmallSize}, {64, 1, kSegSmallSize}, {256, 1, kSegSmallSize}, {64, 4, kSegSmallSize}, {256, 4, 1u << 4}};
+/// Whether a plan with `team` has a kernel for `heads` heads of `size`-byte values (a plan with no
+/// team: always). Host.
+inline bool segTeamCompiled(int team, int heads, int size) {
     bool ok = team == 0;
-    for (const SegTeamShape& s : kSegTeamShapes) ok = ok || (s.team == team && s.heads == heads);
+    for (const SegTeamShape& s : kSegTeamShapes)
+        ok = ok || (s.team == team && s.heads == heads && size > 0 && size < 32 && ((s.sizes >> size) & 1u));
     return ok;
 }
 

@@ -3,10 +3,11 @@
 // the group kernel and its list for every segment a team holds. Internal: include
 // warpkit/device/segment.cuh.
 //
-// A team is a warp (8 teams a block of 256), a block of 64 or a block of 256 threads: the plan's
-// `team`, set by the mean length (docs/tuning.md, G10). Team j of block b takes segments
-// b * teams + j, + gridDim.x * teams, ... (a grid of one block for every `teams` segments, so the
-// hardware hands the blocks out as SMs free up, whatever the lengths' spread). A segment of
+// A team is a warp (2 teams a block of 64), a block of 64 or a block of 256 threads: the plan's
+// `team`, set by the mean length (docs/tuning.md, G10). Team j of block b takes segment
+// b * teams + j, one segment a team (a grid of one block for every `teams` segments, so the
+// hardware hands the blocks out as SMs free up, whatever the lengths' spread; small blocks, so that
+// a block's slot frees as soon as its few segments are done, not its slowest of many). A segment of
 //   - no rows: nothing is written;
 //   - at most four windows (the team's threads x SegTeam::elems elements): the block tier's softmax
 //     by the team (segBlockSoftmax: one read and one exp an element for one window, else a pass of
@@ -29,15 +30,17 @@ namespace detail {
 
 /// A team of TT threads for segments of H heads (1 or 4) of ES-byte values: elements a thread a
 /// window (24 for a block of one head of 4-byte values, else 16: the most that keeps 64 registers
-/// with no spill on sm_90), the block it runs in, the blocks an SM holds at least (64 registers a
-/// thread: 80 unbounded measured slower), and the most elements (rows x heads) of a segment it does
-/// itself: four windows.
+/// with no spill on sm_90), the block it runs in (2 warp teams: 16 blocks an SM hold the 32 warps
+/// of 64 registers on sm_75 and sm_86 as well), the blocks an SM holds at least (64 registers a
+/// thread: 80 unbounded measured slower; a block of 256 with 4 heads 80, where 64 spilled), and the
+/// most elements (rows x heads) of a segment it does itself: four windows.
 template <int TT, int H, int ES> struct SegTeam {
     static_assert(TT == 32 || TT == 64 || TT == 256, "SegTeam: TT (threads a team) must be 32, 64 or 256");
     static_assert(H == 1 || H == 4, "SegTeam: H (heads) must be 1 or 4");
+    static_assert(!(TT == 256 && H == 4) || ES == 4, "SegTeam: ES (value bytes) must be 4 for TT 256 with H 4");
     static constexpr int elems = H == 1 && TT > 32 && ES == 4 ? 24 : 16;
-    static constexpr int block = TT == 32 ? 256 : TT;
-    static constexpr int minBlocks = (kSegSmThreads < 1024 ? kSegSmThreads : 1024) / block;
+    static constexpr int block = TT == 32 ? 64 : TT;
+    static constexpr int minBlocks = (kSegSmThreads < 1024 ? kSegSmThreads : 1024) / block - (H == 4 && TT == 256);
     static constexpr long long maxElems = 4ll * TT * elems;
 };
 
@@ -82,13 +85,16 @@ template <int TT, typename A> WARPKIT_DEVICE void segTeamFold(const A& a, long l
     }
 }
 
-/// Stage 1 of rule G10: every segment by a team (see the header comment); the longer ones listed
-/// for stage 4. Before it exits, block 0 waits for the grid before it (the clearing kernel, when
-/// one ran), so this grid completes after that one.
+/// Stage 1 of rule G10: segment `first` + blockIdx.x * teams + the team's index by the team (see
+/// the header comment); a longer one listed for stage 4. One segment a team and no loop (a
+/// grid-strided loop around the same body ran slower: docs/tuning.md, G10), so a call with more
+/// segments than one grid holds launches several grids (segmentTeamLaunch). Before it exits, block 0
+/// waits for the grid before it (the clearing kernel, when one ran), so this grid completes after
+/// that one.
 template <int TT, int H, typename A, typename O>
 __global__ void __launch_bounds__(SegTeam<TT, H, (int)sizeof(typename A::Elem)>::block,
                                   SegTeam<TT, H, (int)sizeof(typename A::Elem)>::minBlocks)
-    segmentTeamKernel(A a, SegOffsets<O> off, long long segments, long long items, int sliceGroup,
+    segmentTeamKernel(A a, SegOffsets<O> off, long long first, long long segments, long long items, int sliceGroup,
                       SegList<SoftmaxState> list) {
     static_assert(SegBlockSoftmax<A>::value, "segmentTeamKernel: A must be the softmax (SegSoftmaxAlgo)");
     using Team = SegTeam<TT, H, (int)sizeof(typename A::Elem)>;
@@ -96,15 +102,12 @@ __global__ void __launch_bounds__(SegTeam<TT, H, (int)sizeof(typename A::Elem)>:
     __shared__ float red[2][TT / 32][4][8];
     __shared__ int room; // a listed segment's room (teams of a block)
     pdlLaunchDependents();
-    const long long stride = (long long)gridDim.x * teams;
-    for (long long s = (long long)blockIdx.x * teams + threadIdx.x / TT; s < segments; s += stride) {
-        long long ob = 0, oe = 0, b = 0;
-        segmentBoundsAt(off, s, segments, &ob, &oe);
-        const long long rows = segmentClip(ob, oe, items, &b); // the same in every thread of the team
-        if (rows == 0) continue;
-        if (rows * H <= Team::maxElems) segBlockSoftmax<TT, E>(a, b, (int)rows, H, red, [] {});
-        else if (!segTeamList<TT>(list, s, b, rows, H, sliceGroup, &room)) segTeamFold<TT>(a, b, rows, H);
-    }
+    const long long s = first + (long long)blockIdx.x * teams + threadIdx.x / TT;
+    long long ob = 0, oe = 0, b = 0;
+    segmentBoundsAt(off, s, segments, &ob, &oe);           // (0, 0) past the last segment
+    const long long rows = segmentClip(ob, oe, items, &b); // the same in every thread of the team
+    if (rows > 0 && rows * H <= Team::maxElems) segBlockSoftmax<TT, E>(a, b, (int)rows, H, red, [] {});
+    else if (rows > 0 && !segTeamList<TT>(list, s, b, rows, H, sliceGroup, &room)) segTeamFold<TT>(a, b, rows, H);
     if (blockIdx.x == 0) pdlWait();
 }
 
@@ -124,9 +127,13 @@ inline cudaError_t segmentTeamLaunch(const A& a, SegOffsets<O> off, long long se
         WARPKIT_TRY(launchKernel(segmentClearKernel<SoftmaxState>, 1, 32, stream, list));
         WARPKIT_TRY(pdlAllowed(team, dev, cc, &early));
     }
-    const long long need = (segments + teams - 1) / teams;
-    const unsigned grid = (unsigned)(need < (1ll << 30) ? need : 1ll << 30);
-    WARPKIT_TRY(pdlLaunch(team, dim3(grid), dim3(BT), stream, early, a, off, segments, items, sliceGroup, list));
+    const long long perGrid = (1ll << 30) * teams; // segments a grid of 2^30 blocks takes
+    for (long long first = 0; first < segments; first += perGrid) {
+        const long long n = segments - first < perGrid ? segments - first : perGrid;
+        const unsigned grid = (unsigned)((n + teams - 1) / teams);
+        WARPKIT_TRY(pdlLaunch(team, dim3(grid), dim3(BT), stream, early && first == 0, a, off, first, segments, items,
+                              sliceGroup, list));
+    }
     if (!longs) return cudaSuccess;
     return segmentBlockLaunch(a, H, sliceGroup, entries, slots, list, dev, cc, true, stream);
 }
