@@ -246,11 +246,8 @@ inline cudaError_t segmentLaunch(const A& a, SegOffsets<O> off, long long segmen
             if (longs) WARPKIT_TRY(launchKernel(segmentClearKernel<S>, 1, 32, stream, list));
             auto directK = segmentDirectKernel<LT, A, O>;
             if (longs) WARPKIT_TRY(pdlAllowed(directK, dev, props.cc, &early));
-            for (long long first = 0; first < segments; first += 1ll << 30) {
-                const long long n = segments - first < (1ll << 30) ? segments - first : 1ll << 30;
-                WARPKIT_TRY(pdlLaunch(directK, dim3((unsigned)n), dim3(LT), stream, early && first == 0, a, off, first,
-                                      segments, items, p.directRows, p.chunkRows, list));
-            }
+            WARPKIT_TRY(segmentGridsLaunch(directK, 1, LT, stream, early, a, off, segments, items, p.directRows,
+                                           p.chunkRows, list));
             if (!longs) return cudaSuccess;
         }
     }

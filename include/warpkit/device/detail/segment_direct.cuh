@@ -109,7 +109,7 @@ template <int LT, typename A> WARPKIT_DEVICE void segDirectLong(const A& a, cons
 /// Stage 1b, rule G6 (one head, one-pass algorithms, a plan with directRows): segment `first` +
 /// blockIdx.x by the block (a grid of one block a segment, so the hardware hands the blocks out as
 /// SMs free up, whatever the lengths' spread; no loop: a call with more segments than one grid
-/// holds launches several grids, as G10's team kernel), straight from the offsets, in place of the
+/// holds launches several grids, segmentGridsLaunch), straight from the offsets, in place of the
 /// group kernel. An empty segment writes its empty value; one of up to
 /// directRows <= chunkRows rows is folded in registers: thread t folds rows t, t + LT, ...
 /// (segDirectFold, SegChunkBatch::direct loads in flight), then the block tree and a one-chunk pair's
@@ -141,6 +141,22 @@ template <int LT, typename A, typename O> __global__ void __launch_bounds__(LT, 
         }
     }
     if (blockIdx.x == 0) pdlWait();
+}
+
+/// Launches a kernel that takes one segment a team and no loop (G6's direct kernel, G10's team
+/// kernel: parameters a, off, first, segments, then `rest`), `teams` segments a block of `threads`,
+/// as grids of up to 2^30 blocks, grid g from segment first = g x 2^30 x teams; the first grid
+/// programmatically where `early`, the others plainly, each behind the grid before it. Host.
+template <typename... Params, typename A, typename O, typename... Rest>
+inline cudaError_t segmentGridsLaunch(void (*kernel)(Params...), int teams, int threads, cudaStream_t stream,
+                                      bool early, const A& a, SegOffsets<O> off, long long segments, Rest... rest) {
+    const long long perGrid = (1ll << 30) * teams; // segments a grid of 2^30 blocks takes
+    for (long long first = 0; first < segments; first += perGrid) {
+        const long long n = segments - first < perGrid ? segments - first : perGrid;
+        WARPKIT_TRY(pdlLaunch(kernel, dim3((unsigned)((n + teams - 1) / teams)), dim3(threads), stream,
+                              early && first == 0, a, off, first, segments, rest...));
+    }
+    return cudaSuccess;
 }
 
 } // namespace detail

@@ -88,7 +88,7 @@ template <int TT, typename A> WARPKIT_DEVICE void segTeamFold(const A& a, long l
 /// Stage 1 of rule G10: segment `first` + blockIdx.x * teams + the team's index by the team (see
 /// the header comment); a longer one listed for stage 4. One segment a team and no loop (a
 /// grid-strided loop around the same body ran slower: docs/tuning.md, G10), so a call with more
-/// segments than one grid holds launches several grids (segmentTeamLaunch). Before it exits, block 0
+/// segments than one grid holds launches several grids (segmentGridsLaunch). Before it exits, block 0
 /// waits for the grid before it (the clearing kernel, when one ran), so this grid completes after
 /// that one.
 template <int TT, int H, typename A, typename O>
@@ -127,13 +127,7 @@ inline cudaError_t segmentTeamLaunch(const A& a, SegOffsets<O> off, long long se
         WARPKIT_TRY(launchKernel(segmentClearKernel<SoftmaxState>, 1, 32, stream, list));
         WARPKIT_TRY(pdlAllowed(team, dev, cc, &early));
     }
-    const long long perGrid = (1ll << 30) * teams; // segments a grid of 2^30 blocks takes
-    for (long long first = 0; first < segments; first += perGrid) {
-        const long long n = segments - first < perGrid ? segments - first : perGrid;
-        const unsigned grid = (unsigned)((n + teams - 1) / teams);
-        WARPKIT_TRY(pdlLaunch(team, dim3(grid), dim3(BT), stream, early && first == 0, a, off, first, segments, items,
-                              sliceGroup, list));
-    }
+    WARPKIT_TRY(segmentGridsLaunch(team, teams, BT, stream, early, a, off, segments, items, sliceGroup, list));
     if (!longs) return cudaSuccess;
     return segmentBlockLaunch(a, H, sliceGroup, entries, slots, list, dev, cc, true, stream);
 }
