@@ -13,7 +13,7 @@
 // column is the plan's (G5: the flat pass; G9: the lane kernel). For sum and max, `alt` times the
 // other pass on the same call: the flat pass where the plan takes the lane groups or the lane
 // kernel, the lane groups (G1 / G6, as for begin/end arrays) where it takes the flat pass, so one
-// run places G5's and G9's mean limits. For softmax,
+// run places G5's and G9's mean limits; where it takes G11's teams, the lane groups (G1). For softmax,
 // `alt` on the cells of the flat pass (G7: one head, mean up to 64) times the group kernels (G2,
 // as for begin/end arrays or in place); on the lane kernel's (G9: one head, mean 2 to 5) the flat
 // pass; on G8's (2, 4, 8, 16 heads: stage 1 by segments) G3's plan
@@ -50,15 +50,17 @@ template <typename Op> static const char* altPass(const float* x, float* y, long
     const wkd::SegReduceAlgo<float, float, float, Op, false> a{x, y, Op{}, wkd::Identity<Op, float>::value(),
                                                                wkd::Identity<Op, float>::value()};
     const wkd::SegOffsets<long long> so{off, off + 1};
-    const bool flat = wkd::segmentPlan(wkd::SegReduce, 4, 1, segs, rows, true).flat;
-    const wkd::SegmentPlan g = wkd::segmentPlan(wkd::SegReduce, 4, 1, segs, rows, false);
+    const wkd::SegmentPlan plan = wkd::segmentPlan(wkd::SegReduce, 4, 1, segs, rows, true);
+    const bool flat = plan.flat, team = plan.team > 0; // G11's teams: alt the lane groups (G1, no mean)
+    const wkd::SegmentPlan g =
+        team ? wkd::segmentPlan(wkd::SegReduce, 4, 1) : wkd::segmentPlan(wkd::SegReduce, 4, 1, segs, rows, false);
     const wkd::SegSizes z = wkd::segRoom(wkd::SegReduce, 4, 1, segs, rows, false);
-    const size_t need = flat ? wkd::segWorkspaceBytes<float>(z) : wkd::segFlatBytes<float>(segs, rows);
+    const size_t need = flat || team ? wkd::segWorkspaceBytes<float>(z) : wkd::segFlatBytes<float>(segs, rows);
     if (!run) {
         grow(ws, cap, need);
-        return flat ? wkd::kSegmentRules[g.rule].id : "G5";
+        return flat || team ? wkd::kSegmentRules[g.rule].id : "G5";
     }
-    if (flat) BENCH_CUDA((wkd::segmentLaunch<256, 256>(a, so, segs, 1, rows, g, z, *ws, 0)));
+    if (flat || team) BENCH_CUDA((wkd::segmentLaunch<256, 256>(a, so, segs, 1, rows, g, z, *ws, 0)));
     else BENCH_CUDA(wkd::segmentFlatLaunch(a, so, segs, rows, *ws, 0));
     return nullptr;
 }

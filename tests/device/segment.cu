@@ -698,7 +698,7 @@ Test(device_segment, long_pairs_same_bits_any_alignment_and_executor) {
     WK_REQUIRE_GPU();
     wk_rng r = wk_rng_make(0x1a);
     const int copies = 200;
-    for (long long len : {1025ll, 9001ll, 16384ll, 16385ll, 40000ll}) {
+    for (long long len : {4097ll, 9001ll, 16384ll, 16385ll, 40000ll}) { // past G11's directRows (4096)
         std::vector<float> hx(len);
         for (auto& v : hx) v = (float)wk_uniform(&r, -3, 3) * (float)(1 << wk_int(&r, 0, 12)); // order shows in bits
         float* din = wk_alloc<float>(len + 4);
@@ -754,10 +754,11 @@ Test(device_segment, long_pairs_same_bits_any_alignment_and_executor) {
 }
 
 /// Rule G1's short warp steps (segmentStepPairs: fewer than 32 pairs a step when the call has fewer
-/// than 32 pairs a resident warp): many segments of 200-300 rows from an odd offset (32-lane pairs,
-/// folded one after another in a step), every reduction against the host in fp32 and fp16 by CSR
-/// and begin/end arrays; then sum, max, ArgMax and log-sum-exp give the same bits with steps of
-/// another size and other lane positions: the same segments by begin/end arrays behind 5 empty
+/// than 32 pairs a resident warp): segments of 200-300 rows from an odd offset (32-lane pairs,
+/// folded one after another in a step), each followed by 4 empty ones (a mean of about 50: G1 by
+/// begin/end arrays; by CSR the flat pass), every reduction against the host in fp32 and fp16 by
+/// CSR and begin/end arrays; then sum, max, ArgMax and log-sum-exp by begin/end arrays give the
+/// same bits with steps of another size and other lane positions: the same segments behind 5 empty
 /// ones and followed by enough empty ones for steps of about 32 pairs.
 Test(device_segment, g1_short_steps_same_bits) {
     WK_REQUIRE_GPU();
@@ -770,11 +771,11 @@ Test(device_segment, g1_short_steps_same_bits) {
     for (long long segs : counts) {
         std::vector<long long> off(segs + 1);
         off[0] = 3;
-        for (long long s = 0; s < segs; ++s) off[s + 1] = off[s] + wk_int(&r, 200, 300);
+        for (long long s = 0; s < segs; ++s) off[s + 1] = off[s] + (s % 5 == 0 ? wk_int(&r, 200, 300) : 0);
         const long long items = off.back() + 2;
-        for (bool csr : {true, false}) {
+        {
             const warpkit::detail::SegmentPlan plan =
-                warpkit::detail::segmentPlan(warpkit::detail::SegReduce, 4, 1, segs, items, csr);
+                warpkit::detail::segmentPlan(warpkit::detail::SegReduce, 4, 1, segs, items, false);
             cr_assert(strcmp(warpkit::detail::kSegmentRules[plan.rule].id, "G1") == 0 && plan.minStep < 32,
                       "%lld segments: not rule G1's short steps", segs);
         }
@@ -805,12 +806,13 @@ Test(device_segment, g1_short_steps_same_bits) {
         wk_upload(db, b.data(), segs2);
         wk_upload(de, e.data(), segs2);
         wk_poison(dout, 3 * segs2);
-        reduce_calls<true>((const float*)din, dout, darg, items, (const long long*)dcsr, segs, segs);
+        reduce_calls<true>((const float*)din, dout, darg, items,
+                           warpkit::segmentBounds((const long long*)dcsr, (const long long*)dcsr + 1), segs, segs);
         std::vector<float> want(3 * segs), got(3 * segs2);
         std::vector<warpkit::ValueIndex<float>> wantArg(segs), arg(segs2);
         wk_download(want.data(), dout, want.size());
         wk_download(wantArg.data(), darg, segs);
-        for (long long s = 0; s < segs; s += 97) { // the log-sum-exp against the host
+        for (long long s = 0; s < segs; s += 5 * 19) { // the log-sum-exp against the host (non-empty ones)
             double m = -INFINITY, t = 0;
             for (long long i = off[s]; i < off[s + 1]; ++i) m = std::max(m, (double)hx[i]);
             for (long long i = off[s]; i < off[s + 1]; ++i) t += exp((double)hx[i] - m);
@@ -836,8 +838,8 @@ Test(device_segment, g1_short_steps_same_bits) {
 }
 
 /// One pair of the rows hx, `shift` (0..7) elements into the data, given once by CSR offsets (rule
-/// G6: a direct pair) and as 64 overlapping copies by begin/end arrays (rule G1: listed chunks, most
-/// copies on the no-room kernel's warps): the sum and the ArgMax give the same bits both ways and
+/// G6: a direct pair) and as 64 overlapping copies by begin/end arrays (rule G1 or G11: listed
+/// chunks, most copies on the no-room path's warps): the sum and the ArgMax give the same bits both ways and
 /// at every shift (*wantSum, *wantArg: shift 0's, set and checked against the host at shift 0).
 template <typename T> static void direct_same_bits(const std::vector<T>& hx, int shift, T* wantSum,
                                                    warpkit::ValueIndex<T>* wantArg, const char* what) {
@@ -847,7 +849,7 @@ template <typename T> static void direct_same_bits(const std::vector<T>& hx, int
     const wkd::SegmentPlan csrPlan = wkd::segmentPlan(wkd::SegReduce, (int)sizeof(T), 1, 1, items, true);
     const wkd::SegmentPlan listPlan = wkd::segmentPlan(wkd::SegReduce, (int)sizeof(T), 1, copies, items, false);
     cr_assert(len > csrPlan.longRows && len <= csrPlan.directRows && len > listPlan.longRows &&
-                  listPlan.directRows == 0,
+                  (listPlan.directRows == 0 || len > listPlan.directRows), // G1, or G11 past its directRows
               "%s len %lld: not direct by CSR (rule %s) and listed by begin/end arrays (rule %s)", what, len,
               wkd::kSegmentRules[csrPlan.rule].id, wkd::kSegmentRules[listPlan.rule].id);
     T* din = wk_alloc<T>(items);
@@ -1176,18 +1178,128 @@ Test(device_segment, g6_overlapping_past_the_room) {
     overlapping_copies_check(hx, b, e, copies, single);
 }
 
-/// Rule G9's plan for these offsets (reduce, `elemBytes`-byte values, one head), asserted G9.
-static void expect_g9(const std::vector<long long>& off, long long items, int elemBytes, bool csr, const char* what) {
-    namespace wkd = warpkit::detail;
-    const wkd::SegmentPlan p = wkd::segmentPlan(wkd::SegReduce, elemBytes, 1, (long long)off.size() - 1, items, csr);
-    cr_assert(p.laneRows > 0 && !p.flat, "%s: the plan is rule %s, not G9", what, wkd::kSegmentRules[p.rule].id);
-}
-
 /// CSR offsets of the lengths `len`.
 static std::vector<long long> csr_of(const std::vector<long long>& len) {
     std::vector<long long> off(len.size() + 1, 0);
     for (size_t i = 0; i < len.size(); ++i) off[i + 1] = off[i] + len[i];
     return off;
+}
+
+/// Rule G11's plan for these offsets (reduce and log-sum-exp, `elemBytes`-byte values, one head),
+/// asserted: G6's direct path with teams of `team` lanes a segment.
+static void expect_g11(const std::vector<long long>& off, long long items, int elemBytes, bool csr, int team,
+                       const char* what) {
+    namespace wkd = warpkit::detail;
+    for (wkd::SegmentKind k : {wkd::SegReduce, wkd::SegLogSumExp}) {
+        const wkd::SegmentPlan p = wkd::segmentPlan(k, elemBytes, 1, (long long)off.size() - 1, items, csr);
+        cr_assert(p.directRows > 0 && p.team == team, "%s: the plan is rule %s team %d, not G11 team %d", what,
+                  wkd::kSegmentRules[p.rule].id, p.team, team);
+    }
+}
+
+/// Rule G11 (teams of 8, 16 and 32 lanes a segment, medium on average) for fp32 and 16-bit values:
+/// fillers around the team's mean and single segments on both sides of the team's width, of
+/// 1024 rows, of directRows (the team's fold up to it, listed past it) and
+/// of one to three chunks, among empty ones, against the host for every reduction and log-sum-exp,
+/// by CSR (int and long long) and begin/end arrays, misaligned, NaN and inf.
+Test(device_segment, g11_team_paths) {
+    WK_REQUIRE_GPU();
+    namespace wkd = warpkit::detail;
+    wk_rng r = wk_rng_make(0x11a);
+    struct Team {
+        int bytes, team;
+        long long fill, count; // fillers: count segments of 0 .. 2 fill rows
+    };
+    const Team teams[] = {{4, 8, 120, 3000}, {4, 16, 300, 2000}, {4, 32, 1000, 1000},
+                          {2, 8, 150, 4000}, {2, 16, 500, 2000}, {2, 32, 1200, 1500}};
+    for (const Team& tm : teams) {
+        const wkd::SegmentPlan p = wkd::segmentPlan(wkd::SegReduce, tm.bytes, 1, 1000, 1000 * tm.fill, true);
+        const long long T = tm.team, D = p.directRows, C = p.chunkRows;
+        const long long edges[] = {1, T - 1, T, T + 1, 1023, 1024, 1025, D - 1, D, D + 1, C, C + 1, 2 * C + 7};
+        std::vector<long long> len;
+        for (long long e : edges) len.push_back(e), len.push_back(0);
+        for (long long k = 0; k < (wk_quick() ? tm.count / 2 : tm.count); ++k)
+            len.push_back(wk_int(&r, 0, 2 * tm.fill));
+        for (size_t i = 1; i < len.size(); i += 7) std::swap(len[i], len[len.size() - i]); // edges among fillers
+        const std::vector<long long> off = csr_of(len);
+        const long long items = off.back();
+        char what[96];
+        snprintf(what, sizeof what, "G11 team %d, %d-byte values", tm.team, tm.bytes);
+        expect_g11(off, items, tm.bytes, true, tm.team, what);
+        expect_g11(off, items, tm.bytes, false, tm.team, what);
+        if (tm.bytes == 4) {
+            reduce_case<float>(off, items, true, 1, true, &r, what);
+            reduce_case<float>(off, items, false, 3, true, &r, what, true);
+            softmax_case<float>(off, items, 1, false, 1, true, &r, what);
+        } else {
+            reduce_case<__half>(off, items, false, 1, true, &r, what);
+            reduce_case<__nv_bfloat16>(off, items, true, 3, true, &r, what, true);
+            softmax_case<__nv_bfloat16>(off, items, 1, true, 1, false, &r, what);
+        }
+    }
+}
+
+/// Under G11 a segment's order depends on its length alone: the same rows at 8 alignments, by CSR
+/// and begin/end arrays, give the same sum and ArgMax bits for each team, on both sides of its
+/// width, of 1024 rows and of directRows (the chunk kernels past it).
+Test(device_segment, g11_same_bits_any_alignment) {
+    WK_REQUIRE_GPU();
+    wk_rng r = wk_rng_make(0x11b);
+    for (int team : {8, 16, 32}) {
+        const long long mean = team == 8 ? 120 : team == 16 ? 300 : 1000, D = 128 * team;
+        for (long long len : {1ll, 7ll, (long long)team + 1, 100ll, 1024ll, 1025ll, D, D + 1, 20000ll}) {
+            const long long gap = std::max(2 * mean - len, mean / 2);
+            const int ones = (int)std::max(0ll, (gap + len - 2 * mean) / (mean - 1));
+            const Copies c = copies_at_shifts(len, gap, ones, &r);
+            char what[64];
+            snprintf(what, sizeof what, "copies of %lld rows", len);
+            expect_g11(c.off, (long long)c.hx.size(), 4, true, team, what);
+            copies_same_bits(c);
+        }
+    }
+}
+
+/// G11 with overlapping segments past the room: 8000 begin/end copies of one pair of 100000 rows (7
+/// chunks; the workspace, sized for segments that do not overlap, holds some of them) among short
+/// segments for teams of 8 and of 32 lanes: the copies that find no room are folded by their warp
+/// with the chunk kernels' math; every copy gives the same bits as the pair by CSR alone.
+Test(device_segment, g11_overlapping_past_the_room) {
+    WK_REQUIRE_GPU();
+    wk_rng r = wk_rng_make(0x11c);
+    struct Case {
+        int team;
+        long long copies, shorts, fill;
+    };
+    for (const Case& k : {Case{8, 8000, 100000, 120}, Case{32, 8000, 20000, 1000}}) {
+        const long long pair = 100000;
+        std::vector<long long> b, e;
+        for (long long c = 0; c < k.copies; ++c) b.push_back(3), e.push_back(3 + pair);
+        long long at = 3 + pair;
+        for (long long s = 0; s < k.shorts; ++s) {
+            const long long n = wk_int(&r, 0, 2 * k.fill);
+            b.push_back(at), e.push_back(at + n);
+            at += n;
+        }
+        const long long items = at, segs = k.copies + k.shorts;
+        std::vector<float> hx(items);
+        for (auto& v : hx) v = (float)wk_uniform(&r, -3, 3) * (float)(1 << wk_int(&r, 0, 12));
+        {
+            std::vector<long long> asCsr(b.begin(), b.end());
+            asCsr.push_back(items);
+            expect_g11(asCsr, items, 4, false, k.team, "overlapping copies");
+            const long long room =
+                warpkit::detail::segRoom(warpkit::detail::SegReduce, 4, 1, segs, items, false).chunks;
+            cr_assert(room < k.copies * 7, "room for every copy (%lld chunks): no copy would be folded unlisted", room);
+        }
+        overlapping_copies_check(hx, b, e, k.copies, {3, 3 + pair});
+    }
+}
+
+/// Rule G9's plan for these offsets (reduce, `elemBytes`-byte values, one head), asserted G9.
+static void expect_g9(const std::vector<long long>& off, long long items, int elemBytes, bool csr, const char* what) {
+    namespace wkd = warpkit::detail;
+    const wkd::SegmentPlan p = wkd::segmentPlan(wkd::SegReduce, elemBytes, 1, (long long)off.size() - 1, items, csr);
+    cr_assert(p.laneRows > 0 && !p.flat, "%s: the plan is rule %s, not G9", what, wkd::kSegmentRules[p.rule].id);
 }
 
 /// Rule G9 (a lane a segment, short on average): segments of 0 to 8 rows with lengths on both

@@ -53,7 +53,7 @@ bool flatCompiled(int kind, int size) {
 void addPlan(std::string* out, bool* allCompiled, bool used[], const SegmentPlan& p, int heads, int size,
              const char* label, bool flatOk = true) {
     used[p.rule] = true;
-    if (!segmentPlanCompiled(p) || !segTeamCompiled(p.team, heads, size) || !flatOk) {
+    if (!segmentPlanCompiled(p) || !segTeamCompiled(p, heads, size) || !flatOk) {
         *allCompiled = false;
         *out += "NOT COMPILED: ";
     }
@@ -71,14 +71,16 @@ std::string allPlans(bool* allCompiled, bool used[]) {
                 snprintf(b, sizeof b, "%s %d %d: ", kKindName[k], sz, h);
                 addPlan(&out, allCompiled, used, segmentPlan((SegmentKind)k, sz, h), h, sz, b);
             }
-    // G9 (the softmax: means 2 to 5), the flat pass (CSR only), G6 and G10 (the softmax from means 144,
-    // 1536 and 3072 (fp32) with one head, 192 with 4) by mean length
+    // G9 (the softmax: means 2 to 5), the flat pass (CSR only), G11 (reductions from means 96, 224 / 384
+    // and 448 / 768), G6 and G10 (the softmax from means 144, 1536 and 3072 (fp32) with one head, 192
+    // with 4) by mean length
     for (int k = 0; k < 4; ++k)
         for (int sz : kSizes)
             for (long long items :
-                 {0LL,       2000LL,    5000LL,    5001LL,    8000LL,    8001LL,    32000LL,  32001LL,
-                  64000LL,   64001LL,   143999LL,  144000LL,  191999LL,  192000LL,  511999LL, 512000LL,
-                  1535999LL, 1536000LL, 2047999LL, 2048000LL, 3071999LL, 3072000LL, 1LL << 26})
+                 {0LL,       2000LL,    5000LL,    5001LL,    8000LL,    8001LL,   32000LL,  32001LL,  64000LL,
+                  64001LL,   95999LL,   96000LL,   143999LL,  144000LL,  191999LL, 192000LL, 223999LL, 224000LL,
+                  383999LL,  384000LL,  447999LL,  448000LL,  511999LL,  512000LL, 767999LL, 768000LL, 1535999LL,
+                  1536000LL, 2047999LL, 2048000LL, 3071999LL, 3072000LL, 1LL << 26})
                 for (bool csr : {true, false}) {
                     const SegmentPlan p = segmentPlan((SegmentKind)k, sz, 1, 1000, items, csr);
                     char b[96];
@@ -123,7 +125,7 @@ std::string allPlans(bool* allCompiled, bool used[]) {
     // the group kernel's step under G1 (segmentStepPairs): pairs over resident warps (H100: 132 SMs x
     // 3 blocks x 8 warps = 3168), e.g. 2^24 / 256 = 65605 pairs (mean 256), 2^26 / 256 = 262420;
     // every step count within the no-room records' room (segSizes' words)
-    const SegmentPlan g1 = segmentPlan(SegReduce, 4, 1, 1000, 256000, false);
+    const SegmentPlan g1 = segmentPlan(SegReduce, 4, 1); // no mean: G1
     for (long long warps : {3168LL, 1024LL})
         for (long long pairs : {1LL, 1000LL, 25344LL, 25345LL, 65605LL, 101376LL, 101377LL, 262420LL, 1LL << 26}) {
             const int step = segmentStepPairs(g1, pairs, warps);

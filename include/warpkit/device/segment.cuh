@@ -62,8 +62,8 @@
 // cudaMemsetAsync and runs three or four kernels (five for the softmax); otherwise one kernel. The flat pass (rule G5)
 // clears 4 bytes and runs three kernels (four past 2^20 path items); the softmax's (G7, not taken in
 // place) one more, which writes the elements of the segments that span its tiles. Rule G6 (one
-// head, reductions and log-sum-exp, long on average) runs one kernel when items <= 16384 (32768 for
-// the reductions of 16-bit values), else three (one clears the 48 bytes, no memset). Rule G9 (one
+// head, reductions and log-sum-exp, long on average; G11 medium: 8-32 lanes a segment) runs one
+// kernel when items <= directRows, else three (one clears the 48 bytes, no memset). Rule G9 (one
 // head, reductions and log-sum-exp, at most 8 rows a segment on average, 32 for the reductions of
 // 16-bit values, the softmax at most 5; any offsets) runs one kernel when items <= 64, else three
 // (one clears the 48 bytes), and the chunk kernel after them when items > 1024 (the softmax: the
@@ -244,10 +244,19 @@ inline cudaError_t segmentLaunch(const A& a, SegOffsets<O> off, long long segmen
             // The counters cleared by a kernel (not a memset), so that the direct kernel's blocks are
             // placed at once behind it; the direct grids: a block a segment, 2^30 blocks a grid.
             if (longs) WARPKIT_TRY(launchKernel(segmentClearKernel<S>, 1, 32, stream, list));
-            auto directK = segmentDirectKernel<LT, A, O>;
-            if (longs) WARPKIT_TRY(pdlAllowed(directK, dev, props.cc, &early));
-            WARPKIT_TRY(segmentGridsLaunch(directK, 1, LT, stream, early, a, off, segments, items, p.directRows,
-                                           p.chunkRows, list));
+            if (p.team == 0) {
+                auto directK = segmentDirectKernel<LT, A, O>;
+                if (longs) WARPKIT_TRY(pdlAllowed(directK, dev, props.cc, &early));
+                WARPKIT_TRY(segmentGridsLaunch(directK, 1, LT, stream, early, a, off, segments, items, p.directRows,
+                                               p.chunkRows, list));
+            } else if constexpr (sizeof(typename A::Elem) <= 4) { // G11: teams of p.team lanes, 64 a block
+                auto teamK = p.team == 8    ? segmentDirectTeamKernel<8, LT, A, O>
+                             : p.team == 16 ? segmentDirectTeamKernel<16, LT, A, O>
+                                            : segmentDirectTeamKernel<32, LT, A, O>;
+                if (longs) WARPKIT_TRY(pdlAllowed(teamK, dev, props.cc, &early));
+                WARPKIT_TRY(segmentGridsLaunch(teamK, 64 / p.team, 64, stream, early, a, off, segments, items,
+                                               p.directRows, p.chunkRows, list));
+            } else return cudaErrorInvalidConfiguration; // G11: values of up to 4 bytes (segTeamCompiled)
             if (!longs) return cudaSuccess;
         }
     }

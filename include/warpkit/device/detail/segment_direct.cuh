@@ -143,6 +143,52 @@ template <int LT, typename A, typename O> __global__ void __launch_bounds__(LT, 
     if (blockIdx.x == 0) pdlWait();
 }
 
+/// Stage 1b of rule G11 (G6's direct path with teams of TT lanes: a plan's team, 8, 16 or 32; 64 / TT
+/// teams a block of 64 threads, 1152 threads an SM: 56 registers, no spill): segment `first` +
+/// blockIdx.x x (64 / TT) + the team's index by the team, straight from the offsets, one segment a
+/// team and no loop (segmentGridsLaunch), for segments too short on average for a block each. An
+/// empty segment writes its empty value; one of up to directRows rows is folded in registers: lane t
+/// of the team folds rows t, t + TT, ... (segDirectFold), then the team's lanes in order
+/// (warpSegmentedReduce over the team's lanes): an order set by the team and the length alone; a
+/// longer one is listed for the chunk kernels (listAppend; the counters cleared by the kernel before,
+/// which only a warp that lists waits for), or, finding no room (only segments that overlap),
+/// folded by the warp with their math (longPairByWarp, LT the chunk kernels' threads; 4 loads in
+/// flight, so that this rare path fits the kernel's registers). Block 0 waits for the grid before it
+/// before it exits (see segmentDirectKernel).
+template <int TT, int LT, typename A, typename O>
+__global__ void __launch_bounds__(64, (kSegSmThreads < 1152 ? kSegSmThreads : 1152) / 64)
+    segmentDirectTeamKernel(A a, SegOffsets<O> off, long long first, long long segments, long long items,
+                            long long directRows, long long chunkRows, SegList<typename A::State> list) {
+    WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentDirectTeamKernel");
+    static_assert(!A::kTwoPass, "segmentDirectTeamKernel: A must be a one-pass algorithm (kTwoPass false)");
+    static_assert(TT == 8 || TT == 16 || TT == 32, "segmentDirectTeamKernel: TT (lanes a team) must be 8, 16 or 32");
+    using S = typename A::State;
+    pdlLaunchDependents();
+    const int lane = (int)laneId(), t = lane % TT;
+    const long long s = first + (long long)blockIdx.x * (64 / TT) + threadIdx.x / TT;
+    long long ob = 0, oe = 0, b = 0;
+    segmentBoundsAt(off, s, segments, &ob, &oe);           // (0, 0) past the last segment
+    const long long rows = segmentClip(ob, oe, items, &b); // the same in every lane of the team
+    const bool folds = rows > 0 && rows <= directRows;
+    const S part = folds ? segDirectFold<TT, A, SegChunkBatch<A>::direct>(a, b, t, (int)rows, 0) : a.identity();
+    const S total = warpSegmentedReduce(part, SegMerge<A>{a}, WarpSegment{lane - t, lane - t + TT - 1});
+    if (t == 0 && s < segments) {
+        if (rows == 0) a.empty(s);
+        else if (folds) a.finish(s, total);
+    }
+    if (__any_sync(WARPKIT_FULL_MASK, rows > directRows)) {
+        pdlWait(); // the counters, cleared by the kernel before
+        const bool lists = t == 0 && rows > directRows;
+#pragma unroll 1
+        for (unsigned m = __ballot_sync(WARPKIT_FULL_MASK, listAppend(list, lists, s, 0, 1, b, rows, chunkRows)); m;
+             m &= m - 1) {
+            const int src = __ffs(m) - 1;
+            longPairByWarp<LT, A, 4>(a, shflIdx(s, src), shflIdx(b, src), shflIdx(rows, src), 1, chunkRows);
+        }
+    }
+    if (blockIdx.x == 0) pdlWait();
+}
+
 /// Launches a kernel that takes one segment a team and no loop (G6's direct kernel, G10's team
 /// kernel: parameters a, off, first, segments, then `rest`), `teams` segments a block of `threads`,
 /// as grids of up to 2^30 blocks, grid g from segment first = g x 2^30 x teams; the first grid

@@ -14,13 +14,15 @@ namespace warpkit {
 namespace detail {
 
 /// A chunk's partial computed by one warp as blockTree<LT> over LT threads would: lane l of pass w
-/// stands for thread 32 w + l, and lane w keeps virtual warp w's value. Every lane gets it.
-template <int LT, typename A>
+/// stands for thread 32 w + l, and lane w keeps virtual warp w's value; kBatch loads in flight (never
+/// the bits). Every lane gets it.
+template <int LT, typename A, int kBatch = 8>
 WARPKIT_DEVICE typename A::State chunkByWarp(const A& a, long long base, int h, int heads, long long r0, long long r1) {
     typename A::State top = a.identity();
 #pragma unroll 1
     for (int w = 0; w < LT / 32; ++w) {
-        const typename A::State t = warpTree(a, foldRows(a, base, h, heads, r0 + 32 * w + (int)laneId(), r1, LT));
+        const typename A::State t =
+            warpTree(a, foldRows<A, kBatch>(a, base, h, heads, r0 + 32 * w + (int)laneId(), r1, LT));
         if ((int)laneId() == w) top = t;
     }
     return warpTree(a, top);
@@ -29,9 +31,9 @@ WARPKIT_DEVICE typename A::State chunkByWarp(const A& a, long long base, int h, 
 /// A long pair done by one warp with the chunk kernels' math (no room in the workspace): virtual
 /// thread t folds the partials of chunks [t * per, (t + 1) * per) in order, then the LT values go
 /// through the same tree. The chunks of one virtual thread are consecutive, so the threads are
-/// taken in turn and nothing is stored.
-template <int LT, typename A> WARPKIT_DEVICE void longPairByWarp(const A& a, long long pair, long long base,
-                                                                 long long rows, int heads, long long chunkRows) {
+/// taken in turn and nothing is stored. kBatch: chunkByWarp's.
+template <int LT, typename A, int kBatch = 8> WARPKIT_DEVICE void
+longPairByWarp(const A& a, long long pair, long long base, long long rows, int heads, long long chunkRows) {
     using S = typename A::State;
     const int lane = (int)laneId(), h = (int)(pair % heads);
     const long long chunks = segCeilDiv(rows, chunkRows), per = (chunks + LT - 1) / LT;
@@ -44,7 +46,7 @@ template <int LT, typename A> WARPKIT_DEVICE void longPairByWarp(const A& a, lon
             S acc = a.identity();
             for (long long c = (32 * w + l) * per; c < (32 * w + l + 1) * per && c < chunks; ++c) {
                 const long long r0 = c * chunkRows, r1 = r0 + chunkRows < rows ? r0 + chunkRows : rows;
-                acc = a.merge(acc, chunkByWarp<LT>(a, base, h, heads, r0, r1));
+                acc = a.merge(acc, chunkByWarp<LT, A, kBatch>(a, base, h, heads, r0, r1));
             }
             if (lane == l) mine = acc;
         }

@@ -25,6 +25,8 @@
 //      by that block with the chunk kernels' order; when some segment can be past directRows
 //      (items > directRows) a one-warp kernel clears the counters first (no memset: the direct
 //      kernel is launched programmatically behind it), and stage 2 follows, else nothing more;
+//      under rule G11 (a plan with directRows and `team`) the same with a team of `team` lanes a
+//      segment in blocks of 64 threads (segmentDirectTeamKernel: the team's own order);
 //   1c. the no-room kernel: each listed pair by a whole warp, with the chunk kernels' math (an
 //      empty list, the usual case, costs one count read a warp on one block an SM);
 //   2. the chunk kernel: blocks of `longThreads` threads over the listed chunks (grid-stride, the
@@ -148,6 +150,11 @@ constexpr unsigned kSegAnySize = 1u << 2 | 1u << 4 | 1u << 8 | 1u << 16, kSegSma
 // G10 (a team a segment, segment_team.cuh) takes the softmax of one head from mean 144 and of 4 heads
 // from mean 192 (G2 or G8 below): one head a warp, from mean 1536 a block of 64, fp32 from 3072 a
 // block of 256; 4 heads a block of 64, fp32 from mean 1536 a block of 256.
+// G11 (reduce and log-sum-exp of 2- and 4-byte values, one head, medium on average: from mean 96
+// to G6) runs G6's direct path with teams of 8, 16 or 32 lanes a segment (its `team`), the team
+// growing with the mean (about 28 fp32 or 48 16-bit rows a lane at the switch); a team folds up to
+// 128 rows a lane (directRows), longer segments are listed. Below mean 96 a team a segment costs
+// more than the bytes where most segments are empty (the giant among 10^6 empty ones: mean 67).
 constexpr SegmentRule kSegmentRules[] = {
     // id   kinds            sizes          heads   thr  perLane longRows chunkRows longThr maxMean minMean slc direct
     // step byRows laneRows
@@ -177,6 +184,16 @@ constexpr SegmentRule kSegmentRules[] = {
      false}, // long on average, 16-bit reduce: chunks of 64 KB
     {"G6", kSegReadOnly, kSegAnySize, 1, 1, 256, 8, 256, 16384, 256, 0, 2048, 0, 16384, 32,
      false}, // long on average: reduce, lse
+    {"G11", kSegReadOnly, 1u << 4, 1, 1, 256, 8, 256, 16384, 256, 0, 448, 0, 4096, 32, false, 0,
+     32}, // medium on average, 4-byte values: a warp a segment
+    {"G11", kSegReadOnly, 1u << 4, 1, 1, 256, 8, 256, 16384, 256, 0, 224, 0, 2048, 32, false, 0,
+     16}, // 16 lanes a segment
+    {"G11", kSegReadOnly, 1u << 2, 1, 1, 256, 8, 256, 32768, 256, 0, 768, 0, 4096, 32, false, 0,
+     32}, // 16-bit values: a warp a segment
+    {"G11", kSegReadOnly, 1u << 2, 1, 1, 256, 8, 256, 32768, 256, 0, 384, 0, 2048, 32, false, 0,
+     16}, // 16 lanes a segment
+    {"G11", kSegReadOnly, kSegSmallSize, 1, 1, 256, 8, 256, 16384, 256, 0, 96, 0, 1024, 32, false, 0,
+     8},                                                                                     // 8 lanes a segment
     {"G1", kSegReadOnly, kSegAnySize, 1, 1, 256, 8, 1024, 16384, 256, 0, 0, 0, 0, 8, false}, // one head: reduce, lse
     {"G2", kSegWrites, kSegAnySize, 1, 1, 256, 8, 1024, 8192, 256, 0, 0, 32, 0, 32,
      false}, // one head: softmax, backward
@@ -207,7 +224,7 @@ inline SegmentPlan segmentPlan(SegmentKind kind, int elemBytes, int heads, long 
                       r.minStep, r.byRows,  0,         0};
         if (oneWay) q.directRows = r.directRows;
         if (oneWay || kind == SegSoftmax) q.laneRows = r.laneRows;
-        if (kind == SegSoftmax) q.team = r.team;
+        if (kind == SegSoftmax || (oneWay && r.directRows > 0)) q.team = r.team;
         return q;
     };
     for (int i = 0; i < kSegmentRuleCount; ++i) {
@@ -257,10 +274,17 @@ struct SegTeamShape {
 };
 constexpr SegTeamShape kSegTeamShapes[] = {
     {32, 1, kSegSmallSize}, {64, 1, kSegSmallSize}, {256, 1, kSegSmallSize}, {64, 4, kSegSmallSize}, {256, 4, 1u << 4}};
+/// The teams (lanes a segment) of G6's direct path has kernels for (segmentDirectTeamKernel).
+constexpr int kSegDirectTeams[] = {8, 16, 32};
 /// Whether a plan with `team` has a kernel for `heads` heads of `size`-byte values (a plan with no
-/// team: always). Host.
-inline bool segTeamCompiled(int team, int heads, int size) {
+/// team: always; with directRows: one head, values of up to 4 bytes, a direct team). Host.
+inline bool segTeamCompiled(const SegmentPlan& p, int heads, int size) {
+    const int team = p.team;
     bool ok = team == 0;
+    if (p.directRows > 0) {
+        for (int t : kSegDirectTeams) ok = ok || (heads == 1 && size > 0 && size <= 4 && t == team);
+        return ok;
+    }
     for (const SegTeamShape& s : kSegTeamShapes)
         ok = ok || (s.team == team && s.heads == heads && size > 0 && size < 32 && ((s.sizes >> size) & 1u));
     return ok;
@@ -276,9 +300,10 @@ inline bool segmentPlanCompiled(const SegmentPlan& p) {
     const bool direct =
         p.directRows == 0 || (p.directRows > p.longRows && p.directRows <= p.chunkRows && p.directRows < (1ll << 31));
     const bool lanes = p.laneRows == 0 || (p.directRows == 0 && !p.flat && p.laneRows <= p.longRows);
-    bool team = false; // a team some kernel has (kSegTeamShapes), on no other stage 1
-    for (const SegTeamShape& s : kSegTeamShapes) team = team || s.team == p.team;
-    const bool teams = p.team == 0 || (team && !p.flat && p.laneRows == 0 && p.sliceGroup > 0);
+    bool team = false; // a team some kernel has (kSegTeamShapes, kSegDirectTeams), on no other stage 1
+    for (const SegTeamShape& s : kSegTeamShapes) team = team || (p.directRows == 0 && s.team == p.team);
+    for (int t : kSegDirectTeams) team = team || (p.directRows > 0 && t == p.team);
+    const bool teams = p.team == 0 || (team && !p.flat && p.laneRows == 0 && (p.sliceGroup > 0 || p.directRows > 0));
     return shape && direct && lanes && teams && p.perLane >= 1 && p.longRows >= 1 && p.chunkRows >= 1 &&
            p.sliceGroup >= 0 && (p.sliceGroup & (p.sliceGroup - 1)) == 0 && p.minStep >= 1 && p.minStep <= 32;
 }
