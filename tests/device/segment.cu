@@ -1230,6 +1230,7 @@ Test(device_segment, g11_team_paths) {
         if (tm.bytes == 4) {
             reduce_case<float>(off, items, true, 1, true, &r, what);
             reduce_case<float>(off, items, false, 3, true, &r, what, true);
+            reduce_case<int>(off, items, false, 2, false, &r, what);
             softmax_case<float>(off, items, 1, false, 1, true, &r, what);
         } else {
             reduce_case<__half>(off, items, false, 1, true, &r, what);
@@ -1308,7 +1309,7 @@ static void expect_g9(const std::vector<long long>& off, long long items, int el
 /// warps; past longRows the chunk kernels, one to three chunks), against the host for every
 /// reduction, log-sum-exp and the types of the family, by CSR (int and long long) and begin/end
 /// arrays, misaligned; CSR offsets that go back; a call of at most laneRows items (the lane kernel
-/// alone) and one of only empty segments.
+/// alone) and one of only empty segments; 32-bit integers too.
 Test(device_segment, g9_lane_rest_and_listed_segments) {
     WK_REQUIRE_GPU();
     namespace wkd = warpkit::detail;
@@ -1335,6 +1336,7 @@ Test(device_segment, g9_lane_rest_and_listed_segments) {
     reduce_case<__nv_bfloat16>(off, items, false, 1, false, &r, "G9 bf16 begin/end", true);
     reduce_case<double>(off, items, true, 1, false, &r, "G9 double");
     reduce_case<long long>(off, items, false, 0, false, &r, "G9 long long");
+    reduce_case<int>(off, items, true, 2, false, &r, "G9 int");
     softmax_case<float>(off, items, 1, false, 1, true, &r, "G9 (log-sum-exp)");
     softmax_case<__half>(off, items, 1, true, 0, false, &r, "G9 half (log-sum-exp)");
     // CSR offsets that go back: every 97th offset moved below the one before (that segment is

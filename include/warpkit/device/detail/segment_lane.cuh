@@ -37,10 +37,13 @@ namespace detail {
 constexpr int kSegLaneLeanRows = 4;
 
 /// Blocks of the lane kernel an SM holds at least (RK: the softmax's rows a lane holds in
-/// registers): all the threads an SM holds for a one-word state and element and for the lean
-/// softmax (32 registers on sm_90: its loads in flight set the speed), else the direct kernel's.
+/// registers): all the threads an SM holds for a one-word floating-point state and element and for
+/// the lean softmax (32 registers on sm_90: its loads in flight set the speed), else the direct
+/// kernel's (32-bit integers spill 16 bytes at 32 registers).
 template <int LT, typename A, int RK> struct SegLaneMinBlocks {
-    static constexpr int value = SegChunkBatch<A>::kOneWord ? kSegSmThreads / LT : SegDirectMinBlocks<LT, A>::value;
+    static constexpr int value = SegChunkBatch<A>::kOneWord && Arith<typename A::Elem>::is_float
+                                     ? kSegSmThreads / LT
+                                     : SegDirectMinBlocks<LT, A>::value;
 };
 /// The softmax's other form: 1280 threads an SM (48 registers on sm_90: its registers and lane
 /// groups fit without spilling), or all an SM holds where that is fewer.
