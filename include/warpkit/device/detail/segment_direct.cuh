@@ -189,10 +189,10 @@ __global__ void __launch_bounds__(64, (kSegSmThreads < 1152 ? kSegSmThreads : 11
     if (blockIdx.x == 0) pdlWait();
 }
 
-/// Launches a kernel that takes one segment a team and no loop (G6's direct kernel, G10's team
-/// kernel: parameters a, off, first, segments, then `rest`), `teams` segments a block of `threads`,
-/// as grids of up to 2^30 blocks, grid g from segment first = g x 2^30 x teams; the first grid
-/// programmatically where `early`, the others plainly, each behind the grid before it. Host.
+/// Launches a kernel that takes one segment a team and no loop (G6's direct kernel, G10's and G11's
+/// team kernels: parameters a, off, first, segments, then `rest`), `teams` segments a block of
+/// `threads`, as grids of up to 2^30 blocks, grid g from segment first = g x 2^30 x teams; the first
+/// grid programmatically where `early`, the others plainly, each behind the grid before it. Host.
 template <typename... Params, typename A, typename O, typename... Rest>
 inline cudaError_t segmentGridsLaunch(void (*kernel)(Params...), int teams, int threads, cudaStream_t stream,
                                       bool early, const A& a, SegOffsets<O> off, long long segments, Rest... rest) {
