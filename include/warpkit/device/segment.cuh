@@ -249,14 +249,10 @@ inline cudaError_t segmentLaunch(const A& a, SegOffsets<O> off, long long segmen
                 if (longs) WARPKIT_TRY(pdlAllowed(directK, dev, props.cc, &early));
                 WARPKIT_TRY(segmentGridsLaunch(directK, 1, LT, stream, early, a, off, segments, items, p.directRows,
                                                p.chunkRows, list));
-            } else if constexpr (sizeof(typename A::Elem) <= 4) { // G11: teams of p.team lanes, 64 a block
-                auto teamK = p.team == 8    ? segmentDirectTeamKernel<8, LT, A, O>
-                             : p.team == 16 ? segmentDirectTeamKernel<16, LT, A, O>
-                                            : segmentDirectTeamKernel<32, LT, A, O>;
-                if (longs) WARPKIT_TRY(pdlAllowed(teamK, dev, props.cc, &early));
-                WARPKIT_TRY(segmentGridsLaunch(teamK, 64 / p.team, 64, stream, early, a, off, segments, items,
-                                               p.directRows, p.chunkRows, list));
-            } else return cudaErrorInvalidConfiguration; // G11: values of up to 4 bytes (segTeamCompiled)
+            } else { // rule G11: teams of p.team lanes, 64 threads a block
+                WARPKIT_TRY(segmentDirectTeamLaunch<LT>(a, off, segments, items, p.team, p.directRows, p.chunkRows,
+                                                        list, longs, dev, props.cc, stream));
+            }
             if (!longs) return cudaSuccess;
         }
     }

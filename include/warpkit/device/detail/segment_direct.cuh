@@ -205,5 +205,29 @@ inline cudaError_t segmentGridsLaunch(void (*kernel)(Params...), int teams, int 
     return cudaSuccess;
 }
 
+/// Rule G11's launch: the team kernel of `team` lanes (8, 16 or 32; values of up to 4 bytes,
+/// segTeamCompiled) as segmentGridsLaunch's grids, the first programmatically where a segment can be
+/// listed (`longs`: the clearing kernel ran before it). Any other team: cudaErrorInvalidConfiguration.
+/// Host.
+template <int LT, typename A, typename O>
+inline cudaError_t segmentDirectTeamLaunch(const A& a, SegOffsets<O> off, long long segments, long long items, int team,
+                                           long long directRows, long long chunkRows,
+                                           const SegList<typename A::State>& list, bool longs, int dev, int cc,
+                                           cudaStream_t stream) {
+    if constexpr (sizeof(typename A::Elem) <= 4) {
+        auto k = team == 8    ? segmentDirectTeamKernel<8, LT, A, O>
+                 : team == 16 ? segmentDirectTeamKernel<16, LT, A, O>
+                 : team == 32 ? segmentDirectTeamKernel<32, LT, A, O>
+                              : nullptr;
+        if (k == nullptr) return cudaErrorInvalidConfiguration;
+        bool early = false;
+        if (longs) WARPKIT_TRY(pdlAllowed(k, dev, cc, &early));
+        return segmentGridsLaunch(k, 64 / team, 64, stream, early, a, off, segments, items, directRows, chunkRows,
+                                  list);
+    } else {
+        return cudaErrorInvalidConfiguration;
+    }
+}
+
 } // namespace detail
 } // namespace warpkit
