@@ -13,10 +13,10 @@
 // column is the plan's (G5: the flat pass; G9: the lane kernel). For sum and max, `alt` times the
 // other pass on the same call: the flat pass where the plan takes the lane groups or the lane
 // kernel, the lane groups (G1 / G6, as for begin/end arrays) where it takes the flat pass, so one
-// run places G5's and G9's mean limits; where it takes G11's teams, the lane groups (G1). For softmax,
-// `alt` on the cells of the flat pass (G7: one head, mean up to 64) times the group kernels (G2,
-// as for begin/end arrays or in place); on the lane kernel's (G9: one head, mean 2 to 5) the flat
-// pass; on G8's (2, 4, 8, 16 heads: stage 1 by segments) G3's plan
+// run places G5's and G9's mean limits; where it takes G11's or G12's teams, the lane groups (G1).
+// For softmax, `alt` on the cells of the flat pass (G7: one head, mean up to 64) times the group
+// kernels (G2, as for begin/end arrays or in place); on the lane kernel's (G9: one head, mean 2 to
+// 5) the flat pass; on G8's (2, 4, 8, 16 heads: stage 1 by segments) G3's plan
 // (the group kernel by pairs, as for x off a row's alignment); on G10's (a team a segment, long on
 // average) the group kernels with its fields (G2's plan for one head, G8's for 4); elsewhere (G2c / G3c) the same plan
 // without the slice tier (sliceGroup 0: the segments past 32768 elements on the chunk kernels);
@@ -51,7 +51,7 @@ template <typename Op> static const char* altPass(const float* x, float* y, long
                                                                wkd::Identity<Op, float>::value()};
     const wkd::SegOffsets<long long> so{off, off + 1};
     const wkd::SegmentPlan plan = wkd::segmentPlan(wkd::SegReduce, 4, 1, segs, rows, true);
-    const bool flat = plan.flat, team = plan.team > 0; // G11's teams: alt the lane groups (G1, no mean)
+    const bool flat = plan.flat, team = plan.team > 0; // G11's, G12's teams: alt the lane groups (G1, no mean)
     const wkd::SegmentPlan g =
         team ? wkd::segmentPlan(wkd::SegReduce, 4, 1) : wkd::segmentPlan(wkd::SegReduce, 4, 1, segs, rows, false);
     const wkd::SegSizes z = wkd::segRoom(wkd::SegReduce, 4, 1, segs, rows, false);

@@ -755,7 +755,7 @@ Test(device_segment, long_pairs_same_bits_any_alignment_and_executor) {
 
 /// Rule G1's short warp steps (segmentStepPairs: fewer than 32 pairs a step when the call has fewer
 /// than 32 pairs a resident warp): segments of 200-300 rows from an odd offset (32-lane pairs,
-/// folded one after another in a step), each followed by 4 empty ones (a mean of about 50: G1 by
+/// folded one after another in a step), each followed by 8 empty ones (a mean of about 28: G1 by
 /// begin/end arrays; by CSR the flat pass), every reduction against the host in fp32 and fp16 by
 /// CSR and begin/end arrays; then sum, max, ArgMax and log-sum-exp by begin/end arrays give the
 /// same bits with steps of another size and other lane positions: the same segments behind 5 empty
@@ -771,7 +771,7 @@ Test(device_segment, g1_short_steps_same_bits) {
     for (long long segs : counts) {
         std::vector<long long> off(segs + 1);
         off[0] = 3;
-        for (long long s = 0; s < segs; ++s) off[s + 1] = off[s] + (s % 5 == 0 ? wk_int(&r, 200, 300) : 0);
+        for (long long s = 0; s < segs; ++s) off[s + 1] = off[s] + (s % 9 == 0 ? wk_int(&r, 200, 300) : 0);
         const long long items = off.back() + 2;
         {
             const warpkit::detail::SegmentPlan plan =
@@ -812,7 +812,7 @@ Test(device_segment, g1_short_steps_same_bits) {
         std::vector<warpkit::ValueIndex<float>> wantArg(segs), arg(segs2);
         wk_download(want.data(), dout, want.size());
         wk_download(wantArg.data(), darg, segs);
-        for (long long s = 0; s < segs; s += 5 * 19) { // the log-sum-exp against the host (non-empty ones)
+        for (long long s = 0; s < segs; s += 9 * 19) { // the log-sum-exp against the host (non-empty ones)
             double m = -INFINITY, t = 0;
             for (long long i = off[s]; i < off[s + 1]; ++i) m = std::max(m, (double)hx[i]);
             for (long long i = off[s]; i < off[s + 1]; ++i) t += exp((double)hx[i] - m);
@@ -1033,7 +1033,8 @@ static Copies copies_at_shifts(long long len, long long gap, int ones, wk_rng* r
 
 /// The sum and ArgMax of the copies by CSR and by begin/end arrays: the first copy's against the
 /// host, every copy's the same bits as the first's, the segments of zeros sum 0 with ArgMax 0.
-static void copies_same_bits(const Copies& c) {
+static void copies_same_bits(const Copies& c, float* firstSum = nullptr,
+                             warpkit::ValueIndex<float>* firstArg = nullptr) {
     const std::vector<float>&hx = c.hx, &row = c.row;
     const std::vector<long long>&off = c.off, &copies = c.copies, &zeros = c.zeros;
     const long long items = (long long)hx.size(), segs = (long long)off.size() - 1, len = (long long)row.size();
@@ -1073,6 +1074,8 @@ static void copies_same_bits(const Copies& c) {
             cr_assert(g[k] == 0.0f && ga[k].index == 0, "len %lld zeros %lld: sum %g ArgMax %d", len, k, g[k],
                       ga[k].index);
     }
+    if (firstSum != nullptr) *firstSum = csr[k0];
+    if (firstArg != nullptr) *firstArg = csrArg[k0];
     for (void* q : {(void*)din, (void*)dout, (void*)darg, (void*)doff}) WK_CUDA(cudaFree(q));
 }
 
@@ -1197,6 +1200,22 @@ static void expect_g11(const std::vector<long long>& off, long long items, int e
     }
 }
 
+/// The checks of the team rules' tests (G11, G12) on these offsets, for `bytes`-byte values: every
+/// reduction and the log-sum-exp against the host, by CSR (int and long long) and begin/end arrays,
+/// misaligned, NaN and inf (fp32 and int, or fp16 and bf16).
+static void team_cases(const std::vector<long long>& off, long long items, int bytes, wk_rng* r, const char* what) {
+    if (bytes == 4) {
+        reduce_case<float>(off, items, true, 1, true, r, what);
+        reduce_case<float>(off, items, false, 3, true, r, what, true);
+        reduce_case<int>(off, items, false, 2, false, r, what);
+        softmax_case<float>(off, items, 1, false, 1, true, r, what);
+    } else {
+        reduce_case<__half>(off, items, false, 1, true, r, what);
+        reduce_case<__nv_bfloat16>(off, items, true, 3, true, r, what, true);
+        softmax_case<__nv_bfloat16>(off, items, 1, true, 1, false, r, what);
+    }
+}
+
 /// Rule G11 (teams of 8, 16 and 32 lanes a segment, medium on average) for fp32 and 16-bit values:
 /// fillers around the team's mean and single segments on both sides of the team's width, of
 /// 1024 rows, of directRows (the team's fold up to it, listed past it) and
@@ -1227,16 +1246,7 @@ Test(device_segment, g11_team_paths) {
         snprintf(what, sizeof what, "G11 team %d, %d-byte values", tm.team, tm.bytes);
         expect_g11(off, items, tm.bytes, true, tm.team, what);
         expect_g11(off, items, tm.bytes, false, tm.team, what);
-        if (tm.bytes == 4) {
-            reduce_case<float>(off, items, true, 1, true, &r, what);
-            reduce_case<float>(off, items, false, 3, true, &r, what, true);
-            reduce_case<int>(off, items, false, 2, false, &r, what);
-            softmax_case<float>(off, items, 1, false, 1, true, &r, what);
-        } else {
-            reduce_case<__half>(off, items, false, 1, true, &r, what);
-            reduce_case<__nv_bfloat16>(off, items, true, 3, true, &r, what, true);
-            softmax_case<__nv_bfloat16>(off, items, 1, true, 1, false, &r, what);
-        }
+        team_cases(off, items, tm.bytes, &r, what);
     }
 }
 
@@ -1294,6 +1304,90 @@ Test(device_segment, g11_overlapping_past_the_room) {
             cr_assert(room < k.copies * 7, "room for every copy (%lld chunks): no copy would be folded unlisted", room);
         }
         overlapping_copies_check(hx, b, e, k.copies, {3, 3 + pair});
+    }
+}
+
+/// Rule G12's plan for these offsets (reduce and log-sum-exp, `elemBytes`-byte values, one head),
+/// asserted: G11's teams of 8 lanes over pages of 64 segments a block.
+static void expect_g12(const std::vector<long long>& off, long long items, int elemBytes, bool csr, const char* what) {
+    namespace wkd = warpkit::detail;
+    for (wkd::SegmentKind k : {wkd::SegReduce, wkd::SegLogSumExp}) {
+        const wkd::SegmentPlan p = wkd::segmentPlan(k, elemBytes, 1, (long long)off.size() - 1, items, csr);
+        cr_assert(p.directRows > 0 && p.team == 8 && p.page == 64, "%s: the plan is rule %s team %d page %d, not G12",
+                  what, wkd::kSegmentRules[p.rule].id, p.team, p.page);
+    }
+}
+
+/// Rule G12 (pages of 64 segments a block, teams of 8 lanes, short to medium on average) for fp32
+/// and 16-bit values: fillers of 0 to 2 fill rows, runs of 300 empty segments (whole empty pages)
+/// with a long segment among them, single segments on both sides of the team's width, of 64 rows,
+/// of directRows (the team's fold up to it, listed past it) and of one to three chunks, and a last
+/// page that is partial, against the host for every reduction and log-sum-exp, by CSR (int and long
+/// long) and begin/end arrays, misaligned, NaN and inf.
+Test(device_segment, g12_page_paths) {
+    WK_REQUIRE_GPU();
+    namespace wkd = warpkit::detail;
+    wk_rng r = wk_rng_make(0x12a);
+    struct Fill {
+        int bytes;
+        long long fill, count; // fillers: count segments of 0 .. 2 fill rows
+    };
+    const Fill fills[] = {{4, 40, 4000}, {4, 60, 4000}, {2, 30, 5000}, {2, 60, 4000}};
+    for (const Fill& f : fills) {
+        const wkd::SegmentPlan p = wkd::segmentPlan(wkd::SegReduce, f.bytes, 1, 1000, 1000 * 60, true);
+        const long long D = p.directRows, C = p.chunkRows;
+        const long long edges[] = {1, 7, 8, 9, 63, 64, 65, 1023, D, D + 1, C, C + 1, 2 * C + 7};
+        std::vector<long long> len;
+        for (long long e : edges) len.push_back(e), len.push_back(0);
+        for (long long k = 0; k < (wk_quick() ? f.count / 2 : f.count); ++k) len.push_back(wk_int(&r, 0, 2 * f.fill));
+        for (size_t i = 1; i < len.size(); i += 7) std::swap(len[i], len[len.size() - i]); // edges among fillers
+        for (int run = 0; run < 2; ++run) { // empty pages, one run holding a long segment
+            const size_t at = len.size() / (2 + run);
+            len.insert(len.begin() + (long long)at, 300, 0ll);
+            if (run == 1) len[at + 150] = 3 * C + 5;
+        }
+        if (len.size() % 64 == 0) len.push_back(1); // a partial last page
+        const std::vector<long long> off = csr_of(len);
+        const long long items = off.back();
+        char what[96];
+        snprintf(what, sizeof what, "G12 fill %lld, %d-byte values", f.fill, f.bytes);
+        expect_g12(off, items, f.bytes, true, what);
+        expect_g12(off, items, f.bytes, false, what);
+        team_cases(off, items, f.bytes, &r, what);
+    }
+}
+
+/// Under G12 a segment's order is G11's for a team of 8: the same rows, each at 8 alignments by CSR
+/// and begin/end arrays, give the same sum and ArgMax bits at a mean of 60 (G12) as at a mean of
+/// 120 (G11, teams of 8), on both sides of the team's width, of 64 rows and of directRows (the chunk
+/// kernels past it).
+Test(device_segment, g12_same_bits_as_g11) {
+    WK_REQUIRE_GPU();
+    namespace wkd = warpkit::detail;
+    wk_rng r = wk_rng_make(0x12b);
+    for (long long len : {1ll, 7ll, 9ll, 64ll, 65ll, 100ll, 1024ll, 1025ll, 20000ll}) {
+        float sum[2] = {0.0f, 0.0f};
+        warpkit::ValueIndex<float> arg[2] = {};
+        const wk_rng start = r;
+        for (int m = 0; m < 2; ++m) {
+            const long long mean = m == 0 ? 60 : 120;
+            const long long gap = std::max(2 * mean - len, mean / 2);
+            const int ones = (int)std::max(0ll, (gap + len - 2 * mean) / (mean - 1));
+            wk_rng same = start; // the same rows at both means
+            const Copies c = copies_at_shifts(len, gap, ones, &same);
+            r = same;
+            char what[64];
+            snprintf(what, sizeof what, "copies of %lld rows, mean %lld", len, mean);
+            const long long segs = (long long)c.off.size() - 1, items = (long long)c.hx.size();
+            const wkd::SegmentPlan p = wkd::segmentPlan(wkd::SegReduce, 4, 1, segs, items, true);
+            if (m == 0) expect_g12(c.off, items, 4, true, what);
+            else
+                cr_assert(p.directRows > 0 && p.team == 8 && p.page == 0, "%s: the plan is rule %s, not G11 team 8",
+                          what, wkd::kSegmentRules[p.rule].id);
+            copies_same_bits(c, &sum[m], &arg[m]);
+        }
+        cr_assert(memcmp(&sum[0], &sum[1], 4) == 0 && memcmp(&arg[0], &arg[1], 8) == 0,
+                  "%lld rows: G12 sum %a ArgMax %d, G11 %a %d", len, sum[0], arg[0].index, sum[1], arg[1].index);
     }
 }
 
@@ -2029,7 +2123,7 @@ static void past_softmax_lane_mean(std::vector<long long>* off) {
     off->push_back(std::max(off->back(), 6 * segs));
 }
 
-/// The flat pass (plan rule G5: a reduction over CSR offsets with a mean length of at most 64):
+/// The flat pass (plan rule G5: a reduction over CSR offsets with a mean length of at most 40):
 /// segments spanning tiles (4096 path items) and blocks among runs of thousands of empty ones, at
 /// every misalignment, int and long long offsets, NaN and inf; offsets that go back (the pass
 /// detects them and redoes every segment by a warp), also two nonempty segments with one end.
@@ -2060,7 +2154,7 @@ Test(device_segment, flat_spanning_tiles_and_going_back) {
     back[back.size() / 2] = items + 5; // past items: clipped
     reduce_case<float>(back, items, false, 1, true, &r, "flat, offsets going back");
     // a nonempty segment repeated just after itself (offsets b, e, b, e): two segments of a tile end
-    // at one element, whose slot (16-bit values keep it by element) has one writer (racecheck)
+    // at one element, whose slot has one writer (racecheck)
     std::vector<long long> dup = off;
     for (size_t i = 500; i + 3 < dup.size(); i += 5003)
         if (off[i] > off[i - 1]) {
@@ -2068,9 +2162,9 @@ Test(device_segment, flat_spanning_tiles_and_going_back) {
             dup[i + 2] = off[i];
         }
     cr_assert(
-        warpkit::detail::segmentPlan(warpkit::detail::SegReduce, 2, 1, (long long)dup.size() - 1, items, true).flat,
-        "the flat pass is not chosen for 16-bit values");
-    reduce_case<__half>(dup, items, true, 3, true, &r, "flat half, a segment repeated");
+        warpkit::detail::segmentPlan(warpkit::detail::SegReduce, 4, 1, (long long)dup.size() - 1, items, true).flat,
+        "the flat pass is not chosen");
+    reduce_case<float>(dup, items, true, 3, true, &r, "flat, a segment repeated");
 }
 
 /// The flat pass alone (segmentFlatLaunch) of an fp32 sum over CSR offsets `off`, whose rows
@@ -2187,14 +2281,14 @@ Test(device_segment, flat_boundary_lengths) {
               "the flat pass is not chosen (mean %.1f)", (double)items / (double)segs);
     reduce_case<float>(off, items, false, 3, true, &r, "flat boundaries");
     reduce_case<__half>(off, items, true, 1, true, &r, "flat boundaries half");
-    std::vector<long long> at(1001, 0); // mean 64: G5; one row more: G1
-    for (size_t i = 1; i < at.size(); ++i) at[i] = at[i - 1] + (i % 2 ? 1 : 127);
+    std::vector<long long> at(1001, 0); // mean 40: G5; one row more: G12
+    for (size_t i = 1; i < at.size(); ++i) at[i] = at[i - 1] + (i % 2 ? 1 : 79);
     for (long long extra : {0, 1}) {
         std::vector<long long> o = at;
         o.back() += extra;
         const bool flat = warpkit::detail::segmentPlan(warpkit::detail::SegReduce, 4, 1, 1000, o.back(), true).flat;
         cr_assert(flat == (extra == 0), "mean %lld/1000: flat %d", o.back(), (int)flat);
-        reduce_case<float>(o, o.back(), extra == 1, 0, true, &r, extra ? "mean just over 64" : "mean 64");
+        reduce_case<float>(o, o.back(), extra == 1, 0, true, &r, extra ? "mean just over 40" : "mean 40");
     }
     // segment 0's 4096 rows are the first tile's path items, so its end opens the second tile, whose
     // rows begin with the next non-empty segment's (ArgMax / ArgMin count its rows from there)

@@ -26,6 +26,7 @@ std::string planText(const SegmentPlan& p) {
     if (p.minStep < 32) snprintf(step, sizeof step, " minStep=%d", p.minStep);
     if (p.laneRows > 0) snprintf(lanes, sizeof lanes, " laneRows=%d", p.laneRows);
     if (p.team > 0) snprintf(team, sizeof team, " team=%d", p.team);
+    if (p.page > 0) snprintf(team + strlen(team), sizeof team - strlen(team), " page=%d", p.page);
     snprintf(b, sizeof b, "%s threads=%d perLane=%d longRows=%lld chunkRows=%lld longThreads=%d%s%s%s%s%s%s",
              kSegmentRules[p.rule].id, p.threads, p.perLane, p.longRows, p.chunkRows, p.longThreads,
              p.flat ? " flat" : "", slice, direct, step, lanes, team);
@@ -71,16 +72,17 @@ std::string allPlans(bool* allCompiled, bool used[]) {
                 snprintf(b, sizeof b, "%s %d %d: ", kKindName[k], sz, h);
                 addPlan(&out, allCompiled, used, segmentPlan((SegmentKind)k, sz, h), h, sz, b);
             }
-    // G9 (the softmax: means 2 to 5), the flat pass (CSR only), G11 (reductions from means 96, 224 / 384
-    // and 448 / 768), G6 and G10 (the softmax from means 144, 1536 and 3072 (fp32) with one head, 192
-    // with 4) by mean length
+    // G9 (the softmax: means 2 to 5; 16-bit reductions and the log-sum-exp to 32), the flat pass (CSR
+    // only, fp32 reductions to 40), G12 (reductions and log-sum-exp from mean 32 or 40), G11 (from means
+    // 96, 224 / 384 and 448 / 768), G6 and G10 (the softmax from means 144, 1536 and 3072 (fp32) with one
+    // head, 192 with 4) by mean length
     for (int k = 0; k < 4; ++k)
         for (int sz : kSizes)
             for (long long items :
-                 {0LL,       2000LL,    5000LL,    5001LL,    8000LL,    8001LL,   32000LL,  32001LL,  64000LL,
-                  64001LL,   95999LL,   96000LL,   143999LL,  144000LL,  191999LL, 192000LL, 223999LL, 224000LL,
-                  383999LL,  384000LL,  447999LL,  448000LL,  511999LL,  512000LL, 767999LL, 768000LL, 1535999LL,
-                  1536000LL, 2047999LL, 2048000LL, 3071999LL, 3072000LL, 1LL << 26})
+                 {0LL,      2000LL,    5000LL,    5001LL,    8000LL,    8001LL,    32000LL,   32001LL,  40000LL,
+                  40001LL,  64000LL,   64001LL,   95999LL,   96000LL,   143999LL,  144000LL,  191999LL, 192000LL,
+                  223999LL, 224000LL,  383999LL,  384000LL,  447999LL,  448000LL,  511999LL,  512000LL, 767999LL,
+                  768000LL, 1535999LL, 1536000LL, 2047999LL, 2048000LL, 3071999LL, 3072000LL, 1LL << 26})
                 for (bool csr : {true, false}) {
                     const SegmentPlan p = segmentPlan((SegmentKind)k, sz, 1, 1000, items, csr);
                     char b[96];
@@ -154,11 +156,12 @@ std::string allPlans(bool* allCompiled, bool used[]) {
             out += b;
         }
     // the reductions' workspace over CSR offsets (G9 up to a mean of 8, or 32 for 16-bit values; the
-    // flat pass to 64; G1; G6), never less as the items grow
+    // flat pass to 40 for fp32; G12; G11; G6), never less as the items grow
     for (int sz : {2, 4})
         for (long long segs : {1000LL, 1000000LL}) {
             size_t last = 0;
-            for (long long mean1000 : {0LL, 8000LL, 8001LL, 32000LL, 32001LL, 64000LL, 64001LL, 2048000LL}) {
+            for (long long mean1000 :
+                 {0LL, 8000LL, 8001LL, 32000LL, 32001LL, 40000LL, 40001LL, 64000LL, 64001LL, 96000LL, 2048000LL}) {
                 const long long items = mean1000 * (segs / 1000);
                 size_t bytes = 0;
                 if (sz == 4)

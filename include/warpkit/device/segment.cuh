@@ -249,9 +249,9 @@ inline cudaError_t segmentLaunch(const A& a, SegOffsets<O> off, long long segmen
                 if (longs) WARPKIT_TRY(pdlAllowed(directK, dev, props.cc, &early));
                 WARPKIT_TRY(segmentGridsLaunch(directK, 1, LT, stream, early, a, off, segments, items, p.directRows,
                                                p.chunkRows, list));
-            } else { // rule G11: teams of p.team lanes, 64 threads a block
-                WARPKIT_TRY(segmentDirectTeamLaunch<LT>(a, off, segments, items, p.team, p.directRows, p.chunkRows,
-                                                        list, longs, dev, props.cc, stream));
+            } else { // rules G11 and G12: teams of p.team lanes (G12: pages of p.page segments), 64 threads a block
+                WARPKIT_TRY(segmentDirectTeamLaunch<LT>(a, off, segments, items, p.team, p.page, p.directRows,
+                                                        p.chunkRows, list, longs, dev, props.cc, stream));
             }
             if (!longs) return cudaSuccess;
         }

@@ -2,7 +2,9 @@
 // of segment_plan.cuh): the kernel that clears the list's counters, and the direct kernel, a block
 // a segment straight from the offsets for every segment (segDirectFold in registers; a pair past
 // directRows listed by its block for the chunk kernels of segment_long.cuh, or folded by it in
-// their order when it finds no room: segDirectLong). Internal: include warpkit/device/segment.cuh.
+// their order when it finds no room: segDirectLong); rule G11's team kernel (a team of lanes a
+// segment) and rule G12's page kernel (a page of segments a block, its teams looping over the
+// page's non-empty ones). Internal: include warpkit/device/segment.cuh.
 #pragma once
 
 #include "segment_long.cuh"
@@ -143,6 +145,24 @@ template <int LT, typename A, typename O> __global__ void __launch_bounds__(LT, 
     if (blockIdx.x == 0) pdlWait();
 }
 
+/// The segments past directRows that a warp's lanes hold (`lists`: this lane's segment s, its first
+/// element b and its rows): listed for the chunk kernels (listAppend), or, finding no room (only
+/// segments that overlap), folded by the warp with their math (longPairByWarp, LT the chunk kernels'
+/// threads; 4 loads in flight, so that this rare path fits the team kernels' registers). Waits for
+/// the kernel before (pdlWait: it cleared the counters) only when some lane lists. All 32 lanes call.
+template <int LT, typename A> WARPKIT_DEVICE void segWarpListLongs(const A& a, const SegList<typename A::State>& list,
+                                                                   bool lists, long long s, long long b, long long rows,
+                                                                   long long chunkRows) {
+    if (!__any_sync(WARPKIT_FULL_MASK, lists)) return;
+    pdlWait(); // the counters, cleared by the kernel before
+#pragma unroll 1
+    for (unsigned m = __ballot_sync(WARPKIT_FULL_MASK, listAppend(list, lists, s, 0, 1, b, rows, chunkRows)); m;
+         m &= m - 1) {
+        const int src = __ffs(m) - 1;
+        longPairByWarp<LT, A, 4>(a, shflIdx(s, src), shflIdx(b, src), shflIdx(rows, src), 1, chunkRows);
+    }
+}
+
 /// Stage 1b of rule G11 (G6's direct path with teams of TT lanes: a plan's team, 8, 16 or 32; 64 / TT
 /// teams a block of 64 threads, 1152 threads an SM: 56 registers, no spill): segment `first` +
 /// blockIdx.x x (64 / TT) + the team's index by the team, straight from the offsets, one segment a
@@ -150,11 +170,9 @@ template <int LT, typename A, typename O> __global__ void __launch_bounds__(LT, 
 /// empty segment writes its empty value; one of up to directRows rows is folded in registers: lane t
 /// of the team folds rows t, t + TT, ... (segDirectFold), then the team's lanes in order
 /// (warpSegmentedReduce over the team's lanes): an order set by the team and the length alone; a
-/// longer one is listed for the chunk kernels (listAppend; the counters cleared by the kernel before,
-/// which only a warp that lists waits for), or, finding no room (only segments that overlap),
-/// folded by the warp with their math (longPairByWarp, LT the chunk kernels' threads; 4 loads in
-/// flight, so that this rare path fits the kernel's registers). Block 0 waits for the grid before it
-/// before it exits (see segmentDirectKernel).
+/// longer one is listed for the chunk kernels or, finding no room, folded by the warp
+/// (segWarpListLongs). Block 0 waits for the grid before it before it exits (see
+/// segmentDirectKernel).
 template <int TT, int LT, typename A, typename O>
 __global__ void __launch_bounds__(64, (kSegSmThreads < 1152 ? kSegSmThreads : 1152) / 64)
     segmentDirectTeamKernel(A a, SegOffsets<O> off, long long first, long long segments, long long items,
@@ -176,16 +194,65 @@ __global__ void __launch_bounds__(64, (kSegSmThreads < 1152 ? kSegSmThreads : 11
         if (rows == 0) a.empty(s);
         else if (folds) a.finish(s, total);
     }
-    if (__any_sync(WARPKIT_FULL_MASK, rows > directRows)) {
-        pdlWait(); // the counters, cleared by the kernel before
-        const bool lists = t == 0 && rows > directRows;
-#pragma unroll 1
-        for (unsigned m = __ballot_sync(WARPKIT_FULL_MASK, listAppend(list, lists, s, 0, 1, b, rows, chunkRows)); m;
-             m &= m - 1) {
-            const int src = __ffs(m) - 1;
-            longPairByWarp<LT, A, 4>(a, shflIdx(s, src), shflIdx(b, src), shflIdx(rows, src), 1, chunkRows);
-        }
+    segWarpListLongs<LT>(a, list, t == 0 && rows > directRows, s, b, rows, chunkRows);
+    if (blockIdx.x == 0) pdlWait();
+}
+
+/// Stage 1b of rule G12 (G11's teams for segments short on average, where a team a segment would
+/// cost a block for every few empty ones): a page of PG segments a block of 64 threads. Each thread
+/// loads one segment's offsets (threads past PG none), writes an empty one's value at once and keeps
+/// one of up to directRows rows, in page order, in shared memory; then warp w takes the kept
+/// segments w x (32 / TT), w x (32 / TT) + 64 / TT, ... (32 / TT at a time, a team each) and folds
+/// them as the team kernel does (segDirectFold, warpSegmentedReduce over the team's lanes: the same
+/// bits). A page of empty segments costs one round trip for its offsets. A segment past directRows
+/// is listed (or folded without room) by the warp of the thread that loaded it, as the team kernel
+/// lists one. Block 0 waits for the grid before it before it exits (see segmentDirectKernel).
+template <int TT, int PG, int LT, typename A, typename O>
+__global__ void __launch_bounds__(64, (kSegSmThreads < 1152 ? kSegSmThreads : 1152) / 64)
+    segmentDirectPageKernel(A a, SegOffsets<O> off, long long first, long long segments, long long items,
+                            long long directRows, long long chunkRows, SegList<typename A::State> list) {
+    WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentDirectPageKernel");
+    static_assert(!A::kTwoPass, "segmentDirectPageKernel: A must be a one-pass algorithm (kTwoPass false)");
+    static_assert(TT == 8 || TT == 16 || TT == 32, "segmentDirectPageKernel: TT (lanes a team) must be 8, 16 or 32");
+    static_assert(PG >= 1 && PG <= 64, "segmentDirectPageKernel: PG (segments a block) must be 1 to 64");
+    using S = typename A::State;
+    __shared__ long long base[PG];
+    __shared__ int len[PG], kept[PG], counts[2];
+    pdlLaunchDependents();
+    const int lane = (int)laneId(), w = (int)threadIdx.x / 32;
+    // 1. the page's offsets, a segment a thread; empty ones written, the others kept in page order
+    const long long s0 = first + (long long)blockIdx.x * PG, s = s0 + threadIdx.x;
+    long long ob = 0, oe = 0, b = 0;
+    segmentBoundsAt(off, s, (int)threadIdx.x < PG ? segments : 0, &ob, &oe); // (0, 0) past the page
+    const long long rows = segmentClip(ob, oe, items, &b);
+    if ((int)threadIdx.x < PG && s < segments && rows == 0) a.empty(s);
+    const bool keeps = rows > 0 && rows <= directRows;
+    const unsigned km = __ballot_sync(WARPKIT_FULL_MASK, keeps);
+    if (lane == 0) counts[w] = __popc(km);
+    __syncthreads();
+    if (keeps) {
+        kept[(w == 0 ? 0 : counts[0]) + __popc(km & laneMaskLt())] = (int)threadIdx.x;
+        base[threadIdx.x] = b;
+        len[threadIdx.x] = (int)rows;
     }
+    __syncthreads();
+    const int count = counts[0] + counts[1];
+    // 2. the kept segments, a team each
+#pragma unroll 1
+    for (int k0 = w * (32 / TT); k0 < count; k0 += 64 / TT) {
+        const int k = k0 + lane / TT, idx = k < count ? kept[k] : 0;
+        // the team's lane read here, inside the loop: with it hoisted, the compiler made a copy of
+        // the loop for lane 0 of each team and another for the rest, and each warp ran both
+        int t;
+        asm volatile("mov.u32 %0, %%laneid;" : "=r"(t));
+        t &= TT - 1;
+        const S part = segDirectFold<TT, A, SegChunkBatch<A>::direct>(a, k < count ? base[idx] : 0, t,
+                                                                      k < count ? len[idx] : 0, 0);
+        const S total = warpSegmentedReduce(part, SegMerge<A>{a}, WarpSegment{lane - t, lane - t + TT - 1});
+        if (t == 0 && k < count) a.finish(s0 + idx, total);
+    }
+    // 3. the longer ones, by the warp of the thread that loaded them
+    segWarpListLongs<LT>(a, list, rows > directRows, s, b, rows, chunkRows);
     if (blockIdx.x == 0) pdlWait();
 }
 
@@ -205,25 +272,27 @@ inline cudaError_t segmentGridsLaunch(void (*kernel)(Params...), int teams, int 
     return cudaSuccess;
 }
 
-/// Rule G11's launch: the team kernel of `team` lanes (8, 16 or 32; values of up to 4 bytes,
-/// segTeamCompiled) as segmentGridsLaunch's grids, the first programmatically where a segment can be
-/// listed (`longs`: the clearing kernel ran before it). Any other team: cudaErrorInvalidConfiguration.
-/// Host.
+/// Rules G11 and G12's launch: the team kernel of `team` lanes (8, 16 or 32; values of up to 4 bytes,
+/// segTeamCompiled), or for `page` 64 the page kernel of teams of 8 (G12), as segmentGridsLaunch's
+/// grids, the first programmatically where a segment can be listed (`longs`: the clearing kernel ran
+/// before it). Any other team or page: cudaErrorInvalidConfiguration. Host.
 template <int LT, typename A, typename O>
 inline cudaError_t segmentDirectTeamLaunch(const A& a, SegOffsets<O> off, long long segments, long long items, int team,
-                                           long long directRows, long long chunkRows,
+                                           int page, long long directRows, long long chunkRows,
                                            const SegList<typename A::State>& list, bool longs, int dev, int cc,
                                            cudaStream_t stream) {
     if constexpr (sizeof(typename A::Elem) <= 4) {
-        auto k = team == 8    ? segmentDirectTeamKernel<8, LT, A, O>
-                 : team == 16 ? segmentDirectTeamKernel<16, LT, A, O>
-                 : team == 32 ? segmentDirectTeamKernel<32, LT, A, O>
-                              : nullptr;
+        auto k = page == 64 && team == 8 ? segmentDirectPageKernel<8, 64, LT, A, O>
+                 : page != 0             ? nullptr
+                 : team == 8             ? segmentDirectTeamKernel<8, LT, A, O>
+                 : team == 16            ? segmentDirectTeamKernel<16, LT, A, O>
+                 : team == 32            ? segmentDirectTeamKernel<32, LT, A, O>
+                                         : nullptr;
         if (k == nullptr) return cudaErrorInvalidConfiguration;
         bool early = false;
         if (longs) WARPKIT_TRY(pdlAllowed(k, dev, cc, &early));
-        return segmentGridsLaunch(k, 64 / team, 64, stream, early, a, off, segments, items, directRows, chunkRows,
-                                  list);
+        return segmentGridsLaunch(k, page != 0 ? page : 64 / team, 64, stream, early, a, off, segments, items,
+                                  directRows, chunkRows, list);
     } else {
         return cudaErrorInvalidConfiguration;
     }

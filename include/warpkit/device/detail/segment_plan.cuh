@@ -26,7 +26,9 @@
 //      (items > directRows) a one-warp kernel clears the counters first (no memset: the direct
 //      kernel is launched programmatically behind it), and stage 2 follows, else nothing more;
 //      under rule G11 (a plan with directRows and `team`) the same with a team of `team` lanes a
-//      segment in blocks of 64 threads (segmentDirectTeamKernel: the team's own order);
+//      segment in blocks of 64 threads (segmentDirectTeamKernel: the team's own order); under
+//      rule G12 (a plan with a `page` too) a page of `page` segments a block, whose teams take the
+//      page's non-empty segments in turn (segmentDirectPageKernel: G11's order for the team);
 //   1c. the no-room kernel: each listed pair by a whole warp, with the chunk kernels' math (an
 //      empty list, the usual case, costs one count read a warp on one block an SM);
 //   2. the chunk kernel: blocks of `longThreads` threads over the listed chunks (grid-stride, the
@@ -105,6 +107,7 @@ struct SegmentPlan {
     bool byRows;          // the softmax's stage 1 by segments, a row a vector (segment_heads.cuh), x and y aligned
     int laneRows; // one head, reduce / lse / softmax: stage 1 by the lane kernel, a lane a pair of up to this many rows
     int team;     // the softmax: stage 1 by the team kernel (segment_team.cuh), a team of this many threads a segment
+    int page;     // G12: the direct path's teams take pages of this many segments a block (0: a team a segment)
 };
 
 /// One rule: the first whose conditions hold gives the plan. Conditions: the call kind (a mask of
@@ -131,6 +134,7 @@ struct SegmentRule {
     bool byRows;      // stage 1 by the heads kernel (segment_heads.cuh) where x and y allow its vector rows
     int laneRows = 0; // stage 1 by the lane kernel (segment_lane.cuh): a lane a pair of up to this many rows
     int team = 0;     // stage 1 by the team kernel (segment_team.cuh): a team of this many threads a segment
+    int page = 0;     // the direct path's teams by pages of this many segments a block (segmentDirectPageKernel)
 };
 
 constexpr unsigned kSegAnyKind = 0xfu, kSegReadOnly = 1u << SegReduce | 1u << SegLogSumExp;
@@ -144,7 +148,8 @@ constexpr unsigned kSegAnySize = 1u << 2 | 1u << 4 | 1u << 8 | 1u << 16, kSegSma
 // reductions of 16-bit values take chunks (and direct pairs) of 32768 rows: 64 KB, as fp32's 16384.
 // G9 (the lane kernel) runs no group kernel either; its segments past laneRows go to its rest
 // kernel, past longRows to the chunk kernels, so its list is G1's. It comes before G5 and ends
-// lower for 4- and 8-byte values (the flat pass is faster from mean 16) than for 16-bit ones; the
+// lower for 4- and 8-byte reductions (the flat pass is faster from mean 16) than for 16-bit ones
+// and the log-sum-exp (mean 32: past it most warp steps hold a segment for the rest kernel); the
 // softmax's come before G7 and take means up to 5 (G7 is faster from mean 6): up to 2 the lean
 // form (perLane 4: the rows a lane holds in registers, segment_lane.cuh), then the staged one.
 // G10 (a team a segment, segment_team.cuh) takes the softmax of one head from mean 144 and of 4 heads
@@ -154,7 +159,9 @@ constexpr unsigned kSegAnySize = 1u << 2 | 1u << 4 | 1u << 8 | 1u << 16, kSegSma
 // to G6) runs G6's direct path with teams of 8, 16 or 32 lanes a segment (its `team`), the team
 // growing with the mean (about 28 fp32 or 48 16-bit rows a lane at the switch); a team folds up to
 // 128 rows a lane (directRows), longer segments are listed. Below mean 96 a team a segment costs
-// more than the bytes where most segments are empty (the giant among 10^6 empty ones: mean 67).
+// more than the bytes where most segments are empty (the giant among 10^6 empty ones: mean 67), so
+// G12 (from mean 32; fp32 reductions from G5's 40) runs the same teams of 8 over pages of 64
+// segments a block: a page of empty segments costs one block, not eight.
 constexpr SegmentRule kSegmentRules[] = {
     // id   kinds            sizes          heads   thr  perLane longRows chunkRows longThr maxMean minMean slc direct
     // step byRows laneRows
@@ -162,8 +169,10 @@ constexpr SegmentRule kSegmentRules[] = {
      64}, // short on average, 16-bit: a lane a segment
     {"G9", kSegReadOnly, kSegAnySize, 1, 1, 256, 8, 1024, 16384, 256, 8, 0, 0, 0, 32, false,
      64}, // short on average: a lane a segment
-    {"G5", 1u << SegReduce, kSegSmallSize, 1, 1, 256, 8, 1024, 16384, 256, 64, 0, 0, 0, 32,
-     false}, // short on average: flat
+    {"G9", 1u << SegLogSumExp, kSegSmallSize, 1, 1, 256, 8, 1024, 16384, 256, 32, 0, 0, 0, 32, false,
+     64}, // log-sum-exp, short on average: a lane a segment
+    {"G5", 1u << SegReduce, 1u << 4, 1, 1, 256, 8, 1024, 16384, 256, 40, 0, 0, 0, 32,
+     false}, // short on average, 4-byte values: flat
     {"G9", 1u << SegSoftmax, kSegSmallSize, 1, 1, 256, 4, 1024, 8192, 256, 2, 0, 0, 0, 32, false,
      64}, // short on average (up to 2), softmax: a lane a segment, 4 rows in registers (lean)
     {"G9", 1u << SegSoftmax, kSegSmallSize, 1, 1, 256, 8, 1024, 8192, 256, 5, 2, 0, 0, 32, false,
@@ -193,7 +202,9 @@ constexpr SegmentRule kSegmentRules[] = {
     {"G11", kSegReadOnly, 1u << 2, 1, 1, 256, 8, 256, 32768, 256, 0, 384, 0, 2048, 32, false, 0,
      16}, // 16 lanes a segment
     {"G11", kSegReadOnly, kSegSmallSize, 1, 1, 256, 8, 256, 16384, 256, 0, 96, 0, 1024, 32, false, 0,
-     8},                                                                                     // 8 lanes a segment
+     8}, // 8 lanes a segment
+    {"G12", kSegReadOnly, kSegSmallSize, 1, 1, 256, 8, 256, 16384, 256, 0, 32, 0, 1024, 32, false, 0, 8,
+     64}, // short to medium on average: pages of 64 segments, 8 lanes a segment
     {"G1", kSegReadOnly, kSegAnySize, 1, 1, 256, 8, 1024, 16384, 256, 0, 0, 0, 0, 8, false}, // one head: reduce, lse
     {"G2", kSegWrites, kSegAnySize, 1, 1, 256, 8, 1024, 8192, 256, 0, 0, 32, 0, 32,
      false}, // one head: softmax, backward
@@ -220,11 +231,13 @@ inline SegmentPlan segmentPlan(SegmentKind kind, int elemBytes, int heads, long 
         const SegmentRule& r = kSegmentRules[i];
         const bool oneWay = kind == SegReduce || kind == SegLogSumExp;
         const int slice = kind == SegSoftmax ? r.sliceGroup : 0;
-        SegmentPlan q{i,         r.threads, r.perLane, r.longRows, r.chunkRows, r.longThreads, segRuleFlat(r), slice, 0,
-                      r.minStep, r.byRows,  0,         0};
+        SegmentPlan q{
+            i,        r.threads, r.perLane, r.longRows, r.chunkRows, r.longThreads, segRuleFlat(r), slice, 0, r.minStep,
+            r.byRows, 0,         0,         0};
         if (oneWay) q.directRows = r.directRows;
         if (oneWay || kind == SegSoftmax) q.laneRows = r.laneRows;
         if (kind == SegSoftmax || (oneWay && r.directRows > 0)) q.team = r.team;
+        if (oneWay && r.directRows > 0) q.page = r.page;
         return q;
     };
     for (int i = 0; i < kSegmentRuleCount; ++i) {
@@ -274,15 +287,19 @@ struct SegTeamShape {
 };
 constexpr SegTeamShape kSegTeamShapes[] = {
     {32, 1, kSegSmallSize}, {64, 1, kSegSmallSize}, {256, 1, kSegSmallSize}, {64, 4, kSegSmallSize}, {256, 4, 1u << 4}};
-/// The teams (lanes a segment) of G6's direct path has kernels for (segmentDirectTeamKernel).
+/// The teams (lanes a segment) of G6's direct path has kernels for (segmentDirectTeamKernel), and
+/// the page kernel's page (segments a block) and team (segmentDirectPageKernel).
 constexpr int kSegDirectTeams[] = {8, 16, 32};
+constexpr int kSegDirectPage = 64, kSegDirectPageTeam = 8;
 /// Whether a plan with `team` has a kernel for `heads` heads of `size`-byte values (a plan with no
-/// team: always; with directRows: one head, values of up to 4 bytes, a direct team). Host.
+/// team: always; with directRows: one head, values of up to 4 bytes, a direct team; with a page:
+/// the page kernel's page and team). Host.
 inline bool segTeamCompiled(const SegmentPlan& p, int heads, int size) {
     const int team = p.team;
     bool ok = team == 0;
     if (p.directRows > 0) {
         for (int t : kSegDirectTeams) ok = ok || (heads == 1 && size > 0 && size <= 4 && t == team);
+        if (p.page != 0) return ok && p.page == kSegDirectPage && team == kSegDirectPageTeam;
         return ok;
     }
     for (const SegTeamShape& s : kSegTeamShapes)
