@@ -1332,14 +1332,14 @@ Test(device_segment, g12_page_paths) {
         int bytes;
         long long fill, count; // fillers: count segments of 0 .. 2 fill rows
     };
-    const Fill fills[] = {{4, 40, 4000}, {4, 60, 4000}, {2, 30, 5000}, {2, 60, 4000}};
+    const Fill fills[] = {{4, 60, 3500}, {4, 70, 3000}, {2, 30, 5000}, {2, 60, 4000}}; // means 47 to 90
     for (const Fill& f : fills) {
-        const wkd::SegmentPlan p = wkd::segmentPlan(wkd::SegReduce, f.bytes, 1, 1000, 1000 * 60, true);
+        const wkd::SegmentPlan p = wkd::segmentPlan(wkd::SegReduce, f.bytes, 1, 1000, 1000 * 80, true);
         const long long D = p.directRows, C = p.chunkRows;
         const long long edges[] = {1, 7, 8, 9, 63, 64, 65, 1023, D, D + 1, C, C + 1, 2 * C + 7};
         std::vector<long long> len;
         for (long long e : edges) len.push_back(e), len.push_back(0);
-        for (long long k = 0; k < (wk_quick() ? f.count / 2 : f.count); ++k) len.push_back(wk_int(&r, 0, 2 * f.fill));
+        for (long long k = 0; k < f.count; ++k) len.push_back(wk_int(&r, 0, 2 * f.fill));
         for (size_t i = 1; i < len.size(); i += 7) std::swap(len[i], len[len.size() - i]); // edges among fillers
         for (int run = 0; run < 2; ++run) { // empty pages, one run holding a long segment
             const size_t at = len.size() / (2 + run);
@@ -1358,7 +1358,7 @@ Test(device_segment, g12_page_paths) {
 }
 
 /// Under G12 a segment's order is G11's for a team of 8: the same rows, each at 8 alignments by CSR
-/// and begin/end arrays, give the same sum and ArgMax bits at a mean of 60 (G12) as at a mean of
+/// and begin/end arrays, give the same sum and ArgMax bits at a mean of 80 (G12) as at a mean of
 /// 120 (G11, teams of 8), on both sides of the team's width, of 64 rows and of directRows (the chunk
 /// kernels past it).
 Test(device_segment, g12_same_bits_as_g11) {
@@ -1370,7 +1370,7 @@ Test(device_segment, g12_same_bits_as_g11) {
         warpkit::ValueIndex<float> arg[2] = {};
         const wk_rng start = r;
         for (int m = 0; m < 2; ++m) {
-            const long long mean = m == 0 ? 60 : 120;
+            const long long mean = m == 0 ? 80 : 120;
             const long long gap = std::max(2 * mean - len, mean / 2);
             const int ones = (int)std::max(0ll, (gap + len - 2 * mean) / (mean - 1));
             wk_rng same = start; // the same rows at both means
@@ -2123,7 +2123,7 @@ static void past_softmax_lane_mean(std::vector<long long>* off) {
     off->push_back(std::max(off->back(), 6 * segs));
 }
 
-/// The flat pass (plan rule G5: a reduction over CSR offsets with a mean length of at most 40):
+/// The flat pass (plan rule G5: a reduction over CSR offsets with a mean length of at most 64):
 /// segments spanning tiles (4096 path items) and blocks among runs of thousands of empty ones, at
 /// every misalignment, int and long long offsets, NaN and inf; offsets that go back (the pass
 /// detects them and redoes every segment by a warp), also two nonempty segments with one end.
@@ -2281,14 +2281,14 @@ Test(device_segment, flat_boundary_lengths) {
               "the flat pass is not chosen (mean %.1f)", (double)items / (double)segs);
     reduce_case<float>(off, items, false, 3, true, &r, "flat boundaries");
     reduce_case<__half>(off, items, true, 1, true, &r, "flat boundaries half");
-    std::vector<long long> at(1001, 0); // mean 40: G5; one row more: G12
-    for (size_t i = 1; i < at.size(); ++i) at[i] = at[i - 1] + (i % 2 ? 1 : 79);
+    std::vector<long long> at(1001, 0); // mean 64: G5; one row more: G12
+    for (size_t i = 1; i < at.size(); ++i) at[i] = at[i - 1] + (i % 2 ? 1 : 127);
     for (long long extra : {0, 1}) {
         std::vector<long long> o = at;
         o.back() += extra;
         const bool flat = warpkit::detail::segmentPlan(warpkit::detail::SegReduce, 4, 1, 1000, o.back(), true).flat;
         cr_assert(flat == (extra == 0), "mean %lld/1000: flat %d", o.back(), (int)flat);
-        reduce_case<float>(o, o.back(), extra == 1, 0, true, &r, extra ? "mean just over 40" : "mean 40");
+        reduce_case<float>(o, o.back(), extra == 1, 0, true, &r, extra ? "mean just over 64" : "mean 64");
     }
     // segment 0's 4096 rows are the first tile's path items, so its end opens the second tile, whose
     // rows begin with the next non-empty segment's (ArgMax / ArgMin count its rows from there)

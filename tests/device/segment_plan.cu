@@ -73,7 +73,7 @@ std::string allPlans(bool* allCompiled, bool used[]) {
                 addPlan(&out, allCompiled, used, segmentPlan((SegmentKind)k, sz, h), h, sz, b);
             }
     // G9 (the softmax: means 2 to 5; 16-bit reductions and the log-sum-exp to 32), the flat pass (CSR
-    // only, fp32 reductions to 40), G12 (reductions and log-sum-exp from mean 32 or 40), G11 (from means
+    // only, fp32 reductions to 64), G12 (reductions and log-sum-exp from mean 32), G11 (from means
     // 96, 224 / 384 and 448 / 768), G6 and G10 (the softmax from means 144, 1536 and 3072 (fp32) with one
     // head, 192 with 4) by mean length
     for (int k = 0; k < 4; ++k)
@@ -156,7 +156,7 @@ std::string allPlans(bool* allCompiled, bool used[]) {
             out += b;
         }
     // the reductions' workspace over CSR offsets (G9 up to a mean of 8, or 32 for 16-bit values; the
-    // flat pass to 40 for fp32; G12; G11; G6), never less as the items grow
+    // flat pass to 64 for fp32; G12; G11; G6), never less as the items grow
     for (int sz : {2, 4})
         for (long long segs : {1000LL, 1000000LL}) {
             size_t last = 0;

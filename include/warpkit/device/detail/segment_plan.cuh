@@ -160,8 +160,10 @@ constexpr unsigned kSegAnySize = 1u << 2 | 1u << 4 | 1u << 8 | 1u << 16, kSegSma
 // growing with the mean (about 28 fp32 or 48 16-bit rows a lane at the switch); a team folds up to
 // 128 rows a lane (directRows), longer segments are listed. Below mean 96 a team a segment costs
 // more than the bytes where most segments are empty (the giant among 10^6 empty ones: mean 67), so
-// G12 (from mean 32; fp32 reductions from G5's 40) runs the same teams of 8 over pages of 64
-// segments a block: a page of empty segments costs one block, not eight.
+// G12 (from mean 32; 4-byte reductions over CSR offsets from G5's 64) runs the same teams of 8
+// over pages of 64 segments a block: a page of empty segments costs one block, not eight. G5 keeps
+// 4-byte reductions to mean 64 for skewed lengths (power-law: the flat pass 0.64, pages 0.57), not
+// 16-bit ones (the pages are faster on every distribution measured).
 constexpr SegmentRule kSegmentRules[] = {
     // id   kinds            sizes          heads   thr  perLane longRows chunkRows longThr maxMean minMean slc direct
     // step byRows laneRows
@@ -171,7 +173,7 @@ constexpr SegmentRule kSegmentRules[] = {
      64}, // short on average: a lane a segment
     {"G9", 1u << SegLogSumExp, kSegSmallSize, 1, 1, 256, 8, 1024, 16384, 256, 32, 0, 0, 0, 32, false,
      64}, // log-sum-exp, short on average: a lane a segment
-    {"G5", 1u << SegReduce, 1u << 4, 1, 1, 256, 8, 1024, 16384, 256, 40, 0, 0, 0, 32,
+    {"G5", 1u << SegReduce, 1u << 4, 1, 1, 256, 8, 1024, 16384, 256, 64, 0, 0, 0, 32,
      false}, // short on average, 4-byte values: flat
     {"G9", 1u << SegSoftmax, kSegSmallSize, 1, 1, 256, 4, 1024, 8192, 256, 2, 0, 0, 0, 32, false,
      64}, // short on average (up to 2), softmax: a lane a segment, 4 rows in registers (lean)
