@@ -233,6 +233,8 @@ done
 
 # 4b. SASS shape -------------------------------------------------------------------------------
 # Directives in tests/sass/*.cu:   // @le KERNEL_A KERNEL_B   (A has no more SASS instructions than B)
+#                                  // @loadsfirst PATTERN N   (in every kernel whose name matches
+#   PATTERN, at least N 16-byte loads from the first one up to the first instruction reading its registers)
 # cuobjdump/nvdisasm come with the toolkit; where they are missing, pip's NVIDIA wheels supply them.
 echo "== sass"
 find_cuobjdump() {
@@ -250,6 +252,19 @@ find_cuobjdump() {
 sass_count() { # instructions in function $2 of cubin $1
   cuobjdump -sass -fun "$2" "$1" 2>/dev/null | grep -cE '^\s+/\*[0-9a-f]{4}\*/'
 }
+sass_loads_first() { # per function of cubin $1 matching $2: "name count" (see @loadsfirst)
+  cuobjdump -sass "$1" 2>/dev/null | awk -v pat="$2" '
+    function report() { if (name ~ pat) print name, (first ? run : 0) }
+    /Function : / { report(); name = $3; first = 0; run = 0; done = 0; next }
+    !/^[ \t]+\/\*[0-9a-f][0-9a-f][0-9a-f][0-9a-f]\*\// || done { next }
+    { line = $0; sub(/^[ \t]+\/\*[0-9a-f][0-9a-f][0-9a-f][0-9a-f]\*\/[ \t]+/, "", line); sub(/[ \t]*;.*$/, "", line) }
+    first {
+      ops = line; sub(/^@!?P[0-9T] +/, "", ops); sub(/^[^ ]+ +[^ ,]+/, "", ops) # drop the guard, opcode, destination
+      for (r = reg; r < reg + 4; ++r) if (ops ~ ("(^|[^0-9A-Z])R" r "([^0-9]|$)")) { done = 1; next }
+    }
+    line ~ /LDG[.A-Z]*\.128/ { ++run; if (!first) { first = 1; d = line; sub(/^[^ ]+ +R/, "", d); reg = d + 0 } }
+    END { report() }'
+}
 if ls tests/sass/*.cu >/dev/null 2>&1; then
   if ! find_cuobjdump; then
     skp "sass" "no cuobjdump/nvdisasm (install the CUDA toolkit's, or pip nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm)"
@@ -265,6 +280,14 @@ if ls tests/sass/*.cu >/dev/null 2>&1; then
           ok "sass sm_90: $a $na <= $b $nb instructions"
         else bad "sass sm_90: $a ${na:-?} instructions vs $b ${nb:-?}"; fi
       done < <(sed -n 's|^// @le ||p' "$src")
+      while read -r pat n; do
+        res=$(sass_loads_first "$cubin" "$pat")
+        if [ -z "$res" ]; then bad "sass sm_90: no kernel matches $pat"; continue; fi
+        while read -r fn got; do
+          if [ "$got" -ge "$n" ]; then ok "sass sm_90: $pat: $got 16-byte loads before the first use (>= $n)"
+          else bad "sass sm_90: $pat ($fn): $got 16-byte loads before the first use, want >= $n"; fi
+        done <<<"$res"
+      done < <(sed -n 's|^// @loadsfirst ||p' "$src")
     done
   fi
 fi

@@ -18,9 +18,11 @@
 //
 // Memory access. The pointer may have any alignment of its element type. The first few elements
 // up to the next 16-byte boundary ("head") and the last few that do not fill a 16-byte vector
-// ("tail") are read as scalars; everything between is read as 16-byte vectors (ld.global.nc.v4),
-// `Loads` vectors per thread issued back to back before any is used, so Loads x 16 bytes per
-// thread are in flight. No element outside [p, p + n) is read, for any n (0 included).
+// ("tail") are read as scalars; everything between is read as 16-byte vectors through the read-only
+// path with no L1 allocation (ld.global.nc.L1::no_allocate.v4: each element is read once, and L1
+// space held by lines nobody reads again limits the loads in flight), `Loads` vectors per thread
+// issued back to back before any is used, so Loads x 16 bytes per thread are in flight. No element
+// outside [p, p + n) is read, for any n (0 included).
 //
 // Determinism. A thread's share and the order it folds it in depend only on (p % 16, n, thread,
 // threads), so with the same grid the result is bitwise the same on every run.
@@ -103,8 +105,8 @@ WARPKIT_DEVICE Acc threadFold(const T* p, const U* q, unsigned long long n, Acc 
         Vector16<U> r2[Two ? Loads : 1];
 #pragma unroll
         for (int k = 0; k < Loads; ++k) {
-            r[k] = loadVector<LoadReadOnly>(body + (v + k * threads) * V);
-            if constexpr (Two) r2[k] = loadVector<LoadReadOnly>(body2 + (v + k * threads) * V);
+            r[k] = loadVector<LoadReadOnlyNoL1>(body + (v + k * threads) * V);
+            if constexpr (Two) r2[k] = loadVector<LoadReadOnlyNoL1>(body2 + (v + k * threads) * V);
         }
 #pragma unroll
         for (int k = 0; k < Loads; ++k)
@@ -121,8 +123,8 @@ WARPKIT_DEVICE Acc threadFold(const T* p, const U* q, unsigned long long n, Acc 
 #pragma unroll
         for (int k = 0; k < Loads; ++k)
             if (v + k * threads < nvec) {
-                r[k] = loadVector<LoadReadOnly>(body + (v + k * threads) * V);
-                if constexpr (Two) r2[k] = loadVector<LoadReadOnly>(body2 + (v + k * threads) * V);
+                r[k] = loadVector<LoadReadOnlyNoL1>(body + (v + k * threads) * V);
+                if constexpr (Two) r2[k] = loadVector<LoadReadOnlyNoL1>(body2 + (v + k * threads) * V);
             }
 #pragma unroll
         for (int k = 0; k < Loads; ++k)

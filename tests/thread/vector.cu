@@ -202,5 +202,6 @@ Test(vector, cache_hints) {
     hint_case<warpkit::LoadDefault, warpkit::StoreStreaming>(&bad);
     hint_case<warpkit::LoadL2Only, warpkit::StoreDefault>(&bad);
     hint_case<warpkit::LoadReadOnlyEvictFirst, warpkit::StoreDefault>(&bad);
+    hint_case<warpkit::LoadReadOnlyNoL1, warpkit::StoreDefault>(&bad);
     cr_expect(bad == 0, "vector I/O with cache hints: %d failures", bad);
 }

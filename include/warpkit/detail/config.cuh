@@ -34,6 +34,11 @@
 #define WARPKIT_ARCH 0
 #endif
 
+/// WARPKIT_SM_THREADS: the threads an SM holds on the architecture compiled for (sm_75 1024; sm_86
+/// and sm_89 1536; 2048 on the others and in the host pass), for launch bounds' blocks an SM.
+#define WARPKIT_SM_THREADS \
+    (WARPKIT_ARCH >= 750 && WARPKIT_ARCH < 800 ? 1024 : WARPKIT_ARCH == 860 || WARPKIT_ARCH == 890 ? 1536 : 2048)
+
 /// Debug checks: define WARPKIT_DEBUG to make misuse that is cheap to detect trap with a message.
 #if defined(WARPKIT_DEBUG)
 #include <stdio.h> // device printf for the trap message

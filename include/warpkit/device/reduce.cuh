@@ -48,8 +48,8 @@
 // streams with different workspaces are independent; two calls in flight at once must not share
 // one.
 //
-// How it works. Each thread folds its grid-stride share with 16-byte loads, 4 in flight
-// (gridAccumulate); each block combines its threads and writes its partial; thread 0 then counts
+// How it works. Each thread folds its grid-stride share with 16-byte loads, 4 in flight, that
+// take no L1 space (gridAccumulate); each block combines its threads and writes its partial; thread 0 then counts
 // the block's arrival with an acquire-release atomic, which publishes the partial. The block that
 // arrives last reads the partials in block order, combines them the same way and writes *out.
 // The grid is the number of blocks resident at once (occupancy x SMs), capped by one block per
@@ -86,6 +86,10 @@ namespace detail {
 
 constexpr int kReduceThreads = 256;            // threads per block
 constexpr int kReduceLoads = 4;                // 16-byte loads in flight per thread
+/// Blocks an SM the kernel's launch bounds ask for: 6 (a budget of 40 registers, in which ptxas
+/// issues a step's kReduceLoads loads before it folds any: docs/tuning.md, D1;
+/// tests/sass/device_reduce.cu), or all the SM holds where that is fewer (sm_75: 4).
+constexpr int kReduceMinBlocks = WARPKIT_SM_THREADS / kReduceThreads < 6 ? WARPKIT_SM_THREADS / kReduceThreads : 6;
 constexpr int kArrivalCountBits = 16;          // low bits of the arrival word: the count
 constexpr unsigned long long kArrivalCountMask = (1ull << kArrivalCountBits) - 1;
 constexpr int kReduceMaxBlocks = (int)kArrivalCountMask; // the count never carries into the tag
@@ -174,7 +178,7 @@ WARPKIT_DEVICE Acc foldShare(const T* in, ReadTransform2<U, F> r, unsigned long 
 /// The one-launch reduction: *out = op over what `read` folds of `in` from init (see the header
 /// comment). partials: gridDim.x values; arrivals: the arrival word; tag: this call's tag.
 template <typename T, typename Read, typename Acc, typename Out, typename Op>
-__global__ void __launch_bounds__(kReduceThreads)
+__global__ void __launch_bounds__(kReduceThreads, kReduceMinBlocks)
     deviceReduceKernel(const T* in, Read read, unsigned long long n, Acc init, Op op, Acc* partials,
                        unsigned long long* arrivals, unsigned long long tag, Out* out) {
     // 1. this thread's share, then this block's partial

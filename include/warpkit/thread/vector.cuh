@@ -28,6 +28,8 @@
 //                   the running kernel (after their __threadfence), which a stale L1 line could hide
 //   LoadReadOnlyEvictFirst  ld.global.nc with an L2 evict-first cache policy (sm_80+; sm_75: plain
 //                   ld.global.nc): read-only data read once, whose L2 lines go before others'
+//   LoadReadOnlyNoL1  ld.global.nc.L1::no_allocate: read-only data this SM reads once (a streamed
+//                   fold): its lines take no L1 space, which the loads still in flight keep
 //   StoreDefault    st.global
 //   StoreStreaming  st.global.cs: evict-first, for data not read again soon
 #pragma once
@@ -40,7 +42,14 @@ namespace warpkit {
 template <typename T> WARPKIT_HD constexpr int vectorElems() { return (int)(16 / sizeof(T)); }
 
 /// Cache hints for loads (see the header comment).
-enum LoadHint { LoadDefault = 0, LoadReadOnly = 1, LoadStreaming = 2, LoadL2Only = 3, LoadReadOnlyEvictFirst = 4 };
+enum LoadHint {
+    LoadDefault = 0,
+    LoadReadOnly = 1,
+    LoadStreaming = 2,
+    LoadL2Only = 3,
+    LoadReadOnlyEvictFirst = 4,
+    LoadReadOnlyNoL1 = 5
+};
 /// Cache hints for stores (see the header comment).
 enum StoreHint { StoreDefault = 0, StoreStreaming = 1 };
 
@@ -100,6 +109,35 @@ WARPKIT_DEVICE unsigned char loadNcPolicy(const unsigned char* p, unsigned long 
 }
 #endif
 
+/// One read-only load that allocates no L1 line (ld.global.nc.L1::no_allocate).
+WARPKIT_DEVICE uint4 loadNcNoL1(const uint4* p) {
+    uint4 w;
+    asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+        : "=r"(w.x), "=r"(w.y), "=r"(w.z), "=r"(w.w)
+        : "l"(p));
+    return w;
+}
+WARPKIT_DEVICE unsigned long long loadNcNoL1(const unsigned long long* p) {
+    unsigned long long w;
+    asm("ld.global.nc.L1::no_allocate.u64 %0, [%1];" : "=l"(w) : "l"(p));
+    return w;
+}
+WARPKIT_DEVICE unsigned loadNcNoL1(const unsigned* p) {
+    unsigned w;
+    asm("ld.global.nc.L1::no_allocate.u32 %0, [%1];" : "=r"(w) : "l"(p));
+    return w;
+}
+WARPKIT_DEVICE unsigned short loadNcNoL1(const unsigned short* p) {
+    unsigned short w;
+    asm("ld.global.nc.L1::no_allocate.u16 %0, [%1];" : "=h"(w) : "l"(p));
+    return w;
+}
+WARPKIT_DEVICE unsigned char loadNcNoL1(const unsigned char* p) {
+    unsigned short w;
+    asm("ld.global.nc.L1::no_allocate.u8 %0, [%1];" : "=h"(w) : "l"(p));
+    return (unsigned char)w;
+}
+
 template <int Hint, typename W> WARPKIT_DEVICE W loadWord(const W* p) {
     if constexpr (Hint == LoadReadOnly) return __ldg(p);
     else if constexpr (Hint == LoadReadOnlyEvictFirst) {
@@ -108,7 +146,8 @@ template <int Hint, typename W> WARPKIT_DEVICE W loadWord(const W* p) {
 #else
         return __ldg(p);
 #endif
-    } else if constexpr (Hint == LoadStreaming) return __ldcs(p);
+    } else if constexpr (Hint == LoadReadOnlyNoL1) return loadNcNoL1(p);
+    else if constexpr (Hint == LoadStreaming) return __ldcs(p);
     else if constexpr (Hint == LoadL2Only) return __ldcg(p);
     else return *p;
 }

@@ -12,10 +12,8 @@
 namespace warpkit {
 namespace detail {
 
-/// Threads an SM holds on the architecture compiled for (sm_75 1024; sm_86 and sm_89 1536).
-constexpr int kSegSmThreads = WARPKIT_ARCH >= 750 && WARPKIT_ARCH < 800    ? 1024
-                              : WARPKIT_ARCH == 860 || WARPKIT_ARCH == 890 ? 1536
-                                                                           : 2048;
+/// Threads an SM holds on the architecture compiled for (WARPKIT_SM_THREADS).
+constexpr int kSegSmThreads = WARPKIT_SM_THREADS;
 
 /// Blocks of the direct kernel an SM holds at least: for a one-word state and element 1536 threads
 /// (40 registers: the batch of loads and little else, no list) or all an SM holds where that is
