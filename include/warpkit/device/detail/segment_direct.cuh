@@ -8,6 +8,7 @@
 #pragma once
 
 #include "segment_long.cuh"
+#include "segment_plan.cuh"
 
 namespace warpkit {
 namespace detail {
@@ -197,33 +198,33 @@ __global__ void __launch_bounds__(64, (kSegSmThreads < 1152 ? kSegSmThreads : 11
 }
 
 /// Stage 1b of rule G12 (G11's teams for segments short on average, where a team a segment would
-/// cost a block for every few empty ones): a page of PG segments a block of 64 threads. Each thread
-/// loads one segment's offsets (threads past PG none), writes an empty one's value at once and keeps
+/// cost a block for every few empty ones): a page of kSegDirectPage segments a block of as many
+/// threads. Each thread loads one segment's offsets, writes an empty one's value at once and keeps
 /// one of up to directRows rows, in page order, in shared memory; then warp w takes the kept
-/// segments w x (32 / TT), w x (32 / TT) + 64 / TT, ... (32 / TT at a time, a team each) and folds
+/// segments w x (32 / TT), w x (32 / TT) + kSegDirectPage / TT, ... (32 / TT at a time, a team each) and folds
 /// them as the team kernel does (segDirectFold, warpSegmentedReduce over the team's lanes: the same
 /// bits). A page of empty segments costs one round trip for its offsets. A segment past directRows
 /// is listed (or folded without room) by the warp of the thread that loaded it, as the team kernel
 /// lists one. Block 0 waits for the grid before it before it exits (see segmentDirectKernel).
-template <int TT, int PG, int LT, typename A, typename O>
-__global__ void __launch_bounds__(64, (kSegSmThreads < 1152 ? kSegSmThreads : 1152) / 64)
+template <int TT, int LT, typename A, typename O>
+__global__ void __launch_bounds__(kSegDirectPage, (kSegSmThreads < 1152 ? kSegSmThreads : 1152) / kSegDirectPage)
     segmentDirectPageKernel(A a, SegOffsets<O> off, long long first, long long segments, long long items,
                             long long directRows, long long chunkRows, SegList<typename A::State> list) {
     WARPKIT_CHECK_SEGMENT_ALGO(A, "segmentDirectPageKernel");
     static_assert(!A::kTwoPass, "segmentDirectPageKernel: A must be a one-pass algorithm (kTwoPass false)");
     static_assert(TT == 8 || TT == 16 || TT == 32, "segmentDirectPageKernel: TT (lanes a team) must be 8, 16 or 32");
-    static_assert(PG >= 1 && PG <= 64, "segmentDirectPageKernel: PG (segments a block) must be 1 to 64");
+    static_assert(kSegDirectPage == 64, "segmentDirectPageKernel: a page is the block's two warps");
     using S = typename A::State;
-    __shared__ long long base[PG];
-    __shared__ int len[PG], kept[PG], counts[2];
+    __shared__ long long base[kSegDirectPage];
+    __shared__ int len[kSegDirectPage], kept[kSegDirectPage], counts[2];
     pdlLaunchDependents();
     const int lane = (int)laneId(), w = (int)threadIdx.x / 32;
     // 1. the page's offsets, a segment a thread; empty ones written, the others kept in page order
-    const long long s0 = first + (long long)blockIdx.x * PG, s = s0 + threadIdx.x;
+    const long long s0 = first + (long long)blockIdx.x * kSegDirectPage, s = s0 + threadIdx.x;
     long long ob = 0, oe = 0, b = 0;
-    segmentBoundsAt(off, s, (int)threadIdx.x < PG ? segments : 0, &ob, &oe); // (0, 0) past the page
+    segmentBoundsAt(off, s, segments, &ob, &oe); // (0, 0) past the last segment
     const long long rows = segmentClip(ob, oe, items, &b);
-    if ((int)threadIdx.x < PG && s < segments && rows == 0) a.empty(s);
+    if (s < segments && rows == 0) a.empty(s);
     const bool keeps = rows > 0 && rows <= directRows;
     const unsigned km = __ballot_sync(WARPKIT_FULL_MASK, keeps);
     if (lane == 0) counts[w] = __popc(km);
@@ -237,7 +238,7 @@ __global__ void __launch_bounds__(64, (kSegSmThreads < 1152 ? kSegSmThreads : 11
     const int count = counts[0] + counts[1];
     // 2. the kept segments, a team each
 #pragma unroll 1
-    for (int k0 = w * (32 / TT); k0 < count; k0 += 64 / TT) {
+    for (int k0 = w * (32 / TT); k0 < count; k0 += kSegDirectPage / TT) {
         const int k = k0 + lane / TT, idx = k < count ? kept[k] : 0;
         // the team's lane read here, inside the loop: with it hoisted, the compiler made a copy of
         // the loop for lane 0 of each team and another for the rest, and each warp ran both
@@ -271,21 +272,22 @@ inline cudaError_t segmentGridsLaunch(void (*kernel)(Params...), int teams, int 
 }
 
 /// Rules G11 and G12's launch: the team kernel of `team` lanes (8, 16 or 32; values of up to 4 bytes,
-/// segTeamCompiled), or for `page` 64 the page kernel of teams of 8 (G12), as segmentGridsLaunch's
-/// grids, the first programmatically where a segment can be listed (`longs`: the clearing kernel ran
-/// before it). Any other team or page: cudaErrorInvalidConfiguration. Host.
+/// segTeamCompiled), or for `page` kSegDirectPage the page kernel of teams of kSegDirectPageTeam (G12), as
+/// segmentGridsLaunch's grids, the first programmatically where a segment can be listed (`longs`: the clearing kernel
+/// ran before it). Any other team or page: cudaErrorInvalidConfiguration. Host.
 template <int LT, typename A, typename O>
 inline cudaError_t segmentDirectTeamLaunch(const A& a, SegOffsets<O> off, long long segments, long long items, int team,
                                            int page, long long directRows, long long chunkRows,
                                            const SegList<typename A::State>& list, bool longs, int dev, int cc,
                                            cudaStream_t stream) {
     if constexpr (sizeof(typename A::Elem) <= 4) {
-        auto k = page == 64 && team == 8 ? segmentDirectPageKernel<8, 64, LT, A, O>
-                 : page != 0             ? nullptr
-                 : team == 8             ? segmentDirectTeamKernel<8, LT, A, O>
-                 : team == 16            ? segmentDirectTeamKernel<16, LT, A, O>
-                 : team == 32            ? segmentDirectTeamKernel<32, LT, A, O>
-                                         : nullptr;
+        auto k = page == kSegDirectPage && team == kSegDirectPageTeam
+                     ? segmentDirectPageKernel<kSegDirectPageTeam, LT, A, O>
+                 : page != 0  ? nullptr
+                 : team == 8  ? segmentDirectTeamKernel<8, LT, A, O>
+                 : team == 16 ? segmentDirectTeamKernel<16, LT, A, O>
+                 : team == 32 ? segmentDirectTeamKernel<32, LT, A, O>
+                              : nullptr;
         if (k == nullptr) return cudaErrorInvalidConfiguration;
         bool early = false;
         if (longs) WARPKIT_TRY(pdlAllowed(k, dev, cc, &early));

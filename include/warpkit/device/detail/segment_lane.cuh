@@ -62,19 +62,39 @@ template <typename A> struct SegLane { static constexpr bool value = SegDirect<A
 constexpr int kSegLaneGroup = 4, kSegLaneGroupRows = kSegLaneGroup * kSegRegRows, kSegLaneStageCap = 512;
 constexpr int kSegLaneStageRows = 96;
 
+/// Whether segLaneFold takes a batch of values at once: the log-sum-exp's state (one max over the
+/// batch, then an exp a value and one rescale: no branch a value, so the batch's loads stay ahead).
+template <typename A> struct SegLaneBatchTake { static constexpr bool value = false; };
+template <typename T> struct SegLaneBatchTake<SegLogSumExpAlgo<T>> { static constexpr bool value = true; };
+
 /// Left fold of rows [0, rows) of the segment at element `base` by one lane: batches of 4 loads in
-/// flight, then the last rows one at a time (a short segment issues only its own loads).
+/// flight, then the last rows one at a time (a short segment issues only its own loads); the
+/// log-sum-exp takes its last rows as one batch too, the missing ones -inf (which add nothing).
 template <typename A> WARPKIT_DEVICE typename A::State segLaneFold(const A& a, long long base, int rows) {
+    using E = typename A::Elem;
     typename A::State st = a.identity();
     int r = 0;
     for (; r + 4 <= rows; r += 4) {
-        typename A::Elem x[4];
+        E x[4];
 #pragma unroll
         for (int k = 0; k < 4; ++k) x[k] = a.load(base + r + k);
+        if constexpr (SegLaneBatchTake<A>::value) {
+            st = softmaxStateUpdate(st, x);
+        } else {
 #pragma unroll
-        for (int k = 0; k < 4; ++k) st = a.take(st, x[k], r + k);
+            for (int k = 0; k < 4; ++k) st = a.take(st, x[k], r + k);
+        }
     }
-    for (; r < rows; ++r) st = a.take(st, a.load(base + r), r);
+    if constexpr (SegLaneBatchTake<A>::value) {
+        if (r < rows) {
+            E x[3];
+#pragma unroll
+            for (int k = 0; k < 3; ++k) x[k] = r + k < rows ? a.load(base + r + k) : Arith<E>::from_acc(negInf());
+            st = softmaxStateUpdate(st, x);
+        }
+    } else {
+        for (; r < rows; ++r) st = a.take(st, a.load(base + r), r);
+    }
     return st;
 }
 
