@@ -698,7 +698,7 @@ Test(device_segment, long_pairs_same_bits_any_alignment_and_executor) {
     WK_REQUIRE_GPU();
     wk_rng r = wk_rng_make(0x1a);
     const int copies = 200;
-    for (long long len : {4097ll, 9001ll, 16384ll, 16385ll, 40000ll}) { // past G11's directRows (4096)
+    for (long long len : {8193ll, 9001ll, 16384ll, 16385ll, 40000ll}) { // past G11's directRows (8192)
         std::vector<float> hx(len);
         for (auto& v : hx) v = (float)wk_uniform(&r, -3, 3) * (float)(1 << wk_int(&r, 0, 12)); // order shows in bits
         float* din = wk_alloc<float>(len + 4);
@@ -945,7 +945,8 @@ Test(device_segment, direct_pairs_wide_and_narrow_types) {
 static void expect_g6(const std::vector<long long>& off, long long items, int elemBytes, bool csr, const char* what) {
     namespace wkd = warpkit::detail;
     const wkd::SegmentPlan p = wkd::segmentPlan(wkd::SegReduce, elemBytes, 1, (long long)off.size() - 1, items, csr);
-    cr_assert(p.directRows > 0 && !p.flat, "%s: the plan is rule %s, not G6", what, wkd::kSegmentRules[p.rule].id);
+    cr_assert(strcmp(wkd::kSegmentRules[p.rule].id, "G6") == 0 && p.directRows > 0 && p.team == 0 && !p.flat,
+              "%s: the plan is rule %s (team %d), not G6", what, wkd::kSegmentRules[p.rule].id, p.team);
 }
 
 /// Rule G6 runs every segment on the direct kernel: empty and short ones (1 to 256 rows, which
@@ -966,6 +967,7 @@ Test(device_segment, g6_short_empty_and_listed_segments) {
         len.push_back(longLens[rep % 8]);
         len.push_back(longLens[(rep + 3) % 8]);
     }
+    len.push_back(200000); // and one of 13 chunks: the mean past 4608, where G6 takes 4-byte values
     std::vector<long long> off(len.size() + 1, 0);
     for (size_t i = 0; i < len.size(); ++i) off[i + 1] = off[i] + len[i];
     const long long items = off.back();
@@ -989,19 +991,19 @@ Test(device_segment, g6_short_empty_and_listed_segments) {
     // the list stays empty: every segment of at most 16384 rows (some short, some empty)
     std::vector<long long> none(1, 0);
     for (int s = 0; s < 300; ++s)
-        none.push_back(none.back() + (s % 5 == 0 ? 0 : s % 5 == 1 ? 17 : wk_int(&r, 2000, 16384)));
+        none.push_back(none.back() + (s % 5 == 0 ? 0 : s % 5 == 1 ? 17 : wk_int(&r, 4000, 16384)));
     expect_g6(none, none.back(), 4, true, "nothing listed");
     reduce_case<float>(none, none.back(), false, 2, true, &r, "G6 nothing listed");
     // every segment empty (CSR offsets all equal, rows in none of them)
     const std::vector<long long> empty(101, 5000);
-    expect_g6(empty, 300000, 4, true, "all empty");
-    reduce_case<float>(empty, 300000, true, 0, false, &r, "G6 all empty");
+    expect_g6(empty, 600000, 4, true, "all empty");
+    reduce_case<float>(empty, 600000, true, 0, false, &r, "G6 all empty");
     // items <= 16384: no segment can be listed, the direct kernel alone
-    const std::vector<long long> small = {0, 3, 3, 4000, 9001, 12000}; // 5 segments: mean 2400
-    expect_g6(small, 12000, 4, true, "items <= directRows");
-    reduce_case<float>(small, 12000, false, 1, true, &r, "G6 items <= directRows");
-    reduce_case<float>(small, 12000, true, 2, false, &r, "G6 items <= directRows begin/end", true);
-    softmax_case<float>(small, 12000, 1, true, 3, true, &r, "G6 items <= directRows (log-sum-exp)");
+    const std::vector<long long> small = {0, 3, 3, 16000}; // 3 segments: mean 5333
+    expect_g6(small, 16000, 4, true, "items <= directRows");
+    reduce_case<float>(small, 16000, false, 1, true, &r, "G6 items <= directRows");
+    reduce_case<float>(small, 16000, true, 2, false, &r, "G6 items <= directRows begin/end", true);
+    softmax_case<float>(small, 16000, 1, true, 3, true, &r, "G6 items <= directRows (log-sum-exp)");
 }
 
 /// 8 copies of a row of `len` values (whose sum shows the order in its bits) at shifts 0..7: copy c
@@ -1087,8 +1089,8 @@ Test(device_segment, g6_short_segments_same_bits_any_alignment) {
     WK_REQUIRE_GPU();
     wk_rng r = wk_rng_make(0x97);
     const long long lens[] = {1, 2, 5, 31, 32, 33, 64, 100, 200, 255, 256, 257, 3000, 16384};
-    for (long long len : lens) { // each copy after a gap of 4096 + shift zeros: the mean stays past 2048
-        const Copies c = copies_at_shifts(len, 4096, 0, &r);
+    for (long long len : lens) { // each copy after a gap of 9300 + shift zeros: the mean stays past 4608
+        const Copies c = copies_at_shifts(len, 9300, 0, &r);
         expect_g6(c.off, (long long)c.hx.size(), 4, true, "copies");
         copies_same_bits(c);
     }
@@ -1160,7 +1162,7 @@ static void overlapping_copies_check(const std::vector<float>& hx, const std::ve
 /// and empty segments their own results.
 Test(device_segment, g6_overlapping_past_the_room) {
     WK_REQUIRE_GPU();
-    const long long items = 300000, copies = 140, segs = copies + 4;
+    const long long items = 700000, copies = 140, segs = copies + 4; // mean past 4608: G6
     std::vector<float> hx(items);
     wk_rng r = wk_rng_make(0x98);
     for (auto& v : hx) v = (float)wk_uniform(&r, -3, 3) * (float)(1 << wk_int(&r, 0, 12));
@@ -1176,7 +1178,7 @@ Test(device_segment, g6_overlapping_past_the_room) {
         expect_g6(asCsr, items, 4, false, "overlapping copies");
         expect_g6(single, items, 4, true, "one pair by CSR");
         const long long room = warpkit::detail::segRoom(warpkit::detail::SegReduce, 4, 1, segs, items, false).chunks;
-        cr_assert(room < copies * 19, "room for every copy (%lld chunks): no copy would be folded unlisted", room);
+        cr_assert(room < copies * 43, "room for every copy (%lld chunks): no copy would be folded unlisted", room);
     }
     overlapping_copies_check(hx, b, e, copies, single);
 }
@@ -1257,7 +1259,9 @@ Test(device_segment, g11_same_bits_any_alignment) {
     WK_REQUIRE_GPU();
     wk_rng r = wk_rng_make(0x11b);
     for (int team : {8, 16, 32}) {
-        const long long mean = team == 8 ? 120 : team == 16 ? 300 : 1000, D = 128 * team;
+        const long long mean = team == 8 ? 120 : team == 16 ? 300 : 1000;
+        const long long D =
+            warpkit::detail::segmentPlan(warpkit::detail::SegReduce, 4, 1, 1000, 1000 * mean, true).directRows;
         for (long long len : {1ll, 7ll, (long long)team + 1, 100ll, 1024ll, 1025ll, D, D + 1, 20000ll}) {
             const long long gap = std::max(2 * mean - len, mean / 2);
             const int ones = (int)std::max(0ll, (gap + len - 2 * mean) / (mean - 1));

@@ -74,15 +74,16 @@ std::string allPlans(bool* allCompiled, bool used[]) {
             }
     // G9 (the softmax: means 2 to 5; 16-bit reductions and the log-sum-exp to 32), the flat pass (CSR
     // only, fp32 reductions to 64), G12 (reductions and log-sum-exp from mean 32), G11 (from means
-    // 96, 224 / 384 and 448 / 768), G6 and G10 (the softmax from means 144, 1536 and 3072 (fp32) with one
-    // head, 192 with 4) by mean length
+    // 96, 224 / 384 and 448 / 768), G6 (from means 2048, fp32 4608) and G10 (the softmax from means 144,
+    // 1536 and 3072 (fp32) with one head, 192 with 4) by mean length
     for (int k = 0; k < 4; ++k)
         for (int sz : kSizes)
             for (long long items :
-                 {0LL,      2000LL,    5000LL,    5001LL,    8000LL,    8001LL,    32000LL,   32001LL,  40000LL,
-                  40001LL,  64000LL,   64001LL,   95999LL,   96000LL,   143999LL,  144000LL,  191999LL, 192000LL,
-                  223999LL, 224000LL,  383999LL,  384000LL,  447999LL,  448000LL,  511999LL,  512000LL, 767999LL,
-                  768000LL, 1535999LL, 1536000LL, 2047999LL, 2048000LL, 3071999LL, 3072000LL, 1LL << 26})
+                 {0LL,       2000LL,    5000LL,    5001LL,    8000LL,    8001LL,    32000LL,   32001LL,
+                  40000LL,   40001LL,   64000LL,   64001LL,   95999LL,   96000LL,   143999LL,  144000LL,
+                  191999LL,  192000LL,  223999LL,  224000LL,  383999LL,  384000LL,  447999LL,  448000LL,
+                  511999LL,  512000LL,  767999LL,  768000LL,  1535999LL, 1536000LL, 2047999LL, 2048000LL,
+                  3071999LL, 3072000LL, 4607999LL, 4608000LL, 1LL << 26})
                 for (bool csr : {true, false}) {
                     const SegmentPlan p = segmentPlan((SegmentKind)k, sz, 1, 1000, items, csr);
                     char b[96];

@@ -156,9 +156,10 @@ constexpr unsigned kSegAnySize = 1u << 2 | 1u << 4 | 1u << 8 | 1u << 16, kSegSma
 // from mean 192 (G2 or G8 below): one head a warp, from mean 1536 a block of 64, fp32 from 3072 a
 // block of 256; 4 heads a block of 64, fp32 from mean 1536 a block of 256.
 // G11 (reduce and log-sum-exp of 2- and 4-byte values, one head, medium on average: from mean 96
-// to G6) runs G6's direct path with teams of 8, 16 or 32 lanes a segment (its `team`), the team
-// growing with the mean (about 28 fp32 or 48 16-bit rows a lane at the switch); a team folds up to
-// 128 rows a lane (directRows), longer segments are listed. Below mean 96 a team a segment costs
+// to G6, which takes 4-byte values from mean 4608 and 16-bit ones from 2048) runs G6's direct path
+// with teams of 8, 16 or 32 lanes a segment (its `team`), the team growing with the mean (about 28
+// fp32 or 48 16-bit rows a lane at the switch); a team folds up to 128 rows a lane (directRows; a
+// warp of 4-byte values 256), longer segments are listed. Below mean 96 a team a segment costs
 // more than the bytes where most segments are empty (the giant among 10^6 empty ones: mean 67), so
 // G12 (from mean 32; 4-byte reductions over CSR offsets from G5's 64) runs the same teams of 8
 // over pages of 64 segments a block: a page of empty segments costs one block, not eight. G5 keeps
@@ -193,9 +194,11 @@ constexpr SegmentRule kSegmentRules[] = {
      64}, // 4 heads: a block of 64 a segment
     {"G6", 1u << SegReduce, 1u << 2, 1, 1, 256, 8, 256, 32768, 256, 0, 2048, 0, 32768, 32,
      false}, // long on average, 16-bit reduce: chunks of 64 KB
-    {"G6", kSegReadOnly, kSegAnySize, 1, 1, 256, 8, 256, 16384, 256, 0, 2048, 0, 16384, 32,
+    {"G6", kSegReadOnly, 1u << 4, 1, 1, 256, 8, 256, 16384, 256, 0, 4608, 0, 16384, 32,
+     false}, // long on average, 4-byte values: reduce, lse
+    {"G6", kSegReadOnly, kSegAnySize & ~(1u << 4), 1, 1, 256, 8, 256, 16384, 256, 0, 2048, 0, 16384, 32,
      false}, // long on average: reduce, lse
-    {"G11", kSegReadOnly, 1u << 4, 1, 1, 256, 8, 256, 16384, 256, 0, 448, 0, 4096, 32, false, 0,
+    {"G11", kSegReadOnly, 1u << 4, 1, 1, 256, 8, 256, 16384, 256, 0, 448, 0, 8192, 32, false, 0,
      32}, // medium on average, 4-byte values: a warp a segment
     {"G11", kSegReadOnly, 1u << 4, 1, 1, 256, 8, 256, 16384, 256, 0, 224, 0, 2048, 32, false, 0,
      16}, // 16 lanes a segment
