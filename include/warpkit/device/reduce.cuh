@@ -86,10 +86,6 @@ namespace detail {
 
 constexpr int kReduceThreads = 256;            // threads per block
 constexpr int kReduceLoads = 4;                // 16-byte loads in flight per thread
-/// Blocks an SM the kernel's launch bounds ask for: 6 (a budget of 40 registers, in which ptxas
-/// issues a step's kReduceLoads loads before it folds any: docs/tuning.md, D1;
-/// tests/sass/device_reduce.cu), or all the SM holds where that is fewer (sm_75: 4).
-constexpr int kReduceMinBlocks = WARPKIT_SM_THREADS / kReduceThreads < 6 ? WARPKIT_SM_THREADS / kReduceThreads : 6;
 constexpr int kArrivalCountBits = 16;          // low bits of the arrival word: the count
 constexpr unsigned long long kArrivalCountMask = (1ull << kArrivalCountBits) - 1;
 constexpr int kReduceMaxBlocks = (int)kArrivalCountMask; // the count never carries into the tag
@@ -162,6 +158,18 @@ template <typename U, typename F> struct ReadTransform2 {
     const U* b;
     F transform;
 };
+/// Blocks an SM the kernel's launch bounds ask for: 6 for one input and an accumulator of at most
+/// 4 bytes (a budget of 40 registers, in which ptxas issues a step's kReduceLoads loads before it
+/// folds any: docs/tuning.md, D1; tests/sass/device_reduce.cu), else 4 (8-byte accumulators and
+/// two inputs spilled at 40), or all the SM holds where that is fewer (sm_75: 4).
+template <typename Read> struct ReduceTwoInputs { static constexpr bool value = false; };
+template <typename U, typename F> struct ReduceTwoInputs<ReadTransform2<U, F>> { static constexpr bool value = true; };
+template <typename Read, typename Acc> struct ReduceMinBlocks {
+    static constexpr int want = sizeof(Acc) <= 4 && !ReduceTwoInputs<Read>::value ? 6 : 4;
+    static constexpr int value =
+        WARPKIT_SM_THREADS / kReduceThreads < want ? WARPKIT_SM_THREADS / kReduceThreads : want;
+};
+
 template <typename T, typename Acc, typename Op>
 WARPKIT_DEVICE Acc foldShare(const T* in, ReadPlain, unsigned long long n, Acc init, Op op) {
     return gridAccumulate<kReduceLoads>(in, n, init, op);
@@ -178,7 +186,7 @@ WARPKIT_DEVICE Acc foldShare(const T* in, ReadTransform2<U, F> r, unsigned long 
 /// The one-launch reduction: *out = op over what `read` folds of `in` from init (see the header
 /// comment). partials: gridDim.x values; arrivals: the arrival word; tag: this call's tag.
 template <typename T, typename Read, typename Acc, typename Out, typename Op>
-__global__ void __launch_bounds__(kReduceThreads, kReduceMinBlocks)
+__global__ void __launch_bounds__(kReduceThreads, ReduceMinBlocks<Read, Acc>::value)
     deviceReduceKernel(const T* in, Read read, unsigned long long n, Acc init, Op op, Acc* partials,
                        unsigned long long* arrivals, unsigned long long tag, Out* out) {
     // 1. this thread's share, then this block's partial
