@@ -48,12 +48,12 @@
 // streams with different workspaces are independent; two calls in flight at once must not share
 // one.
 //
-// How it works. Each thread folds its grid-stride share with 16-byte loads, 4 in flight, that
-// take no L1 space (gridAccumulate); each block combines its threads and writes its partial; thread 0 then counts
-// the block's arrival with an acquire-release atomic, which publishes the partial. The block that
-// arrives last reads the partials in block order, combines them the same way and writes *out.
-// The grid is the number of blocks resident at once (occupancy x SMs), capped by one block per
-// 256 vectors of input: it depends only on n, T, Acc, op and the device. A thread's share and
+// How it works. Each thread folds its grid-stride share with 16-byte loads, 4 in flight, that take
+// no L1 space (gridAccumulate); each block combines its threads and writes its partial; thread 0
+// then counts the block's arrival with an acquire-release atomic, which publishes the partial. The
+// block that arrives last reads the partials in block order, combines them the same way and writes
+// *out. The grid is the number of blocks resident at once (occupancy x SMs), capped by one block
+// per 256 vectors of input: it depends only on n, T, Acc, op and the device. A thread's share and
 // order depend only on the grid and in % 16 bytes; the partials are combined in a fixed order and
 // no float atomic is used: the same input at the same 16-byte alignment on the same GPU and build
 // gives the same bits on every run.

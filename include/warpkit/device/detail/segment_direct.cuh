@@ -201,11 +201,12 @@ __global__ void __launch_bounds__(64, (kSegSmThreads < 1152 ? kSegSmThreads : 11
 /// cost a block for every few empty ones): a page of kSegDirectPage segments a block of as many
 /// threads. Each thread loads one segment's offsets, writes an empty one's value at once and keeps
 /// one of up to directRows rows, in page order, in shared memory; then warp w takes the kept
-/// segments w x (32 / TT), w x (32 / TT) + kSegDirectPage / TT, ... (32 / TT at a time, a team each) and folds
-/// them as the team kernel does (segDirectFold, warpSegmentedReduce over the team's lanes: the same
-/// bits). A page of empty segments costs one round trip for its offsets. A segment past directRows
-/// is listed (or folded without room) by the warp of the thread that loaded it, as the team kernel
-/// lists one. Block 0 waits for the grid before it before it exits (see segmentDirectKernel).
+/// segments w x (32 / TT), w x (32 / TT) + kSegDirectPage / TT, ... (32 / TT at a time, a team
+/// each) and folds them as the team kernel does (segDirectFold, warpSegmentedReduce over the team's
+/// lanes: the same bits). A page of empty segments costs one round trip for its offsets. A segment
+/// past directRows is listed (or folded without room) by the warp of the thread that loaded it, as
+/// the team kernel lists one. Block 0 waits for the grid before it, then exits (see
+/// segmentDirectKernel).
 template <int TT, int LT, typename A, typename O>
 __global__ void __launch_bounds__(kSegDirectPage, (kSegSmThreads < 1152 ? kSegSmThreads : 1152) / kSegDirectPage)
     segmentDirectPageKernel(A a, SegOffsets<O> off, long long first, long long segments, long long items,
@@ -271,10 +272,11 @@ inline cudaError_t segmentGridsLaunch(void (*kernel)(Params...), int teams, int 
     return cudaSuccess;
 }
 
-/// Rules G11 and G12's launch: the team kernel of `team` lanes (8, 16 or 32; values of up to 4 bytes,
-/// segTeamCompiled), or for `page` kSegDirectPage the page kernel of teams of kSegDirectPageTeam (G12), as
-/// segmentGridsLaunch's grids, the first programmatically where a segment can be listed (`longs`: the clearing kernel
-/// ran before it). Any other team or page: cudaErrorInvalidConfiguration. Host.
+/// Rules G11 and G12's launch: the team kernel of `team` lanes (8, 16 or 32; values of up to 4
+/// bytes, segTeamCompiled), or for `page` kSegDirectPage the page kernel of teams of
+/// kSegDirectPageTeam (G12), as segmentGridsLaunch's grids, the first programmatically where a
+/// segment can be listed (`longs`: the clearing kernel ran before it). Any other team or page:
+/// cudaErrorInvalidConfiguration. Host.
 template <int LT, typename A, typename O>
 inline cudaError_t segmentDirectTeamLaunch(const A& a, SegOffsets<O> off, long long segments, long long items, int team,
                                            int page, long long directRows, long long chunkRows,
