@@ -51,12 +51,16 @@ enum Pattern {
     // short rows of zeros (kArgZeros): -0.0 with one +0.0 at 5/7 of the row, and the converse (the
     // first of the rarer zero wins only in one order; the other order's winner is column 0)
     LateMinusZero,
-    LatePlusZero
+    LatePlusZero,
+    // short rows for the warp select's bounded select (warp_select_bound): g_peaks columns spread over
+    // the row hold 7, the rest random in [-100, -1); g_peaks is the row's slots (topkBoundCap), or one more
+    PeakFull,
+    PeakOver
 };
 const char* kPatternName[] = {"random",    "ties",        "ascending",   "descending", "all-equal",   "NaN/inf/-0",
                               "all-NaN",   "round-equal", "head-heavy",  "all--inf",   "near-zero",   "",
                               "step-up",   "step-down",   "up-then-NaN", "sawtooth",   "minus-zeros", "plus-zeros",
-                              "NaN-first", "NaN-laden",   "late-+0",     "late--0"};
+                              "NaN-first", "NaN-laden",   "late-+0",     "late--0",    "peak-full",   "peak-over"};
 /// The patterns in which every lane of the k = 1 filter meets a new best in most rounds (or none).
 const Pattern kOrdered[] = {Ascending, Descending, AllEqual,  StepUp,   StepDown, UpThenNaN,
                             Sawtooth,  MinusZeros, PlusZeros, NaNFirst, NaNLaden};
@@ -66,6 +70,8 @@ constexpr int kOrderedCount = (int)(sizeof(kOrdered) / sizeof(kOrdered[0]));
 const Pattern kArgZeros[] = {LateMinusZero, LatePlusZero, NaNFirst, UpThenNaN, AllNaN,
                              AllNegInf,     Ties,         StepUp,   StepDown,  NaNLaden};
 constexpr int kArgZerosCount = (int)(sizeof(kArgZeros) / sizeof(kArgZeros[0]));
+
+int g_peaks = 32; // PeakFull's columns of 7 (warp_select_bound sets it)
 
 template <typename T> double genValue(wk_rng* r, Pattern p, long long c, int cols) {
     switch (p) {
@@ -118,6 +124,11 @@ template <typename T> double genValue(wk_rng* r, Pattern p, long long c, int col
         return c == (long long)cols * 5 / 7 ? 0.0 : -0.0;
     case LatePlusZero:
         return c == (long long)cols * 5 / 7 ? -0.0 : 0.0;
+    case PeakFull:
+    case PeakOver: {
+        const int m = g_peaks + (p == PeakOver ? 1 : 0), step = cols / m > 0 ? cols / m : 1;
+        return c % step == 0 && c / step < m ? 7.0 : wk_uniform(r, -100.0, -1.0);
+    }
     case NearZero: {
         const double near[] = {0.0,
                                -0.0,
@@ -147,12 +158,16 @@ struct Shape {
 };
 
 /// One case: rows x cols (leading dimension ld, x at element offset off) for k, pattern p.
-template <typename T, typename Idx> void runCase(wk_rng* rng, Shape s, int off, long long ld, Pattern p, bool largest) {
+/// rowPatterns (nRowPatterns of them), when given, name row r's pattern, rowPatterns[r % nRowPatterns],
+/// in place of p.
+template <typename T, typename Idx> void runCase(wk_rng* rng, Shape s, int off, long long ld, Pattern p, bool largest,
+                                                 const Pattern* rowPatterns = nullptr, int nRowPatterns = 0) {
     const long long n = s.rows > 0 ? (s.rows - 1) * ld + s.cols : 0;
     std::vector<T> h((size_t)(n + off + 1));
     for (long long r = 0; r < s.rows; ++r)
         for (int c = 0; c < s.cols; ++c)
-            h[(size_t)(off + r * ld + c)] = wk_from_double<T>(genValue<T>(rng, p, c, s.cols));
+            h[(size_t)(off + r * ld + c)] =
+                wk_from_double<T>(genValue<T>(rng, rowPatterns ? rowPatterns[r % nRowPatterns] : p, c, s.cols));
     T* dx = wk_alloc<T>(h.size());
     wk_upload(dx, h.data(), h.size());
     const size_t outN = (size_t)(s.rows * s.k) + 1;
@@ -197,8 +212,8 @@ template <typename T, typename Idx> void runCase(wk_rng* rng, Shape s, int off, 
                       "%s %s rows=%lld cols=%d k=%d ld=%lld off=%d %s: row %lld rank %d: index %lld value %g, want %d "
                       "(%g), seed 0x%llx",
                       wk_type_name<T>(), largest ? "largest" : "smallest", s.rows, s.cols, s.k, ld, off,
-                      kPatternName[p], r, j, (long long)j1[o], wk_to_double(g1[o]), want, wk_to_double(row[want]),
-                      (unsigned long long)wk_seed());
+                      kPatternName[rowPatterns ? rowPatterns[r % nRowPatterns] : p], r, j, (long long)j1[o],
+                      wk_to_double(g1[o]), want, wk_to_double(row[want]), (unsigned long long)wk_seed());
             cr_assert(j2[o] == j1[o] && sameBits(g2[o], g1[o]),
                       "%s rows=%lld cols=%d k=%d: the forms with and without a workspace differ at row %lld rank %d",
                       wk_type_name<T>(), s.rows, s.cols, s.k, r, j);
@@ -377,6 +392,31 @@ Test(device_topk, k1_arg_path) {
         }
     }
     cr_assert(t0 > 0, "no case took rule T0 on this device (%d SMs)", sms);
+}
+
+/// Rules W2-W4's bounded select and its way out (device/detail/topk_warp_select.cuh): rows that keep
+/// exactly as many keys as a row's slots hold (PeakFull) and one more (PeakOver: the warp takes the list
+/// select; both only with at least as many columns as slots), beside random, tied, constant and NaN / inf
+/// rows in the same warps (4 rows a warp at 8 lanes,
+/// so a warp with an overflowing row answers for rows that fit too); k on both sides of the bound's
+/// limits (k <= 8 or 32 lanes: both bounds; up to 2 x lanes: the second keys' bound alone; past it: the
+/// list select only), both orders, fp32 and bf16, misaligned rows, leading dimensions.
+Test(device_topk, warp_select_bound) {
+    WK_REQUIRE_GPU();
+    wk_rng rng = wk_rng_make(0x711);
+    const Pattern mix[] = {Random, PeakFull, Ties, Random, PeakOver, AllEqual, Random, Specials, Random, Random};
+    const Shape shapes[] = {{37, 128, 8},  {37, 100, 2},   {37, 256, 16}, {37, 255, 9},  {37, 200, 17}, {37, 64, 5},
+                            {11, 1000, 8}, {11, 1024, 32}, {11, 999, 17}, {11, 4095, 8}, {11, 4096, 2}, {11, 2001, 7}};
+    int i = 0;
+    for (const Shape& s : shapes)
+        for (int order = 0; order < 2; ++order, ++i) {
+            int kl = 1;
+            while (kl < s.k) kl *= 2;
+            g_peaks = warpkit::detail::topkBoundCap(s.cols <= 256 ? 8 : 32, kl);
+            const long long ld = s.cols + (i % 3 == 1 ? 5 : 0);
+            runCase<float, int>(&rng, s, i % 4, ld, Random, order == 0, mix, 10);
+            runCase<__nv_bfloat16, long long>(&rng, s, (i + 1) % 4, ld, Random, order == 1, mix + 1, 9);
+        }
 }
 
 Test(device_topk, short_rows) {

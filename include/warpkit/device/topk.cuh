@@ -44,6 +44,7 @@
 #include "../detail/host.cuh"
 #include "detail/topk_filter.cuh"
 #include "detail/topk_kernels.cuh"
+#include "detail/topk_warp_select.cuh"
 #include "detail/topk_sample.cuh"
 #include "detail/row_arg.cuh"
 

@@ -1,17 +1,6 @@
-// warpkit/device/detail/topk_kernels.cuh: the kernels of rules W1-W4 and T3 / T4 and the pieces every
-// rowTopK kernel shares (work items, outputs, the mask); T1 / T2: topk_filter.cuh. Internal: include
-// warpkit/device/topk.cuh.
-//
-// topkWarpSelectKernel (W2-W4: short rows, k <= 32), G lanes a row, 32 / G rows a warp:
-//   1. select (topkLaneSelect): each lane reads its share of the row (16-byte vectors g, g + G, ...
-//      of the aligned body, coalesced, 16 elements in flight; then the scalar head and tail) and keeps its
-//      KL = nextpow2(k) largest packed keys sorted in registers: a key enters only when it beats the
-//      lane's KL-th (one 64-bit compare an element once the list has filled). KL = 1: a running max;
-//   2. merge (topkGroupMerge): log2(G) butterfly rounds; in round d a lane takes the elementwise max
-//      of its list and lane l ^ d's list reversed (a bitonic sequence holding the KL best of both)
-//      and sorts it by log2(KL) in-register merge stages. Every lane of the group ends with the
-//      row's KL best keys, descending (packed keys are unique: one answer, ties to the lowest index);
-//   3. finish: ranks 0 .. k-1 written (rank j by lane j mod G), or the row masked at the rank k-1 key.
+// warpkit/device/detail/topk_kernels.cuh: the kernels of rules W1 and T3 / T4 and the pieces every
+// rowTopK kernel shares (work items, outputs, the mask); W2-W4: topk_warp_select.cuh; T1 / T2:
+// topk_filter.cuh. Internal: include warpkit/device/topk.cuh.
 //
 // Work items. A level has rows x slices items; item (row, slice) takes elements [lo, hi) of its row's
 // input (the row of x at level 0, else its candidates), lo = slice x seg, seg = ceil(len / slices).
@@ -101,17 +90,23 @@ WARPKIT_DEVICE void topkWriteOutput(const TopKRows<T>& io, int k, long long row,
     else static_cast<int*>(io.indices)[o] = (int)i;
 }
 
-/// rowTopKMask's output for `row`, whose k-th best packed key is kth: masked[row x ldy + c] = x if
-/// its packed key is >= kth, else -inf. Every thread of the block calls.
-template <typename T>
-WARPKIT_DEVICE void topkMaskRow(const TopKRows<T>& io, int cols, long long row, unsigned long long kth) {
+/// rowTopKMask's output for columns first, first + stride, ... of `row`, whose k-th best packed key
+/// is kth: masked[row x ldy + c] = x if its packed key is >= kth, else -inf. Any thread, alone.
+template <typename T> WARPKIT_DEVICE void topkMaskColumns(const TopKRows<T>& io, int cols, long long row,
+                                                          unsigned long long kth, int first, int stride) {
     const T* x = io.x + row * io.ldx;
     T* y = io.masked + row * io.ldy;
     const T minusInf = Arith<T>::from_acc(-__builtin_huge_valf());
-    for (int c = (int)threadIdx.x; c < cols; c += kTopKThreads) {
+    for (int c = first; c < cols; c += stride) {
         const T v = x[c];
         y[c] = topkPack(v, (unsigned)c, true) >= kth ? v : minusInf;
     }
+}
+
+/// rowTopKMask's output for the whole `row` (topkMaskColumns). Every thread of the block calls.
+template <typename T>
+WARPKIT_DEVICE void topkMaskRow(const TopKRows<T>& io, int cols, long long row, unsigned long long kth) {
+    topkMaskColumns(io, cols, row, kth, (int)threadIdx.x, kTopKThreads);
 }
 
 /// The kernel of rule W1 (cols <= 32 K): a warp a row, K keys a lane, the row sorted whole by
@@ -151,113 +146,6 @@ template <typename T, int K> __global__ void __launch_bounds__(kTopKWarpRows * 3
 #pragma unroll
         for (int j = 0; j < K; ++j)
             if ((int)lane * K + j < k) topkWriteOutput(io, k, row, (int)lane * K + j, keys[j]);
-    }
-}
-
-/// Inserts key into a lane's list best[0 .. KL) (descending: the lane's KL largest keys so far) when
-/// it beats best[KL - 1]. Compile-time indices only (a runtime index would put best[] in local memory).
-/// Any thread, alone.
-template <int KL> WARPKIT_DEVICE void topkLaneInsert(unsigned long long (&best)[KL], unsigned long long key) {
-    if constexpr (KL == 1) {
-        best[0] = key > best[0] ? key : best[0];
-    } else if (key > best[KL - 1]) {
-        staticFor<0, KL - 1>([&](auto ic) {
-            constexpr int i = KL - 1 - decltype(ic)::value; // KL-1 down to 1: best[i - 1] is still the old key
-            best[i] = key > best[i - 1] ? best[i - 1] : (key > best[i] ? key : best[i]);
-        });
-        best[0] = key > best[0] ? key : best[0];
-    }
-}
-
-/// Stage 1 of the warp select: lane g of the G lanes of `row` keeps its KL best packed keys of the
-/// row in best[] (descending; kTopKEmpty where it saw fewer). Any lane, alone.
-template <int G, int KL, typename T> WARPKIT_DEVICE void topkLaneSelect(const TopKRows<T>& io, long long row, int cols,
-                                                                        int g, unsigned long long (&best)[KL]) {
-    constexpr int V = vectorElems<T>(), U = 16 / V; // elements a vector; vectors in flight a lane (16 elements)
-    const T* x = io.x + row * io.ldx;
-    const VectorSplit sp = vectorSplit(x, cols);
-    const int nv = (int)sp.vectors;
-    const T* body = x + sp.head;
-    for (int i = g; i < nv; i += U * G) {
-        Vector16<T> v[U];
-#pragma unroll
-        for (int u = 0; u < U; ++u) v[u] = i + u * G < nv ? loadVector(body + (i + u * G) * V) : Vector16<T>{};
-#pragma unroll
-        for (int u = 0; u < U; ++u)
-#pragma unroll
-            for (int e = 0; e < V; ++e) {
-                const int c = sp.head + (i + u * G) * V + e;
-                topkLaneInsert(best, i + u * G < nv ? topkPack(v[u].e[e], (unsigned)c, io.largest) : kTopKEmpty);
-            }
-    }
-    for (int e = g; e < sp.head + sp.tail; e += G) {
-        const int c = extraIndex<int>(sp, e, V);
-        topkLaneInsert(best, topkPack(loadScalar(x + c), (unsigned)c, io.largest));
-    }
-}
-
-/// Stage 2 of the warp select: the lists of each aligned group of G lanes merged, so that every lane
-/// of the group holds the group's KL best keys, descending. All 32 lanes call (converged).
-template <int G, int KL> WARPKIT_DEVICE void topkGroupMerge(unsigned long long (&best)[KL]) {
-    unsigned char none[KL];
-    const unsigned lane = laneId();
-#pragma unroll
-    for (int d = 1; d < G; d *= 2) {
-        // the max of the list and the partner's reversed: the KL best of both, a bitonic sequence
-        staticFor<0, (KL + 1) / 2>([&](auto jc) {
-            constexpr int j = decltype(jc)::value, r = KL - 1 - j;
-            const unsigned long long fromR = shflXor(best[r], d);
-            if constexpr (j != r) {
-                const unsigned long long fromJ = shflXor(best[j], d);
-                best[r] = fromJ > best[r] ? fromJ : best[r];
-            }
-            best[j] = fromR > best[j] ? fromR : best[j];
-        });
-        // sorted by the in-register stages of warp/sort.cuh's network (runs of 64 KL: all in order)
-        staticFor<0, 5>([&](auto sc) {
-            constexpr int stride = (KL / 2) >> decltype(sc)::value;
-            if constexpr (stride >= 1) bitonicStage<KL, true, false, 64 * KL, stride>(best, none, lane);
-        });
-    }
-}
-
-/// Blocks an SM the warp select is built for: registers for KL keys a lane (2 KL) and 4 vectors in flight.
-constexpr int topkSelectBlocksPerSm(int KL) { return KL <= 8 ? 4 : (KL == 16 ? 3 : 2); }
-
-/// The kernel of rules W2-W4 (k <= KL <= 32, G lanes a row): see the header comment.
-template <typename T, int KL, int G> __global__ void __launch_bounds__(kTopKWarpRows * 32, topkSelectBlocksPerSm(KL))
-    topkWarpSelectKernel(TopKRows<T> io, long long rows, int cols, int k) {
-    constexpr int R = 32 / G; // rows a warp
-    const unsigned lane = laneId();
-    const int g = (int)(lane % G);
-    const long long step = (long long)gridDim.x * kTopKWarpRows * R;
-    for (long long first = ((long long)blockIdx.x * kTopKWarpRows + threadIdx.x / 32) * R; first < rows;
-         first += step) {
-        const long long row = first + lane / G;
-        unsigned long long best[KL];
-#pragma unroll
-        for (int j = 0; j < KL; ++j) best[j] = kTopKEmpty;
-        if (row < rows) topkLaneSelect<G>(io, row, cols, g, best);
-        topkGroupMerge<G>(best);
-        if (row >= rows) continue;
-        if (io.masked) {
-            unsigned long long kth = 0; // best[k - 1], picked with compile-time indices
-            staticFor<0, KL>([&](auto jc) {
-                if (decltype(jc)::value == k - 1) kth = best[decltype(jc)::value];
-            });
-            const T* x = io.x + row * io.ldx;
-            T* y = io.masked + row * io.ldy;
-            const T minusInf = Arith<T>::from_acc(-__builtin_huge_valf());
-            for (int c = g; c < cols; c += G) {
-                const T v = x[c];
-                y[c] = topkPack(v, (unsigned)c, true) >= kth ? v : minusInf;
-            }
-            continue;
-        }
-        staticFor<0, KL>([&](auto jc) {
-            constexpr int j = decltype(jc)::value;
-            if (j < k && j % G == g) topkWriteOutput(io, k, row, j, best[j]);
-        });
     }
 }
 

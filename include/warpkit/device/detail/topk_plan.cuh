@@ -10,9 +10,12 @@
 //
 // Rules (kTopKKernelRules: the first with cols <= maxCols and k <= maxK; kTopKSplitRules: the first
 // that matches):
-//   W2  cols <= 256, k <= 32    the warp select: each lane keeps its KL = nextpow2(k) best packed keys
-//                               of the row (coalesced 16-byte loads), then the lanes' lists merge in
-//                               log2(lanes) butterfly rounds; 8 lanes a row (4 rows a warp); never split
+//   W2  cols <= 256, k <= 32    the warp select (topk_warp_select.cuh): for 2 <= k <= 2 x lanes, a bound
+//                               on the row's k-th key from the lanes' two largest, then the keys at or
+//                               above it ranked by counting; else (and when they overflow their slots)
+//                               each lane keeps its KL = nextpow2(k) best packed keys and the lanes'
+//                               lists merge in log2(lanes) butterfly rounds; 8 lanes a row (4 rows a
+//                               warp); never split
 //   W3  cols <= 1024, k <= 32   the warp select, 32 lanes a row
 //   W4  cols <= 4096, k <= 8    the warp select, 32 lanes a row
 //   W1  cols <= 1024            a warp a row: the row's packed keys sorted by warpBitonicSort (K = the next
