@@ -397,22 +397,28 @@ Test(device_topk, k1_arg_path) {
 /// Rules W2-W4's bounded select and its way out (device/detail/topk_warp_select.cuh): rows that keep
 /// exactly as many keys as a row's slots hold (PeakFull) and one more (PeakOver: the warp takes the list
 /// select; both only with at least as many columns as slots), beside random, tied, constant and NaN / inf
-/// rows in the same warps (4 rows a warp at 8 lanes,
-/// so a warp with an overflowing row answers for rows that fit too); k on both sides of the bound's
-/// limits (k <= 8 or 32 lanes: both bounds; up to 2 x lanes: the second keys' bound alone; past it: the
-/// list select only), both orders, fp32 and bf16, misaligned rows, leading dimensions.
+/// rows in the same warps (4 rows a warp at 8 lanes, so a warp with an overflowing row answers for rows
+/// that fit too); k on both sides of the bound's limits (k <= 8 or 32 lanes: both bounds; up to 2 x
+/// lanes: the second keys' bound alone) and of W2's (k <= 16 at 8 lanes; 17 takes 32 lanes), both
+/// orders, fp32 and bf16, misaligned rows, leading dimensions.
 Test(device_topk, warp_select_bound) {
     WK_REQUIRE_GPU();
     wk_rng rng = wk_rng_make(0x711);
     const Pattern mix[] = {Random, PeakFull, Ties, Random, PeakOver, AllEqual, Random, Specials, Random, Random};
     const Shape shapes[] = {{37, 128, 8},  {37, 100, 2},   {37, 256, 16}, {37, 255, 9},  {37, 200, 17}, {37, 64, 5},
                             {11, 1000, 8}, {11, 1024, 32}, {11, 999, 17}, {11, 4095, 8}, {11, 4096, 2}, {11, 2001, 7}};
+    int dev = 0, sms = 0, major = 0;
+    WK_CUDA(cudaGetDevice(&dev));
+    WK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    WK_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
     int i = 0;
     for (const Shape& s : shapes)
         for (int order = 0; order < 2; ++order, ++i) {
-            int kl = 1;
-            while (kl < s.k) kl *= 2;
-            g_peaks = warpkit::detail::topkBoundCap(s.cols <= 256 ? 8 : 32, kl);
+            const warpkit::detail::TopKPlan plan =
+                warpkit::detail::topkPlan(s.rows, s.cols, s.k, sms, true, 4, major >= 9);
+            cr_assert(plan.kernel == warpkit::detail::TopKWarpSelect, "cols=%d k=%d: not a warp select (%s)", s.cols,
+                      s.k, plan.kernelRule);
+            g_peaks = warpkit::detail::topkBoundCap(plan.warpLanes, plan.warpK);
             const long long ld = s.cols + (i % 3 == 1 ? 5 : 0);
             runCase<float, int>(&rng, s, i % 4, ld, Random, order == 0, mix, 10);
             runCase<__nv_bfloat16, long long>(&rng, s, (i + 1) % 4, ld, Random, order == 1, mix + 1, 9);

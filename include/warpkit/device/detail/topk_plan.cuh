@@ -10,13 +10,14 @@
 //
 // Rules (kTopKKernelRules: the first with cols <= maxCols and k <= maxK; kTopKSplitRules: the first
 // that matches):
-//   W2  cols <= 256, k <= 32    the warp select (topk_warp_select.cuh): for 2 <= k <= 2 x lanes, a bound
+//   W2  cols <= 256, k <= 16    the warp select (topk_warp_select.cuh): for 2 <= k <= 2 x lanes, a bound
 //                               on the row's k-th key from the lanes' two largest, then the keys at or
 //                               above it ranked by counting; else (and when they overflow their slots)
 //                               each lane keeps its KL = nextpow2(k) best packed keys and the lanes'
 //                               lists merge in log2(lanes) butterfly rounds; 8 lanes a row (4 rows a
 //                               warp); never split
-//   W3  cols <= 1024, k <= 32   the warp select, 32 lanes a row
+//   W3  cols <= 1024, k <= 32   the warp select, 32 lanes a row (k = 17 .. 32 at 256 columns and fewer too:
+//                               8 lanes would take the list select)
 //   W4  cols <= 4096, k <= 8    the warp select, 32 lanes a row
 //   W1  cols <= 1024            a warp a row: the row's packed keys sorted by warpBitonicSort (K = the next
 //                               power of two of cols / 32 a lane), any k; never split
@@ -77,7 +78,7 @@ struct TopKKernelRule {
     int lanes;
 };
 constexpr TopKKernelRule kTopKKernelRules[] = {
-    {"W2", 256, 32, TopKWarpSelect, 0, 8},                 // warp select, 4 rows a warp
+    {"W2", 256, 16, TopKWarpSelect, 0, 8},                 // warp select, 4 rows a warp
     {"W3", 1024, 32, TopKWarpSelect, 0, 32},               // warp select, a warp a row
     {"W4", 4096, 8, TopKWarpSelect, 0, 32},                // warp select, a warp a row
     {"W1", 1024, 1024, TopKWarp, 0, 0},                    // warp sort
