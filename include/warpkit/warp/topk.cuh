@@ -66,11 +66,22 @@ template <typename T> WARPKIT_HD T topkKeyValue(unsigned key) {
     return v;
 }
 
+namespace detail {
+/// topkOrderKey(v), complemented for the smallest: the high word of topkPack's key. Host or device;
+/// any thread calls it on its own.
+template <typename T> WARPKIT_HD unsigned topkRankKey(T v, bool largest) {
+    return largest ? topkOrderKey(v) : ~topkOrderKey(v);
+}
+/// topkPack's key from its high word (topkRankKey) and the index. Host or device; any thread, alone.
+WARPKIT_HD unsigned long long topkPackRankKey(unsigned key, unsigned index) {
+    return (unsigned long long)key << 32 | (0xffffffffu - index);
+}
+} // namespace detail
+
 /// The packed 64-bit key of (v, index): larger packed keys rank first (see the header comment).
 /// index < 0xffffffff. Host or device; any thread calls it on its own.
 template <typename T> WARPKIT_HD unsigned long long topkPack(T v, unsigned index, bool largest) {
-    const unsigned key = largest ? topkOrderKey(v) : ~topkOrderKey(v);
-    return (unsigned long long)key << 32 | (0xffffffffu - index);
+    return detail::topkPackRankKey(detail::topkRankKey(v, largest), index);
 }
 
 /// The index of a packed key. Host or device; any thread calls it on its own.

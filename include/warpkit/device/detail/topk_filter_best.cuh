@@ -74,7 +74,7 @@ struct TopKBest {
 /// key, fewer instructions). Any thread calls, alone.
 template <bool Largest, typename T> WARPKIT_DEVICE unsigned topkElementKey(const Vector16<T>& v, int e) {
     if constexpr (IsSame<T, float>::value) {
-        return Largest ? topkOrderKey(v.e[e]) : ~topkOrderKey(v.e[e]);
+        return topkRankKey(v.e[e], Largest);
     } else {
         unsigned short h;
         __builtin_memcpy(&h, &v.e[e], 2);
@@ -154,7 +154,7 @@ template <bool Largest, typename T> WARPKIT_DEVICE int topkTakeRound(const T* bo
     unsigned pos;
     const unsigned key = topkRoundFirst<Largest>(v, pos);
     const unsigned index = first + (unsigned)((c + (int)laneId()) * V) + pos;
-    const unsigned long long packed = (unsigned long long)key << 32 | (0xffffffffu - index); // as topkPack
+    const unsigned long long packed = topkPackRankKey(key, index);
     own = packed > own ? packed : own;
     return (int)(pos / Step);
 }
@@ -171,7 +171,7 @@ WARPKIT_DEVICE void topkBestRound(const Vector16<T> (&v)[U], unsigned bits, int 
         // b's key is the round's largest unless b is a zero or subnormal (the packed compare may return
         // any of them: the exact fold); every NaN has the same key
         if ((bits & Exponent) == 0u) kb = topkRoundFirst<Largest>(v, pos);
-        else kb = Largest ? topkOrderKey(b) : ~topkOrderKey(b);
+        else kb = topkRankKey(b, Largest);
     } else {
         kb = topkRoundFirst<Largest>(v, pos);
     }

@@ -153,7 +153,7 @@ template <int G, int Cap, typename T> WARPKIT_DEVICE bool topkBoundSelect(const 
     unsigned first = 0u, second = 0u;
     if (live)
         topkLaneVisit<G>(x, cols, g, [&](T v, int, bool valid) {
-            const unsigned key = valid ? (largest ? topkOrderKey(v) : ~topkOrderKey(v)) : 0u;
+            const unsigned key = valid ? topkRankKey(v, largest) : 0u;
             const unsigned lower = key < first ? key : first;
             second = lower > second ? lower : second;
             first = key > first ? key : first;
@@ -166,10 +166,10 @@ template <int G, int Cap, typename T> WARPKIT_DEVICE bool topkBoundSelect(const 
     // 2. gather the packed keys of the elements at or above the bound
     if (live)
         topkLaneVisit<G>(x, cols, g, [&](T v, int c, bool valid) {
-            const unsigned key = largest ? topkOrderKey(v) : ~topkOrderKey(v);
+            const unsigned key = topkRankKey(v, largest);
             if (valid && key >= bound) {
                 const int at = atomicAdd(&s.count[slot], 1);
-                if (at < Cap) s.keys[slot][at] = (unsigned long long)key << 32 | (0xffffffffu - (unsigned)c);
+                if (at < Cap) s.keys[slot][at] = topkPackRankKey(key, (unsigned)c);
             }
         });
     __syncwarp();
